@@ -1,0 +1,1 @@
+//! Typed, compile-time-checked Redis Lua scripts.
