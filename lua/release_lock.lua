@@ -1,0 +1,12 @@
+-- Release a lock only if the caller still owns it.
+--
+-- KEYS[1] = lock key
+-- ARGV[1] = owner token the lock was acquired with
+--
+-- Invariant: only the owner releases; a lock that expired and was taken by
+-- someone else is left alone. Returns 1 when released, 0 otherwise.
+-- Retry safety: safe to retry (a second release finds no lock and returns 0).
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('DEL', KEYS[1])
+end
+return 0

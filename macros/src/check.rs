@@ -1,0 +1,83 @@
+//! Phase 2: read the `.lua` file and check it against the declaration.
+
+use std::path::{Path, PathBuf};
+
+use crate::lua::{self, Severity};
+use crate::parse::{Declaration, Errors};
+
+/// Environment variable that overrides the directory `path` is relative to.
+/// Cargo sets `CARGO_MANIFEST_DIR`; tools that compile a crate from another
+/// directory (such as compile-fail test harnesses) set this one.
+const BASE_DIR_OVERRIDE: &str = "REDIS_SCRIPT_BASE_DIR";
+
+/// What the generator needs about a script that passed every check.
+pub struct CheckedScript {
+    /// Absolute path, for `include_str!` (so an edit triggers a rebuild).
+    pub absolute_path: String,
+    /// Lowercase hex SHA1 of the source, for `EVALSHA`.
+    pub sha1: String,
+    pub read_only: bool,
+    /// The script declares `#!lua flags=allow-cross-slot-keys`.
+    pub allow_cross_slot_keys: bool,
+}
+
+pub fn check(declaration: &Declaration) -> Result<CheckedScript, syn::Error> {
+    let path_literal = &declaration.options.path;
+    let relative = path_literal.value();
+    let absolute = resolve(&relative);
+    let source = std::fs::read_to_string(&absolute).map_err(|error| {
+        syn::Error::new(
+            path_literal.span(),
+            format!(
+                "cannot read the Lua script `{}`: {error}\n = hint: `path` is relative to the crate's directory (the one with Cargo.toml)",
+                absolute.display()
+            ),
+        )
+    })?;
+
+    let signature = lua_signature(declaration);
+    let analysis = lua::analyze(&source, &signature);
+    let mut errors = Errors::default();
+    for diagnostic in &analysis.diagnostics {
+        if diagnostic.severity == Severity::Error {
+            errors.push(syn::Error::new(
+                path_literal.span(),
+                diagnostic.render(&relative, &source),
+            ));
+        }
+    }
+    errors.finish()?;
+
+    Ok(CheckedScript {
+        absolute_path: absolute.to_string_lossy().into_owned(),
+        sha1: sha1_smol::Sha1::from(source.as_bytes()).digest().to_string(),
+        read_only: analysis.read_only,
+        allow_cross_slot_keys: false,
+    })
+}
+
+fn resolve(relative: &str) -> PathBuf {
+    let base = std::env::var_os(BASE_DIR_OVERRIDE)
+        .or_else(|| std::env::var_os("CARGO_MANIFEST_DIR"))
+        .map(PathBuf::from)
+        .unwrap_or_default();
+    base.join(Path::new(relative))
+}
+
+fn lua_signature(declaration: &Declaration) -> lua::Signature {
+    let signature = &declaration.signature;
+    let count = |params: &[crate::parse::Param]| {
+        let variadic = params.last().is_some_and(|param| param.variadic);
+        (params.len() - usize::from(variadic), variadic)
+    };
+    let (keys, variadic_keys) = count(signature.key_params());
+    let (args, variadic_args) = count(signature.arg_params());
+    lua::Signature {
+        keys,
+        args,
+        variadic_keys,
+        variadic_args,
+        allow_unused: declaration.options.allow_unused,
+        dynamic_keys: declaration.options.dynamic_keys,
+    }
+}

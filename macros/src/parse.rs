@@ -1,0 +1,354 @@
+//! Phase 1: the attribute arguments and the function signature.
+
+use proc_macro2::{Span, TokenStream};
+use syn::parse::Parser as _;
+use syn::spanned::Spanned as _;
+use syn::{Attribute, FnArg, Generics, Ident, LitInt, LitStr, Pat, Type, Visibility};
+
+/// Everything the macro needs from `#[redis_script(...)] async fn ...;`.
+pub struct Declaration {
+    pub options: Options,
+    pub signature: FunctionSignature,
+}
+
+/// The parsed attribute arguments.
+pub struct Options {
+    /// `path = "lua/x.lua"`, relative to the crate's manifest directory.
+    pub path: LitStr,
+    /// `keys = N`: how many leading parameters are KEYS.
+    pub keys: usize,
+    pub keys_span: Span,
+    /// `allow_unused`: declared keys or arguments may go unused by the script.
+    pub allow_unused: bool,
+    /// `dynamic_keys`: key positions may hold values not taken from KEYS.
+    pub dynamic_keys: bool,
+}
+
+/// The declared function: what the generated one keeps and what it sends.
+pub struct FunctionSignature {
+    pub attrs: Vec<Attribute>,
+    pub vis: Visibility,
+    pub ident: Ident,
+    pub generics: Generics,
+    pub params: Vec<Param>,
+    /// Index of the first non-key parameter.
+    pub first_arg: usize,
+    pub reply: Type,
+}
+
+/// One parameter: a KEYS element (or several, for a slice) or an ARGV one.
+pub struct Param {
+    pub ident: Ident,
+    pub ty: Type,
+    /// A slice or `Vec`: sent as the remaining KEYS or ARGV, one per element.
+    pub variadic: bool,
+}
+
+impl FunctionSignature {
+    pub fn key_params(&self) -> &[Param] {
+        self.params.get(..self.first_arg).unwrap_or_default()
+    }
+
+    pub fn arg_params(&self) -> &[Param] {
+        self.params.get(self.first_arg..).unwrap_or_default()
+    }
+}
+
+/// Parsing failed; the signature, when it could be read, still lets the
+/// macro emit the declared function so call sites do not cascade errors.
+pub struct ParseFailure {
+    pub errors: syn::Error,
+    pub signature: Option<FunctionSignature>,
+}
+
+/// Collects errors so one build reports every mistake, not just the first.
+#[derive(Default)]
+pub struct Errors(Option<syn::Error>);
+
+impl Errors {
+    pub fn push(&mut self, error: syn::Error) {
+        match &mut self.0 {
+            Some(existing) => existing.combine(error),
+            None => self.0 = Some(error),
+        }
+    }
+
+    pub fn finish(self) -> Result<(), syn::Error> {
+        self.0.map_or(Ok(()), Err)
+    }
+}
+
+/// The name of the connection parameter the generated function adds.
+pub const CONNECTION_PARAM: &str = "connection";
+
+impl Declaration {
+    pub fn parse(attribute: TokenStream, item: TokenStream) -> Result<Self, ParseFailure> {
+        let mut errors = Errors::default();
+        let options = parse_options(attribute, &mut errors);
+        let keys = options.as_ref().map(|o| (o.keys, o.keys_span));
+        let signature = parse_signature(item, keys, &mut errors);
+        match (errors.finish(), options, signature) {
+            (Ok(()), Some(options), Some(signature)) => Ok(Self { options, signature }),
+            (result, _, signature) => Err(ParseFailure {
+                errors: result.err().unwrap_or_else(|| {
+                    syn::Error::new(Span::call_site(), "invalid #[redis_script] declaration")
+                }),
+                signature,
+            }),
+        }
+    }
+}
+
+const ATTRIBUTE_FORM: &str =
+    "expected `#[redis_script(path = \"lua/script.lua\", keys = N)]`, optionally with `allow_unused` and `dynamic_keys`";
+
+fn parse_options(attribute: TokenStream, errors: &mut Errors) -> Option<Options> {
+    let mut path: Option<LitStr> = None;
+    let mut keys: Option<(usize, Span)> = None;
+    let mut allow_unused: Option<Span> = None;
+    let mut dynamic_keys: Option<Span> = None;
+    let attribute_span = attribute.span();
+
+    let parser = syn::meta::parser(|meta| {
+        let name = meta
+            .path
+            .get_ident()
+            .map(Ident::to_string)
+            .unwrap_or_default();
+        let duplicate = || {
+            syn::Error::new(
+                meta.path.span(),
+                format!("duplicate `{name}` argument: give it once"),
+            )
+        };
+        match name.as_str() {
+            "path" => {
+                let literal: LitStr = meta.value()?.parse()?;
+                if path.is_some() {
+                    errors.push(duplicate());
+                } else if literal.value().is_empty() {
+                    errors.push(syn::Error::new(literal.span(), "`path` is empty: name the .lua file, e.g. `path = \"lua/lock.lua\"`"));
+                } else {
+                    path = Some(literal);
+                }
+            }
+            "keys" => {
+                let literal: LitInt = meta.value()?.parse()?;
+                match literal.base10_parse::<usize>() {
+                    Ok(_) if keys.is_some() => errors.push(duplicate()),
+                    Ok(count) => keys = Some((count, literal.span())),
+                    Err(_) => errors.push(syn::Error::new(
+                        literal.span(),
+                        "`keys` must be a non-negative integer: the number of leading parameters sent as KEYS",
+                    )),
+                }
+            }
+            "allow_unused" | "dynamic_keys" => {
+                let slot = if name == "allow_unused" {
+                    &mut allow_unused
+                } else {
+                    &mut dynamic_keys
+                };
+                if slot.is_some() {
+                    errors.push(duplicate());
+                } else {
+                    *slot = Some(meta.path.span());
+                }
+                if meta.input.peek(syn::Token![=]) {
+                    errors.push(meta.error(format!(
+                        "`{name}` is a flag and takes no value: write just `{name}`"
+                    )));
+                    let _: syn::Expr = meta.value()?.parse()?;
+                }
+            }
+            _ => {
+                errors.push(syn::Error::new(
+                    meta.path.span(),
+                    format!("unknown argument `{}`; {ATTRIBUTE_FORM}", path_text(&meta.path)),
+                ));
+                if meta.input.peek(syn::Token![=]) {
+                    let _: syn::Expr = meta.value()?.parse()?;
+                }
+            }
+        }
+        Ok(())
+    });
+    if let Err(error) = parser.parse2(attribute) {
+        errors.push(error);
+        return None;
+    }
+    if path.is_none() {
+        errors.push(syn::Error::new(
+            attribute_span,
+            format!("missing `path`: name the Lua file; {ATTRIBUTE_FORM}"),
+        ));
+    }
+    if keys.is_none() {
+        errors.push(syn::Error::new(
+            attribute_span,
+            format!(
+                "missing `keys`: say how many leading parameters are KEYS (`keys = 0` if none); {ATTRIBUTE_FORM}"
+            ),
+        ));
+    }
+    let ((keys, keys_span), path) = (keys?, path?);
+    Some(Options {
+        path,
+        keys,
+        keys_span,
+        allow_unused: allow_unused.is_some(),
+        dynamic_keys: dynamic_keys.is_some(),
+    })
+}
+
+fn parse_signature(
+    item: TokenStream,
+    keys: Option<(usize, Span)>,
+    errors: &mut Errors,
+) -> Option<FunctionSignature> {
+    let function = match syn::parse2::<syn::ForeignItemFn>(item.clone()) {
+        Ok(function) => function,
+        Err(error) => {
+            errors.push(match syn::parse2::<syn::ItemFn>(item) {
+                Ok(with_body) => syn::Error::new(
+                    with_body.block.span(),
+                    "remove the function body: #[redis_script] generates it; end the signature with `;`",
+                ),
+                Err(_) => syn::Error::new(
+                    error.span(),
+                    format!("#[redis_script] applies to a bodyless `async fn` signature: {error}"),
+                ),
+            });
+            return None;
+        }
+    };
+    let sig = &function.sig;
+    if sig.asyncness.is_none() {
+        errors.push(syn::Error::new(
+            sig.fn_token.span(),
+            "declare the function `async fn`: the generated call talks to Redis asynchronously",
+        ));
+    }
+    if let Some(variadic) = &sig.variadic {
+        errors.push(syn::Error::new(variadic.span(), "C variadics are not supported; use a slice parameter such as `ids: &[&str]`"));
+    }
+    if let Some(constness) = &sig.constness {
+        errors.push(syn::Error::new(constness.span(), "a script call cannot be `const`"));
+    }
+    let params: Vec<Param> = sig
+        .inputs
+        .iter()
+        .filter_map(|input| parse_param(input, errors))
+        .collect();
+    let reply = match &sig.output {
+        syn::ReturnType::Default => syn::parse_quote!(()),
+        syn::ReturnType::Type(_, ty) => (**ty).clone(),
+    };
+    let first_arg = keys.map_or(0, |(keys, _)| keys).min(params.len());
+    if let Some((keys, keys_span)) = keys.filter(|&(keys, _)| keys > params.len()) {
+        errors.push(syn::Error::new(
+            keys_span,
+            format!(
+                "`keys = {keys}` but the function has only {} parameter{}: the first `keys` parameters are sent as KEYS",
+                params.len(),
+                if params.len() == 1 { "" } else { "s" }
+            ),
+        ));
+    }
+    check_variadic_positions(&params, first_arg, errors);
+    Some(FunctionSignature {
+        attrs: function.attrs,
+        vis: function.vis,
+        ident: sig.ident.clone(),
+        generics: sig.generics.clone(),
+        params,
+        first_arg,
+        reply,
+    })
+}
+
+fn parse_param(input: &FnArg, errors: &mut Errors) -> Option<Param> {
+    let typed = match input {
+        FnArg::Typed(typed) => typed,
+        FnArg::Receiver(receiver) => {
+            errors.push(syn::Error::new(
+                receiver.span(),
+                "a script call takes no `self`: declare it as a free function",
+            ));
+            return None;
+        }
+    };
+    let Pat::Ident(pattern) = &*typed.pat else {
+        errors.push(syn::Error::new(
+            typed.pat.span(),
+            "use a plain parameter name: each parameter becomes one KEYS or ARGV element",
+        ));
+        return None;
+    };
+    if pattern.ident == CONNECTION_PARAM {
+        errors.push(syn::Error::new(
+            pattern.ident.span(),
+            format!("rename this parameter: the generated function takes the Redis connection as `{CONNECTION_PARAM}`"),
+        ));
+    }
+    Some(Param {
+        ident: pattern.ident.clone(),
+        ty: (*typed.ty).clone(),
+        variadic: is_variadic(&typed.ty),
+    })
+}
+
+/// `&[T]`, `&mut [T]`, `Vec<T>` and `&Vec<T>` spread into one element each.
+fn is_variadic(ty: &Type) -> bool {
+    match ty {
+        Type::Reference(reference) => {
+            matches!(&*reference.elem, Type::Slice(_)) || is_vec(&reference.elem)
+        }
+        Type::Paren(inner) => is_variadic(&inner.elem),
+        Type::Group(inner) => is_variadic(&inner.elem),
+        other => is_vec(other),
+    }
+}
+
+fn is_vec(ty: &Type) -> bool {
+    match ty {
+        Type::Path(path) => path
+            .path
+            .segments
+            .last()
+            .is_some_and(|segment| segment.ident == "Vec"),
+        _ => false,
+    }
+}
+
+/// A slice must be the last key parameter or the last parameter: the
+/// script finds its elements after the fixed ones.
+fn check_variadic_positions(params: &[Param], first_arg: usize, errors: &mut Errors) {
+    let groups = [
+        ("key", params.get(..first_arg).unwrap_or_default()),
+        ("argument", params.get(first_arg..).unwrap_or_default()),
+    ];
+    for (role, group) in groups {
+        let last = group.len().saturating_sub(1);
+        for (index, param) in group.iter().enumerate() {
+            if param.variadic && index != last {
+                errors.push(syn::Error::new(
+                    param.ty.span(),
+                    format!(
+                        "`{}` spreads into several {} elements, so it must be the last {role} parameter: the script reads its elements after the fixed ones",
+                        param.ident,
+                        if role == "key" { "KEYS" } else { "ARGV" },
+                    ),
+                ));
+            }
+        }
+    }
+}
+
+fn path_text(path: &syn::Path) -> String {
+    path.segments
+        .iter()
+        .map(|segment| segment.ident.to_string())
+        .collect::<Vec<_>>()
+        .join("::")
+}

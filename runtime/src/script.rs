@@ -1,0 +1,76 @@
+//! A script as the macro embeds it: name, body, and compile-time facts.
+
+/// One Lua script embedded in the binary by `#[redis_script]`.
+///
+/// Everything is computed at compile time: the SHA1 that `EVALSHA` needs,
+/// whether the script only reads (so `EVALSHA_RO` is used), and whether it
+/// declared `#!lua flags=allow-cross-slot-keys`. Each generated function has
+/// one `static` `Script`, reachable as `<function name>::SCRIPT`.
+#[derive(Debug)]
+pub struct Script {
+    name: &'static str,
+    path: &'static str,
+    source: &'static str,
+    sha1: &'static str,
+    read_only: bool,
+    allow_cross_slot_keys: bool,
+}
+
+impl Script {
+    /// Used by generated code only; the macro guarantees that `sha1` is the
+    /// lowercase hex SHA1 of `source`.
+    #[doc(hidden)]
+    pub const fn __new(
+        name: &'static str,
+        path: &'static str,
+        source: &'static str,
+        sha1: &'static str,
+        read_only: bool,
+        allow_cross_slot_keys: bool,
+    ) -> Self {
+        Self {
+            name,
+            path,
+            source,
+            sha1,
+            read_only,
+            allow_cross_slot_keys,
+        }
+    }
+
+    /// The Rust function name the script was declared with.
+    pub const fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The `.lua` path as written in the attribute.
+    pub const fn path(&self) -> &'static str {
+        self.path
+    }
+
+    /// The Lua source, exactly as sent with `EVAL` / `SCRIPT LOAD`.
+    pub const fn source(&self) -> &'static str {
+        self.source
+    }
+
+    /// Lowercase hex SHA1 of the source: the script's id for `EVALSHA`.
+    pub const fn sha1(&self) -> &'static str {
+        self.sha1
+    }
+
+    /// True when no write command is reachable from the script, so it runs
+    /// with `EVALSHA_RO` (allowed on replicas, safe to retry).
+    pub const fn is_read_only(&self) -> bool {
+        self.read_only
+    }
+
+    /// True when the script declares `#!lua flags=allow-cross-slot-keys`,
+    /// which turns off the client-side same-slot check.
+    pub const fn allows_cross_slot_keys(&self) -> bool {
+        self.allow_cross_slot_keys
+    }
+
+    pub(crate) fn sha1_prefix(&self) -> &'static str {
+        self.sha1.get(..8).unwrap_or(self.sha1)
+    }
+}

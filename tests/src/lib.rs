@@ -1,0 +1,12 @@
+//! Scripts of the project's `lua/` library declared once, with typed
+//! signatures, for the integration tests.
+
+use redis_script::redis_script;
+
+/// Deletes the lock only if `token` still owns it; 1 when deleted.
+#[redis_script(path = "../lua/release_lock.lua", keys = 1)]
+pub async fn release_lock(lock: &str, token: &str) -> i64;
+
+/// Moves `amount` from `source` to `destination`; the new balances.
+#[redis_script(path = "../lua/transfer.lua", keys = 2)]
+pub async fn transfer(source: &str, destination: &str, amount: i64) -> (i64, i64);
