@@ -52,7 +52,11 @@ pub fn script_function(declaration: &Declaration, script: &CheckedScript) -> Tok
 /// The declared items with unreachable bodies, emitted next to the compile
 /// errors so that call sites still resolve and type-check.
 pub fn unreachable_function(signature: &FunctionSignature) -> TokenStream {
-    let unreachable = quote! { ::core::unreachable!("#[redis_script] failed to compile") };
+    let unreachable = quote! {
+        #[allow(unused_variables)]
+        let _ = ();
+        ::core::unreachable!("#[redis_script] failed to compile")
+    };
     emit(signature, "", TokenStream::new(), unreachable.clone(), unreachable)
 }
 

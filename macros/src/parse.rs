@@ -3,7 +3,7 @@
 use proc_macro2::{Span, TokenStream};
 use syn::parse::Parser as _;
 use syn::spanned::Spanned as _;
-use syn::{Attribute, FnArg, Generics, Ident, LitInt, LitStr, Pat, Type, Visibility};
+use syn::{Attribute, FnArg, Generics, Ident, LitStr, Pat, Type, Visibility};
 
 /// Everything the macro needs from `#[redis_script(...)] async fn ...;`.
 pub struct Declaration {
@@ -133,13 +133,19 @@ fn parse_options(attribute: TokenStream, errors: &mut Errors) -> Option<Options>
                 }
             }
             "keys" => {
-                let literal: LitInt = meta.value()?.parse()?;
-                match literal.base10_parse::<usize>() {
-                    Ok(_) if keys.is_some() => errors.push(duplicate()),
-                    Ok(count) => keys = Some((count, literal.span())),
-                    Err(_) => errors.push(syn::Error::new(
-                        literal.span(),
-                        "`keys` must be a non-negative integer: the number of leading parameters sent as KEYS",
+                let value: syn::Expr = meta.value()?.parse()?;
+                let count = match &value {
+                    syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(literal), .. }) => {
+                        literal.base10_parse::<usize>().ok()
+                    }
+                    _ => None,
+                };
+                match count {
+                    Some(_) if keys.is_some() => errors.push(duplicate()),
+                    Some(count) => keys = Some((count, value.span())),
+                    None => errors.push(syn::Error::new(
+                        value.span(),
+                        "`keys` must be an integer literal: how many leading parameters are sent as KEYS, e.g. `keys = 2`",
                     )),
                 }
             }

@@ -1,0 +1,18 @@
+//! Compile-fail tests: each case is one mistake, and its `.stderr` is the
+//! message a user reads. Regenerate with `TRYBUILD=overwrite` after a
+//! deliberate wording change, then review the diff.
+
+#[test]
+fn compile_errors_read_well() {
+    // Under trybuild the crate is compiled from a generated directory, so
+    // tell the macro where `path = "ui/..."` is relative to. Set before any
+    // other thread exists in this test binary.
+    #[allow(unsafe_code)]
+    // SAFETY: this is the only test of this binary and it runs before trybuild
+    // spawns any thread or process that reads the environment.
+    unsafe {
+        std::env::set_var("REDIS_SCRIPT_BASE_DIR", env!("CARGO_MANIFEST_DIR"));
+    }
+    let cases = trybuild::TestCases::new();
+    cases.compile_fail("ui/*/*.rs");
+}
