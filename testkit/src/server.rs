@@ -99,11 +99,12 @@ impl RedisServer {
         Self::launch(extra_args, true)
     }
 
-    fn launch(extra_args: Vec<String>, with_cluster_port: bool) -> RedisServer {
+    /// A handle with its directory created but no process and no port yet.
+    fn unstarted(extra_args: Vec<String>) -> RedisServer {
         let binary = redis_server_binary();
         let dir = new_temp_dir();
         let log_path = dir.join("redis-server.log");
-        let mut server = RedisServer {
+        RedisServer {
             binary,
             port: 0,
             cluster_port: None,
@@ -111,7 +112,11 @@ impl RedisServer {
             dir,
             log_path,
             child: Mutex::new(None),
-        };
+        }
+    }
+
+    fn launch(extra_args: Vec<String>, with_cluster_port: bool) -> RedisServer {
+        let mut server = Self::unstarted(extra_args);
         let began = Instant::now();
         let mut failures = Vec::new();
         for attempt in 1..=START_ATTEMPTS {
@@ -474,4 +479,36 @@ fn new_temp_dir() -> PathBuf {
     std::fs::create_dir_all(&dir)
         .unwrap_or_else(|e| panic!("cannot create temp dir {}: {e}", dir.display()));
     dir
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_port_answered_by_another_server_is_not_mistaken_for_ours() {
+        let holder = RedisServer::start();
+        let mut intruder = RedisServer::unstarted(Vec::new());
+        intruder.port = holder.port();
+        match intruder.spawn_and_wait() {
+            Ok(()) => panic!("the intruder claims port {} as its own", holder.port()),
+            Err(Failure::Fatal(message)) => panic!("not retried: {message}"),
+            Err(Failure::Retry(message)) => {
+                assert!(message.contains("port taken"), "{message}");
+            }
+        }
+        assert!(!intruder.is_running());
+        assert!(holder.is_running());
+    }
+
+    #[test]
+    fn bind_failures_are_recognised() {
+        let log = "1:M 21 Nov 2026 23:28:20.384 # Warning: Could not create server TCP listening \
+                   socket 127.0.0.1:47111: bind: Address already in use\n\
+                   1:M 21 Nov 2026 23:28:20.384 # Failed listening on port 47111 (TCP), aborting.";
+        assert!(port_was_taken(log));
+        assert!(!port_was_taken(
+            "*** FATAL CONFIG FILE ERROR (Redis 7.0.15) ***"
+        ));
+    }
 }

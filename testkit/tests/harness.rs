@@ -80,6 +80,22 @@ async fn standalone_server_answers_and_is_gone_after_drop() {
 }
 
 #[test]
+fn a_panicking_test_leaves_no_process_behind() {
+    let pid = std::sync::Mutex::new(None);
+    let result = std::panic::catch_unwind(|| {
+        let server = RedisServer::start();
+        *pid.lock().unwrap() = server.pid();
+        panic!("the test fails while the server runs");
+    });
+    assert!(result.is_err());
+    let pid = pid.into_inner().unwrap().expect("the server had started");
+    assert!(
+        !process_exists(pid),
+        "redis-server pid {pid} survived the panic"
+    );
+}
+
+#[test]
 fn concurrent_servers_get_distinct_ports() {
     const COUNT: usize = 6;
     let servers: Vec<RedisServer> = std::thread::scope(|scope| {
