@@ -1,1 +1,38 @@
-//! Throwaway redis-server processes for tests and examples.
+//! Throwaway `redis-server` processes for tests and examples.
+//!
+//! Every server this crate starts listens on a free port of `127.0.0.1` only,
+//! keeps its files in a private directory under [`std::env::temp_dir`], has
+//! persistence turned off, and is killed (and reaped) when its handle is
+//! dropped, also while a test is unwinding from a panic.
+//!
+//! * [`RedisServer`] is one standalone (or cluster-mode) server.
+//! * [`RedisCluster`] is a Redis Cluster of primaries and replicas, created with
+//!   `redis-cli --cluster create` and waited on until it is fully healthy.
+//! * [`Stats`] reads `INFO commandstats`, resets statistics and flushes the
+//!   script cache, on a server or summed over a cluster.
+//!
+//! This is test support: failures (a missing binary, a server that does not
+//! come up, a cluster that does not converge) panic with a message that says
+//! what happened and includes the relevant server log or `redis-cli` output.
+//! Nothing is ever skipped silently.
+//!
+//! ```no_run
+//! use redis_script_testkit::{RedisServer, Stats};
+//!
+//! let server = RedisServer::start();
+//! let mut con = server.client().get_connection().unwrap();
+//! let _: () = redis::cmd("SET").arg("k").arg("v").query(&mut con).unwrap();
+//! assert_eq!(server.calls("set"), 1);
+//! ```
+
+mod admin;
+mod binaries;
+mod cluster;
+mod ports;
+mod server;
+mod stats;
+
+pub use binaries::{redis_cli_binary, redis_server_binary};
+pub use cluster::RedisCluster;
+pub use server::RedisServer;
+pub use stats::Stats;

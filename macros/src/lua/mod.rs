@@ -6,7 +6,9 @@
 //! generator needs (read-only, return shapes, header docs). That keeps it
 //! unit-testable on its own and reusable by a command-line checker.
 
+mod commands;
 mod diagnostic;
+mod sandbox;
 
 pub use diagnostic::{Diagnostic, Severity};
 

@@ -1,0 +1,514 @@
+//! One throwaway `redis-server` process.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::thread::sleep;
+use std::time::{Duration, Instant};
+
+use crate::{admin, ports, redis_server_binary};
+
+/// How many ports `start` tries before giving up.
+const START_ATTEMPTS: u32 = 20;
+/// Upper bound on the whole of `start`, over all attempts.
+const START_BUDGET: Duration = Duration::from_secs(30);
+/// How many times `restart` tries to bind the same port again.
+const RESTART_ATTEMPTS: u32 = 10;
+/// How long one process gets to answer `PING` before it is given up on.
+const READY_TIMEOUT: Duration = Duration::from_secs(10);
+/// Pause between two readiness probes.
+const POLL_INTERVAL: Duration = Duration::from_millis(10);
+/// Lines of server log quoted in panic messages.
+const LOG_TAIL_LINES: usize = 40;
+
+/// Makes temp directory names unique within this process.
+static DIR_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// A `redis-server` process on a free port of `127.0.0.1`, killed on drop.
+///
+/// The server runs in the foreground of a child process with persistence off
+/// (`--save "" --appendonly no`) and its working directory and log file in a
+/// private directory under [`std::env::temp_dir`]. Dropping the handle kills
+/// the process, waits for it (no zombie is left, also when a test panics) and
+/// removes the directory.
+///
+/// ```no_run
+/// # async fn demo() {
+/// use redis_script_testkit::RedisServer;
+///
+/// let server = RedisServer::start();
+/// let mut con = server.connection().await;
+/// let pong: String = redis::cmd("PING").query_async(&mut con).await.unwrap();
+/// assert_eq!(pong, "PONG");
+/// # }
+/// ```
+pub struct RedisServer {
+    binary: PathBuf,
+    port: u16,
+    cluster_port: Option<u16>,
+    /// Arguments after the fixed ones; reused verbatim by `restart`.
+    extra_args: Vec<String>,
+    dir: PathBuf,
+    log_path: PathBuf,
+    /// `None` once stopped, or once the process was seen to have exited.
+    child: Mutex<Option<Child>>,
+}
+
+/// Why one attempt to bring a process up did not succeed.
+enum Failure {
+    /// Worth trying again (with another port, or later on the same one).
+    Retry(String),
+    /// Trying again would fail the same way (bad arguments, missing binary…).
+    Fatal(String),
+}
+
+impl RedisServer {
+    /// Starts a standalone server on a free port and waits until it answers
+    /// `PING`.
+    ///
+    /// # Panics
+    ///
+    /// If `redis-server` is not installed (see
+    /// [`redis_server_binary`](crate::redis_server_binary)), or if no server
+    /// came up after 20 ports / 30 s; the message includes the server log.
+    pub fn start() -> RedisServer {
+        Self::start_with(&[])
+    }
+
+    /// Like [`start`](Self::start), appending `extra_args` to the command
+    /// line, for example `&["--maxmemory", "10mb"]`. They are kept for
+    /// [`restart`](Self::restart).
+    ///
+    /// # Panics
+    ///
+    /// As [`start`](Self::start); also at once (without retrying) when the
+    /// server rejects its arguments.
+    pub fn start_with(extra_args: &[&str]) -> RedisServer {
+        let extra_args = extra_args.iter().map(|&a| a.to_owned()).collect();
+        Self::launch(extra_args, false)
+    }
+
+    /// Starts a server whose cluster bus listens on a second free port
+    /// (`--cluster-port`), chosen anew on every attempt like the main port.
+    pub(crate) fn start_cluster_node(extra_args: Vec<String>) -> RedisServer {
+        Self::launch(extra_args, true)
+    }
+
+    /// A handle with its directory created but no process and no port yet.
+    fn unstarted(extra_args: Vec<String>) -> RedisServer {
+        let binary = redis_server_binary();
+        let dir = new_temp_dir();
+        let log_path = dir.join("redis-server.log");
+        RedisServer {
+            binary,
+            port: 0,
+            cluster_port: None,
+            extra_args,
+            dir,
+            log_path,
+            child: Mutex::new(None),
+        }
+    }
+
+    fn launch(extra_args: Vec<String>, with_cluster_port: bool) -> RedisServer {
+        let mut server = Self::unstarted(extra_args);
+        let began = Instant::now();
+        let mut failures = Vec::new();
+        for attempt in 1..=START_ATTEMPTS {
+            let chosen = ports::reserve(if with_cluster_port { 2 } else { 1 });
+            server.port = chosen[0];
+            server.cluster_port = chosen.get(1).copied();
+            match server.spawn_and_wait() {
+                Ok(()) => return server,
+                Err(Failure::Fatal(message)) => panic!("{message}"),
+                Err(Failure::Retry(message)) => {
+                    failures.push(format!(
+                        "attempt {attempt}, port {}: {message}",
+                        server.port
+                    ));
+                }
+            }
+            if began.elapsed() > START_BUDGET {
+                break;
+            }
+        }
+        panic!(
+            "redis-server did not come up on a free port of 127.0.0.1 after {} attempts in {:.1?}:\n{}\n\
+             last lines of {}:\n{}",
+            failures.len(),
+            began.elapsed(),
+            failures.join("\n"),
+            server.log_path.display(),
+            server.log_tail(LOG_TAIL_LINES),
+        );
+    }
+
+    /// The TCP port the server listens on (on `127.0.0.1`).
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// The cluster bus port, for servers started as cluster nodes.
+    pub fn cluster_port(&self) -> Option<u16> {
+        self.cluster_port
+    }
+
+    /// `"127.0.0.1:<port>"`.
+    pub fn addr(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    /// `"redis://127.0.0.1:<port>/"`.
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/", self.port)
+    }
+
+    /// A redis-rs client for this server (does not connect yet).
+    pub fn client(&self) -> redis::Client {
+        redis::Client::open(self.url())
+            .unwrap_or_else(|e| panic!("cannot build a client for {}: {e}", self.url()))
+    }
+
+    /// A new multiplexed async connection to this server. Must be awaited
+    /// inside a tokio runtime.
+    ///
+    /// # Panics
+    ///
+    /// If the server cannot be reached, with the log tail.
+    pub async fn connection(&self) -> redis::aio::MultiplexedConnection {
+        match self.client().get_multiplexed_async_connection().await {
+            Ok(con) => con,
+            Err(e) => panic!(
+                "cannot open an async connection to {}: {e}\nlast lines of {}:\n{}",
+                self.url(),
+                self.log_path.display(),
+                self.log_tail(LOG_TAIL_LINES)
+            ),
+        }
+    }
+
+    /// The process id, while the process runs.
+    pub fn pid(&self) -> Option<u32> {
+        let mut child = self.lock_child();
+        let running = child
+            .as_mut()
+            .is_some_and(|c| matches!(c.try_wait(), Ok(None)));
+        if !running {
+            // Reaped by `try_wait` (or never running): forget it.
+            *child = None;
+        }
+        child.as_ref().map(Child::id)
+    }
+
+    /// Whether the process is alive: started, not stopped, and not exited on
+    /// its own (after `SHUTDOWN`, a crash, or a kill from outside).
+    pub fn is_running(&self) -> bool {
+        self.pid().is_some()
+    }
+
+    /// Kills the process and waits for it. Does nothing if it is not running.
+    /// The temp directory (and so a cluster node's `nodes.conf`) is kept for
+    /// [`restart`](Self::restart).
+    pub fn stop(&mut self) {
+        if let Some(mut child) = self.child_slot().take() {
+            // `kill` fails only if the process already exited; `wait` reaps it
+            // either way.
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Stops the server (if running) and starts it again on the same port
+    /// with the same arguments. Without persistence, all data and all
+    /// loaded scripts are gone afterwards. A cluster node keeps its identity
+    /// (its `nodes.conf` survives) and rejoins its cluster.
+    ///
+    /// # Panics
+    ///
+    /// If the server does not come back on the same port (for example
+    /// because another process took the port meanwhile), with the log.
+    pub fn restart(&mut self) {
+        self.stop();
+        let mut failures = Vec::new();
+        for attempt in 1..=RESTART_ATTEMPTS {
+            match self.spawn_and_wait() {
+                Ok(()) => return,
+                Err(Failure::Fatal(message)) => panic!("{message}"),
+                Err(Failure::Retry(message)) => {
+                    failures.push(format!("attempt {attempt}: {message}"));
+                    sleep(Duration::from_millis(100) * attempt);
+                }
+            }
+        }
+        panic!(
+            "redis-server did not restart on port {}:\n{}\nlast lines of {}:\n{}",
+            self.port,
+            failures.join("\n"),
+            self.log_path.display(),
+            self.log_tail(LOG_TAIL_LINES)
+        );
+    }
+
+    /// `INFO <section>` parsed into `field => value`, e.g.
+    /// `server.info("replication")["role"] == "master"`.
+    ///
+    /// # Panics
+    ///
+    /// If the server does not answer.
+    pub fn info(&self, section: &str) -> BTreeMap<String, String> {
+        admin::info(self.port, section).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// The private directory holding the server's files and log.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The last `lines` lines of the server's log (stdout and stderr of every
+    /// run of the process, each run preceded by a line with its command).
+    pub fn log_tail(&self, lines: usize) -> String {
+        let text = std::fs::read(&self.log_path)
+            .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+            .unwrap_or_else(|e| format!("<cannot read {}: {e}>", self.log_path.display()));
+        let all: Vec<&str> = text.lines().collect();
+        all[all.len().saturating_sub(lines)..].join("\n")
+    }
+
+    /// The full argument list passed to `redis-server`.
+    fn args(&self) -> Vec<String> {
+        let mut args: Vec<String> = [
+            "--port",
+            &self.port.to_string(),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            &self.dir.to_string_lossy(),
+            "--daemonize",
+            "no",
+            "--protected-mode",
+            "no",
+        ]
+        .iter()
+        .map(|&s| s.to_owned())
+        .collect();
+        args.extend(self.extra_args.iter().cloned());
+        if let Some(cluster_port) = self.cluster_port {
+            args.extend(["--cluster-port".to_owned(), cluster_port.to_string()]);
+        }
+        args
+    }
+
+    /// The command line, shell-quoted enough to be pasted, for messages.
+    fn command_line(&self) -> String {
+        std::iter::once(self.binary.to_string_lossy().into_owned())
+            .chain(self.args().into_iter().map(|a| {
+                if a.is_empty() || a.contains(' ') {
+                    format!("\"{a}\"")
+                } else {
+                    a
+                }
+            }))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    /// Spawns the process on `self.port` and waits until it answers.
+    fn spawn_and_wait(&mut self) -> Result<(), Failure> {
+        let command_line = self.command_line();
+        let (stdout, stderr, log_offset) = self.open_log(&command_line).map_err(|e| {
+            Failure::Fatal(format!("cannot write {}: {e}", self.log_path.display()))
+        })?;
+        let child = Command::new(&self.binary)
+            .args(self.args())
+            .current_dir(&self.dir)
+            .stdin(Stdio::null())
+            .stdout(stdout)
+            .stderr(stderr)
+            .spawn()
+            .map_err(|e| Failure::Fatal(format!("cannot run `{command_line}`: {e}")))?;
+        let pid = child.id();
+        *self.child_slot() = Some(child);
+
+        let deadline = Instant::now() + READY_TIMEOUT;
+        loop {
+            let exited = match self.child_slot().as_mut().map(Child::try_wait) {
+                Some(Ok(None)) => None,
+                Some(Ok(Some(status))) => Some(status.to_string()),
+                Some(Err(e)) => Some(format!("unknown status ({e})")),
+                None => Some("unknown status".to_owned()),
+            };
+            if let Some(status) = exited {
+                *self.child_slot() = None;
+                let log = self.log_since(log_offset);
+                return Err(if port_was_taken(&log) {
+                    Failure::Retry(format!(
+                        "port taken: {}",
+                        log.lines()
+                            .rev()
+                            .find(|l| l.contains("in use"))
+                            .unwrap_or("")
+                    ))
+                } else {
+                    Failure::Fatal(format!(
+                        "redis-server exited ({status}) before answering PING.\n\
+                         command: {command_line}\noutput:\n{log}"
+                    ))
+                });
+            }
+            let last_problem = match probe(self.port, pid) {
+                Ok(()) => return Ok(()),
+                Err(problem) => problem,
+            };
+            if Instant::now() >= deadline {
+                self.stop();
+                return Err(Failure::Retry(format!(
+                    "no PONG from pid {pid} within {READY_TIMEOUT:?} (last problem: {last_problem})"
+                )));
+            }
+            sleep(POLL_INTERVAL);
+        }
+    }
+
+    /// Opens the log for appending, writes a header line for this run, and
+    /// returns two handles for the child's stdout and stderr plus the offset
+    /// where this run's output starts.
+    fn open_log(&self, command_line: &str) -> std::io::Result<(File, File, u64)> {
+        let mut log = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.log_path)?;
+        let offset = log.seek(SeekFrom::End(0))?;
+        writeln!(log, "--- redis-script-testkit: {command_line}")?;
+        let stderr = log.try_clone()?;
+        Ok((log, stderr, offset))
+    }
+
+    /// The log written since `offset`.
+    fn log_since(&self, offset: u64) -> String {
+        let mut bytes = Vec::new();
+        let read = File::open(&self.log_path).and_then(|mut f| {
+            f.seek(SeekFrom::Start(offset))?;
+            f.read_to_end(&mut bytes)
+        });
+        match read {
+            Ok(_) => String::from_utf8_lossy(&bytes).into_owned(),
+            Err(e) => format!("<cannot read {}: {e}>", self.log_path.display()),
+        }
+    }
+
+    fn lock_child(&self) -> MutexGuard<'_, Option<Child>> {
+        self.child.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn child_slot(&mut self) -> &mut Option<Child> {
+        self.child.get_mut().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        self.stop();
+        // Best effort: a leftover directory under /tmp is not worth a panic
+        // inside `drop`.
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+impl fmt::Debug for RedisServer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RedisServer")
+            .field("addr", &self.addr())
+            .field("cluster_port", &self.cluster_port)
+            .field("pid", &self.pid())
+            .field("extra_args", &self.extra_args)
+            .field("dir", &self.dir)
+            .finish()
+    }
+}
+
+/// Whether a server's output says it could not bind one of its ports.
+fn port_was_taken(log: &str) -> bool {
+    log.contains("Address already in use") || log.contains("Failed listening on port")
+}
+
+/// Ready means: `PING` answers `PONG`, and the answer comes from our own
+/// process (`INFO server` reports its pid). The second check matters when
+/// another test's server already holds the port we picked: it would answer
+/// `PONG` while ours is about to exit with "Address already in use".
+fn probe(port: u16, pid: u32) -> Result<(), String> {
+    let mut con = admin::connect(port)?;
+    let pong: String = redis::cmd("PING")
+        .query(&mut con)
+        .map_err(|e| format!("PING failed: {e}"))?;
+    if pong != "PONG" {
+        return Err(format!("PING answered {pong:?}"));
+    }
+    let text: String = redis::cmd("INFO")
+        .arg("server")
+        .query(&mut con)
+        .map_err(|e| format!("INFO server failed: {e}"))?;
+    let info = admin::parse_info(&text);
+    let answered = info.get("process_id").map(String::as_str).unwrap_or("?");
+    if answered == pid.to_string() {
+        Ok(())
+    } else {
+        Err(format!(
+            "port {port} is answered by another process (pid {answered}, ours is {pid})"
+        ))
+    }
+}
+
+/// A fresh, empty directory under the system temp dir.
+fn new_temp_dir() -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "redis-script-testkit-{}-{}",
+        std::process::id(),
+        DIR_COUNTER.fetch_add(1, Ordering::Relaxed)
+    ));
+    // A leftover from an earlier process that had the same pid.
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir)
+        .unwrap_or_else(|e| panic!("cannot create temp dir {}: {e}", dir.display()));
+    dir
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_port_answered_by_another_server_is_not_mistaken_for_ours() {
+        let holder = RedisServer::start();
+        let mut intruder = RedisServer::unstarted(Vec::new());
+        intruder.port = holder.port();
+        match intruder.spawn_and_wait() {
+            Ok(()) => panic!("the intruder claims port {} as its own", holder.port()),
+            Err(Failure::Fatal(message)) => panic!("not retried: {message}"),
+            Err(Failure::Retry(message)) => {
+                assert!(message.contains("port taken"), "{message}");
+            }
+        }
+        assert!(!intruder.is_running());
+        assert!(holder.is_running());
+    }
+
+    #[test]
+    fn bind_failures_are_recognised() {
+        let log = "1:M 21 Nov 2026 23:28:20.384 # Warning: Could not create server TCP listening \
+                   socket 127.0.0.1:47111: bind: Address already in use\n\
+                   1:M 21 Nov 2026 23:28:20.384 # Failed listening on port 47111 (TCP), aborting.";
+        assert!(port_was_taken(log));
+        assert!(!port_was_taken(
+            "*** FATAL CONFIG FILE ERROR (Redis 7.0.15) ***"
+        ));
+    }
+}
