@@ -50,7 +50,9 @@ pub fn check(declaration: &Declaration) -> Result<CheckedScript, syn::Error> {
 
     Ok(CheckedScript {
         absolute_path: absolute.to_string_lossy().into_owned(),
-        sha1: sha1_smol::Sha1::from(source.as_bytes()).digest().to_string(),
+        sha1: sha1_smol::Sha1::from(source.as_bytes())
+            .digest()
+            .to_string(),
         read_only: analysis.read_only,
         allow_cross_slot_keys: false,
     })

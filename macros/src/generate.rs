@@ -57,7 +57,13 @@ pub fn unreachable_function(signature: &FunctionSignature) -> TokenStream {
         let _ = ();
         ::core::unreachable!("#[redis_script] failed to compile")
     };
-    emit(signature, "", TokenStream::new(), unreachable.clone(), unreachable)
+    emit(
+        signature,
+        "",
+        TokenStream::new(),
+        unreachable.clone(),
+        unreachable,
+    )
 }
 
 fn connection_ident() -> Ident {

@@ -99,8 +99,7 @@ impl Declaration {
     }
 }
 
-const ATTRIBUTE_FORM: &str =
-    "expected `#[redis_script(path = \"lua/script.lua\", keys = N)]`, optionally with `allow_unused` and `dynamic_keys`";
+const ATTRIBUTE_FORM: &str = "expected `#[redis_script(path = \"lua/script.lua\", keys = N)]`, optionally with `allow_unused` and `dynamic_keys`";
 
 fn parse_options(attribute: TokenStream, errors: &mut Errors) -> Option<Options> {
     let mut path: Option<LitStr> = None;
@@ -127,7 +126,10 @@ fn parse_options(attribute: TokenStream, errors: &mut Errors) -> Option<Options>
                 if path.is_some() {
                     errors.push(duplicate());
                 } else if literal.value().is_empty() {
-                    errors.push(syn::Error::new(literal.span(), "`path` is empty: name the .lua file, e.g. `path = \"lua/lock.lua\"`"));
+                    errors.push(syn::Error::new(
+                        literal.span(),
+                        "`path` is empty: name the .lua file, e.g. `path = \"lua/lock.lua\"`",
+                    ));
                 } else {
                     path = Some(literal);
                 }
@@ -135,9 +137,10 @@ fn parse_options(attribute: TokenStream, errors: &mut Errors) -> Option<Options>
             "keys" => {
                 let value: syn::Expr = meta.value()?.parse()?;
                 let count = match &value {
-                    syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(literal), .. }) => {
-                        literal.base10_parse::<usize>().ok()
-                    }
+                    syn::Expr::Lit(syn::ExprLit {
+                        lit: syn::Lit::Int(literal),
+                        ..
+                    }) => literal.base10_parse::<usize>().ok(),
                     _ => None,
                 };
                 match count {
@@ -170,7 +173,10 @@ fn parse_options(attribute: TokenStream, errors: &mut Errors) -> Option<Options>
             _ => {
                 errors.push(syn::Error::new(
                     meta.path.span(),
-                    format!("unknown argument `{}`; {ATTRIBUTE_FORM}", path_text(&meta.path)),
+                    format!(
+                        "unknown argument `{}`; {ATTRIBUTE_FORM}",
+                        path_text(&meta.path)
+                    ),
                 ));
                 if meta.input.peek(syn::Token![=]) {
                     let _: syn::Expr = meta.value()?.parse()?;
@@ -236,10 +242,16 @@ fn parse_signature(
         ));
     }
     if let Some(variadic) = &sig.variadic {
-        errors.push(syn::Error::new(variadic.span(), "C variadics are not supported; use a slice parameter such as `ids: &[&str]`"));
+        errors.push(syn::Error::new(
+            variadic.span(),
+            "C variadics are not supported; use a slice parameter such as `ids: &[&str]`",
+        ));
     }
     if let Some(constness) = &sig.constness {
-        errors.push(syn::Error::new(constness.span(), "a script call cannot be `const`"));
+        errors.push(syn::Error::new(
+            constness.span(),
+            "a script call cannot be `const`",
+        ));
     }
     let params: Vec<Param> = sig
         .inputs

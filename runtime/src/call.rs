@@ -31,7 +31,10 @@ impl<T> std::fmt::Debug for Call<T> {
         f.debug_struct("Call")
             .field("script", &self.script.name())
             .field("sha1", &self.script.sha1())
-            .field("arguments", &self.command.args_iter().len().saturating_sub(3))
+            .field(
+                "arguments",
+                &self.command.args_iter().len().saturating_sub(3),
+            )
             .finish()
     }
 }
@@ -370,18 +373,10 @@ mod tests {
         let mut call = Call::<i64>::__start(&SCRIPT, keys(&["{q}:a", "{q}:b"]));
         call.__arg(&"x");
         call.__arg(&7u32);
-        let expected: Vec<Vec<u8>> = [
-            "EVALSHA",
-            SCRIPT.sha1(),
-            "2",
-            "{q}:a",
-            "{q}:b",
-            "x",
-            "7",
-        ]
-        .iter()
-        .map(|part| part.as_bytes().to_vec())
-        .collect();
+        let expected: Vec<Vec<u8>> = ["EVALSHA", SCRIPT.sha1(), "2", "{q}:a", "{q}:b", "x", "7"]
+            .iter()
+            .map(|part| part.as_bytes().to_vec())
+            .collect();
         assert_eq!(arguments(call.command()), expected);
         let eval = arguments(&call.eval_command());
         assert_eq!(eval[0], b"EVAL");
@@ -408,8 +403,14 @@ mod tests {
                 assert_eq!(
                     keys,
                     vec![
-                        KeySlot { key: "a".into(), slot: key_slot(b"a") },
-                        KeySlot { key: "b".into(), slot: key_slot(b"b") },
+                        KeySlot {
+                            key: "a".into(),
+                            slot: key_slot(b"a")
+                        },
+                        KeySlot {
+                            key: "b".into(),
+                            slot: key_slot(b"b")
+                        },
                     ]
                 );
             }

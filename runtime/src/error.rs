@@ -64,7 +64,10 @@ pub enum Error {
 
     /// The keys of one call hash to different Redis Cluster slots. Nothing
     /// was sent: on a cluster this call could never succeed.
-    #[error("script `{script}`: keys hash to different cluster slots: {}; give them a common {{hash tag}}", DisplayKeySlots(keys))]
+    #[error(
+        "script `{script}`: keys hash to different cluster slots: {}; give them a common {{hash tag}}",
+        DisplayKeySlots(keys)
+    )]
     CrossSlot {
         /// Name of the script.
         script: &'static str,
@@ -176,8 +179,14 @@ mod tests {
         let error = Error::CrossSlot {
             script: "move_item",
             keys: vec![
-                KeySlot { key: "a".into(), slot: 15495 },
-                KeySlot { key: "b".into(), slot: 3300 },
+                KeySlot {
+                    key: "a".into(),
+                    slot: 15495,
+                },
+                KeySlot {
+                    key: "b".into(),
+                    slot: 3300,
+                },
             ],
         };
         assert_eq!(

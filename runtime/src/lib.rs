@@ -23,7 +23,10 @@
 //! - `release_lock::SCRIPT`, the embedded [`Script`] (source, SHA1, flags);
 //! - `release_lock::call(lock, token)`, a prepared [`Call`] to invoke later.
 
-#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
 #![warn(missing_docs)]
 
 mod call;

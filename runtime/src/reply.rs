@@ -35,7 +35,11 @@ fn render(value: &Value, depth: usize, out: &mut String) {
         Value::VerbatimString { text, .. } => {
             write!(out, "{:?}", truncate_for_display(text.as_bytes()))
         }
-        Value::BigNumber(number) => write!(out, "{}", truncate_for_display(format!("{number:?}").as_bytes())),
+        Value::BigNumber(number) => write!(
+            out,
+            "{}",
+            truncate_for_display(format!("{number:?}").as_bytes())
+        ),
         Value::Array(items) | Value::Set(items) => {
             render_list(items.iter(), items.len(), depth, out);
             Ok(())
@@ -79,7 +83,12 @@ fn render(value: &Value, depth: usize, out: &mut String) {
     }
 }
 
-fn render_list<'a>(items: impl Iterator<Item = &'a Value>, len: usize, depth: usize, out: &mut String) {
+fn render_list<'a>(
+    items: impl Iterator<Item = &'a Value>,
+    len: usize,
+    depth: usize,
+    out: &mut String,
+) {
     out.push('[');
     for (index, item) in items.take(ELEMENT_LIMIT).enumerate() {
         if index > 0 {

@@ -1,0 +1,227 @@
+//! Typed calls, the NOSCRIPT → EVAL cold path, cross-slot refusal and
+//! script errors, each on a standalone server and on a cluster.
+
+use redis::aio::ConnectionLike;
+use redis_script::Error;
+use redis_script_testkit::{RedisCluster, RedisServer, Stats};
+use redis_script_tests::{release_lock, transfer};
+
+/// Runs `$scenario(connection, stats)` once against a fresh standalone
+/// server and once against a fresh cluster.
+macro_rules! on_both_backends {
+    ($($scenario:ident),* $(,)?) => {
+        mod standalone {
+            $(
+                #[tokio::test]
+                async fn $scenario() {
+                    let server = redis_script_testkit::RedisServer::start();
+                    let mut connection = server.connection().await;
+                    super::$scenario(&mut connection, &server).await;
+                }
+            )*
+        }
+        mod cluster {
+            $(
+                #[tokio::test]
+                async fn $scenario() {
+                    let cluster = redis_script_testkit::RedisCluster::start(3, 1);
+                    let mut connection = cluster.connection().await;
+                    super::$scenario(&mut connection, &cluster).await;
+                }
+            )*
+        }
+    };
+}
+
+on_both_backends!(
+    typed_multi_key_call_with_hash_tag,
+    cold_call_costs_one_evalsha_and_one_eval,
+    cross_slot_call_is_refused_before_sending,
+    script_errors_carry_the_script_name_and_code,
+);
+
+async fn set<C: ConnectionLike>(connection: &mut C, key: &str, value: i64) {
+    let () = redis::cmd("SET")
+        .arg(key)
+        .arg(value)
+        .query_async(connection)
+        .await
+        .expect("SET");
+}
+
+async fn get<C: ConnectionLike>(connection: &mut C, key: &str) -> Option<i64> {
+    redis::cmd("GET")
+        .arg(key)
+        .query_async(connection)
+        .await
+        .expect("GET")
+}
+
+fn script_calls(stats: &dyn Stats) -> (u64, u64, u64) {
+    (
+        stats.calls("evalsha"),
+        stats.calls("eval"),
+        stats.calls("script|load"),
+    )
+}
+
+async fn typed_multi_key_call_with_hash_tag<C: ConnectionLike>(connection: &mut C, _: &dyn Stats) {
+    set(connection, "{account-7}:checking", 100).await;
+    let balances = transfer(
+        connection,
+        "{account-7}:checking",
+        "{account-7}:savings",
+        30,
+    )
+    .await
+    .expect("transfer between keys of one hash tag");
+    assert_eq!(balances, (70, 30));
+    assert_eq!(get(connection, "{account-7}:savings").await, Some(30));
+
+    let token = "owner-1";
+    let () = redis::cmd("SET")
+        .arg("lock:{order-9}")
+        .arg(token)
+        .query_async(connection)
+        .await
+        .expect("SET lock");
+    assert_eq!(
+        release_lock(connection, "lock:{order-9}", "intruder")
+            .await
+            .expect("release"),
+        0
+    );
+    assert_eq!(
+        release_lock(connection, "lock:{order-9}", token)
+            .await
+            .expect("release"),
+        1
+    );
+}
+
+async fn cold_call_costs_one_evalsha_and_one_eval<C: ConnectionLike>(
+    connection: &mut C,
+    stats: &dyn Stats,
+) {
+    set(connection, "{cold}:from", 10).await;
+    stats.script_flush();
+    stats.reset_stats();
+
+    transfer(connection, "{cold}:from", "{cold}:to", 1)
+        .await
+        .expect("cold call succeeds after SCRIPT FLUSH");
+    assert_eq!(
+        script_calls(stats),
+        (1, 1, 0),
+        "cold: (evalsha, eval, script|load)"
+    );
+
+    transfer(connection, "{cold}:from", "{cold}:to", 1)
+        .await
+        .expect("warm call");
+    assert_eq!(
+        script_calls(stats),
+        (2, 1, 0),
+        "warm: (evalsha, eval, script|load)"
+    );
+    assert_eq!(get(connection, "{cold}:to").await, Some(2));
+}
+
+async fn cross_slot_call_is_refused_before_sending<C: ConnectionLike>(
+    connection: &mut C,
+    stats: &dyn Stats,
+) {
+    stats.reset_stats();
+    let error = transfer(connection, "account:1", "account:2", 5)
+        .await
+        .expect_err("keys in different slots");
+    match &error {
+        Error::CrossSlot { script, keys } => {
+            assert_eq!(*script, "transfer");
+            let described: Vec<(&str, u16)> = keys
+                .iter()
+                .map(|entry| (entry.key.as_str(), entry.slot))
+                .collect();
+            assert_eq!(
+                described,
+                vec![
+                    ("account:1", redis_script::key_slot(b"account:1")),
+                    ("account:2", redis_script::key_slot(b"account:2")),
+                ]
+            );
+        }
+        other => panic!("expected CrossSlot, got {other:?}"),
+    }
+    assert!(!error.may_have_executed());
+    assert!(
+        error.to_string().contains("\"account:1\" → slot"),
+        "{error}"
+    );
+    assert_eq!(script_calls(stats), (0, 0, 0), "nothing reached the server");
+}
+
+async fn script_errors_carry_the_script_name_and_code<C: ConnectionLike>(
+    connection: &mut C,
+    _: &dyn Stats,
+) {
+    set(connection, "{err}:from", 3).await;
+    let error = transfer(connection, "{err}:from", "{err}:to", 5)
+        .await
+        .expect_err("insufficient balance");
+    match &error {
+        Error::Script {
+            script,
+            code,
+            message,
+        } => {
+            assert_eq!(
+                (*script, code.as_str(), message.as_str()),
+                ("transfer", "INSUFFICIENT", "3")
+            );
+        }
+        other => panic!("expected a script error, got {other:?}"),
+    }
+    assert_eq!(error.code(), Some("INSUFFICIENT"));
+
+    // A runtime error raised by a command inside the script.
+    let () = redis::cmd("HSET")
+        .arg("{err}:hash")
+        .arg("f")
+        .arg("v")
+        .query_async(connection)
+        .await
+        .expect("HSET");
+    let error = transfer(connection, "{err}:hash", "{err}:to", 1)
+        .await
+        .expect_err("GET on a hash fails");
+    assert_eq!(error.script(), "transfer");
+    assert_eq!(error.code(), Some("WRONGTYPE"), "{error}");
+}
+
+#[tokio::test]
+async fn connection_manager_runs_scripts() {
+    let server = RedisServer::start();
+    let mut manager = redis::aio::ConnectionManager::new(server.client())
+        .await
+        .expect("connection manager");
+    set(&mut manager, "{m}:from", 5).await;
+    let balances = transfer(&mut manager, "{m}:from", "{m}:to", 5)
+        .await
+        .expect("transfer");
+    assert_eq!(balances, (0, 5));
+}
+
+#[tokio::test]
+async fn cluster_call_survives_script_flush_on_every_node() {
+    let cluster = RedisCluster::start(3, 1);
+    let mut connection = cluster.connection().await;
+    for round in 0..3 {
+        cluster.script_flush();
+        let key = format!("{{flush-{round}}}:a");
+        set(&mut connection, &key, 1).await;
+        let balances = transfer(&mut connection, &key, &format!("{{flush-{round}}}:b"), 1)
+            .await
+            .expect("call after SCRIPT FLUSH");
+        assert_eq!(balances, (0, 1));
+    }
+}

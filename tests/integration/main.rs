@@ -1,0 +1,6 @@
+//! Integration tests against real `redis-server` processes started on free
+//! loopback ports: a standalone server and a 3-primary cluster with one
+//! replica each. Every scenario runs on both.
+
+mod calls;
+mod slots;
