@@ -58,7 +58,7 @@ impl FunctionSignature {
 /// macro emit the declared function so call sites do not cascade errors.
 pub struct ParseFailure {
     pub errors: syn::Error,
-    pub signature: Option<FunctionSignature>,
+    pub signature: Option<Box<FunctionSignature>>,
 }
 
 /// Collects errors so one build reports every mistake, not just the first.
@@ -93,7 +93,7 @@ impl Declaration {
                 errors: result.err().unwrap_or_else(|| {
                     syn::Error::new(Span::call_site(), "invalid #[redis_script] declaration")
                 }),
-                signature,
+                signature: signature.map(Box::new),
             }),
         }
     }
