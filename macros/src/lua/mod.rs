@@ -6,11 +6,28 @@
 //! generator needs (read-only, return shapes, header docs). That keeps it
 //! unit-testable on its own and reusable by a command-line checker.
 
+mod calls;
 mod commands;
 mod diagnostic;
+mod globals;
+mod header;
+mod params;
+mod returns;
 mod sandbox;
+mod scope;
+mod shebang;
+mod span;
+mod suggest;
+mod syntax;
+mod value;
+mod walker;
+
+#[cfg(test)]
+mod tests;
 
 pub use diagnostic::{Diagnostic, Severity};
+pub use header::{Header, ParamDoc};
+pub use shebang::ScriptFlags;
 
 /// What the Rust signature declares about the script's inputs.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -32,44 +49,152 @@ pub struct Signature {
 /// Everything the analysis found out about one script.
 #[derive(Debug, Clone, Default)]
 pub struct Analysis {
-    /// Errors and notes, in source order.
+    /// Errors and notes, sorted by position.
     pub diagnostics: Vec<Diagnostic>,
     /// No write command is reachable, or the script declares `no-writes`.
     pub read_only: bool,
+    /// The `#!lua flags=...` first line, if any.
+    pub flags: ScriptFlags,
+    /// The leading comment block.
+    pub header: Header,
+    /// Every way the script can end: each `return`, each `error(...)`
+    /// raising a reply table, and falling off the end of the chunk.
+    pub returns: Vec<ReturnSite>,
 }
 
 impl Analysis {
     /// True when at least one diagnostic is an error.
     pub fn has_errors(&self) -> bool {
+        self.errors().next().is_some()
+    }
+
+    /// The diagnostics that fail the build.
+    pub fn errors(&self) -> impl Iterator<Item = &Diagnostic> {
         self.diagnostics
             .iter()
-            .any(|diagnostic| diagnostic.severity == Severity::Error)
+            .filter(|diagnostic| diagnostic.severity == Severity::Error)
     }
 }
 
+/// One place where the script produces its reply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReturnSite {
+    pub line: usize,
+    pub column: usize,
+    /// Characters to underline when pointing at this site.
+    pub width: usize,
+    pub shape: ReturnShape,
+}
+
+/// What a reply looks like, as far as the source tells.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReturnShape {
+    /// A table constructor whose first element is a string literal:
+    /// `{'DENIED', count, retry}`. `elements` are the ones after the tag;
+    /// `open_ended` when the last one is a call or `...` (count unknown).
+    Tagged {
+        tag: String,
+        elements: Vec<ValueKind>,
+        open_ended: bool,
+    },
+    /// Any other array-style table constructor.
+    Array {
+        elements: Vec<ValueKind>,
+        open_ended: bool,
+    },
+    /// `redis.status_reply('X')` or `{ok = 'X'}`; `None` if not a literal.
+    Status(Option<String>),
+    /// `redis.error_reply('CODE msg')`, `{err = 'CODE msg'}` or
+    /// `error(...)`: the leading upper-case word of a literal message.
+    Error(Option<String>),
+    /// `return nil` or a bare `return`.
+    Nil,
+    /// The end of the chunk is reachable without a `return` (a nil reply).
+    FallsOffEnd,
+    /// A scalar literal or an expression of unknown shape.
+    Value(ValueKind),
+}
+
+/// The kind of one Lua value, as far as the source tells.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ValueKind {
+    Integer,
+    Float,
+    /// The literal text, when known.
+    String(Option<String>),
+    Boolean(bool),
+    Nil,
+    Table,
+    Unknown,
+}
+
 /// Parses `source` as Lua 5.1 and checks it against `signature`.
-pub fn analyze(source: &str, _signature: &Signature) -> Analysis {
-    let parsed = full_moon::parse_fallible(source, full_moon::LuaVersion::lua51());
-    let diagnostics = parsed
-        .errors()
-        .iter()
-        .map(|error| {
-            let (start, end) = error.range();
-            let width = if end.line() == start.line() {
-                end.character().saturating_sub(start.character()).max(1)
-            } else {
-                1
-            };
-            Diagnostic::error(
-                start.line(),
-                start.character(),
-                width,
-                format!("syntax error: {}", error.error_message()),
-            )
-        })
-        .collect();
-    Analysis {
-        diagnostics,
-        read_only: false,
+///
+/// Never panics; every problem becomes a [`Diagnostic`].
+pub fn analyze(source: &str, signature: &Signature) -> Analysis {
+    // The parser recurses once per nesting level and needs far more stack
+    // per level in unoptimised builds than a compiler thread may have left;
+    // the nesting is capped (see `syntax`), and this thread has room for it.
+    let outcome = std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .name("redis-script-lua-analysis".into())
+            .stack_size(ANALYSIS_STACK_BYTES)
+            .spawn_scoped(scope, || analyze_here(source, signature))
+            .map(|handle| handle.join())
+    });
+    match outcome {
+        Ok(Ok(analysis)) => analysis,
+        Ok(Err(_panic)) => internal_error(),
+        Err(_no_thread) => analyze_here(source, signature),
     }
+}
+
+const ANALYSIS_STACK_BYTES: usize = 64 * 1024 * 1024;
+
+/// Prefix of the diagnostic reporting a bug of the analysis itself.
+pub const INTERNAL_ERROR: &str = "internal error in the Lua analysis";
+
+fn internal_error() -> Analysis {
+    Analysis {
+        diagnostics: vec![
+            Diagnostic::error(
+                1,
+                1,
+                1,
+                format!("{INTERNAL_ERROR}: it stopped on this script"),
+            )
+            .with_hint("please report this script to the redis-script maintainers"),
+        ],
+        ..Analysis::default()
+    }
+}
+
+fn analyze_here(source: &str, signature: &Signature) -> Analysis {
+    let flags_result = shebang::parse(source);
+    let header = header::parse(source);
+    let mut diagnostics = flags_result.diagnostics;
+    let flags = flags_result.flags;
+    diagnostics.extend(header::contradictions(&header, signature));
+
+    let mut analysis = Analysis {
+        flags: flags.clone(),
+        header,
+        ..Analysis::default()
+    };
+    match syntax::parse(source) {
+        Ok(ast) => {
+            let outcome = walker::run(source, &ast, signature, &flags, &analysis.header);
+            diagnostics.extend(outcome.diagnostics);
+            analysis.returns = outcome.returns;
+            analysis.read_only = flags.no_writes || !outcome.may_write;
+        }
+        Err(syntax_errors) => {
+            diagnostics.extend(syntax_errors);
+            analysis.read_only = flags.no_writes;
+        }
+    }
+    diagnostics.sort_by_key(|diagnostic| (diagnostic.line, diagnostic.column));
+    diagnostics.dedup();
+    analysis.diagnostics = diagnostics;
+    analysis
 }

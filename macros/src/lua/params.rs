@@ -1,0 +1,208 @@
+//! KEYS and ARGV: literal indices against the declared counts, dynamic
+//! access against variadic parameters, and parameters never read.
+
+use std::collections::BTreeSet;
+
+use super::diagnostic::Diagnostic;
+use super::header::plural;
+use super::span::Span;
+use super::value::{Param, Value};
+use super::walker::Analyzer;
+
+/// How the script reads one of KEYS/ARGV.
+#[derive(Debug, Default)]
+pub(crate) struct TableUsage {
+    /// Literal indices read.
+    literal: BTreeSet<i64>,
+    /// A literal index above the fixed count (part of a variadic slice).
+    reads_slice: bool,
+    /// The first dynamic access.
+    dynamic: Option<Span>,
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct ParamUsage {
+    keys: TableUsage,
+    argv: TableUsage,
+}
+
+impl ParamUsage {
+    fn of(&mut self, param: Param) -> &mut TableUsage {
+        match param {
+            Param::Keys => &mut self.keys,
+            Param::Argv => &mut self.argv,
+        }
+    }
+}
+
+/// What the signature declares for one table.
+#[derive(Debug, Clone, Copy)]
+struct Declared {
+    param: Param,
+    fixed: usize,
+    variadic: bool,
+}
+
+impl Declared {
+    fn noun(self) -> &'static str {
+        match self.param {
+            Param::Keys => "key",
+            Param::Argv => "argument",
+        }
+    }
+
+    fn table(self) -> &'static str {
+        self.param.table()
+    }
+}
+
+impl Analyzer<'_> {
+    fn declared(&self, param: Param) -> Declared {
+        let signature = self.context.signature;
+        match param {
+            Param::Keys => Declared {
+                param,
+                fixed: signature.keys,
+                variadic: signature.variadic_keys,
+            },
+            Param::Argv => Declared {
+                param,
+                fixed: signature.args,
+                variadic: signature.variadic_args,
+            },
+        }
+    }
+
+    /// `KEYS[index]` / `ARGV[index]`.
+    pub fn param_index(&mut self, param: Param, index: &Value, span: Span) -> Value {
+        let element = match (param, index.as_integer()) {
+            (Param::Argv, Some(literal)) => Value::Arg(usize::try_from(literal).ok()),
+            _ => param.element(),
+        };
+        let declared = self.declared(param);
+        match index.as_integer() {
+            Some(literal) if literal < 1 => self.push_never_set(declared, span, literal),
+            Some(literal) => self.read_literal(declared, literal, span),
+            None if matches!(index, Value::Str(_) | Value::Number(_)) => {
+                let shown = self.quote(span, declared.table());
+                let table = declared.table();
+                self.diagnostics.push(span.error(
+                    format!("`{shown}` is always nil: {table} holds its elements at integer indices 1, 2, …"),
+                    format!("index {table} with an integer, e.g. {table}[1]"),
+                ));
+            }
+            None => self.param_dynamic(param, span),
+        }
+        element
+    }
+
+    fn push_never_set(&mut self, declared: Declared, span: Span, literal: i64) {
+        let table = declared.table();
+        self.diagnostics.push(span.error(
+            format!("`{table}[{literal}]` is always nil: Lua arrays start at 1"),
+            format!("the first {} is {table}[1]", declared.noun()),
+        ));
+    }
+
+    fn read_literal(&mut self, declared: Declared, literal: i64, span: Span) {
+        let within = usize::try_from(literal).is_ok_and(|index| index <= declared.fixed);
+        let usage = self.params.of(declared.param);
+        usage.literal.insert(literal);
+        if within {
+            return;
+        }
+        if declared.variadic {
+            usage.reads_slice = true;
+            return;
+        }
+        let table = declared.table();
+        let noun = declared.noun();
+        let needed = match declared.param {
+            Param::Keys => format!("a key parameter for it (keys = {literal})"),
+            Param::Argv => format!("{literal} non-key parameters"),
+        };
+        self.diagnostics.push(span.error(
+            format!(
+                "`{table}[{literal}]` is out of range: the Rust function declares {}",
+                plural(declared.fixed, noun)
+            ),
+            format!("the Rust function needs {needed}, or the script must read one of the declared {noun}s"),
+        ));
+    }
+
+    /// KEYS/ARGV read in a way whose index is not a constant.
+    pub fn param_dynamic(&mut self, param: Param, span: Span) {
+        let declared = self.declared(param);
+        let usage = self.params.of(param);
+        let first = usage.dynamic.is_none();
+        usage.dynamic.get_or_insert(span);
+        if declared.variadic || !first {
+            return;
+        }
+        let table = declared.table();
+        let noun = declared.noun();
+        let shown = self.quote(span, table);
+        self.diagnostics.push(span.error(
+            format!(
+                "`{shown}` reads {table} dynamically, but the Rust function declares no variadic {noun} parameter"
+            ),
+            format!(
+                "make the last {noun} parameter a slice so the caller passes the extra {noun}s, or index {table} with literal numbers"
+            ),
+        ));
+    }
+
+    /// Declared parameters never read, and variadic ones never iterated.
+    pub fn param_findings(&self) -> Vec<Diagnostic> {
+        let mut findings = Vec::new();
+        for (param, usage) in [
+            (Param::Keys, &self.params.keys),
+            (Param::Argv, &self.params.argv),
+        ] {
+            let declared = self.declared(param);
+            if usage.dynamic.is_none() && !self.context.signature.allow_unused {
+                findings.extend(self.unused(declared, usage));
+            }
+            if declared.variadic && usage.dynamic.is_none() && !usage.reads_slice {
+                findings.push(unread_slice(declared));
+            }
+        }
+        findings
+    }
+
+    fn unused(&self, declared: Declared, usage: &TableUsage) -> Vec<Diagnostic> {
+        let table = declared.table();
+        let noun = declared.noun();
+        (1..=declared.fixed)
+            .filter(|index| !i64::try_from(*index).is_ok_and(|i| usage.literal.contains(&i)))
+            .map(|index| {
+                let is_keys = declared.param == Param::Keys;
+                let line = self.context.header.line_of(is_keys, index).unwrap_or(1);
+                let span = Span { line, ..Span::TOP };
+                let remove = match declared.param {
+                    Param::Keys => format!("keys = {}", declared.fixed - 1),
+                    Param::Argv => "one argument".to_string(),
+                };
+                span.error(
+                    format!("{noun} parameter {index} (`{table}[{index}]`) is never read by the script"),
+                    format!("use {table}[{index}] in the script, remove the parameter ({remove}), or opt out with `allow_unused`"),
+                )
+            })
+            .collect()
+    }
+}
+
+fn unread_slice(declared: Declared) -> Diagnostic {
+    let table = declared.table();
+    let noun = declared.noun();
+    let next = declared.fixed + 1;
+    Span::TOP.error(
+        format!(
+            "the Rust function passes a variadic list of {noun}s, but the script never reads {table} beyond {table}[{}]",
+            declared.fixed
+        ),
+        format!(
+            "iterate the extra {noun}s (`for i = {next}, #{table} do … {table}[i] … end`), or make the last {noun} parameter a single value"
+        ),
+    )
+}

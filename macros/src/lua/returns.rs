@@ -1,0 +1,53 @@
+//! Return sites and the shape of what each one replies.
+
+use full_moon::ast::Return;
+
+use super::value::{Reply, Value};
+use super::walker::Analyzer;
+use super::{ReturnShape, ReturnSite};
+
+impl Analyzer<'_> {
+    /// `return ...`: evaluated everywhere, recorded in the main chunk only
+    /// (a function's `return` is not the script's reply).
+    pub fn walk_return(&mut self, statement: &Return) {
+        let mut values = Vec::new();
+        for expression in statement.returns() {
+            values.push(self.value_of(expression));
+        }
+        if !self.in_main_chunk() {
+            return;
+        }
+        let span = self.span(statement);
+        // Redis replies with the first value only.
+        let shape = values.first().map_or(ReturnShape::Nil, shape_of);
+        self.returns.push(ReturnSite {
+            line: span.line,
+            column: span.column,
+            width: span.width,
+            shape,
+        });
+    }
+}
+
+fn shape_of(value: &Value) -> ReturnShape {
+    match value {
+        Value::Table(Some(table)) => {
+            let open_ended = table.open_ended;
+            match &table.tag {
+                Some(tag) => ReturnShape::Tagged {
+                    tag: tag.clone(),
+                    elements: table.elements.iter().skip(1).cloned().collect(),
+                    open_ended,
+                },
+                None => ReturnShape::Array {
+                    elements: table.elements.clone(),
+                    open_ended,
+                },
+            }
+        }
+        Value::Reply(Reply::Error(code)) => ReturnShape::Error(code.clone()),
+        Value::Reply(Reply::Status(status)) => ReturnShape::Status(status.clone()),
+        Value::Nil => ReturnShape::Nil,
+        other => ReturnShape::Value(other.kind()),
+    }
+}

@@ -1,0 +1,819 @@
+//! The walk over the syntax tree: scopes, statements and expressions. The
+//! checks themselves live in `globals`, `params`, `calls` and `returns`.
+
+use std::collections::HashSet;
+
+use full_moon::ast::{
+    Assignment, Ast, BinOp, Block, Call, Expression, Field, FunctionArgs, FunctionBody,
+    FunctionCall, FunctionDeclaration, GenericFor, If, Index, LastStmt, LocalAssignment,
+    NumericFor, Parameter, Prefix, Repeat, Stmt, Suffix, TableConstructor, UnOp, Var, While,
+};
+use full_moon::node::Node;
+use full_moon::tokenizer::{StringLiteralQuoteType, Symbol, TokenReference, TokenType};
+
+use super::diagnostic::Diagnostic;
+use super::header::Header;
+use super::params::ParamUsage;
+use super::scope::{Binding, Scopes};
+use super::shebang::ScriptFlags;
+use super::span::{SourceMap, Span};
+use super::syntax::MAX_NESTING;
+use super::value::{self, Reply, TableShape, Value};
+use super::{ReturnShape, ReturnSite, Signature};
+
+/// What the walk found.
+#[derive(Debug, Default)]
+pub(crate) struct Outcome {
+    pub diagnostics: Vec<Diagnostic>,
+    pub returns: Vec<ReturnSite>,
+    /// A write command is reachable, or a command name is not a literal.
+    pub may_write: bool,
+}
+
+/// Runs the analysis: a first walk finds locals that are assigned again
+/// (their value is unknown everywhere), the second walk does the checks.
+pub(crate) fn run(
+    source: &str,
+    ast: &Ast,
+    signature: &Signature,
+    flags: &ScriptFlags,
+    header: &Header,
+) -> Outcome {
+    let map = SourceMap::new(source);
+    let context = Context {
+        map: &map,
+        signature,
+        flags,
+        header,
+    };
+    let mut survey = Analyzer::new(context, HashSet::new());
+    survey.walk_chunk(ast);
+    let reassigned = std::mem::take(&mut survey.reassigned_found);
+    let mut analyzer = Analyzer::new(context, reassigned);
+    analyzer.walk_chunk(ast);
+    analyzer.finish()
+}
+
+/// Read-only inputs of one analysis.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Context<'a> {
+    pub map: &'a SourceMap<'a>,
+    pub signature: &'a Signature,
+    pub flags: &'a ScriptFlags,
+    pub header: &'a Header,
+}
+
+/// Per-function state: whether `...` is allowed.
+#[derive(Debug)]
+struct Function {
+    vararg: bool,
+}
+
+/// One evaluated call argument or table element.
+#[derive(Debug)]
+pub(crate) struct Operand {
+    pub value: Value,
+    pub span: Span,
+    /// A trailing call or `...` whose number of values is unknown.
+    pub many: bool,
+}
+
+#[derive(Debug)]
+pub(crate) struct Analyzer<'a> {
+    pub context: Context<'a>,
+    pub scopes: Scopes,
+    pub diagnostics: Vec<Diagnostic>,
+    pub returns: Vec<ReturnSite>,
+    pub may_write: bool,
+    pub params: ParamUsage,
+    /// Locals assigned after their declaration (collected by the survey).
+    pub reassigned_found: HashSet<usize>,
+    /// Set by a call to `error`: the statement never completes.
+    pub raised: bool,
+    /// Set by each call: it may return any number of values.
+    pub last_call_many: bool,
+    functions: Vec<Function>,
+    depth: usize,
+    too_deep: bool,
+}
+
+impl<'a> Analyzer<'a> {
+    fn new(context: Context<'a>, reassigned: HashSet<usize>) -> Self {
+        Self {
+            context,
+            scopes: Scopes::new(reassigned),
+            diagnostics: Vec::new(),
+            returns: Vec::new(),
+            may_write: false,
+            params: ParamUsage::default(),
+            reassigned_found: HashSet::new(),
+            raised: false,
+            last_call_many: false,
+            functions: Vec::new(),
+            depth: 0,
+            too_deep: false,
+        }
+    }
+
+    fn finish(mut self) -> Outcome {
+        let findings = self.param_findings();
+        self.diagnostics.extend(findings);
+        self.returns.sort_by_key(|site| (site.line, site.column));
+        Outcome {
+            diagnostics: self.diagnostics,
+            returns: self.returns,
+            may_write: self.may_write,
+        }
+    }
+
+    pub fn span(&self, node: &impl Node) -> Span {
+        self.context.map.of(node)
+    }
+
+    /// The quoted source under `span`, or `fallback` when it is too long.
+    pub fn quote(&self, span: Span, fallback: &str) -> String {
+        self.context
+            .map
+            .snippet(span)
+            .unwrap_or_else(|| fallback.to_string())
+    }
+
+    pub fn in_main_chunk(&self) -> bool {
+        self.functions.is_empty()
+    }
+
+    /// Guards the recursion: past the limit the subtree is skipped.
+    fn enter(&mut self, node: &impl Node) -> bool {
+        self.depth += 1;
+        if self.depth <= MAX_NESTING * 2 {
+            return true;
+        }
+        if !self.too_deep {
+            self.too_deep = true;
+            let span = self.span(node);
+            self.diagnostics.push(span.error(
+                "the script nests blocks, brackets and operators more than 200 levels deep",
+                "Lua 5.1 refuses chunks with more than 200 syntax levels; split the expression into locals",
+            ));
+        }
+        false
+    }
+
+    fn leave(&mut self) {
+        self.depth = self.depth.saturating_sub(1);
+    }
+
+    // ----- statements -------------------------------------------------
+
+    fn walk_chunk(&mut self, ast: &Ast) {
+        let terminates = self.walk_block(ast.nodes());
+        if !terminates {
+            let span = self.end_of_chunk(ast);
+            self.returns.push(ReturnSite {
+                line: span.line,
+                column: span.column,
+                width: span.width,
+                shape: ReturnShape::FallsOffEnd,
+            });
+        }
+    }
+
+    /// The last line with code on it, for "falls off the end".
+    fn end_of_chunk(&self, ast: &Ast) -> Span {
+        let last = ast
+            .nodes()
+            .stmts()
+            .last()
+            .and_then(|stmt| stmt.end_position());
+        match last {
+            Some(end) => {
+                let line = end.line().max(1);
+                let text = self.context.map.line_text(line);
+                let indent = text.chars().take_while(|c| c.is_whitespace()).count();
+                Span {
+                    line,
+                    column: indent + 1,
+                    width: text.trim().chars().count().max(1),
+                    offset: end.bytes(),
+                }
+            }
+            None => Span::TOP,
+        }
+    }
+
+    /// Walks the statements of a block (the caller opens its scope).
+    /// Returns true when the block never completes normally.
+    fn walk_block(&mut self, block: &Block) -> bool {
+        let mut terminates = false;
+        for stmt in block.stmts() {
+            terminates |= self.walk_stmt(stmt);
+        }
+        if let Some(LastStmt::Return(statement)) = block.last_stmt() {
+            self.walk_return(statement);
+            terminates = true;
+        }
+        terminates
+    }
+
+    fn scoped_block(&mut self, block: &Block) -> bool {
+        self.scopes.push();
+        let terminates = self.walk_block(block);
+        self.scopes.pop();
+        terminates
+    }
+
+    fn walk_stmt(&mut self, stmt: &Stmt) -> bool {
+        if !self.enter(stmt) {
+            self.leave();
+            return false;
+        }
+        let terminates = match stmt {
+            Stmt::Assignment(assignment) => {
+                self.walk_assignment(assignment);
+                false
+            }
+            Stmt::Do(block) => self.scoped_block(block.block()),
+            Stmt::FunctionCall(call) => {
+                self.raised = false;
+                self.eval_function_call(call);
+                std::mem::take(&mut self.raised)
+            }
+            Stmt::FunctionDeclaration(declaration) => {
+                self.walk_function_declaration(declaration);
+                false
+            }
+            Stmt::GenericFor(generic_for) => {
+                self.walk_generic_for(generic_for);
+                false
+            }
+            Stmt::If(if_statement) => self.walk_if(if_statement),
+            Stmt::LocalAssignment(local) => {
+                self.walk_local_assignment(local);
+                false
+            }
+            Stmt::LocalFunction(function) => {
+                let name = function.name();
+                self.scopes
+                    .declare(identifier(name), offset(name), Value::Function);
+                self.walk_function_body(function.body(), None);
+                false
+            }
+            Stmt::NumericFor(numeric_for) => {
+                self.walk_numeric_for(numeric_for);
+                false
+            }
+            Stmt::Repeat(repeat) => self.walk_repeat(repeat),
+            Stmt::While(while_loop) => self.walk_while(while_loop),
+            _ => false,
+        };
+        self.leave();
+        terminates
+    }
+
+    fn walk_assignment(&mut self, assignment: &Assignment) {
+        for expression in assignment.expressions() {
+            self.value_of(expression);
+        }
+        for variable in assignment.variables() {
+            self.assign_to(variable);
+        }
+    }
+
+    fn assign_to(&mut self, variable: &Var) {
+        match variable {
+            Var::Name(token) => self.assign_name(token, false),
+            Var::Expression(target) => {
+                let suffixes: Vec<&Suffix> = target.suffixes().collect();
+                let Some((last, path)) = suffixes.split_last() else {
+                    return;
+                };
+                let base = self.eval_chain(target.prefix(), path);
+                let span = self.span(variable);
+                match last {
+                    Suffix::Index(Index::Dot { name, .. }) => {
+                        self.member_write(&base, identifier(name), span);
+                    }
+                    Suffix::Index(Index::Brackets { expression, .. }) => {
+                        if let Value::Str(member) = self.value_of(expression) {
+                            self.member_write(&base, &member, span);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// `name = ...` or `function name() end`.
+    fn assign_name(&mut self, token: &TokenReference, is_function: bool) {
+        let name = identifier(token);
+        match self.scopes.resolve(name) {
+            Binding::Local { declared_at, .. } => {
+                self.reassigned_found.insert(declared_at);
+            }
+            Binding::Global => {
+                let span = self.span(token);
+                self.global_write(name, span, is_function);
+            }
+        }
+    }
+
+    fn walk_local_assignment(&mut self, local: &LocalAssignment) {
+        let operands = self.eval_list(local.expressions().iter(), true);
+        let names: Vec<&TokenReference> = local.names().iter().collect();
+        let trailing_many = operands.last().is_some_and(|operand| operand.many);
+        for (position, name) in names.into_iter().enumerate() {
+            let value = match operands.get(position) {
+                Some(operand) => operand.value.clone(),
+                None if trailing_many => Value::Unknown,
+                None => Value::Nil,
+            };
+            self.scopes.declare(identifier(name), offset(name), value);
+        }
+    }
+
+    fn walk_function_declaration(&mut self, declaration: &FunctionDeclaration) {
+        let function_name = declaration.name();
+        let names: Vec<&TokenReference> = function_name.names().iter().collect();
+        let method = function_name.method_name();
+        match (names.split_first(), method) {
+            (Some((only, [])), None) => self.assign_name(only, true),
+            (Some((first, rest)), _) => {
+                let next = rest.first().map(|name| identifier(name));
+                let mut base = self.read_name(first, next);
+                let members: Vec<&TokenReference> = rest.iter().copied().chain(method).collect();
+                if let Some((target, path)) = members.split_last() {
+                    for member in path {
+                        let span = self.span(*member);
+                        base = self.index_member(base, identifier(member), span);
+                    }
+                    let span = self.context.map.joined(*first, *target);
+                    self.member_write(&base, identifier(target), span);
+                }
+            }
+            (None, _) => {}
+        }
+        self.walk_function_body(declaration.body(), method);
+    }
+
+    fn walk_function_body(&mut self, body: &FunctionBody, method: Option<&TokenReference>) {
+        self.functions.push(Function { vararg: false });
+        self.scopes.push();
+        if let Some(method) = method {
+            self.scopes.declare("self", offset(method), Value::Unknown);
+        }
+        for parameter in body.parameters() {
+            match parameter {
+                Parameter::Name(name) => {
+                    self.scopes
+                        .declare(identifier(name), offset(name), Value::Unknown);
+                }
+                Parameter::Ellipsis(_) => {
+                    if let Some(function) = self.functions.last_mut() {
+                        function.vararg = true;
+                    }
+                }
+                _ => {}
+            }
+        }
+        self.walk_block(body.block());
+        self.scopes.pop();
+        self.functions.pop();
+    }
+
+    fn walk_if(&mut self, statement: &If) -> bool {
+        self.value_of(statement.condition());
+        let mut all_terminate = self.scoped_block(statement.block());
+        for branch in statement.else_if().into_iter().flatten() {
+            self.value_of(branch.condition());
+            all_terminate &= self.scoped_block(branch.block());
+        }
+        match statement.else_block() {
+            Some(block) => self.scoped_block(block) && all_terminate,
+            None => false,
+        }
+    }
+
+    fn walk_numeric_for(&mut self, numeric_for: &NumericFor) {
+        self.value_of(numeric_for.start());
+        self.value_of(numeric_for.end());
+        if let Some(step) = numeric_for.step() {
+            self.value_of(step);
+        }
+        self.scopes.push();
+        let variable = numeric_for.index_variable();
+        self.scopes.declare(
+            identifier(variable),
+            offset(variable),
+            Value::ComputedNumber,
+        );
+        self.walk_block(numeric_for.block());
+        self.scopes.pop();
+    }
+
+    fn walk_generic_for(&mut self, generic_for: &GenericFor) {
+        let operands = self.eval_list(generic_for.expressions().iter(), false);
+        let iterated = match operands.first().map(|operand| &operand.value) {
+            Some(Value::ParamIterator(param)) => Some(*param),
+            _ => None,
+        };
+        self.scopes.push();
+        for (position, name) in generic_for.names().iter().enumerate() {
+            let value = match (position, iterated) {
+                (0, Some(_)) => Value::ComputedNumber,
+                (1, Some(param)) => param.element(),
+                _ => Value::Unknown,
+            };
+            self.scopes.declare(identifier(name), offset(name), value);
+        }
+        self.walk_block(generic_for.block());
+        self.scopes.pop();
+    }
+
+    fn walk_repeat(&mut self, repeat: &Repeat) -> bool {
+        // The until-condition sees the body's locals.
+        self.scopes.push();
+        let terminates = self.walk_block(repeat.block());
+        self.value_of(repeat.until());
+        self.scopes.pop();
+        terminates && !breaks_out(repeat.block())
+    }
+
+    fn walk_while(&mut self, while_loop: &While) -> bool {
+        let condition = self.value_of(while_loop.condition());
+        self.scoped_block(while_loop.block());
+        condition == Value::Bool(Some(true)) && !breaks_out(while_loop.block())
+    }
+
+    // ----- expressions ------------------------------------------------
+
+    /// Evaluates an expression; using KEYS/ARGV as a whole counts as
+    /// dynamic access.
+    pub fn value_of(&mut self, expression: &Expression) -> Value {
+        let value = self.raw_value_of(expression);
+        let span = self.span(expression);
+        self.settle(value, span)
+    }
+
+    /// Records a whole-table use of KEYS/ARGV at `span`.
+    pub fn settle(&mut self, value: Value, span: Span) -> Value {
+        if let Value::Params(param) = value {
+            self.param_dynamic(param, span);
+        }
+        value
+    }
+
+    /// Evaluates without recording a whole-table use of KEYS/ARGV, for
+    /// consumers that report it with a better span.
+    pub fn raw_value_of(&mut self, expression: &Expression) -> Value {
+        if !self.enter(expression) {
+            self.leave();
+            return Value::Unknown;
+        }
+        let value = match expression {
+            Expression::BinaryOperator { lhs, binop, rhs } => self.binary(lhs, binop, rhs),
+            Expression::Parentheses { expression, .. } => self.value_of(expression),
+            Expression::UnaryOperator { unop, expression } => self.unary(unop, expression),
+            Expression::Function(function) => {
+                self.walk_function_body(function.body(), None);
+                Value::Function
+            }
+            Expression::FunctionCall(call) => self.eval_function_call(call),
+            Expression::TableConstructor(table) => self.eval_table(table),
+            Expression::Number(token) => number(token),
+            Expression::String(token) => Value::Str(string_literal(token)),
+            Expression::Symbol(token) => self.symbol(token),
+            Expression::Var(Var::Name(token)) => self.read_name(token, None),
+            Expression::Var(Var::Expression(variable)) => {
+                let suffixes: Vec<&Suffix> = variable.suffixes().collect();
+                self.eval_chain(variable.prefix(), &suffixes)
+            }
+            _ => Value::Unknown,
+        };
+        self.leave();
+        value
+    }
+
+    fn binary(&mut self, lhs: &Expression, operator: &BinOp, rhs: &Expression) -> Value {
+        let left = self.value_of(lhs);
+        let right = self.value_of(rhs);
+        let constants = left.as_number().zip(right.as_number());
+        let fold = |apply: fn(f64, f64) -> f64| match constants {
+            Some((a, b)) => Value::Number(apply(a, b)),
+            None => Value::ComputedNumber,
+        };
+        match operator {
+            BinOp::Plus(_) => fold(|a, b| a + b),
+            BinOp::Minus(_) => fold(|a, b| a - b),
+            BinOp::Star(_) => fold(|a, b| a * b),
+            BinOp::Slash(_) => fold(|a, b| a / b),
+            BinOp::Percent(_) => fold(|a, b| a - (a / b).floor() * b),
+            BinOp::Caret(_) => fold(f64::powf),
+            BinOp::TwoDots(_) => Value::ComputedString,
+            BinOp::And(_) | BinOp::Or(_) => Value::Unknown,
+            _ => Value::Bool(None),
+        }
+    }
+
+    fn unary(&mut self, operator: &UnOp, operand: &Expression) -> Value {
+        match operator {
+            UnOp::Hash(_) => {
+                let value = self.raw_value_of(operand);
+                let span = self.context.map.joined(operator.token(), operand);
+                self.settle(value, span);
+                Value::ComputedNumber
+            }
+            UnOp::Minus(_) => match self.value_of(operand).as_number() {
+                Some(number) => Value::Number(-number),
+                None => Value::ComputedNumber,
+            },
+            _ => {
+                self.value_of(operand);
+                Value::Bool(None)
+            }
+        }
+    }
+
+    fn symbol(&mut self, token: &TokenReference) -> Value {
+        match token.token_type() {
+            TokenType::Symbol {
+                symbol: Symbol::True,
+            } => Value::Bool(Some(true)),
+            TokenType::Symbol {
+                symbol: Symbol::False,
+            } => Value::Bool(Some(false)),
+            TokenType::Symbol {
+                symbol: Symbol::Nil,
+            } => Value::Nil,
+            TokenType::Symbol {
+                symbol: Symbol::Ellipsis,
+            } => {
+                self.check_vararg(token);
+                Value::Unknown
+            }
+            _ => Value::Unknown,
+        }
+    }
+
+    fn check_vararg(&mut self, token: &TokenReference) {
+        let allowed = self.functions.last().is_none_or(|function| function.vararg);
+        if !allowed {
+            let span = self.span(token);
+            self.diagnostics.push(span.error(
+                "`...` is used in a function that does not declare `...`: Lua 5.1 refuses to compile this",
+                "add `...` to the function's parameters, or pass the values as named parameters",
+            ));
+        }
+    }
+
+    fn eval_function_call(&mut self, call: &FunctionCall) -> Value {
+        let suffixes: Vec<&Suffix> = call.suffixes().collect();
+        self.eval_chain(call.prefix(), &suffixes)
+    }
+
+    /// `prefix.member[index](args):method(args)...`
+    pub fn eval_chain(&mut self, prefix: &Prefix, suffixes: &[&Suffix]) -> Value {
+        let mut value = match prefix {
+            Prefix::Name(token) => {
+                let next_member = match suffixes.first() {
+                    Some(Suffix::Index(Index::Dot { name, .. })) => Some(identifier(name)),
+                    _ => None,
+                };
+                self.read_name(token, next_member)
+            }
+            Prefix::Expression(expression) => self.value_of(expression),
+            _ => Value::Unknown,
+        };
+        for suffix in suffixes {
+            let span = self.context.map.joined(prefix, *suffix);
+            value = self.apply_suffix(value, suffix, span);
+        }
+        value
+    }
+
+    fn apply_suffix(&mut self, value: Value, suffix: &Suffix, span: Span) -> Value {
+        match suffix {
+            Suffix::Index(Index::Dot { name, .. }) => {
+                let member_span = self.span(name);
+                if let Value::Params(param) = value {
+                    self.param_dynamic(param, span);
+                    return Value::Unknown;
+                }
+                self.index_member(value, identifier(name), member_span)
+            }
+            Suffix::Index(Index::Brackets { expression, .. }) => {
+                let key = self.value_of(expression);
+                match (value, key) {
+                    (Value::Params(param), key) => self.param_index(param, &key, span),
+                    (base @ Value::Builtin { .. }, Value::Str(member)) => {
+                        self.index_member(base, &member, span)
+                    }
+                    _ => Value::Unknown,
+                }
+            }
+            Suffix::Call(Call::AnonymousCall(arguments)) => self.call(value, arguments, span),
+            Suffix::Call(Call::MethodCall(method)) => {
+                self.settle(value, span);
+                self.eval_arguments(method.args(), span);
+                self.last_call_many = true;
+                Value::Unknown
+            }
+            _ => Value::Unknown,
+        }
+    }
+
+    /// Evaluates call arguments. KEYS/ARGV passed whole are reported with
+    /// the span of the call (`unpack(KEYS)`).
+    pub fn eval_arguments(&mut self, arguments: &FunctionArgs, call_span: Span) -> Vec<Operand> {
+        match arguments {
+            FunctionArgs::Parentheses { arguments, .. } => {
+                let operands = self.eval_list(arguments.iter(), false);
+                for operand in &operands {
+                    self.settle(operand.value.clone(), call_span);
+                }
+                operands
+            }
+            FunctionArgs::String(token) => vec![Operand {
+                value: Value::Str(string_literal(token)),
+                span: self.span(token),
+                many: false,
+            }],
+            FunctionArgs::TableConstructor(table) => vec![Operand {
+                value: self.eval_table(table),
+                span: self.span(table.as_ref()),
+                many: false,
+            }],
+            _ => Vec::new(),
+        }
+    }
+
+    /// Evaluates an expression list, noting whether the last one may expand
+    /// to any number of values. With `settle`, KEYS/ARGV used whole are
+    /// recorded at their own span.
+    fn eval_list<'e>(
+        &mut self,
+        expressions: impl Iterator<Item = &'e Expression>,
+        settle: bool,
+    ) -> Vec<Operand> {
+        let expressions: Vec<&Expression> = expressions.collect();
+        let count = expressions.len();
+        let mut operands = Vec::with_capacity(count);
+        for (position, expression) in expressions.into_iter().enumerate() {
+            self.last_call_many = false;
+            let span = self.span(expression);
+            let value = if settle {
+                self.value_of(expression)
+            } else {
+                self.raw_value_of(expression)
+            };
+            let many = position + 1 == count && self.expands(expression);
+            operands.push(Operand { value, span, many });
+        }
+        operands
+    }
+
+    /// A call or `...` in the last position expands to all its values.
+    fn expands(&self, expression: &Expression) -> bool {
+        match expression {
+            Expression::FunctionCall(_) => self.last_call_many,
+            Expression::Symbol(token) => token.is_symbol(Symbol::Ellipsis),
+            _ => false,
+        }
+    }
+
+    fn eval_table(&mut self, table: &TableConstructor) -> Value {
+        let mut array = Vec::new();
+        let mut reply = None;
+        let fields: Vec<&Field> = table.fields().iter().collect();
+        let count = fields.len();
+        for (position, field) in fields.into_iter().enumerate() {
+            match field {
+                Field::NoKey(expression) => {
+                    self.last_call_many = false;
+                    let value = self.value_of(expression);
+                    let many = position + 1 == count && self.expands(expression);
+                    array.push((value, many));
+                }
+                Field::NameKey { key, value, .. } => {
+                    let value = self.value_of(value);
+                    match identifier(key) {
+                        "err" => reply = Some(Reply::Error(error_code(&value))),
+                        "ok" => reply = Some(Reply::Status(value.as_str().map(str::to_string))),
+                        _ => {}
+                    }
+                }
+                Field::ExpressionKey { key, value, .. } => {
+                    self.value_of(key);
+                    self.value_of(value);
+                }
+                _ => {}
+            }
+        }
+        if let Some(reply) = reply {
+            return Value::Reply(reply);
+        }
+        let open_ended = array.last().is_some_and(|(_, many)| *many);
+        if open_ended {
+            array.pop();
+        }
+        let tag = array
+            .first()
+            .and_then(|(value, _)| value.as_str().map(str::to_string));
+        Value::Table(Some(Box::new(TableShape {
+            tag,
+            elements: array.iter().map(|(value, _)| value.kind()).collect(),
+            open_ended,
+        })))
+    }
+}
+
+/// The error code of an error message: its leading upper-case word.
+pub(crate) fn error_code(message: &Value) -> Option<String> {
+    let text = message.as_str()?;
+    let word = text.split_whitespace().next()?;
+    let is_code = word.chars().next().is_some_and(|c| c.is_ascii_uppercase())
+        && word
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_' || c == '-');
+    is_code.then(|| word.to_string())
+}
+
+/// True when the loop body has a `break` of its own (not of a nested loop).
+fn breaks_out(block: &Block) -> bool {
+    if matches!(block.last_stmt(), Some(LastStmt::Break(_))) {
+        return true;
+    }
+    block.stmts().any(|stmt| match stmt {
+        Stmt::Do(inner) => breaks_out(inner.block()),
+        Stmt::If(branches) => {
+            breaks_out(branches.block())
+                || branches
+                    .else_if()
+                    .into_iter()
+                    .flatten()
+                    .any(|branch| breaks_out(branch.block()))
+                || branches.else_block().is_some_and(breaks_out)
+        }
+        _ => false,
+    })
+}
+
+pub(crate) fn identifier(token: &TokenReference) -> &str {
+    match token.token_type() {
+        TokenType::Identifier { identifier } => identifier.as_str(),
+        _ => "",
+    }
+}
+
+/// A declaration's identity: the byte offset of its name.
+fn offset(token: &TokenReference) -> usize {
+    token.token().start_position().bytes()
+}
+
+fn number(token: &TokenReference) -> Value {
+    match token.token_type() {
+        TokenType::Number { text } => {
+            value::parse_number(text.as_str()).map_or(Value::ComputedNumber, Value::Number)
+        }
+        _ => Value::Unknown,
+    }
+}
+
+fn string_literal(token: &TokenReference) -> String {
+    match token.token_type() {
+        TokenType::StringLiteral {
+            literal,
+            quote_type: StringLiteralQuoteType::Brackets,
+            ..
+        } => literal.to_string(),
+        TokenType::StringLiteral { literal, .. } => value::unescape(literal.as_str()),
+        _ => String::new(),
+    }
+}
+
+impl Value {
+    pub fn as_number(&self) -> Option<f64> {
+        match self {
+            Value::Number(number) => Some(*number),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Value::Str(text) => Some(text),
+            _ => None,
+        }
+    }
+}
+
+impl super::value::Param {
+    /// What one element of this table is.
+    pub fn element(self) -> Value {
+        match self {
+            super::value::Param::Keys => Value::Key,
+            super::value::Param::Argv => Value::Arg(None),
+        }
+    }
+}
