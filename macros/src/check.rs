@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::lua::{self, Severity};
+use crate::lua;
 use crate::parse::{Declaration, Errors};
 
 /// Environment variable that overrides the directory `path` is relative to.
@@ -19,6 +19,8 @@ pub struct CheckedScript {
     pub read_only: bool,
     /// The script declares `#!lua flags=allow-cross-slot-keys`.
     pub allow_cross_slot_keys: bool,
+    /// The script's leading comment block.
+    pub header: lua::Header,
 }
 
 pub fn check(declaration: &Declaration) -> Result<CheckedScript, syn::Error> {
@@ -38,13 +40,11 @@ pub fn check(declaration: &Declaration) -> Result<CheckedScript, syn::Error> {
     let signature = lua_signature(declaration);
     let analysis = lua::analyze(&source, &signature);
     let mut errors = Errors::default();
-    for diagnostic in &analysis.diagnostics {
-        if diagnostic.severity == Severity::Error {
-            errors.push(syn::Error::new(
-                path_literal.span(),
-                diagnostic.render(&relative, &source),
-            ));
-        }
+    for diagnostic in analysis.errors() {
+        errors.push(syn::Error::new(
+            path_literal.span(),
+            diagnostic.render(&relative, &source),
+        ));
     }
     errors.finish()?;
 
@@ -54,7 +54,8 @@ pub fn check(declaration: &Declaration) -> Result<CheckedScript, syn::Error> {
             .digest()
             .to_string(),
         read_only: analysis.read_only,
-        allow_cross_slot_keys: false,
+        allow_cross_slot_keys: analysis.flags.allow_cross_slot_keys,
+        header: analysis.header,
     })
 }
 

@@ -5,6 +5,7 @@ use quote::quote;
 use syn::Ident;
 
 use crate::check::CheckedScript;
+use crate::lua;
 use crate::parse::{CONNECTION_PARAM, Declaration, FunctionSignature};
 
 /// The full expansion for a script that passed every check.
@@ -17,7 +18,9 @@ pub fn script_function(declaration: &Declaration, script: &CheckedScript) -> Tok
         sha1,
         read_only,
         allow_cross_slot_keys,
+        header,
     } = script;
+    let script_doc = script_doc(declaration, script, header);
 
     let key_idents = signature.key_params().iter().map(|param| &param.ident);
     let arg_idents = signature.arg_params().iter().map(|param| &param.ident);
@@ -46,37 +49,117 @@ pub fn script_function(declaration: &Declaration, script: &CheckedScript) -> Tok
     let function_body = quote! {
         #ident::call(#(#params),*).invoke(#connection).await
     };
-    emit(signature, &path, script_static, call_body, function_body)
+    let parts = Expansion {
+        path: &path,
+        doc: Some(script_doc),
+        script_static,
+        call_body,
+        function_body,
+    };
+    emit(signature, parts)
+}
+
+/// Rustdoc for the generated function: which parameter goes where, what the
+/// script's header says about it, and the facts checked at compile time.
+fn script_doc(declaration: &Declaration, script: &CheckedScript, header: &lua::Header) -> String {
+    let signature = &declaration.signature;
+    let path = declaration.options.path.value();
+    let mut doc = String::new();
+    let has_user_doc = signature.attrs.iter().any(|attr| attr.path().is_ident("doc"));
+    let description: Vec<&str> = header
+        .doc
+        .iter()
+        .map(String::as_str)
+        .filter(|line| !line.starts_with("KEYS[") && !line.starts_with("ARGV["))
+        .collect();
+    if !has_user_doc {
+        for line in description.iter().take_while(|line| !line.is_empty()) {
+            doc.push_str(line);
+            doc.push('\n');
+        }
+    }
+    doc.push_str(&format!(
+        "\n# Script\n\nRuns `{path}` with `{}` (SHA1 `{}`), checked at compile time.\n\n| parameter | sent as | meaning (from the script's header) |\n| --- | --- | --- |\n",
+        if script.read_only { "EVALSHA_RO" } else { "EVALSHA" },
+        script.sha1,
+    ));
+    let rows = signature
+        .key_params()
+        .iter()
+        .enumerate()
+        .map(|(index, param)| (param, "KEYS", index + 1, &header.keys))
+        .chain(
+            signature
+                .arg_params()
+                .iter()
+                .enumerate()
+                .map(|(index, param)| (param, "ARGV", index + 1, &header.args)),
+        );
+    for (param, table, index, documented) in rows {
+        let sent_as = if param.variadic {
+            format!("`{table}[{index}..]`")
+        } else {
+            format!("`{table}[{index}]`")
+        };
+        let meaning = documented
+            .iter()
+            .find(|entry| entry.index == index)
+            .map_or("", |entry| entry.text.as_str());
+        doc.push_str(&format!("| `{}` | {sent_as} | {} |\n", param.ident, meaning.replace('|', "\\|")));
+    }
+    if has_user_doc && !description.is_empty() {
+        doc.push_str("\nScript header:\n\n```text\n");
+        for line in &description {
+            doc.push_str(line);
+            doc.push('\n');
+        }
+        doc.push_str("```\n");
+    }
+    doc
 }
 
 /// The declared items with unreachable bodies, emitted next to the compile
 /// errors so that call sites still resolve and type-check.
 pub fn unreachable_function(signature: &FunctionSignature) -> TokenStream {
-    let unreachable = quote! {
-        #[allow(unused_variables)]
-        let _ = ();
-        ::core::unreachable!("#[redis_script] failed to compile")
+    let unreachable = quote! { ::core::unreachable!("#[redis_script] failed to compile") };
+    let parts = Expansion {
+        path: "",
+        doc: None,
+        script_static: TokenStream::new(),
+        call_body: unreachable.clone(),
+        function_body: unreachable,
     };
-    emit(
-        signature,
-        "",
-        TokenStream::new(),
-        unreachable.clone(),
-        unreachable,
-    )
+    emit(signature, parts)
+}
+
+/// The pieces that differ between a checked script and the fallback.
+struct Expansion<'a> {
+    path: &'a str,
+    /// Generated rustdoc appended to the user's.
+    doc: Option<String>,
+    script_static: TokenStream,
+    call_body: TokenStream,
+    function_body: TokenStream,
 }
 
 fn connection_ident() -> Ident {
     Ident::new(CONNECTION_PARAM, Span::call_site())
 }
 
-fn emit(
-    signature: &FunctionSignature,
-    path: &str,
-    script_static: TokenStream,
-    call_body: TokenStream,
-    function_body: TokenStream,
-) -> TokenStream {
+fn emit(signature: &FunctionSignature, parts: Expansion<'_>) -> TokenStream {
+    let Expansion {
+        path,
+        doc,
+        script_static,
+        call_body,
+        function_body,
+    } = parts;
+    // The fallback ignores its parameters; say so rather than add warnings
+    // to the compile errors the user is reading.
+    let allow_unused = doc
+        .is_none()
+        .then(|| quote! { #[allow(unused_variables)] });
+    let doc = doc.map(|text| quote! { #[doc = #text] });
     let FunctionSignature {
         attrs,
         vis,
@@ -104,6 +187,8 @@ fn emit(
     );
     quote! {
         #(#attrs)*
+        #doc
+        #allow_unused
         #vis async fn #ident<#generic_params __Connection>(
             #connection: &mut __Connection,
             #(#typed_params),*
@@ -123,6 +208,7 @@ fn emit(
             #script_static
 
             #[doc = #call_doc]
+            #allow_unused
             pub fn call<#generic_params>(#(#typed_params),*) -> ::redis_script::Call<#reply>
             #where_clause
             {
