@@ -45,7 +45,7 @@ fn hazard_hint(name: &str) -> &'static str {
 }
 
 /// The global's names and the visible locals, for suggestions.
-fn known_names<'n>(locals: Vec<&'n str>) -> Vec<&'n str> {
+fn known_names(locals: Vec<&str>) -> Vec<&str> {
     let mut names = locals;
     for global in sandbox::GLOBALS {
         if !global.name.starts_with("__") {
@@ -168,7 +168,7 @@ impl Analyzer<'_> {
         if library.member(member).is_some() {
             if let Some(note) = sandbox::member_note(&global, member) {
                 self.diagnostics.push(span.note(
-                    format!("`{global}.{member}` {note}"),
+                    format!("`{global}.{member}`: {note}"),
                     "make sure the script does not rely on it",
                 ));
             }

@@ -22,6 +22,8 @@ pub struct ParamDoc {
     pub text: String,
     /// The 1-based line of the comment.
     pub line: usize,
+    /// The 1-based column (in characters) of `KEYS[`/`ARGV[` on that line.
+    pub column: usize,
 }
 
 impl Header {
@@ -65,35 +67,66 @@ pub(crate) fn parse(source: &str) -> Header {
             break;
         };
         let text = text.strip_prefix(' ').unwrap_or(text).trim_end();
-        record_entry(&mut header, text, line_number);
+        record_entry(&mut header, text, raw, line_number);
         header.doc.push(text.to_string());
     }
     header
 }
 
-fn record_entry(header: &mut Header, text: &str, line: usize) {
-    let (entries, rest) = if let Some(rest) = text.strip_prefix("KEYS[") {
-        (&mut header.keys, rest)
-    } else if let Some(rest) = text.strip_prefix("ARGV[") {
-        (&mut header.args, rest)
+/// Records `KEYS[n] = text` / `ARGV[n]: text` entries of a comment line
+/// that starts with one; several may share a line, separated by commas.
+fn record_entry(header: &mut Header, text: &str, raw: &str, line: usize) {
+    let mut rest = text;
+    while let Some((table, index, after)) = entry_start(rest) {
+        let description = after.trim_start().trim_start_matches(['=', ':', '-']);
+        let end = next_entry(description).unwrap_or(description.len());
+        let (own, following) = description.split_at(end);
+        let written = format!("{table}[{index}]");
+        let column = raw
+            .find(&written)
+            .and_then(|byte| raw.get(..byte))
+            .map_or(1, |before| before.chars().count() + 1);
+        let entry = ParamDoc {
+            index,
+            text: own
+                .trim()
+                .trim_end_matches([',', ';'])
+                .trim_end()
+                .to_string(),
+            line,
+            column,
+        };
+        match table {
+            "KEYS" => header.keys.push(entry),
+            _ => header.args.push(entry),
+        }
+        rest = following;
+    }
+}
+
+/// `KEYS[n]` or `ARGV[n]` at the start of `text`: the table, the index and
+/// what follows the closing bracket.
+fn entry_start(text: &str) -> Option<(&'static str, usize, &str)> {
+    let (table, rest) = if let Some(rest) = text.strip_prefix("KEYS[") {
+        ("KEYS", rest)
     } else {
-        return;
+        ("ARGV", text.strip_prefix("ARGV[")?)
     };
-    let Some((digits, after)) = rest.split_once(']') else {
-        return;
-    };
-    let Ok(index) = digits.trim().parse::<usize>() else {
-        return;
-    };
-    let description = after
-        .trim_start()
-        .trim_start_matches(['=', ':', '-'])
-        .trim();
-    entries.push(ParamDoc {
-        index,
-        text: description.to_string(),
-        line,
-    });
+    let (digits, after) = rest.split_once(']')?;
+    let index = digits.trim().parse::<usize>().ok()?;
+    Some((table, index, after))
+}
+
+/// Where the next entry starts: after a `,` or `;` separator.
+fn next_entry(text: &str) -> Option<usize> {
+    text.char_indices()
+        .filter(|(_, character)| *character == ',' || *character == ';')
+        .map(|(at, separator)| at + separator.len_utf8())
+        .find_map(|after| {
+            let tail = text.get(after..)?;
+            let skipped = tail.len() - tail.trim_start().len();
+            entry_start(tail.trim_start()).map(|_| after + skipped)
+        })
 }
 
 /// Notes for header entries that document more keys or arguments than the
@@ -114,19 +147,19 @@ pub(crate) fn contradictions(header: &Header, signature: &Signature) -> Vec<Diag
 
 fn contradiction(entry: &ParamDoc, table: &str, declared: usize, noun: &str) -> Diagnostic {
     let count = plural(declared, noun);
-    let column = 1;
+    let width = format!("{table}[{}]", entry.index).len();
     Diagnostic::note(
         entry.line,
-        column,
-        1,
+        entry.column,
+        width,
         format!(
             "the header documents `{table}[{}]`, but the Rust function declares {count}",
             entry.index
         ),
     )
     .with_hint(format!(
-        "declare {} {noun} parameters, or fix the comment",
-        entry.index
+        "declare {} in the Rust function (or a variadic {noun} parameter), or fix the comment",
+        plural(entry.index, noun)
     ))
 }
 
@@ -163,7 +196,8 @@ mod tests {
             [ParamDoc {
                 index: 1,
                 text: "lock key".into(),
-                line: 4
+                line: 4,
+                column: 4,
             }]
         );
         let args: Vec<_> = header
@@ -172,6 +206,23 @@ mod tests {
             .map(|entry| (entry.index, entry.text.as_str()))
             .collect();
         assert_eq!(args, [(1, "owner token"), (2, "ttl ms")]);
+    }
+
+    #[test]
+    fn reads_several_entries_on_one_line() {
+        let header = parse("-- KEYS[1] = lock, ARGV[1] = token, ARGV[2] = ttl in ms\nreturn 1");
+        let keys: Vec<_> = header
+            .keys
+            .iter()
+            .map(|e| (e.index, e.text.as_str()))
+            .collect();
+        let args: Vec<_> = header
+            .args
+            .iter()
+            .map(|e| (e.index, e.text.as_str()))
+            .collect();
+        assert_eq!(keys, [(1, "lock")]);
+        assert_eq!(args, [(1, "token"), (2, "ttl in ms")]);
     }
 
     #[test]

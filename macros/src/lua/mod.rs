@@ -26,6 +26,8 @@ mod walker;
 mod tests;
 
 pub use diagnostic::{Diagnostic, Severity};
+// `ParamDoc` is named by users of `Header` outside this crate's macro code.
+#[allow(unused_imports)]
 pub use header::{Header, ParamDoc};
 pub use shebang::ScriptFlags;
 
@@ -63,11 +65,6 @@ pub struct Analysis {
 }
 
 impl Analysis {
-    /// True when at least one diagnostic is an error.
-    pub fn has_errors(&self) -> bool {
-        self.errors().next().is_some()
-    }
-
     /// The diagnostics that fail the build.
     pub fn errors(&self) -> impl Iterator<Item = &Diagnostic> {
         self.diagnostics

@@ -179,13 +179,9 @@ impl Analyzer<'_> {
                 let is_keys = declared.param == Param::Keys;
                 let line = self.context.header.line_of(is_keys, index).unwrap_or(1);
                 let span = Span { line, ..Span::TOP };
-                let remove = match declared.param {
-                    Param::Keys => format!("keys = {}", declared.fixed - 1),
-                    Param::Argv => "one argument".to_string(),
-                };
                 span.error(
                     format!("{noun} parameter {index} (`{table}[{index}]`) is never read by the script"),
-                    format!("use {table}[{index}] in the script, remove the parameter ({remove}), or opt out with `allow_unused`"),
+                    format!("use {table}[{index}] in the script, remove that parameter from the Rust function, or opt out with `allow_unused`"),
                 )
             })
             .collect()

@@ -84,10 +84,10 @@ pub(crate) fn parse(source: &str) -> Parsed {
 }
 
 fn split_words(line: &str, first_column: usize) -> impl Iterator<Item = Word<'_>> {
-    let mut column = first_column;
     let mut start: Option<(usize, usize)> = None;
     let mut words = Vec::new();
-    for (byte, character) in line.char_indices().chain([(line.len(), ' ')]) {
+    let characters = line.char_indices().chain([(line.len(), ' ')]);
+    for (column, (byte, character)) in (first_column..).zip(characters) {
         match (character.is_whitespace(), start) {
             (true, Some((start_byte, start_column))) => {
                 if let Some(text) = line.get(start_byte..byte) {
@@ -101,7 +101,6 @@ fn split_words(line: &str, first_column: usize) -> impl Iterator<Item = Word<'_>
             (false, None) => start = Some((byte, column)),
             _ => {}
         }
-        column += 1;
     }
     words.into_iter()
 }

@@ -33,6 +33,21 @@ impl Span {
     }
 }
 
+// Positions come from the node's tokens: the derived `Node::end_position`
+// of `x[i]` stops before the closing bracket, and `Node::tokens` lists the
+// brackets of a `ContainedSpan` before what they contain.
+fn first_position(node: &impl Node) -> Option<Position> {
+    node.tokens()
+        .map(|token| token.token().start_position())
+        .min_by_key(|position| position.bytes())
+}
+
+fn last_position(node: &impl Node) -> Option<Position> {
+    node.tokens()
+        .map(|token| token.token().end_position())
+        .max_by_key(|position| position.bytes())
+}
+
 /// The script text, to turn positions into spans and spans into snippets.
 #[derive(Debug)]
 pub(crate) struct SourceMap<'a> {
@@ -49,15 +64,15 @@ impl<'a> SourceMap<'a> {
 
     /// The span of a whole node; the top of the file if it has no position.
     pub fn of(&self, node: &impl Node) -> Span {
-        match node.range() {
-            Some((start, end)) => self.between(start, end),
-            None => Span::TOP,
+        match (first_position(node), last_position(node)) {
+            (Some(start), Some(end)) => self.between(start, end),
+            _ => Span::TOP,
         }
     }
 
     /// The span from the start of `first` to the end of `last`.
     pub fn joined(&self, first: &impl Node, last: &impl Node) -> Span {
-        match (first.start_position(), last.end_position()) {
+        match (first_position(first), last_position(last)) {
             (Some(start), Some(end)) => self.between(start, end),
             _ => self.of(first),
         }

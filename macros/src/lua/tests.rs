@@ -53,3 +53,801 @@ fn smoke() {
     );
     println!("{:?}", error_messages("return 1", &signature(0, 0)));
 }
+
+// ----- corpus ------------------------------------------------------------
+
+const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/lua/corpus");
+
+/// Reads `-- keys: 2` / `-- keys: 1+` and `-- args: 3` from a corpus header.
+fn corpus_signature(source: &str) -> Signature {
+    let mut signature = Signature::default();
+    for line in source.lines().take(6) {
+        let Some((field, value)) = line.trim_start_matches("--").split_once(':') else {
+            continue;
+        };
+        let value = value.trim();
+        let variadic = value.ends_with('+');
+        let count: usize = value.trim_end_matches('+').parse().unwrap_or(0);
+        match field.trim() {
+            "keys" => (signature.keys, signature.variadic_keys) = (count, variadic),
+            "args" => (signature.args, signature.variadic_args) = (count, variadic),
+            _ => {}
+        }
+    }
+    signature
+}
+
+fn corpus() -> Vec<(String, String)> {
+    let mut scripts: Vec<(String, String)> = std::fs::read_dir(CORPUS)
+        .expect("corpus directory")
+        .map(|entry| entry.expect("corpus entry").path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "lua"))
+        .map(|path| {
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            (name, std::fs::read_to_string(&path).expect("corpus file"))
+        })
+        .collect();
+    scripts.sort();
+    scripts
+}
+
+#[test]
+fn every_corpus_script_passes() {
+    let scripts = corpus();
+    assert!(scripts.len() >= 30, "only {} corpus scripts", scripts.len());
+    let mut failures = Vec::new();
+    for (name, source) in &scripts {
+        let analysis = analyze(source, &corpus_signature(source));
+        failures.extend(analysis.errors().map(|d| d.render(name, source)));
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    println!("{} corpus scripts analysed without errors", scripts.len());
+}
+
+// ----- rule 1: syntax -----------------------------------------------------
+
+#[test]
+fn syntax_errors_stop_the_analysis_and_explain_newer_lua() {
+    let source = "local n = tonumber(ARGV[1]) // 2\nreturn n";
+    assert_eq!(
+        errors(source, &signature(0, 1)),
+        ["1:29+2 `//` (floor division) is Lua 5.3 syntax; Redis runs Lua 5.1"]
+    );
+    let analysis = analyze(source, &signature(0, 1));
+    assert_eq!(
+        analysis.diagnostics[0].hint.as_deref(),
+        Some("write `math.floor(a / b)`")
+    );
+    assert_eq!(
+        errors("if x then\n  return 0\nedn", &signature(0, 0)).len(),
+        1
+    );
+}
+
+// ----- rule 2: KEYS and ARGV ---------------------------------------------
+
+#[test]
+fn literal_indices_beyond_the_declared_counts() {
+    assert_eq!(
+        errors(
+            "return redis.call('GET', KEYS[1]) .. KEYS[3]",
+            &signature(1, 0)
+        ),
+        ["1:38+7 `KEYS[3]` is out of range: the Rust function declares 1 key"]
+    );
+    assert_eq!(
+        errors("return ARGV[1] .. ARGV[2]", &signature(0, 1)),
+        ["1:19+7 `ARGV[2]` is out of range: the Rust function declares 1 argument"]
+    );
+    let analysis = analyze("return KEYS[2]", &signature(0, 0));
+    let hints: Vec<_> = analysis.errors().filter_map(|d| d.hint.clone()).collect();
+    assert_eq!(
+        hints,
+        [
+            "the Rust function needs a key parameter for it (keys = 2), or the script must read one of the declared keys"
+        ]
+    );
+}
+
+#[test]
+fn index_zero_and_negative_are_always_nil() {
+    assert_eq!(
+        errors("return KEYS[0] or ARGV[-1] or KEYS[1]", &signature(1, 0)),
+        [
+            "1:8+7 `KEYS[0]` is always nil: Lua arrays start at 1",
+            "1:19+8 `ARGV[-1]` is always nil: Lua arrays start at 1",
+        ]
+    );
+}
+
+#[test]
+fn declared_parameters_must_be_read() {
+    assert_eq!(
+        error_messages("return redis.call('GET', KEYS[1])", &signature(2, 1)),
+        [
+            "key parameter 2 (`KEYS[2]`) is never read by the script",
+            "argument parameter 1 (`ARGV[1]`) is never read by the script",
+        ]
+    );
+    let opted_out = Signature {
+        allow_unused: true,
+        ..signature(2, 1)
+    };
+    assert_clean("return redis.call('GET', KEYS[1])", &opted_out);
+}
+
+#[test]
+fn unused_parameter_points_at_its_header_line() {
+    let source = "-- KEYS[1] = a\n-- ARGV[1] = ttl\nreturn redis.call('GET', KEYS[1])";
+    assert_eq!(
+        errors(source, &signature(1, 1)),
+        ["2:1+1 argument parameter 1 (`ARGV[1]`) is never read by the script"]
+    );
+}
+
+#[test]
+fn dynamic_access_needs_a_variadic_parameter() {
+    let cases = [
+        (
+            "for i = 1, #KEYS do redis.call('DEL', KEYS[i]) end",
+            "1:12+5 `#KEYS` reads KEYS dynamically, but the Rust function declares no variadic key parameter",
+        ),
+        (
+            "return redis.call('DEL', unpack(KEYS))",
+            "1:26+12 `unpack(KEYS)` reads KEYS dynamically, but the Rust function declares no variadic key parameter",
+        ),
+        (
+            "for _, a in ipairs(ARGV) do redis.call('SADD', 'k', a) end",
+            "1:13+12 `ipairs(ARGV)` reads ARGV dynamically, but the Rust function declares no variadic argument parameter",
+        ),
+        (
+            "for k in pairs(KEYS) do end",
+            "1:10+11 `pairs(KEYS)` reads KEYS dynamically, but the Rust function declares no variadic key parameter",
+        ),
+        (
+            "return select('#', unpack(ARGV))",
+            "1:20+12 `unpack(ARGV)` reads ARGV dynamically, but the Rust function declares no variadic argument parameter",
+        ),
+        (
+            "local function f(t) return t end\nreturn f(KEYS)",
+            "2:8+7 `f(KEYS)` reads KEYS dynamically, but the Rust function declares no variadic key parameter",
+        ),
+        (
+            "local k = KEYS\nreturn k[1]",
+            "1:11+4 `KEYS` reads KEYS dynamically, but the Rust function declares no variadic key parameter",
+        ),
+        (
+            "local i = tonumber(ARGV[1])\nreturn KEYS[i]",
+            "2:8+7 `KEYS[i]` reads KEYS dynamically, but the Rust function declares no variadic key parameter",
+        ),
+    ];
+    let lenient = Signature {
+        allow_unused: true,
+        dynamic_keys: true,
+        ..signature(0, 1)
+    };
+    for (source, expected) in cases {
+        let found = errors(source, &lenient);
+        assert!(found.contains(&expected.to_string()), "{source}: {found:?}");
+    }
+}
+
+#[test]
+fn variadic_parameters_need_dynamic_access() {
+    let variadic = Signature {
+        variadic_keys: true,
+        ..signature(1, 0)
+    };
+    assert_eq!(
+        error_messages("return redis.call('GET', KEYS[1])", &variadic),
+        [
+            "the Rust function passes a variadic list of keys, but the script never reads KEYS beyond KEYS[1]"
+        ]
+    );
+    assert_clean(
+        "redis.call('GET', KEYS[1])\nfor i = 2, #KEYS do redis.call('DEL', KEYS[i]) end",
+        &variadic,
+    );
+    // Literal indices above the fixed count read the slice.
+    assert_clean(
+        "return redis.call('GET', KEYS[1]) or redis.call('GET', KEYS[2])",
+        &variadic,
+    );
+}
+
+#[test]
+fn constant_folded_indices_are_literal() {
+    let source = "local n = 1\nlocal FIRST, SECOND = 1, n + 1\nreturn ARGV[n] .. ARGV[n + 1] .. ARGV[SECOND * 1] .. ARGV[FIRST]";
+    assert_clean(source, &signature(0, 2));
+    assert_eq!(
+        errors(
+            "local n = 2\nreturn ARGV[n + 1] .. ARGV[1] .. ARGV[2]",
+            &signature(0, 2)
+        ),
+        ["2:8+11 `ARGV[3]` is out of range: the Rust function declares 2 arguments"]
+    );
+}
+
+#[test]
+fn reassigned_locals_are_not_constants() {
+    let source =
+        "local n = 1\nlocal s = ''\nwhile n <= 2 do s = s .. ARGV[n]; n = n + 1 end\nreturn s";
+    let found = error_messages(source, &signature(0, 2));
+    assert_eq!(
+        found,
+        [
+            "`ARGV[n]` reads ARGV dynamically, but the Rust function declares no variadic argument parameter"
+        ]
+    );
+    let closure = "local i = 1\nlocal function bump() i = i + 1 end\nbump()\nreturn KEYS[i]";
+    let variadic = Signature {
+        variadic_keys: true,
+        ..signature(0, 0)
+    };
+    assert_clean(closure, &variadic);
+}
+
+// ----- rule 3: globals and scopes ----------------------------------------
+
+#[test]
+fn global_writes_are_refused() {
+    assert_eq!(
+        error_messages(
+            "x = 1\nfunction f() end\nstring.x = 1\nredis.call = nil\nfunction string.trim(s) return s end\nreturn 1",
+            &signature(0, 0)
+        ),
+        [
+            "assignment to global variable `x`: Redis scripts cannot create or change globals (Attempt to modify a readonly table)",
+            "function `f` is declared as a global: Redis scripts cannot create globals (Attempt to modify a readonly table)",
+            "assignment to `string.x` changes the read-only `string` table: Redis fails with \"Attempt to modify a readonly table\"",
+            "assignment to `redis.call` changes the read-only `redis` table: Redis fails with \"Attempt to modify a readonly table\"",
+            "assignment to `string.trim` changes the read-only `string` table: Redis fails with \"Attempt to modify a readonly table\"",
+        ]
+    );
+}
+
+#[test]
+fn undefined_globals_and_members_get_suggestions() {
+    let analysis = analyze(
+        "local count = 0\nlocal a = redsi.call('GET', KEYS[1])\nlocal b = redis.cal('GET', KEYS[1])\nlocal c = string.fromat('%d', cuont)\nreturn {a, b, c}",
+        &signature(1, 0),
+    );
+    let found: Vec<(String, Option<String>)> = analysis
+        .errors()
+        .map(|d| {
+            (
+                format!("{}:{}+{} {}", d.line, d.column, d.width, d.message),
+                d.hint.clone(),
+            )
+        })
+        .collect();
+    let hint = |text: &str| Some(text.to_string());
+    assert_eq!(
+        found,
+        [
+            ("2:11+5 `redsi` is not defined: Redis fails with \"Script attempted to access nonexistent global variable 'redsi'\"".to_string(), hint("did you mean `redis.call`?")),
+            ("3:17+3 `redis.cal` does not exist: the `redis` library has no member `cal`, so it is nil".to_string(), hint("did you mean `redis.call`?")),
+            ("4:18+6 `string.fromat` does not exist: the `string` library has no member `fromat`, so it is nil".to_string(), hint("did you mean `string.format`?")),
+            ("4:31+5 `cuont` is not defined: Redis fails with \"Script attempted to access nonexistent global variable 'cuont'\"".to_string(), hint("did you mean `count`?")),
+        ]
+    );
+}
+
+#[test]
+fn scopes_do_not_produce_false_positives() {
+    let source = r#"
+local function fib(n)
+  if n < 2 then return n end
+  return fib(n - 1) + fib(n - 2)
+end
+local total = 0
+for i = 1, 3 do
+  local squared = i * i
+  total = total + squared
+end
+for index, value in ipairs({10, 20}) do
+  total = total + index + value
+end
+local t = {}
+function t.method(self_, x) return x end
+function t:other(y) return self, y end
+local done = false
+repeat
+  local inner = total
+  done = inner > 0
+until inner >= 0 and done
+do
+  local shadow = 1
+  local shadow = shadow + 1
+  total = total + shadow
+end
+local varargs = function(...) return select('#', ...) end
+local packed = {...}
+local x = (function(a, b) return a or b end)(1, 2)
+return {fib(5), total, varargs(1, 2), #packed, x, t.method(nil, 1), _VERSION, KEYS[1]}
+"#;
+    assert_clean(source, &signature(1, 0));
+}
+
+#[test]
+fn locals_are_only_visible_in_their_block() {
+    assert_eq!(
+        error_messages("do local inner = 1 end\nreturn inner", &signature(0, 0)),
+        [
+            "`inner` is not defined: Redis fails with \"Script attempted to access nonexistent global variable 'inner'\""
+        ]
+    );
+    assert_eq!(
+        error_messages("for i = 1, 2 do end\nreturn i", &signature(0, 0)).len(),
+        1
+    );
+    // A local is not in scope in its own initializer.
+    assert_eq!(
+        error_messages(
+            "local fact = function(n) return n * fact(n - 1) end\nreturn fact(1)",
+            &signature(0, 0)
+        ),
+        [
+            "`fact` is not defined: Redis fails with \"Script attempted to access nonexistent global variable 'fact'\""
+        ]
+    );
+}
+
+#[test]
+fn vararg_outside_a_vararg_function() {
+    assert_eq!(
+        errors(
+            "local function f() return ... end\nreturn f()",
+            &signature(0, 0)
+        ),
+        [
+            "1:27+3 `...` is used in a function that does not declare `...`: Lua 5.1 refuses to compile this"
+        ]
+    );
+}
+
+// ----- rule 4: redis.call ------------------------------------------------
+
+#[test]
+fn commands_are_checked_against_the_table() {
+    let cases = [
+        (
+            "return redis.call('GETT', KEYS[1])",
+            "1:19+6 unknown Redis command `GETT`: the call fails at run time",
+        ),
+        (
+            "return redis.call('EVAL', 'return 1', 0)",
+            "1:19+6 `EVAL` cannot be called from a script: Redis marks it `noscript`",
+        ),
+        (
+            "return redis.call('subscribe', 'news')",
+            "1:19+11 `SUBSCRIBE` cannot be called from a script: Redis marks it `noscript`",
+        ),
+        (
+            "return redis.call('GET', KEYS[1], KEYS[1])",
+            "1:8+35 `GET` takes exactly 1 argument after its name, but this call passes 2: Redis fails with \"Wrong number of args calling Redis command from script\"",
+        ),
+        (
+            "return redis.pcall('SET', KEYS[1])",
+            "1:8+27 `SET` takes at least 2 arguments after its name, but this call passes 1: Redis fails with \"Wrong number of args calling Redis command from script\"",
+        ),
+        (
+            "return redis.call('CONFIG', 'GETT', 'x')",
+            "1:29+6 unknown subcommand `CONFIG GETT`: the call fails at run time",
+        ),
+        (
+            "return redis.call('OBJECT', 'ENCODING')",
+            "1:8+32 `OBJECT ENCODING` takes exactly 1 argument after its name, but this call passes 0: Redis fails with \"Wrong number of args calling Redis command from script\"",
+        ),
+        (
+            "local rcall = redis.call\nreturn rcall('HGET', KEYS[1])",
+            "2:8+22 `HGET` takes exactly 2 arguments after its name, but this call passes 1: Redis fails with \"Wrong number of args calling Redis command from script\"",
+        ),
+        (
+            "local r = redis\nreturn r.pcall('GETT', KEYS[1])",
+            "2:16+6 unknown Redis command `GETT`: the call fails at run time",
+        ),
+    ];
+    let lenient = Signature {
+        allow_unused: true,
+        ..signature(1, 0)
+    };
+    for (source, expected) in cases {
+        assert_eq!(errors(source, &lenient), [expected], "{source}");
+    }
+}
+
+#[test]
+fn arity_is_not_checked_when_the_count_is_unknown() {
+    let variadic_keys = Signature {
+        variadic_keys: true,
+        ..signature(1, 0)
+    };
+    assert_clean(
+        "return redis.call('DEL', KEYS[1], unpack(KEYS, 2))",
+        &variadic_keys,
+    );
+    let variadic = Signature {
+        variadic_args: true,
+        ..signature(1, 0)
+    };
+    assert_clean(
+        "local function f(...) return redis.call('MGET', ...) end\nreturn f(KEYS[1], unpack(ARGV))",
+        &variadic,
+    );
+    // A parenthesised call passes exactly one value.
+    assert_eq!(
+        error_messages(
+            "return redis.call('GET', KEYS[1], (unpack(ARGV)))",
+            &variadic
+        )
+        .len(),
+        1
+    );
+}
+
+// ----- rule 5: key discipline --------------------------------------------
+
+#[test]
+fn keys_must_come_from_keys() {
+    let cases = [
+        (
+            "return redis.call('GET', 'literal')",
+            "1:26+9 key argument `'literal'` of `GET` does not come from KEYS (the string literal 'literal'): Redis Cluster routes the script by KEYS only, so this key may live on another node",
+        ),
+        (
+            "return redis.call('GET', 'lock:' .. ARGV[1])",
+            "1:26+18 key argument `'lock:' .. ARGV[1]` of `GET` does not come from KEYS (a string built at run time): Redis Cluster routes the script by KEYS only, so this key may live on another node",
+        ),
+        (
+            "return redis.call('SET', ARGV[1], 1)",
+            "1:26+7 key argument `ARGV[1]` of `SET` does not come from KEYS (ARGV[1], an argument): Redis Cluster routes the script by KEYS only, so this key may live on another node",
+        ),
+        (
+            "return redis.call('INCR', 42)",
+            "1:27+2 key argument `42` of `INCR` does not come from KEYS (a number): Redis Cluster routes the script by KEYS only, so this key may live on another node",
+        ),
+        (
+            "local k = KEYS[1] .. ':x'\nreturn redis.call('GET', k)",
+            "2:26+1 key argument `k` of `GET` does not come from KEYS (a string built at run time): Redis Cluster routes the script by KEYS only, so this key may live on another node",
+        ),
+        (
+            "local rcall = redis.call\nreturn rcall('LMOVE', KEYS[1], ARGV[1], 'LEFT', 'RIGHT')",
+            "2:32+7 key argument `ARGV[1]` of `LMOVE` does not come from KEYS (ARGV[1], an argument): Redis Cluster routes the script by KEYS only, so this key may live on another node",
+        ),
+    ];
+    let lenient = Signature {
+        allow_unused: true,
+        ..signature(1, 1)
+    };
+    for (source, expected) in cases {
+        assert_eq!(errors(source, &lenient), [expected], "{source}");
+    }
+}
+
+#[test]
+fn key_discipline_follows_values_and_opt_outs() {
+    let lenient = Signature {
+        allow_unused: true,
+        variadic_keys: true,
+        ..signature(1, 1)
+    };
+    // From KEYS, directly, through locals, loops and dynamic indices.
+    assert_clean(
+        "local k = KEYS[1]\nredis.call('GET', k)\nfor _, key in ipairs(KEYS) do redis.call('DEL', key) end\nfor i = 2, #KEYS do redis.call('DEL', KEYS[i]) end",
+        &lenient,
+    );
+    let lenient = Signature {
+        variadic_keys: false,
+        ..lenient
+    };
+    // Unknown provenance (parameters, table fields, call results) is not flagged.
+    assert_clean(
+        "local function get(key) return redis.call('GET', key) end\nlocal t = {k = KEYS[1]}\nredis.call('GET', t.k)\nreturn get(KEYS[1])",
+        &lenient,
+    );
+    // Arguments that are not keys are not checked.
+    assert_clean(
+        "return redis.call('SET', KEYS[1], 'value', 'PX', 100)",
+        &lenient,
+    );
+    // Opt-outs.
+    assert_clean(
+        "#!lua flags=allow-cross-slot-keys\nreturn redis.call('GET', 'x' .. KEYS[1])",
+        &lenient,
+    );
+    let dynamic = Signature {
+        dynamic_keys: true,
+        ..lenient.clone()
+    };
+    assert_clean("return redis.call('GET', ARGV[1] .. KEYS[1])", &dynamic);
+    // Keys found through numkeys.
+    assert_eq!(
+        error_messages(
+            "return redis.call('ZUNIONSTORE', KEYS[1], 2, KEYS[1], 'other')",
+            &lenient
+        ),
+        [
+            "key argument `'other'` of `ZUNIONSTORE` does not come from KEYS (the string literal 'other'): Redis Cluster routes the script by KEYS only, so this key may live on another node"
+        ]
+    );
+}
+
+// ----- rule 6: shebang ---------------------------------------------------
+
+#[test]
+fn shebang_mistakes() {
+    assert_eq!(
+        errors("#!python\nreturn 1", &signature(0, 0)),
+        ["1:3+6 unknown script engine `python` in the shebang: Redis only runs `lua`"]
+    );
+    assert_eq!(
+        errors(
+            "#!lua name=mylib flags=no-write\nreturn 1",
+            &signature(0, 0)
+        ),
+        [
+            "1:7+10 `name=` in the shebang is only valid for FUNCTION LOAD libraries, not for scripts run with EVAL",
+            "1:24+8 unknown shebang flag `no-write`: Redis would refuse the script",
+        ]
+    );
+    assert_eq!(
+        errors("#!lua timeout=5\nreturn 1", &signature(0, 0)),
+        [
+            "1:7+9 unknown shebang option `timeout=5`: Redis would refuse the script (Unknown lua shebang option)"
+        ]
+    );
+}
+
+#[test]
+fn no_writes_scripts_cannot_write() {
+    let lenient = Signature {
+        allow_unused: true,
+        ..signature(1, 0)
+    };
+    assert_eq!(
+        errors(
+            "#!lua flags=no-writes\nredis.call('GET', KEYS[1])\nreturn redis.call('SET', KEYS[1], 1)",
+            &lenient
+        ),
+        [
+            "3:19+5 `SET` is a write command, but the script declares `#!lua flags=no-writes`: Redis refuses it (Write commands are not allowed from read-only scripts)"
+        ]
+    );
+    assert_eq!(
+        error_messages(
+            "#!lua flags=no-writes\nreturn redis.call('PUBLISH', 'news', 'hi')",
+            &lenient
+        ),
+        [
+            "`PUBLISH` is a write command, but the script declares `#!lua flags=no-writes`: Redis refuses it (Write commands are not allowed from read-only scripts)"
+        ]
+    );
+}
+
+#[test]
+fn read_only_is_derived_from_reachable_commands() {
+    let lenient = Signature {
+        allow_unused: true,
+        ..signature(1, 1)
+    };
+    assert!(analyze("return redis.call('GET', KEYS[1])", &lenient).read_only);
+    assert!(!analyze("return redis.call('SET', KEYS[1], 1)", &lenient).read_only);
+    assert!(!analyze("local r = redis.call\nreturn r('DEL', KEYS[1])", &lenient).read_only);
+    assert!(!analyze("return redis.call('PUBLISH', 'c', 'm')", &lenient).read_only);
+    assert!(!analyze("return redis.call(ARGV[1], KEYS[1])", &lenient).read_only);
+    assert!(
+        analyze(
+            "#!lua flags=no-writes\nreturn redis.call(ARGV[1], KEYS[1])",
+            &lenient
+        )
+        .read_only
+    );
+    assert!(analyze("return redis.call('OBJECT', 'ENCODING', KEYS[1])", &lenient).read_only);
+    let flags = analyze("#!lua flags=no-writes,allow-oom\nreturn 1", &lenient).flags;
+    assert!(flags.has_shebang && flags.no_writes && flags.allow_oom && !flags.no_cluster);
+}
+
+// ----- rule 7: hazards -----------------------------------------------------
+
+#[test]
+fn absent_functions_are_errors_with_hints() {
+    let analysis = analyze(
+        "print('x')\nlocal t = os.time()\nio.write('x')\nlocal m = require('m')\nreturn getfenv",
+        &signature(0, 0),
+    );
+    let found: Vec<(String, Option<String>)> = analysis
+        .errors()
+        .map(|d| (d.message.clone(), d.hint.clone()))
+        .collect();
+    let expected = [
+        ("print", "log with `redis.log(redis.LOG_NOTICE, message)`"),
+        ("os", "read the server clock with `redis.call('TIME')`, or pass the time in through ARGV"),
+        ("io", "scripts cannot do file or console I/O; pass data in through ARGV and return results"),
+        ("require", "scripts cannot load code; cjson, cmsgpack, bit and struct are preloaded globals, and other code must be inlined"),
+        ("getfenv", "pass values explicitly instead of using function environments"),
+    ]
+    .map(|(name, hint)| {
+        (
+            format!("`{name}` is not available in Redis scripts: reading it fails at run time"),
+            Some(hint.to_string()),
+        )
+    });
+    assert_eq!(found, expected);
+}
+
+#[test]
+fn risky_functions_get_notes_not_errors() {
+    let analysis = analyze(
+        "local f = loadstring('return 1')\nreturn f()",
+        &signature(0, 0),
+    );
+    assert!(analysis.errors().next().is_none());
+    let notes: Vec<&str> = analysis
+        .diagnostics
+        .iter()
+        .map(|d| d.message.as_str())
+        .collect();
+    assert_eq!(
+        notes,
+        [
+            "`loadstring` compiles a string into code at run time, which is not checked at compile time; write the code in the script instead"
+        ]
+    );
+}
+
+// ----- header --------------------------------------------------------------
+
+#[test]
+fn header_contradicting_the_signature_is_a_note() {
+    let source = "-- Reads a key.\n-- KEYS[1] = a, KEYS[2] = b\nreturn redis.call('GET', KEYS[1])";
+    let analysis = analyze(source, &signature(1, 0));
+    assert!(analysis.errors().next().is_none());
+    let notes: Vec<String> = analysis
+        .diagnostics
+        .iter()
+        .map(|d| format!("{}:{}+{} {}", d.line, d.column, d.width, d.message))
+        .collect();
+    assert_eq!(
+        notes,
+        ["2:17+7 the header documents `KEYS[2]`, but the Rust function declares 1 key"]
+    );
+    assert_eq!(
+        analysis.header.doc,
+        ["Reads a key.", "KEYS[1] = a, KEYS[2] = b"]
+    );
+}
+
+// ----- every message has a self-contained first line and a hint ------------
+
+#[test]
+fn every_diagnostic_has_a_hint_and_one_line() {
+    let sources = [
+        "x = 1\nprint(redsi)\nreturn redis.call('GETT', 'a' .. ARGV[9], KEYS[0])",
+        "#!lua flags=nope name=x\nlocal a = 1 // 2",
+        "return redis.call('SET', 1)\n",
+    ];
+    for source in sources {
+        for diagnostic in analyze(source, &signature(1, 1)).diagnostics {
+            assert!(diagnostic.hint.is_some(), "{diagnostic:?}");
+            assert!(!diagnostic.message.contains('\n'), "{diagnostic:?}");
+            assert!(diagnostic.width >= 1 && diagnostic.line >= 1 && diagnostic.column >= 1);
+        }
+    }
+}
+
+// ----- return shapes -------------------------------------------------------
+
+fn shapes(source: &str) -> Vec<ReturnShape> {
+    let lenient = Signature {
+        allow_unused: true,
+        ..signature(1, 2)
+    };
+    analyze(source, &lenient)
+        .returns
+        .into_iter()
+        .map(|site| site.shape)
+        .collect()
+}
+
+#[test]
+fn tagged_and_array_returns() {
+    let source = "local n = tonumber(redis.call('INCR', KEYS[1]))\nif n > 10 then return {'DENIED', n, 1.5} end\nlocal TAG = 'ALLOWED'\nif n > 5 then return {TAG, n, redis.call('PTTL', KEYS[1])} end\nif n > 3 then return {'MANY', unpack(ARGV)} end\nreturn {n, 'x', true, nil}";
+    assert_eq!(
+        shapes(source),
+        [
+            ReturnShape::Tagged {
+                tag: "DENIED".into(),
+                elements: vec![ValueKind::Integer, ValueKind::Float],
+                open_ended: false
+            },
+            ReturnShape::Tagged {
+                tag: "ALLOWED".into(),
+                elements: vec![ValueKind::Integer, ValueKind::Unknown],
+                open_ended: false
+            },
+            ReturnShape::Tagged {
+                tag: "MANY".into(),
+                elements: vec![],
+                open_ended: true
+            },
+            ReturnShape::Array {
+                elements: vec![
+                    ValueKind::Integer,
+                    ValueKind::String(Some("x".into())),
+                    ValueKind::Boolean(true),
+                    ValueKind::Nil
+                ],
+                open_ended: false
+            },
+        ]
+    );
+}
+
+#[test]
+fn status_error_nil_and_scalar_returns() {
+    let source = "local e = redis.error_reply\nif ARGV[1] == 'a' then return redis.status_reply('QUEUED') end\nif ARGV[1] == 'b' then return {ok = 'DONE'} end\nif ARGV[1] == 'c' then return redis.error_reply('BUSY try later') end\nif ARGV[1] == 'd' then return {err = 'lowercase message'} end\nif ARGV[1] == 'e' then return e('ALIASED x') end\nif ARGV[1] == 'f' then error({err = 'RAISED now'}) end\nif ARGV[1] == 'g' then return nil end\nif ARGV[1] == 'h' then return end\nif ARGV[1] == 'i' then return 'text' end\nif ARGV[1] == 'j' then return 7 end\nreturn redis.call('GET', KEYS[1])";
+    assert_eq!(
+        shapes(source),
+        [
+            ReturnShape::Status(Some("QUEUED".into())),
+            ReturnShape::Status(Some("DONE".into())),
+            ReturnShape::Error(Some("BUSY".into())),
+            ReturnShape::Error(None),
+            ReturnShape::Error(Some("ALIASED".into())),
+            ReturnShape::Error(Some("RAISED".into())),
+            ReturnShape::Nil,
+            ReturnShape::Nil,
+            ReturnShape::Value(ValueKind::String(Some("text".into()))),
+            ReturnShape::Value(ValueKind::Integer),
+            ReturnShape::Value(ValueKind::Unknown),
+        ]
+    );
+}
+
+#[test]
+fn falling_off_the_end() {
+    assert_eq!(
+        shapes("redis.call('SET', KEYS[1], 1)"),
+        [ReturnShape::FallsOffEnd]
+    );
+    assert_eq!(
+        shapes("if ARGV[1] then return 1 else return 2 end"),
+        [
+            ReturnShape::Value(ValueKind::Integer),
+            ReturnShape::Value(ValueKind::Integer)
+        ]
+    );
+    assert_eq!(
+        shapes("if ARGV[1] then return 1 end"),
+        [
+            ReturnShape::Value(ValueKind::Integer),
+            ReturnShape::FallsOffEnd
+        ]
+    );
+    assert_eq!(
+        shapes("if ARGV[1] then return 1 end\nerror('boom')"),
+        [
+            ReturnShape::Value(ValueKind::Integer),
+            ReturnShape::Error(None)
+        ]
+    );
+    assert_eq!(
+        shapes("while true do\n  if ARGV[1] then return 1 end\nend"),
+        [ReturnShape::Value(ValueKind::Integer)]
+    );
+    // Returns inside functions are not the script's reply.
+    assert_eq!(
+        shapes("local function f() return {'INNER'} end\nreturn f()"),
+        [ReturnShape::Value(ValueKind::Unknown)]
+    );
+    let site = &analyze(
+        "local x = 1\nredis.call('SET', KEYS[1], x)\n",
+        &signature(1, 0),
+    )
+    .returns[0];
+    assert_eq!(
+        (site.line, site.column, site.shape.clone()),
+        (2, 1, ReturnShape::FallsOffEnd)
+    );
+}

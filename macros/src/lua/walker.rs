@@ -118,7 +118,11 @@ impl<'a> Analyzer<'a> {
     fn finish(mut self) -> Outcome {
         let findings = self.param_findings();
         self.diagnostics.extend(findings);
-        self.returns.sort_by_key(|site| (site.line, site.column));
+        // Source order, with falling off the end last.
+        self.returns.sort_by_key(|site| {
+            let falls_off = site.shape == ReturnShape::FallsOffEnd;
+            (falls_off, site.line, site.column)
+        });
         Outcome {
             diagnostics: self.diagnostics,
             returns: self.returns,
@@ -452,8 +456,11 @@ impl<'a> Analyzer<'a> {
     /// dynamic access.
     pub fn value_of(&mut self, expression: &Expression) -> Value {
         let value = self.raw_value_of(expression);
-        let span = self.span(expression);
-        self.settle(value, span)
+        if let Value::Params(param) = value {
+            let span = self.span(expression);
+            self.param_dynamic(param, span);
+        }
+        value
     }
 
     /// Records a whole-table use of KEYS/ARGV at `span`.
