@@ -65,7 +65,10 @@ fn script_doc(declaration: &Declaration, script: &CheckedScript, header: &lua::H
     let signature = &declaration.signature;
     let path = declaration.options.path.value();
     let mut doc = String::new();
-    let has_user_doc = signature.attrs.iter().any(|attr| attr.path().is_ident("doc"));
+    let has_user_doc = signature
+        .attrs
+        .iter()
+        .any(|attr| attr.path().is_ident("doc"));
     let description: Vec<&str> = header
         .doc
         .iter()
@@ -105,7 +108,11 @@ fn script_doc(declaration: &Declaration, script: &CheckedScript, header: &lua::H
             .iter()
             .find(|entry| entry.index == index)
             .map_or("", |entry| entry.text.as_str());
-        doc.push_str(&format!("| `{}` | {sent_as} | {} |\n", param.ident, meaning.replace('|', "\\|")));
+        doc.push_str(&format!(
+            "| `{}` | {sent_as} | {} |\n",
+            param.ident,
+            meaning.replace('|', "\\|")
+        ));
     }
     if has_user_doc && !description.is_empty() {
         doc.push_str("\nScript header:\n\n```text\n");
@@ -156,9 +163,7 @@ fn emit(signature: &FunctionSignature, parts: Expansion<'_>) -> TokenStream {
     } = parts;
     // The fallback ignores its parameters; say so rather than add warnings
     // to the compile errors the user is reading.
-    let allow_unused = doc
-        .is_none()
-        .then(|| quote! { #[allow(unused_variables)] });
+    let allow_unused = doc.is_none().then(|| quote! { #[allow(unused_variables)] });
     let doc = doc.map(|text| quote! { #[doc = #text] });
     let FunctionSignature {
         attrs,

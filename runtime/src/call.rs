@@ -21,8 +21,19 @@ use crate::slot::key_slot;
 pub struct Call<T> {
     script: &'static Script,
     command: Cmd,
-    cross_slot: Option<Vec<KeySlot>>,
+    routing: Routing,
     reply: PhantomData<fn() -> T>,
+}
+
+/// Where a cluster sends a call, decided from its keys before sending.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Routing {
+    /// No keys: any node may run it.
+    AnyNode,
+    /// Every key (or, with `allow-cross-slot-keys`, the first) is in this slot.
+    Slot(u16),
+    /// The keys span several slots: refused without a round trip.
+    CrossSlot(Vec<KeySlot>),
 }
 
 impl<T> std::fmt::Debug for Call<T> {
@@ -67,11 +78,7 @@ impl<T> Call<T> {
     /// Used by generated code: starts a call with its keys already encoded.
     #[doc(hidden)]
     pub fn __start(script: &'static Script, keys: Keys) -> Self {
-        let cross_slot = if script.allows_cross_slot_keys() {
-            None
-        } else {
-            keys.cross_slot()
-        };
+        let routing = keys.routing(script.allows_cross_slot_keys());
         let mut command = Cmd::with_capacity(3 + keys.ends.len(), 64 + keys.data.len());
         command
             .arg(if script.is_read_only() {
@@ -87,7 +94,7 @@ impl<T> Call<T> {
         Self {
             script,
             command,
-            cross_slot,
+            routing,
             reply: PhantomData,
         }
     }
@@ -111,13 +118,36 @@ impl<T> Call<T> {
     /// `Err(Error::CrossSlot)` when the keys hash to different cluster
     /// slots (and the script did not declare `allow-cross-slot-keys`).
     pub fn check_slots(&self) -> Result<(), Error> {
-        match &self.cross_slot {
-            Some(keys) => Err(Error::CrossSlot {
+        self.slot().map(|_| ())
+    }
+
+    /// The cluster slot of the call's keys (`None` without keys), or
+    /// `Err(Error::CrossSlot)` when they do not share one.
+    pub fn slot(&self) -> Result<Option<u16>, Error> {
+        match &self.routing {
+            Routing::AnyNode => Ok(None),
+            Routing::Slot(slot) => Ok(Some(*slot)),
+            Routing::CrossSlot(keys) => Err(Error::CrossSlot {
                 script: self.script.name(),
                 keys: keys.clone(),
             }),
-            None => Ok(()),
         }
+    }
+
+    /// The first key, for error messages.
+    pub(crate) fn first_key(&self) -> Option<String> {
+        // EVALSHA <sha> <numkeys> <key>…
+        match self.command.args_iter().nth(3) {
+            Some(redis::Arg::Simple(bytes)) if !matches!(self.routing, Routing::AnyNode) => {
+                Some(truncate_for_display(bytes))
+            }
+            _ => None,
+        }
+    }
+
+    /// Consumes the call, returning its `EVALSHA` command.
+    pub(crate) fn into_command(self) -> Cmd {
+        self.command
     }
 
     /// The same call as `EVAL <source> …`, for the cold path.
@@ -184,7 +214,7 @@ impl<T: FromRedisValue> Call<T> {
             outcome => (outcome, Path::Warm),
         };
         let result = match outcome {
-            Outcome::Reply(value) => self.decode(&value),
+            Outcome::Reply(value) => decode_reply(self.script.name(), &value),
             Outcome::ServerError { code, message } => Err(Error::Script {
                 script: self.script.name(),
                 code,
@@ -204,15 +234,26 @@ impl<T: FromRedisValue> Call<T> {
         trace_outcome(self.script, path, &result);
         result
     }
+}
 
-    fn decode(&self, value: &Value) -> Result<T, Error> {
-        T::from_redis_value_ref(value).map_err(|error| Error::Decode {
-            script: self.script.name(),
-            expected: std::any::type_name::<T>(),
-            reply: render_reply(value),
-            reason: error.to_string(),
-        })
+/// Decodes one reply of `script`; an error reply becomes [`Error::Script`].
+pub(crate) fn decode_reply<T: FromRedisValue>(
+    script: &'static str,
+    value: &Value,
+) -> Result<T, Error> {
+    if let Value::ServerError(error) = value {
+        return Err(Error::Script {
+            script,
+            code: error.code().to_owned(),
+            message: error.details().unwrap_or_default().to_owned(),
+        });
     }
+    T::from_redis_value_ref(value).map_err(|error| Error::Decode {
+        script,
+        expected: std::any::type_name::<T>(),
+        reply: render_reply(value),
+        reason: error.to_string(),
+    })
 }
 
 fn trace_outcome<T>(script: &Script, path: Path, result: &Result<T, Error>) {
@@ -288,14 +329,18 @@ impl Keys {
             .filter_map(|(start, end)| self.data.get(start..end))
     }
 
-    /// The keys with their slots when they do not all share one slot.
-    fn cross_slot(&self) -> Option<Vec<KeySlot>> {
+    /// The slot every key shares, or every key with its slot when they do
+    /// not share one (unless cross-slot keys are allowed: then the first
+    /// key's slot, which is where a cluster sends the call).
+    fn routing(&self, allow_cross_slot_keys: bool) -> Routing {
         let mut slots = self.iter().map(key_slot);
-        let first = slots.next()?;
-        if slots.all(|slot| slot == first) {
-            return None;
+        let Some(first) = slots.next() else {
+            return Routing::AnyNode;
+        };
+        if allow_cross_slot_keys || slots.all(|slot| slot == first) {
+            return Routing::Slot(first);
         }
-        Some(
+        Routing::CrossSlot(
             self.iter()
                 .map(|key| KeySlot {
                     key: truncate_for_display(key),

@@ -29,12 +29,14 @@
 )]
 #![warn(missing_docs)]
 
+mod batch;
 mod call;
 mod error;
 mod reply;
 mod script;
 mod slot;
 
+pub use batch::{Batch, Handle, Replies};
 pub use call::Call;
 pub use error::{Error, KeySlot};
 pub use redis_script_macros::redis_script;

@@ -2,5 +2,6 @@
 //! loopback ports: a standalone server and a 3-primary cluster with one
 //! replica each. Every scenario runs on both.
 
+mod batches;
 mod calls;
 mod slots;
