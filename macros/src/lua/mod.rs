@@ -23,6 +23,8 @@ mod value;
 mod walker;
 
 #[cfg(test)]
+mod proptests;
+#[cfg(test)]
 mod tests;
 
 pub use diagnostic::{Diagnostic, Severity};

@@ -105,6 +105,11 @@ impl<'a> SourceMap<'a> {
             .unwrap_or_default()
     }
 
+    /// The source text between two byte offsets.
+    pub fn text(&self, start: usize, end: usize) -> Option<&'a str> {
+        self.source.get(start..end)
+    }
+
     /// The source text under `span`, if it is short enough to quote.
     pub fn snippet(&self, span: Span) -> Option<String> {
         let text: String = self

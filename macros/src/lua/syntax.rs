@@ -19,6 +19,11 @@ pub(crate) const MAX_NESTING: usize = 200;
 
 /// The parsed chunk, or every syntax error found.
 pub(crate) fn parse(source: &str) -> Result<Ast, Vec<Diagnostic>> {
+    // full_moon's lexer panics on a backtick (a string quote only in dialects
+    // not compiled in); `$` is as invalid in Lua 5.1 and keeps every position.
+    // String literals are read back from the original source.
+    let lexable = source.replace('`', "$");
+    let source = lexable.as_str();
     let tokens = tokenize(source);
     if let Some(too_deep) = nesting_error(&tokens) {
         return Err(vec![too_deep]);
@@ -48,7 +53,8 @@ pub(crate) fn parse(source: &str) -> Result<Ast, Vec<Diagnostic>> {
                 start.line().max(1),
                 start.character().max(1),
                 width,
-                format!("syntax error: {}", clean_message(&error.error_message())),
+                format!("syntax error: {}", clean_message(&error.error_message()))
+                    .replace("unexpected character $", "unexpected character"),
             )
             .with_hint("Redis compiles scripts with Lua 5.1 and would refuse this one"),
         );

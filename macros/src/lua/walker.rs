@@ -489,7 +489,7 @@ impl<'a> Analyzer<'a> {
             Expression::FunctionCall(call) => self.eval_function_call(call),
             Expression::TableConstructor(table) => self.eval_table(table),
             Expression::Number(token) => number(token),
-            Expression::String(token) => Value::Str(string_literal(token)),
+            Expression::String(token) => Value::Str(string_literal(self.context.map, token)),
             Expression::Symbol(token) => self.symbol(token),
             Expression::Var(Var::Name(token)) => self.read_name(token, None),
             Expression::Var(Var::Expression(variable)) => {
@@ -642,7 +642,7 @@ impl<'a> Analyzer<'a> {
                 operands
             }
             FunctionArgs::String(token) => vec![Operand {
-                value: Value::Str(string_literal(token)),
+                value: Value::Str(string_literal(self.context.map, token)),
                 span: self.span(token),
                 many: false,
             }],
@@ -787,16 +787,38 @@ fn number(token: &TokenReference) -> Value {
     }
 }
 
-fn string_literal(token: &TokenReference) -> String {
+/// The value of a string literal, read from the source as written (see
+/// `syntax::parse` for why not from the token).
+fn string_literal(map: &SourceMap<'_>, token: &TokenReference) -> String {
+    let (start, end) = (token.token().start_position(), token.token().end_position());
+    let written = map.text(start.bytes(), end.bytes()).unwrap_or_default();
     match token.token_type() {
         TokenType::StringLiteral {
-            literal,
             quote_type: StringLiteralQuoteType::Brackets,
+            multi_line_depth,
             ..
-        } => literal.to_string(),
-        TokenType::StringLiteral { literal, .. } => value::unescape(literal.as_str()),
+        } => long_string(written, *multi_line_depth),
+        TokenType::StringLiteral { .. } => {
+            let mut characters = written.chars();
+            characters.next();
+            characters.next_back();
+            value::unescape(characters.as_str())
+        }
         _ => String::new(),
     }
+}
+
+/// `[==[text]==]` without its brackets; Lua drops a first line break.
+fn long_string(written: &str, depth: usize) -> String {
+    let bracket = depth + 2;
+    let inner = written
+        .get(bracket..written.len().saturating_sub(bracket))
+        .unwrap_or_default();
+    let inner = inner
+        .strip_prefix("\r\n")
+        .or_else(|| inner.strip_prefix('\n'))
+        .unwrap_or(inner);
+    inner.to_string()
 }
 
 impl Value {
