@@ -32,6 +32,7 @@
 mod batch;
 mod call;
 mod error;
+mod preload;
 mod reply;
 mod script;
 mod slot;
@@ -39,6 +40,9 @@ mod slot;
 pub use batch::{Batch, Handle, Replies};
 pub use call::Call;
 pub use error::{Error, KeySlot};
+pub use preload::preload;
+#[cfg(feature = "cluster")]
+pub use preload::preload_cluster;
 pub use redis_script_macros::redis_script;
 pub use script::Script;
 pub use slot::{SLOT_COUNT, key_slot};

@@ -4,4 +4,5 @@
 
 mod batches;
 mod calls;
+mod preload;
 mod slots;

@@ -1,0 +1,185 @@
+//! Loading scripts ahead of the first call, so even the first call is warm.
+
+use redis::aio::ConnectionLike;
+use redis::{Pipeline, Value};
+
+use crate::error::Error;
+use crate::reply::render_reply;
+use crate::script::Script;
+
+/// Label used in errors that concern the preload as a whole.
+const PRELOAD: &str = "preload";
+
+/// Loads `scripts` into the server's script cache with `SCRIPT LOAD`, all
+/// in one round trip, and checks that the server computed the SHA1 each
+/// script was compiled with.
+///
+/// Not needed for correctness (a call on a cold server costs one extra
+/// round trip, never an error), but it takes that round trip out of the
+/// first request after start-up. On a cluster use [`preload_cluster`],
+/// which loads on every node.
+///
+/// ```no_run
+/// # async fn demo(connection: &mut redis::aio::MultiplexedConnection) -> Result<(), redis_script::Error> {
+/// use redis_script::{preload, redis_script};
+///
+/// #[redis_script(path = "../lua/release_lock.lua", keys = 1)]
+/// async fn release_lock(lock: &str, token: &str) -> i64;
+///
+/// preload(connection, &[&release_lock::SCRIPT]).await?;
+/// # Ok(()) }
+/// ```
+pub async fn preload<C>(connection: &mut C, scripts: &[&'static Script]) -> Result<(), Error>
+where
+    C: ConnectionLike,
+{
+    if scripts.is_empty() {
+        return Ok(());
+    }
+    let replies: Vec<Value> = load_pipeline(scripts)
+        .query_async(connection)
+        .await
+        .map_err(connection_error)?;
+    check_replies(scripts, &replies, "the server")
+}
+
+/// Loads `scripts` on every node of a Redis Cluster (primaries and
+/// replicas, so read-only scripts routed to replicas are warm too), one
+/// round trip per node, and checks every returned SHA1.
+///
+/// Returns the number of nodes loaded.
+#[cfg(feature = "cluster")]
+pub async fn preload_cluster(
+    connection: &mut redis::cluster_async::ClusterConnection,
+    scripts: &[&'static Script],
+) -> Result<usize, Error> {
+    use redis::cluster_routing::{RoutingInfo, SingleNodeRoutingInfo};
+
+    let topology = connection
+        .route_command(
+            redis::cmd("CLUSTER").arg("SLOTS").to_owned(),
+            RoutingInfo::SingleNode(SingleNodeRoutingInfo::Random),
+        )
+        .await
+        .map_err(connection_error)?;
+    let nodes = node_addresses(&topology);
+    if nodes.is_empty() {
+        return Err(Error::Decode {
+            script: PRELOAD,
+            expected: "CLUSTER SLOTS listing at least one node",
+            reply: render_reply(&topology),
+            reason: "no node address found".to_owned(),
+        });
+    }
+    if scripts.is_empty() {
+        return Ok(nodes.len());
+    }
+    let pipeline = load_pipeline(scripts);
+    for (host, port) in &nodes {
+        let route = SingleNodeRoutingInfo::ByAddress {
+            host: host.clone(),
+            port: *port,
+        };
+        let replies = connection
+            .route_pipeline(pipeline.clone(), 0, scripts.len(), route)
+            .await
+            .map_err(connection_error)?;
+        check_replies(scripts, &replies, &format!("node {host}:{port}"))?;
+    }
+    Ok(nodes.len())
+}
+
+fn load_pipeline(scripts: &[&'static Script]) -> Pipeline {
+    let mut pipeline = Pipeline::with_capacity(scripts.len());
+    pipeline.ignore_errors();
+    for script in scripts {
+        pipeline.cmd("SCRIPT").arg("LOAD").arg(script.source());
+    }
+    pipeline
+}
+
+fn connection_error(source: redis::RedisError) -> Error {
+    Error::Connection {
+        script: PRELOAD,
+        // Loading a script changes nothing but the cache: harmless to repeat.
+        maybe_executed: !source.is_connection_refusal(),
+        source,
+    }
+}
+
+fn check_replies(scripts: &[&'static Script], replies: &[Value], node: &str) -> Result<(), Error> {
+    for (script, reply) in scripts.iter().zip(replies) {
+        let loaded = match reply {
+            Value::BulkString(bytes) => bytes.as_slice(),
+            Value::SimpleString(text) => text.as_bytes(),
+            Value::ServerError(error) => {
+                return Err(Error::Script {
+                    script: script.name(),
+                    code: error.code().to_owned(),
+                    message: error.details().unwrap_or_default().to_owned(),
+                });
+            }
+            _ => b"",
+        };
+        if loaded != script.sha1().as_bytes() {
+            return Err(Error::Decode {
+                script: script.name(),
+                expected: "the SHA1 computed at compile time",
+                reply: render_reply(reply),
+                reason: format!("SCRIPT LOAD on {node} returned another SHA1"),
+            });
+        }
+        tracing::debug!(
+            script = script.name(),
+            sha = script.sha1_prefix(),
+            path = "preload",
+            node,
+            "script loaded"
+        );
+    }
+    if replies.len() != scripts.len() {
+        return Err(Error::Decode {
+            script: PRELOAD,
+            expected: "one SCRIPT LOAD reply per script",
+            reply: render_reply(&Value::Array(replies.to_vec())),
+            reason: format!("{} scripts were sent to {node}", scripts.len()),
+        });
+    }
+    Ok(())
+}
+
+/// `(host, port)` of every node listed by `CLUSTER SLOTS`, without repeats.
+#[cfg(feature = "cluster")]
+fn node_addresses(topology: &Value) -> Vec<(String, u16)> {
+    let mut nodes: Vec<(String, u16)> = Vec::new();
+    let Value::Array(ranges) = topology else {
+        return nodes;
+    };
+    for range in ranges {
+        let Value::Array(fields) = range else {
+            continue;
+        };
+        // [start, end, primary, replica…], each node as [host, port, id, …]
+        for node in fields.iter().skip(2) {
+            let Value::Array(parts) = node else { continue };
+            let host = match parts.first() {
+                Some(Value::BulkString(bytes)) => String::from_utf8_lossy(bytes).into_owned(),
+                Some(Value::SimpleString(text)) => text.clone(),
+                _ => continue,
+            };
+            let Some(Value::Int(port)) = parts.get(1) else {
+                continue;
+            };
+            let Ok(port) = u16::try_from(*port) else {
+                continue;
+            };
+            if !nodes
+                .iter()
+                .any(|(known_host, known_port)| *known_host == host && *known_port == port)
+            {
+                nodes.push((host, port));
+            }
+        }
+    }
+    nodes
+}

@@ -1,0 +1,53 @@
+//! Preloading makes the first call warm: no EVAL, on every node.
+
+use redis_script::{preload, preload_cluster};
+use redis_script_testkit::{RedisCluster, RedisServer, Stats};
+use redis_script_tests::{release_lock, transfer};
+
+#[tokio::test]
+async fn standalone_preload_makes_the_first_call_warm() {
+    let server = RedisServer::start();
+    let mut connection = server.connection().await;
+    server.reset_stats();
+    preload(&mut connection, &[&release_lock::SCRIPT, &transfer::SCRIPT])
+        .await
+        .expect("preload");
+    assert_eq!(server.calls("script|load"), 2);
+
+    assert_eq!(
+        release_lock(&mut connection, "lock:{p}", "t")
+            .await
+            .expect("call"),
+        0
+    );
+    assert_eq!((server.calls("evalsha"), server.calls("eval")), (1, 0));
+}
+
+#[tokio::test]
+async fn cluster_preload_loads_every_node_in_one_round_trip_each() {
+    let cluster = RedisCluster::start(3, 1);
+    let mut connection = cluster.connection().await;
+    cluster.script_flush();
+    cluster.reset_stats();
+    let nodes = preload_cluster(&mut connection, &[&release_lock::SCRIPT, &transfer::SCRIPT])
+        .await
+        .expect("preload on the cluster");
+    assert_eq!(nodes, 6, "3 primaries and 3 replicas");
+    assert_eq!(cluster.calls("script|load"), 12);
+    for node in cluster.nodes() {
+        let mut direct = node.client().get_connection().expect("direct connection");
+        let cached: Vec<bool> = redis::cmd("SCRIPT")
+            .arg("EXISTS")
+            .arg(release_lock::SCRIPT.sha1())
+            .arg(transfer::SCRIPT.sha1())
+            .query(&mut direct)
+            .expect("SCRIPT EXISTS");
+        assert_eq!(cached, [true, true], "node {}", node.addr());
+    }
+    for tag in ["a", "b", "c", "d", "e", "f"] {
+        release_lock(&mut connection, &format!("lock:{{{tag}}}"), "t")
+            .await
+            .expect("call");
+    }
+    assert_eq!((cluster.calls("evalsha"), cluster.calls("eval")), (6, 0));
+}
