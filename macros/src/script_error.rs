@@ -294,6 +294,7 @@ fn generate(ident: &Ident, variants: &[Variant<'_>]) -> TokenStream {
                 __code: &str,
                 __message: &str,
             ) -> ::core::option::Option<Self> {
+                let __message = #private::error_message(__message);
                 let _ = __message;
                 match __code {
                     #(#decode_arms)*

@@ -67,8 +67,9 @@ pub use slot::{SLOT_COUNT, key_slot};
 pub mod __private {
     pub use crate::call::Keys;
     pub use crate::decode::{
-        ReplyTag, ReplyTagOwned, error_field, error_fields, error_optional, error_words,
-        reply_array, reply_array_owned, reply_element, reply_next, reply_tag, reply_tag_owned,
+        ReplyTag, ReplyTagOwned, error_field, error_fields, error_message, error_optional,
+        error_words, reply_array, reply_array_owned, reply_element, reply_next, reply_tag,
+        reply_tag_owned,
     };
     pub use crate::shape::{
         ReplyShape, Shape, Variant, accepts_array, accepts_bare, accepts_tag, contains_code,
