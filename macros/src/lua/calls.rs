@@ -80,6 +80,10 @@ impl Analyzer<'_> {
                 Some(Value::Params(param)) => Value::ParamIterator(*param),
                 _ => Value::Unknown,
             },
+            // A key or a literal converted to a string is still that value.
+            ("tostring", None) if matches!(first, Some(Value::Key | Value::Str(_))) => {
+                first.cloned().unwrap_or(Value::Unknown)
+            }
             ("tostring", None)
             | ("string", Some(_))
             | ("table", Some("concat"))

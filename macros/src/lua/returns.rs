@@ -2,6 +2,7 @@
 
 use full_moon::ast::Return;
 
+use super::span;
 use super::value::{Reply, Value};
 use super::walker::Analyzer;
 use super::{ReturnShape, ReturnSite};
@@ -17,7 +18,16 @@ impl Analyzer<'_> {
         if !self.in_main_chunk() {
             return;
         }
-        let span = self.span(statement);
+        let end = statement
+            .returns()
+            .iter()
+            .last()
+            .and_then(span::expression_end)
+            .or_else(|| Some(statement.token().token().end_position()));
+        let span = self
+            .context
+            .map
+            .span_between(Some(statement.token().token().start_position()), end);
         // Redis replies with the first value only.
         let shape = values.first().map_or(ReturnShape::Nil, shape_of);
         self.returns.push(ReturnSite {

@@ -1,7 +1,7 @@
 //! Source positions: from full_moon nodes to `line:column` + underline width.
 
-use full_moon::node::Node;
-use full_moon::tokenizer::Position;
+use full_moon::ast::{Call, Expression, FunctionArgs, Index, Prefix, Suffix, Var};
+use full_moon::tokenizer::{Position, TokenReference};
 
 use super::diagnostic::Diagnostic;
 
@@ -33,25 +33,88 @@ impl Span {
     }
 }
 
-// Positions come from the node's tokens: the derived `Node::end_position`
-// of `x[i]` stops before the closing bracket, and `Node::tokens` lists the
-// brackets of a `ContainedSpan` before what they contain.
-fn first_position(node: &impl Node) -> Option<Position> {
-    node.tokens()
-        .map(|token| token.token().start_position())
-        .min_by_key(|position| position.bytes())
+// Positions are computed here from the tokens that start and end each
+// construct. full_moon's derived `Node::start_position`/`end_position`
+// compute both ends of every child at every level (exponential in the
+// nesting), and the derived end of `x[i]` stops before the `]`.
+
+fn token_start(token: &TokenReference) -> Option<Position> {
+    Some(token.token().start_position())
 }
 
-fn last_position(node: &impl Node) -> Option<Position> {
-    node.tokens()
-        .map(|token| token.token().end_position())
-        .max_by_key(|position| position.bytes())
+fn token_end(token: &TokenReference) -> Option<Position> {
+    Some(token.token().end_position())
+}
+
+pub(crate) fn expression_start(expression: &Expression) -> Option<Position> {
+    match expression {
+        Expression::BinaryOperator { lhs, .. } => expression_start(lhs),
+        Expression::UnaryOperator { unop, .. } => token_start(unop.token()),
+        Expression::Parentheses { contained, .. } => token_start(contained.tokens().0),
+        Expression::Function(function) => token_start(function.function_token()),
+        Expression::FunctionCall(call) => prefix_start(call.prefix()),
+        Expression::TableConstructor(table) => token_start(table.braces().tokens().0),
+        Expression::Number(token) | Expression::String(token) | Expression::Symbol(token) => {
+            token_start(token)
+        }
+        Expression::Var(Var::Name(token)) => token_start(token),
+        Expression::Var(Var::Expression(variable)) => prefix_start(variable.prefix()),
+        _ => None,
+    }
+}
+
+pub(crate) fn expression_end(expression: &Expression) -> Option<Position> {
+    match expression {
+        Expression::BinaryOperator { rhs, .. } => expression_end(rhs),
+        Expression::UnaryOperator { expression, .. } => expression_end(expression),
+        Expression::Parentheses { contained, .. } => token_end(contained.tokens().1),
+        Expression::Function(function) => token_end(function.body().end_token()),
+        Expression::FunctionCall(call) => call.suffixes().last().and_then(suffix_end),
+        Expression::TableConstructor(table) => token_end(table.braces().tokens().1),
+        Expression::Number(token) | Expression::String(token) | Expression::Symbol(token) => {
+            token_end(token)
+        }
+        Expression::Var(Var::Name(token)) => token_end(token),
+        Expression::Var(Var::Expression(variable)) => {
+            variable.suffixes().last().and_then(suffix_end)
+        }
+        _ => None,
+    }
+}
+
+pub(crate) fn prefix_start(prefix: &Prefix) -> Option<Position> {
+    match prefix {
+        Prefix::Name(token) => token_start(token),
+        Prefix::Expression(expression) => expression_start(expression),
+        _ => None,
+    }
+}
+
+pub(crate) fn suffix_end(suffix: &Suffix) -> Option<Position> {
+    match suffix {
+        Suffix::Index(Index::Brackets { brackets, .. }) => token_end(brackets.tokens().1),
+        Suffix::Index(Index::Dot { name, .. }) => token_end(name),
+        Suffix::Call(Call::AnonymousCall(arguments)) => arguments_end(arguments),
+        Suffix::Call(Call::MethodCall(method)) => arguments_end(method.args()),
+        _ => None,
+    }
+}
+
+fn arguments_end(arguments: &FunctionArgs) -> Option<Position> {
+    match arguments {
+        FunctionArgs::Parentheses { parentheses, .. } => token_end(parentheses.tokens().1),
+        FunctionArgs::String(token) => token_end(token),
+        FunctionArgs::TableConstructor(table) => token_end(table.braces().tokens().1),
+        _ => None,
+    }
 }
 
 /// The script text, to turn positions into spans and spans into snippets.
 #[derive(Debug)]
 pub(crate) struct SourceMap<'a> {
     source: &'a str,
+    /// Byte offset where each line starts.
+    line_starts: Vec<usize>,
 }
 
 /// Snippets longer than this are described instead of quoted.
@@ -59,22 +122,40 @@ const MAX_SNIPPET_CHARS: usize = 40;
 
 impl<'a> SourceMap<'a> {
     pub fn new(source: &'a str) -> Self {
-        Self { source }
-    }
-
-    /// The span of a whole node; the top of the file if it has no position.
-    pub fn of(&self, node: &impl Node) -> Span {
-        match (first_position(node), last_position(node)) {
-            (Some(start), Some(end)) => self.between(start, end),
-            _ => Span::TOP,
+        let line_starts = std::iter::once(0)
+            .chain(source.match_indices('\n').map(|(at, _)| at + 1))
+            .collect();
+        Self {
+            source,
+            line_starts,
         }
     }
 
+    /// The span of one token.
+    pub fn token(&self, token: &TokenReference) -> Span {
+        self.span_between(token_start(token), token_end(token))
+    }
+
+    /// The span of an expression.
+    pub fn expression(&self, expression: &Expression) -> Span {
+        self.span_between(expression_start(expression), expression_end(expression))
+    }
+
     /// The span from the start of `first` to the end of `last`.
-    pub fn joined(&self, first: &impl Node, last: &impl Node) -> Span {
-        match (first_position(first), last_position(last)) {
+    pub fn tokens(&self, first: &TokenReference, last: &TokenReference) -> Span {
+        self.span_between(token_start(first), token_end(last))
+    }
+
+    /// The span from the start of `prefix` to the end of one of its suffixes.
+    pub fn chain(&self, prefix: &Prefix, suffix: &Suffix) -> Span {
+        self.span_between(prefix_start(prefix), suffix_end(suffix))
+    }
+
+    pub fn span_between(&self, start: Option<Position>, end: Option<Position>) -> Span {
+        match (start, end) {
             (Some(start), Some(end)) => self.between(start, end),
-            _ => self.of(first),
+            (Some(start), None) => self.between(start, start),
+            _ => Span::TOP,
         }
     }
 
@@ -99,9 +180,16 @@ impl<'a> SourceMap<'a> {
 
     /// The text of a 1-based line, without its line break.
     pub fn line_text(&self, line: usize) -> &'a str {
-        self.source
-            .lines()
-            .nth(line.saturating_sub(1))
+        let index = line.saturating_sub(1);
+        let start = self.line_starts.get(index).copied();
+        let end = self
+            .line_starts
+            .get(index + 1)
+            .copied()
+            .unwrap_or(self.source.len());
+        start
+            .and_then(|start| self.source.get(start..end))
+            .map(|text| text.trim_end_matches(['\n', '\r']))
             .unwrap_or_default()
     }
 

@@ -13,6 +13,9 @@ use full_moon::tokenizer::{Lexer, LexerResult, Symbol, Token, TokenType, Tokeniz
 
 use super::diagnostic::Diagnostic;
 
+#[path = "quick_scan.rs"]
+mod quick_scan;
+
 /// Lua 5.1 refuses chunks nesting more than 200 "C levels" (LUAI_MAXCCALLS);
 /// the estimate below counts at least as many levels as Lua does.
 pub(crate) const MAX_NESTING: usize = 200;
@@ -24,15 +27,14 @@ pub(crate) fn parse(source: &str) -> Result<Ast, Vec<Diagnostic>> {
     // String literals are read back from the original source.
     let lexable = source.replace('`', "$");
     let source = lexable.as_str();
-    let tokens = tokenize(source);
-    if let Some(too_deep) = nesting_error(&tokens) {
+    if let Some(too_deep) = nesting_error(&quick_scan::lexemes(source)) {
         return Err(vec![too_deep]);
     }
-    let newer_syntax = newer_lua_syntax(&tokens);
     let parsed = full_moon::parse_fallible(source, LuaVersion::lua51());
     if parsed.errors().is_empty() {
         return Ok(parsed.into_ast());
     }
+    let newer_syntax = newer_lua_syntax(&tokenize(source));
     let explained_lines: BTreeSet<usize> = newer_syntax.iter().map(|d| d.line).collect();
     let mut seen_lines = explained_lines.clone();
     let mut diagnostics = newer_syntax;
@@ -62,7 +64,8 @@ pub(crate) fn parse(source: &str) -> Result<Ast, Vec<Diagnostic>> {
     Err(diagnostics)
 }
 
-/// Tokens without trivia. Characters the Lua 5.1 lexer refuses (`&`, `|`,
+/// Tokens without trivia (full_moon's lexer: exact, but slow, so only used
+/// to explain errors). Characters the Lua 5.1 lexer refuses (`&`, `|`,
 /// a lone `~`) are kept as one-character symbols so the scans see them.
 fn tokenize(source: &str) -> Vec<Lexeme> {
     let mut lexer = Lexer::new(source, LuaVersion::lua51());
@@ -84,7 +87,7 @@ fn tokenize(source: &str) -> Vec<Lexeme> {
 
 /// One significant token, reduced to what the scans need.
 #[derive(Debug, Clone, PartialEq)]
-struct Lexeme {
+pub(crate) struct Lexeme {
     kind: LexemeKind,
     line: usize,
     column: usize,
@@ -93,7 +96,7 @@ struct Lexeme {
 }
 
 #[derive(Debug, Clone, PartialEq)]
-enum LexemeKind {
+pub(crate) enum LexemeKind {
     Symbol(Symbol),
     /// A character Lua 5.1 does not know as an operator.
     Foreign(char),

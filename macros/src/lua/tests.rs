@@ -541,6 +541,7 @@ fn key_discipline_follows_values_and_opt_outs() {
         variadic_keys: false,
         ..lenient
     };
+    assert_clean("return redis.call('GET', tostring(KEYS[1]))", &lenient);
     // Unknown provenance (parameters, table fields, call results) is not flagged.
     assert_clean(
         "local function get(key) return redis.call('GET', key) end\nlocal t = {k = KEYS[1]}\nredis.call('GET', t.k)\nreturn get(KEYS[1])",

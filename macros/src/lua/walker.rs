@@ -8,7 +8,6 @@ use full_moon::ast::{
     FunctionCall, FunctionDeclaration, GenericFor, If, Index, LastStmt, LocalAssignment,
     NumericFor, Parameter, Prefix, Repeat, Stmt, Suffix, TableConstructor, UnOp, Var, While,
 };
-use full_moon::node::Node;
 use full_moon::tokenizer::{StringLiteralQuoteType, Symbol, TokenReference, TokenType};
 
 use super::diagnostic::Diagnostic;
@@ -16,7 +15,7 @@ use super::header::Header;
 use super::params::ParamUsage;
 use super::scope::{Binding, Scopes};
 use super::shebang::ScriptFlags;
-use super::span::{SourceMap, Span};
+use super::span::{self, SourceMap, Span};
 use super::syntax::MAX_NESTING;
 use super::value::{self, Reply, TableShape, Value};
 use super::{ReturnShape, ReturnSite, Signature};
@@ -130,8 +129,8 @@ impl<'a> Analyzer<'a> {
         }
     }
 
-    pub fn span(&self, node: &impl Node) -> Span {
-        self.context.map.of(node)
+    pub fn span(&self, token: &TokenReference) -> Span {
+        self.context.map.token(token)
     }
 
     /// The quoted source under `span`, or `fallback` when it is too long.
@@ -146,16 +145,16 @@ impl<'a> Analyzer<'a> {
         self.functions.is_empty()
     }
 
-    /// Guards the recursion: past the limit the subtree is skipped.
-    fn enter(&mut self, node: &impl Node) -> bool {
+    /// Guards the recursion: past the limit the subtree is skipped. The
+    /// syntax pre-scan keeps real input far below it.
+    fn enter(&mut self) -> bool {
         self.depth += 1;
         if self.depth <= MAX_NESTING * 2 {
             return true;
         }
         if !self.too_deep {
             self.too_deep = true;
-            let span = self.span(node);
-            self.diagnostics.push(span.error(
+            self.diagnostics.push(Span::TOP.error(
                 "the script nests blocks, brackets and operators more than 200 levels deep",
                 "Lua 5.1 refuses chunks with more than 200 syntax levels; split the expression into locals",
             ));
@@ -184,24 +183,19 @@ impl<'a> Analyzer<'a> {
 
     /// The last line with code on it, for "falls off the end".
     fn end_of_chunk(&self, ast: &Ast) -> Span {
-        let last = ast
-            .nodes()
-            .stmts()
-            .last()
-            .and_then(|stmt| stmt.end_position());
-        match last {
-            Some(end) => {
-                let line = end.line().max(1);
-                let text = self.context.map.line_text(line);
-                let indent = text.chars().take_while(|c| c.is_whitespace()).count();
-                Span {
-                    line,
-                    column: indent + 1,
-                    width: text.trim().chars().count().max(1),
-                    offset: end.bytes(),
-                }
-            }
-            None => Span::TOP,
+        let map = self.context.map;
+        let eof_line = ast.eof().token().start_position().line();
+        let line = (1..=eof_line)
+            .rev()
+            .find(|line| !map.line_text(*line).trim().is_empty())
+            .unwrap_or(1);
+        let text = map.line_text(line);
+        let indent = text.chars().take_while(|c| c.is_whitespace()).count();
+        Span {
+            line,
+            column: indent + 1,
+            width: text.trim().chars().count().max(1),
+            offset: 0,
         }
     }
 
@@ -227,7 +221,7 @@ impl<'a> Analyzer<'a> {
     }
 
     fn walk_stmt(&mut self, stmt: &Stmt) -> bool {
-        if !self.enter(stmt) {
+        if !self.enter() {
             self.leave();
             return false;
         }
@@ -292,7 +286,7 @@ impl<'a> Analyzer<'a> {
                     return;
                 };
                 let base = self.eval_chain(target.prefix(), path);
-                let span = self.span(variable);
+                let span = self.context.map.chain(target.prefix(), last);
                 match last {
                     Suffix::Index(Index::Dot { name, .. }) => {
                         self.member_write(&base, identifier(name), span);
@@ -349,10 +343,10 @@ impl<'a> Analyzer<'a> {
                 let members: Vec<&TokenReference> = rest.iter().copied().chain(method).collect();
                 if let Some((target, path)) = members.split_last() {
                     for member in path {
-                        let span = self.span(*member);
+                        let span = self.span(member);
                         base = self.index_member(base, identifier(member), span);
                     }
-                    let span = self.context.map.joined(*first, *target);
+                    let span = self.context.map.tokens(first, target);
                     self.member_write(&base, identifier(target), span);
                 }
             }
@@ -457,7 +451,7 @@ impl<'a> Analyzer<'a> {
     pub fn value_of(&mut self, expression: &Expression) -> Value {
         let value = self.raw_value_of(expression);
         if let Value::Params(param) = value {
-            let span = self.span(expression);
+            let span = self.context.map.expression(expression);
             self.param_dynamic(param, span);
         }
         value
@@ -474,7 +468,7 @@ impl<'a> Analyzer<'a> {
     /// Evaluates without recording a whole-table use of KEYS/ARGV, for
     /// consumers that report it with a better span.
     pub fn raw_value_of(&mut self, expression: &Expression) -> Value {
-        if !self.enter(expression) {
+        if !self.enter() {
             self.leave();
             return Value::Unknown;
         }
@@ -527,7 +521,10 @@ impl<'a> Analyzer<'a> {
         match operator {
             UnOp::Hash(_) => {
                 let value = self.raw_value_of(operand);
-                let span = self.context.map.joined(operator.token(), operand);
+                let span = self.context.map.span_between(
+                    Some(operator.token().token().start_position()),
+                    span::expression_end(operand),
+                );
                 self.settle(value, span);
                 Value::ComputedNumber
             }
@@ -593,7 +590,7 @@ impl<'a> Analyzer<'a> {
             _ => Value::Unknown,
         };
         for suffix in suffixes {
-            let span = self.context.map.joined(prefix, *suffix);
+            let span = self.context.map.chain(prefix, suffix);
             value = self.apply_suffix(value, suffix, span);
         }
         value
@@ -648,7 +645,10 @@ impl<'a> Analyzer<'a> {
             }],
             FunctionArgs::TableConstructor(table) => vec![Operand {
                 value: self.eval_table(table),
-                span: self.span(table.as_ref()),
+                span: self
+                    .context
+                    .map
+                    .tokens(table.braces().tokens().0, table.braces().tokens().1),
                 many: false,
             }],
             _ => Vec::new(),
@@ -668,7 +668,7 @@ impl<'a> Analyzer<'a> {
         let mut operands = Vec::with_capacity(count);
         for (position, expression) in expressions.into_iter().enumerate() {
             self.last_call_many = false;
-            let span = self.span(expression);
+            let span = self.context.map.expression(expression);
             let value = if settle {
                 self.value_of(expression)
             } else {
