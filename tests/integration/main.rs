@@ -4,5 +4,6 @@
 
 mod batches;
 mod calls;
+mod corpus;
 mod preload;
 mod slots;
