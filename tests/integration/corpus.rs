@@ -12,7 +12,11 @@ fn every_corpus_script_loads_into_redis() {
         .filter(|path| path.extension().is_some_and(|extension| extension == "lua"))
         .collect();
     paths.sort();
-    assert!(paths.len() >= 30, "the corpus holds at least 30 scripts, found {}", paths.len());
+    assert!(
+        paths.len() >= 30,
+        "the corpus holds at least 30 scripts, found {}",
+        paths.len()
+    );
 
     let server = RedisServer::start();
     let mut connection = server.client().get_connection().expect("connection");
