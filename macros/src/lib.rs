@@ -1,10 +1,10 @@
 //! Procedural macros of `redis-script`. Depend on the `redis-script` crate,
 //! which re-exports them, rather than on this crate directly.
 //!
-//! The attribute works in three phases kept apart: [`parse`] reads the
-//! attribute arguments and the function signature, [`check`] reads the
+//! The attribute works in three phases kept apart: `parse` reads the
+//! attribute arguments and the function signature, `check` reads the
 //! `.lua` file and runs the Lua analysis (accumulating every error), and
-//! [`generate`] emits the typed function. On any error the declared
+//! `generate` emits the typed function. On any error the declared
 //! function is still emitted, with an unreachable body, so call sites keep
 //! type-checking and IDEs keep completing.
 
