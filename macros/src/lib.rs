@@ -12,6 +12,8 @@ mod check;
 mod generate;
 mod lua;
 mod parse;
+mod reply;
+mod script_error;
 
 use proc_macro::TokenStream;
 
@@ -21,6 +23,21 @@ use proc_macro::TokenStream;
 #[proc_macro_attribute]
 pub fn redis_script(attribute: TokenStream, item: TokenStream) -> TokenStream {
     expand(attribute.into(), item.into()).into()
+}
+
+/// Derives `redis::FromRedisValue` (and the reply's shape for compile-time
+/// checks) for a struct decoded from an array reply or an enum decoded from
+/// a tagged reply.
+#[proc_macro_derive(ScriptReply, attributes(reply))]
+pub fn derive_script_reply(item: TokenStream) -> TokenStream {
+    reply::derive(item.into()).into()
+}
+
+/// Derives `redis_script::ScriptError` for an enum of the error codes a
+/// script raises with `redis.error_reply('CODE …')`.
+#[proc_macro_derive(ScriptError, attributes(error_code))]
+pub fn derive_script_error(item: TokenStream) -> TokenStream {
+    script_error::derive(item.into()).into()
 }
 
 fn expand(

@@ -29,22 +29,36 @@
 )]
 #![warn(missing_docs)]
 
+// Lets the derives' `::redis_script::…` paths resolve inside this crate's own tests.
+#[cfg(test)]
+extern crate self as redis_script;
+
 mod batch;
 mod call;
+mod decode;
 mod error;
+mod json;
 mod preload;
 mod reply;
 mod script;
+pub mod script_error;
+mod shape;
 mod slot;
 
 pub use batch::{Batch, Handle, Replies};
 pub use call::Call;
 pub use error::{Error, KeySlot};
+pub use json::Json;
 pub use preload::preload;
 #[cfg(feature = "cluster")]
 pub use preload::preload_cluster;
+#[doc = include_str!("doc/script_error.md")]
+pub use redis_script_macros::ScriptError;
+#[doc = include_str!("doc/script_reply.md")]
+pub use redis_script_macros::ScriptReply;
 pub use redis_script_macros::redis_script;
 pub use script::Script;
+pub use script_error::{Failure, ScriptError};
 pub use slot::{SLOT_COUNT, key_slot};
 
 /// Items used by the code `#[redis_script]` generates. Not a public API:
@@ -52,5 +66,14 @@ pub use slot::{SLOT_COUNT, key_slot};
 #[doc(hidden)]
 pub mod __private {
     pub use crate::call::Keys;
+    pub use crate::decode::{
+        ReplyTag, ReplyTagOwned, error_field, error_fields, error_message, error_optional,
+        error_words, reply_array, reply_array_owned, reply_element, reply_next, reply_tag,
+        reply_tag_owned,
+    };
+    pub use crate::shape::{
+        ReplyShape, Shape, Variant, accepts_array, accepts_bare, accepts_tag, contains_code,
+        has_tag, str_eq,
+    };
     pub use redis;
 }

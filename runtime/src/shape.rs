@@ -1,0 +1,446 @@
+//! Reply shapes known at compile time, so `#[redis_script]` can check the
+//! tables a Lua script returns against the Rust type that decodes them.
+//!
+//! `#[derive(ScriptReply)]` implements [`ReplyShape`] for the type it
+//! derives; this module implements it for the common types a script call
+//! returns. The `const fn`s here are what the attribute's `const`
+//! assertions call, so every check runs during `cargo build`:
+//!
+//! ```
+//! use redis_script::ScriptReply;
+//! use redis_script::__private::{ReplyShape, accepts_tag, has_tag};
+//!
+//! #[derive(Debug, ScriptReply)]
+//! enum Decision {
+//!     Allowed { count: u64 },
+//!     Denied { count: u64, retry_ms: u64 },
+//! }
+//!
+//! // `return {'DENIED', count, retry_ms}`: tag DENIED, 2 elements after it.
+//! const _: () = assert!(accepts_tag(&<Decision as ReplyShape>::SHAPE, "DENIED", 2));
+//! const _: () = assert!(!accepts_tag(&<Decision as ReplyShape>::SHAPE, "DENIED", 1));
+//! const _: () = assert!(!has_tag(&<Decision as ReplyShape>::SHAPE, "MAYBE"));
+//! ```
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+
+/// What a Rust reply type accepts, as far as it can be known at compile
+/// time. See the [module documentation](self).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    /// Not checked: scalars, lists, maps, `redis::Value`, JSON, and any type
+    /// that does not describe itself.
+    Any,
+    /// A positional array (a struct or tuple): `return {count, reset_at}`.
+    Array {
+        /// The Rust type, for messages.
+        name: &'static str,
+        /// Fewest elements (trailing `Option` fields may be absent).
+        min: usize,
+        /// Most elements.
+        max: usize,
+    },
+    /// An enum tagged by the first array element (`return {'DENIED', n, ms}`)
+    /// or, for variants without required fields, by a bare string or status
+    /// reply (`return 'BUSY'`).
+    Tagged {
+        /// The Rust type, for messages.
+        name: &'static str,
+        /// One entry per variant, in declaration order.
+        variants: &'static [Variant],
+    },
+}
+
+/// One variant of a [`Shape::Tagged`] enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Variant {
+    /// The Rust variant name (`Denied`).
+    pub name: &'static str,
+    /// The tag that selects it (`DENIED`), compared exactly.
+    pub tag: &'static str,
+    /// Fewest elements after the tag.
+    pub min: usize,
+    /// Most elements after the tag (more than `min` when trailing fields are
+    /// `Option`s).
+    pub max: usize,
+    /// Whether the variant has no fields at all.
+    pub unit: bool,
+}
+
+/// A reply type's [`Shape`], as a constant.
+///
+/// Derived by `#[derive(ScriptReply)]`. For a type that implements
+/// `redis::FromRedisValue` by hand, declare it unchecked:
+///
+/// ```
+/// use redis_script::__private::{ReplyShape, Shape};
+///
+/// struct Custom;
+/// impl ReplyShape for Custom {
+///     const SHAPE: Shape = Shape::Any;
+/// }
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` does not describe the shape of its reply",
+    label = "no `ReplyShape` for `{Self}`",
+    note = "add `#[derive(ScriptReply)]` to `{Self}`, or, if it implements `redis::FromRedisValue` by hand, `impl redis_script::__private::ReplyShape for {Self} {{ const SHAPE: Shape = Shape::Any; }}`"
+)]
+pub trait ReplyShape {
+    /// What this type accepts.
+    const SHAPE: Shape;
+}
+
+/// Byte-wise string equality, usable in `const` items.
+///
+/// ```
+/// use redis_script::__private::str_eq;
+/// const SAME: bool = str_eq("DENIED", "DENIED");
+/// assert!(SAME && !str_eq("DENIED", "denied"));
+/// ```
+pub const fn str_eq(left: &str, right: &str) -> bool {
+    let (left, right) = (left.as_bytes(), right.as_bytes());
+    if left.len() != right.len() {
+        return false;
+    }
+    let mut index = 0;
+    while index < left.len() {
+        if left[index] != right[index] {
+            return false;
+        }
+        index += 1;
+    }
+    true
+}
+
+/// Whether `shape` accepts an array whose first element is the string
+/// `tag` followed by `elements` more elements (`return {'DENIED', n, ms}`
+/// is `tag = "DENIED", elements = 2`).
+///
+/// For a [`Shape::Tagged`] enum: some variant has this tag and takes that
+/// many elements. For a [`Shape::Array`]: the whole array (the tag is its
+/// first element) has an acceptable length. [`Shape::Any`] accepts all.
+///
+/// ```
+/// use redis_script::__private::{Shape, Variant, accepts_tag};
+/// const DECISION: Shape = Shape::Tagged {
+///     name: "Decision",
+///     variants: &[Variant { name: "Denied", tag: "DENIED", min: 1, max: 2, unit: false }],
+/// };
+/// const _: () = assert!(accepts_tag(&DECISION, "DENIED", 2));
+/// const _: () = assert!(accepts_tag(&DECISION, "DENIED", 1));
+/// const _: () = assert!(!accepts_tag(&DECISION, "DENIED", 3));
+/// const _: () = assert!(!accepts_tag(&DECISION, "ALLOWED", 1));
+/// ```
+pub const fn accepts_tag(shape: &Shape, tag: &str, elements: usize) -> bool {
+    match shape {
+        Shape::Any => true,
+        Shape::Array { min, max, .. } => {
+            let total = elements.saturating_add(1);
+            *min <= total && total <= *max
+        }
+        Shape::Tagged { variants, .. } => {
+            let mut index = 0;
+            while index < variants.len() {
+                let variant = &variants[index];
+                if str_eq(variant.tag, tag) && variant.min <= elements && elements <= variant.max {
+                    return true;
+                }
+                index += 1;
+            }
+            false
+        }
+    }
+}
+
+/// Whether a [`Shape::Tagged`] enum has a variant tagged `tag`, whatever its
+/// element count; `true` for other shapes. Lets the attribute report an
+/// unknown tag apart from a wrong element count.
+///
+/// ```
+/// use redis_script::__private::{Shape, Variant, has_tag};
+/// const MODE: Shape = Shape::Tagged {
+///     name: "Mode",
+///     variants: &[Variant { name: "Busy", tag: "BUSY", min: 0, max: 0, unit: true }],
+/// };
+/// const _: () = assert!(has_tag(&MODE, "BUSY") && !has_tag(&MODE, "IDLE"));
+/// ```
+pub const fn has_tag(shape: &Shape, tag: &str) -> bool {
+    match shape {
+        Shape::Any | Shape::Array { .. } => true,
+        Shape::Tagged { variants, .. } => {
+            let mut index = 0;
+            while index < variants.len() {
+                if str_eq(variants[index].tag, tag) {
+                    return true;
+                }
+                index += 1;
+            }
+            false
+        }
+    }
+}
+
+/// Whether `shape` accepts a bare string or status reply `text`
+/// (`return 'BUSY'`, `redis.status_reply('OK')`).
+///
+/// For a [`Shape::Tagged`] enum: a variant tagged `text` with no required
+/// field. A [`Shape::Array`] never does; [`Shape::Any`] always does.
+///
+/// ```
+/// use redis_script::__private::{Shape, Variant, accepts_bare};
+/// const MODE: Shape = Shape::Tagged {
+///     name: "Mode",
+///     variants: &[
+///         Variant { name: "Busy", tag: "BUSY", min: 0, max: 0, unit: true },
+///         Variant { name: "Done", tag: "DONE", min: 1, max: 1, unit: false },
+///     ],
+/// };
+/// const _: () = assert!(accepts_bare(&MODE, "BUSY"));
+/// const _: () = assert!(!accepts_bare(&MODE, "DONE"));
+/// ```
+pub const fn accepts_bare(shape: &Shape, text: &str) -> bool {
+    match shape {
+        Shape::Any => true,
+        Shape::Array { .. } => false,
+        Shape::Tagged { variants, .. } => {
+            let mut index = 0;
+            while index < variants.len() {
+                let variant = &variants[index];
+                if str_eq(variant.tag, text) && variant.min == 0 {
+                    return true;
+                }
+                index += 1;
+            }
+            false
+        }
+    }
+}
+
+/// Whether `shape` accepts an array of `elements` elements whose first
+/// element is not a string literal the checker can read (`return {n, ms}`).
+///
+/// For a [`Shape::Array`]: the length fits. For a [`Shape::Tagged`] enum:
+/// some variant takes `elements - 1` elements after its tag (the tag may be
+/// computed at run time). [`Shape::Any`] accepts all.
+///
+/// ```
+/// use redis_script::__private::{Shape, accepts_array};
+/// const RATE: Shape = Shape::Array { name: "Rate", min: 1, max: 2 };
+/// const _: () = assert!(accepts_array(&RATE, 2) && !accepts_array(&RATE, 3));
+/// ```
+pub const fn accepts_array(shape: &Shape, elements: usize) -> bool {
+    match shape {
+        Shape::Any => true,
+        Shape::Array { min, max, .. } => *min <= elements && elements <= *max,
+        Shape::Tagged { variants, .. } => {
+            if elements == 0 {
+                return false;
+            }
+            let mut index = 0;
+            while index < variants.len() {
+                let variant = &variants[index];
+                if variant.min < elements && elements - 1 <= variant.max {
+                    return true;
+                }
+                index += 1;
+            }
+            false
+        }
+    }
+}
+
+/// Whether `code` is one of `codes`, e.g. a `ScriptError`'s
+/// [`CODES`](crate::ScriptError::CODES): for checking the literal codes of
+/// `redis.error_reply('CODE …')` at compile time.
+///
+/// ```
+/// use redis_script::__private::contains_code;
+/// const CODES: &[&str] = &["CONFLICT", "NOT_FOUND"];
+/// const _: () = assert!(contains_code(CODES, "CONFLICT") && !contains_code(CODES, "GONE"));
+/// ```
+pub const fn contains_code(codes: &[&str], code: &str) -> bool {
+    let mut index = 0;
+    while index < codes.len() {
+        if str_eq(codes[index], code) {
+            return true;
+        }
+        index += 1;
+    }
+    false
+}
+
+macro_rules! any_shape {
+    ($($ty:ty),* $(,)?) => {
+        $(impl ReplyShape for $ty {
+            const SHAPE: Shape = Shape::Any;
+        })*
+    };
+}
+
+any_shape!(
+    i8,
+    i16,
+    i32,
+    i64,
+    i128,
+    isize,
+    u8,
+    u16,
+    u32,
+    u64,
+    u128,
+    usize,
+    f32,
+    f64,
+    bool,
+    (),
+    String,
+    redis::Value,
+);
+
+impl<T> ReplyShape for Vec<T> {
+    const SHAPE: Shape = Shape::Any;
+}
+
+impl<T> ReplyShape for HashSet<T> {
+    const SHAPE: Shape = Shape::Any;
+}
+
+impl<T> ReplyShape for BTreeSet<T> {
+    const SHAPE: Shape = Shape::Any;
+}
+
+impl<K, V> ReplyShape for HashMap<K, V> {
+    const SHAPE: Shape = Shape::Any;
+}
+
+impl<K, V> ReplyShape for BTreeMap<K, V> {
+    const SHAPE: Shape = Shape::Any;
+}
+
+/// `nil` is always accepted; a non-nil reply must fit `T`.
+impl<T: ReplyShape> ReplyShape for Option<T> {
+    const SHAPE: Shape = T::SHAPE;
+}
+
+impl<T: ReplyShape> ReplyShape for Box<T> {
+    const SHAPE: Shape = T::SHAPE;
+}
+
+impl<T: ReplyShape> ReplyShape for std::sync::Arc<T> {
+    const SHAPE: Shape = T::SHAPE;
+}
+
+macro_rules! tuple_shape {
+    ($($len:literal => ($($name:ident),+);)*) => {
+        $(
+            /// redis-rs decodes a tuple from an array of exactly its length.
+            impl<$($name),+> ReplyShape for ($($name,)+) {
+                const SHAPE: Shape = Shape::Array { name: "tuple", min: $len, max: $len };
+            }
+        )*
+    };
+}
+
+tuple_shape! {
+    1 => (A);
+    2 => (A, B);
+    3 => (A, B, C);
+    4 => (A, B, C, D);
+    5 => (A, B, C, D, E);
+    6 => (A, B, C, D, E, F);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const VARIANTS: &[Variant] = &[
+        Variant {
+            name: "Allowed",
+            tag: "ALLOWED",
+            min: 1,
+            max: 1,
+            unit: false,
+        },
+        Variant {
+            name: "Denied",
+            tag: "DENIED",
+            min: 1,
+            max: 2,
+            unit: false,
+        },
+        Variant {
+            name: "Busy",
+            tag: "BUSY",
+            min: 0,
+            max: 0,
+            unit: true,
+        },
+    ];
+    const DECISION: Shape = Shape::Tagged {
+        name: "Decision",
+        variants: VARIANTS,
+    };
+    const RATE: Shape = Shape::Array {
+        name: "Rate",
+        min: 1,
+        max: 2,
+    };
+
+    #[test]
+    fn tags_and_counts() {
+        assert!(accepts_tag(&DECISION, "ALLOWED", 1));
+        assert!(!accepts_tag(&DECISION, "ALLOWED", 0));
+        assert!(accepts_tag(&DECISION, "DENIED", 1));
+        assert!(accepts_tag(&DECISION, "DENIED", 2));
+        assert!(!accepts_tag(&DECISION, "DENIED", 3));
+        assert!(accepts_tag(&DECISION, "BUSY", 0));
+        assert!(!accepts_tag(&DECISION, "busy", 0));
+        assert!(!accepts_tag(&DECISION, "", 0));
+        assert!(has_tag(&DECISION, "BUSY") && !has_tag(&DECISION, "MAYBE"));
+        assert!(accepts_tag(&Shape::Any, "X", 9));
+    }
+
+    #[test]
+    fn arrays_count_the_tag_as_an_element() {
+        assert!(accepts_tag(&RATE, "x", 0));
+        assert!(accepts_tag(&RATE, "x", 1));
+        assert!(!accepts_tag(&RATE, "x", 2));
+        assert!(accepts_array(&RATE, 1) && accepts_array(&RATE, 2));
+        assert!(!accepts_array(&RATE, 0) && !accepts_array(&RATE, 3));
+        assert!(!accepts_bare(&RATE, "OK"));
+    }
+
+    #[test]
+    fn bare_replies_select_fieldless_variants() {
+        assert!(accepts_bare(&DECISION, "BUSY"));
+        assert!(!accepts_bare(&DECISION, "DENIED"));
+        assert!(!accepts_bare(&DECISION, "NOPE"));
+        assert!(accepts_bare(&Shape::Any, "OK"));
+    }
+
+    #[test]
+    fn untagged_arrays_against_enums() {
+        assert!(accepts_array(&DECISION, 2));
+        assert!(accepts_array(&DECISION, 3));
+        assert!(accepts_array(&DECISION, 1));
+        assert!(!accepts_array(&DECISION, 4));
+        assert!(!accepts_array(&DECISION, 0));
+    }
+
+    #[test]
+    fn common_types() {
+        assert_eq!(
+            <Option<(u8, u8)> as ReplyShape>::SHAPE,
+            Shape::Array {
+                name: "tuple",
+                min: 2,
+                max: 2
+            }
+        );
+        assert_eq!(<Vec<(u8, u8)> as ReplyShape>::SHAPE, Shape::Any);
+        assert_eq!(<redis::Value as ReplyShape>::SHAPE, Shape::Any);
+        assert!(contains_code(&["A", "BB"], "BB") && !contains_code(&[], "A"));
+    }
+}
