@@ -9,6 +9,7 @@
 //! type-checking and IDEs keep completing.
 
 mod check;
+mod contract;
 mod generate;
 mod lua;
 mod parse;
@@ -50,7 +51,7 @@ fn expand(
             let errors = parsed.errors.to_compile_error();
             let fallback = parsed
                 .signature
-                .map(|signature| generate::unreachable_function(&signature));
+                .map(|signature| generate::unreachable_function(&signature, None));
             return quote::quote! { #errors #fallback };
         }
     };
@@ -58,7 +59,10 @@ fn expand(
         Ok(script) => generate::script_function(&declaration, &script),
         Err(errors) => {
             let errors = errors.to_compile_error();
-            let fallback = generate::unreachable_function(&declaration.signature);
+            let fallback = generate::unreachable_function(
+                &declaration.signature,
+                declaration.options.errors.as_ref(),
+            );
             quote::quote! { #errors #fallback }
         }
     }
