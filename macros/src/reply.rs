@@ -152,6 +152,8 @@ struct Field<'a> {
 struct Variant<'a> {
     ident: &'a Ident,
     tag: String,
+    /// The tag literal, or the variant name when the tag is derived from it.
+    tag_span: proc_macro2::Span,
     fields: Positional<'a>,
 }
 
@@ -195,14 +197,16 @@ impl<'a> Input<'a> {
                         let tag = variant_tag(variant, errors);
                         let label = format!("{name}::{}", variant.ident.unraw());
                         let fields = positional(&label, &variant.fields, errors)?;
+                        let (tag, tag_span) = tag?;
                         Some(Variant {
                             ident: &variant.ident,
-                            tag: tag?,
+                            tag,
+                            tag_span,
                             fields,
                         })
                     })
                     .collect();
-                check_duplicate_tags(data, &variants, errors);
+                check_duplicate_tags(&variants, errors);
                 Body::Enum(variants)
             }
             Data::Union(data) => {
@@ -461,7 +465,7 @@ fn positional<'a>(label: &str, fields: &'a Fields, errors: &mut Errors) -> Optio
 
 /// A variant's tag: `#[reply(tag = "...")]`, or its name in
 /// SCREAMING_SNAKE_CASE.
-fn variant_tag(variant: &syn::Variant, errors: &mut Errors) -> Option<String> {
+fn variant_tag(variant: &syn::Variant, errors: &mut Errors) -> Option<(String, proc_macro2::Span)> {
     let mut tag: Option<LitStr> = None;
     let mut valid = true;
     for attribute in variant
@@ -510,8 +514,8 @@ fn variant_tag(variant: &syn::Variant, errors: &mut Errors) -> Option<String> {
         }
     }
     let tag = match tag {
-        Some(literal) => literal.value(),
-        None => screaming_snake_case(&variant.ident),
+        Some(literal) => (literal.value(), literal.span()),
+        None => (screaming_snake_case(&variant.ident), variant.ident.span()),
     };
     valid.then_some(tag)
 }
@@ -542,8 +546,8 @@ fn no_reply_attributes(attributes: &[Attribute], place: &str, errors: &mut Error
         .iter()
         .filter(|attribute| attribute.path().is_ident("reply"))
     {
-        errors.push(syn::Error::new(
-            attribute.span(),
+        errors.push(syn::Error::new_spanned(
+            attribute,
             format!("`#[reply]` has no options {place}"),
         ));
     }
@@ -559,7 +563,7 @@ fn check_generics(generics: &Generics, errors: &mut Errors) {
 }
 
 /// Rejects two variants with one tag: the second could never be decoded.
-fn check_duplicate_tags(data: &syn::DataEnum, variants: &[Variant<'_>], errors: &mut Errors) {
+fn check_duplicate_tags(variants: &[Variant<'_>], errors: &mut Errors) {
     for (index, variant) in variants.iter().enumerate() {
         let Some(first) = variants
             .iter()
@@ -568,19 +572,8 @@ fn check_duplicate_tags(data: &syn::DataEnum, variants: &[Variant<'_>], errors: 
         else {
             continue;
         };
-        let explicit = data
-            .variants
-            .iter()
-            .find(|candidate| &candidate.ident == variant.ident)
-            .and_then(|candidate| {
-                candidate
-                    .attrs
-                    .iter()
-                    .find(|attribute| attribute.path().is_ident("reply"))
-            });
-        let span = explicit.map_or_else(|| variant.ident.span(), |attribute| attribute.span());
         errors.push(syn::Error::new(
-            span,
+            variant.tag_span,
             format!(
                 "variants `{}` and `{}` both have the tag \"{}\", so `{}` could never be decoded; give one of them another `#[reply(tag = \"...\")]`",
                 first.ident.unraw(),

@@ -111,7 +111,7 @@ fn parse<'a>(input: &'a DeriveInput, errors: &mut Errors) -> Option<Vec<Variant<
                     errors.push(syn::Error::new(
                         span,
                         format!(
-                            "variants `{}` and `{}` both have the error code \"{code}\", so `{}` could never be decoded; give one of them another {CODE_FORM}",
+                            "variants `{}` and `{}` both have the error code \"{code}\", so `{}` could never be decoded; give one of them another `#[error_code(\"...\")]`",
                             first.ident.unraw(),
                             variant.ident.unraw(),
                             variant.ident.unraw(),
@@ -151,8 +151,8 @@ fn variant_code(
                     format!("the error code must be one string literal: {CODE_FORM}"),
                 )
             }),
-            _ => Err(syn::Error::new(
-                attribute.span(),
+            _ => Err(syn::Error::new_spanned(
+                attribute,
                 format!("write the error code in parentheses: {CODE_FORM}"),
             )),
         };
@@ -166,8 +166,8 @@ fn variant_code(
         };
         let value = literal.value();
         if code.is_some() {
-            errors.push(syn::Error::new(
-                attribute.span(),
+            errors.push(syn::Error::new_spanned(
+                attribute,
                 "duplicate `#[error_code]`: a variant has one error code",
             ));
             valid = false;
@@ -222,8 +222,8 @@ fn misplaced_codes(attributes: &[Attribute], place: &str, errors: &mut Errors) {
         .iter()
         .filter(|attribute| attribute.path().is_ident("error_code"))
     {
-        errors.push(syn::Error::new(
-            attribute.span(),
+        errors.push(syn::Error::new_spanned(
+            attribute,
             format!("`#[error_code]` goes on a variant, not {place}: {CODE_FORM}"),
         ));
     }
