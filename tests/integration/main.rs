@@ -6,4 +6,5 @@ mod batches;
 mod calls;
 mod corpus;
 mod preload;
+mod replies;
 mod slots;
