@@ -2,6 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::contract::{self, ContractCheck};
 use crate::lua;
 use crate::parse::{Declaration, Errors};
 
@@ -21,6 +22,8 @@ pub struct CheckedScript {
     pub allow_cross_slot_keys: bool,
     /// The script's leading comment block.
     pub header: lua::Header,
+    /// Assertions tying the script's replies to the Rust types.
+    pub contract: Vec<ContractCheck>,
 }
 
 pub fn check(declaration: &Declaration) -> Result<CheckedScript, syn::Error> {
@@ -55,6 +58,13 @@ pub fn check(declaration: &Declaration) -> Result<CheckedScript, syn::Error> {
             .to_string(),
         read_only: analysis.read_only,
         allow_cross_slot_keys: analysis.flags.allow_cross_slot_keys,
+        contract: contract::checks(
+            &analysis.returns,
+            &declaration.signature.reply,
+            declaration.options.errors.as_ref(),
+            &relative,
+            &source,
+        ),
         header: analysis.header,
     })
 }

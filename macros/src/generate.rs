@@ -2,9 +2,10 @@
 
 use proc_macro2::{Span, TokenStream};
 use quote::quote;
-use syn::Ident;
+use syn::{Ident, Type};
 
 use crate::check::CheckedScript;
+use crate::contract;
 use crate::lua;
 use crate::parse::{CONNECTION_PARAM, Declaration, FunctionSignature};
 
@@ -19,7 +20,14 @@ pub fn script_function(declaration: &Declaration, script: &CheckedScript) -> Tok
         read_only,
         allow_cross_slot_keys,
         header,
+        contract,
     } = script;
+    let contract_assertions = contract::assertions(
+        contract,
+        &signature.reply,
+        declaration.options.errors.as_ref(),
+        declaration.options.path.span(),
+    );
     let script_doc = script_doc(declaration, script, header);
 
     let key_idents = signature.key_params().iter().map(|param| &param.ident);
@@ -34,6 +42,8 @@ pub fn script_function(declaration: &Declaration, script: &CheckedScript) -> Tok
             #read_only,
             #allow_cross_slot_keys,
         );
+
+        #contract_assertions
     };
     let call_body = quote! {
         let mut keys = ::redis_script::__private::Keys::new();
@@ -49,8 +59,13 @@ pub fn script_function(declaration: &Declaration, script: &CheckedScript) -> Tok
     let function_body = quote! {
         #ident::call(#(#params),*).invoke(#connection).await
     };
+    let function_body = match &declaration.options.errors {
+        Some(_) => quote! { #function_body.map_err(::redis_script::script_error::__classify) },
+        None => function_body,
+    };
     let parts = Expansion {
         path: &path,
+        error_type: declaration.options.errors.as_ref(),
         doc: Some(script_doc),
         script_static,
         call_body,
@@ -127,10 +142,14 @@ fn script_doc(declaration: &Declaration, script: &CheckedScript, header: &lua::H
 
 /// The declared items with unreachable bodies, emitted next to the compile
 /// errors so that call sites still resolve and type-check.
-pub fn unreachable_function(signature: &FunctionSignature) -> TokenStream {
+pub fn unreachable_function(
+    signature: &FunctionSignature,
+    error_type: Option<&Type>,
+) -> TokenStream {
     let unreachable = quote! { ::core::unreachable!("#[redis_script] failed to compile") };
     let parts = Expansion {
         path: "",
+        error_type,
         doc: None,
         script_static: TokenStream::new(),
         call_body: unreachable.clone(),
@@ -142,6 +161,8 @@ pub fn unreachable_function(signature: &FunctionSignature) -> TokenStream {
 /// The pieces that differ between a checked script and the fallback.
 struct Expansion<'a> {
     path: &'a str,
+    /// `errors = E`: the function fails with `Failure<E>`.
+    error_type: Option<&'a Type>,
     /// Generated rustdoc appended to the user's.
     doc: Option<String>,
     script_static: TokenStream,
@@ -156,6 +177,7 @@ fn connection_ident() -> Ident {
 fn emit(signature: &FunctionSignature, parts: Expansion<'_>) -> TokenStream {
     let Expansion {
         path,
+        error_type,
         doc,
         script_static,
         call_body,
@@ -165,6 +187,10 @@ fn emit(signature: &FunctionSignature, parts: Expansion<'_>) -> TokenStream {
     // to the compile errors the user is reading.
     let allow_unused = doc.is_none().then(|| quote! { #[allow(unused_variables)] });
     let doc = doc.map(|text| quote! { #[doc = #text] });
+    let failure = match error_type {
+        Some(errors) => quote! { ::redis_script::Failure<#errors> },
+        None => quote! { ::redis_script::Error },
+    };
     let FunctionSignature {
         attrs,
         vis,
@@ -197,7 +223,7 @@ fn emit(signature: &FunctionSignature, parts: Expansion<'_>) -> TokenStream {
         #vis async fn #ident<#generic_params __Connection>(
             #connection: &mut __Connection,
             #(#typed_params),*
-        ) -> ::core::result::Result<#reply, ::redis_script::Error>
+        ) -> ::core::result::Result<#reply, #failure>
         where
             __Connection: ::redis_script::__private::redis::aio::ConnectionLike + ?::core::marker::Sized,
             #where_clause

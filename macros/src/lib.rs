@@ -1,14 +1,15 @@
 //! Procedural macros of `redis-script`. Depend on the `redis-script` crate,
 //! which re-exports them, rather than on this crate directly.
 //!
-//! The attribute works in three phases kept apart: [`parse`] reads the
-//! attribute arguments and the function signature, [`check`] reads the
+//! The attribute works in three phases kept apart: `parse` reads the
+//! attribute arguments and the function signature, `check` reads the
 //! `.lua` file and runs the Lua analysis (accumulating every error), and
-//! [`generate`] emits the typed function. On any error the declared
+//! `generate` emits the typed function. On any error the declared
 //! function is still emitted, with an unreachable body, so call sites keep
 //! type-checking and IDEs keep completing.
 
 mod check;
+mod contract;
 mod generate;
 mod lua;
 mod parse;
@@ -50,7 +51,7 @@ fn expand(
             let errors = parsed.errors.to_compile_error();
             let fallback = parsed
                 .signature
-                .map(|signature| generate::unreachable_function(&signature));
+                .map(|signature| generate::unreachable_function(&signature, None));
             return quote::quote! { #errors #fallback };
         }
     };
@@ -58,7 +59,10 @@ fn expand(
         Ok(script) => generate::script_function(&declaration, &script),
         Err(errors) => {
             let errors = errors.to_compile_error();
-            let fallback = generate::unreachable_function(&declaration.signature);
+            let fallback = generate::unreachable_function(
+                &declaration.signature,
+                declaration.options.errors.as_ref(),
+            );
             quote::quote! { #errors #fallback }
         }
     }

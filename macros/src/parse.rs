@@ -22,6 +22,11 @@ pub struct Options {
     pub allow_unused: bool,
     /// `dynamic_keys`: key positions may hold values not taken from KEYS.
     pub dynamic_keys: bool,
+    /// `returns = T`: the reply type, when the signature does not say it
+    /// (or to restate it; then both must agree).
+    pub returns: Option<Type>,
+    /// `errors = E`: the script's declared error type (`#[derive(ScriptError)]`).
+    pub errors: Option<Type>,
 }
 
 /// The declared function: what the generated one keeps and what it sends.
@@ -34,6 +39,8 @@ pub struct FunctionSignature {
     /// Index of the first non-key parameter.
     pub first_arg: usize,
     pub reply: Type,
+    /// The signature wrote `-> T` (rather than leaving it to `returns`).
+    pub declared_reply: bool,
 }
 
 /// One parameter: a KEYS element (or several, for a slice) or an ARGV one.
@@ -86,7 +93,10 @@ impl Declaration {
         let mut errors = Errors::default();
         let options = parse_options(attribute, &mut errors);
         let keys = options.as_ref().map(|o| (o.keys, o.keys_span));
-        let signature = parse_signature(item, keys, &mut errors);
+        let mut signature = parse_signature(item, keys, &mut errors);
+        if let (Some(options), Some(signature)) = (&options, &mut signature) {
+            reconcile_reply_type(options, signature, &mut errors);
+        }
         match (errors.finish(), options, signature) {
             (Ok(()), Some(options), Some(signature)) => Ok(Self { options, signature }),
             (result, _, signature) => Err(ParseFailure {
@@ -99,13 +109,38 @@ impl Declaration {
     }
 }
 
-const ATTRIBUTE_FORM: &str = "expected `#[redis_script(path = \"lua/script.lua\", keys = N)]`, optionally with `allow_unused` and `dynamic_keys`";
+const ATTRIBUTE_FORM: &str = "expected `#[redis_script(path = \"lua/script.lua\", keys = N)]`, optionally with `returns = Type`, `errors = Type`, `allow_unused` and `dynamic_keys`";
+
+/// `returns = T` fills in a missing `-> T`; when both are written they
+/// must name the same type.
+fn reconcile_reply_type(options: &Options, signature: &mut FunctionSignature, errors: &mut Errors) {
+    let Some(returns) = &options.returns else {
+        return;
+    };
+    if !signature.declared_reply {
+        signature.reply = returns.clone();
+        return;
+    }
+    let (declared, attribute) = (&signature.reply, returns);
+    if quote::quote!(#declared).to_string() != quote::quote!(#attribute).to_string() {
+        errors.push(syn::Error::new(
+            returns.span(),
+            format!(
+                "`returns = {}` disagrees with the signature's `-> {}`: write the reply type once, or the same in both places",
+                quote::quote!(#attribute).to_string().replace(' ', ""),
+                quote::quote!(#declared).to_string().replace(' ', ""),
+            ),
+        ));
+    }
+}
 
 fn parse_options(attribute: TokenStream, errors: &mut Errors) -> Option<Options> {
     let mut path: Option<LitStr> = None;
     let mut keys: Option<(usize, Span)> = None;
     let mut allow_unused: Option<Span> = None;
     let mut dynamic_keys: Option<Span> = None;
+    let mut returns: Option<Type> = None;
+    let mut error_type: Option<Type> = None;
     let attribute_span = attribute.span();
 
     let parser = syn::meta::parser(|meta| {
@@ -150,6 +185,19 @@ fn parse_options(attribute: TokenStream, errors: &mut Errors) -> Option<Options>
                         value.span(),
                         "`keys` must be an integer literal: how many leading parameters are sent as KEYS, e.g. `keys = 2`",
                     )),
+                }
+            }
+            "returns" | "errors" => {
+                let ty: Type = meta.value()?.parse()?;
+                let slot = if name == "returns" {
+                    &mut returns
+                } else {
+                    &mut error_type
+                };
+                if slot.is_some() {
+                    errors.push(duplicate());
+                } else {
+                    *slot = Some(ty);
                 }
             }
             "allow_unused" | "dynamic_keys" => {
@@ -210,6 +258,8 @@ fn parse_options(attribute: TokenStream, errors: &mut Errors) -> Option<Options>
         keys_span,
         allow_unused: allow_unused.is_some(),
         dynamic_keys: dynamic_keys.is_some(),
+        returns,
+        errors: error_type,
     })
 }
 
@@ -258,9 +308,9 @@ fn parse_signature(
         .iter()
         .filter_map(|input| parse_param(input, errors))
         .collect();
-    let reply = match &sig.output {
-        syn::ReturnType::Default => syn::parse_quote!(()),
-        syn::ReturnType::Type(_, ty) => (**ty).clone(),
+    let (reply, declared_reply) = match &sig.output {
+        syn::ReturnType::Default => (syn::parse_quote!(()), false),
+        syn::ReturnType::Type(_, ty) => ((**ty).clone(), true),
     };
     let first_arg = keys.map_or(0, |(keys, _)| keys).min(params.len());
     if let Some((keys, keys_span)) = keys.filter(|&(keys, _)| keys > params.len()) {
@@ -282,6 +332,7 @@ fn parse_signature(
         params,
         first_arg,
         reply,
+        declared_reply,
     })
 }
 

@@ -4,5 +4,7 @@
 
 mod batches;
 mod calls;
+mod corpus;
 mod preload;
+mod replies;
 mod slots;

@@ -1,0 +1,193 @@
+//! The reply and error contract between the script and the Rust types,
+//! checked at compile time.
+//!
+//! The attribute cannot see the definition of the `returns` or `errors`
+//! type, so it cannot compare tags itself. Instead it emits one `const`
+//! assertion per `return` site of the script, evaluated by the compiler
+//! against the constants `#[derive(ScriptReply)]` and
+//! `#[derive(ScriptError)]` emit (`ReplyShape::SHAPE`, `ScriptError::CODES`).
+//! A failed assertion is a compile error whose message is a rendered
+//! diagnostic pointing at the `return` line in the `.lua` file.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{quote, quote_spanned};
+use syn::Type;
+
+use crate::lua::{self, Diagnostic, ReturnShape, ReturnSite};
+
+/// One assertion about one `return` site.
+pub struct ContractCheck {
+    kind: CheckKind,
+    /// The rendered diagnostic shown when the assertion fails.
+    message: String,
+    /// Second message, for checks made of two assertions.
+    second_message: Option<String>,
+}
+
+enum CheckKind {
+    /// `{'TAG', e1, …, en}`: the tag exists, then it takes `elements`.
+    Tag { tag: String, elements: usize },
+    /// `{'TAG', …, f()}`: only the tag can be checked.
+    TagExists { tag: String },
+    /// `return 'TEXT'` or `redis.status_reply('TEXT')`.
+    Bare { text: String },
+    /// `redis.error_reply('CODE …')`: the error type declares `CODE`.
+    ErrorCode { code: String },
+}
+
+/// The checks for a script's return sites. Reply-shape checks are made
+/// only when the script returns tagged tables (the reply type is then
+/// expected to be a `#[derive(ScriptReply)]` type); error-code checks only
+/// when an `errors` type is declared.
+pub fn checks(
+    returns: &[ReturnSite],
+    reply: &Type,
+    errors: Option<&Type>,
+    path: &str,
+    source: &str,
+) -> Vec<ContractCheck> {
+    let reply_name = type_name(reply);
+    let tagged = returns
+        .iter()
+        .any(|site| matches!(site.shape, ReturnShape::Tagged { .. }));
+    let render = |site: &ReturnSite, message: String, hint: String| {
+        Diagnostic::error(site.line, site.column, site.width, message)
+            .with_hint(hint)
+            .render(path, source)
+    };
+    let mut checks = Vec::new();
+    for site in returns {
+        match &site.shape {
+            ReturnShape::Tagged {
+                tag,
+                elements,
+                open_ended,
+            } if tagged => {
+                let unknown = render(
+                    site,
+                    format!(
+                        "the script returns the tag \"{tag}\", which the reply type `{reply_name}` does not handle"
+                    ),
+                    format!(
+                        "add a variant for it to `{reply_name}` (`#[reply(tag = \"{tag}\")]`), or change the script"
+                    ),
+                );
+                if *open_ended {
+                    checks.push(ContractCheck {
+                        kind: CheckKind::TagExists { tag: tag.clone() },
+                        message: unknown,
+                        second_message: None,
+                    });
+                } else {
+                    let count = elements.len();
+                    let wrong_count = render(
+                        site,
+                        format!(
+                            "the script returns \"{tag}\" with {count} element{} after the tag, but the variant of `{reply_name}` tagged \"{tag}\" does not take {count}",
+                            plural(count)
+                        ),
+                        "give the table one element per field of the variant (trailing `Option` fields may be left out), or change the variant".to_owned(),
+                    );
+                    checks.push(ContractCheck {
+                        kind: CheckKind::Tag {
+                            tag: tag.clone(),
+                            elements: count,
+                        },
+                        message: unknown,
+                        second_message: Some(wrong_count),
+                    });
+                }
+            }
+            ReturnShape::Status(Some(text))
+            | ReturnShape::Value(lua::ValueKind::String(Some(text)))
+                if tagged =>
+            {
+                checks.push(ContractCheck {
+                    kind: CheckKind::Bare { text: text.clone() },
+                    message: render(
+                        site,
+                        format!("the script returns the bare string \"{text}\", which the reply type `{reply_name}` does not accept"),
+                        format!("add a unit variant for it to `{reply_name}` (`#[reply(tag = \"{text}\")]`), or return a table"),
+                    ),
+                    second_message: None,
+                });
+            }
+            ReturnShape::Error(Some(code)) => {
+                if let Some(errors) = errors {
+                    let error_name = type_name(errors);
+                    checks.push(ContractCheck {
+                        kind: CheckKind::ErrorCode { code: code.clone() },
+                        message: render(
+                            site,
+                            format!("the script raises the error code {code}, which the error type `{error_name}` does not declare"),
+                            format!("add a variant for it to `{error_name}` (`#[error_code(\"{code}\")]`), or change the script"),
+                        ),
+                        second_message: None,
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+    checks
+}
+
+/// `const` assertions for `checks`, spanned on the attribute's `path` so
+/// the compiler points there as well as into the `.lua` file.
+pub fn assertions(
+    checks: &[ContractCheck],
+    reply: &Type,
+    errors: Option<&Type>,
+    span: Span,
+) -> TokenStream {
+    let shape = quote! { &<#reply as ::redis_script::__private::ReplyShape>::SHAPE };
+    let private = quote! { ::redis_script::__private };
+    let asserts = checks.iter().map(|check| {
+        let message = escape_braces(&check.message);
+        match &check.kind {
+            CheckKind::Tag { tag, elements } => {
+                let second = escape_braces(check.second_message.as_deref().unwrap_or_default());
+                quote_spanned! {span=>
+                    ::core::assert!(#private::has_tag(#shape, #tag), #message);
+                    ::core::assert!(#private::accepts_tag(#shape, #tag, #elements), #second);
+                }
+            }
+            CheckKind::TagExists { tag } => quote_spanned! {span=>
+                ::core::assert!(#private::has_tag(#shape, #tag), #message);
+            },
+            CheckKind::Bare { text } => quote_spanned! {span=>
+                ::core::assert!(#private::accepts_bare(#shape, #text), #message);
+            },
+            CheckKind::ErrorCode { code } => match errors {
+                Some(errors) => quote_spanned! {span=>
+                    ::core::assert!(
+                        #private::contains_code(<#errors as ::redis_script::ScriptError>::CODES, #code),
+                        #message
+                    );
+                },
+                None => TokenStream::new(),
+            },
+        }
+    });
+    if checks.is_empty() {
+        return TokenStream::new();
+    }
+    quote_spanned! {span=>
+        const _: () = {
+            #(#asserts)*
+        };
+    }
+}
+
+/// `assert!` messages are format strings; the rendered Lua has braces.
+fn escape_braces(text: &str) -> String {
+    text.replace('{', "{{").replace('}', "}}")
+}
+
+fn type_name(ty: &Type) -> String {
+    quote!(#ty).to_string().replace(' ', "")
+}
+
+fn plural(count: usize) -> &'static str {
+    if count == 1 { "" } else { "s" }
+}
