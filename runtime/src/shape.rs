@@ -25,7 +25,8 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 /// What a Rust reply type accepts, as far as it can be known at compile
-/// time. See the [module documentation](self).
+/// time; checked with [`accepts_tag`], [`has_tag`], [`accepts_bare`] and
+/// [`accepts_array`] in `const` assertions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Shape {
     /// Not checked: scalars, lists, maps, `redis::Value`, JSON, and any type
@@ -299,6 +300,11 @@ any_shape!(
 );
 
 impl<T> ReplyShape for Vec<T> {
+    const SHAPE: Shape = Shape::Any;
+}
+
+/// Not checked: redis-rs also decodes `[u8; N]` from a bulk string.
+impl<T, const N: usize> ReplyShape for [T; N] {
     const SHAPE: Shape = Shape::Any;
 }
 
