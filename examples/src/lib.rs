@@ -3,6 +3,8 @@
 
 use redis_script_testkit::RedisServer;
 
+pub mod workflows;
+
 /// A Redis connection and, when one was started, the throwaway server
 /// behind it (stopped when this is dropped).
 pub struct Demo {

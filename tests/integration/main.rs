@@ -8,3 +8,4 @@ mod corpus;
 mod preload;
 mod replies;
 mod slots;
+mod workflows;

@@ -1,0 +1,2 @@
+//! The workflow library: typed functions over the project's `lua/` scripts,
+//! plus the client-side logic some workflows need (Redlock's quorum).
