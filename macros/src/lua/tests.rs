@@ -862,3 +862,17 @@ fn falling_off_the_end() {
         (2, 1, ReturnShape::FallsOffEnd)
     );
 }
+
+#[test]
+fn shebang_followed_by_an_unterminated_comment_is_a_syntax_error() {
+    // full_moon 3.0.0 panics on this input when the shebang line is kept.
+    let analysis = analyze("#!lua \n --[[", &signature(0, 0));
+    let messages: Vec<&str> = analysis.errors().map(|d| d.message.as_str()).collect();
+    assert!(!messages.is_empty());
+    assert!(
+        messages
+            .iter()
+            .all(|message| !message.starts_with(INTERNAL_ERROR)),
+        "{messages:?}"
+    );
+}
