@@ -33,6 +33,9 @@ enum CheckKind {
     Bare { text: String },
     /// `redis.error_reply('CODE …')`: the error type declares `CODE`.
     ErrorCode { code: String },
+    /// A float literal at element `index` (after the tag; `tag` is empty
+    /// for an untagged array) must not land in an integer field.
+    FloatElement { tag: String, index: usize },
 }
 
 /// The checks for a script's return sites. Reply-shape checks are made
@@ -57,6 +60,7 @@ pub fn checks(
     };
     let mut checks = Vec::new();
     for site in returns {
+        checks.extend(float_checks(site, &reply_name, &render));
         match &site.shape {
             ReturnShape::Tagged {
                 tag,
@@ -132,6 +136,44 @@ pub fn checks(
     checks
 }
 
+/// Redis converts a Lua number reply to an integer by truncating it, so a
+/// float literal returned into an integer field silently loses its fraction.
+fn float_checks(
+    site: &ReturnSite,
+    reply_name: &str,
+    render: &impl Fn(&ReturnSite, String, String) -> String,
+) -> Vec<ContractCheck> {
+    let (tag, elements) = match &site.shape {
+        ReturnShape::Tagged { tag, elements, .. } => (tag.as_str(), elements),
+        ReturnShape::Array { elements, .. } => ("", elements),
+        _ => return Vec::new(),
+    };
+    elements
+        .iter()
+        .enumerate()
+        .filter(|(_, kind)| **kind == lua::ValueKind::Float)
+        .map(|(index, _)| {
+            let position = if tag.is_empty() {
+                format!("element {}", index + 1)
+            } else {
+                format!("element {} after the tag \"{tag}\"", index + 1)
+            };
+            ContractCheck {
+                kind: CheckKind::FloatElement {
+                    tag: tag.to_owned(),
+                    index,
+                },
+                message: render(
+                    site,
+                    format!("the script returns a float literal as {position}, which `{reply_name}` decodes into an integer field: Redis truncates Lua numbers to integers in replies"),
+                    "return it as a string (`tostring(x)`) into a `String` or `f64` field, or return an integer".to_owned(),
+                ),
+                second_message: None,
+            }
+        })
+        .collect()
+}
+
 /// `const` assertions for `checks`, spanned on the attribute's `path` so
 /// the compiler points there as well as into the `.lua` file.
 pub fn assertions(
@@ -157,6 +199,12 @@ pub fn assertions(
             },
             CheckKind::Bare { text } => quote_spanned! {span=>
                 ::core::assert!(#private::accepts_bare(#shape, #text), #message);
+            },
+            CheckKind::FloatElement { tag, index } => quote_spanned! {span=>
+                ::core::assert!(
+                    !#private::integer_element(<#reply as #private::ReplyShape>::INTEGER_ELEMENTS, #tag, #index),
+                    #message
+                );
             },
             CheckKind::ErrorCode { code } => match errors {
                 Some(errors) => quote_spanned! {span=>

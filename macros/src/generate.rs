@@ -205,6 +205,8 @@ fn emit(signature: &FunctionSignature, parts: Expansion<'_>) -> TokenStream {
     let connection = connection_ident();
     let (_, _, where_clause) = generics.split_for_impl();
     let generic_params = &generics.params;
+    let mut function_params = generics.params.clone();
+    function_params.push(syn::parse_quote!(__Connection));
     let typed_params: Vec<TokenStream> = signature
         .params
         .iter()
@@ -223,7 +225,7 @@ fn emit(signature: &FunctionSignature, parts: Expansion<'_>) -> TokenStream {
         #(#attrs)*
         #doc
         #allow_unused
-        #vis async fn #ident<#generic_params __Connection>(
+        #vis async fn #ident<#function_params>(
             #connection: &mut __Connection,
             #(#typed_params),*
         ) -> ::core::result::Result<#reply, #failure>

@@ -89,6 +89,32 @@ pub fn is_option(ty: &Type) -> bool {
     }
 }
 
+/// `i64`, `u32`, `usize`…, or `Option` of one.
+fn is_integer(ty: &Type) -> bool {
+    const INTEGERS: &[&str] = &[
+        "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128", "usize",
+    ];
+    match ty {
+        Type::Path(path) if path.qself.is_none() => {
+            let Some(segment) = path.path.segments.last() else {
+                return false;
+            };
+            if segment.ident == "Option" {
+                if let syn::PathArguments::AngleBracketed(arguments) = &segment.arguments {
+                    return arguments.args.iter().any(|argument| {
+                        matches!(argument, syn::GenericArgument::Type(inner) if is_integer(inner))
+                    });
+                }
+                return false;
+            }
+            path.path.segments.len() == 1 && INTEGERS.iter().any(|name| segment.ident == name)
+        }
+        Type::Group(group) => is_integer(&group.elem),
+        Type::Paren(paren) => is_integer(&paren.elem),
+        _ => false,
+    }
+}
+
 /// A type as a user wrote it, for messages: `Option<Vec<u8>>`.
 fn type_text(ty: &Type) -> String {
     const TIGHT: &[char] = &['<', '>', ':', '(', ')', '[', ']', '&', ',', ';'];
@@ -240,6 +266,22 @@ impl<'a> Input<'a> {
                 .push(syn::parse_quote!(#param: ::redis_script::__private::redis::FromRedisValue));
         }
         let private = quote!(::redis_script::__private);
+        let integer_elements: Vec<TokenStream> = match &self.body {
+            Body::Struct(fields) => fields
+                .integer_indices()
+                .map(|index| quote!(("", #index)))
+                .collect(),
+            Body::Enum(variants) => variants
+                .iter()
+                .flat_map(|variant| {
+                    let tag = &variant.tag;
+                    variant
+                        .fields
+                        .integer_indices()
+                        .map(move |index| quote!((#tag, #index)))
+                })
+                .collect(),
+        };
         let (by_ref, by_value, shape) = match &self.body {
             Body::Struct(fields) => {
                 let (expected, min, max) = (&fields.expected, fields.min, fields.fields.len());
@@ -363,12 +405,23 @@ impl<'a> Input<'a> {
             #[automatically_derived]
             impl #impl_generics #private::ReplyShape for #ident #type_generics #where_clause {
                 const SHAPE: #private::Shape = #shape;
+                const INTEGER_ELEMENTS: &'static [(&'static str, usize)] = &[#(#integer_elements),*];
             }
         }
     }
 }
 
 impl Positional<'_> {
+    /// Indices of the fields whose type is a Rust integer (or an `Option`
+    /// of one), read from how the type is spelled.
+    fn integer_indices(&self) -> impl Iterator<Item = usize> + '_ {
+        self.fields
+            .iter()
+            .enumerate()
+            .filter(|(_, field)| is_integer(field.ty))
+            .map(|(index, _)| index)
+    }
+
     /// `path { a: expr, b: expr }`, `path(expr, expr)` or `path`, with one
     /// expression per field from `element(field, index)`.
     fn construct(

@@ -59,6 +59,7 @@ pub use redis_script_macros::ScriptReply;
 pub use redis_script_macros::redis_script;
 pub use script::Script;
 pub use script_error::{Failure, ScriptError};
+pub use shape::{ReplyShape, Shape, Variant};
 pub use slot::{SLOT_COUNT, key_slot};
 
 /// Items used by the code `#[redis_script]` generates. Not a public API:
@@ -73,7 +74,7 @@ pub mod __private {
     };
     pub use crate::shape::{
         ReplyShape, Shape, Variant, accepts_array, accepts_bare, accepts_tag, contains_code,
-        has_tag, str_eq,
+        has_tag, integer_element, str_eq,
     };
     pub use redis;
 }

@@ -74,7 +74,7 @@ pub struct Variant {
 /// `redis::FromRedisValue` by hand, declare it unchecked:
 ///
 /// ```
-/// use redis_script::__private::{ReplyShape, Shape};
+/// use redis_script::{ReplyShape, Shape};
 ///
 /// struct Custom;
 /// impl ReplyShape for Custom {
@@ -84,11 +84,40 @@ pub struct Variant {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` does not describe the shape of its reply",
     label = "no `ReplyShape` for `{Self}`",
-    note = "add `#[derive(ScriptReply)]` to `{Self}`, or, if it implements `redis::FromRedisValue` by hand, `impl redis_script::__private::ReplyShape for {Self} {{ const SHAPE: Shape = Shape::Any; }}`"
+    note = "add `#[derive(ScriptReply)]` to `{Self}`, or, if it implements `redis::FromRedisValue` by hand, `impl redis_script::ReplyShape for {Self} {{ const SHAPE: redis_script::Shape = redis_script::Shape::Any; }}`"
 )]
 pub trait ReplyShape {
     /// What this type accepts.
     const SHAPE: Shape;
+
+    /// The elements that decode into a Rust integer, as `(tag, index)`:
+    /// `index` counts the elements after the tag (for an untagged array the
+    /// tag is `""` and `index` counts from its first element). Redis turns a
+    /// Lua float reply into an integer by truncating it, so the attribute
+    /// rejects a literal float returned into one of these.
+    const INTEGER_ELEMENTS: &'static [(&'static str, usize)] = &[];
+}
+
+/// Whether element `index` of a reply tagged `tag` (`""` for an untagged
+/// array) decodes into a Rust integer field of the type behind `elements`
+/// ([`ReplyShape::INTEGER_ELEMENTS`]).
+///
+/// ```
+/// use redis_script::__private::integer_element;
+/// const DENIED: &[(&str, usize)] = &[("DENIED", 0), ("DENIED", 1)];
+/// const _: () = assert!(integer_element(DENIED, "DENIED", 1));
+/// const _: () = assert!(!integer_element(DENIED, "ALLOWED", 0));
+/// ```
+pub const fn integer_element(elements: &[(&str, usize)], tag: &str, index: usize) -> bool {
+    let mut position = 0;
+    while position < elements.len() {
+        let (element_tag, element_index) = elements[position];
+        if element_index == index && str_eq(element_tag, tag) {
+            return true;
+        }
+        position += 1;
+    }
+    false
 }
 
 /// Byte-wise string equality, usable in `const` items.
@@ -327,14 +356,17 @@ impl<K, V> ReplyShape for BTreeMap<K, V> {
 /// `nil` is always accepted; a non-nil reply must fit `T`.
 impl<T: ReplyShape> ReplyShape for Option<T> {
     const SHAPE: Shape = T::SHAPE;
+    const INTEGER_ELEMENTS: &'static [(&'static str, usize)] = T::INTEGER_ELEMENTS;
 }
 
 impl<T: ReplyShape> ReplyShape for Box<T> {
     const SHAPE: Shape = T::SHAPE;
+    const INTEGER_ELEMENTS: &'static [(&'static str, usize)] = T::INTEGER_ELEMENTS;
 }
 
 impl<T: ReplyShape> ReplyShape for std::sync::Arc<T> {
     const SHAPE: Shape = T::SHAPE;
+    const INTEGER_ELEMENTS: &'static [(&'static str, usize)] = T::INTEGER_ELEMENTS;
 }
 
 macro_rules! tuple_shape {

@@ -209,6 +209,10 @@ async fn connection_manager_runs_scripts() {
         .await
         .expect("transfer");
     assert_eq!(balances, (0, 5));
+    let released: bool = redis_script_tests::release_lock_as(&mut manager, "lock:{m}", "nobody")
+        .await
+        .expect("generic reply type");
+    assert!(!released);
 }
 
 #[tokio::test]

@@ -10,3 +10,7 @@ pub async fn release_lock(lock: &str, token: &str) -> i64;
 /// Moves `amount` from `source` to `destination`; the new balances.
 #[redis_script(path = "../lua/transfer.lua", keys = 2)]
 pub async fn transfer(source: &str, destination: &str, amount: i64) -> (i64, i64);
+
+/// Generic parameters are kept: any reply type that decodes.
+#[redis_script(path = "../lua/release_lock.lua", keys = 1)]
+pub async fn release_lock_as<T: redis::FromRedisValue>(lock: &str, token: &str) -> T;
