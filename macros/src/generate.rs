@@ -45,13 +45,16 @@ pub fn script_function(declaration: &Declaration, script: &CheckedScript) -> Tok
 
         #contract_assertions
     };
+    // Mixed-site hygiene: these locals never clash with parameter names.
+    let keys = Ident::new("keys", Span::mixed_site());
+    let call = Ident::new("call", Span::mixed_site());
     let call_body = quote! {
-        let mut keys = ::redis_script::__private::Keys::new();
-        #( keys.push(&#key_idents); )*
+        let mut #keys = ::redis_script::__private::Keys::new();
+        #( #keys.push(&#key_idents); )*
         #[allow(unused_mut)]
-        let mut call = ::redis_script::Call::__start(&SCRIPT, keys);
-        #( call.__arg(&#arg_idents); )*
-        call
+        let mut #call = ::redis_script::Call::__start(&SCRIPT, #keys);
+        #( #call.__arg(&#arg_idents); )*
+        #call
     };
     let ident = &signature.ident;
     let connection = connection_ident();

@@ -367,27 +367,40 @@ fn parse_param(input: &FnArg, errors: &mut Errors) -> Option<Param> {
     })
 }
 
-/// `&[T]`, `&mut [T]`, `Vec<T>` and `&Vec<T>` spread into one element each.
+/// `&[T]`, `&mut [T]`, `Vec<T>` and `&Vec<T>` spread into one element each,
+/// except byte strings (`&[u8]`, `Vec<u8>`), which redis-rs sends as one.
 fn is_variadic(ty: &Type) -> bool {
     match ty {
-        Type::Reference(reference) => {
-            matches!(&*reference.elem, Type::Slice(_)) || is_vec(&reference.elem)
-        }
+        Type::Reference(reference) => match &*reference.elem {
+            Type::Slice(slice) => !is_u8(&slice.elem),
+            other => vec_element(other).is_some_and(|element| !is_u8(element)),
+        },
         Type::Paren(inner) => is_variadic(&inner.elem),
         Type::Group(inner) => is_variadic(&inner.elem),
-        other => is_vec(other),
+        other => vec_element(other).is_some_and(|element| !is_u8(element)),
     }
 }
 
-fn is_vec(ty: &Type) -> bool {
-    match ty {
-        Type::Path(path) => path
-            .path
-            .segments
-            .last()
-            .is_some_and(|segment| segment.ident == "Vec"),
-        _ => false,
+/// `T` of a `Vec<T>` type.
+fn vec_element(ty: &Type) -> Option<&Type> {
+    let Type::Path(path) = ty else { return None };
+    let segment = path.path.segments.last()?;
+    if segment.ident != "Vec" {
+        return None;
     }
+    match &segment.arguments {
+        syn::PathArguments::AngleBracketed(arguments) => {
+            arguments.args.iter().find_map(|argument| match argument {
+                syn::GenericArgument::Type(element) => Some(element),
+                _ => None,
+            })
+        }
+        _ => None,
+    }
+}
+
+fn is_u8(ty: &Type) -> bool {
+    matches!(ty, Type::Path(path) if path.path.is_ident("u8"))
 }
 
 /// A slice must be the last key parameter or the last parameter: the

@@ -14,8 +14,6 @@ use super::walker::Analyzer;
 pub(crate) struct TableUsage {
     /// Literal indices read.
     literal: BTreeSet<i64>,
-    /// A literal index above the fixed count (part of a variadic slice).
-    reads_slice: bool,
     /// The first dynamic access.
     dynamic: Option<Span>,
 }
@@ -112,7 +110,7 @@ impl Analyzer<'_> {
             return;
         }
         if declared.variadic {
-            usage.reads_slice = true;
+            // Part of the slice; the slice as a whole still needs a loop.
             return;
         }
         let table = declared.table();
@@ -163,7 +161,7 @@ impl Analyzer<'_> {
             if usage.dynamic.is_none() && !self.context.signature.allow_unused {
                 findings.extend(self.unused(declared, usage));
             }
-            if declared.variadic && usage.dynamic.is_none() && !usage.reads_slice {
+            if declared.variadic && usage.dynamic.is_none() {
                 findings.push(unread_slice(declared));
             }
         }
@@ -194,8 +192,7 @@ fn unread_slice(declared: Declared) -> Diagnostic {
     let next = declared.fixed + 1;
     Span::TOP.error(
         format!(
-            "the Rust function passes a variadic list of {noun}s, but the script never reads {table} beyond {table}[{}]",
-            declared.fixed
+            "the Rust function passes a variadic list of {noun}s, but the script reads {table} only at fixed indices, so extra {noun}s would be ignored"
         ),
         format!(
             "iterate the extra {noun}s (`for i = {next}, #{table} do … {table}[i] … end`), or make the last {noun} parameter a single value"

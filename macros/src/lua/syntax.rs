@@ -25,7 +25,8 @@ pub(crate) fn parse(source: &str) -> Result<Ast, Vec<Diagnostic>> {
     // full_moon's lexer panics on a backtick (a string quote only in dialects
     // not compiled in); `$` is as invalid in Lua 5.1 and keeps every position.
     // String literals are read back from the original source.
-    let lexable = source.replace('`', "$");
+    let mut lexable = source.replace('`', "$");
+    blank_shebang(&mut lexable);
     let source = lexable.as_str();
     if let Some(too_deep) = nesting_error(&quick_scan::lexemes(source)) {
         return Err(vec![too_deep]);
@@ -62,6 +63,17 @@ pub(crate) fn parse(source: &str) -> Result<Ast, Vec<Diagnostic>> {
         );
     }
     Err(diagnostics)
+}
+
+/// Redis strips the `#!lua …` line before compiling, so the parser must
+/// not see it either; spaces keep every position. (full_moon also panics
+/// on a shebang followed only by an unterminated `--[[` comment.)
+fn blank_shebang(source: &mut String) {
+    if source.starts_with("#!") {
+        let end = source.find('\n').unwrap_or(source.len());
+        let blanks = " ".repeat(source[..end].chars().count());
+        source.replace_range(..end, &blanks);
+    }
 }
 
 /// Tokens without trivia (full_moon's lexer: exact, but slow, so only used

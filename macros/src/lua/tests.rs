@@ -241,16 +241,26 @@ fn variadic_parameters_need_dynamic_access() {
     assert_eq!(
         error_messages("return redis.call('GET', KEYS[1])", &variadic),
         [
-            "the Rust function passes a variadic list of keys, but the script never reads KEYS beyond KEYS[1]"
+            "the Rust function passes a variadic list of keys, but the script reads KEYS only at fixed indices, so extra keys would be ignored"
         ]
     );
     assert_clean(
         "redis.call('GET', KEYS[1])\nfor i = 2, #KEYS do redis.call('DEL', KEYS[i]) end",
         &variadic,
     );
-    // Literal indices above the fixed count read the slice.
+    // Literal indices above the fixed count are part of the slice, but
+    // only a loop (or `#KEYS`, `unpack`) reads all of it.
+    assert_eq!(
+        error_messages(
+            "return redis.call('GET', KEYS[1]) or redis.call('GET', KEYS[2])",
+            &variadic
+        ),
+        [
+            "the Rust function passes a variadic list of keys, but the script reads KEYS only at fixed indices, so extra keys would be ignored"
+        ]
+    );
     assert_clean(
-        "return redis.call('GET', KEYS[1]) or redis.call('GET', KEYS[2])",
+        "local first = redis.call('GET', KEYS[2])\nreturn redis.call('MGET', unpack(KEYS))",
         &variadic,
     );
 }
@@ -850,5 +860,19 @@ fn falling_off_the_end() {
     assert_eq!(
         (site.line, site.column, site.shape.clone()),
         (2, 1, ReturnShape::FallsOffEnd)
+    );
+}
+
+#[test]
+fn shebang_followed_by_an_unterminated_comment_is_a_syntax_error() {
+    // full_moon 3.0.0 panics on this input when the shebang line is kept.
+    let analysis = analyze("#!lua \n --[[", &signature(0, 0));
+    let messages: Vec<&str> = analysis.errors().map(|d| d.message.as_str()).collect();
+    assert!(!messages.is_empty());
+    assert!(
+        messages
+            .iter()
+            .all(|message| !message.starts_with(INTERNAL_ERROR)),
+        "{messages:?}"
     );
 }

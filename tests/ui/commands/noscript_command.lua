@@ -1,0 +1,3 @@
+-- KEYS[1] = counter
+redis.call('MULTI')
+return redis.call('INCR', KEYS[1])

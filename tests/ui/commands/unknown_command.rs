@@ -1,0 +1,6 @@
+use redis_script::redis_script;
+
+#[redis_script(path = "ui/commands/unknown_command.lua", keys = 1)]
+async fn bump(counter: &str) -> i64;
+
+fn main() {}

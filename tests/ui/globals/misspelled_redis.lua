@@ -1,0 +1,2 @@
+-- KEYS[1] = counter
+return redsi.call('INCR', KEYS[1])

@@ -1,0 +1,2 @@
+-- KEYS[1] = last seen
+return redis.call('SET', KEYS[1], os.time())

@@ -1,0 +1,2 @@
+-- KEYS[1] = counter
+return redis.call('INCR', KEYS[0])

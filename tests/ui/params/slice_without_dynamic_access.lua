@@ -1,0 +1,2 @@
+-- KEYS[1] = first key
+return redis.call('DEL', KEYS[1])

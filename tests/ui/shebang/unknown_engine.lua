@@ -1,0 +1,3 @@
+#!python
+-- KEYS[1] = counter
+return redis.call('GET', KEYS[1])

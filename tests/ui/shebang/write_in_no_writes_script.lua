@@ -1,0 +1,3 @@
+#!lua flags=no-writes
+-- KEYS[1] = counter
+return redis.call('INCR', KEYS[1])
