@@ -19,6 +19,8 @@ if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
 end
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  return {'ACQUIRED', tonumber(redis.call('GET', KEYS[2]))}
+  -- The counter only goes missing if someone deleted it; start it again.
+  local fencing = tonumber(redis.call('GET', KEYS[2])) or redis.call('INCR', KEYS[2])
+  return {'ACQUIRED', fencing}
 end
 return {'BUSY', redis.call('PTTL', KEYS[1])}
