@@ -6,6 +6,8 @@
 -- Invariant: only the owner releases; a lock that expired and was taken by
 -- someone else is left alone. Returns 1 when released, 0 otherwise.
 -- Retry safety: safe to retry (a second release finds no lock and returns 0).
+-- Used by: Lock::release and Redlock (examples/src/workflows/lock.rs,
+-- redlock.rs), with lock_acquire.lua and lock_extend.lua.
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   return redis.call('DEL', KEYS[1])
 end

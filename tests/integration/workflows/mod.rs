@@ -1,2 +1,10 @@
 //! Invariant tests of the workflow library (`lua/` + `examples/src/workflows/`):
 //! many tasks on the same keys, on a standalone server and on a cluster.
+
+mod counter;
+mod idempotency;
+mod lock;
+mod rate_limit;
+mod redlock;
+mod session;
+mod versioned;
