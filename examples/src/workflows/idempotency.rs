@@ -92,16 +92,9 @@ pub async fn idempotency_complete(
     record: &str,
     claimant: &str,
     status: u16,
-    body: Bytes<'_>,
+    body: &[u8],
     keep_ms: u64,
 ) -> ();
-
-/// One bulk-string argument of raw bytes.
-///
-/// Spelled through an alias because `#[redis_script]` reads a parameter
-/// written `&[u8]` as a slice that spreads into one ARGV element per item,
-/// while redis-rs sends a byte slice as one bulk string.
-pub type Bytes<'a> = &'a [u8];
 
 /// Claims the idempotency key `key` for `claimant` (a random token unique
 /// to this attempt) for `lease`. Safe to retry with the same claimant.

@@ -100,13 +100,8 @@ pub async fn versioned_set(document: &str, json: &str, expected: &str, ttl_ms: u
 
 /// The version and JSON text stored at `document`, `None` when nothing is.
 /// Prefer [`get_versioned`], which decodes the document.
-///
-/// (The trailing comma in `<T: DeserializeOwned,>` works around
-/// `#[redis_script]` pasting the connection type parameter right after the
-/// declared ones without a comma; `rustfmt::skip` keeps it.)
-#[rustfmt::skip]
 #[redis_script(path = "../lua/versioned_get.lua", keys = 1)]
-pub async fn versioned_get<T: DeserializeOwned,>(document: &str) -> Option<(u64, Json<T>)>;
+pub async fn versioned_get<T: DeserializeOwned>(document: &str) -> Option<(u64, Json<T>)>;
 
 /// A document read with [`get_versioned`], and the version to expect when
 /// writing a change of it back.
