@@ -5,6 +5,7 @@
 mod batches;
 mod calls;
 mod corpus;
+mod failover;
 mod preload;
 mod replies;
 mod slots;
