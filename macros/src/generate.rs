@@ -22,19 +22,25 @@ pub fn script_function(declaration: &Declaration, script: &CheckedScript) -> Tok
         header,
         contract,
     } = script;
-    let contract_assertions = contract::assertions(
-        contract,
-        &signature.reply,
-        declaration.options.errors.as_ref(),
-        declaration.options.path.span(),
-    );
+    // A `const` item cannot name the function's generic parameters, so the
+    // contract of a generic declaration is checked when it is decoded only.
+    let contract_assertions = if signature.generics.params.is_empty() {
+        contract::assertions(
+            contract,
+            &signature.reply,
+            declaration.options.errors.as_ref(),
+            declaration.options.path.span(),
+        )
+    } else {
+        TokenStream::new()
+    };
     let script_doc = script_doc(declaration, script, header);
 
     let key_idents = signature.key_params().iter().map(|param| &param.ident);
     let arg_idents = signature.arg_params().iter().map(|param| &param.ident);
     let script_static = quote! {
         /// The embedded script: its source, SHA1 and the facts checked at compile time.
-        pub static SCRIPT: ::redis_script::Script = ::redis_script::Script::__new(
+        pub const SCRIPT: ::redis_script::Script = ::redis_script::Script::__new(
             #name,
             #path,
             ::core::include_str!(#absolute_path),
@@ -42,8 +48,6 @@ pub fn script_function(declaration: &Declaration, script: &CheckedScript) -> Tok
             #read_only,
             #allow_cross_slot_keys,
         );
-
-        #contract_assertions
     };
     // Mixed-site hygiene: these locals never clash with parameter names.
     let keys = Ident::new("keys", Span::mixed_site());
@@ -52,7 +56,7 @@ pub fn script_function(declaration: &Declaration, script: &CheckedScript) -> Tok
         let mut #keys = ::redis_script::__private::Keys::new();
         #( #keys.push(&#key_idents); )*
         #[allow(unused_mut)]
-        let mut #call = ::redis_script::Call::__start(&SCRIPT, #keys);
+        let mut #call = ::redis_script::Call::__start(&Self::SCRIPT, #keys);
         #( #call.__arg(&#arg_idents); )*
         #call
     };
@@ -71,6 +75,7 @@ pub fn script_function(declaration: &Declaration, script: &CheckedScript) -> Tok
         error_type: declaration.options.errors.as_ref(),
         doc: Some(script_doc),
         script_static,
+        contract_assertions,
         call_body,
         function_body,
     };
@@ -155,6 +160,7 @@ pub fn unreachable_function(
         error_type,
         doc: None,
         script_static: TokenStream::new(),
+        contract_assertions: TokenStream::new(),
         call_body: unreachable.clone(),
         function_body: unreachable,
     };
@@ -169,6 +175,8 @@ struct Expansion<'a> {
     /// Generated rustdoc appended to the user's.
     doc: Option<String>,
     script_static: TokenStream,
+    /// `const` items proving the reply contract.
+    contract_assertions: TokenStream,
     call_body: TokenStream,
     function_body: TokenStream,
 }
@@ -183,6 +191,7 @@ fn emit(signature: &FunctionSignature, parts: Expansion<'_>) -> TokenStream {
         error_type,
         doc,
         script_static,
+        contract_assertions,
         call_body,
         function_body,
     } = parts;
@@ -215,8 +224,8 @@ fn emit(signature: &FunctionSignature, parts: Expansion<'_>) -> TokenStream {
             quote! { #name: #ty }
         })
         .collect();
-    let module_doc = format!(
-        "The script behind [`{ident}()`](fn@{ident}) (`{path}`) and a prepared-call constructor for pipelines and deferred calls."
+    let companion_doc = format!(
+        "The script behind [`{ident}()`](fn@{ident}) (`{path}`): its embedded [`Script`](::redis_script::Script) and a prepared-call constructor for batches and deferred calls."
     );
     let call_doc = format!(
         "Encodes a call of `{path}` without sending it: same parameters as [`{ident}()`](fn@{ident}), minus the connection."
@@ -236,11 +245,17 @@ fn emit(signature: &FunctionSignature, parts: Expansion<'_>) -> TokenStream {
             #function_body
         }
 
-        #[doc = #module_doc]
-        #vis mod #ident {
-            #[allow(unused_imports)]
-            use super::*;
+        // A braced struct lives in the type namespace only, so it can share
+        // the function's name: `name(…)` calls, `name::call(…)` prepares.
+        // Unlike a module, it sees the types of the scope it is declared in,
+        // also inside a function body.
+        #[doc = #companion_doc]
+        #[allow(non_camel_case_types)]
+        #vis struct #ident {
+            _private: (),
+        }
 
+        impl #ident {
             #script_static
 
             #[doc = #call_doc]
@@ -251,5 +266,7 @@ fn emit(signature: &FunctionSignature, parts: Expansion<'_>) -> TokenStream {
                 #call_body
             }
         }
+
+        #contract_assertions
     }
 }

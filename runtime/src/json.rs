@@ -15,17 +15,21 @@ use crate::shape::{ReplyShape, Shape};
 /// Declare it as the return type of a script that ends with
 /// `return cjson.encode(value)`:
 ///
-/// ```ignore
-/// use redis_script::{redis_script, Json};
+/// ```no_run
+/// use redis_script::{Json, redis_script};
 ///
 /// #[derive(serde::Deserialize)]
 /// struct Profile { name: String, tags: Vec<String> }
 ///
-/// // lua/profile.lua: return cjson.encode({name = ..., tags = ...})
-/// #[redis_script(path = "lua/profile.lua", keys = 1)]
-/// async fn profile(user: &str) -> Json<Profile>;
+/// /// The stored version and document (`return {version, cjson.encode(doc)}`).
+/// #[redis_script(path = "../lua/versioned_get.lua", keys = 1)]
+/// async fn versioned_get(document: &str) -> Option<(u64, Json<Profile>)>;
 ///
-/// let profile = profile(&mut conn, "user:{7}").await?.into_inner();
+/// # async fn demo(conn: &mut redis::aio::MultiplexedConnection) -> Result<(), redis_script::Error> {
+/// if let Some((version, profile)) = versioned_get(conn, "profile:{7}").await? {
+///     println!("v{version}: {} {:?}", profile.name, profile.tags);
+/// }
+/// # Ok(()) }
 /// ```
 ///
 /// `Json<T>` dereferences to `T`; [`Json::into_inner`] takes it out. A

@@ -6,15 +6,19 @@
 //! `EVAL` on `NOSCRIPT`, after checking that all keys share one Redis
 //! Cluster hash slot.
 //!
-//! ```ignore
+//! ```no_run
 //! use redis_script::redis_script;
 //!
 //! /// Deletes the lock only if `token` still owns it. Returns 1 if deleted.
-//! #[redis_script(path = "lua/release_lock.lua", keys = 1)]
+//! #[redis_script(path = "../lua/release_lock.lua", keys = 1)]
 //! pub async fn release_lock(lock: &str, token: &str) -> i64;
 //!
-//! let released = release_lock(&mut conn, "lock:{order-7}", &token).await?;
+//! # async fn demo(conn: &mut redis::aio::MultiplexedConnection, token: &str) -> Result<(), redis_script::Error> {
+//! let released = release_lock(conn, "lock:{order-7}", token).await?;
+//! # Ok(()) }
 //! ```
+//!
+//! (`path` is relative to the directory of the crate's `Cargo.toml`.)
 //!
 //! The generated items for `release_lock` are:
 //! - `async fn release_lock(conn: &mut C, lock: &str, token: &str) -> Result<i64, redis_script::Error>`
