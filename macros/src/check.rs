@@ -3,8 +3,9 @@
 use std::path::{Path, PathBuf};
 
 use crate::contract::{self, ContractCheck};
+use crate::errors::Errors;
 use crate::lua;
-use crate::parse::{Declaration, Errors};
+use crate::parse::Declaration;
 
 /// Environment variable that overrides the directory `path` is relative to.
 /// Cargo sets `CARGO_MANIFEST_DIR`; tools that compile a crate from another

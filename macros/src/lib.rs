@@ -10,6 +10,7 @@
 
 mod check;
 mod contract;
+mod errors;
 mod generate;
 mod lua;
 mod parse;

@@ -1,5 +1,6 @@
 //! Phase 1: the attribute arguments and the function signature.
 
+use crate::errors::Errors;
 use proc_macro2::{Span, TokenStream};
 use syn::parse::Parser as _;
 use syn::spanned::Spanned as _;
@@ -66,23 +67,6 @@ impl FunctionSignature {
 pub struct ParseFailure {
     pub errors: syn::Error,
     pub signature: Option<Box<FunctionSignature>>,
-}
-
-/// Collects errors so one build reports every mistake, not just the first.
-#[derive(Default)]
-pub struct Errors(Option<syn::Error>);
-
-impl Errors {
-    pub fn push(&mut self, error: syn::Error) {
-        match &mut self.0 {
-            Some(existing) => existing.combine(error),
-            None => self.0 = Some(error),
-        }
-    }
-
-    pub fn finish(self) -> Result<(), syn::Error> {
-        self.0.map_or(Ok(()), Err)
-    }
 }
 
 /// The name of the connection parameter the generated function adds.

@@ -18,22 +18,7 @@ use syn::ext::IdentExt as _;
 use syn::spanned::Spanned as _;
 use syn::{Attribute, Data, DeriveInput, Fields, Generics, Ident, LitStr, Member, Type};
 
-/// Collects errors so one build reports every mistake.
-#[derive(Default)]
-pub struct Errors(Option<syn::Error>);
-
-impl Errors {
-    pub fn push(&mut self, error: syn::Error) {
-        match &mut self.0 {
-            Some(existing) => existing.combine(error),
-            None => self.0 = Some(error),
-        }
-    }
-
-    pub fn into_tokens(self) -> Option<TokenStream> {
-        self.0.map(|error| error.to_compile_error())
-    }
-}
+use crate::errors::Errors;
 
 /// The derive's entry point.
 pub fn derive(input: TokenStream) -> TokenStream {

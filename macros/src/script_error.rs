@@ -18,7 +18,8 @@ use syn::ext::IdentExt as _;
 use syn::spanned::Spanned as _;
 use syn::{Attribute, Data, DeriveInput, Fields, Ident, LitStr, Type};
 
-use crate::reply::{Errors, is_option, screaming_snake_case};
+use crate::errors::Errors;
+use crate::reply::{is_option, screaming_snake_case};
 
 /// The derive's entry point.
 pub fn derive(input: TokenStream) -> TokenStream {

@@ -5,7 +5,7 @@
 /// Everything is computed at compile time: the SHA1 that `EVALSHA` needs,
 /// whether the script only reads (so `EVALSHA_RO` is used), and whether it
 /// declared `#!lua flags=allow-cross-slot-keys`. Each generated function has
-/// one `static` `Script`, reachable as `<function name>::SCRIPT`.
+/// one `Script` constant, reachable as `<function name>::SCRIPT`.
 #[derive(Debug)]
 pub struct Script {
     name: &'static str,
