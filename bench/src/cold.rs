@@ -1,0 +1,260 @@
+//! Cold calls: after `SCRIPT FLUSH` and `CONFIG RESETSTAT`, what each
+//! client sends, read back from the server's `INFO commandstats`.
+
+use std::collections::BTreeMap;
+
+use redis::aio::{ConnectionLike, MultiplexedConnection};
+use redis::{Cmd, Pipeline, RedisFuture, Value};
+use redis_script::Batch;
+
+use crate::BoxError;
+use crate::variants::{LOCK_KEY, TOKEN, release_lock};
+
+/// One `cmdstat_<name>` line of `INFO commandstats`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CommandStat {
+    pub calls: u64,
+    pub failed_calls: u64,
+    pub rejected_calls: u64,
+}
+
+/// Parses `INFO commandstats` into `name => stat` (names lowercase, with
+/// Redis's `script|load` spelling for subcommands).
+pub fn parse_commandstats(text: &str) -> BTreeMap<String, CommandStat> {
+    text.lines()
+        .filter_map(|line| {
+            let (field, value) = line.trim_end().split_once(':')?;
+            let name = field.strip_prefix("cmdstat_")?;
+            let mut stat = CommandStat::default();
+            for pair in value.split(',') {
+                let Some((key, number)) = pair.split_once('=') else {
+                    continue;
+                };
+                let number = number.parse().unwrap_or(0);
+                match key {
+                    "calls" => stat.calls = number,
+                    "failed_calls" => stat.failed_calls = number,
+                    "rejected_calls" => stat.rejected_calls = number,
+                    _ => {}
+                }
+            }
+            Some((name.to_ascii_lowercase(), stat))
+        })
+        .collect()
+}
+
+/// Counts what a client hands to its connection: one round trip per
+/// `req_packed_command` and per pipeline (`req_packed_commands`).
+struct CountingConnection {
+    inner: MultiplexedConnection,
+    round_trips: usize,
+}
+
+impl ConnectionLike for CountingConnection {
+    fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
+        self.round_trips += 1;
+        self.inner.req_packed_command(cmd)
+    }
+
+    fn req_packed_commands<'a>(
+        &'a mut self,
+        pipeline: &'a Pipeline,
+        offset: usize,
+        count: usize,
+    ) -> RedisFuture<'a, Vec<Value>> {
+        self.round_trips += 1;
+        self.inner.req_packed_commands(pipeline, offset, count)
+    }
+
+    fn get_db(&self) -> i64 {
+        self.inner.get_db()
+    }
+}
+
+/// One row of the cold-call table.
+#[derive(Debug)]
+pub struct ColdRow {
+    pub label: &'static str,
+    pub round_trips: usize,
+    pub evalsha: CommandStat,
+    pub eval: CommandStat,
+    pub script_load: CommandStat,
+    pub reply: String,
+}
+
+/// Runs each cold scenario on a flushed script cache with zeroed stats.
+/// `admin` is a separate connection for `SCRIPT FLUSH`, `CONFIG RESETSTAT`
+/// and `INFO` (those are counted too, but not in the columns shown).
+pub async fn cold_calls(
+    connection: &MultiplexedConnection,
+    admin: &mut MultiplexedConnection,
+) -> Result<Vec<ColdRow>, BoxError> {
+    let mut rows = Vec::new();
+
+    let (round_trips, reply) = cold(admin, connection, async |counting| {
+        format!("{:?}", release_lock(counting, LOCK_KEY, TOKEN).await)
+    })
+    .await?;
+    rows.push(row(admin, "generated fn, 1 call", round_trips, reply).await?);
+
+    let (round_trips, reply) = cold(admin, connection, async |counting| {
+        let first = format!("{:?}", release_lock(&mut *counting, LOCK_KEY, TOKEN).await);
+        let second = format!("{:?}", release_lock(&mut *counting, LOCK_KEY, TOKEN).await);
+        format!("{first}, {second}")
+    })
+    .await?;
+    rows.push(
+        row(
+            admin,
+            "generated fn, 2 calls (cold, then warm)",
+            round_trips,
+            reply,
+        )
+        .await?,
+    );
+
+    let (round_trips, reply) = cold(admin, connection, async |counting| {
+        let mut batch = Batch::pipeline();
+        let mut handles = Vec::new();
+        for _ in 0..3 {
+            match batch.add(release_lock::call(LOCK_KEY, TOKEN)) {
+                Ok(handle) => handles.push(handle),
+                Err(error) => return format!("{:?}", Err::<(), _>(error)),
+            }
+        }
+        match batch.run(counting).await {
+            Ok(mut replies) => {
+                let values: Vec<String> = handles
+                    .into_iter()
+                    .map(|handle| format!("{:?}", replies.take(handle)))
+                    .collect();
+                values.join(", ")
+            }
+            Err(error) => format!("{:?}", Err::<(), _>(error)),
+        }
+    })
+    .await?;
+    rows.push(
+        row(
+            admin,
+            "`redis_script::Batch::pipeline`, 3 calls",
+            round_trips,
+            reply,
+        )
+        .await?,
+    );
+
+    let (round_trips, reply) = cold(admin, connection, async |counting| {
+        let script = redis::Script::new(release_lock::SCRIPT.source());
+        let reply = script
+            .key(LOCK_KEY)
+            .arg(TOKEN)
+            .invoke_async::<i64>(counting)
+            .await;
+        format!("{reply:?}")
+    })
+    .await?;
+    rows.push(
+        row(
+            admin,
+            "redis-rs `Script::invoke_async`, 1 call",
+            round_trips,
+            reply,
+        )
+        .await?,
+    );
+
+    let (round_trips, reply) = cold(admin, connection, async |counting| {
+        let reply = redis::cmd("EVALSHA")
+            .arg(release_lock::SCRIPT.sha1())
+            .arg(1)
+            .arg(LOCK_KEY)
+            .arg(TOKEN)
+            .query_async::<i64>(counting)
+            .await;
+        match reply {
+            Ok(value) => format!("Ok({value})"),
+            Err(error) => format!("Err({})", error.code().unwrap_or("?")),
+        }
+    })
+    .await?;
+    rows.push(
+        row(
+            admin,
+            "hand-written `cmd(\"EVALSHA\")`, 1 call",
+            round_trips,
+            reply,
+        )
+        .await?,
+    );
+
+    Ok(rows)
+}
+
+/// Flushes the script cache, zeroes the stats, then runs `scenario` on a
+/// counting clone of `connection`; returns its round trips and reply text.
+async fn cold<F>(
+    admin: &mut MultiplexedConnection,
+    connection: &MultiplexedConnection,
+    scenario: F,
+) -> Result<(usize, String), BoxError>
+where
+    F: AsyncFnOnce(&mut CountingConnection) -> String,
+{
+    redis::cmd("SCRIPT").arg("FLUSH").exec_async(admin).await?;
+    redis::cmd("CONFIG")
+        .arg("RESETSTAT")
+        .exec_async(admin)
+        .await?;
+    let mut counting = CountingConnection {
+        inner: connection.clone(),
+        round_trips: 0,
+    };
+    let reply = scenario(&mut counting).await;
+    Ok((counting.round_trips, reply))
+}
+
+async fn row(
+    admin: &mut MultiplexedConnection,
+    label: &'static str,
+    round_trips: usize,
+    reply: String,
+) -> Result<ColdRow, BoxError> {
+    let text: String = redis::cmd("INFO")
+        .arg("commandstats")
+        .query_async(admin)
+        .await?;
+    let stats = parse_commandstats(&text);
+    let stat = |name: &str| stats.get(name).copied().unwrap_or_default();
+    Ok(ColdRow {
+        label,
+        round_trips,
+        evalsha: stat("evalsha"),
+        eval: stat("eval"),
+        script_load: stat("script|load"),
+        reply,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commandstats_lines_are_parsed() {
+        let text = "# Commandstats\r\n\
+            cmdstat_evalsha:calls=2,usec=30,usec_per_call=15.00,rejected_calls=0,failed_calls=1\r\n\
+            cmdstat_script|load:calls=1,usec=9,usec_per_call=9.00,rejected_calls=0,failed_calls=0\r\n";
+        let stats = parse_commandstats(text);
+        assert_eq!(
+            stats["evalsha"],
+            CommandStat {
+                calls: 2,
+                failed_calls: 1,
+                rejected_calls: 0
+            }
+        );
+        assert_eq!(stats["script|load"].calls, 1);
+        assert_eq!(stats.len(), 2);
+    }
+}

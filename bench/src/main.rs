@@ -1,0 +1,356 @@
+//! Side-by-side benchmark of the ways to call a Redis Lua script from Rust,
+//! in one run against one server:
+//!
+//! * the function `#[redis_script]` generates,
+//! * a hand-written `redis::cmd("EVALSHA")` with the SHA1 precomputed,
+//! * redis-rs `Script::key(…).arg(…).invoke_async`,
+//! * `redis-benchmark` sending the same `EVALSHA`.
+//!
+//! It prints Markdown: warm-call latency and throughput (sequential and
+//! concurrent), the commands each client sends for a cold call (from
+//! `INFO commandstats`), and the client-side cost of encoding a call.
+//! This is a program, not a test: nothing here asserts on timings.
+//!
+//! `cargo run --release -p redis-script-bench -- --help`
+
+mod cli;
+mod cold;
+mod encode;
+mod external;
+mod measure;
+mod report;
+mod variants;
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use redis_script_testkit::RedisServer;
+
+use crate::measure::{Plan, Summary};
+use crate::report::{Facts, WarmRow};
+use crate::variants::{Variant, Workload};
+
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// How long a request may wait for its reply before the run fails.
+const RESPONSE_TIMEOUT: Duration = Duration::from_secs(10);
+
+fn main() -> ExitCode {
+    let options = match cli::parse(std::env::args().skip(1)) {
+        Ok(cli::Request::Run(options)) => options,
+        Ok(cli::Request::Help) => {
+            print!("{}", cli::USAGE);
+            return ExitCode::SUCCESS;
+        }
+        Err(text) => {
+            eprintln!("{text}");
+            return ExitCode::from(2);
+        }
+    };
+    match run(&options) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("bench failed: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Where the server is, and the throwaway one when this run started it
+/// (stopped when dropped).
+struct Target {
+    url: String,
+    server: Option<RedisServer>,
+}
+
+impl Target {
+    fn from_env() -> Target {
+        match std::env::var("REDIS_URL") {
+            Ok(url) if !url.is_empty() => {
+                eprintln!("using the Redis server at REDIS_URL={url}");
+                Target { url, server: None }
+            }
+            _ => {
+                let server = RedisServer::start();
+                eprintln!(
+                    "REDIS_URL is not set: started a throwaway redis-server at {} (stopped on exit)",
+                    server.addr()
+                );
+                Target {
+                    url: server.url(),
+                    server: Some(server),
+                }
+            }
+        }
+    }
+}
+
+fn run(options: &cli::Options) -> Result<(), BoxError> {
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let (mut builder, runtime_label) = if options.current_thread {
+        (
+            tokio::runtime::Builder::new_current_thread(),
+            "tokio current-thread runtime".to_owned(),
+        )
+    } else {
+        let mut builder = tokio::runtime::Builder::new_multi_thread();
+        builder.worker_threads(cores);
+        (
+            builder,
+            format!("tokio multi-thread runtime, {cores} workers"),
+        )
+    };
+    let runtime = builder.enable_all().build()?;
+    let target = Target::from_env();
+    let network = runtime.block_on(network_measurements(options, &target, cores, runtime_label));
+    runtime.shutdown_background();
+    drop(target);
+    let network = network?;
+
+    eprintln!(
+        "encoding: {} iterations per row…",
+        options.encode_iterations
+    );
+    let encoding = encode::encoding(options.encode_iterations);
+
+    println!("## redis-script benchmark\n");
+    print!("{}", network.facts.render());
+    println!();
+    println!("### Warm calls (script cached on the server)\n");
+    print!("{}", report::warm_table(&network.warm));
+    println!(
+        "\nSequential rows: one connection, one call in flight. Concurrent rows: {} tokio tasks \
+         sharing one `MultiplexedConnection` (redis-rs writes their commands to one socket); \
+         redis-benchmark opens {} connections instead, one request in flight on each. \
+         Latency is measured per call around the `.await`; calls/s is calls over wall time.\n",
+        options.tasks, options.tasks
+    );
+    println!(
+        "### Cold calls (`SCRIPT FLUSH`, `CONFIG RESETSTAT`, then the calls; counts from `INFO commandstats`)\n"
+    );
+    match &network.cold {
+        Ok(rows) => print!("{}", report::cold_table(rows)),
+        Err(reason) => println!("{reason}"),
+    }
+    println!(
+        "\nRound trips are counted client-side (requests handed to the connection; a pipeline is one). \
+         A failed call is the server's NOSCRIPT reply.\n"
+    );
+    println!(
+        "### Client-side cost of one call, no network ({} iterations)\n",
+        options.encode_iterations
+    );
+    print!("{}", report::encode_table(&encoding));
+    println!(
+        "\nBuild: the value holding the encoded command; pack: plus the RESP bytes written to the \
+         socket (what `query_async` does on send). ns: per call, fastest of 10 batches. \
+         Allocs: heap allocations (and reallocations) per call.\n\
+         ¹ redis-rs builds its `EVALSHA` `Cmd` inside `invoke_async` (`eval_cmd` is private), \
+         so only the invocation is measured; that `Cmd` (sized exactly: 2 allocations) and its \
+         packing come on top at call time."
+    );
+    Ok(())
+}
+
+struct Network {
+    facts: Facts,
+    warm: Vec<WarmRow>,
+    cold: Result<Vec<cold::ColdRow>, String>,
+}
+
+async fn network_measurements(
+    options: &cli::Options,
+    target: &Target,
+    cores: usize,
+    runtime: String,
+) -> Result<Network, BoxError> {
+    let client = redis::Client::open(target.url.as_str())?;
+    // redis-rs fails a request after 500 ms by default; on a busy machine
+    // one stalled call would abort the run instead of showing in the p99.
+    let config = redis::AsyncConnectionConfig::new().set_response_timeout(Some(RESPONSE_TIMEOUT));
+    let mut connection = client
+        .get_multiplexed_async_connection_with_config(&config)
+        .await?;
+    let mut admin = client
+        .get_multiplexed_async_connection_with_config(&config)
+        .await?;
+
+    let info: String = redis::cmd("INFO")
+        .arg("server")
+        .query_async(&mut admin)
+        .await?;
+    let redis_version = info
+        .lines()
+        .find_map(|line| line.trim_end().strip_prefix("redis_version:"))
+        .unwrap_or("unknown")
+        .to_owned();
+    let redis_benchmark = external::version();
+    let facts = Facts {
+        cores,
+        cpu: Facts::cpu_model(),
+        kernel: Facts::kernel(),
+        load: Facts::load(),
+        redis_version,
+        server: if target.server.is_some() {
+            "throwaway, started by this run, 127.0.0.1".to_owned()
+        } else {
+            "REDIS_URL".to_owned()
+        },
+        redis_benchmark: match &redis_benchmark {
+            Ok(version) => version.clone(),
+            Err(reason) => reason.clone(),
+        },
+        profile: Facts::profile(),
+        runtime: format!(
+            "{runtime}, response timeout {} s (redis-rs default: 500 ms)",
+            RESPONSE_TIMEOUT.as_secs()
+        ),
+        plan: format!(
+            "{} measured calls per row after {} warm-up calls, in {} rounds taking turns; \
+             concurrency {}",
+            options.calls, options.warmup, options.rounds, options.tasks
+        ),
+    };
+
+    variants::prepare_keys(&mut admin).await?;
+    let measured = cold_and_warm(
+        options,
+        target,
+        &mut connection,
+        &mut admin,
+        &redis_benchmark,
+    )
+    .await;
+    // Clean up also after a failure (matters with REDIS_URL).
+    let deleted = variants::delete_keys(&mut admin).await;
+    let (cold, warm) = measured?;
+    deleted?;
+    Ok(Network { facts, warm, cold })
+}
+
+/// Cold-call counts, then the warm measurements of every workload.
+async fn cold_and_warm(
+    options: &cli::Options,
+    target: &Target,
+    connection: &mut redis::aio::MultiplexedConnection,
+    admin: &mut redis::aio::MultiplexedConnection,
+    redis_benchmark: &Result<String, String>,
+) -> Result<(Result<Vec<cold::ColdRow>, String>, Vec<WarmRow>), BoxError> {
+    let cold = if target.server.is_some() || options.flush_scripts {
+        eprintln!("cold calls…");
+        Ok(cold::cold_calls(connection, admin).await?)
+    } else {
+        Err(
+            "Skipped: this needs `SCRIPT FLUSH` and `CONFIG RESETSTAT` on the REDIS_URL server; \
+             pass `--flush-scripts` to allow it, or unset REDIS_URL to use a throwaway server."
+                .to_owned(),
+        )
+    };
+
+    // The hand-written EVALSHA has no fallback: load both scripts first.
+    for workload in Workload::ALL {
+        let sha: String = redis::cmd("SCRIPT")
+            .arg("LOAD")
+            .arg(workload.script().source())
+            .query_async(admin)
+            .await?;
+        if sha != workload.script().sha1() {
+            return Err(format!(
+                "SCRIPT LOAD answered {sha}, the compile-time SHA1 is {}",
+                workload.script().sha1()
+            )
+            .into());
+        }
+    }
+    for workload in Workload::ALL {
+        for variant in Variant::ALL {
+            variants::call_once(connection, workload, variant).await?;
+        }
+    }
+
+    let plan = Plan {
+        calls: options.calls,
+        warmup: options.warmup,
+        rounds: options.rounds,
+    };
+    let mut warm = Vec::new();
+    for workload in Workload::ALL {
+        eprintln!("{}: sequential…", workload.label());
+        let sequential = measure::sequential(connection, workload, plan).await?;
+        let external = external_row(redis_benchmark, &target.url, workload, 1, plan).await;
+        push_rows(
+            &mut warm,
+            workload,
+            "1 (sequential)",
+            sequential,
+            external,
+            "1 connection",
+        );
+
+        eprintln!("{}: {} concurrent tasks…", workload.label(), options.tasks);
+        let concurrent = measure::concurrent(connection, workload, plan, options.tasks).await?;
+        let external =
+            external_row(redis_benchmark, &target.url, workload, options.tasks, plan).await;
+        push_rows(
+            &mut warm,
+            workload,
+            &format!("{} concurrent", options.tasks),
+            concurrent,
+            external,
+            &format!("{} connections", options.tasks),
+        );
+    }
+
+    Ok((cold, warm))
+}
+
+/// `redis-benchmark` with `clients` connections, off the runtime's threads.
+async fn external_row(
+    available: &Result<String, String>,
+    url: &str,
+    workload: Workload,
+    clients: usize,
+    plan: Plan,
+) -> Result<Summary, String> {
+    if available.is_err() {
+        return Err("not run: redis-benchmark is unavailable (see above)".to_owned());
+    }
+    let url = url.to_owned();
+    tokio::task::spawn_blocking(move || {
+        external::run(&url, workload, clients, plan.calls, plan.warmup)
+            .map_err(|error| error.to_string())
+    })
+    .await
+    .map_err(|error| error.to_string())?
+}
+
+fn push_rows(
+    rows: &mut Vec<WarmRow>,
+    workload: Workload,
+    in_flight: &str,
+    summaries: Vec<Summary>,
+    external: Result<Summary, String>,
+    external_in_flight: &str,
+) {
+    let baseline = Variant::ALL
+        .iter()
+        .position(|variant| *variant == Variant::HandWritten)
+        .and_then(|index| summaries.get(index))
+        .map(|summary| summary.p50_us);
+    for (variant, summary) in Variant::ALL.into_iter().zip(summaries) {
+        rows.push(WarmRow {
+            workload,
+            in_flight: in_flight.to_owned(),
+            client: variant.label().to_owned(),
+            summary: Ok(summary),
+            baseline_p50_us: baseline,
+        });
+    }
+    rows.push(WarmRow {
+        workload,
+        in_flight: format!("{in_flight}, {external_in_flight}"),
+        client: "`redis-benchmark` (C, same `EVALSHA`)".to_owned(),
+        summary: external,
+        baseline_p50_us: baseline,
+    });
+}
