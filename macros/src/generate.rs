@@ -49,6 +49,7 @@ pub fn script_function(declaration: &Declaration, script: &CheckedScript) -> Tok
             #allow_cross_slot_keys,
         );
     };
+    let argument_count = signature.arg_params().len();
     // Mixed-site hygiene: these locals never clash with parameter names.
     let keys = Ident::new("keys", Span::mixed_site());
     let call = Ident::new("call", Span::mixed_site());
@@ -56,7 +57,7 @@ pub fn script_function(declaration: &Declaration, script: &CheckedScript) -> Tok
         let mut #keys = ::redis_script::__private::Keys::new();
         #( #keys.push(&#key_idents); )*
         #[allow(unused_mut)]
-        let mut #call = ::redis_script::Call::__start(&Self::SCRIPT, #keys);
+        let mut #call = ::redis_script::Call::__start(&Self::SCRIPT, #keys, #argument_count);
         #( #call.__arg(&#arg_idents); )*
         #call
     };

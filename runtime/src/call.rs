@@ -74,12 +74,21 @@ enum Outcome {
     Transport(RedisError),
 }
 
+/// Bytes reserved per ARGV parameter when sizing a command: enough for
+/// numbers, tokens and short strings; longer values grow the buffer once.
+const ARGUMENT_SIZE_GUESS: usize = 32;
+
 impl<T> Call<T> {
-    /// Used by generated code: starts a call with its keys already encoded.
+    /// Used by generated code: starts a call with its keys already encoded;
+    /// `arguments` is how many ARGV parameters will follow (sizing the
+    /// command once instead of growing it).
     #[doc(hidden)]
-    pub fn __start(script: &'static Script, keys: Keys) -> Self {
+    pub fn __start(script: &'static Script, keys: Keys, arguments: usize) -> Self {
         let routing = keys.routing(script.allows_cross_slot_keys());
-        let mut command = Cmd::with_capacity(3 + keys.ends.len(), 64 + keys.data.len());
+        let mut command = Cmd::with_capacity(
+            3 + keys.ends.len() + arguments,
+            script.sha1().len() + 16 + keys.data.len() + ARGUMENT_SIZE_GUESS * arguments,
+        );
         command
             .arg(if script.is_read_only() {
                 "EVALSHA_RO"
@@ -415,7 +424,7 @@ mod tests {
 
     #[test]
     fn evalsha_command_layout() {
-        let mut call = Call::<i64>::__start(&SCRIPT, keys(&["{q}:a", "{q}:b"]));
+        let mut call = Call::<i64>::__start(&SCRIPT, keys(&["{q}:a", "{q}:b"]), 2);
         call.__arg(&"x");
         call.__arg(&7u32);
         let expected: Vec<Vec<u8>> = ["EVALSHA", SCRIPT.sha1(), "2", "{q}:a", "{q}:b", "x", "7"]
@@ -435,13 +444,13 @@ mod tests {
         let mut list = Keys::new();
         list.push(&["{t}:1", "{t}:2", "{t}:3"].as_slice());
         assert_eq!(list.iter().count(), 3);
-        let call = Call::<()>::__start(&SCRIPT, list);
+        let call = Call::<()>::__start(&SCRIPT, list, 0);
         assert_eq!(arguments(call.command())[2], b"3");
     }
 
     #[test]
     fn cross_slot_keys_are_refused_before_sending() {
-        let call = Call::<()>::__start(&SCRIPT, keys(&["a", "b"]));
+        let call = Call::<()>::__start(&SCRIPT, keys(&["a", "b"]), 0);
         match call.check_slots() {
             Err(Error::CrossSlot { script, keys }) => {
                 assert_eq!(script, "move_item");

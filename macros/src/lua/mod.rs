@@ -131,9 +131,17 @@ pub enum ValueKind {
 ///
 /// Never panics; every problem becomes a [`Diagnostic`].
 pub fn analyze(source: &str, signature: &Signature) -> Analysis {
-    // The parser recurses once per nesting level and needs far more stack
-    // per level in unoptimised builds than a compiler thread may have left;
-    // the nesting is capped (see `syntax`), and this thread has room for it.
+    // The parser recurses once per nesting level and, in the unoptimised
+    // builds proc macros get, needs far more stack per level than a
+    // compiler thread may have left. Real scripts nest a handful of levels:
+    // they run here. Deeper ones (the nesting is capped, see `syntax`) run
+    // on a thread with room for the cap; spawning it costs milliseconds.
+    if syntax::nesting_depth(source) <= SHALLOW_NESTING {
+        return std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            analyze_here(source, signature)
+        }))
+        .unwrap_or_else(|_panic| internal_error());
+    }
     let outcome = std::thread::scope(|scope| {
         std::thread::Builder::new()
             .name("redis-script-lua-analysis".into())
@@ -147,6 +155,10 @@ pub fn analyze(source: &str, signature: &Signature) -> Analysis {
         Err(_no_thread) => analyze_here(source, signature),
     }
 }
+
+/// Nesting analysed on the caller's stack: about 80 KiB per level
+/// unoptimised, so well under the smallest stack a compiler thread has.
+const SHALLOW_NESTING: usize = 24;
 
 const ANALYSIS_STACK_BYTES: usize = 64 * 1024 * 1024;
 

@@ -252,8 +252,26 @@ impl Lexeme {
 /// An over-estimate of the nesting the parser will recurse through: open
 /// brackets and blocks plus the operators of the expression being read.
 fn nesting_error(tokens: &[Lexeme]) -> Option<Diagnostic> {
+    let too_deep = deepest(tokens).1?;
+    Some(too_deep.error(
+        1,
+        "the script nests blocks, brackets and operators more than 200 levels deep",
+        "Lua 5.1 refuses chunks with more than 200 syntax levels; split the expression into locals",
+    ))
+}
+
+/// How deeply `source` nests blocks, brackets and operator chains (an
+/// over-estimate of the parser's recursion), capped just above
+/// [`MAX_NESTING`].
+pub(crate) fn nesting_depth(source: &str) -> usize {
+    deepest(&quick_scan::lexemes(source)).0
+}
+
+/// The deepest nesting level, and the first token beyond [`MAX_NESTING`].
+fn deepest(tokens: &[Lexeme]) -> (usize, Option<&Lexeme>) {
     let mut open = 0usize;
     let mut operators = 0usize;
+    let mut deepest = 0usize;
     let mut previous: Option<&Lexeme> = None;
     for token in tokens {
         if token.opens() {
@@ -270,16 +288,13 @@ fn nesting_error(tokens: &[Lexeme]) -> Option<Diagnostic> {
         } else if token.is_operator() {
             operators += 1;
         }
+        deepest = deepest.max(open + operators);
         if open + operators > MAX_NESTING {
-            return Some(token.error(
-                1,
-                "the script nests blocks, brackets and operators more than 200 levels deep",
-                "Lua 5.1 refuses chunks with more than 200 syntax levels; split the expression into locals",
-            ));
+            return (deepest, Some(token));
         }
         previous = Some(token);
     }
-    None
+    (deepest, None)
 }
 
 /// Errors for syntax of Lua 5.2 and later, each with the Lua 5.1 spelling.

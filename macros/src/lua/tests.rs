@@ -876,3 +876,31 @@ fn shebang_followed_by_an_unterminated_comment_is_a_syntax_error() {
         "{messages:?}"
     );
 }
+
+#[test]
+fn scripts_just_under_the_shallow_limit_fit_a_small_stack() {
+    // Test threads have 2 MiB of stack, less than any compiler thread;
+    // scripts up to SHALLOW_NESTING levels are analysed on the caller's.
+    let deepest_shallow = |build: &dyn Fn(usize) -> String| {
+        (1..)
+            .map(build)
+            .take_while(|source| syntax::nesting_depth(source) <= SHALLOW_NESTING)
+            .last()
+            .unwrap_or_default()
+    };
+    let blocks = deepest_shallow(&|depth| {
+        format!(
+            "{}return 1\n{}",
+            "if KEYS[1] then\n".repeat(depth),
+            "end\n".repeat(depth)
+        )
+    });
+    let brackets = deepest_shallow(&|depth| {
+        format!("return {}KEYS[1]{}", "(".repeat(depth), ")".repeat(depth))
+    });
+    let operators = deepest_shallow(&|depth| format!("return KEYS[1]{}", " .. 'x'".repeat(depth)));
+    for source in [blocks, brackets, operators] {
+        assert!(source.len() > 20, "{source}");
+        assert_clean(&source, &signature(1, 0));
+    }
+}
