@@ -25,6 +25,8 @@ pub struct CheckedScript {
     pub header: lua::Header,
     /// Assertions tying the script's replies to the Rust types.
     pub contract: Vec<ContractCheck>,
+    /// Rendered notes: findings worth a warning, not an error.
+    pub notes: Vec<String>,
 }
 
 pub fn check(declaration: &Declaration) -> Result<CheckedScript, syn::Error> {
@@ -66,6 +68,12 @@ pub fn check(declaration: &Declaration) -> Result<CheckedScript, syn::Error> {
             &relative,
             &source,
         ),
+        notes: analysis
+            .diagnostics
+            .iter()
+            .filter(|diagnostic| diagnostic.severity == lua::Severity::Note)
+            .map(|diagnostic| diagnostic.render(&relative, &source))
+            .collect(),
         header: analysis.header,
     })
 }

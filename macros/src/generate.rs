@@ -21,7 +21,9 @@ pub fn script_function(declaration: &Declaration, script: &CheckedScript) -> Tok
         allow_cross_slot_keys,
         header,
         contract,
+        notes,
     } = script;
+    let warnings = warnings(notes, declaration.options.path.span());
     // A `const` item cannot name the function's generic parameters, so the
     // contract of a generic declaration is checked when it is decoded only.
     let contract_assertions = if signature.generics.params.is_empty() {
@@ -76,11 +78,28 @@ pub fn script_function(declaration: &Declaration, script: &CheckedScript) -> Tok
         error_type: declaration.options.errors.as_ref(),
         doc: Some(script_doc),
         script_static,
-        contract_assertions,
+        contract_assertions: quote! { #contract_assertions #warnings },
         call_body,
         function_body,
     };
     emit(signature, parts)
+}
+
+/// Stable Rust gives procedural macros no way to emit a warning, but it
+/// warns about every use of a deprecated item, with the item's note: each
+/// analysis note becomes one, spanned on the attribute's `path`.
+fn warnings(notes: &[String], span: Span) -> TokenStream {
+    let items = notes.iter().map(|note| {
+        quote::quote_spanned! {span=>
+            const _: () = {
+                #[deprecated(note = #note)]
+                #[allow(non_upper_case_globals)]
+                const redis_script_note: () = ();
+                redis_script_note
+            };
+        }
+    });
+    quote! { #(#items)* }
 }
 
 /// Rustdoc for the generated function: which parameter goes where, what the

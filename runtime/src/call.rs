@@ -261,7 +261,7 @@ pub(crate) fn decode_reply<T: FromRedisValue>(
         script,
         expected: std::any::type_name::<T>(),
         reply: render_reply(value),
-        reason: error.to_string(),
+        reason: crate::decode::reason(&error),
     })
 }
 

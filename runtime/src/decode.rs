@@ -71,7 +71,7 @@ fn nil_error(expected: &str) -> ParsingError {
 }
 
 /// A nested error's text without redis-rs's prefix, bounded.
-fn reason(error: &ParsingError) -> String {
+pub(crate) fn reason(error: &ParsingError) -> String {
     let text = error.to_string();
     let text = text.strip_prefix(PARSING_PREFIX).unwrap_or(&text);
     let mut chars = text.chars();
