@@ -1,6 +1,6 @@
 //! The same counter increment two ways: optimistic `WATCH`/`MULTI`/`EXEC`
 //! with retries ([`increment_with_watch`]) and one atomic script
-//! ([`counter_increment`], `lua/counter_increment.lua`).
+//! ([`counter_increment()`], `lua/counter_increment.lua`).
 //!
 //! Both end at the same value under any concurrency; the difference is the
 //! cost. A `WATCH` transaction is a read-modify-write over four round trips

@@ -62,7 +62,7 @@ pub async fn rate_limit_sliding(
     request_id: &str,
 ) -> Decision;
 
-/// A fresh random request id for [`rate_limit_sliding`] (128 random bits).
+/// A fresh random request id for [`rate_limit_sliding()`] (128 random bits).
 pub fn request_id() -> String {
     format!("{:032x}", rand::random::<u128>())
 }
