@@ -8,6 +8,13 @@
 //! function is still emitted, with an unreachable body, so call sites keep
 //! type-checking and IDEs keep completing.
 
+// The macro runs inside the compiler on user input: it reports problems as
+// `compile_error!`, it never panics.
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
+
 mod check;
 mod contract;
 mod errors;
