@@ -27,6 +27,8 @@ pub struct CheckedScript {
     pub contract: Vec<ContractCheck>,
     /// Rendered notes: findings worth a warning, not an error.
     pub notes: Vec<String>,
+    /// Every way the script can reply.
+    pub returns: Vec<lua::ReturnSite>,
 }
 
 pub fn check(declaration: &Declaration) -> Result<CheckedScript, syn::Error> {
@@ -75,6 +77,7 @@ pub fn check(declaration: &Declaration) -> Result<CheckedScript, syn::Error> {
             .map(|diagnostic| diagnostic.render(&relative, &source))
             .collect(),
         header: analysis.header,
+        returns: analysis.returns,
     })
 }
 

@@ -136,6 +136,59 @@ pub fn checks(
     checks
 }
 
+/// A warning (stable Rust's only way for a macro to warn is a deprecated
+/// item) when the reply type has a variant whose tag the script never
+/// replies with. Only when every reply of the script is known: one opaque
+/// `return x` could produce any tag.
+pub fn unreturned_variant_warning(
+    returns: &[ReturnSite],
+    reply: &Type,
+    path: &str,
+    span: Span,
+) -> TokenStream {
+    let mut tags: Vec<&str> = Vec::new();
+    for site in returns {
+        match &site.shape {
+            ReturnShape::Tagged { tag, .. } => tags.push(tag),
+            ReturnShape::Status(Some(text))
+            | ReturnShape::Value(lua::ValueKind::String(Some(text))) => tags.push(text),
+            ReturnShape::Error(_) | ReturnShape::Nil | ReturnShape::FallsOffEnd => {}
+            _ => return TokenStream::new(),
+        }
+    }
+    let tagged = returns
+        .iter()
+        .any(|site| matches!(site.shape, ReturnShape::Tagged { .. }));
+    if !tagged {
+        return TokenStream::new();
+    }
+    tags.sort_unstable();
+    tags.dedup();
+    let note = format!(
+        "{path}: the script replies only with the tags {}, so a variant of `{}` with another tag is never produced; remove that variant, or return it from the script",
+        tags.join(", "),
+        type_name(reply),
+    );
+    let private = quote! { ::redis_script::__private };
+    quote_spanned! {span=>
+        const _: () = {
+            struct RedisScriptWarning<const WARN: bool>;
+            #[allow(dead_code)]
+            impl RedisScriptWarning<true> {
+                #[deprecated(note = #note)]
+                const fn unreturned_variant() {}
+            }
+            #[allow(dead_code)]
+            impl RedisScriptWarning<false> {
+                const fn unreturned_variant() {}
+            }
+            RedisScriptWarning::<{
+                #private::unreturned_variant(&<#reply as #private::ReplyShape>::SHAPE, &[#(#tags),*])
+            }>::unreturned_variant()
+        };
+    }
+}
+
 /// Redis converts a Lua number reply to an integer by truncating it, so a
 /// float literal returned into an integer field silently loses its fraction.
 fn float_checks(

@@ -22,17 +22,22 @@ pub fn script_function(declaration: &Declaration, script: &CheckedScript) -> Tok
         header,
         contract,
         notes,
+        returns,
     } = script;
     let warnings = warnings(notes, declaration.options.path.span());
     // A `const` item cannot name the function's generic parameters, so the
     // contract of a generic declaration is checked when it is decoded only.
     let contract_assertions = if signature.generics.params.is_empty() {
-        contract::assertions(
+        let span = declaration.options.path.span();
+        let assertions = contract::assertions(
             contract,
             &signature.reply,
             declaration.options.errors.as_ref(),
-            declaration.options.path.span(),
-        )
+            span,
+        );
+        let unreturned =
+            contract::unreturned_variant_warning(returns, &signature.reply, &path, span);
+        quote! { #assertions #unreturned }
     } else {
         TokenStream::new()
     };

@@ -78,7 +78,7 @@ pub mod __private {
     };
     pub use crate::shape::{
         ReplyShape, Shape, Variant, accepts_array, accepts_bare, accepts_tag, contains_code,
-        has_tag, integer_element, str_eq,
+        has_tag, integer_element, str_eq, unreturned_variant,
     };
     pub use redis;
 }

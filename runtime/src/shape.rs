@@ -210,6 +210,36 @@ pub const fn has_tag(shape: &Shape, tag: &str) -> bool {
     }
 }
 
+/// Whether a [`Shape::Tagged`] enum has a variant whose tag is not among
+/// `returned` (every tag a script can reply with): a variant no reply can
+/// produce. `false` for other shapes.
+///
+/// ```
+/// use redis_script::__private::{Shape, Variant, unreturned_variant};
+/// const MODE: Shape = Shape::Tagged {
+///     name: "Mode",
+///     variants: &[
+///         Variant { name: "Busy", tag: "BUSY", min: 0, max: 0, unit: true },
+///         Variant { name: "Done", tag: "DONE", min: 0, max: 0, unit: true },
+///     ],
+/// };
+/// const _: () = assert!(unreturned_variant(&MODE, &["BUSY"]));
+/// const _: () = assert!(!unreturned_variant(&MODE, &["DONE", "BUSY"]));
+/// ```
+pub const fn unreturned_variant(shape: &Shape, returned: &[&str]) -> bool {
+    let Shape::Tagged { variants, .. } = shape else {
+        return false;
+    };
+    let mut index = 0;
+    while index < variants.len() {
+        if !contains_code(returned, variants[index].tag) {
+            return true;
+        }
+        index += 1;
+    }
+    false
+}
+
 /// Whether `shape` accepts a bare string or status reply `text`
 /// (`return 'BUSY'`, `redis.status_reply('OK')`).
 ///
