@@ -45,7 +45,7 @@ pub fn script_function(declaration: &Declaration, script: &CheckedScript) -> Tok
 
     let key_idents = signature.key_params().iter().map(|param| &param.ident);
     let arg_idents = signature.arg_params().iter().map(|param| &param.ident);
-    let script_static = quote! {
+    let script_const = quote! {
         /// The embedded script: its source, SHA1 and the facts checked at compile time.
         pub const SCRIPT: ::redis_script::Script = ::redis_script::Script::__new(
             #name,
@@ -82,8 +82,8 @@ pub fn script_function(declaration: &Declaration, script: &CheckedScript) -> Tok
         path: &path,
         error_type: declaration.options.errors.as_ref(),
         doc: Some(script_doc),
-        script_static,
-        contract_assertions: quote! { #contract_assertions #warnings },
+        script_const,
+        compile_time_checks: quote! { #contract_assertions #warnings },
         call_body,
         function_body,
     };
@@ -184,8 +184,8 @@ pub fn unreachable_function(
         path: "",
         error_type,
         doc: None,
-        script_static: TokenStream::new(),
-        contract_assertions: TokenStream::new(),
+        script_const: TokenStream::new(),
+        compile_time_checks: TokenStream::new(),
         call_body: unreachable.clone(),
         function_body: unreachable,
     };
@@ -199,9 +199,9 @@ struct Expansion<'a> {
     error_type: Option<&'a Type>,
     /// Generated rustdoc appended to the user's.
     doc: Option<String>,
-    script_static: TokenStream,
-    /// `const` items proving the reply contract.
-    contract_assertions: TokenStream,
+    script_const: TokenStream,
+    /// `const` items proving the reply contract, and warnings.
+    compile_time_checks: TokenStream,
     call_body: TokenStream,
     function_body: TokenStream,
 }
@@ -215,8 +215,8 @@ fn emit(signature: &FunctionSignature, parts: Expansion<'_>) -> TokenStream {
         path,
         error_type,
         doc,
-        script_static,
-        contract_assertions,
+        script_const,
+        compile_time_checks,
         call_body,
         function_body,
     } = parts;
@@ -281,7 +281,7 @@ fn emit(signature: &FunctionSignature, parts: Expansion<'_>) -> TokenStream {
         }
 
         impl #ident {
-            #script_static
+            #script_const
 
             #[doc = #call_doc]
             #allow_unused
@@ -292,6 +292,6 @@ fn emit(signature: &FunctionSignature, parts: Expansion<'_>) -> TokenStream {
             }
         }
 
-        #contract_assertions
+        #compile_time_checks
     }
 }
