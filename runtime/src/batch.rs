@@ -142,23 +142,11 @@ impl Batch {
     where
         C: ConnectionLike,
     {
-        let values: Vec<Value> = match self.pipeline.query_async(connection).await {
-            Ok(values) => values,
-            Err(error) if error.code().is_some() => {
-                return Err(Error::Script {
-                    script: BATCH,
-                    code: error.code().unwrap_or("ERR").to_owned(),
-                    message: error.detail().unwrap_or_default().to_owned(),
-                });
-            }
-            Err(source) => {
-                return Err(Error::Connection {
-                    script: BATCH,
-                    maybe_executed: !source.is_connection_refusal(),
-                    source,
-                });
-            }
-        };
+        let values: Vec<Value> = self
+            .pipeline
+            .query_async(connection)
+            .await
+            .map_err(|error| Error::failed_request(BATCH, error))?;
         if values.len() != self.labels.len() {
             return Err(Error::Decode {
                 script: BATCH,

@@ -4,7 +4,7 @@ use std::io;
 use std::marker::PhantomData;
 
 use redis::aio::ConnectionLike;
-use redis::{Cmd, ErrorKind, FromRedisValue, RedisError, RedisWrite, ServerErrorKind, Value};
+use redis::{Cmd, FromRedisValue, RedisError, RedisWrite, Value};
 
 use crate::error::{Error, KeySlot, truncate_for_display};
 use crate::reply::render_reply;
@@ -68,11 +68,14 @@ impl Path {
 
 /// How one round trip ended, before decoding.
 enum Outcome {
+    /// A reply, possibly an error reply (decoding turns it into an error).
     Reply(Value),
     NoScript,
-    ServerError { code: String, message: String },
-    Transport(RedisError),
+    Failed(RedisError),
 }
+
+/// The error code of a server that does not have the script cached.
+const NOSCRIPT: &str = "NOSCRIPT";
 
 /// Bytes reserved per ARGV parameter when sizing a command: enough for
 /// numbers, tokens and short strings; longer values grow the buffer once.
@@ -224,21 +227,12 @@ impl<T: FromRedisValue> Call<T> {
         };
         let result = match outcome {
             Outcome::Reply(value) => decode_reply(self.script.name(), &value),
-            Outcome::ServerError { code, message } => Err(Error::Script {
-                script: self.script.name(),
-                code,
-                message,
-            }),
             Outcome::NoScript => Err(Error::Script {
                 script: self.script.name(),
-                code: "NOSCRIPT".to_owned(),
+                code: NOSCRIPT.to_owned(),
                 message: "the server did not cache the script sent with EVAL".to_owned(),
             }),
-            Outcome::Transport(source) => Err(Error::Connection {
-                script: self.script.name(),
-                maybe_executed: !source.is_connection_refusal(),
-                source,
-            }),
+            Outcome::Failed(source) => Err(Error::failed_request(self.script.name(), source)),
         };
         trace_outcome(self.script, path, &result);
         result
@@ -251,11 +245,7 @@ pub(crate) fn decode_reply<T: FromRedisValue>(
     value: &Value,
 ) -> Result<T, Error> {
     if let Value::ServerError(error) = value {
-        return Err(Error::Script {
-            script,
-            code: error.code().to_owned(),
-            message: error.details().unwrap_or_default().to_owned(),
-        });
+        return Err(Error::server_reply(script, error));
     }
     T::from_redis_value_ref(value).map_err(|error| Error::Decode {
         script,
@@ -290,25 +280,10 @@ where
     C: ConnectionLike + ?Sized,
 {
     match connection.req_packed_command(command).await {
-        Ok(Value::ServerError(error)) => {
-            if error.code() == "NOSCRIPT" {
-                Outcome::NoScript
-            } else {
-                Outcome::ServerError {
-                    code: error.code().to_owned(),
-                    message: error.details().unwrap_or_default().to_owned(),
-                }
-            }
-        }
+        Ok(Value::ServerError(error)) if error.code() == NOSCRIPT => Outcome::NoScript,
         Ok(value) => Outcome::Reply(value),
-        Err(error) => match error.kind() {
-            ErrorKind::Server(ServerErrorKind::NoScript) => Outcome::NoScript,
-            ErrorKind::Server(_) => Outcome::ServerError {
-                code: error.code().unwrap_or("ERR").to_owned(),
-                message: error.detail().unwrap_or_default().to_owned(),
-            },
-            _ => Outcome::Transport(error),
-        },
+        Err(error) if error.code() == Some(NOSCRIPT) => Outcome::NoScript,
+        Err(error) => Outcome::Failed(error),
     }
 }
 

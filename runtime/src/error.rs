@@ -77,6 +77,33 @@ pub enum Error {
 }
 
 impl Error {
+    /// An error reply of the server to a call of `script`.
+    pub(crate) fn server_reply(script: &'static str, error: &redis::ServerError) -> Self {
+        Self::Script {
+            script,
+            code: error.code().to_owned(),
+            message: error.details().unwrap_or_default().to_owned(),
+        }
+    }
+
+    /// A request that failed: an error reply of the server (one of its own
+    /// codes or a script's) becomes [`Error::Script`], anything else, where
+    /// no reply was read, [`Error::Connection`].
+    pub(crate) fn failed_request(script: &'static str, source: redis::RedisError) -> Self {
+        match source.code() {
+            Some(code) => Self::Script {
+                script,
+                code: code.to_owned(),
+                message: source.detail().unwrap_or_default().to_owned(),
+            },
+            None => Self::Connection {
+                script,
+                maybe_executed: !source.is_connection_refusal(),
+                source,
+            },
+        }
+    }
+
     /// The name of the script the failed call was for.
     pub fn script(&self) -> &'static str {
         match self {

@@ -39,7 +39,7 @@ where
     let replies: Vec<Value> = load_pipeline(scripts)
         .query_async(connection)
         .await
-        .map_err(connection_error)?;
+        .map_err(preload_error)?;
     check_replies(scripts, &replies, "the server")
 }
 
@@ -61,7 +61,7 @@ pub async fn preload_cluster(
             RoutingInfo::SingleNode(SingleNodeRoutingInfo::Random),
         )
         .await
-        .map_err(connection_error)?;
+        .map_err(preload_error)?;
     let nodes = node_addresses(&topology);
     if nodes.is_empty() {
         return Err(Error::Decode {
@@ -83,7 +83,7 @@ pub async fn preload_cluster(
         let replies = connection
             .route_pipeline(pipeline.clone(), 0, scripts.len(), route)
             .await
-            .map_err(connection_error)?;
+            .map_err(preload_error)?;
         check_replies(scripts, &replies, &format!("node {host}:{port}"))?;
     }
     Ok(nodes.len())
@@ -98,13 +98,8 @@ fn load_pipeline(scripts: &[&'static Script]) -> Pipeline {
     pipeline
 }
 
-fn connection_error(source: redis::RedisError) -> Error {
-    Error::Connection {
-        script: PRELOAD,
-        // Loading a script changes nothing but the cache: harmless to repeat.
-        maybe_executed: !source.is_connection_refusal(),
-        source,
-    }
+fn preload_error(source: redis::RedisError) -> Error {
+    Error::failed_request(PRELOAD, source)
 }
 
 fn check_replies(scripts: &[&'static Script], replies: &[Value], node: &str) -> Result<(), Error> {
@@ -112,13 +107,7 @@ fn check_replies(scripts: &[&'static Script], replies: &[Value], node: &str) -> 
         let loaded = match reply {
             Value::BulkString(bytes) => bytes.as_slice(),
             Value::SimpleString(text) => text.as_bytes(),
-            Value::ServerError(error) => {
-                return Err(Error::Script {
-                    script: script.name(),
-                    code: error.code().to_owned(),
-                    message: error.details().unwrap_or_default().to_owned(),
-                });
-            }
+            Value::ServerError(error) => return Err(Error::server_reply(script.name(), error)),
             _ => b"",
         };
         if loaded != script.sha1().as_bytes() {
