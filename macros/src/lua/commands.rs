@@ -25,6 +25,8 @@
 
 use std::fmt;
 
+use super::suggest::edit_distance;
+
 #[path = "command_table.rs"]
 mod table;
 
@@ -783,34 +785,6 @@ pub(super) fn closest(
     best.map(|(_, name)| name)
 }
 
-/// Optimal string alignment distance: insertions, deletions, substitutions
-/// and swaps of two adjacent characters each cost 1 (`gte` → `get` is 1).
-pub(super) fn edit_distance(a: &str, b: &str, fold_case: bool) -> usize {
-    let fold = |c: char| {
-        if fold_case { c.to_ascii_lowercase() } else { c }
-    };
-    let a: Vec<char> = a.chars().map(fold).collect();
-    let b: Vec<char> = b.chars().map(fold).collect();
-    // Three rows of the DP matrix: i-2, i-1 and i.
-    let mut before: Vec<usize> = vec![0; b.len() + 1];
-    let mut previous: Vec<usize> = (0..=b.len()).collect();
-    let mut current: Vec<usize> = vec![0; b.len() + 1];
-    for (i, &ca) in a.iter().enumerate() {
-        current[0] = i + 1;
-        for (j, &cb) in b.iter().enumerate() {
-            let substitution = previous[j] + usize::from(ca != cb);
-            let mut best = substitution.min(previous[j + 1] + 1).min(current[j] + 1);
-            if i > 0 && j > 0 && a[i - 1] == cb && ca == b[j - 1] {
-                best = best.min(before[j - 1] + 1);
-            }
-            current[j + 1] = best;
-        }
-        std::mem::swap(&mut before, &mut previous);
-        std::mem::swap(&mut previous, &mut current);
-    }
-    previous[b.len()]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1206,18 +1180,6 @@ mod tests {
         let config = command("config");
         assert_eq!(suggest_subcommand(config, "GTE"), Some("config|get"));
         assert_eq!(suggest_subcommand(config, "whatever"), None);
-    }
-
-    #[test]
-    fn edit_distances() {
-        assert_eq!(edit_distance("gte", "get", false), 1);
-        assert_eq!(edit_distance("GTE", "get", true), 1);
-        assert_eq!(edit_distance("GTE", "get", false), 3);
-        assert_eq!(edit_distance("", "abc", false), 3);
-        assert_eq!(edit_distance("abc", "", false), 3);
-        assert_eq!(edit_distance("kitten", "sitting", false), 3);
-        assert_eq!(edit_distance("redsi", "redis", false), 1);
-        assert_eq!(edit_distance("ca", "abc", false), 3);
     }
 
     #[test]

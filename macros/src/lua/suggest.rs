@@ -6,7 +6,6 @@ pub(crate) fn closest<'c>(
     typo: &str,
     candidates: impl IntoIterator<Item = &'c str>,
 ) -> Option<&'c str> {
-    let typo_lower = typo.to_ascii_lowercase();
     let budget = match typo.chars().count() {
         0..=2 => 0,
         3..=5 => 1,
@@ -16,7 +15,7 @@ pub(crate) fn closest<'c>(
         .into_iter()
         .filter(|candidate| *candidate != typo)
         .map(|candidate| {
-            let distance = edit_distance(&typo_lower, &candidate.to_ascii_lowercase());
+            let distance = edit_distance(typo, candidate, true);
             (distance, candidate)
         })
         .filter(|(distance, candidate)| {
@@ -28,32 +27,31 @@ pub(crate) fn closest<'c>(
 }
 
 /// Optimal string alignment distance: insertions, deletions, substitutions
-/// and transpositions of adjacent characters each cost 1.
-fn edit_distance(left: &str, right: &str) -> usize {
-    let left: Vec<char> = left.chars().collect();
-    let right: Vec<char> = right.chars().collect();
-    let width = right.len() + 1;
-    let mut previous2 = vec![0; width];
-    let mut previous: Vec<usize> = (0..width).collect();
-    let mut current = vec![0; width];
-    for (i, &left_char) in left.iter().enumerate() {
+/// and swaps of two adjacent characters each cost 1 (`gte` → `get` is 1).
+pub(crate) fn edit_distance(a: &str, b: &str, fold_case: bool) -> usize {
+    let fold = |c: char| {
+        if fold_case { c.to_ascii_lowercase() } else { c }
+    };
+    let a: Vec<char> = a.chars().map(fold).collect();
+    let b: Vec<char> = b.chars().map(fold).collect();
+    // Three rows of the DP matrix: i-2, i-1 and i.
+    let mut before: Vec<usize> = vec![0; b.len() + 1];
+    let mut previous: Vec<usize> = (0..=b.len()).collect();
+    let mut current: Vec<usize> = vec![0; b.len() + 1];
+    for (i, &ca) in a.iter().enumerate() {
         current[0] = i + 1;
-        for (j, &right_char) in right.iter().enumerate() {
-            let substitution = previous[j] + usize::from(left_char != right_char);
+        for (j, &cb) in b.iter().enumerate() {
+            let substitution = previous[j] + usize::from(ca != cb);
             let mut best = substitution.min(previous[j + 1] + 1).min(current[j] + 1);
-            let swapped = i > 0
-                && j > 0
-                && left.get(i - 1) == Some(&right_char)
-                && right.get(j - 1) == Some(&left_char);
-            if swapped {
-                best = best.min(previous2[j - 1] + 1);
+            if i > 0 && j > 0 && a[i - 1] == cb && ca == b[j - 1] {
+                best = best.min(before[j - 1] + 1);
             }
             current[j + 1] = best;
         }
-        std::mem::swap(&mut previous2, &mut previous);
+        std::mem::swap(&mut before, &mut previous);
         std::mem::swap(&mut previous, &mut current);
     }
-    previous.last().copied().unwrap_or(0)
+    previous[b.len()]
 }
 
 #[cfg(test)]
@@ -71,9 +69,21 @@ mod tests {
 
     #[test]
     fn distance_counts_each_edit_once() {
-        assert_eq!(edit_distance("abc", "abc"), 0);
-        assert_eq!(edit_distance("abc", "acb"), 1);
-        assert_eq!(edit_distance("", "abc"), 3);
-        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("abc", "abc", false), 0);
+        assert_eq!(edit_distance("abc", "acb", false), 1);
+        assert_eq!(edit_distance("", "abc", false), 3);
+        assert_eq!(edit_distance("kitten", "sitting", false), 3);
+    }
+
+    #[test]
+    fn edit_distances() {
+        assert_eq!(edit_distance("gte", "get", false), 1);
+        assert_eq!(edit_distance("GTE", "get", true), 1);
+        assert_eq!(edit_distance("GTE", "get", false), 3);
+        assert_eq!(edit_distance("", "abc", false), 3);
+        assert_eq!(edit_distance("abc", "", false), 3);
+        assert_eq!(edit_distance("kitten", "sitting", false), 3);
+        assert_eq!(edit_distance("redsi", "redis", false), 1);
+        assert_eq!(edit_distance("ca", "abc", false), 3);
     }
 }
