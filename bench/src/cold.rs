@@ -1,47 +1,14 @@
 //! Cold calls: after `SCRIPT FLUSH` and `CONFIG RESETSTAT`, what each
 //! client sends, read back from the server's `INFO commandstats`.
 
-use std::collections::BTreeMap;
-
 use redis::aio::{ConnectionLike, MultiplexedConnection};
 use redis::{Cmd, Pipeline, RedisFuture, Value};
 use redis_script::Batch;
+pub use redis_script_testkit::CommandStat;
+use redis_script_testkit::parse_commandstats;
 
 use crate::BoxError;
 use crate::variants::{LOCK_KEY, TOKEN, release_lock};
-
-/// One `cmdstat_<name>` line of `INFO commandstats`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct CommandStat {
-    pub calls: u64,
-    pub failed_calls: u64,
-    pub rejected_calls: u64,
-}
-
-/// Parses `INFO commandstats` into `name => stat` (names lowercase, with
-/// Redis's `script|load` spelling for subcommands).
-pub fn parse_commandstats(text: &str) -> BTreeMap<String, CommandStat> {
-    text.lines()
-        .filter_map(|line| {
-            let (field, value) = line.trim_end().split_once(':')?;
-            let name = field.strip_prefix("cmdstat_")?;
-            let mut stat = CommandStat::default();
-            for pair in value.split(',') {
-                let Some((key, number)) = pair.split_once('=') else {
-                    continue;
-                };
-                let number = number.parse().unwrap_or(0);
-                match key {
-                    "calls" => stat.calls = number,
-                    "failed_calls" => stat.failed_calls = number,
-                    "rejected_calls" => stat.rejected_calls = number,
-                    _ => {}
-                }
-            }
-            Some((name.to_ascii_lowercase(), stat))
-        })
-        .collect()
-}
 
 /// Counts what a client hands to its connection: one round trip per
 /// `req_packed_command` and per pipeline (`req_packed_commands`).
@@ -234,27 +201,4 @@ async fn row(
         script_load: stat("script|load"),
         reply,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn commandstats_lines_are_parsed() {
-        let text = "# Commandstats\r\n\
-            cmdstat_evalsha:calls=2,usec=30,usec_per_call=15.00,rejected_calls=0,failed_calls=1\r\n\
-            cmdstat_script|load:calls=1,usec=9,usec_per_call=9.00,rejected_calls=0,failed_calls=0\r\n";
-        let stats = parse_commandstats(text);
-        assert_eq!(
-            stats["evalsha"],
-            CommandStat {
-                calls: 2,
-                failed_calls: 1,
-                rejected_calls: 0
-            }
-        );
-        assert_eq!(stats["script|load"].calls, 1);
-        assert_eq!(stats.len(), 2);
-    }
 }

@@ -75,25 +75,6 @@ pub(crate) fn parse_info(text: &str) -> BTreeMap<String, String> {
         .collect()
 }
 
-/// Parses `INFO commandstats` into `command => calls`.
-///
-/// `cmdstat_evalsha:calls=3,usec=…` becomes `"evalsha" => 3`; subcommands keep
-/// Redis's spelling, `cmdstat_script|load:…` becomes `"script|load"`.
-pub(crate) fn parse_commandstats(text: &str) -> BTreeMap<String, u64> {
-    parse_info(text)
-        .into_iter()
-        .filter_map(|(field, value)| {
-            let name = field.strip_prefix("cmdstat_")?;
-            let calls = value
-                .split(',')
-                .find_map(|kv| kv.strip_prefix("calls="))?
-                .parse::<u64>()
-                .ok()?;
-            Some((name.to_ascii_lowercase(), calls))
-        })
-        .collect()
-}
-
 /// One entry of `CLUSTER SLOTS`: a slot range, its primary, its replicas.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) struct SlotRange {
@@ -148,19 +129,6 @@ pub(crate) fn parse_cluster_slots(reply: &Value) -> Result<Vec<SlotRange>, Strin
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn commandstats_are_parsed() {
-        let text = "# Commandstats\r\n\
-            cmdstat_evalsha:calls=1,usec=12,usec_per_call=12.00,rejected_calls=0,failed_calls=0\r\n\
-            cmdstat_script|load:calls=2,usec=30,usec_per_call=15.00,rejected_calls=0,failed_calls=0\r\n\
-            cmdstat_info:calls=10,usec=100,usec_per_call=10.00,rejected_calls=0,failed_calls=0\r\n";
-        let stats = parse_commandstats(text);
-        assert_eq!(stats.get("evalsha"), Some(&1));
-        assert_eq!(stats.get("script|load"), Some(&2));
-        assert_eq!(stats.get("info"), Some(&10));
-        assert_eq!(stats.len(), 3);
-    }
 
     #[test]
     fn info_fields_are_parsed() {

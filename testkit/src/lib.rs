@@ -35,4 +35,4 @@ mod stats;
 pub use binaries::{redis_cli_binary, redis_server_binary};
 pub use cluster::RedisCluster;
 pub use server::RedisServer;
-pub use stats::Stats;
+pub use stats::{CommandStat, Stats, parse_commandstats};

@@ -5,6 +5,45 @@ use std::collections::BTreeMap;
 
 use crate::{RedisCluster, RedisServer, admin};
 
+/// One `cmdstat_<name>` line of `INFO commandstats`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CommandStat {
+    /// Calls since the last reset, failed ones included.
+    pub calls: u64,
+    /// Calls the command itself failed (e.g. `EVALSHA` answered `NOSCRIPT`).
+    pub failed_calls: u64,
+    /// Calls refused before running (e.g. wrong arity, `OOM`).
+    pub rejected_calls: u64,
+}
+
+/// Parses `INFO commandstats` into `command => stat`.
+///
+/// `cmdstat_evalsha:calls=3,usec=…,failed_calls=1` becomes `"evalsha"` with
+/// 3 calls, 1 failed; names are lowercase and subcommands keep Redis's
+/// spelling: `cmdstat_script|load:…` becomes `"script|load"`.
+pub fn parse_commandstats(text: &str) -> BTreeMap<String, CommandStat> {
+    text.lines()
+        .filter_map(|line| {
+            let (field, value) = line.trim_end().split_once(':')?;
+            let name = field.strip_prefix("cmdstat_")?;
+            let mut stat = CommandStat::default();
+            for pair in value.split(',') {
+                let Some((key, number)) = pair.split_once('=') else {
+                    continue;
+                };
+                let number = number.parse().unwrap_or(0);
+                match key {
+                    "calls" => stat.calls = number,
+                    "failed_calls" => stat.failed_calls = number,
+                    "rejected_calls" => stat.rejected_calls = number,
+                    _ => {}
+                }
+            }
+            Some((name.to_ascii_lowercase(), stat))
+        })
+        .collect()
+}
+
 /// Server-side command statistics and script cache control, for one
 /// [`RedisServer`] or summed over the running nodes of a [`RedisCluster`].
 ///
@@ -56,7 +95,10 @@ impl Stats for RedisServer {
     fn command_calls(&self) -> BTreeMap<String, u64> {
         let text: String =
             admin::query_or_panic(self.port(), redis::cmd("INFO").arg("commandstats"));
-        admin::parse_commandstats(&text)
+        parse_commandstats(&text)
+            .into_iter()
+            .map(|(name, stat)| (name, stat.calls))
+            .collect()
     }
 
     fn reset_stats(&self) {
@@ -89,5 +131,30 @@ impl Stats for RedisCluster {
         for node in self.nodes().iter().filter(|n| n.is_running()) {
             node.script_flush();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commandstats_are_parsed() {
+        let text = "# Commandstats\r\n\
+            cmdstat_evalsha:calls=2,usec=30,usec_per_call=15.00,rejected_calls=0,failed_calls=1\r\n\
+            cmdstat_script|load:calls=2,usec=30,usec_per_call=15.00,rejected_calls=0,failed_calls=0\r\n\
+            cmdstat_info:calls=10,usec=100,usec_per_call=10.00,rejected_calls=0,failed_calls=0\r\n";
+        let stats = parse_commandstats(text);
+        assert_eq!(
+            stats["evalsha"],
+            CommandStat {
+                calls: 2,
+                failed_calls: 1,
+                rejected_calls: 0
+            }
+        );
+        assert_eq!(stats["script|load"].calls, 2);
+        assert_eq!(stats["info"].calls, 10);
+        assert_eq!(stats.len(), 3);
     }
 }
