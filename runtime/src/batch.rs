@@ -87,17 +87,19 @@ impl Batch {
     pub fn add<T: FromRedisValue>(&mut self, call: Call<T>) -> Result<Handle<T>, Error> {
         let script = call.script();
         if let Some(slot) = call.slot()? {
-            let first_key = KeySlot {
+            // The key's text is kept only for error messages: render it
+            // for the first keyed call and on a mismatch, not on every add.
+            let first_key = || KeySlot {
                 key: call.first_key().unwrap_or_default(),
                 slot,
             };
             match &self.slot {
-                None => self.slot = Some(first_key),
+                None => self.slot = Some(first_key()),
                 Some(batch_slot) if batch_slot.slot == slot => {}
                 Some(batch_slot) => {
                     return Err(Error::CrossSlot {
                         script: script.name(),
-                        keys: vec![batch_slot.clone(), first_key],
+                        keys: vec![batch_slot.clone(), first_key()],
                     });
                 }
             }
