@@ -136,9 +136,10 @@ pub fn analyze(source: &str, signature: &Signature) -> Analysis {
     // compiler thread may have left. Real scripts nest a handful of levels:
     // they run here. Deeper ones (the nesting is capped, see `syntax`) run
     // on a thread with room for the cap; spawning it costs milliseconds.
-    if syntax::nesting_depth(source) <= SHALLOW_NESTING {
+    let prepared = syntax::Prepared::new(source);
+    if prepared.depth() <= SHALLOW_NESTING {
         return std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            analyze_here(source, signature)
+            analyze_here(source, &prepared, signature)
         }))
         .unwrap_or_else(|_panic| internal_error());
     }
@@ -146,13 +147,13 @@ pub fn analyze(source: &str, signature: &Signature) -> Analysis {
         std::thread::Builder::new()
             .name("redis-script-lua-analysis".into())
             .stack_size(ANALYSIS_STACK_BYTES)
-            .spawn_scoped(scope, || analyze_here(source, signature))
+            .spawn_scoped(scope, || analyze_here(source, &prepared, signature))
             .map(|handle| handle.join())
     });
     match outcome {
         Ok(Ok(analysis)) => analysis,
         Ok(Err(_panic)) => internal_error(),
-        Err(_no_thread) => analyze_here(source, signature),
+        Err(_no_thread) => analyze_here(source, &prepared, signature),
     }
 }
 
@@ -180,7 +181,7 @@ fn internal_error() -> Analysis {
     }
 }
 
-fn analyze_here(source: &str, signature: &Signature) -> Analysis {
+fn analyze_here(source: &str, prepared: &syntax::Prepared, signature: &Signature) -> Analysis {
     let flags_result = shebang::parse(source);
     let header = header::parse(source);
     let mut diagnostics = flags_result.diagnostics;
@@ -192,7 +193,7 @@ fn analyze_here(source: &str, signature: &Signature) -> Analysis {
         header,
         ..Analysis::default()
     };
-    match syntax::parse(source) {
+    match prepared.parse() {
         Ok(ast) => {
             let outcome = walker::run(source, &ast, signature, &flags, &analysis.header);
             diagnostics.extend(outcome.diagnostics);

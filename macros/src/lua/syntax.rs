@@ -20,17 +20,50 @@ mod quick_scan;
 /// the estimate below counts at least as many levels as Lua does.
 pub(crate) const MAX_NESTING: usize = 200;
 
-/// The parsed chunk, or every syntax error found.
-pub(crate) fn parse(source: &str) -> Result<Ast, Vec<Diagnostic>> {
-    // full_moon's lexer panics on a backtick (a string quote only in dialects
-    // not compiled in); `$` is as invalid in Lua 5.1 and keeps every position.
-    // String literals are read back from the original source.
-    let mut lexable = source.replace('`', "$");
-    blank_shebang(&mut lexable);
-    let source = lexable.as_str();
-    if let Some(too_deep) = nesting_error(&quick_scan::lexemes(source)) {
-        return Err(vec![too_deep]);
+/// The source as the parser sees it, with its nesting measured once: the
+/// depth decides where the parse may run (see `analyze`), and a script
+/// nested too deeply is refused before the parser recurses into it.
+pub(crate) struct Prepared {
+    lexable: String,
+    depth: usize,
+    too_deep: Option<Diagnostic>,
+}
+
+impl Prepared {
+    pub(crate) fn new(source: &str) -> Self {
+        // full_moon's lexer panics on a backtick (a string quote only in
+        // dialects not compiled in); `$` is as invalid in Lua 5.1 and keeps
+        // every position. String literals are read back from the original
+        // source.
+        let mut lexable = source.replace('`', "$");
+        blank_shebang(&mut lexable);
+        let lexemes = quick_scan::lexemes(&lexable);
+        let (depth, too_deep) = deepest(&lexemes);
+        let too_deep = too_deep.map(nesting_error);
+        Self {
+            lexable,
+            depth,
+            too_deep,
+        }
     }
+
+    /// How deeply the source nests blocks, brackets and operator chains (an
+    /// over-estimate of the parser's recursion), capped just above
+    /// [`MAX_NESTING`].
+    pub(crate) fn depth(&self) -> usize {
+        self.depth
+    }
+
+    /// The parsed chunk, or every syntax error found.
+    pub(crate) fn parse(&self) -> Result<Ast, Vec<Diagnostic>> {
+        match &self.too_deep {
+            Some(too_deep) => Err(vec![too_deep.clone()]),
+            None => parse_lexable(&self.lexable),
+        }
+    }
+}
+
+fn parse_lexable(source: &str) -> Result<Ast, Vec<Diagnostic>> {
     let parsed = full_moon::parse_fallible(source, LuaVersion::lua51());
     if parsed.errors().is_empty() {
         return Ok(parsed.into_ast());
@@ -251,20 +284,12 @@ impl Lexeme {
 
 /// An over-estimate of the nesting the parser will recurse through: open
 /// brackets and blocks plus the operators of the expression being read.
-fn nesting_error(tokens: &[Lexeme]) -> Option<Diagnostic> {
-    let too_deep = deepest(tokens).1?;
-    Some(too_deep.error(
+fn nesting_error(too_deep: &Lexeme) -> Diagnostic {
+    too_deep.error(
         1,
         "the script nests blocks, brackets and operators more than 200 levels deep",
         "Lua 5.1 refuses chunks with more than 200 syntax levels; split the expression into locals",
-    ))
-}
-
-/// How deeply `source` nests blocks, brackets and operator chains (an
-/// over-estimate of the parser's recursion), capped just above
-/// [`MAX_NESTING`].
-pub(crate) fn nesting_depth(source: &str) -> usize {
-    deepest(&quick_scan::lexemes(source)).0
+    )
 }
 
 /// The deepest nesting level, and the first token beyond [`MAX_NESTING`].
@@ -460,7 +485,7 @@ mod tests {
         std::thread::scope(|scope| {
             std::thread::Builder::new()
                 .stack_size(64 << 20)
-                .spawn_scoped(scope, || match parse(source) {
+                .spawn_scoped(scope, || match Prepared::new(source).parse() {
                     Ok(_) => Vec::new(),
                     Err(diagnostics) => diagnostics
                         .iter()

@@ -788,7 +788,7 @@ fn number(token: &TokenReference) -> Value {
 }
 
 /// The value of a string literal, read from the source as written (see
-/// `syntax::parse` for why not from the token).
+/// `syntax::Prepared::new` for why not from the token).
 fn string_literal(map: &SourceMap<'_>, token: &TokenReference) -> String {
     let (start, end) = (token.token().start_position(), token.token().end_position());
     let written = map.text(start.bytes(), end.bytes()).unwrap_or_default();
