@@ -29,6 +29,8 @@ pub struct CheckedScript {
     pub notes: Vec<String>,
     /// Every way the script can reply.
     pub returns: Vec<lua::ReturnSite>,
+    /// The error codes the script can return unmarked.
+    pub error_codes: lua::ErrorCodes,
 }
 
 pub fn check(declaration: &Declaration) -> Result<CheckedScript, syn::Error> {
@@ -63,6 +65,7 @@ pub fn check(declaration: &Declaration) -> Result<CheckedScript, syn::Error> {
             .to_string(),
         read_only: analysis.read_only,
         allow_cross_slot_keys: analysis.flags.allow_cross_slot_keys,
+        error_codes: analysis.error_codes.clone(),
         contract: contract::checks(
             &analysis.returns,
             &declaration.signature.reply,

@@ -23,6 +23,7 @@ pub fn script_function(declaration: &Declaration, script: &CheckedScript) -> Tok
         contract,
         notes,
         returns,
+        error_codes,
     } = script;
     let warnings = warnings(notes, declaration.options.path.span());
     // A `const` item cannot name the function's generic parameters, so the
@@ -45,6 +46,8 @@ pub fn script_function(declaration: &Declaration, script: &CheckedScript) -> Tok
 
     let key_idents = signature.key_params().iter().map(|param| &param.ident);
     let arg_idents = signature.arg_params().iter().map(|param| &param.ident);
+    let returned_codes = error_codes.codes.iter();
+    let unknown_codes = error_codes.unknown;
     let script_const = quote! {
         /// The embedded script: its source, SHA1 and the facts checked at compile time.
         pub const SCRIPT: ::redis_script::Script = ::redis_script::Script::__new(
@@ -54,6 +57,7 @@ pub fn script_function(declaration: &Declaration, script: &CheckedScript) -> Tok
             #sha1,
             #read_only,
             #allow_cross_slot_keys,
+            ::redis_script::__private::ReturnedErrors::__new(&[#(#returned_codes),*], #unknown_codes),
         );
     };
     let argument_count = signature.arg_params().len();
@@ -73,10 +77,6 @@ pub fn script_function(declaration: &Declaration, script: &CheckedScript) -> Tok
     let params = signature.params.iter().map(|param| &param.ident);
     let function_body = quote! {
         #ident::call(#(#params),*).invoke(#connection).await
-    };
-    let function_body = match &declaration.options.errors {
-        Some(_) => quote! { #function_body.map_err(::redis_script::script_error::__classify) },
-        None => function_body,
     };
     let parts = Expansion {
         path: &path,
@@ -285,7 +285,7 @@ fn emit(signature: &FunctionSignature, parts: Expansion<'_>) -> TokenStream {
 
             #[doc = #call_doc]
             #allow_unused
-            pub fn call<#generic_params>(#(#typed_params),*) -> ::redis_script::Call<#reply>
+            pub fn call<#generic_params>(#(#typed_params),*) -> ::redis_script::Call<#reply, #failure>
             #where_clause
             {
                 #call_body

@@ -7,17 +7,28 @@ use redis::aio::ConnectionLike;
 use redis::{Cmd, FromRedisValue, Value};
 
 use crate::call::{Call, decode_reply};
-use crate::error::{Error, KeySlot};
+use crate::error::{Error, KeySlot, Origin};
 use crate::reply::render_reply;
+use crate::script::Script;
 
-/// Label used in errors about the batch as a whole and its plain commands.
+/// Label used in errors about the batch as a whole.
 const BATCH: &str = "batch";
+/// Label used in errors of a batch's plain commands.
+const COMMAND: &str = "command";
 
 /// Several script calls and commands sent in one round trip.
 ///
-/// A batch never fails with `NOSCRIPT` and never reorders commands: the
-/// first use of each script is sent as `EVAL` with the body (which also
-/// caches it on the server), later uses of it as `EVALSHA`.
+/// A batch never fails with `NOSCRIPT` and never reorders commands:
+///
+/// - in a [`transaction`](Batch::transaction) the first use of each script
+///   is sent as `EVAL` with the body (which also caches it), later uses as
+///   `EVALSHA`: nothing can flush the cache between them, since the server
+///   runs the transaction as one;
+/// - in a [`pipeline`](Batch::pipeline) every script call is sent as
+///   `EVAL` with its body: a pipeline is not atomic, and a `SCRIPT FLUSH`
+///   (or a failover) between two of its commands would make a later
+///   `EVALSHA` fail. The server hashes each body again (cheap next to the
+///   round trip this saves; see the README's benchmark).
 ///
 /// All keys of a batch must share one cluster slot, checked when each call
 /// is added: a transaction spanning slots is refused by Redis Cluster, and
@@ -43,20 +54,24 @@ const BATCH: &str = "batch";
 #[derive(Debug)]
 pub struct Batch {
     pipeline: redis::Pipeline,
-    /// Per queued command: the script name, or `None` for a plain command.
-    labels: Vec<Option<&'static str>>,
+    /// Per queued command: the script, or `None` for a plain command.
+    scripts: Vec<Option<&'static Script>>,
+    /// `MULTI`/`EXEC`: the first use of a script caches it for the rest.
+    atomic: bool,
     /// SHA1s of the scripts already sent with their body in this batch.
     bodies_sent: Vec<&'static str>,
     /// The slot of the batch's first keyed call, and that call's first key.
     slot: Option<KeySlot>,
 }
 
-/// Refers to the reply of one command of a [`Batch`], typed.
+/// Refers to the reply of one command of a [`Batch`], typed: `T` is the
+/// reply, `E` the error ([`Failure<E>`](crate::Failure) for a script
+/// declared with `errors = E`).
 #[must_use = "a handle is the only way to read its command's reply"]
 #[derive(Debug)]
-pub struct Handle<T> {
+pub struct Handle<T, E = Error> {
     index: usize,
-    reply: PhantomData<fn() -> T>,
+    reply: PhantomData<fn() -> Result<T, E>>,
 }
 
 impl Batch {
@@ -68,7 +83,8 @@ impl Batch {
         pipeline.ignore_errors();
         Self {
             pipeline,
-            labels: Vec::new(),
+            scripts: Vec::new(),
+            atomic: false,
             bodies_sent: Vec::new(),
             slot: None,
         }
@@ -79,12 +95,13 @@ impl Batch {
     pub fn transaction() -> Self {
         let mut batch = Self::pipeline();
         batch.pipeline.atomic();
+        batch.atomic = true;
         batch
     }
 
     /// Queues a script call; fails with [`Error::CrossSlot`] (and queues
     /// nothing) when its keys do not share the batch's cluster slot.
-    pub fn add<T: FromRedisValue>(&mut self, call: Call<T>) -> Result<Handle<T>, Error> {
+    pub fn add<T: FromRedisValue, E>(&mut self, call: Call<T, E>) -> Result<Handle<T, E>, Error> {
         let script = call.script();
         if let Some(slot) = call.slot()? {
             // The key's text is kept only for error messages: render it
@@ -104,35 +121,46 @@ impl Batch {
                 }
             }
         }
-        let command = if self.bodies_sent.contains(&script.sha1()) {
-            call.into_command()
+        let command = if self.atomic && self.bodies_sent.contains(&script.sha1()) {
+            call.plain_evalsha()
         } else {
-            self.bodies_sent.push(script.sha1());
-            call.eval_command()
+            if self.atomic {
+                self.bodies_sent.push(script.sha1());
+            }
+            call.plain_eval()
         };
-        Ok(self.queue(command, Some(script.name())))
+        Ok(self.queue(command, Some(script)))
     }
 
     /// Queues a plain redis-rs command whose reply decodes as `T`.
+    ///
+    /// ```
+    /// use redis_script::Batch;
+    ///
+    /// let mut batch = Batch::transaction();
+    /// let length = batch.add_command::<u64>(redis::cmd("LLEN").arg("queue:{q}").to_owned());
+    /// assert_eq!(batch.len(), 1);
+    /// # let _ = length;
+    /// ```
     pub fn add_command<T: FromRedisValue>(&mut self, command: Cmd) -> Handle<T> {
         self.queue(command, None)
     }
 
     /// Number of queued commands.
     pub fn len(&self) -> usize {
-        self.labels.len()
+        self.scripts.len()
     }
 
     /// True when nothing is queued.
     pub fn is_empty(&self) -> bool {
-        self.labels.is_empty()
+        self.scripts.is_empty()
     }
 
-    fn queue<T>(&mut self, command: Cmd, label: Option<&'static str>) -> Handle<T> {
+    fn queue<T, E>(&mut self, command: Cmd, script: Option<&'static Script>) -> Handle<T, E> {
         self.pipeline.add_command(command);
-        self.labels.push(label);
+        self.scripts.push(script);
         Handle {
-            index: self.labels.len() - 1,
+            index: self.scripts.len() - 1,
             reply: PhantomData,
         }
     }
@@ -142,24 +170,47 @@ impl Batch {
     /// batch as a whole failed (connection, or an aborted transaction).
     pub async fn run<C>(&self, connection: &mut C) -> Result<Replies, Error>
     where
-        C: ConnectionLike,
+        C: ConnectionLike + ?Sized,
     {
-        let values: Vec<Value> = self
-            .pipeline
-            .query_async(connection)
-            .await
-            .map_err(|error| Error::failed_request(BATCH, error))?;
-        if values.len() != self.labels.len() {
+        let failed = |error| Error::from_failure(Origin::label(BATCH), error);
+        let count = self.scripts.len();
+        let values = if self.atomic {
+            // MULTI, the queued commands' QUEUED, then EXEC's reply.
+            let mut replies = connection
+                .req_packed_commands(&self.pipeline, count + 1, 1)
+                .await
+                .map_err(failed)?;
+            match replies.pop() {
+                Some(Value::Array(values)) => values,
+                Some(Value::ServerError(error)) => {
+                    return Err(Error::from_server(Origin::label(BATCH), &error));
+                }
+                other => {
+                    return Err(Error::Decode {
+                        script: BATCH,
+                        expected: "the replies of EXEC",
+                        reply: render_reply(&other.unwrap_or_default()),
+                        reason: "the transaction did not run".to_owned(),
+                    });
+                }
+            }
+        } else {
+            connection
+                .req_packed_commands(&self.pipeline, 0, count)
+                .await
+                .map_err(failed)?
+        };
+        if values.len() != self.scripts.len() {
             return Err(Error::Decode {
                 script: BATCH,
                 expected: "one reply per queued command",
                 reply: render_reply(&Value::Array(values)),
-                reason: format!("{} commands were queued", self.labels.len()),
+                reason: format!("{} commands were queued", self.scripts.len()),
             });
         }
         Ok(Replies {
             values,
-            labels: self.labels.clone(),
+            scripts: self.scripts.clone(),
         })
     }
 }
@@ -168,24 +219,27 @@ impl Batch {
 #[derive(Debug)]
 pub struct Replies {
     values: Vec<Value>,
-    labels: Vec<Option<&'static str>>,
+    scripts: Vec<Option<&'static Script>>,
 }
 
 impl Replies {
     /// Decodes the reply `handle` refers to. A script's error reply becomes
-    /// [`Error::Script`] naming that script.
-    pub fn take<T: FromRedisValue>(&mut self, handle: Handle<T>) -> Result<T, Error> {
-        let label = self
-            .labels
-            .get(handle.index)
-            .copied()
-            .flatten()
-            .unwrap_or("command");
+    /// [`Error::Script`] (or [`Error::Refused`]) naming that script; for a
+    /// call declared with `errors = E`, its declared errors come back as
+    /// [`Failure::Script`](crate::Failure::Script).
+    pub fn take<T: FromRedisValue, E: From<Error>>(
+        &mut self,
+        handle: Handle<T, E>,
+    ) -> Result<T, E> {
+        let origin = match self.scripts.get(handle.index).copied().flatten() {
+            Some(script) => Origin::script(script),
+            None => Origin::label(COMMAND),
+        };
         let value = self
             .values
             .get_mut(handle.index)
             .map(std::mem::take)
             .unwrap_or_default();
-        decode_reply(label, &value)
+        decode_reply(origin, &value).map_err(E::from)
     }
 }

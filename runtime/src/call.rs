@@ -2,12 +2,15 @@
 
 use std::io;
 use std::marker::PhantomData;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use redis::aio::ConnectionLike;
-use redis::{Cmd, FromRedisValue, RedisError, RedisWrite, Value};
+use redis::{Cmd, FromRedisValue, RedisWrite, Value};
 
-use crate::error::{Error, KeySlot, truncate_for_display};
+use crate::error::{Error, KeySlot, Origin, truncate_for_display};
+use crate::refusal;
 use crate::reply::render_reply;
+use crate::retry::RetryRefusals;
 use crate::script::Script;
 use crate::slot::key_slot;
 
@@ -18,11 +21,15 @@ use crate::slot::key_slot;
 /// function itself is `f::call(...).invoke(conn)`. The command is built
 /// once: `EVALSHA <sha> <numkeys> <keys…> <args…>` (or `EVALSHA_RO` for a
 /// read-only script), with the SHA computed at compile time.
-pub struct Call<T> {
+///
+/// `E` is the error type of the call: [`Error`], or
+/// [`Failure<E>`](crate::Failure) for a script declared with `errors = E`.
+pub struct Call<T, E = Error> {
     script: &'static Script,
     command: Cmd,
     routing: Routing,
-    reply: PhantomData<fn() -> T>,
+    retry_refusals: Option<RetryRefusals>,
+    reply: PhantomData<fn() -> Result<T, E>>,
 }
 
 /// Where a cluster sends a call, decided from its keys before sending.
@@ -36,7 +43,7 @@ enum Routing {
     CrossSlot(Vec<KeySlot>),
 }
 
-impl<T> std::fmt::Debug for Call<T> {
+impl<T, E> std::fmt::Debug for Call<T, E> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // Keys and arguments may carry secrets: show only their count.
         f.debug_struct("Call")
@@ -46,6 +53,7 @@ impl<T> std::fmt::Debug for Call<T> {
                 "arguments",
                 &self.command.args_iter().len().saturating_sub(3),
             )
+            .field("retry_refusals", &self.retry_refusals)
             .finish()
     }
 }
@@ -68,20 +76,27 @@ impl Path {
 
 /// How one round trip ended, before decoding.
 enum Outcome {
-    /// A reply, possibly an error reply (decoding turns it into an error).
+    /// A reply that is not an error.
     Reply(Value),
+    /// The server does not have the script cached: it did not run.
     NoScript,
-    Failed(RedisError),
+    /// The server does not know `EVALSHA_RO`/`EVAL_RO`: it did not run.
+    NoReadOnlyCommands,
+    Failed(Error),
 }
 
-/// The error code of a server that does not have the script cached.
-const NOSCRIPT: &str = "NOSCRIPT";
+/// Whether the servers this process talks to know `EVALSHA_RO` and
+/// `EVAL_RO` (Redis 7.0 and later, unless the operator renamed them).
+/// Cleared for the whole process the first time a server answers "unknown
+/// command" for them; from then on read-only scripts use `EVALSHA`/`EVAL`,
+/// which every server has.
+static READ_ONLY_COMMANDS: AtomicBool = AtomicBool::new(true);
 
 /// Bytes reserved per ARGV parameter when sizing a command: enough for
 /// numbers, tokens and short strings; longer values grow the buffer once.
 const ARGUMENT_SIZE_GUESS: usize = 32;
 
-impl<T> Call<T> {
+impl<T, E> Call<T, E> {
     /// Used by generated code: starts a call with its keys already encoded;
     /// `arguments` is how many ARGV parameters will follow (sizing the
     /// command once instead of growing it).
@@ -93,11 +108,7 @@ impl<T> Call<T> {
             script.sha1().len() + 16 + keys.data.len() + ARGUMENT_SIZE_GUESS * arguments,
         );
         command
-            .arg(if script.is_read_only() {
-                "EVALSHA_RO"
-            } else {
-                "EVALSHA"
-            })
+            .arg(evalsha_name(script))
             .arg(script.sha1())
             .arg(keys.ends.len());
         for key in keys.iter() {
@@ -107,6 +118,7 @@ impl<T> Call<T> {
             script,
             command,
             routing,
+            retry_refusals: None,
             reply: PhantomData,
         }
     }
@@ -115,6 +127,14 @@ impl<T> Call<T> {
     #[doc(hidden)]
     pub fn __arg<A: redis::ToRedisArgs>(&mut self, argument: &A) {
         argument.write_redis_args(&mut self.command);
+    }
+
+    /// Sends the call again when the server refuses it with a refusal that
+    /// passes (`LOADING`, `BUSY`, `TRYAGAIN`, …), as `policy` says. Without
+    /// it, a refusal is returned at once as [`Error::Refused`].
+    pub fn retry_refusals(mut self, policy: RetryRefusals) -> Self {
+        self.retry_refusals = Some(policy);
+        self
     }
 
     /// The script this call runs.
@@ -157,96 +177,169 @@ impl<T> Call<T> {
         }
     }
 
-    /// Consumes the call, returning its `EVALSHA` command.
-    pub(crate) fn into_command(self) -> Cmd {
-        self.command
-    }
-
-    /// The same call as `EVAL <source> …`, for the cold path.
+    /// The same call as `EVAL <source> …`, for the cold path: `EVAL_RO`
+    /// for a read-only script where the server has it.
     pub fn eval_command(&self) -> Cmd {
-        let mut eval = Cmd::with_capacity(
-            self.command.args_iter().len(),
-            self.script.source().len() + 64,
-        );
-        eval.arg(if self.script.is_read_only() {
+        let name = if self.script.is_read_only() && READ_ONLY_COMMANDS.load(Ordering::Relaxed) {
             "EVAL_RO"
         } else {
             "EVAL"
-        })
-        .arg(self.script.source());
+        };
+        self.renamed(name, Some(self.script.source()))
+    }
+
+    /// The call as `EVALSHA <sha> …`, whatever the script's flags: batches
+    /// go to a primary as a whole, where the `_RO` variants add nothing.
+    pub(crate) fn plain_evalsha(&self) -> Cmd {
+        self.renamed("EVALSHA", None)
+    }
+
+    /// The call as `EVAL <source> …` (see [`Self::plain_evalsha`]).
+    pub(crate) fn plain_eval(&self) -> Cmd {
+        self.renamed("EVAL", Some(self.script.source()))
+    }
+
+    /// The command under another name, with `body` in place of the SHA1.
+    fn renamed(&self, name: &str, body: Option<&str>) -> Cmd {
+        let body_length = body.map_or(self.script.sha1().len(), str::len);
+        let mut command = Cmd::with_capacity(self.command.args_iter().len(), body_length + 64);
+        command.arg(name);
+        match body {
+            Some(body) => command.arg(body),
+            None => command.arg(self.script.sha1()),
+        };
         for argument in self.command.args_iter().skip(2) {
             if let redis::Arg::Simple(bytes) = argument {
-                eval.arg(bytes);
+                command.arg(bytes);
             }
         }
-        eval
+        command
     }
 }
 
-impl<T: FromRedisValue> Call<T> {
+/// `EVALSHA_RO` for a read-only script on servers that have it.
+fn evalsha_name(script: &Script) -> &'static str {
+    if script.is_read_only() && READ_ONLY_COMMANDS.load(Ordering::Relaxed) {
+        "EVALSHA_RO"
+    } else {
+        "EVALSHA"
+    }
+}
+
+impl<T: FromRedisValue, E: From<Error>> Call<T, E> {
     /// Runs the script: one `EVALSHA` when the server has it cached; on
     /// `NOSCRIPT`, one `EVAL` with the body and the same keys (so a cluster
     /// routes it to the same node), which also caches it. Never more than
     /// two round trips, never `SCRIPT LOAD`.
     ///
-    /// A read-only script is sent again once after a connection error; a
-    /// script that writes never is, and its error tells whether it may have
-    /// run ([`Error::may_have_executed`]).
-    pub async fn invoke<C>(&self, connection: &mut C) -> Result<T, Error>
+    /// A read-only script is sent again once after its connection dropped
+    /// (not after a timeout: it may still be running). A script that
+    /// writes is never sent again after its request may have reached the
+    /// server; its error says whether it may have run
+    /// ([`Error::may_have_executed`]). Refusals are retried only as
+    /// [`Call::retry_refusals`] asks.
+    pub async fn invoke<C>(&self, connection: &mut C) -> Result<T, E>
+    where
+        C: ConnectionLike + ?Sized,
+    {
+        self.invoke_typed(connection).await.map_err(E::from)
+    }
+
+    async fn invoke_typed<C>(&self, connection: &mut C) -> Result<T, Error>
     where
         C: ConnectionLike + ?Sized,
     {
         self.check_slots()?;
-        let mut retries_left = usize::from(self.script.is_read_only());
+        let mut connection_retry = self.script.is_read_only();
+        let mut refusal_retries = 0;
         loop {
-            let result = self.invoke_once(connection).await;
-            match result {
-                Err(Error::Connection { .. }) if retries_left > 0 => {
-                    retries_left -= 1;
-                    tracing::debug!(
-                        script = self.script.name(),
-                        sha = self.script.sha1_prefix(),
-                        "retrying read-only script after a connection error"
-                    );
+            let error = match self.invoke_once(connection).await {
+                Ok(reply) => return Ok(reply),
+                Err(error) => error,
+            };
+            match &error {
+                Error::Connection { source, .. }
+                    if connection_retry
+                        && (source.is_connection_dropped() || source.is_connection_refusal()) =>
+                {
+                    connection_retry = false;
+                    self.trace_retry("connection dropped");
                 }
-                other => return other,
+                Error::Refused { code, .. }
+                    if refusal::is_transient(code)
+                        && self
+                            .retry_refusals
+                            .is_some_and(|policy| refusal_retries < policy.retries()) =>
+                {
+                    if let Some(policy) = self.retry_refusals {
+                        tokio::time::sleep(policy.delay(refusal_retries)).await;
+                    }
+                    refusal_retries += 1;
+                    self.trace_retry("refused");
+                }
+                _ => return Err(error),
             }
         }
+    }
+
+    fn trace_retry(&self, reason: &'static str) {
+        tracing::debug!(
+            script = self.script.name(),
+            sha = self.script.sha1_prefix(),
+            reason,
+            "sending the script again"
+        );
     }
 
     async fn invoke_once<C>(&self, connection: &mut C) -> Result<T, Error>
     where
         C: ConnectionLike + ?Sized,
     {
-        let (outcome, path) = match round_trip(connection, &self.command).await {
-            Outcome::NoScript => {
-                let eval = self.eval_command();
-                (round_trip(connection, &eval).await, Path::NoScriptEval)
+        let origin = Origin::script(self.script);
+        let mut path = Path::Warm;
+        let mut outcome = round_trip(connection, &self.command, origin).await;
+        if let Outcome::NoReadOnlyCommands = outcome {
+            READ_ONLY_COMMANDS.store(false, Ordering::Relaxed);
+            tracing::info!(
+                script = self.script.name(),
+                "the server does not know EVALSHA_RO: read-only scripts use EVALSHA from now on"
+            );
+            outcome = round_trip(connection, &self.plain_evalsha(), origin).await;
+        }
+        if let Outcome::NoScript = outcome {
+            path = Path::NoScriptEval;
+            outcome = round_trip(connection, &self.eval_command(), origin).await;
+            if let Outcome::NoReadOnlyCommands = outcome {
+                READ_ONLY_COMMANDS.store(false, Ordering::Relaxed);
+                outcome = round_trip(connection, &self.plain_eval(), origin).await;
             }
-            outcome => (outcome, Path::Warm),
-        };
+        }
         let result = match outcome {
-            Outcome::Reply(value) => decode_reply(self.script.name(), &value),
-            Outcome::NoScript => Err(Error::Script {
+            Outcome::Reply(value) => decode_value(self.script.name(), &value),
+            Outcome::Failed(error) => Err(error),
+            // EVAL caches what it runs; EVALSHA/EVAL are known everywhere.
+            Outcome::NoScript | Outcome::NoReadOnlyCommands => Err(Error::Refused {
                 script: self.script.name(),
-                code: NOSCRIPT.to_owned(),
-                message: "the server did not cache the script sent with EVAL".to_owned(),
+                code: "NOSCRIPT".to_owned(),
+                message: "the server did not run the script sent with EVAL".to_owned(),
             }),
-            Outcome::Failed(source) => Err(Error::failed_request(self.script.name(), source)),
         };
         trace_outcome(self.script, path, &result);
         result
     }
 }
 
-/// Decodes one reply of `script`; an error reply becomes [`Error::Script`].
-pub(crate) fn decode_reply<T: FromRedisValue>(
-    script: &'static str,
-    value: &Value,
-) -> Result<T, Error> {
+/// Decodes one reply of `origin`; an error reply becomes [`Error::Refused`]
+/// or [`Error::Script`].
+pub(crate) fn decode_reply<T: FromRedisValue>(origin: Origin, value: &Value) -> Result<T, Error> {
     if let Value::ServerError(error) = value {
-        return Err(Error::server_reply(script, error));
+        return Err(Error::from_server(origin, error));
     }
+    decode_value(origin.name(), value)
+}
+
+/// Decodes a reply that is not an error.
+fn decode_value<T: FromRedisValue>(script: &'static str, value: &Value) -> Result<T, Error> {
     T::from_redis_value_ref(value).map_err(|error| Error::Decode {
         script,
         expected: std::any::type_name::<T>(),
@@ -269,22 +362,40 @@ fn trace_outcome<T>(script: &Script, path: Path, result: &Result<T, Error>) {
             sha = script.sha1_prefix(),
             path = path.as_str(),
             outcome = "error",
+            may_have_executed = error.may_have_executed(),
             %error,
             "script call"
         ),
     }
 }
 
-async fn round_trip<C>(connection: &mut C, command: &Cmd) -> Outcome
+async fn round_trip<C>(connection: &mut C, command: &Cmd, origin: Origin) -> Outcome
 where
     C: ConnectionLike + ?Sized,
 {
-    match connection.req_packed_command(command).await {
-        Ok(Value::ServerError(error)) if error.code() == NOSCRIPT => Outcome::NoScript,
-        Ok(value) => Outcome::Reply(value),
-        Err(error) if error.code() == Some(NOSCRIPT) => Outcome::NoScript,
-        Err(error) => Outcome::Failed(error),
+    let error = match connection.req_packed_command(command).await {
+        Ok(Value::ServerError(error)) => Error::from_server(origin, &error),
+        Ok(value) => return Outcome::Reply(value),
+        Err(error) => Error::from_failure(origin, error),
+    };
+    match &error {
+        // Only the server's own wording, and never a code the script can
+        // return: the checker rejects `error_reply('NOSCRIPT …')`.
+        Error::Refused { code, .. } if code == "NOSCRIPT" => Outcome::NoScript,
+        Error::Refused { code, message, .. }
+            if code == "ERR" && names_read_only_command(message) =>
+        {
+            Outcome::NoReadOnlyCommands
+        }
+        _ => Outcome::Failed(error),
     }
+}
+
+/// `unknown command 'EVALSHA_RO', with args beginning with: …`
+fn names_read_only_command(message: &str) -> bool {
+    let lower = message.to_ascii_lowercase();
+    lower.starts_with("unknown command 'evalsha_ro'")
+        || lower.starts_with("unknown command 'eval_ro'")
 }
 
 /// The encoded keys of one call, in one buffer.
@@ -377,6 +488,7 @@ mod tests {
         "e0e1f9fabfc9d4800c877a703b823ac0578ff8db",
         false,
         false,
+        crate::script::ReturnedErrors::__new(&[], false),
     );
 
     fn keys(names: &[&str]) -> Keys {

@@ -2,55 +2,114 @@
 
 use std::fmt;
 
-/// Why a script call failed.
+use crate::refusal;
+use crate::script::Script;
+
+/// Why a script call failed, and whether the script ran.
 ///
 /// Every variant names the script, so a log line is enough to find the
-/// `.lua` file. Match on [`Error::Script`]'s `code` to handle the errors a
-/// script raises on purpose with `redis.error_reply('CODE message')`:
+/// `.lua` file. The variants say what happened; [`Error::may_have_executed`]
+/// says what a caller needs before retrying:
+///
+/// | variant | what happened | `may_have_executed()` |
+/// | --- | --- | --- |
+/// | [`Refused`](Error::Refused) | the server refused the command before running the script (`BUSY`, `LOADING`, `OOM`, `READONLY`, `NOPERM`, `MOVED`, …) | `false` |
+/// | [`Script`](Error::Script) | the script ended with an error: raised (`error()`, a failing `redis.call`) or returned (`redis.error_reply`) | `true` |
+/// | [`Connection`](Error::Connection) | the connection failed | `false` only when nothing was sent |
+/// | [`Timeout`](Error::Timeout) | no reply within the client's response timeout | `true` |
+/// | [`Decode`](Error::Decode) | the reply does not fit the Rust type | `true` |
+/// | [`CrossSlot`](Error::CrossSlot) | the keys hash to different cluster slots; nothing was sent | `false` |
+///
+/// A refusal is told apart from an error the script returns by facts a
+/// script cannot forge: Redis marks errors raised inside a script with the
+/// script's line, the server's refusals carry the server's own wording, and
+/// the compile-time analysis knows every error code the script can return.
+/// An error reply that could be either is reported as [`Error::Script`].
+///
+/// Match on the code to handle the errors a script raises on purpose with
+/// `redis.error_reply('CODE message')`:
 ///
 /// ```
 /// # fn handle(error: redis_script::Error) {
-/// match error {
-///     redis_script::Error::Script { code, .. } if code == "CONFLICT" => { /* re-read and retry */ }
-///     other => eprintln!("{other}"),
+/// match error.code() {
+///     Some("CONFLICT") => { /* re-read and retry */ }
+///     _ if !error.may_have_executed() => { /* safe to send again */ }
+///     _ => eprintln!("{error}"),
 /// }
 /// # }
 /// ```
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// The connection failed. `maybe_executed` tells whether the request
-    /// may have reached the server: when it is `true`, a script that writes
-    /// may or may not have run, so do not blindly call it again.
+    /// The server refused the command before running the script: it did
+    /// not run. Some refusals pass (`LOADING`, `BUSY`, `TRYAGAIN`, …);
+    /// [`RetryRefusals`](crate::RetryRefusals) retries those.
+    #[error("script `{script}` was refused by the server, it did not run: {code} {message}")]
+    #[non_exhaustive]
+    Refused {
+        /// Name of the script.
+        script: &'static str,
+        /// The server's error code (`BUSY`, `LOADING`, `OOM`, …).
+        code: String,
+        /// The rest of the server's message.
+        message: String,
+    },
+
+    /// The script ran and ended with an error: one it returned
+    /// (`redis.error_reply('CODE …')`) or raised (`error(…)`, a failing
+    /// `redis.call`). Redis keeps the writes it made before.
+    #[error(
+        "script `{script}` failed{}: {code} {message}",
+        DisplayLocation(location)
+    )]
+    #[non_exhaustive]
+    Script {
+        /// Name of the script.
+        script: &'static str,
+        /// The leading word of the error (`ERR`, `CONFLICT`, ...).
+        code: String,
+        /// The rest of the error message, without the location Redis
+        /// appends to raised errors.
+        message: String,
+        /// Where in the `.lua` file the error was raised, when Redis says.
+        location: Option<ScriptLocation>,
+    },
+
+    /// The connection failed before a reply was read.
     #[error(
         "script `{script}`: connection error ({}): {source}",
-        if *maybe_executed { "the script may have run" } else { "the script did not run" }
+        if *may_have_executed { "the script may have run" } else { "nothing was sent, the script did not run" }
     )]
+    #[non_exhaustive]
     Connection {
         /// Name of the script.
         script: &'static str,
-        /// Whether the request may have reached the server.
-        maybe_executed: bool,
+        /// `false` only when the request certainly never reached the
+        /// server (the connection could not be opened).
+        may_have_executed: bool,
         /// The underlying client error.
         #[source]
         source: redis::RedisError,
     },
 
-    /// The server answered with an error: one the script raised
-    /// (`redis.error_reply`, `error()`, a failing `redis.call`) or one the
-    /// server returned before running it (`OOM`, `NOPERM`, `BUSY`, ...).
-    #[error("script `{script}` failed: {code} {message}")]
-    Script {
+    /// No reply came within the connection's response timeout (redis-rs
+    /// waits 500 ms by default). The request was sent: the script may have
+    /// run, or may still be running.
+    #[error(
+        "script `{script}`: no reply within the response timeout, the script may have run: {source}"
+    )]
+    #[non_exhaustive]
+    Timeout {
         /// Name of the script.
         script: &'static str,
-        /// The leading upper-case word of the error (`ERR`, `CONFLICT`, ...).
-        code: String,
-        /// The rest of the error message.
-        message: String,
+        /// The underlying client error.
+        #[source]
+        source: redis::RedisError,
     },
 
     /// The reply does not have the shape the Rust return type expects.
     #[error("script `{script}`: cannot decode the reply {reply} as {expected}: {reason}")]
+    #[non_exhaustive]
     Decode {
         /// Name of the script.
         script: &'static str,
@@ -68,6 +127,7 @@ pub enum Error {
         "script `{script}`: keys hash to different cluster slots: {}; give them a common {{hash tag}}",
         DisplayKeySlots(keys)
     )]
+    #[non_exhaustive]
     CrossSlot {
         /// Name of the script.
         script: &'static str,
@@ -76,39 +136,134 @@ pub enum Error {
     },
 }
 
-impl Error {
-    /// An error reply of the server to a call of `script`.
-    pub(crate) fn server_reply(script: &'static str, error: &redis::ServerError) -> Self {
-        Self::Script {
-            script,
-            code: error.code().to_owned(),
-            message: error.details().unwrap_or_default().to_owned(),
+/// A line of a `.lua` file, where Redis says a script raised its error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScriptLocation {
+    /// The script's path, as written in the attribute.
+    pub path: &'static str,
+    /// The 1-based line in that file.
+    pub line: u32,
+}
+
+impl fmt::Display for ScriptLocation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.path, self.line)
+    }
+}
+
+struct DisplayLocation<'a>(&'a Option<ScriptLocation>);
+
+impl fmt::Display for DisplayLocation<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(location) => write!(f, " at {location}"),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Who a failed request was for: a script, whose compile-time facts decide
+/// how its error replies read, or a plain label (a batch, a preload).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Origin {
+    name: &'static str,
+    script: Option<&'static Script>,
+}
+
+impl Origin {
+    pub(crate) fn script(script: &'static Script) -> Self {
+        Self {
+            name: script.name(),
+            script: Some(script),
         }
     }
 
-    /// A request that failed: an error reply of the server (one of its own
-    /// codes or a script's) becomes [`Error::Script`], anything else, where
-    /// no reply was read, [`Error::Connection`].
-    pub(crate) fn failed_request(script: &'static str, source: redis::RedisError) -> Self {
-        match source.code() {
-            Some(code) => Self::Script {
+    /// A request that runs no script of its own: none of its error replies
+    /// can be forged.
+    pub(crate) fn label(name: &'static str) -> Self {
+        Self { name, script: None }
+    }
+
+    pub(crate) fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn may_return(&self, code: &str) -> bool {
+        self.script
+            .is_some_and(|script| script.returned_errors().may_return(code))
+    }
+}
+
+impl Error {
+    /// An error reply to a request for `origin`.
+    pub(crate) fn from_server(origin: Origin, error: &redis::ServerError) -> Self {
+        Self::from_reply_text(origin, error.code(), error.details().unwrap_or_default())
+    }
+
+    pub(crate) fn from_reply_text(origin: Origin, code: &str, detail: &str) -> Self {
+        let script = origin.name;
+        if let Some(raised) = refusal::raised_in_script(detail) {
+            return Self::Script {
                 script,
                 code: code.to_owned(),
-                message: source.detail().unwrap_or_default().to_owned(),
-            },
-            None => Self::Connection {
+                message: raised.message.to_owned(),
+                location: raised
+                    .line
+                    .zip(origin.script)
+                    .map(|(line, script)| ScriptLocation {
+                        path: script.path(),
+                        line,
+                    }),
+            };
+        }
+        // NOSCRIPT is the one refusal a script whose error replies are
+        // computed at run time could still imitate, word for word; it is
+        // trusted so that such scripts keep their cold path (the checker
+        // rejects a literal NOSCRIPT).
+        let unforgeable = !origin.may_return(code)
+            || (code == "NOSCRIPT"
+                && !origin
+                    .script
+                    .is_some_and(|script| script.returned_errors().returns_literal(code)));
+        if refusal::is_server_refusal(code, detail) && unforgeable {
+            return Self::Refused {
                 script,
-                maybe_executed: !source.is_connection_refusal(),
-                source,
-            },
+                code: code.to_owned(),
+                message: detail.to_owned(),
+            };
+        }
+        Self::Script {
+            script,
+            code: code.to_owned(),
+            message: detail.to_owned(),
+            location: None,
+        }
+    }
+
+    /// A request for `origin` that failed: an error reply (one of the
+    /// server's or the script's), a timeout, or a connection failure.
+    pub(crate) fn from_failure(origin: Origin, source: redis::RedisError) -> Self {
+        let script = origin.name;
+        if let Some(code) = source.code() {
+            return Self::from_reply_text(origin, code, source.detail().unwrap_or_default());
+        }
+        if source.is_timeout() {
+            return Self::Timeout { script, source };
+        }
+        Self::Connection {
+            script,
+            may_have_executed: !source.is_connection_refusal(),
+            source,
         }
     }
 
     /// The name of the script the failed call was for.
     pub fn script(&self) -> &'static str {
         match self {
-            Self::Connection { script, .. }
+            Self::Refused { script, .. }
             | Self::Script { script, .. }
+            | Self::Connection { script, .. }
+            | Self::Timeout { script, .. }
             | Self::Decode { script, .. }
             | Self::CrossSlot { script, .. } => script,
         }
@@ -116,48 +271,56 @@ impl Error {
 
     /// Whether the script may have run on the server despite the error.
     ///
-    /// `false` means it certainly did not run; a caller may retry any
-    /// script, mutating or not. A script error means the script ran at least
-    /// up to the point of failure (Redis does not roll back earlier writes).
+    /// `false` means it certainly did not run: a caller may send any
+    /// script again, one that writes included. `true` means it may have
+    /// run, in part or in full (Redis does not roll back a script's writes
+    /// when it fails): send a script that writes again only if it is
+    /// idempotent.
     pub fn may_have_executed(&self) -> bool {
         match self {
-            Self::Connection { maybe_executed, .. } => *maybe_executed,
-            Self::Script { code, .. } => !is_refusal_code(code),
-            Self::Decode { .. } => true,
-            Self::CrossSlot { .. } => false,
+            Self::Refused { .. } | Self::CrossSlot { .. } => false,
+            Self::Connection {
+                may_have_executed, ..
+            } => *may_have_executed,
+            Self::Script { .. } | Self::Timeout { .. } | Self::Decode { .. } => true,
         }
     }
 
-    /// The error code for a script error (`CONFLICT` for
-    /// `redis.error_reply('CONFLICT ...')`), `None` for other errors.
+    /// The error code of a refusal or a script error (`CONFLICT` for
+    /// `redis.error_reply('CONFLICT ...')`, `BUSY` for a busy server),
+    /// `None` for other errors.
     pub fn code(&self) -> Option<&str> {
         match self {
-            Self::Script { code, .. } => Some(code),
+            Self::Refused { code, .. } | Self::Script { code, .. } => Some(code),
             _ => None,
         }
     }
-}
 
-/// Error codes with which the server refuses a command before running it.
-fn is_refusal_code(code: &str) -> bool {
-    matches!(
-        code,
-        "NOSCRIPT"
-            | "OOM"
-            | "NOPERM"
-            | "BUSY"
-            | "LOADING"
-            | "READONLY"
-            | "MASTERDOWN"
-            | "CLUSTERDOWN"
-            | "TRYAGAIN"
-            | "CROSSSLOT"
-            | "MOVED"
-            | "ASK"
-            | "NOAUTH"
-            | "WRONGPASS"
-            | "EXECABORT"
-    )
+    /// The message after the code of a refusal or a script error.
+    pub fn message(&self) -> Option<&str> {
+        match self {
+            Self::Refused { message, .. } | Self::Script { message, .. } => Some(message),
+            _ => None,
+        }
+    }
+
+    /// Where the script raised its error, when Redis reports it.
+    pub fn location(&self) -> Option<ScriptLocation> {
+        match self {
+            Self::Script { location, .. } => *location,
+            _ => None,
+        }
+    }
+
+    /// True for [`Error::Refused`]: the server did not run the script.
+    pub fn is_refusal(&self) -> bool {
+        matches!(self, Self::Refused { .. })
+    }
+
+    /// True for [`Error::Timeout`].
+    pub fn is_timeout(&self) -> bool {
+        matches!(self, Self::Timeout { .. })
+    }
 }
 
 /// A key of a call and the cluster slot it hashes to.

@@ -43,7 +43,9 @@ mod decode;
 mod error;
 mod json;
 mod preload;
+mod refusal;
 mod reply;
+mod retry;
 mod script;
 pub mod script_error;
 mod shape;
@@ -51,16 +53,17 @@ mod slot;
 
 pub use batch::{Batch, Handle, Replies};
 pub use call::Call;
-pub use error::{Error, KeySlot};
+pub use error::{Error, KeySlot, ScriptLocation};
 pub use json::Json;
 pub use preload::preload;
 #[cfg(feature = "cluster")]
-pub use preload::preload_cluster;
+pub use preload::{NodePreload, PreloadReport, preload_cluster};
 #[doc = include_str!("doc/script_error.md")]
 pub use redis_script_macros::ScriptError;
 #[doc = include_str!("doc/script_reply.md")]
 pub use redis_script_macros::ScriptReply;
 pub use redis_script_macros::redis_script;
+pub use retry::RetryRefusals;
 pub use script::Script;
 pub use script_error::{Failure, ScriptError};
 pub use shape::{ReplyShape, Shape, Variant};
@@ -76,6 +79,7 @@ pub mod __private {
         error_words, reply_array, reply_array_owned, reply_element, reply_next, reply_tag,
         reply_tag_owned,
     };
+    pub use crate::script::ReturnedErrors;
     pub use crate::shape::{
         ReplyShape, Shape, Variant, accepts_array, accepts_bare, accepts_tag, contains_code,
         has_tag, integer_element, str_eq, unreturned_variant,

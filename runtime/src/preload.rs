@@ -3,7 +3,7 @@
 use redis::aio::ConnectionLike;
 use redis::{Pipeline, Value};
 
-use crate::error::Error;
+use crate::error::{Error, Origin};
 use crate::reply::render_reply;
 use crate::script::Script;
 
@@ -31,13 +31,13 @@ const PRELOAD: &str = "preload";
 /// ```
 pub async fn preload<C>(connection: &mut C, scripts: &[&'static Script]) -> Result<(), Error>
 where
-    C: ConnectionLike,
+    C: ConnectionLike + ?Sized,
 {
     if scripts.is_empty() {
         return Ok(());
     }
-    let replies: Vec<Value> = load_pipeline(scripts)
-        .query_async(connection)
+    let replies: Vec<Value> = connection
+        .req_packed_commands(&load_pipeline(scripts), 0, scripts.len())
         .await
         .map_err(preload_error)?;
     check_replies(scripts, &replies, "the server")
@@ -47,12 +47,28 @@ where
 /// replicas, so read-only scripts routed to replicas are warm too), one
 /// round trip per node, and checks every returned SHA1.
 ///
-/// Returns the number of nodes loaded.
+/// A node that cannot be reached, or that refuses, does not stop the
+/// others: the report lists every node with its outcome. This fails as a
+/// whole only when the cluster's topology cannot be read.
+///
+/// ```no_run
+/// # async fn demo(connection: &mut redis::cluster_async::ClusterConnection) -> Result<(), redis_script::Error> {
+/// use redis_script::{preload_cluster, redis_script};
+///
+/// #[redis_script(path = "../lua/release_lock.lua", keys = 1)]
+/// async fn release_lock(lock: &str, token: &str) -> i64;
+///
+/// let report = preload_cluster(connection, &[&release_lock::SCRIPT]).await?;
+/// for node in report.failed() {
+///     eprintln!("{} stays cold until its first call: {:?}", node.address, node.outcome);
+/// }
+/// # Ok(()) }
+/// ```
 #[cfg(feature = "cluster")]
 pub async fn preload_cluster(
     connection: &mut redis::cluster_async::ClusterConnection,
     scripts: &[&'static Script],
-) -> Result<usize, Error> {
+) -> Result<PreloadReport, Error> {
     use redis::cluster_routing::{RoutingInfo, SingleNodeRoutingInfo};
 
     let topology = connection
@@ -71,22 +87,63 @@ pub async fn preload_cluster(
             reason: "no node address found".to_owned(),
         });
     }
-    if scripts.is_empty() {
-        return Ok(nodes.len());
-    }
     let pipeline = load_pipeline(scripts);
-    for (host, port) in &nodes {
-        let route = SingleNodeRoutingInfo::ByAddress {
-            host: host.clone(),
-            port: *port,
+    let mut report = PreloadReport { nodes: Vec::new() };
+    for (host, port) in nodes {
+        let address = format!("{host}:{port}");
+        let outcome = if scripts.is_empty() {
+            Ok(())
+        } else {
+            let route = SingleNodeRoutingInfo::ByAddress { host, port };
+            match connection
+                .route_pipeline(pipeline.clone(), 0, scripts.len(), route)
+                .await
+            {
+                Ok(replies) => check_replies(scripts, &replies, &address),
+                Err(error) => Err(preload_error(error)),
+            }
         };
-        let replies = connection
-            .route_pipeline(pipeline.clone(), 0, scripts.len(), route)
-            .await
-            .map_err(preload_error)?;
-        check_replies(scripts, &replies, &format!("node {host}:{port}"))?;
+        report.nodes.push(NodePreload { address, outcome });
     }
-    Ok(nodes.len())
+    Ok(report)
+}
+
+/// What [`preload_cluster`] did on each node.
+#[cfg(feature = "cluster")]
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct PreloadReport {
+    /// Every node `CLUSTER SLOTS` listed, in its order.
+    pub nodes: Vec<NodePreload>,
+}
+
+#[cfg(feature = "cluster")]
+impl PreloadReport {
+    /// True when every node loaded every script.
+    pub fn is_complete(&self) -> bool {
+        self.nodes.iter().all(|node| node.outcome.is_ok())
+    }
+
+    /// The nodes that loaded every script.
+    pub fn loaded(&self) -> impl Iterator<Item = &NodePreload> {
+        self.nodes.iter().filter(|node| node.outcome.is_ok())
+    }
+
+    /// The nodes that did not (unreachable, refused, another SHA1).
+    pub fn failed(&self) -> impl Iterator<Item = &NodePreload> {
+        self.nodes.iter().filter(|node| node.outcome.is_err())
+    }
+}
+
+/// The outcome of [`preload_cluster`] on one node.
+#[cfg(feature = "cluster")]
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct NodePreload {
+    /// `host:port`, as `CLUSTER SLOTS` names the node.
+    pub address: String,
+    /// `Ok` when the node loaded every script with the expected SHA1.
+    pub outcome: Result<(), Error>,
 }
 
 fn load_pipeline(scripts: &[&'static Script]) -> Pipeline {
@@ -99,7 +156,7 @@ fn load_pipeline(scripts: &[&'static Script]) -> Pipeline {
 }
 
 fn preload_error(source: redis::RedisError) -> Error {
-    Error::failed_request(PRELOAD, source)
+    Error::from_failure(Origin::label(PRELOAD), source)
 }
 
 fn check_replies(scripts: &[&'static Script], replies: &[Value], node: &str) -> Result<(), Error> {
@@ -107,7 +164,9 @@ fn check_replies(scripts: &[&'static Script], replies: &[Value], node: &str) -> 
         let loaded = match reply {
             Value::BulkString(bytes) => bytes.as_slice(),
             Value::SimpleString(text) => text.as_bytes(),
-            Value::ServerError(error) => return Err(Error::server_reply(script.name(), error)),
+            Value::ServerError(error) => {
+                return Err(Error::from_server(Origin::label(script.name()), error));
+            }
             _ => b"",
         };
         if loaded != script.sha1().as_bytes() {

@@ -14,6 +14,35 @@ pub struct Script {
     sha1: &'static str,
     read_only: bool,
     allow_cross_slot_keys: bool,
+    returned_errors: ReturnedErrors,
+}
+
+/// The error codes a script can return as they are (`redis.error_reply`,
+/// `{err = …}`, forwarded `redis.pcall` results), as the compile-time
+/// analysis found them. A server refusal with one of these codes cannot be
+/// told apart from the script's own reply.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy)]
+pub struct ReturnedErrors {
+    codes: &'static [&'static str],
+    unknown: bool,
+}
+
+impl ReturnedErrors {
+    /// Used by generated code only.
+    pub const fn __new(codes: &'static [&'static str], unknown: bool) -> Self {
+        Self { codes, unknown }
+    }
+
+    /// Whether the script may reply with an error of this code.
+    pub(crate) fn may_return(&self, code: &str) -> bool {
+        self.unknown || self.returns_literal(code)
+    }
+
+    /// Whether a literal error reply of the script has this code.
+    pub(crate) fn returns_literal(&self, code: &str) -> bool {
+        self.codes.contains(&code)
+    }
 }
 
 impl Script {
@@ -27,6 +56,7 @@ impl Script {
         sha1: &'static str,
         read_only: bool,
         allow_cross_slot_keys: bool,
+        returned_errors: ReturnedErrors,
     ) -> Self {
         Self {
             name,
@@ -35,6 +65,7 @@ impl Script {
             sha1,
             read_only,
             allow_cross_slot_keys,
+            returned_errors,
         }
     }
 
@@ -68,6 +99,10 @@ impl Script {
     /// which turns off the client-side same-slot check.
     pub const fn allows_cross_slot_keys(&self) -> bool {
         self.allow_cross_slot_keys
+    }
+
+    pub(crate) fn returned_errors(&self) -> &ReturnedErrors {
+        &self.returned_errors
     }
 
     pub(crate) fn sha1_prefix(&self) -> &'static str {

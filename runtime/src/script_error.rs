@@ -154,30 +154,15 @@ impl<E: std::error::Error> std::error::Error for Failure<E> {
 /// [`Failure::Script`]; anything else, including a declared code whose
 /// message lacks the variant's fields, stays [`Failure::Other`] unchanged.
 ///
-/// Called by the functions `#[redis_script(..., errors = E)]` generates.
-///
-/// ```
-/// use redis_script::{Error, Failure, ScriptError, script_error::__classify};
-///
-/// #[derive(Debug, ScriptError)]
-/// enum VersionError { Conflict { expected: u64, found: u64 } }
-///
-/// let error = Error::Script {
-///     script: "set_versioned",
-///     code: "CONFLICT".into(),
-///     message: "expected 3 found 4".into(),
-/// };
-/// assert!(matches!(
-///     __classify::<VersionError>(error),
-///     Failure::Script(VersionError::Conflict { expected: 3, found: 4 })
-/// ));
-/// ```
+/// Called by the functions `#[redis_script(..., errors = E)]` generates,
+/// and by `?` through `From<Error> for Failure<E>`.
 pub fn __classify<E: ScriptError>(error: Error) -> Failure<E> {
     let decoded = match &error {
         Error::Script {
             script,
             code,
             message,
+            ..
         } => {
             let decoded = E::from_error_reply(code, message);
             if decoded.is_none() && E::CODES.contains(&code.as_str()) {

@@ -136,7 +136,7 @@ async fn cross_slot_call_is_refused_before_sending<C: ConnectionLike>(
         .await
         .expect_err("keys in different slots");
     match &error {
-        Error::CrossSlot { script, keys } => {
+        Error::CrossSlot { script, keys, .. } => {
             assert_eq!(*script, "transfer");
             let described: Vec<(&str, u16)> = keys
                 .iter()
@@ -173,11 +173,14 @@ async fn script_errors_carry_the_script_name_and_code<C: ConnectionLike>(
             script,
             code,
             message,
+            location,
+            ..
         } => {
             assert_eq!(
                 (*script, code.as_str(), message.as_str()),
                 ("transfer", "INSUFFICIENT", "3")
             );
+            assert_eq!(*location, None, "a returned error_reply carries no line");
         }
         other => panic!("expected a script error, got {other:?}"),
     }

@@ -29,10 +29,11 @@ async fn cluster_preload_loads_every_node_in_one_round_trip_each() {
     let mut connection = cluster.connection().await;
     cluster.script_flush();
     cluster.reset_stats();
-    let nodes = preload_cluster(&mut connection, &[&release_lock::SCRIPT, &transfer::SCRIPT])
+    let report = preload_cluster(&mut connection, &[&release_lock::SCRIPT, &transfer::SCRIPT])
         .await
         .expect("preload on the cluster");
-    assert_eq!(nodes, 6, "3 primaries and 3 replicas");
+    assert_eq!(report.nodes.len(), 6, "3 primaries and 3 replicas");
+    assert!(report.is_complete(), "{report:?}");
     assert_eq!(cluster.calls("script|load"), 12);
     for node in cluster.nodes() {
         let mut direct = node.client().get_connection().expect("direct connection");

@@ -250,6 +250,7 @@ async fn decode_errors_name_the_script_the_expected_shape_and_the_reply() {
         reply,
         reason,
         expected,
+        ..
     } = &error
     else {
         panic!("expected a decode error, got {error:?}");
@@ -397,15 +398,23 @@ async fn declared_script_errors_are_decoded_and_others_are_kept() {
         .map_err(__classify::<VersionError>)
         .expect_err("WRONGTYPE");
     match &failure {
-        Failure::Other(Error::Script { script, code, .. }) => {
+        Failure::Other(Error::Script {
+            script,
+            code,
+            location,
+            ..
+        }) => {
             assert_eq!((*script, code.as_str()), ("versioned_set", "WRONGTYPE"));
+            let location = location.expect("Redis reports where a failing redis.call was");
+            assert!(location.path.ends_with("versioned_set.lua"), "{location}");
         }
         other => panic!("expected an undeclared script error, got {other:?}"),
     }
     assert!(
         failure
             .to_string()
-            .starts_with("script `versioned_set` failed: WRONGTYPE")
+            .starts_with("script `versioned_set` failed at "),
+        "{failure}"
     );
 }
 

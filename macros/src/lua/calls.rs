@@ -61,17 +61,34 @@ impl Analyzer<'_> {
     ) -> Value {
         let first = operands.first().map(|operand| &operand.value);
         match (global, member) {
-            ("redis", Some("call" | "pcall")) => {
+            ("redis", Some(member @ ("call" | "pcall"))) => {
+                if member == "pcall" {
+                    // Its result may be an error reply of any command.
+                    self.error_codes.forwards_unknown();
+                }
                 self.check_redis_call(operands, span);
                 Value::Unknown
             }
             ("redis", Some("error_reply")) => {
+                let message_span = operands.first().map_or(span, |operand| operand.span);
+                self.error_codes.record(
+                    first.unwrap_or(&Value::Unknown),
+                    message_span,
+                    &mut self.diagnostics,
+                );
                 Value::Reply(Reply::Error(first.and_then(error_code)))
+            }
+            // Their results may carry an `err` field from run-time data.
+            ("pcall" | "xpcall" | "rawset", None)
+            | ("cjson", Some("decode"))
+            | ("cmsgpack", Some("unpack")) => {
+                self.error_codes.forwards_unknown();
+                Value::Unknown
             }
             ("redis", Some("status_reply")) => Value::Reply(Reply::Status(
                 first.and_then(Value::as_str).map(str::to_string),
             )),
-            ("redis", Some("sha1hex")) => Value::ComputedString,
+            ("redis", Some("sha1hex")) => Value::ComputedString(None),
             ("error", None) => {
                 self.raise(first, span);
                 Value::Unknown
@@ -90,7 +107,7 @@ impl Analyzer<'_> {
             | ("cjson", Some("encode"))
             | ("cmsgpack", Some("pack"))
             | ("struct", Some("pack"))
-            | ("bit", Some("tohex")) => Value::ComputedString,
+            | ("bit", Some("tohex")) => Value::ComputedString(None),
             ("tonumber", None) | ("math", Some(_)) | ("bit", Some(_)) => Value::ComputedNumber,
             ("select", None) if first.and_then(Value::as_str) == Some("#") => Value::ComputedNumber,
             _ => Value::Unknown,

@@ -9,6 +9,7 @@
 mod calls;
 mod commands;
 mod diagnostic;
+mod error_codes;
 mod globals;
 mod header;
 mod params;
@@ -64,6 +65,19 @@ pub struct Analysis {
     /// Every way the script can end: each `return`, each `error(...)`
     /// raising a reply table, and falling off the end of the chunk.
     pub returns: Vec<ReturnSite>,
+    /// The error replies the script can return unmarked.
+    pub error_codes: ErrorCodes,
+}
+
+/// The codes of the error replies a script can return as they are (not
+/// raised: Redis marks raised errors with the script's line), so that the
+/// runtime can tell them from the server's own refusals.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ErrorCodes {
+    /// Codes of literal messages: `redis.error_reply('CONFLICT …')`.
+    pub codes: std::collections::BTreeSet<String>,
+    /// Some error reply's code is only known at run time.
+    pub unknown: bool,
 }
 
 impl Analysis {
@@ -198,10 +212,12 @@ fn analyze_here(source: &str, prepared: &syntax::Prepared, signature: &Signature
             let outcome = walker::run(source, &ast, signature, &flags, &analysis.header);
             diagnostics.extend(outcome.diagnostics);
             analysis.returns = outcome.returns;
+            analysis.error_codes = outcome.error_codes;
             analysis.read_only = flags.no_writes || !outcome.may_write;
         }
         Err(syntax_errors) => {
             diagnostics.extend(syntax_errors);
+            analysis.error_codes.unknown = true;
             analysis.read_only = flags.no_writes;
         }
     }

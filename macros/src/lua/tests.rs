@@ -47,11 +47,96 @@ fn smoke() {
         "local v = redis.call('GET', KEYS[1])\nif v == ARGV[1] then return redis.call('DEL', KEYS[1]) end\nreturn 0\n",
         &signature(1, 1),
     );
-    println!(
-        "{:?}",
-        errors("x = 1\nreturn redsi.call('GET', KEYS[2])", &signature(1, 0))
+    assert_eq!(
+        error_messages("x = 1\nreturn redsi.call('GET', KEYS[2])", &signature(1, 0)),
+        [
+            "assignment to global variable `x`: Redis scripts cannot create or change globals (Attempt to modify a readonly table)",
+            "key parameter 1 (`KEYS[1]`) is never read by the script",
+            "`redsi` is not defined: Redis fails with \"Script attempted to access nonexistent global variable 'redsi'\"",
+            "`KEYS[2]` is out of range: the Rust function declares 1 key",
+        ]
     );
-    println!("{:?}", error_messages("return 1", &signature(0, 0)));
+    assert!(error_messages("return 1", &signature(0, 0)).is_empty());
+}
+
+// ----- error codes the script can return unmarked -------------------------
+
+fn codes(source: &str) -> (Vec<String>, bool) {
+    let analysis = analyze(source, &signature(0, 0));
+    let codes = analysis.error_codes;
+    (codes.codes.into_iter().collect(), codes.unknown)
+}
+
+#[test]
+fn literal_error_codes_are_collected() {
+    assert_eq!(
+        codes(
+            "if ARGV then return redis.error_reply('CONFLICT expected 3') end\nreturn {err = 'GONE'}"
+        ),
+        (vec!["CONFLICT".to_string(), "GONE".to_string()], false)
+    );
+    // The code of a concatenation is known when the literal part ends it.
+    assert_eq!(
+        codes("return redis.error_reply('VERSION_CONFLICT expected ' .. tostring(ARGV))"),
+        (vec!["VERSION_CONFLICT".to_string()], false)
+    );
+    // Any first word counts, as clients read it; a leading `-` is dropped.
+    assert_eq!(
+        codes("return redis.error_reply('-busy now')"),
+        (vec!["busy".to_string()], false)
+    );
+    assert_eq!(codes("return 1"), (vec![], false));
+}
+
+#[test]
+fn run_time_error_codes_make_the_set_unknown() {
+    for source in [
+        "return redis.error_reply(tostring(ARGV))",
+        "return redis.error_reply('CODE' .. tostring(ARGV))",
+        "return {err = tostring(ARGV)}",
+        "return redis.pcall('GET', 'k')",
+        "local ok, e = pcall(redis.call, 'GET', 'k') return e",
+        "return cjson.decode('{}')",
+        "return cmsgpack.unpack('')",
+        "local t = {} t.err = 'X' return t",
+        "local t = {} t['err'] = 'X' return t",
+    ] {
+        assert!(codes(source).1, "{source}");
+    }
+    // Writes under keys known only at run time are not counted: a script
+    // would also need the server's exact wording to pass for a refusal.
+    assert!(!codes("local t = {} for i = 1, 3 do t[i] = i end t[ARGV[1]] = 0 return t").1);
+}
+
+#[test]
+fn error_codes_clients_act_on_are_rejected() {
+    for code in [
+        "NOSCRIPT",
+        "MOVED",
+        "ASK",
+        "TRYAGAIN",
+        "CLUSTERDOWN",
+        "MASTERDOWN",
+        "LOADING",
+        "READONLY",
+    ] {
+        let messages = error_messages(
+            &format!("return redis.error_reply('{code} x')"),
+            &signature(0, 0),
+        );
+        assert_eq!(messages.len(), 1, "{code}: {messages:?}");
+        assert!(
+            messages[0].starts_with(&format!(
+                "the script replies with the error code {code}, which belongs to the server"
+            )),
+            "{messages:?}"
+        );
+    }
+    assert_eq!(
+        error_messages("error({err = 'NOSCRIPT x'})", &signature(0, 0)).len(),
+        1
+    );
+    assert!(error_messages("return redis.error_reply('BUSY x')", &signature(0, 0)).is_empty());
 }
 
 // ----- corpus ------------------------------------------------------------

@@ -37,7 +37,8 @@ pub(crate) enum Value {
     /// A number computed at run time.
     ComputedNumber,
     /// A string computed at run time (`..`, `string.format`, ...).
-    ComputedString,
+    /// A string built at run time; the literal text it starts with, when known.
+    ComputedString(Option<String>),
     Bool(Option<bool>),
     Nil,
     /// A table; the shape is kept only for a constructor used directly.
@@ -102,7 +103,7 @@ impl Value {
     pub fn kind(&self) -> ValueKind {
         match self {
             Value::Str(text) => ValueKind::String(Some(text.clone())),
-            Value::Key | Value::Arg(_) | Value::ComputedString => ValueKind::String(None),
+            Value::Key | Value::Arg(_) | Value::ComputedString(_) => ValueKind::String(None),
             Value::Number(number) if number.fract() == 0.0 => ValueKind::Integer,
             Value::Number(_) => ValueKind::Float,
             Value::ComputedNumber => ValueKind::Integer,
@@ -120,7 +121,7 @@ impl Value {
             Value::Arg(Some(index)) => format!("ARGV[{index}], an argument"),
             Value::Arg(None) => "an element of ARGV".to_string(),
             Value::Number(_) | Value::ComputedNumber => "a number".to_string(),
-            Value::ComputedString => "a string built at run time".to_string(),
+            Value::ComputedString(_) => "a string built at run time".to_string(),
             Value::Bool(_) => "a boolean".to_string(),
             Value::Nil => "nil".to_string(),
             Value::Table(_) | Value::Reply(_) | Value::Params(_) => "a table".to_string(),

@@ -18,7 +18,7 @@ use super::shebang::ScriptFlags;
 use super::span::{self, SourceMap, Span};
 use super::syntax::MAX_NESTING;
 use super::value::{self, Reply, TableShape, Value};
-use super::{ReturnShape, ReturnSite, Signature};
+use super::{ErrorCodes, ReturnShape, ReturnSite, Signature};
 
 /// What the walk found.
 #[derive(Debug, Default)]
@@ -27,6 +27,7 @@ pub(crate) struct Outcome {
     pub returns: Vec<ReturnSite>,
     /// A write command is reachable, or a command name is not a literal.
     pub may_write: bool,
+    pub error_codes: ErrorCodes,
 }
 
 /// Runs the analysis: a first walk finds locals that are assigned again
@@ -84,6 +85,7 @@ pub(crate) struct Analyzer<'a> {
     pub diagnostics: Vec<Diagnostic>,
     pub returns: Vec<ReturnSite>,
     pub may_write: bool,
+    pub error_codes: ErrorCodes,
     pub params: ParamUsage,
     /// Locals assigned after their declaration (collected by the survey).
     pub reassigned_found: HashSet<usize>,
@@ -104,6 +106,7 @@ impl<'a> Analyzer<'a> {
             diagnostics: Vec::new(),
             returns: Vec::new(),
             may_write: false,
+            error_codes: ErrorCodes::default(),
             params: ParamUsage::default(),
             reassigned_found: HashSet::new(),
             raised: false,
@@ -126,6 +129,7 @@ impl<'a> Analyzer<'a> {
             diagnostics: self.diagnostics,
             returns: self.returns,
             may_write: self.may_write,
+            error_codes: self.error_codes,
         }
     }
 
@@ -289,11 +293,11 @@ impl<'a> Analyzer<'a> {
                 let span = self.context.map.chain(target.prefix(), last);
                 match last {
                     Suffix::Index(Index::Dot { name, .. }) => {
-                        self.member_write(&base, identifier(name), span);
+                        self.field_write(&base, identifier(name), span);
                     }
                     Suffix::Index(Index::Brackets { expression, .. }) => {
                         if let Value::Str(member) = self.value_of(expression) {
-                            self.member_write(&base, &member, span);
+                            self.field_write(&base, &member, span);
                         }
                     }
                     _ => {}
@@ -301,6 +305,15 @@ impl<'a> Analyzer<'a> {
             }
             _ => {}
         }
+    }
+
+    /// `base.member = …`: `err` turns a table into an error reply whose
+    /// code is not known here.
+    fn field_write(&mut self, base: &Value, member: &str, span: Span) {
+        if member == "err" {
+            self.error_codes.forwards_unknown();
+        }
+        self.member_write(base, member, span);
     }
 
     /// `name = ...` or `function name() end`.
@@ -511,7 +524,10 @@ impl<'a> Analyzer<'a> {
             BinOp::Slash(_) => fold(|a, b| a / b),
             BinOp::Percent(_) => fold(|a, b| a - (a / b).floor() * b),
             BinOp::Caret(_) => fold(f64::powf),
-            BinOp::TwoDots(_) => Value::ComputedString,
+            BinOp::TwoDots(_) => Value::ComputedString(match left {
+                Value::Str(text) | Value::ComputedString(Some(text)) => Some(text),
+                _ => None,
+            }),
             BinOp::And(_) | BinOp::Or(_) => Value::Unknown,
             _ => Value::Bool(None),
         }
@@ -702,10 +718,18 @@ impl<'a> Analyzer<'a> {
                     let many = position + 1 == count && self.expands(expression);
                     array.push((value, many));
                 }
-                Field::NameKey { key, value, .. } => {
-                    let value = self.value_of(value);
+                Field::NameKey {
+                    key,
+                    value: expression,
+                    ..
+                } => {
+                    let value = self.value_of(expression);
                     match identifier(key) {
-                        "err" => reply = Some(Reply::Error(error_code(&value))),
+                        "err" => {
+                            let span = self.context.map.expression(expression);
+                            self.error_codes.record(&value, span, &mut self.diagnostics);
+                            reply = Some(Reply::Error(error_code(&value)));
+                        }
                         "ok" => reply = Some(Reply::Status(value.as_str().map(str::to_string))),
                         _ => {}
                     }
@@ -737,13 +761,12 @@ impl<'a> Analyzer<'a> {
 
 /// The error code of an error message: its leading upper-case word.
 pub(crate) fn error_code(message: &Value) -> Option<String> {
-    let text = message.as_str()?;
-    let word = text.split_whitespace().next()?;
+    let word = super::error_codes::leading_code(message)?;
     let is_code = word.chars().next().is_some_and(|c| c.is_ascii_uppercase())
         && word
             .chars()
             .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_' || c == '-');
-    is_code.then(|| word.to_string())
+    is_code.then_some(word)
 }
 
 /// True when the loop body has a `break` of its own (not of a nested loop).

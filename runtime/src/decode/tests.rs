@@ -742,6 +742,7 @@ mod derived {
             script: "set_versioned",
             code: code.into(),
             message: message.into(),
+            location: None,
         };
         let failure = __classify::<VersionError>(script_error("CONFLICT", "expected 3 found 4"));
         assert!(matches!(

@@ -206,7 +206,7 @@ where
     assert_eq!(script_calls, 0, "nothing may reach the server");
     assert!(!error.may_have_executed(), "{error}");
     match &error {
-        Error::CrossSlot { script, keys } => {
+        Error::CrossSlot { script, keys, .. } => {
             assert_eq!(*script, "session_touch");
             let keys: Vec<(&str, u16)> = keys.iter().map(|k| (k.key.as_str(), k.slot)).collect();
             assert_eq!(keys, [(session, slots.0), (index, slots.1)]);

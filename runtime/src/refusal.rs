@@ -1,0 +1,209 @@
+//! How the server words its refusals, and how it marks errors raised inside
+//! a script: the two facts from which the runtime decides whether a script
+//! ran.
+//!
+//! The wording is checked against Redis 7.0–8.x and Valkey 7.2–8.x; where
+//! they differ ("Redis is busy" / "Valkey is busy"), the common part is
+//! matched.
+
+/// Codes the server answers a script call with before running the script,
+/// each with a test on the rest of the message that only the server's own
+/// text passes.
+const REFUSALS: &[(&str, fn(&str) -> bool)] = &[
+    ("NOSCRIPT", |detail| {
+        detail.starts_with("No matching script")
+    }),
+    ("BUSY", |detail| {
+        detail.contains("busy running a script") || detail.contains("busy running a function")
+    }),
+    ("LOADING", |detail| {
+        detail.contains("loading the dataset in memory")
+    }),
+    ("READONLY", |detail| {
+        detail.starts_with("You can't write against a read only replica")
+    }),
+    ("MASTERDOWN", |detail| {
+        detail.starts_with("Link with MASTER is down")
+    }),
+    ("OOM", |detail| {
+        detail.starts_with("command not allowed when used memory")
+    }),
+    ("NOPERM", |detail| {
+        detail.contains("no permissions to") || detail.contains("No permissions to")
+    }),
+    ("NOAUTH", |detail| {
+        detail.starts_with("Authentication required")
+    }),
+    ("MOVED", is_redirect),
+    ("ASK", is_redirect),
+    ("TRYAGAIN", |detail| {
+        detail.starts_with("Multiple keys request during rehashing of slot")
+    }),
+    ("CLUSTERDOWN", |detail| {
+        detail.contains("cluster is down") || detail.starts_with("Hash slot not served")
+    }),
+    ("CROSSSLOT", |detail| {
+        detail.starts_with("Keys in request don't hash to the same slot")
+    }),
+    ("MISCONF", |detail| {
+        detail.contains("configured to save RDB snapshots")
+            || detail.contains("Errors writing to the AOF file")
+    }),
+    ("NOREPLICAS", |detail| {
+        detail.starts_with("Not enough good replicas to write")
+    }),
+    ("EXECABORT", |detail| {
+        detail.starts_with("Transaction discarded because of")
+    }),
+    ("ERR", |detail| {
+        detail.starts_with("unknown command") || detail.starts_with("Number of keys can't be")
+    }),
+];
+
+/// `<slot> <host>:<port>`, as in `MOVED 3999 127.0.0.1:6381`.
+fn is_redirect(detail: &str) -> bool {
+    let mut parts = detail.split(' ');
+    let slot = parts.next().is_some_and(|slot| slot.parse::<u16>().is_ok());
+    let address = parts
+        .next()
+        .and_then(|address| address.rsplit_once(':'))
+        .is_some_and(|(_, port)| port.parse::<u16>().is_ok());
+    slot && address && parts.next().is_none()
+}
+
+/// Whether `code` and `detail` are the server's own refusal of a command
+/// (the command did not run).
+pub(crate) fn is_server_refusal(code: &str, detail: &str) -> bool {
+    REFUSALS
+        .iter()
+        .any(|(refusal, matches)| *refusal == code && matches(detail))
+}
+
+/// Refusals that pass: sending the same command again later may succeed.
+pub(crate) fn is_transient(code: &str) -> bool {
+    matches!(
+        code,
+        "LOADING"
+            | "BUSY"
+            | "TRYAGAIN"
+            | "MASTERDOWN"
+            | "CLUSTERDOWN"
+            | "MOVED"
+            | "ASK"
+            | "READONLY"
+            | "NOREPLICAS"
+    )
+}
+
+/// An error the script raised, split into its message and the line Redis
+/// reports.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Raised<'a> {
+    pub message: &'a str,
+    pub line: Option<u32>,
+}
+
+/// Redis appends ` script: <name>, on @user_script:<line>.` to every error
+/// raised inside a script (and `@user_function` inside a function); a
+/// returned `redis.error_reply` never carries it. `None` when the mark is
+/// absent.
+pub(crate) fn raised_in_script(detail: &str) -> Option<Raised<'_>> {
+    let at = detail.rfind(" script: ")?;
+    let mark = &detail[at + " script: ".len()..];
+    let (_, place) = mark.split_once(", on @")?;
+    let place = place.strip_suffix('.')?;
+    let (chunk, line) = place.rsplit_once(':')?;
+    if !matches!(chunk, "user_script" | "user_function") {
+        return None;
+    }
+    Some(Raised {
+        message: &detail[..at],
+        line: line.parse().ok(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_servers_own_wording_is_a_refusal() {
+        for (code, detail) in [
+            ("NOSCRIPT", "No matching script. Please use EVAL."),
+            ("NOSCRIPT", "No matching script."),
+            (
+                "BUSY",
+                "Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSCRIPT.",
+            ),
+            (
+                "BUSY",
+                "Valkey is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSCRIPT.",
+            ),
+            ("LOADING", "Redis is loading the dataset in memory"),
+            ("READONLY", "You can't write against a read only replica."),
+            ("OOM", "command not allowed when used memory > 'maxmemory'."),
+            (
+                "NOPERM",
+                "User default has no permissions to run the 'evalsha' command",
+            ),
+            ("MOVED", "3999 127.0.0.1:6381"),
+            ("ASK", "3999 127.0.0.1:6381"),
+            ("TRYAGAIN", "Multiple keys request during rehashing of slot"),
+            ("CLUSTERDOWN", "The cluster is down"),
+            ("CLUSTERDOWN", "Hash slot not served"),
+            (
+                "ERR",
+                "unknown command 'EVALSHA_RO', with args beginning with: ",
+            ),
+            (
+                "EXECABORT",
+                "Transaction discarded because of previous errors.",
+            ),
+        ] {
+            assert!(is_server_refusal(code, detail), "{code} {detail}");
+        }
+    }
+
+    #[test]
+    fn other_wording_is_not_a_refusal() {
+        for (code, detail) in [
+            ("BUSY", "try again later"),
+            ("MOVED", "somewhere else"),
+            ("MOVED", "3999 127.0.0.1:6381 extra"),
+            ("NOSCRIPT", "x"),
+            ("ERR", "value is not an integer or out of range"),
+            ("CONFLICT", "No matching script"),
+        ] {
+            assert!(!is_server_refusal(code, detail), "{code} {detail}");
+        }
+    }
+
+    #[test]
+    fn raised_errors_carry_the_scripts_line() {
+        assert_eq!(
+            raised_in_script(
+                "value is not an integer or out of range script: e9811fc8272ac87b418b9ce1ac011117e5278f57, on @user_script:12."
+            ),
+            Some(Raised {
+                message: "value is not an integer or out of range",
+                line: Some(12)
+            })
+        );
+        assert_eq!(
+            raised_in_script("user_script:1: boom script: 8290, on @user_script:1."),
+            Some(Raised {
+                message: "user_script:1: boom",
+                line: Some(1)
+            })
+        );
+        assert_eq!(
+            raised_in_script("tbl script: f_x, on @user_function:3."),
+            Some(Raised {
+                message: "tbl",
+                line: Some(3)
+            })
+        );
+        assert_eq!(raised_in_script("expected 3 found 4"), None);
+        assert_eq!(raised_in_script("a script: b"), None);
+    }
+}
