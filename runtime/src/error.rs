@@ -386,6 +386,118 @@ mod tests {
         assert!(!error.may_have_executed());
     }
 
+    use crate::script::ReturnedErrors;
+
+    static PLAIN: Script = Script::__new(
+        "plain",
+        "lua/plain.lua",
+        "return 1",
+        "e0e1f9fabfc9d4800c877a703b823ac0578ff8db",
+        false,
+        false,
+        ReturnedErrors::__new(&["CONFLICT"], false),
+    );
+    static RETURNS_BUSY: Script = Script::__new(
+        "returns_busy",
+        "lua/returns_busy.lua",
+        "return 1",
+        "e0e1f9fabfc9d4800c877a703b823ac0578ff8db",
+        false,
+        false,
+        ReturnedErrors::__new(&["BUSY"], false),
+    );
+    static COMPUTED: Script = Script::__new(
+        "computed",
+        "lua/computed.lua",
+        "return 1",
+        "e0e1f9fabfc9d4800c877a703b823ac0578ff8db",
+        false,
+        false,
+        ReturnedErrors::__new(&[], true),
+    );
+
+    const BUSY: &str =
+        "Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSCRIPT.";
+
+    fn classify(script: &'static Script, code: &str, detail: &str) -> Error {
+        Error::from_reply_text(Origin::script(script), code, detail)
+    }
+
+    #[test]
+    fn the_servers_wording_is_a_refusal_only_when_the_script_cannot_return_the_code() {
+        let refused = classify(&PLAIN, "BUSY", BUSY);
+        assert!(
+            refused.is_refusal() && !refused.may_have_executed(),
+            "{refused:?}"
+        );
+        assert_eq!(
+            (refused.code(), refused.message()),
+            (Some("BUSY"), Some(BUSY))
+        );
+        for (script, code, detail) in [
+            // Other wording: the script's own reply.
+            (&PLAIN, "BUSY", "come back later"),
+            // The script itself returns BUSY replies.
+            (&RETURNS_BUSY, "BUSY", BUSY),
+            // The script computes its error codes at run time.
+            (&COMPUTED, "BUSY", BUSY),
+            (
+                &COMPUTED,
+                "OOM",
+                "command not allowed when used memory > 'maxmemory'.",
+            ),
+            // A code the server never refuses with.
+            (&PLAIN, "CONFLICT", "expected 3"),
+        ] {
+            let error = classify(script, code, detail);
+            assert!(
+                matches!(error, Error::Script { location: None, .. }),
+                "{error:?}"
+            );
+            assert!(error.may_have_executed());
+        }
+    }
+
+    #[test]
+    fn noscript_in_the_servers_words_is_a_cache_miss_for_every_script() {
+        for script in [&PLAIN, &COMPUTED] {
+            let error = classify(script, "NOSCRIPT", "No matching script. Please use EVAL.");
+            assert!(error.is_refusal(), "{error:?}");
+        }
+        assert!(!classify(&PLAIN, "NOSCRIPT", "gone").is_refusal());
+    }
+
+    #[test]
+    fn raised_errors_ran_and_point_into_the_lua_file() {
+        let error = classify(
+            &PLAIN,
+            "OOM",
+            "command not allowed when used memory > 'maxmemory'. script: e0e1f9fa, on @user_script:7.",
+        );
+        assert_eq!(
+            error.location(),
+            Some(ScriptLocation {
+                path: "lua/plain.lua",
+                line: 7
+            })
+        );
+        assert!(error.may_have_executed());
+        assert_eq!(
+            error.to_string(),
+            "script `plain` failed at lua/plain.lua:7: OOM command not allowed when used memory > 'maxmemory'."
+        );
+    }
+
+    #[test]
+    fn plain_commands_cannot_forge_refusals() {
+        let error = Error::from_reply_text(
+            Origin::label("batch"),
+            "EXECABORT",
+            "Transaction discarded because of previous errors.",
+        );
+        assert!(error.is_refusal());
+    }
+
     #[test]
     fn long_keys_are_truncated() {
         let long = "k".repeat(100);

@@ -6,10 +6,13 @@
 //! they differ ("Redis is busy" / "Valkey is busy"), the common part is
 //! matched.
 
+/// Tells whether the text after an error code is the server's own wording.
+type Wording = fn(&str) -> bool;
+
 /// Codes the server answers a script call with before running the script,
 /// each with a test on the rest of the message that only the server's own
 /// text passes.
-const REFUSALS: &[(&str, fn(&str) -> bool)] = &[
+const REFUSALS: &[(&str, Wording)] = &[
     ("NOSCRIPT", |detail| {
         detail.starts_with("No matching script")
     }),
