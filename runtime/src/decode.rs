@@ -335,24 +335,8 @@ impl ReplyTagOwned {
 /// The message of a script error without the trailer Redis 7 appends to
 /// errors raised with `error(...)`: `… script: <sha1>, on @user_script:14.`
 pub fn error_message(message: &str) -> &str {
-    let Some(start) = message.rfind(" script: ") else {
-        return message;
-    };
-    let trailer = message.get(start + " script: ".len()..).unwrap_or_default();
-    let well_formed = trailer
-        .split_once(", on @")
-        .and_then(|(name, place)| {
-            let (_, line) = place.strip_suffix('.')?.rsplit_once(':')?;
-            let plain = |text: &str| !text.is_empty() && !text.contains(char::is_whitespace);
-            (plain(name) && !line.is_empty() && line.bytes().all(|byte| byte.is_ascii_digit()))
-                .then_some(())
-        })
-        .is_some();
-    if well_formed {
-        message.get(..start).unwrap_or(message).trim_end()
-    } else {
-        message
-    }
+    crate::refusal::raised_in_script(message)
+        .map_or(message, |raised| raised.message.trim_end())
 }
 
 /// The whitespace-separated words of `text`, with their byte offsets.

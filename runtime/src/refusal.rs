@@ -106,6 +106,7 @@ pub(crate) struct Raised<'a> {
     pub line: Option<u32>,
 }
 
+
 /// Redis appends ` script: <name>, on @user_script:<line>.` to every error
 /// raised inside a script (and `@user_function` inside a function); a
 /// returned `redis.error_reply` never carries it. `None` when the mark is
@@ -113,15 +114,16 @@ pub(crate) struct Raised<'a> {
 pub(crate) fn raised_in_script(detail: &str) -> Option<Raised<'_>> {
     let at = detail.rfind(" script: ")?;
     let mark = &detail[at + " script: ".len()..];
-    let (_, place) = mark.split_once(", on @")?;
+    let (name, place) = mark.split_once(", on @")?;
     let place = place.strip_suffix('.')?;
     let (chunk, line) = place.rsplit_once(':')?;
-    if !matches!(chunk, "user_script" | "user_function") {
+    let plain_name = !name.is_empty() && !name.contains(char::is_whitespace);
+    if !plain_name || !chunk.starts_with("user_") {
         return None;
     }
     Some(Raised {
         message: &detail[..at],
-        line: line.parse().ok(),
+        line: Some(line.parse().ok()?),
     })
 }
 
