@@ -13,6 +13,7 @@
 //!
 //! `cargo run --release -p redis-script-bench -- --help`
 
+mod batches;
 mod cli;
 mod cold;
 mod encode;
@@ -126,6 +127,14 @@ fn run(options: &cli::Options) -> Result<(), BoxError> {
         options.tasks, options.tasks
     );
     println!(
+        "### Batches of {} `transfer` calls on a warm server\n",
+        batches::CALLS_PER_BATCH
+    );
+    print!("{}", report::batch_table(&network.batches));
+    println!(
+        "\nOne batch in flight; latency per batch. Request bytes: the RESP the batch writes.\n"
+    );
+    println!(
         "### Cold calls (`SCRIPT FLUSH`, `CONFIG RESETSTAT`, then the calls; counts from `INFO commandstats`)\n"
     );
     match &network.cold {
@@ -155,6 +164,7 @@ fn run(options: &cli::Options) -> Result<(), BoxError> {
 struct Network {
     facts: Facts,
     warm: Vec<WarmRow>,
+    batches: Vec<batches::BatchRow>,
     cold: Result<Vec<cold::ColdRow>, String>,
 }
 
@@ -223,9 +233,14 @@ async fn network_measurements(
     .await;
     // Clean up also after a failure (matters with REDIS_URL).
     let deleted = variants::delete_keys(&mut admin).await;
-    let (cold, warm) = measured?;
+    let (cold, warm, batches) = measured?;
     deleted?;
-    Ok(Network { facts, warm, cold })
+    Ok(Network {
+        facts,
+        warm,
+        batches,
+        cold,
+    })
 }
 
 /// Cold-call counts, then the warm measurements of every workload.
@@ -235,7 +250,14 @@ async fn cold_and_warm(
     connection: &mut redis::aio::MultiplexedConnection,
     admin: &mut redis::aio::MultiplexedConnection,
     redis_benchmark: &Result<String, String>,
-) -> Result<(Result<Vec<cold::ColdRow>, String>, Vec<WarmRow>), BoxError> {
+) -> Result<
+    (
+        Result<Vec<cold::ColdRow>, String>,
+        Vec<WarmRow>,
+        Vec<batches::BatchRow>,
+    ),
+    BoxError,
+> {
     let cold = if target.server.is_some() || options.flush_scripts {
         eprintln!("cold calls…");
         Ok(cold::cold_calls(connection, admin).await?)
@@ -301,7 +323,13 @@ async fn cold_and_warm(
         );
     }
 
-    Ok((cold, warm))
+    let batch_count = (options.calls / batches::CALLS_PER_BATCH).max(2);
+    eprintln!(
+        "batches: {batch_count} of {} transfers per shape…",
+        batches::CALLS_PER_BATCH
+    );
+    let batches = batches::measure(connection, batch_count).await?;
+    Ok((cold, warm, batches))
 }
 
 /// `redis-benchmark` with `clients` connections, off the runtime's threads.

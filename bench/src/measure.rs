@@ -33,6 +33,12 @@ impl Samples {
         }
     }
 
+    /// One call that took `elapsed`, back to back with the previous one.
+    pub fn push(&mut self, elapsed: Duration) {
+        self.latencies_ns.push(nanos(elapsed));
+        self.wall += elapsed;
+    }
+
     fn extend(&mut self, other: Samples) {
         self.latencies_ns.extend(other.latencies_ns);
         self.wall += other.wall;

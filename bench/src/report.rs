@@ -129,6 +129,26 @@ pub fn warm_table(rows: &[WarmRow]) -> String {
     out
 }
 
+/// Markdown for the batch rows.
+pub fn batch_table(rows: &[crate::batches::BatchRow]) -> String {
+    let mut out = String::from(
+        "| batch | request bytes | p50 µs | p99 µs | µs per call (p50) |\n\
+         | --- | ---: | ---: | ---: | ---: |\n",
+    );
+    for row in rows {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {:.1} | {:.1} | {:.2} |",
+            row.label,
+            row.request_bytes,
+            row.summary.p50_us,
+            row.summary.p99_us,
+            row.summary.p50_us / crate::batches::CALLS_PER_BATCH as f64,
+        );
+    }
+    out
+}
+
 fn stat_cell(stat: CommandStat) -> String {
     let mut notes = Vec::new();
     if stat.failed_calls > 0 {

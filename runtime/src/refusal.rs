@@ -106,7 +106,6 @@ pub(crate) struct Raised<'a> {
     pub line: Option<u32>,
 }
 
-
 /// Redis appends ` script: <name>, on @user_script:<line>.` to every error
 /// raised inside a script (and `@user_function` inside a function); a
 /// returned `redis.error_reply` never carries it. `None` when the mark is
