@@ -1,4 +1,5 @@
-//! A throwaway Redis Cluster made of [`RedisServer`] nodes.
+//! A throwaway cluster made of [`RedisServer`] nodes (Redis Cluster, or its
+//! Valkey equivalent).
 
 use std::collections::BTreeSet;
 use std::fmt;
@@ -10,7 +11,7 @@ use std::time::{Duration, Instant};
 use crate::admin::{self, SlotRange};
 use crate::{RedisServer, redis_cli_binary};
 
-/// Upper bound on `redis-cli --cluster create`.
+/// Upper bound on `redis-cli --cluster create` (or `valkey-cli`).
 const CREATE_TIMEOUT: Duration = Duration::from_secs(60);
 /// Upper bound on waiting for the cluster to become healthy.
 const HEALTHY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -19,13 +20,16 @@ const POLL_INTERVAL: Duration = Duration::from_millis(50);
 /// Number of hash slots in Redis Cluster.
 const SLOTS: u16 = 16384;
 
-/// A Redis Cluster of `redis-server` nodes on `127.0.0.1`, stopped on drop.
+/// A cluster of `redis-server` (or `valkey-server`, see
+/// [`server_flavor`](crate::server_flavor)) nodes on `127.0.0.1`, stopped on
+/// drop.
 ///
 /// Nodes run with `--cluster-enabled yes --cluster-node-timeout 2000` and
 /// `--repl-diskless-sync-delay 0` (so replicas sync at once instead of after
 /// the default 5 s), each with its cluster bus on its own free port
 /// (`--cluster-port`). The cluster is created with
-/// `redis-cli --cluster create … --cluster-replicas N --cluster-yes`.
+/// `redis-cli --cluster create … --cluster-replicas N --cluster-yes` (with
+/// `valkey-cli` when the nodes are Valkey).
 ///
 /// ```no_run
 /// # async fn demo() {
@@ -38,7 +42,9 @@ const SLOTS: u16 = 16384;
 /// ```
 pub struct RedisCluster {
     nodes: Vec<RedisServer>,
-    /// What `redis-cli --cluster create` printed, for panic messages.
+    /// The file name of the CLI that created the cluster, for messages.
+    cli_name: String,
+    /// What `<cli> --cluster create` printed, for panic messages.
     create_output: String,
 }
 
@@ -50,9 +56,9 @@ impl RedisCluster {
     ///
     /// # Panics
     ///
-    /// If `primaries < 3` (`redis-cli` refuses to create smaller clusters), if
-    /// `redis-server` or `redis-cli` is missing, if `redis-cli` fails (its
-    /// output is in the message), or if the cluster is not healthy within 30 s.
+    /// If `primaries < 3` (`--cluster create` refuses smaller clusters), if
+    /// the server or CLI executable is missing, if the CLI fails (its output
+    /// is in the message), or if the cluster is not healthy within 30 s.
     pub fn start(primaries: usize, replicas_per_primary: usize) -> RedisCluster {
         Self::start_with(primaries, replicas_per_primary, &[])
     }
@@ -70,10 +76,14 @@ impl RedisCluster {
     ) -> RedisCluster {
         assert!(
             primaries >= 3,
-            "a Redis Cluster needs at least 3 primaries (redis-cli --cluster create refuses fewer), got {primaries}"
+            "a cluster needs at least 3 primaries (--cluster create refuses fewer), got {primaries}"
         );
-        // Fail on a missing redis-cli before starting any server.
+        // Fail on a missing CLI before starting any server.
         let cli = redis_cli_binary();
+        let cli_name = cli.file_name().map_or_else(
+            || cli.display().to_string(),
+            |name| name.to_string_lossy().into_owned(),
+        );
         let total = primaries * (1 + replicas_per_primary);
         let mut args: Vec<String> = [
             "--cluster-enabled",
@@ -95,6 +105,7 @@ impl RedisCluster {
         let nodes = start_nodes(total, &args);
         let mut cluster = RedisCluster {
             nodes,
+            cli_name,
             create_output: String::new(),
         };
         cluster.create_output = cluster.run_create(&cli, replicas_per_primary);
@@ -102,15 +113,17 @@ impl RedisCluster {
         let masters = cluster.primaries().len();
         assert_eq!(
             masters, primaries,
-            "expected {primaries} primaries, the cluster has {masters}; redis-cli said:\n{}",
-            cluster.create_output
+            "expected {primaries} primaries, the cluster has {masters}; {} said:\n{}",
+            cluster.cli_name, cluster.create_output
         );
         cluster
     }
 
-    /// Runs `redis-cli --cluster create` and returns its output.
+    /// Runs `<cli> --cluster create` and returns its output.
     fn run_create(&self, cli: &std::path::Path, replicas_per_primary: usize) -> String {
-        let out_path = self.nodes[0].dir().join("redis-cli-cluster-create.log");
+        let out_path = self.nodes[0]
+            .dir()
+            .join(format!("{}-cluster-create.log", self.cli_name));
         let out = File::create(&out_path)
             .unwrap_or_else(|e| panic!("cannot create {}: {e}", out_path.display()));
         let err = out
@@ -146,7 +159,7 @@ impl RedisCluster {
             .map(|b| String::from_utf8_lossy(&b).into_owned())
             .unwrap_or_else(|e| format!("<cannot read {}: {e}>", out_path.display()));
         match status {
-            Ok(status) if status.success() && output.contains("All 16384 slots covered") => output,
+            Ok(status) if status.success() && create_succeeded(&output) => output,
             Ok(status) => panic!("{shown} failed ({status}); its output:\n{output}"),
             Err(problem) => panic!("{shown}: {problem}; its output:\n{output}"),
         }
@@ -177,9 +190,10 @@ impl RedisCluster {
             if began.elapsed() >= HEALTHY_TIMEOUT {
                 panic!(
                     "the cluster was not healthy after {HEALTHY_TIMEOUT:?}:\n  {}\nnodes: {:#?}\n\
-                     redis-cli --cluster create said:\n{}",
+                     {} --cluster create said:\n{}",
                     problems.join("\n  "),
                     self.nodes,
+                    self.cli_name,
                     self.create_output
                 );
             }
@@ -279,8 +293,7 @@ impl RedisCluster {
         }
     }
 
-    /// All nodes, in the order they were given to `redis-cli --cluster
-    /// create` (which makes the first `primaries` of them primaries), running
+    /// All nodes, in the order they were given to `--cluster create` (which makes the first `primaries` of them primaries), running
     /// or not.
     pub fn nodes(&self) -> &[RedisServer] {
         &self.nodes
@@ -404,6 +417,15 @@ impl fmt::Debug for RedisCluster {
     }
 }
 
+/// Whether `--cluster create` output ends with the check that every slot is
+/// served. `redis-cli` 7.0 and `valkey-cli` 8.1 print the same line (in
+/// green, between ANSI colour codes): `[OK] All 16384 slots covered.`; they
+/// differ elsewhere (`Master[0]` vs `Primary[0]`, `6 nodes` vs `6 node(s)`,
+/// `slaves` vs `replicas`).
+fn create_succeeded(output: &str) -> bool {
+    output.contains("[OK] All 16384 slots covered")
+}
+
 /// Starts `count` cluster-mode nodes in parallel. If one fails to start, the
 /// others are dropped (stopped) and the panic is passed on.
 fn start_nodes(count: usize, args: &[String]) -> Vec<RedisServer> {
@@ -421,4 +443,28 @@ fn start_nodes(count: usize, args: &[String]) -> Vec<RedisServer> {
         }
     }
     nodes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn create_output_of_both_clis_is_accepted() {
+        // The last lines of `redis-cli` 7.0.15 and `valkey-cli` 8.1.8, colour
+        // codes included.
+        let redis_cli = ">>> Performing hash slots allocation on 6 nodes...\n\
+            Master[0] -> Slots 0 - 5460\n\
+            \x1b[0m\x1b[29;1m>>> Check slots coverage...\n\
+            \x1b[0m\x1b[32;1m[OK] All 16384 slots covered.\n\x1b[0m";
+        let valkey_cli = ">>> Performing hash slots allocation on 6 node(s)...\n\
+            Primary[0] -> Slots 0 - 5460\n\
+            \x1b[0m\x1b[29;1m>>> Check slots coverage...\n\
+            \x1b[0m\x1b[32;1m[OK] All 16384 slots covered.\n\x1b[0m";
+        assert!(create_succeeded(redis_cli));
+        assert!(create_succeeded(valkey_cli));
+        assert!(!create_succeeded(
+            "[ERR] Not all 16384 slots are covered by nodes.\n"
+        ));
+    }
 }

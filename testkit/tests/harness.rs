@@ -1,4 +1,5 @@
-//! Tests of the test harness itself, against real `redis-server` processes.
+//! Tests of the test harness itself, against real `redis-server` (or, with
+//! `REDIS_SCRIPT_TEST_SERVER=valkey`, `valkey-server`) processes.
 
 use std::collections::BTreeSet;
 use std::io::ErrorKind;
@@ -6,7 +7,9 @@ use std::net::TcpStream;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use redis_script_testkit::{RedisCluster, RedisServer, Stats};
+use redis_script_testkit::{
+    RedisCluster, RedisServer, ServerFlavor, ServerVersion, Stats, server_flavor,
+};
 
 /// Whether a process with this pid exists (a zombie would still exist).
 fn process_exists(pid: u32) -> bool {
@@ -77,6 +80,99 @@ async fn standalone_server_answers_and_is_gone_after_drop() {
     assert_refused(&addr);
     assert!(!process_exists(pid), "redis-server pid {pid} survived drop");
     assert!(!dir.exists(), "{} survived drop", dir.display());
+}
+
+#[test]
+fn the_server_is_of_the_selected_family_and_reports_its_version() {
+    let server = RedisServer::start();
+    let selected = server_flavor();
+    assert_eq!(
+        server.flavor(),
+        selected,
+        "REDIS_SCRIPT_TEST_SERVER selects {selected}, but {} is a {} server",
+        server.binary().display(),
+        server.flavor()
+    );
+    let info = server.info("server");
+    let version = server.version().to_string();
+    match server.flavor() {
+        ServerFlavor::Redis => {
+            assert_eq!(info["redis_version"], version);
+            assert!(!info.contains_key("valkey_version"), "{info:?}");
+        }
+        ServerFlavor::Valkey => {
+            assert_eq!(info["valkey_version"], version);
+            assert_eq!(info["server_name"], "valkey");
+            // Valkey keeps a compatibility `redis_version` of its own.
+            assert_ne!(info["redis_version"], version);
+        }
+    }
+    // Every server the suite supports has the read-only script commands.
+    assert!(
+        server.version() >= ServerVersion::new(7, 0, 0),
+        "{} {} is older than 7.0",
+        server.flavor(),
+        server.version()
+    );
+    eprintln!(
+        "running against {} {} ({})",
+        server.flavor(),
+        server.version(),
+        server.binary().display()
+    );
+}
+
+/// Sends `command` and returns the server's error reply.
+fn error_reply(server: &RedisServer, command: &redis::Cmd) -> redis::RedisError {
+    let mut con = server.client().get_connection().unwrap();
+    match command.query::<redis::Value>(&mut con) {
+        Ok(value) => panic!("expected an error reply, got {value:?}"),
+        Err(error) => error,
+    }
+}
+
+const UNKNOWN_SHA: &str = "0000000000000000000000000000000000000000";
+
+#[test]
+fn read_only_script_commands_can_be_removed() {
+    // A default server has both: EVALSHA_RO answers NOSCRIPT for an unknown
+    // script, EVAL_RO runs its script.
+    let default = RedisServer::start();
+    let error = error_reply(&default, redis::cmd("EVALSHA_RO").arg(UNKNOWN_SHA).arg(0));
+    assert_eq!(error.code(), Some("NOSCRIPT"), "{error}");
+    let one: i64 = sync_query(&default, redis::cmd("EVAL_RO").arg("return 1").arg(0));
+    assert_eq!(one, 1);
+    drop(default);
+
+    let mut server = RedisServer::start_without_read_only_scripts();
+    for round in ["after start", "after restart"] {
+        let evalsha_ro = error_reply(&server, redis::cmd("EVALSHA_RO").arg(UNKNOWN_SHA).arg(0));
+        assert_eq!(evalsha_ro.code(), Some("ERR"), "{round}: {evalsha_ro}");
+        assert!(
+            evalsha_ro
+                .to_string()
+                .contains("unknown command 'EVALSHA_RO'"),
+            "{round}: {evalsha_ro}"
+        );
+        let eval_ro = error_reply(&server, redis::cmd("EVAL_RO").arg("return 1").arg(0));
+        assert_eq!(eval_ro.code(), Some("ERR"), "{round}: {eval_ro}");
+        assert!(
+            eval_ro.to_string().contains("unknown command 'EVAL_RO'"),
+            "{round}: {eval_ro}"
+        );
+        // Disabled, not renamed to a command called `""`.
+        let quoted = error_reply(&server, redis::cmd("\"\"").arg(UNKNOWN_SHA).arg(0));
+        assert!(
+            quoted.to_string().contains("unknown command"),
+            "{round}: {quoted}"
+        );
+        // The read-write commands are still there.
+        let two: i64 = sync_query(&server, redis::cmd("EVAL").arg("return 2").arg(0));
+        assert_eq!(two, 2, "{round}");
+        let error = error_reply(&server, redis::cmd("EVALSHA").arg(UNKNOWN_SHA).arg(0));
+        assert_eq!(error.code(), Some("NOSCRIPT"), "{round}: {error}");
+        server.restart();
+    }
 }
 
 #[test]

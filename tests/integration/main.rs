@@ -1,5 +1,6 @@
-//! Integration tests against real `redis-server` processes started on free
-//! loopback ports: a standalone server and a 3-primary cluster with one
+//! Integration tests against real `redis-server` (or, with
+//! `REDIS_SCRIPT_TEST_SERVER=valkey`, `valkey-server`) processes started on
+//! free loopback ports: a standalone server and a 3-primary cluster with one
 //! replica each. Every scenario runs on both.
 
 mod batches;
@@ -8,5 +9,6 @@ mod corpus;
 mod failover;
 mod preload;
 mod replies;
+mod servers;
 mod slots;
 mod workflows;
