@@ -10,3 +10,4 @@ mod preload;
 mod replies;
 mod slots;
 mod workflows;
+mod faults;
