@@ -22,7 +22,12 @@ const COUNTER: &str = "{t}:n";
 const LOG: &str = "{t}:log";
 
 /// What each caller was told, by call id.
-type Outcomes = Vec<(String, Result<(), Error>)>;
+type Outcomes = Vec<(String, Result<(), Arc<Error>>)>;
+
+/// One caller's outcome, for [`Outcomes`].
+fn outcome<T>(result: Result<T, Error>) -> Result<(), Arc<Error>> {
+    result.map(|_| ()).map_err(Arc::new)
+}
 
 /// The execution log, read after the run.
 async fn executions<C: ConnectionLike>(connection: &mut C) -> HashMap<String, i64> {
@@ -173,7 +178,7 @@ async fn computed_error_replies_that_look_like_refusals_say_the_script_ran() {
             {
                 wrong_variant.push(format!("{reply:?} => {error:?}"));
             }
-            outcomes.push((id, Err(error)));
+            outcomes.push((id, Err(Arc::new(error))));
         }
     }
     for round in 0..2 {
@@ -184,7 +189,7 @@ async fn computed_error_replies_that_look_like_refusals_say_the_script_ran() {
         if !matches!(&error, Error::Script { code, .. } if code == "BUSY") {
             wrong_variant.push(format!("literal BUSY => {error:?}"));
         }
-        outcomes.push((id, Err(error)));
+        outcomes.push((id, Err(Arc::new(error))));
     }
     let log = executions(&mut connection).await;
     let tally = Tally::of(&outcomes, &log);
@@ -216,7 +221,7 @@ async fn computed_noscript_reply_is_not_taken_for_the_servers() {
         )
         .await;
         eprintln!("{id}: {result:?}");
-        outcomes.push((id, result.map(|_| ())));
+        outcomes.push((id, outcome(result)));
     }
     let log = executions(&mut connection).await;
     let tally = Tally::of(&outcomes, &log);
@@ -257,7 +262,7 @@ async fn out_of_memory_refuses_a_shebang_script_before_it_runs() {
             "{error:?}"
         );
         assert!(!error.may_have_executed());
-        outcomes.push((id, Err(error)));
+        outcomes.push((id, Err(Arc::new(error))));
     }
     // Without a shebang, Redis runs the script and fails its first write.
     let id = "plain-0".to_owned();
@@ -269,7 +274,7 @@ async fn out_of_memory_refuses_a_shebang_script_before_it_runs() {
         "{error:?}"
     );
     assert!(error.may_have_executed());
-    outcomes.push((id, Err(error)));
+    outcomes.push((id, Err(Arc::new(error))));
 
     let () = redis::cmd("FLUSHALL")
         .query_async(&mut connection)
@@ -280,4 +285,196 @@ async fn out_of_memory_refuses_a_shebang_script_before_it_runs() {
     let tally = Tally::of(&outcomes, &log);
     tally.print("out_of_memory", began.elapsed());
     tally.assert_promises("out_of_memory");
+}
+
+// ---------------------------------------------------------------------------
+// 2. SCRIPT FLUSH storm
+// ---------------------------------------------------------------------------
+
+const TASKS: usize = 16;
+
+/// How the storm's calls are sent.
+#[derive(Clone, Copy, Debug)]
+enum Mode {
+    Single,
+    Pipeline,
+    Transaction,
+}
+
+/// Calls per batch in the batch modes.
+const PER_BATCH: usize = 4;
+
+/// Sends `SCRIPT FLUSH` every ~5 ms until `done`.
+fn flusher(server: &RedisServer, done: Arc<AtomicBool>) -> tokio::task::JoinHandle<usize> {
+    let client = server.client();
+    tokio::spawn(async move {
+        let mut connection = client
+            .get_multiplexed_async_connection()
+            .await
+            .expect("flusher connection");
+        let mut flushes = 0;
+        while !done.load(Ordering::Relaxed) {
+            let () = redis::cmd("SCRIPT")
+                .arg("FLUSH")
+                .query_async(&mut connection)
+                .await
+                .expect("SCRIPT FLUSH");
+            flushes += 1;
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        flushes
+    })
+}
+
+async fn storm_task(
+    mut connection: redis::aio::MultiplexedConnection,
+    task: usize,
+    rounds: usize,
+    mode: Mode,
+) -> Outcomes {
+    let mut outcomes = Outcomes::new();
+    for round in 0..rounds {
+        match mode {
+            Mode::Single => {
+                let id = format!("{task}-{round}");
+                let result = log_call(&mut connection, COUNTER, LOG, &id).await;
+                outcomes.push((id, outcome(result)));
+            }
+            Mode::Pipeline | Mode::Transaction => {
+                let mut batch = match mode {
+                    Mode::Pipeline => Batch::pipeline(),
+                    _ => Batch::transaction(),
+                };
+                let mut handles = Vec::new();
+                for call in 0..PER_BATCH {
+                    let id = format!("{task}-{round}-{call}");
+                    let handle = batch
+                        .add(log_call::call(COUNTER, LOG, &id))
+                        .expect("one slot");
+                    handles.push((id, handle));
+                }
+                match batch.run(&mut connection).await {
+                    Ok(mut replies) => {
+                        for (id, handle) in handles {
+                            let result = replies.take(handle);
+                            outcomes.push((id, outcome(result)));
+                        }
+                    }
+                    Err(error) => {
+                        // The batch's error, for each of its calls.
+                        let error = Arc::new(error);
+                        for (id, _) in handles {
+                            outcomes.push((id, Err(error.clone())));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    outcomes
+}
+
+async fn flush_storm(mode: Mode, rounds: usize) {
+    let began = Instant::now();
+    let server = RedisServer::start();
+    let connection = server.connection().await;
+    let done = Arc::new(AtomicBool::new(false));
+    let flushes = flusher(&server, done.clone());
+    let tasks: Vec<_> = (0..TASKS)
+        .map(|task| tokio::spawn(storm_task(connection.clone(), task, rounds, mode)))
+        .collect();
+    let mut outcomes = Outcomes::new();
+    for task in tasks {
+        outcomes.extend(task.await.expect("storm task"));
+    }
+    done.store(true, Ordering::Relaxed);
+    let flushes = flushes.await.expect("flusher");
+    let log = executions(&mut connection.clone()).await;
+    let tally = Tally::of(&outcomes, &log);
+    let scenario = format!("flush_storm_{mode:?}");
+    eprintln!(
+        "{scenario}: {flushes} flushes, evalsha={} eval={}",
+        server.calls("evalsha"),
+        server.calls("eval")
+    );
+    tally.print(&scenario, began.elapsed());
+    tally.assert_promises(&scenario);
+    assert!(tally.failed.is_empty(), "{scenario}: {tally:?}");
+    assert_eq!(tally.executions, outcomes.len() as i64, "{tally:?}");
+    assert!(flushes > 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn flush_storm_single_calls_run_exactly_once() {
+    flush_storm(Mode::Single, 60).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn flush_storm_pipelines_run_exactly_once() {
+    flush_storm(Mode::Pipeline, 20).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn flush_storm_transactions_run_exactly_once() {
+    flush_storm(Mode::Transaction, 20).await;
+}
+
+// ---------------------------------------------------------------------------
+// 3. A read-only script on a server without EVALSHA_RO
+// ---------------------------------------------------------------------------
+
+#[tokio::test]
+async fn read_only_script_falls_back_to_evalsha_without_evalsha_ro() {
+    let began = Instant::now();
+    let server = RedisServer::start_with(&[
+        "--rename-command",
+        "EVALSHA_RO",
+        "",
+        "--rename-command",
+        "EVAL_RO",
+        "",
+    ]);
+    let mut connection = server.connection().await;
+    let unknown: redis::RedisResult<redis::Value> = redis::cmd("EVALSHA_RO")
+        .arg(read_log::SCRIPT.sha1())
+        .arg(1)
+        .arg(LOG)
+        .arg("x")
+        .query_async(&mut connection)
+        .await;
+    let unknown = unknown.expect_err("EVALSHA_RO is renamed away");
+    assert!(
+        unknown
+            .detail()
+            .is_some_and(|d| d.starts_with("unknown command 'EVALSHA_RO'")),
+        "{unknown:?}"
+    );
+    let () = redis::cmd("HSET")
+        .arg(LOG)
+        .arg("seen")
+        .arg(7)
+        .query_async(&mut connection)
+        .await
+        .expect("HSET");
+    server.reset_stats();
+    // The fallback is remembered for the whole process: the first call may
+    // or may not try EVALSHA_RO, depending on the tests that ran before.
+    for _ in 0..3 {
+        let seen = read_log(&mut connection, LOG, "seen")
+            .await
+            .expect("the read-only call succeeds");
+        assert_eq!(seen, Some(7));
+        let unseen = read_log(&mut connection, LOG, "unseen")
+            .await
+            .expect("the read-only call succeeds");
+        assert_eq!(unseen, None);
+    }
+    let (evalsha, eval) = (server.calls("evalsha"), server.calls("eval"));
+    eprintln!(
+        "faults::no_evalsha_ro: evalsha={evalsha} eval={eval} evalsha_ro={} in {:.2?}",
+        server.calls("evalsha_ro"),
+        began.elapsed()
+    );
+    assert_eq!(eval, 1, "one cold EVAL");
+    assert_eq!(evalsha, 6, "every call starts with EVALSHA");
 }
