@@ -478,3 +478,150 @@ async fn read_only_script_falls_back_to_evalsha_without_evalsha_ro() {
     assert_eq!(eval, 1, "one cold EVAL");
     assert_eq!(evalsha, 6, "every call starts with EVALSHA");
 }
+
+// ---------------------------------------------------------------------------
+// 4. kill -9 and restart of a standalone server under load
+// ---------------------------------------------------------------------------
+
+/// Calls the logging script with fresh ids until `done`.
+async fn load_task(
+    mut connection: redis::aio::ConnectionManager,
+    task: usize,
+    done: Arc<AtomicBool>,
+) -> Outcomes {
+    let mut outcomes = Outcomes::new();
+    for round in 0..5_000 {
+        if done.load(Ordering::Relaxed) {
+            break;
+        }
+        let id = format!("{task}-{round}");
+        let result = log_call(&mut connection, COUNTER, LOG, &id).await;
+        let failed = result.is_err();
+        outcomes.push((id, outcome(result)));
+        if failed {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+    outcomes
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_and_restart_under_load_never_runs_a_call_twice() {
+    let began = Instant::now();
+    // Later arguments win: the log survives the kill (fsync before reply).
+    let mut server = RedisServer::start_with(&["--appendonly", "yes", "--appendfsync", "always"]);
+    let manager = redis::aio::ConnectionManager::new(server.client())
+        .await
+        .expect("connection manager");
+    let done = Arc::new(AtomicBool::new(false));
+    let tasks: Vec<_> = (0..8)
+        .map(|task| tokio::spawn(load_task(manager.clone(), task, done.clone())))
+        .collect();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    tokio::task::block_in_place(|| server.stop());
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    tokio::task::block_in_place(|| server.restart());
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    done.store(true, Ordering::Relaxed);
+    let mut outcomes = Outcomes::new();
+    for task in tasks {
+        outcomes.extend(task.await.expect("load task"));
+    }
+    let log = executions(&mut server.connection().await).await;
+    let tally = Tally::of(&outcomes, &log);
+    tally.print("kill_and_restart", began.elapsed());
+    tally.assert_promises("kill_and_restart");
+    assert!(tally.ok > 0 && !tally.failed.is_empty(), "{tally:?}");
+    // Calls after the restart succeed again.
+    let last_ok = outcomes.iter().rev().take(8).filter(|(_, r)| r.is_ok()).count();
+    assert!(last_ok > 0, "{tally:?}");
+}
+
+// ---------------------------------------------------------------------------
+// 5. CLIENT PAUSE longer than the response timeout, on a cluster
+// ---------------------------------------------------------------------------
+
+const PAUSE_MS: u64 = 1000;
+const PAUSED_CALLS: usize = 8;
+
+/// Pauses the primary of `{t}` and sends `PAUSED_CALLS` calls through a
+/// cluster client with a 250 ms response timeout and `retries` (redis-rs's
+/// default when `None`); the log once the pause is over.
+async fn paused_calls(cluster: &RedisCluster, retries: Option<u32>, prefix: &str) -> Tally {
+    let began = Instant::now();
+    let mut builder = redis::cluster::ClusterClientBuilder::new(cluster.urls())
+        .response_timeout(Duration::from_millis(250));
+    if let Some(retries) = retries {
+        builder = builder.retries(retries);
+    }
+    let client = builder.build().expect("cluster client");
+    let mut connection = client.get_async_connection().await.expect("cluster connection");
+    let mut outcomes = Outcomes::new();
+    let warm = format!("{prefix}-warm");
+    let result = log_call(&mut connection, COUNTER, LOG, &warm).await;
+    outcomes.push((warm, outcome(result)));
+
+    let primary = cluster.node_for_slot(redis_script::key_slot(LOG.as_bytes()));
+    let mut direct = primary.connection().await;
+    let () = redis::cmd("CLIENT")
+        .arg("PAUSE")
+        .arg(PAUSE_MS)
+        .arg("ALL")
+        .query_async(&mut direct)
+        .await
+        .expect("CLIENT PAUSE");
+    let paused_at = Instant::now();
+    let calls: Vec<_> = (0..PAUSED_CALLS)
+        .map(|call| {
+            let mut connection = connection.clone();
+            let id = format!("{prefix}-{call}");
+            tokio::spawn(async move {
+                let result = log_call(&mut connection, COUNTER, LOG, &id).await;
+                (id, outcome(result))
+            })
+        })
+        .collect();
+    for call in calls {
+        outcomes.push(call.await.expect("paused call"));
+    }
+    let over = Duration::from_millis(PAUSE_MS + 500);
+    tokio::time::sleep(over.saturating_sub(paused_at.elapsed())).await;
+    let mut reader = cluster.connection().await;
+    let log = executions(&mut reader).await;
+    let () = redis::cmd("DEL")
+        .arg(LOG)
+        .query_async(&mut reader)
+        .await
+        .expect("DEL");
+    let tally = Tally::of(&outcomes, &log);
+    tally.print(&format!("client_pause_{prefix}"), began.elapsed());
+    for (id, result) in &outcomes {
+        if let Err(error) = result {
+            eprintln!("  {id}: {error}");
+        }
+    }
+    tally
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn client_pause_longer_than_the_response_timeout() {
+    let cluster = RedisCluster::start(3, 1);
+
+    let tally = paused_calls(&cluster, Some(0), "retries0").await;
+    tally.assert_promises("client_pause_retries0");
+    assert_eq!(
+        tally.failed.get("Timeout").copied().unwrap_or(0),
+        tally.calls - tally.ok,
+        "only timeouts: {tally:?}"
+    );
+    assert_eq!(tally.executions, tally.calls as i64, "all ran after the pause");
+
+    // redis-rs's own retries re-send a request that timed out: the server
+    // runs it again. The runtime cannot see this; the README documents it.
+    let tally = paused_calls(&cluster, None, "default_retries").await;
+    eprintln!(
+        "faults::client_pause_default_retries: {} of {} ids ran more than once",
+        tally.doubles, tally.calls
+    );
+    assert_eq!(tally.unknown_ids, 0, "{tally:?}");
+}
