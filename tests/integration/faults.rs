@@ -533,7 +533,12 @@ async fn kill_and_restart_under_load_never_runs_a_call_twice() {
     tally.assert_promises("kill_and_restart");
     assert!(tally.ok > 0 && !tally.failed.is_empty(), "{tally:?}");
     // Calls after the restart succeed again.
-    let last_ok = outcomes.iter().rev().take(8).filter(|(_, r)| r.is_ok()).count();
+    let last_ok = outcomes
+        .iter()
+        .rev()
+        .take(8)
+        .filter(|(_, r)| r.is_ok())
+        .count();
     assert!(last_ok > 0, "{tally:?}");
 }
 
@@ -555,7 +560,10 @@ async fn paused_calls(cluster: &RedisCluster, retries: Option<u32>, prefix: &str
         builder = builder.retries(retries);
     }
     let client = builder.build().expect("cluster client");
-    let mut connection = client.get_async_connection().await.expect("cluster connection");
+    let mut connection = client
+        .get_async_connection()
+        .await
+        .expect("cluster connection");
     let mut outcomes = Outcomes::new();
     let warm = format!("{prefix}-warm");
     let result = log_call(&mut connection, COUNTER, LOG, &warm).await;
@@ -614,7 +622,10 @@ async fn client_pause_longer_than_the_response_timeout() {
         tally.calls - tally.ok,
         "only timeouts: {tally:?}"
     );
-    assert_eq!(tally.executions, tally.calls as i64, "all ran after the pause");
+    assert_eq!(
+        tally.executions, tally.calls as i64,
+        "all ran after the pause"
+    );
 
     // redis-rs's own retries re-send a request that timed out: the server
     // runs it again. The runtime cannot see this; the README documents it.
