@@ -7,6 +7,7 @@ mod batches;
 mod calls;
 mod corpus;
 mod failover;
+mod faults;
 mod preload;
 mod replies;
 mod servers;

@@ -14,3 +14,5 @@ pub async fn transfer(source: &str, destination: &str, amount: i64) -> (i64, i64
 /// Generic parameters are kept: any reply type that decodes.
 #[redis_script(path = "../lua/release_lock.lua", keys = 1)]
 pub async fn release_lock_as<T: redis::FromRedisValue>(lock: &str, token: &str) -> T;
+
+pub mod faults;
