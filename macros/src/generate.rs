@@ -48,6 +48,7 @@ pub fn script_function(declaration: &Declaration, script: &CheckedScript) -> Tok
     let arg_idents = signature.arg_params().iter().map(|param| &param.ident);
     let returned_codes = error_codes.codes.iter();
     let unknown_codes = error_codes.unknown;
+    let forwards_command_errors = error_codes.forwards_command_errors;
     let script_const = quote! {
         /// The embedded script: its source, SHA1 and the facts checked at compile time.
         pub const SCRIPT: ::redis_script::Script = ::redis_script::Script::__new(
@@ -57,7 +58,7 @@ pub fn script_function(declaration: &Declaration, script: &CheckedScript) -> Tok
             #sha1,
             #read_only,
             #allow_cross_slot_keys,
-            ::redis_script::__private::ReturnedErrors::__new(&[#(#returned_codes),*], #unknown_codes),
+            ::redis_script::__private::ReturnedErrors::__new(&[#(#returned_codes),*], #forwards_command_errors, #unknown_codes),
         );
     };
     let argument_count = signature.arg_params().len();

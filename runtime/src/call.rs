@@ -103,14 +103,19 @@ impl<T, E> Call<T, E> {
     #[doc(hidden)]
     pub fn __start(script: &'static Script, keys: Keys, arguments: usize) -> Self {
         let routing = keys.routing(script.allows_cross_slot_keys());
+        // A script that can build a NOSCRIPT-looking reply is always sent
+        // with its body: the server never answers EVAL with NOSCRIPT, so
+        // such a reply cannot be mistaken for a cache miss.
+        let (name, script_id) = if script.may_imitate_noscript() {
+            (eval_name(script), script.source())
+        } else {
+            (evalsha_name(script), script.sha1())
+        };
         let mut command = Cmd::with_capacity(
             3 + keys.ends.len() + arguments,
-            script.sha1().len() + 16 + keys.data.len() + ARGUMENT_SIZE_GUESS * arguments,
+            script_id.len() + 16 + keys.data.len() + ARGUMENT_SIZE_GUESS * arguments,
         );
-        command
-            .arg(evalsha_name(script))
-            .arg(script.sha1())
-            .arg(keys.ends.len());
+        command.arg(name).arg(script_id).arg(keys.ends.len());
         for key in keys.iter() {
             command.arg(key);
         }
@@ -142,7 +147,9 @@ impl<T, E> Call<T, E> {
         self.script
     }
 
-    /// The `EVALSHA` command as it will be sent.
+    /// The command as it will be sent: `EVALSHA` (or `EVALSHA_RO`), or
+    /// `EVAL` with the body for a script whose error replies are built at
+    /// run time.
     pub fn command(&self) -> &Cmd {
         &self.command
     }
@@ -180,12 +187,17 @@ impl<T, E> Call<T, E> {
     /// The same call as `EVAL <source> …`, for the cold path: `EVAL_RO`
     /// for a read-only script where the server has it.
     pub fn eval_command(&self) -> Cmd {
-        let name = if self.script.is_read_only() && READ_ONLY_COMMANDS.load(Ordering::Relaxed) {
-            "EVAL_RO"
+        self.renamed(eval_name(self.script), Some(self.script.source()))
+    }
+
+    /// The first command without the `_RO` variants, for servers that lack
+    /// them.
+    fn without_read_only_commands(&self) -> Cmd {
+        if self.script.may_imitate_noscript() {
+            self.plain_eval()
         } else {
-            "EVAL"
-        };
-        self.renamed(name, Some(self.script.source()))
+            self.plain_evalsha()
+        }
     }
 
     /// The call as `EVALSHA <sha> …`, whatever the script's flags: batches
@@ -214,6 +226,15 @@ impl<T, E> Call<T, E> {
             }
         }
         command
+    }
+}
+
+/// `EVAL_RO` for a read-only script on servers that have it.
+fn eval_name(script: &Script) -> &'static str {
+    if script.is_read_only() && READ_ONLY_COMMANDS.load(Ordering::Relaxed) {
+        "EVAL_RO"
+    } else {
+        "EVAL"
     }
 }
 
@@ -304,7 +325,7 @@ impl<T: FromRedisValue, E: From<Error>> Call<T, E> {
                 script = self.script.name(),
                 "the server does not know EVALSHA_RO: read-only scripts use EVALSHA from now on"
             );
-            outcome = round_trip(connection, &self.plain_evalsha(), origin).await;
+            outcome = round_trip(connection, &self.without_read_only_commands(), origin).await;
         }
         if let Outcome::NoScript = outcome {
             path = Path::NoScriptEval;
@@ -488,7 +509,7 @@ mod tests {
         "e0e1f9fabfc9d4800c877a703b823ac0578ff8db",
         false,
         false,
-        crate::script::ReturnedErrors::__new(&[], false),
+        crate::script::ReturnedErrors::__new(&[], false, false),
     );
 
     fn keys(names: &[&str]) -> Keys {

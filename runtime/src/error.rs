@@ -216,16 +216,7 @@ impl Error {
                     }),
             };
         }
-        // NOSCRIPT is the one refusal a script whose error replies are
-        // computed at run time could still imitate, word for word; it is
-        // trusted so that such scripts keep their cold path (the checker
-        // rejects a literal NOSCRIPT).
-        let unforgeable = !origin.may_return(code)
-            || (code == "NOSCRIPT"
-                && !origin
-                    .script
-                    .is_some_and(|script| script.returned_errors().returns_literal(code)));
-        if refusal::is_server_refusal(code, detail) && unforgeable {
+        if refusal::is_server_refusal(code, detail) && !origin.may_return(code) {
             return Self::Refused {
                 script,
                 code: code.to_owned(),
@@ -395,7 +386,7 @@ mod tests {
         "e0e1f9fabfc9d4800c877a703b823ac0578ff8db",
         false,
         false,
-        ReturnedErrors::__new(&["CONFLICT"], false),
+        ReturnedErrors::__new(&["CONFLICT"], false, false),
     );
     static RETURNS_BUSY: Script = Script::__new(
         "returns_busy",
@@ -404,7 +395,7 @@ mod tests {
         "e0e1f9fabfc9d4800c877a703b823ac0578ff8db",
         false,
         false,
-        ReturnedErrors::__new(&["BUSY"], false),
+        ReturnedErrors::__new(&["BUSY"], false, false),
     );
     static COMPUTED: Script = Script::__new(
         "computed",
@@ -413,7 +404,7 @@ mod tests {
         "e0e1f9fabfc9d4800c877a703b823ac0578ff8db",
         false,
         false,
-        ReturnedErrors::__new(&[], true),
+        ReturnedErrors::__new(&[], false, true),
     );
 
     const BUSY: &str =
@@ -458,12 +449,28 @@ mod tests {
         }
     }
 
+    static FORWARDS: Script = Script::__new(
+        "forwards",
+        "lua/forwards.lua",
+        "return 1",
+        "e0e1f9fabfc9d4800c877a703b823ac0578ff8db",
+        false,
+        false,
+        ReturnedErrors::__new(&[], true, false),
+    );
+
     #[test]
-    fn noscript_in_the_servers_words_is_a_cache_miss_for_every_script() {
-        for script in [&PLAIN, &COMPUTED] {
-            let error = classify(script, "NOSCRIPT", "No matching script. Please use EVAL.");
-            assert!(error.is_refusal(), "{error:?}");
+    fn noscript_is_a_cache_miss_unless_the_script_can_build_it() {
+        const NOSCRIPT: &str = "No matching script. Please use EVAL.";
+        for script in [&PLAIN, &FORWARDS] {
+            assert!(classify(script, "NOSCRIPT", NOSCRIPT).is_refusal());
+            assert!(!script.may_imitate_noscript());
         }
+        // Forwarded command errors may be anything else.
+        assert!(!classify(&FORWARDS, "BUSY", BUSY).is_refusal());
+        // A script with error texts built at run time: its own reply.
+        assert!(!classify(&COMPUTED, "NOSCRIPT", NOSCRIPT).is_refusal());
+        assert!(COMPUTED.may_imitate_noscript());
         assert!(!classify(&PLAIN, "NOSCRIPT", "gone").is_refusal());
     }
 

@@ -25,25 +25,36 @@ pub struct Script {
 #[derive(Debug, Clone, Copy)]
 pub struct ReturnedErrors {
     codes: &'static [&'static str],
+    forwards_command_errors: bool,
     unknown: bool,
 }
 
 impl ReturnedErrors {
     /// Used by generated code only.
-    pub const fn __new(codes: &'static [&'static str], unknown: bool) -> Self {
-        Self { codes, unknown }
+    pub const fn __new(
+        codes: &'static [&'static str],
+        forwards_command_errors: bool,
+        unknown: bool,
+    ) -> Self {
+        Self {
+            codes,
+            forwards_command_errors,
+            unknown,
+        }
     }
 
-    /// Whether the script may reply with an error of this code.
+    /// Whether the script may reply with an error of this code. Commands
+    /// called from a script never answer `NOSCRIPT` (scripts cannot call
+    /// scripts), so only a reply built at run time can carry it.
     pub(crate) fn may_return(&self, code: &str) -> bool {
-        self.unknown || self.returns_literal(code)
-    }
-
-    /// Whether a literal error reply of the script has this code.
-    pub(crate) fn returns_literal(&self, code: &str) -> bool {
-        self.codes.contains(&code)
+        self.unknown
+            || self.codes.contains(&code)
+            || (self.forwards_command_errors && code != NOSCRIPT)
     }
 }
+
+/// The server's answer to `EVALSHA` for a script it has not cached.
+pub(crate) const NOSCRIPT: &str = "NOSCRIPT";
 
 impl Script {
     /// Used by generated code only; the macro guarantees that `sha1` is the
@@ -87,6 +98,14 @@ impl Script {
     /// Lowercase hex SHA1 of the source: the script's id for `EVALSHA`.
     pub const fn sha1(&self) -> &'static str {
         self.sha1
+    }
+
+    /// True when the script may build an error reply that reads like the
+    /// server's `NOSCRIPT` (its error texts are computed at run time): its
+    /// calls are sent as `EVAL` with the body, which the server never
+    /// answers with `NOSCRIPT`, so such a reply is always the script's own.
+    pub(crate) fn may_imitate_noscript(&self) -> bool {
+        self.returned_errors.may_return(NOSCRIPT)
     }
 
     /// True when no write command is reachable from the script, so it runs

@@ -199,16 +199,16 @@ async fn computed_error_replies_that_look_like_refusals_say_the_script_ran() {
     assert_eq!(tally.executions, outcomes.len() as i64, "{tally:?}");
 }
 
-/// Computed `NOSCRIPT` wording is trusted as the server's (so that scripts
-/// whose error codes are computed keep their cold path): a script that
-/// writes and then returns it runs again with `EVAL`, and the caller is
-/// told it did not run.
+/// A script whose error texts are computed at run time could imitate the
+/// server's `NOSCRIPT`; it is always sent as `EVAL` with its body (which the
+/// server never answers with `NOSCRIPT`), so the reply is the script's own:
+/// one execution per call, reported as run.
 #[tokio::test]
-#[ignore = "runtime bug: a computed NOSCRIPT reply is taken for the server's; the script runs twice and may_have_executed() says false"]
 async fn computed_noscript_reply_is_not_taken_for_the_servers() {
     let began = Instant::now();
     let server = RedisServer::start();
     let mut connection = server.connection().await;
+    server.reset_stats();
     let mut outcomes = Outcomes::new();
     for round in 0..2 {
         let id = format!("noscript-{round}");
@@ -227,6 +227,12 @@ async fn computed_noscript_reply_is_not_taken_for_the_servers() {
     let tally = Tally::of(&outcomes, &log);
     tally.print("computed_noscript_reply", began.elapsed());
     tally.assert_promises("computed_noscript_reply");
+    assert_eq!(tally.executions, 2, "{tally:?}");
+    assert_eq!(
+        (server.calls("evalsha"), server.calls("eval")),
+        (0, 2),
+        "sent with the body every time"
+    );
 }
 
 #[tokio::test]
@@ -419,65 +425,8 @@ async fn flush_storm_transactions_run_exactly_once() {
     flush_storm(Mode::Transaction, 20).await;
 }
 
-// ---------------------------------------------------------------------------
-// 3. A read-only script on a server without EVALSHA_RO
-// ---------------------------------------------------------------------------
-
-#[tokio::test]
-async fn read_only_script_falls_back_to_evalsha_without_evalsha_ro() {
-    let began = Instant::now();
-    let server = RedisServer::start_with(&[
-        "--rename-command",
-        "EVALSHA_RO",
-        "",
-        "--rename-command",
-        "EVAL_RO",
-        "",
-    ]);
-    let mut connection = server.connection().await;
-    let unknown: redis::RedisResult<redis::Value> = redis::cmd("EVALSHA_RO")
-        .arg(read_log::SCRIPT.sha1())
-        .arg(1)
-        .arg(LOG)
-        .arg("x")
-        .query_async(&mut connection)
-        .await;
-    let unknown = unknown.expect_err("EVALSHA_RO is renamed away");
-    assert!(
-        unknown
-            .detail()
-            .is_some_and(|d| d.starts_with("unknown command 'EVALSHA_RO'")),
-        "{unknown:?}"
-    );
-    let () = redis::cmd("HSET")
-        .arg(LOG)
-        .arg("seen")
-        .arg(7)
-        .query_async(&mut connection)
-        .await
-        .expect("HSET");
-    server.reset_stats();
-    // The fallback is remembered for the whole process: the first call may
-    // or may not try EVALSHA_RO, depending on the tests that ran before.
-    for _ in 0..3 {
-        let seen = read_log(&mut connection, LOG, "seen")
-            .await
-            .expect("the read-only call succeeds");
-        assert_eq!(seen, Some(7));
-        let unseen = read_log(&mut connection, LOG, "unseen")
-            .await
-            .expect("the read-only call succeeds");
-        assert_eq!(unseen, None);
-    }
-    let (evalsha, eval) = (server.calls("evalsha"), server.calls("eval"));
-    eprintln!(
-        "faults::no_evalsha_ro: evalsha={evalsha} eval={eval} evalsha_ro={} in {:.2?}",
-        server.calls("evalsha_ro"),
-        began.elapsed()
-    );
-    assert_eq!(eval, 1, "one cold EVAL");
-    assert_eq!(evalsha, 6, "every call starts with EVALSHA");
-}
+// 3. A read-only script on a server without EVALSHA_RO: `tests/read_only_fallback.rs`
+//    (its own process, since the runtime remembers the fallback per process).
 
 // ---------------------------------------------------------------------------
 // 4. kill -9 and restart of a standalone server under load

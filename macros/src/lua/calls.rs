@@ -63,8 +63,7 @@ impl Analyzer<'_> {
         match (global, member) {
             ("redis", Some(member @ ("call" | "pcall"))) => {
                 if member == "pcall" {
-                    // Its result may be an error reply of any command.
-                    self.error_codes.forwards_unknown();
+                    self.error_codes.forwards_command_errors();
                 }
                 self.check_redis_call(operands, span);
                 Value::Unknown
@@ -78,10 +77,13 @@ impl Analyzer<'_> {
                 );
                 Value::Reply(Reply::Error(first.and_then(error_code)))
             }
+            // The error of a protected `redis.call` is a command's reply.
+            ("pcall" | "xpcall", None) => {
+                self.error_codes.forwards_command_errors();
+                Value::Unknown
+            }
             // Their results may carry an `err` field from run-time data.
-            ("pcall" | "xpcall" | "rawset", None)
-            | ("cjson", Some("decode"))
-            | ("cmsgpack", Some("unpack")) => {
+            ("rawset", None) | ("cjson", Some("decode")) | ("cmsgpack", Some("unpack")) => {
                 self.error_codes.forwards_unknown();
                 Value::Unknown
             }

@@ -88,9 +88,15 @@ impl ErrorCodes {
         self.codes.insert(code);
     }
 
-    /// The script may hand back error replies whose code is only known at
-    /// run time (`redis.pcall` results, decoded tables, `t.err = x`).
+    /// The script may hand back error replies whose text is only known at
+    /// run time (decoded tables, `t.err = x`).
     pub(crate) fn forwards_unknown(&mut self) {
         self.unknown = true;
+    }
+
+    /// The script may hand back the error replies of the commands it calls
+    /// (`redis.pcall`, `pcall(redis.call, …)`).
+    pub(crate) fn forwards_command_errors(&mut self) {
+        self.forwards_command_errors = true;
     }
 }

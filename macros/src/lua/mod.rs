@@ -76,7 +76,10 @@ pub struct Analysis {
 pub struct ErrorCodes {
     /// Codes of literal messages: `redis.error_reply('CONFLICT …')`.
     pub codes: std::collections::BTreeSet<String>,
-    /// Some error reply's code is only known at run time.
+    /// `redis.pcall` results may be returned: any error of a command the
+    /// script calls (never `NOSCRIPT`: scripts cannot call scripts).
+    pub forwards_command_errors: bool,
+    /// Some error reply's text is built at run time: it may have any code.
     pub unknown: bool,
 }
 

@@ -68,6 +68,17 @@ fn codes(source: &str) -> (Vec<String>, bool) {
 }
 
 #[test]
+fn protected_calls_forward_command_errors_only() {
+    for source in [
+        "return redis.pcall('GET', 'k')",
+        "local ok, e = pcall(redis.call, 'GET', 'k') return e",
+    ] {
+        let codes = analyze(source, &signature(0, 0)).error_codes;
+        assert!(codes.forwards_command_errors && !codes.unknown, "{source}");
+    }
+}
+
+#[test]
 fn literal_error_codes_are_collected() {
     assert_eq!(
         codes(
@@ -94,8 +105,6 @@ fn run_time_error_codes_make_the_set_unknown() {
         "return redis.error_reply(tostring(ARGV))",
         "return redis.error_reply('CODE' .. tostring(ARGV))",
         "return {err = tostring(ARGV)}",
-        "return redis.pcall('GET', 'k')",
-        "local ok, e = pcall(redis.call, 'GET', 'k') return e",
         "return cjson.decode('{}')",
         "return cmsgpack.unpack('')",
         "local t = {} t.err = 'X' return t",

@@ -1,0 +1,57 @@
+//! A read-only script on a server without `EVALSHA_RO`/`EVAL_RO`. The
+//! runtime remembers the fallback for the whole process, so this runs in a
+//! test binary of its own: the first call meets the unknown command.
+
+use redis_script_testkit::{RedisServer, Stats};
+use redis_script_tests::faults::read_log;
+
+const LOG: &str = "{t}:log";
+
+#[tokio::test]
+async fn read_only_script_falls_back_to_evalsha_without_evalsha_ro() {
+    let server = RedisServer::start_without_read_only_scripts();
+    let mut connection = server.connection().await;
+    let unknown = redis::cmd("EVALSHA_RO")
+        .arg(read_log::SCRIPT.sha1())
+        .arg(1)
+        .arg(LOG)
+        .arg("x")
+        .query_async::<redis::Value>(&mut connection)
+        .await
+        .expect_err("EVALSHA_RO is renamed away");
+    assert!(
+        unknown
+            .detail()
+            .is_some_and(|detail| detail.starts_with("unknown command 'EVALSHA_RO'")),
+        "{unknown:?}"
+    );
+    let () = redis::cmd("HSET")
+        .arg(LOG)
+        .arg("seen")
+        .arg(7)
+        .query_async(&mut connection)
+        .await
+        .expect("HSET");
+    server.reset_stats();
+    // EVALSHA_RO (unknown command, did not run), EVALSHA (NOSCRIPT), EVAL;
+    // from then on EVALSHA.
+    for _ in 0..3 {
+        let seen = read_log(&mut connection, LOG, "seen")
+            .await
+            .expect("the read-only call succeeds");
+        assert_eq!(seen, Some(7));
+        let unseen = read_log(&mut connection, LOG, "unseen")
+            .await
+            .expect("the read-only call succeeds");
+        assert_eq!(unseen, None);
+    }
+    assert_eq!(
+        (
+            server.calls("evalsha"),
+            server.calls("eval"),
+            server.calls("evalsha_ro")
+        ),
+        (6, 1, 0),
+        "(evalsha, eval, evalsha_ro)"
+    );
+}
