@@ -12,9 +12,7 @@ use std::time::{Duration, Instant};
 use redis::aio::ConnectionLike;
 use redis_script::{Batch, Error};
 use redis_script_testkit::{RedisCluster, RedisServer, Stats};
-use redis_script_tests::faults::{
-    log_call, read_log, shebang_log_call, write_then_busy, write_then_error,
-};
+use redis_script_tests::faults::{log_call, shebang_log_call, write_then_busy, write_then_error};
 
 /// The counter every test script increments.
 const COUNTER: &str = "{t}:n";
