@@ -379,33 +379,22 @@ mod tests {
 
     use crate::script::ReturnedErrors;
 
-    static PLAIN: Script = Script::__new(
-        "plain",
-        "lua/plain.lua",
-        "return 1",
-        "e0e1f9fabfc9d4800c877a703b823ac0578ff8db",
-        false,
-        false,
-        ReturnedErrors::__new(&["CONFLICT"], false, false),
-    );
-    static RETURNS_BUSY: Script = Script::__new(
-        "returns_busy",
-        "lua/returns_busy.lua",
-        "return 1",
-        "e0e1f9fabfc9d4800c877a703b823ac0578ff8db",
-        false,
-        false,
-        ReturnedErrors::__new(&["BUSY"], false, false),
-    );
-    static COMPUTED: Script = Script::__new(
-        "computed",
-        "lua/computed.lua",
-        "return 1",
-        "e0e1f9fabfc9d4800c877a703b823ac0578ff8db",
-        false,
-        false,
-        ReturnedErrors::__new(&[], false, true),
-    );
+    /// A script at `lua/test.lua` that can return the errors `returned`.
+    const fn test_script(returned: ReturnedErrors) -> Script {
+        Script::__new(
+            "test",
+            "lua/test.lua",
+            "return 1",
+            "e0e1f9fabfc9d4800c877a703b823ac0578ff8db",
+            false,
+            false,
+            returned,
+        )
+    }
+
+    static PLAIN: Script = test_script(ReturnedErrors::__new(&["CONFLICT"], false, false));
+    static RETURNS_BUSY: Script = test_script(ReturnedErrors::__new(&["BUSY"], false, false));
+    static COMPUTED: Script = test_script(ReturnedErrors::__new(&[], false, true));
 
     const BUSY: &str =
         "Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSCRIPT.";
@@ -449,15 +438,7 @@ mod tests {
         }
     }
 
-    static FORWARDS: Script = Script::__new(
-        "forwards",
-        "lua/forwards.lua",
-        "return 1",
-        "e0e1f9fabfc9d4800c877a703b823ac0578ff8db",
-        false,
-        false,
-        ReturnedErrors::__new(&[], true, false),
-    );
+    static FORWARDS: Script = test_script(ReturnedErrors::__new(&[], true, false));
 
     #[test]
     fn noscript_is_a_cache_miss_unless_the_script_can_build_it() {
@@ -484,14 +465,14 @@ mod tests {
         assert_eq!(
             error.location(),
             Some(ScriptLocation {
-                path: "lua/plain.lua",
+                path: "lua/test.lua",
                 line: 7
             })
         );
         assert!(error.may_have_executed());
         assert_eq!(
             error.to_string(),
-            "script `plain` failed at lua/plain.lua:7: OOM command not allowed when used memory > 'maxmemory'."
+            "script `test` failed at lua/test.lua:7: OOM command not allowed when used memory > 'maxmemory'."
         );
     }
 

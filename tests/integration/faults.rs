@@ -430,11 +430,13 @@ async fn flush_storm_transactions_run_exactly_once() {
 // 4. kill -9 and restart of a standalone server under load
 // ---------------------------------------------------------------------------
 
-/// Calls the logging script with fresh ids until `done`.
-async fn load_task(
-    mut connection: redis::aio::ConnectionManager,
+/// Calls the logging script with fresh ids until `done`, pausing `backoff`
+/// after each failed call.
+async fn load_task<C: ConnectionLike>(
+    mut connection: C,
     task: usize,
     done: Arc<AtomicBool>,
+    backoff: Duration,
 ) -> Outcomes {
     let mut outcomes = Outcomes::new();
     for round in 0..5_000 {
@@ -446,7 +448,7 @@ async fn load_task(
         let failed = result.is_err();
         outcomes.push((id, outcome(result)));
         if failed {
-            tokio::time::sleep(Duration::from_millis(5)).await;
+            tokio::time::sleep(backoff).await;
         }
     }
     outcomes
@@ -462,7 +464,14 @@ async fn kill_and_restart_under_load_never_runs_a_call_twice() {
         .expect("connection manager");
     let done = Arc::new(AtomicBool::new(false));
     let tasks: Vec<_> = (0..8)
-        .map(|task| tokio::spawn(load_task(manager.clone(), task, done.clone())))
+        .map(|task| {
+            tokio::spawn(load_task(
+                manager.clone(),
+                task,
+                done.clone(),
+                Duration::from_millis(5),
+            ))
+        })
         .collect();
     tokio::time::sleep(Duration::from_millis(300)).await;
     tokio::task::block_in_place(|| server.stop());
@@ -588,28 +597,6 @@ async fn client_pause_longer_than_the_response_timeout() {
 // 6. Cluster failover under load
 // ---------------------------------------------------------------------------
 
-/// Calls the logging script through a cluster connection until `done`.
-async fn cluster_load_task(
-    mut connection: redis::cluster_async::ClusterConnection,
-    task: usize,
-    done: Arc<AtomicBool>,
-) -> Outcomes {
-    let mut outcomes = Outcomes::new();
-    for round in 0..5_000 {
-        if done.load(Ordering::Relaxed) {
-            break;
-        }
-        let id = format!("{task}-{round}");
-        let result = log_call(&mut connection, COUNTER, LOG, &id).await;
-        let failed = result.is_err();
-        outcomes.push((id, outcome(result)));
-        if failed {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    }
-    outcomes
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cluster_failover_under_load_never_runs_a_call_twice_without_client_retries() {
     let began = Instant::now();
@@ -625,7 +612,14 @@ async fn cluster_failover_under_load_never_runs_a_call_twice_without_client_retr
         .expect("cluster connection");
     let done = Arc::new(AtomicBool::new(false));
     let tasks: Vec<_> = (0..4)
-        .map(|task| tokio::spawn(cluster_load_task(connection.clone(), task, done.clone())))
+        .map(|task| {
+            tokio::spawn(load_task(
+                connection.clone(),
+                task,
+                done.clone(),
+                Duration::from_millis(20),
+            ))
+        })
         .collect();
     tokio::time::sleep(Duration::from_millis(300)).await;
     let primary = cluster
