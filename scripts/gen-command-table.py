@@ -3,9 +3,9 @@
 
 Writes two Rust files from what a real `redis-server` reports:
 
-* ``macros/src/lua/command_table.rs``: every command and subcommand of
+* ``analysis/src/commands/table.rs``: every command and subcommand of
   ``COMMAND`` (name, arity, flags, key specs), sorted by name;
-* ``macros/src/lua/sandbox_table.rs``: the globals an ``EVAL`` script can
+* ``analysis/src/sandbox/table.rs``: the globals an ``EVAL`` script can
   see and the members of every library table, sorted by name.
 
 The hand-written APIs over this data are ``commands.rs`` and ``sandbox.rs``
@@ -44,7 +44,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-LUA_DIR = REPO / "macros" / "src" / "lua"
+LUA_DIR = REPO / "analysis" / "src"
 SCRIPT_NAME = "scripts/gen-command-table.py"
 
 # Bit order of `CommandFlags` in commands.rs: (name in COMMAND, Rust const).
@@ -565,10 +565,10 @@ def main() -> int:
                 version, commands, marked, sandbox = collect(redis)
 
         files = {
-            args.out_dir / "command_table.rs": rustfmt(
+            args.out_dir / "commands" / "table.rs": rustfmt(
                 command_table_rs(version, commands, marked), args.rustfmt
             ),
-            args.out_dir / "sandbox_table.rs": rustfmt(
+            args.out_dir / "sandbox" / "table.rs": rustfmt(
                 sandbox_table_rs(version, sandbox), args.rustfmt
             ),
         }

@@ -4,8 +4,8 @@ use std::path::{Path, PathBuf};
 
 use crate::contract::{self, ContractCheck};
 use crate::errors::Errors;
-use crate::lua;
 use crate::parse::Declaration;
+use redis_script_analysis as lua;
 
 /// Environment variable that overrides the directory `path` is relative to.
 /// Cargo sets `CARGO_MANIFEST_DIR`; tools that compile a crate from another

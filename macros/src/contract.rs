@@ -13,7 +13,7 @@ use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned};
 use syn::Type;
 
-use crate::lua::{self, Diagnostic, ReturnShape, ReturnSite};
+use redis_script_analysis::{self as lua, Diagnostic, ReturnShape, ReturnSite};
 
 /// One assertion about one `return` site.
 pub struct ContractCheck {

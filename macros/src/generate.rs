@@ -6,8 +6,8 @@ use syn::{Ident, Type};
 
 use crate::check::CheckedScript;
 use crate::contract;
-use crate::lua;
 use crate::parse::{CONNECTION_PARAM, Declaration, FunctionSignature};
+use redis_script_analysis as lua;
 
 /// The full expansion for a script that passed every check.
 pub fn script_function(declaration: &Declaration, script: &CheckedScript) -> TokenStream {

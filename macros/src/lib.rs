@@ -19,7 +19,6 @@ mod check;
 mod contract;
 mod errors;
 mod generate;
-mod lua;
 mod parse;
 mod reply;
 mod script_error;

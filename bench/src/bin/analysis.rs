@@ -2,9 +2,8 @@
 //!
 //! Run: `cargo run --release -p redis-script-bench --bin analysis`
 //!
-//! The analysis module is compiled into this program from the macro crate's
-//! source (`macros/src/lua`), which has no `proc_macro` dependency for
-//! exactly this kind of reuse. Note that Cargo builds proc macros and their
+//! The analysis is the `redis-script-analysis` crate the attribute uses.
+//! Note that Cargo builds proc macros and their
 //! dependencies without optimisation even in release builds unless a
 //! profile override says otherwise, so the macro itself runs the analysis
 //! slower than this optimised program; the table shows both build modes
@@ -13,9 +12,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-#[allow(dead_code, unused_imports)]
-#[path = "../../../macros/src/lua/mod.rs"]
-mod lua;
+use redis_script_analysis as lua;
 
 const RUNS: usize = 200;
 

@@ -1,20 +1,39 @@
-//! Static analysis of Redis Lua scripts.
+//! Static analysis of Redis Lua scripts, for `redis-script`'s attribute and
+//! its command-line checker.
 //!
-//! This module knows nothing about `proc_macro`: it takes the script source
-//! and what the Rust signature declares, and returns diagnostics (with
-//! `line:column` positions inside the `.lua` file) plus the facts the code
-//! generator needs (read-only, return shapes, header docs). That keeps it
-//! unit-testable on its own and reusable by a command-line checker.
+//! The crate knows nothing about `proc_macro`: [`analyze`] takes the script
+//! source and what the caller declares about its inputs ([`Signature`]), and
+//! returns diagnostics (with `line:column` positions inside the `.lua` file)
+//! plus the facts a code generator needs (read-only, return shapes, header
+//! docs, error codes).
+//!
+//! ```
+//! use redis_script_analysis::{Signature, analyze};
+//!
+//! let signature = Signature { keys: 1, ..Signature::default() };
+//! let analysis = analyze("return redis.call('GET', KEYS[2])", &signature);
+//! for error in analysis.errors() {
+//!     println!("{}:{}: {}", error.line, error.column, error.message);
+//! }
+//! assert!(analysis.errors().any(|error| error.message.contains("KEYS[2]")));
+//! ```
+
+// The analysis runs inside the compiler on user input: it reports problems
+// as diagnostics, it never panics.
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
 
 mod calls;
-mod commands;
+pub mod commands;
 mod diagnostic;
 mod error_codes;
 mod globals;
 mod header;
 mod params;
 mod returns;
-mod sandbox;
+pub mod sandbox;
 mod scope;
 mod shebang;
 mod span;
@@ -29,8 +48,6 @@ mod proptests;
 mod tests;
 
 pub use diagnostic::{Diagnostic, Severity};
-// `ParamDoc` is named by users of `Header` outside this crate's macro code.
-#[allow(unused_imports)]
 pub use header::{Header, ParamDoc};
 pub use shebang::ScriptFlags;
 

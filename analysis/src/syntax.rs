@@ -13,7 +13,6 @@ use full_moon::tokenizer::{Lexer, LexerResult, Symbol, Token, TokenType, Tokeniz
 
 use super::diagnostic::Diagnostic;
 
-#[path = "quick_scan.rs"]
 mod quick_scan;
 
 /// Lua 5.1 refuses chunks nesting more than 200 "C levels" (LUAI_MAXCCALLS);
