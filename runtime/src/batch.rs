@@ -172,15 +172,41 @@ impl Batch {
     where
         C: ConnectionLike + ?Sized,
     {
-        let failed = |error| Error::from_failure(Origin::label(BATCH), error);
-        let count = self.scripts.len();
+        let (offset, count) = self.reply_window();
+        let replies = connection
+            .req_packed_commands(&self.pipeline, offset, count)
+            .await;
+        self.replies(replies)
+    }
+
+    /// [`Batch::run`] on a synchronous connection, blocking the thread
+    /// until every reply arrived.
+    pub fn run_blocking<C>(&self, connection: &mut C) -> Result<Replies, Error>
+    where
+        C: redis::ConnectionLike + ?Sized,
+    {
+        let (offset, count) = self.reply_window();
+        let packed = self.pipeline.get_packed_pipeline();
+        self.replies(connection.req_packed_commands(&packed, offset, count))
+    }
+
+    /// Which of the replies to the sent commands are kept: for a
+    /// transaction only `EXEC`'s (after `MULTI`'s OK and one QUEUED per
+    /// command).
+    fn reply_window(&self) -> (usize, usize) {
+        if self.atomic {
+            (self.scripts.len() + 1, 1)
+        } else {
+            (0, self.scripts.len())
+        }
+    }
+
+    /// One reply per queued command, from what the connection returned.
+    fn replies(&self, received: redis::RedisResult<Vec<Value>>) -> Result<Replies, Error> {
+        let mut received =
+            received.map_err(|error| Error::from_failure(Origin::label(BATCH), error))?;
         let values = if self.atomic {
-            // MULTI, the queued commands' QUEUED, then EXEC's reply.
-            let mut replies = connection
-                .req_packed_commands(&self.pipeline, count + 1, 1)
-                .await
-                .map_err(failed)?;
-            match replies.pop() {
+            match received.pop() {
                 Some(Value::Array(values)) => values,
                 Some(Value::ServerError(error)) => {
                     return Err(Error::from_server(Origin::label(BATCH), &error));
@@ -195,10 +221,7 @@ impl Batch {
                 }
             }
         } else {
-            connection
-                .req_packed_commands(&self.pipeline, 0, count)
-                .await
-                .map_err(failed)?
+            received
         };
         if values.len() != self.scripts.len() {
             return Err(Error::Decode {

@@ -1,8 +1,10 @@
 //! One prepared script invocation and its round trips.
 
+use std::borrow::Cow;
 use std::io;
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use redis::aio::ConnectionLike;
 use redis::{Cmd, FromRedisValue, RedisWrite, Value};
@@ -263,90 +265,219 @@ impl<T: FromRedisValue, E: From<Error>> Call<T, E> {
     where
         C: ConnectionLike + ?Sized,
     {
-        self.invoke_typed(connection).await.map_err(E::from)
+        let mut attempts = Attempts::new(self, Reconnects::Maybe);
+        let mut next = attempts.start();
+        loop {
+            next = match next {
+                Next::Send(command) => {
+                    let reply = connection.req_packed_command(&command).await;
+                    attempts.received(reply)
+                }
+                Next::Wait(delay) => {
+                    tokio::time::sleep(delay).await;
+                    attempts.send_again()
+                }
+                Next::Done(result) => return result.map_err(E::from),
+            };
+        }
     }
 
-    async fn invoke_typed<C>(&self, connection: &mut C) -> Result<T, Error>
+    /// [`Call::invoke`] on a synchronous connection (`redis::Connection`,
+    /// an r2d2 pooled connection, the synchronous cluster connection),
+    /// blocking the thread until the reply arrives.
+    ///
+    /// The same round trips and the same errors as [`Call::invoke`], with
+    /// one difference: a read-only script is not sent again after its
+    /// connection dropped, because a synchronous connection does not
+    /// reconnect by itself (take a fresh one from the pool and call again).
+    /// A refusal retry ([`Call::retry_refusals`]) sleeps the thread.
+    ///
+    /// ```no_run
+    /// use redis_script::redis_script;
+    ///
+    /// #[redis_script(path = "../lua/release_lock.lua", keys = 1)]
+    /// async fn release_lock(lock: &str, token: &str) -> i64;
+    ///
+    /// # fn demo() -> Result<(), Box<dyn std::error::Error>> {
+    /// let client = redis::Client::open("redis://127.0.0.1/")?;
+    /// let mut connection = client.get_connection()?;
+    /// let released = release_lock::call("lock:{a}", "token-1").invoke_blocking(&mut connection)?;
+    /// # Ok(()) }
+    /// ```
+    pub fn invoke_blocking<C>(&self, connection: &mut C) -> Result<T, E>
     where
-        C: ConnectionLike + ?Sized,
+        C: redis::ConnectionLike + ?Sized,
     {
-        self.check_slots()?;
-        let mut connection_retry = self.script.is_read_only();
-        let mut refusal_retries = 0;
+        let mut attempts = Attempts::new(self, Reconnects::Never);
+        let mut next = attempts.start();
         loop {
-            let error = match self.invoke_once(connection).await {
-                Ok(reply) => return Ok(reply),
-                Err(error) => error,
+            next = match next {
+                Next::Send(command) => {
+                    let reply = connection.req_command(&command);
+                    attempts.received(reply)
+                }
+                Next::Wait(delay) => {
+                    std::thread::sleep(delay);
+                    attempts.send_again()
+                }
+                Next::Done(result) => return result.map_err(E::from),
             };
-            match &error {
-                Error::Connection { source, .. }
-                    if connection_retry
-                        && (source.is_connection_dropped() || source.is_connection_refusal()) =>
-                {
-                    connection_retry = false;
-                    self.trace_retry("connection dropped");
-                }
-                Error::Refused { code, .. }
-                    if refusal::is_transient(code)
-                        && self
-                            .retry_refusals
-                            .is_some_and(|policy| refusal_retries < policy.retries()) =>
-                {
-                    if let Some(policy) = self.retry_refusals {
-                        tokio::time::sleep(policy.delay(refusal_retries)).await;
-                    }
-                    refusal_retries += 1;
-                    self.trace_retry("refused");
-                }
-                _ => return Err(error),
+        }
+    }
+}
+
+/// Whether the connection a call is sent on may reconnect by itself after
+/// it dropped, so that sending a read-only script again can help.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Reconnects {
+    Maybe,
+    Never,
+}
+
+/// What the driver of one call does next.
+enum Next<'c, T> {
+    /// Send this command and hand its reply to [`Attempts::received`].
+    Send(Cow<'c, Cmd>),
+    /// Wait, then call [`Attempts::send_again`].
+    Wait(Duration),
+    Done(Result<T, Error>),
+}
+
+/// The round trips of one call, apart from their I/O: which command to
+/// send, what a reply means, whether to send again. The asynchronous and
+/// the blocking call share it.
+struct Attempts<'c, T, E> {
+    call: &'c Call<T, E>,
+    stage: Stage,
+    /// A read-only call may still be sent again after a dropped connection.
+    connection_retry: bool,
+    refusal_retries: u32,
+}
+
+/// Which command of the call is in flight.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    /// The call's own command (`EVALSHA`, `EVALSHA_RO`, or `EVAL` for a
+    /// script that may imitate NOSCRIPT).
+    First,
+    /// The first command again without `_RO`, the server lacking it.
+    FirstWithoutReadOnly,
+    /// `EVAL` (or `EVAL_RO`) with the body, after NOSCRIPT.
+    Eval,
+    /// `EVAL` after the server did not know `EVAL_RO`.
+    EvalWithoutReadOnly,
+}
+
+impl<'c, T: FromRedisValue, E> Attempts<'c, T, E> {
+    fn new(call: &'c Call<T, E>, reconnects: Reconnects) -> Self {
+        Self {
+            call,
+            stage: Stage::First,
+            connection_retry: call.script.is_read_only() && reconnects == Reconnects::Maybe,
+            refusal_retries: 0,
+        }
+    }
+
+    fn start(&mut self) -> Next<'c, T> {
+        if let Err(error) = self.call.check_slots() {
+            return Next::Done(Err(error));
+        }
+        self.send_again()
+    }
+
+    fn send_again(&mut self) -> Next<'c, T> {
+        self.stage = Stage::First;
+        Next::Send(Cow::Borrowed(&self.call.command))
+    }
+
+    fn received(&mut self, reply: redis::RedisResult<Value>) -> Next<'c, T> {
+        let call = self.call;
+        let origin = Origin::script(call.script);
+        let (stage, next) = match (self.stage, Outcome::of(reply, origin)) {
+            (Stage::First, Outcome::NoReadOnlyCommands) => {
+                forget_read_only_commands(call.script);
+                (
+                    Stage::FirstWithoutReadOnly,
+                    call.without_read_only_commands(),
+                )
             }
+            (Stage::First | Stage::FirstWithoutReadOnly, Outcome::NoScript) => {
+                (Stage::Eval, call.eval_command())
+            }
+            (Stage::Eval, Outcome::NoReadOnlyCommands) => {
+                forget_read_only_commands(call.script);
+                (Stage::EvalWithoutReadOnly, call.plain_eval())
+            }
+            (_, Outcome::Reply(value)) => {
+                return self.finish(decode_value(call.script.name(), &value));
+            }
+            (_, Outcome::Failed(error)) => return self.finish(Err(error)),
+            // EVAL caches what it runs; EVALSHA/EVAL are known everywhere.
+            (_, Outcome::NoScript | Outcome::NoReadOnlyCommands) => {
+                return self.finish(Err(Error::Refused {
+                    script: call.script.name(),
+                    code: "NOSCRIPT".to_owned(),
+                    message: "the server did not run the script sent with EVAL".to_owned(),
+                }));
+            }
+        };
+        self.stage = stage;
+        Next::Send(Cow::Owned(next))
+    }
+
+    /// The call's result, or another try when the error allows one.
+    fn finish(&mut self, result: Result<T, Error>) -> Next<'c, T> {
+        let path = match self.stage {
+            Stage::First | Stage::FirstWithoutReadOnly => Path::Warm,
+            Stage::Eval | Stage::EvalWithoutReadOnly => Path::NoScriptEval,
+        };
+        trace_outcome(self.call.script, path, &result);
+        let error = match result {
+            Ok(reply) => return Next::Done(Ok(reply)),
+            Err(error) => error,
+        };
+        match &error {
+            Error::Connection { source, .. }
+                if self.connection_retry
+                    && (source.is_connection_dropped() || source.is_connection_refusal()) =>
+            {
+                self.connection_retry = false;
+                self.trace_retry("connection dropped");
+                self.send_again()
+            }
+            Error::Refused { code, .. } if refusal::is_transient(code) => {
+                match self.call.retry_refusals {
+                    Some(policy) if self.refusal_retries < policy.retries() => {
+                        let delay = policy.delay(self.refusal_retries);
+                        self.refusal_retries += 1;
+                        self.trace_retry("refused");
+                        Next::Wait(delay)
+                    }
+                    _ => Next::Done(Err(error)),
+                }
+            }
+            _ => Next::Done(Err(error)),
         }
     }
 
     fn trace_retry(&self, reason: &'static str) {
         tracing::debug!(
-            script = self.script.name(),
-            sha = self.script.sha1_prefix(),
+            script = self.call.script.name(),
+            sha = self.call.script.sha1_prefix(),
             reason,
             "sending the script again"
         );
     }
+}
 
-    async fn invoke_once<C>(&self, connection: &mut C) -> Result<T, Error>
-    where
-        C: ConnectionLike + ?Sized,
-    {
-        let origin = Origin::script(self.script);
-        let mut path = Path::Warm;
-        let mut outcome = round_trip(connection, &self.command, origin).await;
-        if let Outcome::NoReadOnlyCommands = outcome {
-            READ_ONLY_COMMANDS.store(false, Ordering::Relaxed);
-            tracing::info!(
-                script = self.script.name(),
-                "the server does not know EVALSHA_RO: read-only scripts use EVALSHA from now on"
-            );
-            outcome = round_trip(connection, &self.without_read_only_commands(), origin).await;
-        }
-        if let Outcome::NoScript = outcome {
-            path = Path::NoScriptEval;
-            outcome = round_trip(connection, &self.eval_command(), origin).await;
-            if let Outcome::NoReadOnlyCommands = outcome {
-                READ_ONLY_COMMANDS.store(false, Ordering::Relaxed);
-                outcome = round_trip(connection, &self.plain_eval(), origin).await;
-            }
-        }
-        let result = match outcome {
-            Outcome::Reply(value) => decode_value(self.script.name(), &value),
-            Outcome::Failed(error) => Err(error),
-            // EVAL caches what it runs; EVALSHA/EVAL are known everywhere.
-            Outcome::NoScript | Outcome::NoReadOnlyCommands => Err(Error::Refused {
-                script: self.script.name(),
-                code: "NOSCRIPT".to_owned(),
-                message: "the server did not run the script sent with EVAL".to_owned(),
-            }),
-        };
-        trace_outcome(self.script, path, &result);
-        result
+/// The server answered "unknown command" for `EVALSHA_RO`/`EVAL_RO`: from
+/// now on read-only scripts use `EVALSHA`/`EVAL` in this process.
+fn forget_read_only_commands(script: &Script) {
+    if READ_ONLY_COMMANDS.swap(false, Ordering::Relaxed) {
+        tracing::info!(
+            script = script.name(),
+            "the server does not know EVALSHA_RO: read-only scripts use EVALSHA from now on"
+        );
     }
 }
 
@@ -390,25 +521,24 @@ fn trace_outcome<T>(script: &Script, path: Path, result: &Result<T, Error>) {
     }
 }
 
-async fn round_trip<C>(connection: &mut C, command: &Cmd, origin: Origin) -> Outcome
-where
-    C: ConnectionLike + ?Sized,
-{
-    let error = match connection.req_packed_command(command).await {
-        Ok(Value::ServerError(error)) => Error::from_server(origin, &error),
-        Ok(value) => return Outcome::Reply(value),
-        Err(error) => Error::from_failure(origin, error),
-    };
-    match &error {
-        // Only the server's own wording, and never a code the script can
-        // return: the checker rejects `error_reply('NOSCRIPT …')`.
-        Error::Refused { code, .. } if code == "NOSCRIPT" => Outcome::NoScript,
-        Error::Refused { code, message, .. }
-            if code == "ERR" && names_read_only_command(message) =>
-        {
-            Outcome::NoReadOnlyCommands
+impl Outcome {
+    fn of(reply: redis::RedisResult<Value>, origin: Origin) -> Self {
+        let error = match reply {
+            Ok(Value::ServerError(error)) => Error::from_server(origin, &error),
+            Ok(value) => return Self::Reply(value),
+            Err(error) => Error::from_failure(origin, error),
+        };
+        match &error {
+            // Only the server's own wording, and never a code the script can
+            // return: the checker rejects `error_reply('NOSCRIPT …')`.
+            Error::Refused { code, .. } if code == "NOSCRIPT" => Self::NoScript,
+            Error::Refused { code, message, .. }
+                if code == "ERR" && names_read_only_command(message) =>
+            {
+                Self::NoReadOnlyCommands
+            }
+            _ => Self::Failed(error),
         }
-        _ => Outcome::Failed(error),
     }
 }
 

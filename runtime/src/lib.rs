@@ -55,9 +55,9 @@ pub use batch::{Batch, Handle, Replies};
 pub use call::Call;
 pub use error::{Error, KeySlot, ScriptLocation};
 pub use json::Json;
-pub use preload::preload;
 #[cfg(feature = "cluster")]
 pub use preload::{NodePreload, PreloadReport, preload_cluster};
+pub use preload::{preload, preload_blocking};
 #[doc = include_str!("doc/script_error.md")]
 pub use redis_script_macros::ScriptError;
 #[doc = include_str!("doc/script_reply.md")]

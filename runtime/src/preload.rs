@@ -43,6 +43,21 @@ where
     check_replies(scripts, &replies, "the server")
 }
 
+/// [`preload`] on a synchronous connection, blocking the thread.
+pub fn preload_blocking<C>(connection: &mut C, scripts: &[&'static Script]) -> Result<(), Error>
+where
+    C: redis::ConnectionLike + ?Sized,
+{
+    if scripts.is_empty() {
+        return Ok(());
+    }
+    let packed = load_pipeline(scripts).get_packed_pipeline();
+    let replies = connection
+        .req_packed_commands(&packed, 0, scripts.len())
+        .map_err(preload_error)?;
+    check_replies(scripts, &replies, "the server")
+}
+
 /// Loads `scripts` on every node of a Redis Cluster (primaries and
 /// replicas, so read-only scripts routed to replicas are warm too), one
 /// round trip per node, and checks every returned SHA1.

@@ -4,6 +4,7 @@
 //! replica each. Every scenario runs on both.
 
 mod batches;
+mod blocking;
 mod calls;
 mod corpus;
 mod failover;
