@@ -274,7 +274,7 @@ impl<T: FromRedisValue, E: From<Error>> Call<T, E> {
                     attempts.received(reply)
                 }
                 Next::Wait(delay) => {
-                    tokio::time::sleep(delay).await;
+                    crate::retry::wait(delay).await;
                     attempts.send_again()
                 }
                 Next::Done(result) => return result.map_err(E::from),

@@ -41,6 +41,7 @@ mod batch;
 mod call;
 mod decode;
 mod error;
+#[cfg(feature = "json")]
 mod json;
 mod preload;
 mod refusal;
@@ -54,10 +55,14 @@ mod slot;
 pub use batch::{Batch, Handle, Replies};
 pub use call::Call;
 pub use error::{Error, KeySlot, ScriptLocation};
+#[cfg(feature = "json")]
 pub use json::Json;
 #[cfg(feature = "cluster")]
 pub use preload::{NodePreload, PreloadReport, preload_cluster};
 pub use preload::{preload, preload_blocking};
+/// The redis-rs version the calls take connections of, for crates that
+/// would otherwise have to keep their own `redis` dependency in step.
+pub use redis;
 #[doc = include_str!("doc/script_error.md")]
 pub use redis_script_macros::ScriptError;
 #[doc = include_str!("doc/script_reply.md")]

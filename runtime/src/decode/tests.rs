@@ -112,7 +112,9 @@ mod derived {
     use redis::{FromRedisValue, Value};
 
     use crate::__private::{ReplyShape, Shape, Variant, accepts_bare, accepts_tag};
-    use crate::{Error, Failure, Json, ScriptError, ScriptReply, script_error::__classify};
+    #[cfg(feature = "json")]
+    use crate::Json;
+    use crate::{Error, Failure, ScriptError, ScriptReply, script_error::__classify};
 
     fn bulk(text: &str) -> Value {
         Value::BulkString(text.as_bytes().to_vec())
@@ -195,12 +197,14 @@ mod derived {
         third: Option<bool>,
     }
 
+    #[cfg(feature = "json")]
     #[derive(Debug, PartialEq, serde::Deserialize)]
     struct Profile {
         name: String,
         tags: Vec<String>,
     }
 
+    #[cfg(feature = "json")]
     #[derive(Debug, PartialEq, ScriptReply)]
     struct WithJson {
         version: u64,
@@ -473,6 +477,7 @@ mod derived {
         );
     }
 
+    #[cfg(feature = "json")]
     #[test]
     fn json_fields() {
         let value = array(vec![Value::Int(2), bulk(r#"{"name":"ada","tags":[]}"#)]);
