@@ -169,7 +169,7 @@ pub fn unreturned_variant_warning(
         tags.join(", "),
         type_name(reply),
     );
-    let private = quote! { ::redis_script::__private };
+    let private = crate::private();
     quote_spanned! {span=>
         const _: () = {
             struct RedisScriptWarning<const WARN: bool>;
@@ -235,8 +235,8 @@ pub fn assertions(
     errors: Option<&Type>,
     span: Span,
 ) -> TokenStream {
-    let shape = quote! { &<#reply as ::redis_script::__private::ReplyShape>::SHAPE };
-    let private = quote! { ::redis_script::__private };
+    let private = crate::private();
+    let shape = quote! { &<#reply as #private::ReplyShape>::SHAPE };
     let asserts = checks.iter().map(|check| {
         let message = escape_braces(&check.message);
         match &check.kind {
@@ -262,7 +262,7 @@ pub fn assertions(
             CheckKind::ErrorCode { code } => match errors {
                 Some(errors) => quote_spanned! {span=>
                     ::core::assert!(
-                        #private::contains_code(<#errors as ::redis_script::ScriptError>::CODES, #code),
+                        #private::contains_code(<#errors as #private::ScriptError>::CODES, #code),
                         #message
                     );
                 },

@@ -49,16 +49,17 @@ pub fn script_function(declaration: &Declaration, script: &CheckedScript) -> Tok
     let returned_codes = error_codes.codes.iter();
     let unknown_codes = error_codes.unknown;
     let forwards_command_errors = error_codes.forwards_command_errors;
+    let private = crate::private();
     let script_const = quote! {
         /// The embedded script: its source, SHA1 and the facts checked at compile time.
-        pub const SCRIPT: ::redis_script::Script = ::redis_script::Script::__new(
+        pub const SCRIPT: #private::Script = #private::new_script(
             #name,
             #path,
             ::core::include_str!(#absolute_path),
             #sha1,
             #read_only,
             #allow_cross_slot_keys,
-            ::redis_script::__private::ReturnedErrors::__new(&[#(#returned_codes),*], #forwards_command_errors, #unknown_codes),
+            #private::returned_errors(&[#(#returned_codes),*], #forwards_command_errors, #unknown_codes),
         );
     };
     let argument_count = signature.arg_params().len();
@@ -66,11 +67,11 @@ pub fn script_function(declaration: &Declaration, script: &CheckedScript) -> Tok
     let keys = Ident::new("keys", Span::mixed_site());
     let call = Ident::new("call", Span::mixed_site());
     let call_body = quote! {
-        let mut #keys = ::redis_script::__private::Keys::new();
+        let mut #keys = #private::Keys::new();
         #( #keys.push(&#key_idents); )*
         #[allow(unused_mut)]
-        let mut #call = ::redis_script::Call::__start(&Self::SCRIPT, #keys, #argument_count);
-        #( #call.__arg(&#arg_idents); )*
+        let mut #call = #private::start_call(&Self::SCRIPT, #keys, #argument_count);
+        #( #private::push_argument(&mut #call, &#arg_idents); )*
         #call
     };
     let ident = &signature.ident;
@@ -225,9 +226,10 @@ fn emit(signature: &FunctionSignature, parts: Expansion<'_>) -> TokenStream {
     // to the compile errors the user is reading.
     let allow_unused = doc.is_none().then(|| quote! { #[allow(unused_variables)] });
     let doc = doc.map(|text| quote! { #[doc = #text] });
+    let private = crate::private();
     let failure = match error_type {
-        Some(errors) => quote! { ::redis_script::Failure<#errors> },
-        None => quote! { ::redis_script::Error },
+        Some(errors) => quote! { #private::Failure<#errors> },
+        None => quote! { #private::Error },
     };
     let FunctionSignature {
         attrs,
@@ -265,7 +267,7 @@ fn emit(signature: &FunctionSignature, parts: Expansion<'_>) -> TokenStream {
             #(#typed_params),*
         ) -> ::core::result::Result<#reply, #failure>
         where
-            __Connection: ::redis_script::__private::redis::aio::ConnectionLike + ?::core::marker::Sized,
+            __Connection: #private::redis::aio::ConnectionLike + ?::core::marker::Sized,
             #where_clause
         {
             #function_body
@@ -286,7 +288,7 @@ fn emit(signature: &FunctionSignature, parts: Expansion<'_>) -> TokenStream {
 
             #[doc = #call_doc]
             #allow_unused
-            pub fn call<#generic_params>(#(#typed_params),*) -> ::redis_script::Call<#reply, #failure>
+            pub fn call<#generic_params>(#(#typed_params),*) -> #private::Call<#reply, #failure>
             #where_clause
             {
                 #call_body

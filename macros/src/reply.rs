@@ -244,13 +244,13 @@ impl<'a> Input<'a> {
             .where_clause
             .clone()
             .unwrap_or_else(|| syn::parse_quote!(where));
+        let private = crate::private();
         for param in self.generics.type_params() {
             let param = &param.ident;
             decode_where
                 .predicates
-                .push(syn::parse_quote!(#param: ::redis_script::__private::redis::FromRedisValue));
+                .push(syn::parse_quote!(#param: #private::redis::FromRedisValue));
         }
-        let private = quote!(::redis_script::__private);
         let integer_elements: Vec<TokenStream> = match &self.body {
             Body::Struct(fields) => fields
                 .integer_indices()
@@ -292,7 +292,7 @@ impl<'a> Input<'a> {
                         ::core::result::Result::Ok(#by_value)
                     },
                     quote! {
-                        #private::Shape::Array { name: #name, min: #min, max: #max }
+                        #private::array_shape(#name, #min, #max)
                     },
                 )
             }
@@ -342,7 +342,7 @@ impl<'a> Input<'a> {
                     let (tag, min, max) = (&variant.tag, fields.min, fields.fields.len());
                     let unit = fields.fields.is_empty();
                     quote! {
-                        #private::Variant { name: #variant_name, tag: #tag, min: #min, max: #max, unit: #unit }
+                        #private::variant(#variant_name, #tag, #min, #max, #unit)
                     }
                 });
                 let unknown = quote! {
@@ -366,7 +366,7 @@ impl<'a> Input<'a> {
                         }
                     },
                     quote! {
-                        #private::Shape::Tagged { name: #name, variants: &[#(#shapes),*] }
+                        #private::tagged_shape(#name, &[#(#shapes),*])
                     },
                 )
             }
@@ -627,7 +627,7 @@ fn check_duplicate_tags(variants: &[Variant<'_>], errors: &mut Errors) {
 fn fallback(input: &DeriveInput) -> TokenStream {
     let ident = &input.ident;
     let (impl_generics, type_generics, where_clause) = input.generics.split_for_impl();
-    let private = quote!(::redis_script::__private);
+    let private = crate::private();
     let message = format!("#[derive(ScriptReply)] on `{ident}` failed to compile");
     quote! {
         #[automatically_derived]

@@ -231,7 +231,7 @@ fn misplaced_codes(attributes: &[Attribute], place: &str, errors: &mut Errors) {
 }
 
 fn generate(ident: &Ident, variants: &[Variant<'_>]) -> TokenStream {
-    let private = quote!(::redis_script::__private);
+    let private = crate::private();
     let codes = variants.iter().map(|variant| &variant.code);
     let decode_arms = variants.iter().map(|variant| {
         let (code, variant_ident) = (&variant.code, variant.ident);
@@ -288,7 +288,7 @@ fn generate(ident: &Ident, variants: &[Variant<'_>]) -> TokenStream {
     let display_arms = variants.iter().map(display_arm);
     quote! {
         #[automatically_derived]
-        impl ::redis_script::ScriptError for #ident {
+        impl #private::ScriptError for #ident {
             const CODES: &'static [&'static str] = &[#(#codes),*];
 
             fn from_error_reply(
@@ -406,9 +406,10 @@ fn fallback(input: &DeriveInput) -> TokenStream {
     let ident = &input.ident;
     let (impl_generics, type_generics, where_clause) = input.generics.split_for_impl();
     let name = ident.unraw().to_string();
+    let private = crate::private();
     quote! {
         #[automatically_derived]
-        impl #impl_generics ::redis_script::ScriptError for #ident #type_generics #where_clause {
+        impl #impl_generics #private::ScriptError for #ident #type_generics #where_clause {
             const CODES: &'static [&'static str] = &[];
 
             fn from_error_reply(_: &str, _: &str) -> ::core::option::Option<Self> {

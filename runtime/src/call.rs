@@ -98,44 +98,42 @@ static READ_ONLY_COMMANDS: AtomicBool = AtomicBool::new(true);
 /// numbers, tokens and short strings; longer values grow the buffer once.
 const ARGUMENT_SIZE_GUESS: usize = 32;
 
+/// Used by generated code: starts a call with its keys already encoded;
+/// `arguments` is how many ARGV parameters will follow (sizing the command
+/// once instead of growing it).
+pub fn start_call<T, E>(script: &'static Script, keys: Keys, arguments: usize) -> Call<T, E> {
+    let routing = keys.routing(script.allows_cross_slot_keys());
+    // A script that can build a NOSCRIPT-looking reply is always sent
+    // with its body: the server never answers EVAL with NOSCRIPT, so
+    // such a reply cannot be mistaken for a cache miss.
+    let (name, script_id) = if script.may_imitate_noscript() {
+        (eval_name(script), script.source())
+    } else {
+        (evalsha_name(script), script.sha1())
+    };
+    let mut command = Cmd::with_capacity(
+        3 + keys.ends.len() + arguments,
+        script_id.len() + 16 + keys.data.len() + ARGUMENT_SIZE_GUESS * arguments,
+    );
+    command.arg(name).arg(script_id).arg(keys.ends.len());
+    for key in keys.iter() {
+        command.arg(key);
+    }
+    Call {
+        script,
+        command,
+        routing,
+        retry_refusals: None,
+        reply: PhantomData,
+    }
+}
+
+/// Used by generated code: appends one ARGV parameter.
+pub fn push_argument<T, E, A: redis::ToRedisArgs>(call: &mut Call<T, E>, argument: &A) {
+    argument.write_redis_args(&mut call.command);
+}
+
 impl<T, E> Call<T, E> {
-    /// Used by generated code: starts a call with its keys already encoded;
-    /// `arguments` is how many ARGV parameters will follow (sizing the
-    /// command once instead of growing it).
-    #[doc(hidden)]
-    pub fn __start(script: &'static Script, keys: Keys, arguments: usize) -> Self {
-        let routing = keys.routing(script.allows_cross_slot_keys());
-        // A script that can build a NOSCRIPT-looking reply is always sent
-        // with its body: the server never answers EVAL with NOSCRIPT, so
-        // such a reply cannot be mistaken for a cache miss.
-        let (name, script_id) = if script.may_imitate_noscript() {
-            (eval_name(script), script.source())
-        } else {
-            (evalsha_name(script), script.sha1())
-        };
-        let mut command = Cmd::with_capacity(
-            3 + keys.ends.len() + arguments,
-            script_id.len() + 16 + keys.data.len() + ARGUMENT_SIZE_GUESS * arguments,
-        );
-        command.arg(name).arg(script_id).arg(keys.ends.len());
-        for key in keys.iter() {
-            command.arg(key);
-        }
-        Self {
-            script,
-            command,
-            routing,
-            retry_refusals: None,
-            reply: PhantomData,
-        }
-    }
-
-    /// Used by generated code: appends one ARGV parameter.
-    #[doc(hidden)]
-    pub fn __arg<A: redis::ToRedisArgs>(&mut self, argument: &A) {
-        argument.write_redis_args(&mut self.command);
-    }
-
     /// Sends the call again when the server refuses it with a refusal that
     /// passes (`LOADING`, `BUSY`, `TRYAGAIN`, …), as `policy` says. Without
     /// it, a refusal is returned at once as [`Error::Refused`].
@@ -632,14 +630,14 @@ impl io::Write for KeyWriter<'_> {
 mod tests {
     use super::*;
 
-    static SCRIPT: Script = Script::__new(
+    static SCRIPT: Script = crate::script::new_script(
         "move_item",
         "lua/move.lua",
         "return 1",
         "e0e1f9fabfc9d4800c877a703b823ac0578ff8db",
         false,
         false,
-        crate::script::ReturnedErrors::__new(&[], false, false),
+        crate::script::returned_errors(&[], false, false),
     );
 
     fn keys(names: &[&str]) -> Keys {
@@ -662,9 +660,9 @@ mod tests {
 
     #[test]
     fn evalsha_command_layout() {
-        let mut call = Call::<i64>::__start(&SCRIPT, keys(&["{q}:a", "{q}:b"]), 2);
-        call.__arg(&"x");
-        call.__arg(&7u32);
+        let mut call = start_call::<i64, Error>(&SCRIPT, keys(&["{q}:a", "{q}:b"]), 2);
+        push_argument(&mut call, &"x");
+        push_argument(&mut call, &7u32);
         let expected: Vec<Vec<u8>> = ["EVALSHA", SCRIPT.sha1(), "2", "{q}:a", "{q}:b", "x", "7"]
             .iter()
             .map(|part| part.as_bytes().to_vec())
@@ -682,13 +680,13 @@ mod tests {
         let mut list = Keys::new();
         list.push(&["{t}:1", "{t}:2", "{t}:3"].as_slice());
         assert_eq!(list.iter().count(), 3);
-        let call = Call::<()>::__start(&SCRIPT, list, 0);
+        let call = start_call::<(), Error>(&SCRIPT, list, 0);
         assert_eq!(arguments(call.command())[2], b"3");
     }
 
     #[test]
     fn cross_slot_keys_are_refused_before_sending() {
-        let call = Call::<()>::__start(&SCRIPT, keys(&["a", "b"]), 0);
+        let call = start_call::<(), Error>(&SCRIPT, keys(&["a", "b"]), 0);
         match call.check_slots() {
             Err(Error::CrossSlot { script, keys }) => {
                 assert_eq!(script, "move_item");

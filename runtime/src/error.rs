@@ -381,7 +381,7 @@ mod tests {
 
     /// A script at `lua/test.lua` that can return the errors `returned`.
     const fn test_script(returned: ReturnedErrors) -> Script {
-        Script::__new(
+        crate::script::new_script(
             "test",
             "lua/test.lua",
             "return 1",
@@ -392,9 +392,10 @@ mod tests {
         )
     }
 
-    static PLAIN: Script = test_script(ReturnedErrors::__new(&["CONFLICT"], false, false));
-    static RETURNS_BUSY: Script = test_script(ReturnedErrors::__new(&["BUSY"], false, false));
-    static COMPUTED: Script = test_script(ReturnedErrors::__new(&[], false, true));
+    static PLAIN: Script = test_script(crate::script::returned_errors(&["CONFLICT"], false, false));
+    static RETURNS_BUSY: Script =
+        test_script(crate::script::returned_errors(&["BUSY"], false, false));
+    static COMPUTED: Script = test_script(crate::script::returned_errors(&[], false, true));
 
     const BUSY: &str =
         "Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSCRIPT.";
@@ -438,7 +439,7 @@ mod tests {
         }
     }
 
-    static FORWARDS: Script = test_script(ReturnedErrors::__new(&[], true, false));
+    static FORWARDS: Script = test_script(crate::script::returned_errors(&[], true, false));
 
     #[test]
     fn noscript_is_a_cache_miss_unless_the_script_can_build_it() {

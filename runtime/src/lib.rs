@@ -48,7 +48,7 @@ mod refusal;
 mod reply;
 mod retry;
 mod script;
-pub mod script_error;
+mod script_error;
 mod shape;
 mod slot;
 
@@ -74,20 +74,24 @@ pub use script_error::{Failure, ScriptError};
 pub use shape::{ReplyShape, Shape, Variant};
 pub use slot::{SLOT_COUNT, key_slot};
 
-/// Items used by the code `#[redis_script]` generates. Not a public API:
-/// it may change in any release.
+/// Items used by the code `#[redis_script]` and the derives generate. Not a
+/// public API: it may change in any release. The version in its name
+/// changes whenever generated code and this crate stop fitting together,
+/// so a mismatch of `redis-script-macros` and `redis-script` fails with
+/// "could not find `__private_v1`" rather than a stranger error.
 #[doc(hidden)]
-pub mod __private {
-    pub use crate::call::Keys;
+pub mod __private_v1 {
+    pub use crate::call::{Keys, push_argument, start_call};
     pub use crate::decode::{
         ReplyTag, ReplyTagOwned, error_field, error_fields, error_message, error_optional,
         error_words, reply_array, reply_array_owned, reply_element, reply_next, reply_tag,
         reply_tag_owned,
     };
-    pub use crate::script::ReturnedErrors;
+    pub use crate::script::{new_script, returned_errors};
     pub use crate::shape::{
-        ReplyShape, Shape, Variant, accepts_array, accepts_bare, accepts_tag, contains_code,
-        has_tag, integer_element, str_eq, unreturned_variant,
+        accepts_array, accepts_bare, accepts_tag, array_shape, contains_code, has_tag,
+        integer_element, str_eq, tagged_shape, unreturned_variant, variant,
     };
+    pub use crate::{Call, Error, Failure, ReplyShape, Script, ScriptError, Shape};
     pub use redis;
 }

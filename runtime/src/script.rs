@@ -29,20 +29,21 @@ pub struct ReturnedErrors {
     unknown: bool,
 }
 
-impl ReturnedErrors {
-    /// Used by generated code only.
-    pub const fn __new(
-        codes: &'static [&'static str],
-        forwards_command_errors: bool,
-        unknown: bool,
-    ) -> Self {
-        Self {
-            codes,
-            forwards_command_errors,
-            unknown,
-        }
+/// Used by generated code only: what the analysis found out about the
+/// script's error replies.
+pub const fn returned_errors(
+    codes: &'static [&'static str],
+    forwards_command_errors: bool,
+    unknown: bool,
+) -> ReturnedErrors {
+    ReturnedErrors {
+        codes,
+        forwards_command_errors,
+        unknown,
     }
+}
 
+impl ReturnedErrors {
     /// Whether the script may reply with an error of this code. Commands
     /// called from a script never answer `NOSCRIPT` (scripts cannot call
     /// scripts), so only a reply built at run time can carry it.
@@ -56,30 +57,29 @@ impl ReturnedErrors {
 /// The server's answer to `EVALSHA` for a script it has not cached.
 pub(crate) const NOSCRIPT: &str = "NOSCRIPT";
 
-impl Script {
-    /// Used by generated code only; the macro guarantees that `sha1` is the
-    /// lowercase hex SHA1 of `source`.
-    #[doc(hidden)]
-    pub const fn __new(
-        name: &'static str,
-        path: &'static str,
-        source: &'static str,
-        sha1: &'static str,
-        read_only: bool,
-        allow_cross_slot_keys: bool,
-        returned_errors: ReturnedErrors,
-    ) -> Self {
-        Self {
-            name,
-            path,
-            source,
-            sha1,
-            read_only,
-            allow_cross_slot_keys,
-            returned_errors,
-        }
+/// Used by generated code only; the macro guarantees that `sha1` is the
+/// lowercase hex SHA1 of `source`.
+pub const fn new_script(
+    name: &'static str,
+    path: &'static str,
+    source: &'static str,
+    sha1: &'static str,
+    read_only: bool,
+    allow_cross_slot_keys: bool,
+    returned_errors: ReturnedErrors,
+) -> Script {
+    Script {
+        name,
+        path,
+        source,
+        sha1,
+        read_only,
+        allow_cross_slot_keys,
+        returned_errors,
     }
+}
 
+impl Script {
     /// The Rust function name the script was declared with.
     pub const fn name(&self) -> &'static str {
         self.name

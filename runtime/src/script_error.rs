@@ -125,9 +125,37 @@ impl<E> Failure<E> {
 }
 
 impl<E: ScriptError> From<Error> for Failure<E> {
-    /// Same as [`__classify`].
+    /// Turns an [`Error::Script`] whose code `E` declares into
+    /// [`Failure::Script`]; anything else, including a declared code whose
+    /// message lacks the variant's fields, stays [`Failure::Other`]
+    /// unchanged. The functions `#[redis_script(..., errors = E)]`
+    /// generates use it, and so does `?`.
     fn from(error: Error) -> Self {
-        __classify(error)
+        let decoded = match &error {
+            Error::Script {
+                script,
+                code,
+                message,
+                ..
+            } => {
+                let decoded = E::from_error_reply(code, message);
+                if decoded.is_none() && E::CODES.contains(&code.as_str()) {
+                    tracing::warn!(
+                        script = *script,
+                        code = code.as_str(),
+                        message = message.as_str(),
+                        error_type = std::any::type_name::<E>(),
+                        "declared script error code with a message its fields cannot be read from"
+                    );
+                }
+                decoded
+            }
+            _ => None,
+        };
+        match decoded {
+            Some(declared) => Failure::Script(declared),
+            None => Failure::Other(error),
+        }
     }
 }
 
@@ -147,39 +175,5 @@ impl<E: std::error::Error> std::error::Error for Failure<E> {
             Self::Script(error) => error.source(),
             Self::Other(error) => std::error::Error::source(error),
         }
-    }
-}
-
-/// Turns an [`Error::Script`] whose code `E` declares into
-/// [`Failure::Script`]; anything else, including a declared code whose
-/// message lacks the variant's fields, stays [`Failure::Other`] unchanged.
-///
-/// Called by the functions `#[redis_script(..., errors = E)]` generates,
-/// and by `?` through `From<Error> for Failure<E>`.
-pub fn __classify<E: ScriptError>(error: Error) -> Failure<E> {
-    let decoded = match &error {
-        Error::Script {
-            script,
-            code,
-            message,
-            ..
-        } => {
-            let decoded = E::from_error_reply(code, message);
-            if decoded.is_none() && E::CODES.contains(&code.as_str()) {
-                tracing::warn!(
-                    script = *script,
-                    code = code.as_str(),
-                    message = message.as_str(),
-                    error_type = std::any::type_name::<E>(),
-                    "declared script error code with a message its fields cannot be read from"
-                );
-            }
-            decoded
-        }
-        _ => None,
-    };
-    match decoded {
-        Some(declared) => Failure::Script(declared),
-        None => Failure::Other(error),
     }
 }

@@ -8,7 +8,7 @@
 //!
 //! ```
 //! use redis_script::ScriptReply;
-//! use redis_script::__private::{ReplyShape, accepts_tag, has_tag};
+//! use redis_script::__private_v1::{ReplyShape, accepts_tag, has_tag};
 //!
 //! #[derive(Debug, ScriptReply)]
 //! enum Decision {
@@ -28,11 +28,13 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 /// time; checked with [`accepts_tag`], [`has_tag`], [`accepts_bare`] and
 /// [`accepts_array`] in `const` assertions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Shape {
     /// Not checked: scalars, lists, maps, `redis::Value`, JSON, and any type
     /// that does not describe itself.
     Any,
     /// A positional array (a struct or tuple): `return {count, reset_at}`.
+    #[non_exhaustive]
     Array {
         /// The Rust type, for messages.
         name: &'static str,
@@ -44,6 +46,7 @@ pub enum Shape {
     /// An enum tagged by the first array element (`return {'DENIED', n, ms}`)
     /// or, for variants without required fields, by a bare string or status
     /// reply (`return 'BUSY'`).
+    #[non_exhaustive]
     Tagged {
         /// The Rust type, for messages.
         name: &'static str,
@@ -54,6 +57,7 @@ pub enum Shape {
 
 /// One variant of a [`Shape::Tagged`] enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Variant {
     /// The Rust variant name (`Denied`).
     pub name: &'static str,
@@ -66,6 +70,33 @@ pub struct Variant {
     pub max: usize,
     /// Whether the variant has no fields at all.
     pub unit: bool,
+}
+
+/// [`Shape::Array`], for the code `#[derive(ScriptReply)]` generates.
+pub const fn array_shape(name: &'static str, min: usize, max: usize) -> Shape {
+    Shape::Array { name, min, max }
+}
+
+/// [`Shape::Tagged`], for the code `#[derive(ScriptReply)]` generates.
+pub const fn tagged_shape(name: &'static str, variants: &'static [Variant]) -> Shape {
+    Shape::Tagged { name, variants }
+}
+
+/// A [`Variant`], for the code `#[derive(ScriptReply)]` generates.
+pub const fn variant(
+    name: &'static str,
+    tag: &'static str,
+    min: usize,
+    max: usize,
+    unit: bool,
+) -> Variant {
+    Variant {
+        name,
+        tag,
+        min,
+        max,
+        unit,
+    }
 }
 
 /// A reply type's [`Shape`], as a constant.
@@ -103,7 +134,7 @@ pub trait ReplyShape {
 /// ([`ReplyShape::INTEGER_ELEMENTS`]).
 ///
 /// ```
-/// use redis_script::__private::integer_element;
+/// use redis_script::__private_v1::integer_element;
 /// const DENIED: &[(&str, usize)] = &[("DENIED", 0), ("DENIED", 1)];
 /// const _: () = assert!(integer_element(DENIED, "DENIED", 1));
 /// const _: () = assert!(!integer_element(DENIED, "ALLOWED", 0));
@@ -123,7 +154,7 @@ pub const fn integer_element(elements: &[(&str, usize)], tag: &str, index: usize
 /// Byte-wise string equality, usable in `const` items.
 ///
 /// ```
-/// use redis_script::__private::str_eq;
+/// use redis_script::__private_v1::str_eq;
 /// const SAME: bool = str_eq("DENIED", "DENIED");
 /// assert!(SAME && !str_eq("DENIED", "denied"));
 /// ```
@@ -151,11 +182,8 @@ pub const fn str_eq(left: &str, right: &str) -> bool {
 /// first element) has an acceptable length. [`Shape::Any`] accepts all.
 ///
 /// ```
-/// use redis_script::__private::{Shape, Variant, accepts_tag};
-/// const DECISION: Shape = Shape::Tagged {
-///     name: "Decision",
-///     variants: &[Variant { name: "Denied", tag: "DENIED", min: 1, max: 2, unit: false }],
-/// };
+/// use redis_script::__private_v1::{Shape, accepts_tag, tagged_shape, variant};
+/// const DECISION: Shape = tagged_shape("Decision", &[variant("Denied", "DENIED", 1, 2, false)]);
 /// const _: () = assert!(accepts_tag(&DECISION, "DENIED", 2));
 /// const _: () = assert!(accepts_tag(&DECISION, "DENIED", 1));
 /// const _: () = assert!(!accepts_tag(&DECISION, "DENIED", 3));
@@ -187,11 +215,8 @@ pub const fn accepts_tag(shape: &Shape, tag: &str, elements: usize) -> bool {
 /// unknown tag apart from a wrong element count.
 ///
 /// ```
-/// use redis_script::__private::{Shape, Variant, has_tag};
-/// const MODE: Shape = Shape::Tagged {
-///     name: "Mode",
-///     variants: &[Variant { name: "Busy", tag: "BUSY", min: 0, max: 0, unit: true }],
-/// };
+/// use redis_script::__private_v1::{Shape, has_tag, tagged_shape, variant};
+/// const MODE: Shape = tagged_shape("Mode", &[variant("Busy", "BUSY", 0, 0, true)]);
 /// const _: () = assert!(has_tag(&MODE, "BUSY") && !has_tag(&MODE, "IDLE"));
 /// ```
 pub const fn has_tag(shape: &Shape, tag: &str) -> bool {
@@ -215,14 +240,14 @@ pub const fn has_tag(shape: &Shape, tag: &str) -> bool {
 /// produce. `false` for other shapes.
 ///
 /// ```
-/// use redis_script::__private::{Shape, Variant, unreturned_variant};
-/// const MODE: Shape = Shape::Tagged {
-///     name: "Mode",
-///     variants: &[
-///         Variant { name: "Busy", tag: "BUSY", min: 0, max: 0, unit: true },
-///         Variant { name: "Done", tag: "DONE", min: 0, max: 0, unit: true },
+/// use redis_script::__private_v1::{Shape, tagged_shape, unreturned_variant, variant};
+/// const MODE: Shape = tagged_shape(
+///     "Mode",
+///     &[
+///         variant("Busy", "BUSY", 0, 0, true),
+///         variant("Done", "DONE", 0, 0, true),
 ///     ],
-/// };
+/// );
 /// const _: () = assert!(unreturned_variant(&MODE, &["BUSY"]));
 /// const _: () = assert!(!unreturned_variant(&MODE, &["DONE", "BUSY"]));
 /// ```
@@ -247,14 +272,14 @@ pub const fn unreturned_variant(shape: &Shape, returned: &[&str]) -> bool {
 /// field. A [`Shape::Array`] never does; [`Shape::Any`] always does.
 ///
 /// ```
-/// use redis_script::__private::{Shape, Variant, accepts_bare};
-/// const MODE: Shape = Shape::Tagged {
-///     name: "Mode",
-///     variants: &[
-///         Variant { name: "Busy", tag: "BUSY", min: 0, max: 0, unit: true },
-///         Variant { name: "Done", tag: "DONE", min: 1, max: 1, unit: false },
+/// use redis_script::__private_v1::{Shape, accepts_bare, tagged_shape, variant};
+/// const MODE: Shape = tagged_shape(
+///     "Mode",
+///     &[
+///         variant("Busy", "BUSY", 0, 0, true),
+///         variant("Done", "DONE", 1, 1, false),
 ///     ],
-/// };
+/// );
 /// const _: () = assert!(accepts_bare(&MODE, "BUSY"));
 /// const _: () = assert!(!accepts_bare(&MODE, "DONE"));
 /// ```
@@ -284,8 +309,8 @@ pub const fn accepts_bare(shape: &Shape, text: &str) -> bool {
 /// computed at run time). [`Shape::Any`] accepts all.
 ///
 /// ```
-/// use redis_script::__private::{Shape, accepts_array};
-/// const RATE: Shape = Shape::Array { name: "Rate", min: 1, max: 2 };
+/// use redis_script::__private_v1::{Shape, accepts_array, array_shape};
+/// const RATE: Shape = array_shape("Rate", 1, 2);
 /// const _: () = assert!(accepts_array(&RATE, 2) && !accepts_array(&RATE, 3));
 /// ```
 pub const fn accepts_array(shape: &Shape, elements: usize) -> bool {
@@ -314,7 +339,7 @@ pub const fn accepts_array(shape: &Shape, elements: usize) -> bool {
 /// `redis.error_reply('CODE …')` at compile time.
 ///
 /// ```
-/// use redis_script::__private::contains_code;
+/// use redis_script::__private_v1::contains_code;
 /// const CODES: &[&str] = &["CONFLICT", "NOT_FOUND"];
 /// const _: () = assert!(contains_code(CODES, "CONFLICT") && !contains_code(CODES, "GONE"));
 /// ```

@@ -6,7 +6,6 @@
 
 use std::collections::BTreeMap;
 
-use redis_script::script_error::__classify;
 use redis_script::{Error, Failure, Json, ScriptError, ScriptReply, redis_script};
 use redis_script_testkit::RedisServer;
 
@@ -351,7 +350,7 @@ async fn declared_script_errors_are_decoded_and_others_are_kept() {
     let mut set = async |expected: u64, value: &str| {
         versioned_set(&mut connection, document, expected, value)
             .await
-            .map_err(__classify::<VersionError>)
+            .map_err(Failure::<VersionError>::from)
     };
 
     assert_eq!(set(0, "a").await.ok(), Some(1));
@@ -395,7 +394,7 @@ async fn declared_script_errors_are_decoded_and_others_are_kept() {
         .expect("SET");
     let failure = versioned_set(&mut connection, "replies:string", 0, "x")
         .await
-        .map_err(__classify::<VersionError>)
+        .map_err(Failure::<VersionError>::from)
         .expect_err("WRONGTYPE");
     match &failure {
         Failure::Other(Error::Script {

@@ -111,10 +111,11 @@ fn reasons_lose_the_prefix_and_are_bounded() {
 mod derived {
     use redis::{FromRedisValue, Value};
 
-    use crate::__private::{ReplyShape, Shape, Variant, accepts_bare, accepts_tag};
+    use crate::__private_v1::{ReplyShape, Shape, accepts_bare, accepts_tag};
     #[cfg(feature = "json")]
     use crate::Json;
-    use crate::{Error, Failure, ScriptError, ScriptReply, script_error::__classify};
+    use crate::Variant;
+    use crate::{Error, Failure, ScriptError, ScriptReply};
 
     fn bulk(text: &str) -> Value {
         Value::BulkString(text.as_bytes().to_vec())
@@ -749,7 +750,7 @@ mod derived {
             message: message.into(),
             location: None,
         };
-        let failure = __classify::<VersionError>(script_error("CONFLICT", "expected 3 found 4"));
+        let failure = Failure::<VersionError>::from(script_error("CONFLICT", "expected 3 found 4"));
         assert!(matches!(
             failure,
             Failure::Script(VersionError::Conflict {
@@ -762,7 +763,7 @@ mod derived {
 
         // Undeclared codes and unreadable messages stay as they were.
         for (code, message) in [("ERR", "boom"), ("CONFLICT", "garbled")] {
-            match __classify::<VersionError>(script_error(code, message)) {
+            match Failure::<VersionError>::from(script_error(code, message)) {
                 Failure::Other(Error::Script {
                     code: kept,
                     message: text,
