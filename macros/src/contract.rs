@@ -36,7 +36,18 @@ enum CheckKind {
     /// A float literal at element `index` (after the tag; `tag` is empty
     /// for an untagged array) must not land in an integer field.
     FloatElement { tag: String, index: usize },
+    /// `{e1, …, en}`: the reply type takes an array of `elements`. The
+    /// message is completed by the reply type's constants (its field
+    /// count) where `message` holds [`FILLED_IN`].
+    Array { elements: usize },
+    /// Some `return` gives a table: the reply type is not a single value.
+    Table,
+    /// `return 1`: the reply type is not a struct, tuple or tagged enum.
+    SingleValue,
 }
+
+/// Where the reply type's own words go in an [`CheckKind::Array`] message.
+const FILLED_IN: char = '\u{1}';
 
 /// The checks for a script's return sites. Reply-shape checks are made
 /// only when the script returns tagged tables (the reply type is then
@@ -59,9 +70,56 @@ pub fn checks(
             .render(path, source)
     };
     let mut checks = Vec::new();
+    if let Some(site) = returns.iter().find(|site| {
+        matches!(
+            site.shape,
+            ReturnShape::Tagged { .. } | ReturnShape::Array { .. }
+        )
+    }) {
+        checks.push(ContractCheck {
+            kind: CheckKind::Table,
+            message: render(
+                site,
+                format!("the script returns a table, but `{reply_name}` is decoded from a single value"),
+                "declare a type that decodes the table (a tuple, a `Vec`, or a `#[derive(ScriptReply)]` struct or enum), or return a single value".to_owned(),
+            ),
+            second_message: None,
+        });
+    }
     for site in returns {
         checks.extend(float_checks(site, &reply_name, &render));
         match &site.shape {
+            ReturnShape::Array {
+                elements,
+                open_ended: false,
+            } => {
+                let count = elements.len();
+                checks.push(ContractCheck {
+                    kind: CheckKind::Array { elements: count },
+                    message: render(
+                        site,
+                        format!(
+                            "the script returns {count} element{}, but {FILLED_IN}",
+                            plural(count)
+                        ),
+                        format!("return one element per field of `{reply_name}`, in order (trailing `Option` fields may be left out), or change the type"),
+                    ),
+                    second_message: None,
+                });
+            }
+            ReturnShape::Value(
+                lua::ValueKind::Integer | lua::ValueKind::Float | lua::ValueKind::Boolean(true),
+            ) => {
+                checks.push(ContractCheck {
+                    kind: CheckKind::SingleValue,
+                    message: render(
+                        site,
+                        format!("the script returns a single value, but `{reply_name}` is decoded from a table"),
+                        format!("return a table that `{reply_name}` decodes, or declare a single-value type such as `i64`"),
+                    ),
+                    second_message: None,
+                });
+            }
             ReturnShape::Tagged {
                 tag,
                 elements,
@@ -258,6 +316,24 @@ pub fn assertions(
                     !#private::integer_element(<#reply as #private::ReplyShape>::INTEGER_ELEMENTS, #tag, #index),
                     #message
                 );
+            },
+            CheckKind::Array { elements } => {
+                // Plain arguments, not format strings: no brace escaping.
+                let (before, after) = check
+                    .message
+                    .split_once(FILLED_IN)
+                    .unwrap_or((&check.message, ""));
+                quote_spanned! {span=>
+                    if !#private::accepts_array(#shape, #elements) {
+                        ::core::panic!("{}", #private::array_mismatch(#shape, #before, #after).as_str());
+                    }
+                }
+            }
+            CheckKind::Table => quote_spanned! {span=>
+                ::core::assert!(#private::accepts_table(#shape), #message);
+            },
+            CheckKind::SingleValue => quote_spanned! {span=>
+                ::core::assert!(#private::accepts_single_value(#shape), #message);
             },
             CheckKind::ErrorCode { code } => match errors {
                 Some(errors) => quote_spanned! {span=>

@@ -89,8 +89,9 @@ pub mod __private_v1 {
     };
     pub use crate::script::{new_script, returned_errors};
     pub use crate::shape::{
-        accepts_array, accepts_bare, accepts_tag, array_shape, contains_code, has_tag,
-        integer_element, str_eq, tagged_shape, unreturned_variant, variant,
+        CheckMessage, accepts_array, accepts_bare, accepts_single_value, accepts_table,
+        accepts_tag, array_mismatch, array_shape, contains_code, has_tag, integer_element, str_eq,
+        tagged_shape, unreturned_variant, variant,
     };
     pub use crate::{Call, Error, Failure, ReplyShape, Script, ScriptError, Shape};
     pub use redis;

@@ -33,6 +33,13 @@ pub enum Shape {
     /// Not checked: scalars, lists, maps, `redis::Value`, JSON, and any type
     /// that does not describe itself.
     Any,
+    /// A single value (an integer, float, boolean or string), which no
+    /// table reply decodes into.
+    #[non_exhaustive]
+    Scalar {
+        /// The Rust type, for messages.
+        name: &'static str,
+    },
     /// A positional array (a struct or tuple): `return {count, reset_at}`.
     #[non_exhaustive]
     Array {
@@ -192,6 +199,7 @@ pub const fn str_eq(left: &str, right: &str) -> bool {
 pub const fn accepts_tag(shape: &Shape, tag: &str, elements: usize) -> bool {
     match shape {
         Shape::Any => true,
+        Shape::Scalar { .. } => false,
         Shape::Array { min, max, .. } => {
             let total = elements.saturating_add(1);
             *min <= total && total <= *max
@@ -222,6 +230,7 @@ pub const fn accepts_tag(shape: &Shape, tag: &str, elements: usize) -> bool {
 pub const fn has_tag(shape: &Shape, tag: &str) -> bool {
     match shape {
         Shape::Any | Shape::Array { .. } => true,
+        Shape::Scalar { .. } => false,
         Shape::Tagged { variants, .. } => {
             let mut index = 0;
             while index < variants.len() {
@@ -285,7 +294,7 @@ pub const fn unreturned_variant(shape: &Shape, returned: &[&str]) -> bool {
 /// ```
 pub const fn accepts_bare(shape: &Shape, text: &str) -> bool {
     match shape {
-        Shape::Any => true,
+        Shape::Any | Shape::Scalar { .. } => true,
         Shape::Array { .. } => false,
         Shape::Tagged { variants, .. } => {
             let mut index = 0;
@@ -316,6 +325,7 @@ pub const fn accepts_bare(shape: &Shape, text: &str) -> bool {
 pub const fn accepts_array(shape: &Shape, elements: usize) -> bool {
     match shape {
         Shape::Any => true,
+        Shape::Scalar { .. } => false,
         Shape::Array { min, max, .. } => *min <= elements && elements <= *max,
         Shape::Tagged { variants, .. } => {
             if elements == 0 {
@@ -332,6 +342,126 @@ pub const fn accepts_array(shape: &Shape, elements: usize) -> bool {
             false
         }
     }
+}
+
+/// Whether `shape` accepts a table reply at all: not a single value.
+///
+/// ```
+/// use redis_script::__private_v1::{ReplyShape, accepts_table};
+/// const _: () = assert!(!accepts_table(&<i64 as ReplyShape>::SHAPE));
+/// const _: () = assert!(accepts_table(&<Vec<i64> as ReplyShape>::SHAPE));
+/// ```
+pub const fn accepts_table(shape: &Shape) -> bool {
+    !matches!(shape, Shape::Scalar { .. })
+}
+
+/// Whether `shape` accepts a single number or boolean reply
+/// (`return count`): not a struct, tuple or tagged enum.
+///
+/// ```
+/// use redis_script::__private_v1::{ReplyShape, accepts_single_value};
+/// const _: () = assert!(accepts_single_value(&<u64 as ReplyShape>::SHAPE));
+/// const _: () = assert!(!accepts_single_value(&<(u64, u64) as ReplyShape>::SHAPE));
+/// ```
+pub const fn accepts_single_value(shape: &Shape) -> bool {
+    matches!(shape, Shape::Any | Shape::Scalar { .. })
+}
+
+/// The text of a failed compile-time check, assembled in a `const`: the
+/// attribute renders the diagnostic (file, line, source excerpt, hint)
+/// around a phrase only the reply type's constants can fill in, such as
+/// its number of fields. `const` panics take one `&str`, hence the buffer.
+#[derive(Debug, Clone, Copy)]
+pub struct CheckMessage {
+    bytes: [u8; CHECK_MESSAGE_CAPACITY],
+    len: usize,
+}
+
+/// Longer texts are cut between pieces, keeping them valid UTF-8.
+const CHECK_MESSAGE_CAPACITY: usize = 8 * 1024;
+
+impl CheckMessage {
+    const fn new() -> Self {
+        Self {
+            bytes: [0; CHECK_MESSAGE_CAPACITY],
+            len: 0,
+        }
+    }
+
+    const fn push(mut self, text: &str) -> Self {
+        let text = text.as_bytes();
+        if self.len + text.len() > CHECK_MESSAGE_CAPACITY {
+            return self;
+        }
+        let mut index = 0;
+        while index < text.len() {
+            self.bytes[self.len + index] = text[index];
+            index += 1;
+        }
+        self.len += text.len();
+        self
+    }
+
+    const fn push_count(self, count: usize) -> Self {
+        let mut digits = [0u8; 20];
+        let (mut rest, mut start) = (count, digits.len());
+        loop {
+            start -= 1;
+            digits[start] = b'0' + (rest % 10) as u8;
+            rest /= 10;
+            if rest == 0 {
+                break;
+            }
+        }
+        match core::str::from_utf8(digits.split_at(start).1) {
+            Ok(text) => self.push(text),
+            Err(_) => self,
+        }
+    }
+
+    /// The message, for `panic!("{}", message.as_str())`.
+    pub const fn as_str(&self) -> &str {
+        match core::str::from_utf8(self.bytes.split_at(self.len).0) {
+            Ok(text) => text,
+            Err(_) => "",
+        }
+    }
+}
+
+/// `before`, what `shape` takes as an array, then `after`: "… but
+/// `FixedWindow` has 2 fields …". For a failed [`accepts_array`].
+///
+/// ```
+/// use redis_script::__private_v1::{array_mismatch, array_shape};
+/// const SHAPE: redis_script::Shape = array_shape("FixedWindow", 2, 2);
+/// const TEXT: &str = array_mismatch(&SHAPE, "3 elements, but ", ".").as_str();
+/// assert_eq!(TEXT, "3 elements, but `FixedWindow` has 2 fields.");
+/// ```
+pub const fn array_mismatch(shape: &Shape, before: &str, after: &str) -> CheckMessage {
+    let text = CheckMessage::new().push(before);
+    let text = match shape {
+        Shape::Array { name, max, .. } if str_eq(name, "tuple") => {
+            let text = text.push("the tuple has ").push_count(*max);
+            text.push(if *max == 1 { " element" } else { " elements" })
+        }
+        Shape::Array { name, min, max } => {
+            let text = text.push("`").push(name).push("` has ").push_count(*max);
+            let text = text.push(if *max == 1 { " field" } else { " fields" });
+            if *min < *max {
+                text.push(" (")
+                    .push_count(*min)
+                    .push(" without its trailing `Option` fields)")
+            } else {
+                text
+            }
+        }
+        Shape::Tagged { name, .. } => text.push("`").push(name).push(
+            "` is a tagged enum, and none of its variants takes that many elements after the tag",
+        ),
+        Shape::Scalar { name } => text.push("`").push(name).push("` is a single value"),
+        Shape::Any => text.push("its reply type takes any array"),
+    };
+    text.push(after)
 }
 
 /// Whether `code` is one of `codes`, e.g. a `ScriptError`'s
@@ -354,34 +484,26 @@ pub const fn contains_code(codes: &[&str], code: &str) -> bool {
     false
 }
 
-macro_rules! any_shape {
+macro_rules! scalar_shape {
     ($($ty:ty),* $(,)?) => {
         $(impl ReplyShape for $ty {
-            const SHAPE: Shape = Shape::Any;
+            const SHAPE: Shape = Shape::Scalar { name: stringify!($ty) };
         })*
     };
 }
 
-any_shape!(
-    i8,
-    i16,
-    i32,
-    i64,
-    i128,
-    isize,
-    u8,
-    u16,
-    u32,
-    u64,
-    u128,
-    usize,
-    f32,
-    f64,
-    bool,
-    (),
-    String,
-    redis::Value,
+scalar_shape!(
+    i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize, f32, f64, bool, String,
 );
+
+/// `()` ignores the reply; `redis::Value` takes any.
+impl ReplyShape for () {
+    const SHAPE: Shape = Shape::Any;
+}
+
+impl ReplyShape for redis::Value {
+    const SHAPE: Shape = Shape::Any;
+}
 
 impl<T> ReplyShape for Vec<T> {
     const SHAPE: Shape = Shape::Any;

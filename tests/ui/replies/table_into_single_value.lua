@@ -1,0 +1,3 @@
+-- KEYS[1] = counter
+local count = redis.call('INCR', KEYS[1])
+return {'COUNTED', count}
