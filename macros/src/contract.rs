@@ -181,7 +181,7 @@ pub fn checks(
                         kind: CheckKind::ErrorCode { code: code.clone() },
                         message: render(
                             site,
-                            format!("the script raises the error code {code}, which the error type `{error_name}` does not declare"),
+                            format!("the script replies with the error code {code}, which the error type `{error_name}` does not declare"),
                             format!("add a variant for it to `{error_name}` (`#[error_code(\"{code}\")]`), or change the script"),
                         ),
                         second_message: None,

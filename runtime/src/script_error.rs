@@ -131,31 +131,34 @@ impl<E: ScriptError> From<Error> for Failure<E> {
     /// unchanged. The functions `#[redis_script(..., errors = E)]`
     /// generates use it, and so does `?`.
     fn from(error: Error) -> Self {
-        let decoded = match &error {
-            Error::Script {
-                script,
-                code,
-                message,
-                ..
-            } => {
-                let decoded = E::from_error_reply(code, message);
-                if decoded.is_none() && E::CODES.contains(&code.as_str()) {
-                    tracing::warn!(
-                        script = *script,
-                        code = code.as_str(),
-                        message = message.as_str(),
-                        error_type = std::any::type_name::<E>(),
-                        "declared script error code with a message its fields cannot be read from"
-                    );
-                }
-                decoded
-            }
-            _ => None,
+        let Error::Script {
+            script,
+            code,
+            message,
+            ..
+        } = &error
+        else {
+            return Failure::Other(error);
         };
-        match decoded {
-            Some(declared) => Failure::Script(declared),
-            None => Failure::Other(error),
+        if let Some(declared) = E::from_error_reply(code, message) {
+            return Failure::Script(declared);
         }
+        if !E::CODES.contains(&code.as_str()) {
+            return Failure::Other(error);
+        }
+        // A declared code whose message lacks its variant's fields: a
+        // mismatch of script and type, reported as one, not hidden among
+        // other failures.
+        Failure::Other(Error::Decode {
+            script,
+            expected: std::any::type_name::<E>(),
+            reply: crate::error::truncate_for_display(
+                format!("{code} {message}").trim_end().as_bytes(),
+            ),
+            reason: format!(
+                "the script raised its declared error code {code}, but the message does not carry the fields of its variant"
+            ),
+        })
     }
 }
 

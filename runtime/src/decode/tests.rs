@@ -761,19 +761,24 @@ mod derived {
         assert!(failure.may_have_executed());
         assert_eq!(failure.to_string(), "CONFLICT expected=3 found=4");
 
-        // Undeclared codes and unreadable messages stay as they were.
-        for (code, message) in [("ERR", "boom"), ("CONFLICT", "garbled")] {
-            match Failure::<VersionError>::from(script_error(code, message)) {
-                Failure::Other(Error::Script {
-                    code: kept,
-                    message: text,
-                    ..
-                }) => {
-                    assert_eq!((kept.as_str(), text.as_str()), (code, message));
-                }
-                other => panic!("expected Failure::Other, got {other:?}"),
+        // An undeclared code stays as it was.
+        match Failure::<VersionError>::from(script_error("ERR", "boom")) {
+            Failure::Other(Error::Script { code, message, .. }) => {
+                assert_eq!((code.as_str(), message.as_str()), ("ERR", "boom"));
             }
+            other => panic!("expected Failure::Other(Error::Script), got {other:?}"),
         }
+        // A declared code whose message lacks the variant's fields is a
+        // decode error naming the code.
+        let failure = Failure::<VersionError>::from(script_error("CONFLICT", "garbled"));
+        match &failure {
+            Failure::Other(Error::Decode { reply, reason, .. }) => {
+                assert_eq!(reply, "CONFLICT garbled");
+                assert!(reason.contains("declared error code CONFLICT"), "{reason}");
+            }
+            other => panic!("expected Failure::Other(Error::Decode), got {other:?}"),
+        }
+        assert!(failure.may_have_executed());
         let cross = Error::CrossSlot {
             script: "s",
             keys: vec![],
