@@ -228,21 +228,58 @@ pub fn unreturned_variant_warning(
         type_name(reply),
     );
     let private = crate::private();
+    let condition = quote! {
+        #private::unreturned_variant(&<#reply as #private::ReplyShape>::SHAPE, &[#(#tags),*])
+    };
+    conditional_warning("unreturned_variant", &note, condition, span)
+}
+
+/// A warning when the `errors` type declares a code no error reply of the
+/// script carries. Only when every code the script can reply with is known.
+pub fn unraised_code_warning(
+    error_codes: &lua::ErrorCodes,
+    errors: &Type,
+    path: &str,
+    span: Span,
+) -> TokenStream {
+    if error_codes.unknown || error_codes.forwards_command_errors {
+        return TokenStream::new();
+    }
+    let raised: Vec<&str> = error_codes.codes.iter().map(String::as_str).collect();
+    let replies = if raised.is_empty() {
+        "replies with no error code".to_owned()
+    } else {
+        format!("replies only with the error codes {}", raised.join(", "))
+    };
+    let note = format!(
+        "{path}: the script {replies}, so a variant of `{}` with another code is never produced; remove that variant, or reply with it from the script",
+        type_name(errors),
+    );
+    let private = crate::private();
+    let condition = quote! {
+        #private::unraised_code(<#errors as #private::ScriptError>::CODES, &[#(#raised),*])
+    };
+    conditional_warning("unraised_error_code", &note, condition, span)
+}
+
+/// A deprecation warning carrying `note` (stable Rust's only way for a
+/// macro to warn) when the `const` expression `condition` is true; `name`
+/// shows in the warning's first words.
+fn conditional_warning(name: &str, note: &str, condition: TokenStream, span: Span) -> TokenStream {
+    let name = syn::Ident::new(name, span);
     quote_spanned! {span=>
         const _: () = {
             struct RedisScriptWarning<const WARN: bool>;
             #[allow(dead_code)]
             impl RedisScriptWarning<true> {
                 #[deprecated(note = #note)]
-                const fn unreturned_variant() {}
+                const fn #name() {}
             }
             #[allow(dead_code)]
             impl RedisScriptWarning<false> {
-                const fn unreturned_variant() {}
+                const fn #name() {}
             }
-            RedisScriptWarning::<{
-                #private::unreturned_variant(&<#reply as #private::ReplyShape>::SHAPE, &[#(#tags),*])
-            }>::unreturned_variant()
+            RedisScriptWarning::<{ #condition }>::#name()
         };
     }
 }

@@ -38,7 +38,12 @@ pub fn script_function(declaration: &Declaration, script: &CheckedScript) -> Tok
         );
         let unreturned =
             contract::unreturned_variant_warning(returns, &signature.reply, &path, span);
-        quote! { #assertions #unreturned }
+        let unraised = declaration
+            .options
+            .errors
+            .as_ref()
+            .map(|errors| contract::unraised_code_warning(error_codes, errors, &path, span));
+        quote! { #assertions #unreturned #unraised }
     } else {
         TokenStream::new()
     };

@@ -484,6 +484,35 @@ pub const fn contains_code(codes: &[&str], code: &str) -> bool {
     false
 }
 
+/// Whether `declared` (a `ScriptError`'s codes) has a code that is not
+/// among `raised` (every code the script can reply with): a variant no
+/// reply can produce. `false` while some raised code is undeclared: that
+/// is an error of its own, often a misspelling of the unraised one.
+///
+/// ```
+/// use redis_script::__private_v1::unraised_code;
+/// const _: () = assert!(unraised_code(&["CONFLICT", "GONE"], &["CONFLICT"]));
+/// const _: () = assert!(!unraised_code(&["CONFLICT"], &["CONFLICT"]));
+/// const _: () = assert!(!unraised_code(&["CONFLICT"], &["CONFLCT"]));
+/// ```
+pub const fn unraised_code(declared: &[&str], raised: &[&str]) -> bool {
+    let mut index = 0;
+    while index < raised.len() {
+        if !contains_code(declared, raised[index]) {
+            return false;
+        }
+        index += 1;
+    }
+    let mut index = 0;
+    while index < declared.len() {
+        if !contains_code(raised, declared[index]) {
+            return true;
+        }
+        index += 1;
+    }
+    false
+}
+
 macro_rules! scalar_shape {
     ($($ty:ty),* $(,)?) => {
         $(impl ReplyShape for $ty {
