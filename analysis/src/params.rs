@@ -1,5 +1,5 @@
-//! KEYS and ARGV: literal indices against the declared counts, dynamic
-//! access against variadic parameters, and parameters never read.
+//! KEYS and ARGV: literal indices against the declared counts, variadic
+//! parameters that need dynamic access, and parameters never read.
 
 use std::collections::BTreeSet;
 
@@ -128,26 +128,11 @@ impl Analyzer<'_> {
         ));
     }
 
-    /// KEYS/ARGV read in a way whose index is not a constant.
+    /// KEYS/ARGV read in a way whose index is not a constant. With fixed
+    /// parameters only, this is fine (`for i = 1, #KEYS` over two declared
+    /// keys): it may read any of them, so none is reported unread.
     pub fn param_dynamic(&mut self, param: Param, span: Span) {
-        let declared = self.declared(param);
-        let usage = self.params.of(param);
-        let first = usage.dynamic.is_none();
-        usage.dynamic.get_or_insert(span);
-        if declared.variadic || !first {
-            return;
-        }
-        let table = declared.table();
-        let noun = declared.noun();
-        let shown = self.quote(span, table);
-        self.diagnostics.push(span.error(
-            format!(
-                "`{shown}` reads {table} dynamically, but the Rust function declares no variadic {noun} parameter"
-            ),
-            format!(
-                "make the last {noun} parameter a slice so the caller passes the extra {noun}s, or index {table} with literal numbers"
-            ),
-        ));
+        self.params.of(param).dynamic.get_or_insert(span);
     }
 
     /// Declared parameters never read, and variadic ones never iterated.
