@@ -415,10 +415,114 @@ fn undefined_globals_and_members_get_suggestions() {
         found,
         [
             ("2:11+5 `redsi` is not defined: Redis fails with \"Script attempted to access nonexistent global variable 'redsi'\"".to_string(), hint("did you mean `redis.call`?")),
-            ("3:17+3 `redis.cal` does not exist: the `redis` library has no member `cal`, so it is nil".to_string(), hint("did you mean `redis.call`?")),
-            ("4:18+6 `string.fromat` does not exist: the `string` library has no member `fromat`, so it is nil".to_string(), hint("did you mean `string.format`?")),
+            ("3:17+3 `redis.cal` does not exist: the `redis` library has no member `cal`, so calling it fails with \"attempt to call field 'cal' (a nil value)\"".to_string(), hint("did you mean `redis.call`?")),
+            ("4:18+6 `string.fromat` does not exist: the `string` library has no member `fromat`, so calling it fails with \"attempt to call field 'fromat' (a nil value)\"".to_string(), hint("did you mean `string.format`?")),
             ("4:31+5 `cuont` is not defined: Redis fails with \"Script attempted to access nonexistent global variable 'cuont'\"".to_string(), hint("did you mean `count`?")),
         ]
+    );
+}
+
+/// Every diagnostic as `line:column+width message`, notes included.
+fn diagnostics(source: &str, signature: &Signature) -> Vec<String> {
+    analyze(source, signature)
+        .diagnostics
+        .iter()
+        .map(|d| {
+            format!(
+                "{:?} {}:{}+{} {}",
+                d.severity, d.line, d.column, d.width, d.message
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn missing_library_members_may_be_tested() {
+    // Lua 5.1 reads a missing member as nil; only calling or indexing it
+    // raises. Feature tests for newer Lua are fine, and so is code that runs
+    // only when the member exists.
+    for source in [
+        "local items = {1, 2}\nlocal n = #{(table.unpack or unpack)(items)}\nreturn n",
+        "if table.unpack then\n  return 1\nend\nreturn 0",
+        "if table.unpack then return table.unpack(ARGV) end\nreturn unpack(ARGV)",
+        "if type(table.pack) == 'function' then return table.pack(1, 2) end\nreturn {1, 2}",
+        "if table.unpack ~= nil and #ARGV > 0 then return table.unpack(ARGV) end\nreturn 0",
+        "local move = table.move\nif move then move(ARGV, 1, 2, 1, {}) end\nreturn 0",
+        "return table.unpack and table.unpack(ARGV) or unpack(ARGV)",
+        "while table.unpack do return table.unpack(ARGV) end\nreturn not table.pack",
+    ] {
+        assert_eq!(
+            diagnostics(source, &signature(0, 0)),
+            Vec::<String>::new(),
+            "{source}"
+        );
+    }
+}
+
+#[test]
+fn missing_library_members_fail_when_called_or_indexed() {
+    let analysis = analyze("return table.unpack(ARGV)", &signature(0, 0));
+    let found: Vec<_> = analysis
+        .errors()
+        .map(|d| {
+            (
+                format!("{}:{}+{} {}", d.line, d.column, d.width, d.message),
+                d.hint.clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        found,
+        [(
+            "1:14+6 `table.unpack` does not exist: the `table` library has no member `unpack`, so calling it fails with \"attempt to call field 'unpack' (a nil value)\"".to_string(),
+            Some("Lua 5.1 has `unpack` as a global: write `unpack(t)`, or `(table.unpack or unpack)(t)` in code shared with newer Lua".to_string()),
+        )]
+    );
+    assert_eq!(
+        diagnostics(
+            "local a = string.codes.x\nlocal b = string.utf8:len()\nlocal f = table.pack\nreturn f(a, b)",
+            &signature(0, 0)
+        ),
+        [
+            "Error 1:18+5 `string.codes` does not exist: the `string` library has no member `codes`, so indexing it fails with \"attempt to index field 'codes' (a nil value)\"",
+            "Error 2:18+4 `string.utf8` does not exist: the `string` library has no member `utf8`, so indexing it fails with \"attempt to index field 'utf8' (a nil value)\"",
+            "Error 3:17+4 `table.pack` does not exist: the `table` library has no member `pack`, so calling it fails with \"attempt to call field 'pack' (a nil value)\"",
+        ]
+    );
+    // A guard protects only the code it governs.
+    assert_eq!(
+        error_messages(
+            "if table.unpack then return 1 end\nreturn table.unpack(ARGV)",
+            &signature(0, 0)
+        )
+        .len(),
+        1
+    );
+}
+
+#[test]
+fn missing_library_members_passed_along_are_notes() {
+    let analysis = analyze(
+        "redis.log(redis.LOG_NOTIC, 'slow')\nreturn redis.call('GET', KEYS[1])",
+        &signature(1, 0),
+    );
+    assert!(analysis.errors().next().is_none());
+    let notes: Vec<_> = analysis
+        .diagnostics
+        .iter()
+        .map(|d| {
+            (
+                format!("{}:{}+{} {}", d.line, d.column, d.width, d.message),
+                d.hint.clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        notes,
+        [(
+            "1:17+9 `redis.LOG_NOTIC` does not exist: the `redis` library has no member `LOG_NOTIC`, so this reads nil".to_string(),
+            Some("did you mean `redis.LOG_NOTICE`?".to_string()),
+        )]
     );
 }
 
