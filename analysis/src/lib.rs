@@ -241,6 +241,9 @@ fn analyze_here(source: &str, prepared: &syntax::Prepared, signature: &Signature
             analysis.read_only = flags.no_writes;
         }
     }
+    for diagnostic in &mut diagnostics {
+        diagnostic.keep_within(source);
+    }
     diagnostics.sort_by_key(|diagnostic| (diagnostic.line, diagnostic.column));
     diagnostics.dedup();
     analysis.diagnostics = diagnostics;
