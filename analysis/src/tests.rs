@@ -349,6 +349,63 @@ fn variadic_parameters_need_dynamic_access() {
 }
 
 #[test]
+fn parameter_messages_name_who_declares_the_counts() {
+    let by = |declared_by, keys, variadic_keys| Signature {
+        keys,
+        variadic_keys,
+        declared_by,
+        ..Signature::default()
+    };
+    let found = |source: &str, signature: &Signature| -> Vec<(String, String)> {
+        analyze(source, signature)
+            .errors()
+            .map(|d| (d.message.clone(), d.hint.clone().unwrap_or_default()))
+            .collect()
+    };
+    let pair = |message: &str, hint: &str| (message.to_string(), hint.to_string());
+    assert_eq!(
+        found("return KEYS[2]", &by(DeclaredBy::Header, 1, false)),
+        [
+            pair(
+                "key parameter 1 (`KEYS[1]`) is never read by the script",
+                "use KEYS[1] in the script, remove it from the header, or opt out with `--allow-unused`"
+            ),
+            pair(
+                "`KEYS[2]` is out of range: the script's header declares 1 key",
+                "document it in the header (`-- KEYS[2] = …`), or the script must read one of the declared keys"
+            ),
+        ]
+    );
+    assert_eq!(
+        found("return KEYS[2]", &by(DeclaredBy::CommandLine, 1, false)),
+        [
+            pair(
+                "key parameter 1 (`KEYS[1]`) is never read by the script",
+                "use KEYS[1] in the script, pass a smaller `--keys`, or opt out with `--allow-unused`"
+            ),
+            pair(
+                "`KEYS[2]` is out of range: the command line declares 1 key",
+                "pass `--keys 2`, or the script must read one of the declared keys"
+            ),
+        ]
+    );
+    assert_eq!(
+        found("return KEYS[1]", &by(DeclaredBy::Header, 1, true)),
+        [pair(
+            "the script's header declares a variadic list of keys (`KEYS[2..]`), but the script reads KEYS only at fixed indices, so extra keys would be ignored",
+            "iterate the extra keys (`for i = 2, #KEYS do … KEYS[i] … end`), or document `KEYS[2]` instead of `KEYS[2..]`"
+        )]
+    );
+    assert_eq!(
+        found("return KEYS[1]", &by(DeclaredBy::CommandLine, 1, true)),
+        [pair(
+            "`--keys 1+` declares a variadic list of keys, but the script reads KEYS only at fixed indices, so extra keys would be ignored",
+            "iterate the extra keys (`for i = 2, #KEYS do … KEYS[i] … end`), or pass `--keys 1` without `+`"
+        )]
+    );
+}
+
+#[test]
 fn constant_folded_indices_are_literal() {
     let source = "local n = 1\nlocal FIRST, SECOND = 1, n + 1\nreturn ARGV[n] .. ARGV[n + 1] .. ARGV[SECOND * 1] .. ARGV[FIRST]";
     assert_clean(source, &signature(0, 2));
