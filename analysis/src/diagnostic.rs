@@ -125,18 +125,43 @@ impl Diagnostic {
     /// Moves a position past the end of the source (the parser's errors at
     /// the end of the file) to just after the last line with text, so that
     /// every diagnostic has a source line to show.
-    pub(crate) fn keep_within(&mut self, source: &str) {
-        let lines: Vec<&str> = source.lines().map(str::trim_end).collect();
-        if self.line <= lines.len() {
+    pub(crate) fn keep_within(&mut self, end: &SourceEnd) {
+        if self.line <= end.lines {
             return;
         }
-        let last = lines
-            .iter()
-            .rposition(|line| !line.trim().is_empty())
-            .unwrap_or(0);
-        self.line = last + 1;
-        self.column = lines.get(last).map_or(0, |line| line.chars().count()) + 1;
+        self.line = end.last_line;
+        self.column = end.last_column;
         self.width = 1;
+    }
+}
+
+/// Where a source ends, measured once for all its diagnostics.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SourceEnd {
+    /// How many lines the source has.
+    lines: usize,
+    /// The last line with text (1 when there is none).
+    last_line: usize,
+    /// Just after that line's text.
+    last_column: usize,
+}
+
+impl SourceEnd {
+    pub fn of(source: &str) -> Self {
+        let mut end = SourceEnd {
+            lines: 0,
+            last_line: 1,
+            last_column: 1,
+        };
+        for (index, line) in source.lines().enumerate() {
+            end.lines = index + 1;
+            let text = line.trim_end();
+            if !text.is_empty() {
+                end.last_line = index + 1;
+                end.last_column = text.chars().count() + 1;
+            }
+        }
+        end
     }
 }
 
@@ -177,7 +202,7 @@ mod tests {
     fn positions_past_the_end_move_to_the_last_line_with_text() {
         let source = "if x then\n  return 1\n\n";
         let mut diagnostic = Diagnostic::error(4, 1, 3, "`end` expected");
-        diagnostic.keep_within(source);
+        diagnostic.keep_within(&SourceEnd::of(source));
         assert_eq!(
             (diagnostic.line, diagnostic.column, diagnostic.width),
             (2, 11, 1)
@@ -187,7 +212,7 @@ mod tests {
             "x.lua:2:11: `end` expected\n  |\n2 |   return 1\n  |           ^"
         );
         let mut empty = Diagnostic::error(3, 1, 1, "empty");
-        empty.keep_within("");
+        empty.keep_within(&SourceEnd::of(""));
         assert_eq!((empty.line, empty.column), (1, 1));
         assert_eq!(
             empty.render("e.lua", ""),

@@ -266,8 +266,9 @@ fn analyze_here(source: &str, prepared: &syntax::Prepared, signature: &Signature
             analysis.read_only = flags.no_writes;
         }
     }
+    let end = diagnostic::SourceEnd::of(source);
     for diagnostic in &mut diagnostics {
-        diagnostic.keep_within(source);
+        diagnostic.keep_within(&end);
     }
     diagnostics.sort_by_key(|diagnostic| (diagnostic.line, diagnostic.column));
     diagnostics.dedup();
