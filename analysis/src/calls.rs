@@ -95,6 +95,12 @@ impl Analyzer<'_> {
                 self.raise(first, span);
                 Value::Unknown
             }
+            ("type", None) => {
+                if let Some(value) = first {
+                    self.tested(value);
+                }
+                Value::ComputedString(None)
+            }
             ("ipairs" | "pairs", None) => match first {
                 Some(Value::Params(param)) => Value::ParamIterator(*param),
                 _ => Value::Unknown,

@@ -1,14 +1,109 @@
 //! Globals and library members: what the Redis sandbox defines, refuses to
 //! change, or does not have at all.
 
-use full_moon::tokenizer::TokenReference;
+use full_moon::ast::{BinOp, Call, Expression, FunctionArgs, Index, Prefix, Suffix, Var};
+use full_moon::tokenizer::{Symbol, TokenReference, TokenType};
 
+use super::diagnostic::Diagnostic;
 use super::sandbox::{self, GlobalKind};
 use super::scope::Binding;
 use super::span::Span;
 use super::suggest;
-use super::value::{Param, Value};
+use super::value::{MissingMember, Param, Value};
 use super::walker::{Analyzer, identifier};
+
+/// What the script does with a library member that does not exist.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum MissingUse {
+    Call,
+    Index,
+}
+
+/// Reads of library members that do not exist. Each read is worth a note
+/// (a misspelled `redis.LOG_WARNING` passes nil along) unless the script
+/// tests it, calls it (an error instead) or indexes it (an error too).
+#[derive(Debug, Default)]
+pub(crate) struct MissingMembers {
+    /// Notes for reads not yet tested or used, by the read's byte offset.
+    untested: Vec<(usize, Diagnostic)>,
+    /// Members proven present by the conditions of the enclosing `if`s,
+    /// `while`s and `and`s: code there never runs on this Lua.
+    guards: Vec<(String, String)>,
+}
+
+impl MissingMembers {
+    fn read(&mut self, missing: &MissingMember) {
+        let MissingMember {
+            library,
+            member,
+            span,
+        } = missing;
+        if self
+            .untested
+            .iter()
+            .any(|(offset, _)| *offset == span.offset)
+        {
+            return;
+        }
+        let note = span.note(
+            format!(
+                "`{library}.{member}` does not exist: the `{library}` library has no member `{member}`, so this reads nil"
+            ),
+            replacement_hint(library, member).unwrap_or_else(|| {
+                format!(
+                    "to test whether it exists, write `if {library}.{member} then … end` or `{library}.{member} or fallback`"
+                )
+            }),
+        );
+        self.untested.push((span.offset, note));
+    }
+
+    fn forget(&mut self, missing: &MissingMember) {
+        self.untested
+            .retain(|(offset, _)| *offset != missing.span.offset);
+    }
+
+    fn is_guarded(&self, missing: &MissingMember) -> bool {
+        self.guards
+            .iter()
+            .any(|(library, member)| *library == missing.library && *member == missing.member)
+    }
+
+    /// Adds the guards of a condition; returns how many to remove later.
+    pub fn push_guards(&mut self, guards: Vec<(String, String)>) -> usize {
+        let count = guards.len();
+        self.guards.extend(guards);
+        count
+    }
+
+    pub fn pop_guards(&mut self, count: usize) {
+        self.guards
+            .truncate(self.guards.len().saturating_sub(count));
+    }
+
+    /// The notes for reads the script neither tested nor used.
+    pub fn into_notes(self) -> impl Iterator<Item = Diagnostic> {
+        self.untested.into_iter().map(|(_, note)| note)
+    }
+}
+
+/// What to write instead of a library member that does not exist: the
+/// Lua 5.1 spelling of a newer Lua's member, or a near miss.
+fn replacement_hint(library: &str, member: &str) -> Option<String> {
+    let newer_lua = match (library, member) {
+        ("table", "unpack") => {
+            "Lua 5.1 has `unpack` as a global: write `unpack(t)`, or `(table.unpack or unpack)(t)` in code shared with newer Lua"
+        }
+        ("table", "pack") => "write `{...}`, and `select('#', ...)` for the count",
+        ("table", "move") => "copy the elements in a loop",
+        ("string", "pack" | "unpack") => "use the `struct` library: `struct.pack`, `struct.unpack`",
+        _ => {
+            return sandbox::suggest_member(library, member)
+                .map(|near| format!("did you mean `{library}.{near}`?"));
+        }
+    };
+    Some(newer_lua.to_string())
+}
 
 /// What to write instead of a name the sandbox does not have, when a
 /// better hint than the sandbox's own reason exists.
@@ -174,15 +269,147 @@ impl Analyzer<'_> {
             }
             return Value::builtin(&global, Some(member));
         }
-        let hint = match sandbox::suggest_member(&global, member) {
-            Some(near) => format!("did you mean `{global}.{near}`?"),
-            None => format!("see the Redis Lua API reference for what `{global}` offers"),
+        let missing = MissingMember {
+            library: global,
+            member: member.to_string(),
+            span,
         };
-        self.diagnostics.push(span.error(
-            format!("`{global}.{member}` does not exist: the `{global}` library has no member `{member}`, so it is nil"),
-            hint,
+        self.missing.read(&missing);
+        Value::Missing(missing)
+    }
+
+    /// A missing member used as a condition (`if table.unpack then`,
+    /// `table.unpack or unpack`, `type(table.unpack)`): the script tests
+    /// for it, which is what it should do.
+    pub fn tested(&mut self, value: &Value) {
+        if let Value::Missing(missing) = value {
+            self.missing.forget(missing);
+        }
+    }
+
+    /// A missing member called or indexed: Lua raises, unless the code
+    /// runs only when the member exists (`if t.m then t.m(x) end`).
+    pub fn use_missing(&mut self, missing: &MissingMember, usage: MissingUse) {
+        self.missing.forget(missing);
+        if self.missing.is_guarded(missing) {
+            return;
+        }
+        let MissingMember {
+            library, member, ..
+        } = missing;
+        let (verb, lua_error) = match usage {
+            MissingUse::Call => ("calling", "call"),
+            MissingUse::Index => ("indexing", "index"),
+        };
+        self.diagnostics.push(missing.span.error(
+            format!(
+                "`{library}.{member}` does not exist: the `{library}` library has no member `{member}`, so {verb} it fails with \"attempt to {lua_error} field '{member}' (a nil value)\""
+            ),
+            replacement_hint(library, member).unwrap_or_else(|| {
+                format!("see the Redis Lua API reference for what `{library}` offers")
+            }),
         ));
-        Value::Unknown
+    }
+
+    /// The members a condition proves present when it holds: in
+    /// `if a.b and c.d ~= nil then`, both `a.b` and `c.d`.
+    pub fn guards_of(&self, condition: &Expression) -> Vec<(String, String)> {
+        let mut guards = Vec::new();
+        self.collect_guards(condition, &mut guards);
+        guards
+    }
+
+    fn collect_guards(&self, condition: &Expression, guards: &mut Vec<(String, String)>) {
+        match condition {
+            Expression::BinaryOperator {
+                lhs,
+                binop: BinOp::And(_),
+                rhs,
+            } => {
+                self.collect_guards(lhs, guards);
+                self.collect_guards(rhs, guards);
+            }
+            Expression::BinaryOperator { lhs, binop, rhs } => {
+                let equal = match binop {
+                    BinOp::TwoEqual(_) => true,
+                    BinOp::TildeEqual(_) => false,
+                    _ => return,
+                };
+                for (tested, other) in [(lhs, rhs), (rhs, lhs)] {
+                    // `x ~= nil`
+                    let is_nil = matches!(&**other, Expression::Symbol(token) if token.is_symbol(Symbol::Nil));
+                    if is_nil && !equal {
+                        self.collect_guards(tested, guards);
+                    }
+                    // `type(x) == 'function'`, `type(x) ~= 'nil'`
+                    let type_name = match &**other {
+                        Expression::String(token) => string_text(token),
+                        _ => None,
+                    };
+                    if let (Some(argument), Some(type_name)) =
+                        (self.type_argument(tested), type_name)
+                        && (type_name == "nil") != equal
+                    {
+                        self.collect_guards(argument, guards);
+                    }
+                }
+            }
+            Expression::Parentheses { expression, .. } => self.collect_guards(expression, guards),
+            other => guards.extend(self.member_named(other)),
+        }
+    }
+
+    /// `x` in `type(x)`, when `type` is the global function.
+    fn type_argument<'e>(&self, expression: &'e Expression) -> Option<&'e Expression> {
+        let Expression::FunctionCall(call) = expression else {
+            return None;
+        };
+        let Prefix::Name(function) = call.prefix() else {
+            return None;
+        };
+        let mut suffixes = call.suffixes();
+        let (Some(Suffix::Call(Call::AnonymousCall(arguments))), None) =
+            (suffixes.next(), suffixes.next())
+        else {
+            return None;
+        };
+        let is_type =
+            identifier(function) == "type" && self.scopes.resolve("type") == Binding::Global;
+        match &**arguments {
+            FunctionArgs::Parentheses { arguments, .. } if is_type && arguments.len() == 1 => {
+                arguments.iter().next()
+            }
+            _ => None,
+        }
+    }
+
+    /// The `library.member` an expression names: `table.unpack` itself, or
+    /// a local that holds it.
+    fn member_named(&self, expression: &Expression) -> Option<(String, String)> {
+        match expression {
+            Expression::Var(Var::Name(token)) => match self.scopes.resolve(identifier(token)) {
+                Binding::Local {
+                    value: Value::Missing(missing),
+                    ..
+                } => Some((missing.library, missing.member)),
+                _ => None,
+            },
+            Expression::Var(Var::Expression(variable)) => {
+                let Prefix::Name(library) = variable.prefix() else {
+                    return None;
+                };
+                let mut suffixes = variable.suffixes();
+                let (Some(Suffix::Index(Index::Dot { name, .. })), None) =
+                    (suffixes.next(), suffixes.next())
+                else {
+                    return None;
+                };
+                let library = identifier(library);
+                let is_global = self.scopes.resolve(library) == Binding::Global;
+                is_global.then(|| (library.to_string(), identifier(name).to_string()))
+            }
+            _ => None,
+        }
     }
 
     /// `base.member = ...` or `function base.member()`.
@@ -209,5 +436,13 @@ impl Analyzer<'_> {
             ),
             "keep your own values in a local table: `local M = {}`",
         ));
+    }
+}
+
+/// The text of a simple string literal (`'function'`), without escapes.
+fn string_text(token: &TokenReference) -> Option<&str> {
+    match token.token_type() {
+        TokenType::StringLiteral { literal, .. } => Some(literal.as_str()),
+        _ => None,
     }
 }

@@ -1,7 +1,7 @@
 //! The leading comment block: documentation for the generated function.
 
-use super::Signature;
 use super::diagnostic::Diagnostic;
+use super::{DeclaredBy, Signature};
 
 /// The comment block at the top of the script (after any shebang line).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -14,11 +14,14 @@ pub struct Header {
     pub args: Vec<ParamDoc>,
 }
 
-/// One documented parameter: `-- KEYS[index] = text`.
+/// One documented parameter: `-- KEYS[index] = text`, or `-- KEYS[index..]
+/// = text` for a variadic list from that index on.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ParamDoc {
     /// The 1-based index inside KEYS or ARGV.
     pub index: usize,
+    /// `KEYS[index..]`: every element from `index` on.
+    pub variadic: bool,
     pub text: String,
     /// The 1-based line of the comment.
     pub line: usize,
@@ -27,6 +30,31 @@ pub struct ParamDoc {
 }
 
 impl Header {
+    /// Reads the comment lines before the first line of code (after any
+    /// `#!lua` line). A blank line after some comments ends the block.
+    pub fn parse(source: &str) -> Header {
+        parse(source)
+    }
+
+    /// The keys and arguments the header documents, as a signature:
+    /// `-- KEYS[2] = …` declares two keys, `-- ARGV[2..] = …` one argument
+    /// followed by a variadic list. `None` when it documents neither.
+    pub fn documented_signature(&self) -> Option<Signature> {
+        if self.keys.is_empty() && self.args.is_empty() {
+            return None;
+        }
+        let (keys, variadic_keys) = documented_count(&self.keys);
+        let (args, variadic_args) = documented_count(&self.args);
+        Some(Signature {
+            keys,
+            args,
+            variadic_keys,
+            variadic_args,
+            declared_by: DeclaredBy::Header,
+            ..Signature::default()
+        })
+    }
+
     /// The header line documenting `KEYS[index]` (or `ARGV[index]`).
     pub(crate) fn line_of(&self, keys: bool, index: usize) -> Option<usize> {
         let entries = if keys { &self.keys } else { &self.args };
@@ -34,6 +62,23 @@ impl Header {
             .iter()
             .find(|entry| entry.index == index)
             .map(|entry| entry.line)
+    }
+}
+
+/// The fixed count and whether a variadic list follows: the first
+/// variadic entry ends the fixed ones.
+fn documented_count(entries: &[ParamDoc]) -> (usize, bool) {
+    match entries
+        .iter()
+        .filter(|entry| entry.variadic)
+        .map(|entry| entry.index)
+        .min()
+    {
+        Some(first_variadic) => (first_variadic.saturating_sub(1), true),
+        None => (
+            entries.iter().map(|entry| entry.index).max().unwrap_or(0),
+            false,
+        ),
     }
 }
 
@@ -77,17 +122,18 @@ pub(crate) fn parse(source: &str) -> Header {
 /// that starts with one; several may share a line, separated by commas.
 fn record_entry(header: &mut Header, text: &str, raw: &str, line: usize) {
     let mut rest = text;
-    while let Some((table, index, after)) = entry_start(rest) {
+    while let Some((table, index, variadic, after)) = entry_start(rest) {
         let description = after.trim_start().trim_start_matches(['=', ':', '-']);
         let end = next_entry(description).unwrap_or(description.len());
         let (own, following) = description.split_at(end);
-        let written = format!("{table}[{index}]");
+        let written = format!("{table}[{index}");
         let column = raw
             .find(&written)
             .and_then(|byte| raw.get(..byte))
             .map_or(1, |before| before.chars().count() + 1);
         let entry = ParamDoc {
             index,
+            variadic,
             text: own
                 .trim()
                 .trim_end_matches([',', ';'])
@@ -104,17 +150,22 @@ fn record_entry(header: &mut Header, text: &str, raw: &str, line: usize) {
     }
 }
 
-/// `KEYS[n]` or `ARGV[n]` at the start of `text`: the table, the index and
-/// what follows the closing bracket.
-fn entry_start(text: &str) -> Option<(&'static str, usize, &str)> {
+/// `KEYS[n]`, `ARGV[n]` or a variadic `KEYS[n..]` (also `KEYS[n...]`,
+/// `KEYS[n..m]`) at the start of `text`: the table, the index, whether it
+/// is variadic and what follows the closing bracket.
+fn entry_start(text: &str) -> Option<(&'static str, usize, bool, &str)> {
     let (table, rest) = if let Some(rest) = text.strip_prefix("KEYS[") {
         ("KEYS", rest)
     } else {
         ("ARGV", text.strip_prefix("ARGV[")?)
     };
-    let (digits, after) = rest.split_once(']')?;
+    let (inside, after) = rest.split_once(']')?;
+    let (digits, variadic) = match inside.split_once("..") {
+        Some((digits, _)) => (digits, true),
+        None => (inside, false),
+    };
     let index = digits.trim().parse::<usize>().ok()?;
-    Some((table, index, after))
+    Some((table, index, variadic, after))
 }
 
 /// Where the next entry starts: after a `,` or `;` separator.
@@ -130,37 +181,61 @@ fn next_entry(text: &str) -> Option<usize> {
 }
 
 /// Notes for header entries that document more keys or arguments than the
-/// Rust function declares.
+/// Rust function (or the command line) declares.
 pub(crate) fn contradictions(header: &Header, signature: &Signature) -> Vec<Diagnostic> {
+    if signature.declared_by == DeclaredBy::Header {
+        return Vec::new();
+    }
     let keys = header
         .keys
         .iter()
         .filter(|entry| !signature.variadic_keys && entry.index > signature.keys)
-        .map(|entry| contradiction(entry, "KEYS", signature.keys, "key"));
+        .map(|entry| contradiction(entry, "KEYS", signature, "key"));
     let args = header
         .args
         .iter()
         .filter(|entry| !signature.variadic_args && entry.index > signature.args)
-        .map(|entry| contradiction(entry, "ARGV", signature.args, "argument"));
+        .map(|entry| contradiction(entry, "ARGV", signature, "argument"));
     keys.chain(args).collect()
 }
 
-fn contradiction(entry: &ParamDoc, table: &str, declared: usize, noun: &str) -> Diagnostic {
+fn contradiction(entry: &ParamDoc, table: &str, signature: &Signature, noun: &str) -> Diagnostic {
+    let declared = if table == "KEYS" {
+        signature.keys
+    } else {
+        signature.args
+    };
     let count = plural(declared, noun);
-    let width = format!("{table}[{}]", entry.index).len();
+    let written = if entry.variadic {
+        format!("{table}[{}..]", entry.index)
+    } else {
+        format!("{table}[{}]", entry.index)
+    };
+    let hint = match signature.declared_by {
+        DeclaredBy::CommandLine => {
+            let option = if table == "KEYS" { "--keys" } else { "--args" };
+            let wanted = if entry.variadic {
+                format!("{}+", entry.index.saturating_sub(1))
+            } else {
+                entry.index.to_string()
+            };
+            format!("pass `{option} {wanted}`, or fix the comment")
+        }
+        _ => format!(
+            "declare {} in the Rust function (or a variadic {noun} parameter), or fix the comment",
+            plural(entry.index, noun)
+        ),
+    };
     Diagnostic::note(
         entry.line,
         entry.column,
-        width,
+        written.len(),
         format!(
-            "the header documents `{table}[{}]`, but the Rust function declares {count}",
-            entry.index
+            "the header documents `{written}`, but {} declares {count}",
+            signature.declared_by.subject()
         ),
     )
-    .with_hint(format!(
-        "declare {} in the Rust function (or a variadic {noun} parameter), or fix the comment",
-        plural(entry.index, noun)
-    ))
+    .with_hint(hint)
 }
 
 /// `1 key`, `2 keys`, `no keys`.
@@ -195,6 +270,7 @@ mod tests {
             header.keys,
             [ParamDoc {
                 index: 1,
+                variadic: false,
                 text: "lock key".into(),
                 line: 4,
                 column: 4,
@@ -223,6 +299,70 @@ mod tests {
             .collect();
         assert_eq!(keys, [(1, "lock")]);
         assert_eq!(args, [(1, "token"), (2, "ttl in ms")]);
+    }
+
+    #[test]
+    fn documents_a_signature() {
+        let documented = |source: &str| {
+            parse(source).documented_signature().map(|signature| {
+                (
+                    signature.keys,
+                    signature.variadic_keys,
+                    signature.args,
+                    signature.variadic_args,
+                )
+            })
+        };
+        assert_eq!(documented(SCRIPT), Some((1, false, 2, false)));
+        assert_eq!(
+            documented("-- KEYS[1] = lock\n-- KEYS[2..] = more locks\nreturn 1"),
+            Some((1, true, 0, false))
+        );
+        assert_eq!(
+            documented("-- ARGV[1...] = members\n-- ARGV[1..n] = same\nreturn 1"),
+            Some((0, false, 0, true))
+        );
+        assert_eq!(
+            documented("-- ARGV[3] = ttl, KEYS[2] = b\nreturn 1"),
+            Some((2, false, 3, false))
+        );
+        assert_eq!(documented("-- Just a description.\nreturn 1"), None);
+        assert_eq!(documented("return 1 -- KEYS[1] = too late"), None);
+        let signature = parse(SCRIPT).documented_signature();
+        assert_eq!(
+            signature.map(|signature| signature.declared_by),
+            Some(DeclaredBy::Header)
+        );
+    }
+
+    #[test]
+    fn command_line_contradictions_name_the_option() {
+        let header = parse("-- KEYS[1] = a\n-- KEYS[2..] = more\n-- ARGV[2] = ttl\nreturn 1");
+        let signature = Signature {
+            keys: 1,
+            args: 1,
+            declared_by: DeclaredBy::CommandLine,
+            ..Signature::default()
+        };
+        let found: Vec<_> = contradictions(&header, &signature)
+            .into_iter()
+            .map(|note| (note.message, note.hint.unwrap_or_default()))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                (
+                    "the header documents `KEYS[2..]`, but the command line declares 1 key"
+                        .to_string(),
+                    "pass `--keys 1+`, or fix the comment".to_string()
+                ),
+                (
+                    "the header documents `ARGV[2]`, but the command line declares 1 argument"
+                        .to_string(),
+                    "pass `--args 2`, or fix the comment".to_string()
+                ),
+            ]
+        );
     }
 
     #[test]

@@ -66,6 +66,31 @@ pub struct Signature {
     pub allow_unused: bool,
     /// Attribute opt-out: key positions may hold values that do not come from KEYS.
     pub dynamic_keys: bool,
+    /// Where the counts come from, so that messages say what to change.
+    pub declared_by: DeclaredBy,
+}
+
+/// Who declares a script's keys and arguments.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum DeclaredBy {
+    /// The parameters of the `#[redis_script]` function.
+    #[default]
+    RustFunction,
+    /// The script's header comment: `-- KEYS[1] = …`, `-- ARGV[2..] = …`.
+    Header,
+    /// The command-line checker's `--keys` and `--args` options.
+    CommandLine,
+}
+
+impl DeclaredBy {
+    /// The subject of "… declares 2 keys".
+    pub(crate) fn subject(self) -> &'static str {
+        match self {
+            DeclaredBy::RustFunction => "the Rust function",
+            DeclaredBy::Header => "the script's header",
+            DeclaredBy::CommandLine => "the command line",
+        }
+    }
 }
 
 /// Everything the analysis found out about one script.
@@ -240,6 +265,10 @@ fn analyze_here(source: &str, prepared: &syntax::Prepared, signature: &Signature
             analysis.error_codes.unknown = true;
             analysis.read_only = flags.no_writes;
         }
+    }
+    let end = diagnostic::SourceEnd::of(source);
+    for diagnostic in &mut diagnostics {
+        diagnostic.keep_within(&end);
     }
     diagnostics.sort_by_key(|diagnostic| (diagnostic.line, diagnostic.column));
     diagnostics.dedup();

@@ -1,8 +1,9 @@
-//! KEYS and ARGV: literal indices against the declared counts, dynamic
-//! access against variadic parameters, and parameters never read.
+//! KEYS and ARGV: literal indices against the declared counts, variadic
+//! parameters that need dynamic access, and parameters never read.
 
 use std::collections::BTreeSet;
 
+use super::DeclaredBy;
 use super::diagnostic::Diagnostic;
 use super::header::plural;
 use super::span::Span;
@@ -51,6 +52,14 @@ impl Declared {
 
     fn table(self) -> &'static str {
         self.param.table()
+    }
+
+    /// The command-line checker's option for this count.
+    fn option(self) -> &'static str {
+        match self.param {
+            Param::Keys => "--keys",
+            Param::Argv => "--args",
+        }
     }
 }
 
@@ -115,39 +124,34 @@ impl Analyzer<'_> {
         }
         let table = declared.table();
         let noun = declared.noun();
-        let needed = match declared.param {
-            Param::Keys => format!("a key parameter for it (keys = {literal})"),
-            Param::Argv => format!("{literal} non-key parameters"),
+        let declared_by = self.context.signature.declared_by;
+        let remedy = match (declared_by, declared.param) {
+            (DeclaredBy::RustFunction, Param::Keys) => {
+                format!("the Rust function needs a key parameter for it (keys = {literal})")
+            }
+            (DeclaredBy::RustFunction, Param::Argv) => {
+                format!("the Rust function needs {literal} non-key parameters")
+            }
+            (DeclaredBy::Header, _) => {
+                format!("document it in the header (`-- {table}[{literal}] = …`)")
+            }
+            (DeclaredBy::CommandLine, _) => format!("pass `{} {literal}`", declared.option()),
         };
         self.diagnostics.push(span.error(
             format!(
-                "`{table}[{literal}]` is out of range: the Rust function declares {}",
+                "`{table}[{literal}]` is out of range: {} declares {}",
+                declared_by.subject(),
                 plural(declared.fixed, noun)
             ),
-            format!("the Rust function needs {needed}, or the script must read one of the declared {noun}s"),
+            format!("{remedy}, or the script must read one of the declared {noun}s"),
         ));
     }
 
-    /// KEYS/ARGV read in a way whose index is not a constant.
+    /// KEYS/ARGV read in a way whose index is not a constant. With fixed
+    /// parameters only, this is fine (`for i = 1, #KEYS` over two declared
+    /// keys): it may read any of them, so none is reported unread.
     pub fn param_dynamic(&mut self, param: Param, span: Span) {
-        let declared = self.declared(param);
-        let usage = self.params.of(param);
-        let first = usage.dynamic.is_none();
-        usage.dynamic.get_or_insert(span);
-        if declared.variadic || !first {
-            return;
-        }
-        let table = declared.table();
-        let noun = declared.noun();
-        let shown = self.quote(span, table);
-        self.diagnostics.push(span.error(
-            format!(
-                "`{shown}` reads {table} dynamically, but the Rust function declares no variadic {noun} parameter"
-            ),
-            format!(
-                "make the last {noun} parameter a slice so the caller passes the extra {noun}s, or index {table} with literal numbers"
-            ),
-        ));
+        self.params.of(param).dynamic.get_or_insert(span);
     }
 
     /// Declared parameters never read, and variadic ones never iterated.
@@ -162,7 +166,7 @@ impl Analyzer<'_> {
                 findings.extend(self.unused(declared, usage));
             }
             if declared.variadic && usage.dynamic.is_none() {
-                findings.push(unread_slice(declared));
+                findings.push(unread_slice(declared, self.context.signature.declared_by));
             }
         }
         findings
@@ -177,25 +181,49 @@ impl Analyzer<'_> {
                 let is_keys = declared.param == Param::Keys;
                 let line = self.context.header.line_of(is_keys, index).unwrap_or(1);
                 let span = Span { line, ..Span::TOP };
+                let remedy = match self.context.signature.declared_by {
+                    DeclaredBy::RustFunction => "remove that parameter from the Rust function, or opt out with `allow_unused`".to_string(),
+                    DeclaredBy::Header => "remove it from the header, or opt out with `--allow-unused`".to_string(),
+                    DeclaredBy::CommandLine => format!("pass a smaller `{}`, or opt out with `--allow-unused`", declared.option()),
+                };
                 span.error(
                     format!("{noun} parameter {index} (`{table}[{index}]`) is never read by the script"),
-                    format!("use {table}[{index}] in the script, remove that parameter from the Rust function, or opt out with `allow_unused`"),
+                    format!("use {table}[{index}] in the script, {remedy}"),
                 )
             })
             .collect()
     }
 }
 
-fn unread_slice(declared: Declared) -> Diagnostic {
+fn unread_slice(declared: Declared, declared_by: DeclaredBy) -> Diagnostic {
     let table = declared.table();
     let noun = declared.noun();
     let next = declared.fixed + 1;
+    let (passes, written, single) = match declared_by {
+        DeclaredBy::RustFunction => (
+            "the Rust function passes".to_string(),
+            String::new(),
+            format!("make the last {noun} parameter a single value"),
+        ),
+        DeclaredBy::Header => (
+            "the script's header declares".to_string(),
+            format!(" (`{table}[{next}..]`)"),
+            format!("document `{table}[{next}]` instead of `{table}[{next}..]`"),
+        ),
+        DeclaredBy::CommandLine => (
+            format!("`{} {}+` declares", declared.option(), declared.fixed),
+            String::new(),
+            format!(
+                "pass `{} {}` without `+`",
+                declared.option(),
+                declared.fixed
+            ),
+        ),
+    };
     Span::TOP.error(
         format!(
-            "the Rust function passes a variadic list of {noun}s, but the script reads {table} only at fixed indices, so extra {noun}s would be ignored"
+            "{passes} a variadic list of {noun}s{written}, but the script reads {table} only at fixed indices, so extra {noun}s would be ignored"
         ),
-        format!(
-            "iterate the extra {noun}s (`for i = {next}, #{table} do … {table}[i] … end`), or make the last {noun} parameter a single value"
-        ),
+        format!("iterate the extra {noun}s (`for i = {next}, #{table} do … {table}[i] … end`), or {single}"),
     )
 }

@@ -14,6 +14,7 @@ use full_moon::tokenizer::{Lexer, LexerResult, Symbol, Token, TokenType, Tokeniz
 use super::diagnostic::Diagnostic;
 
 mod quick_scan;
+mod unclosed;
 
 /// Lua 5.1 refuses chunks nesting more than 200 "C levels" (LUAI_MAXCCALLS);
 /// the estimate below counts at least as many levels as Lua does.
@@ -67,13 +68,20 @@ fn parse_lexable(source: &str) -> Result<Ast, Vec<Diagnostic>> {
     if parsed.errors().is_empty() {
         return Ok(parsed.into_ast());
     }
-    let newer_syntax = newer_lua_syntax(&tokenize(source));
+    let lexemes = tokenize(source);
+    let newer_syntax = newer_lua_syntax(&lexemes);
     let explained_lines: BTreeSet<usize> = newer_syntax.iter().map(|d| d.line).collect();
     let mut seen_lines = explained_lines.clone();
     let mut diagnostics = newer_syntax;
+    let unclosed = unclosed::find(&lexemes);
     for error in parsed.errors() {
         let (start, end) = error.range();
-        if !seen_lines.insert(start.line()) {
+        // Past the opening of the construct left unclosed, the parser's
+        // errors describe that same mistake, less precisely.
+        let after_unclosed = unclosed
+            .as_ref()
+            .is_some_and(|unclosed| (start.line(), start.character()) >= unclosed.opened_at);
+        if after_unclosed || !seen_lines.insert(start.line()) {
             // One error per line: the parser's recovery produces follow-up
             // errors that only repeat the first one.
             continue;
@@ -94,6 +102,7 @@ fn parse_lexable(source: &str) -> Result<Ast, Vec<Diagnostic>> {
             .with_hint("Redis compiles scripts with Lua 5.1 and would refuse this one"),
         );
     }
+    diagnostics.extend(unclosed.map(|unclosed| unclosed.diagnostic));
     Err(diagnostics)
 }
 
@@ -561,6 +570,108 @@ mod tests {
             ["2:1+1 syntax error: unexpected statement after last statement"]
         );
         assert_eq!(messages("if x then\n").len(), 1);
+    }
+
+    #[test]
+    fn unclosed_constructs_name_the_line_they_open_on() {
+        let cases = [
+            (
+                "if x then\n  return 1\n",
+                "2:11+1 syntax error: `end` expected (to close `if` at line 1) at the end of the file",
+            ),
+            (
+                "local function f()\n  if x then\n    return 1\nend\nreturn f()\n",
+                "5:11+1 syntax error: `end` expected (to close `function` at line 1) at the end of the file",
+            ),
+            (
+                "for i = 1, 2 do\n  x()\n-- trailing comment\n\n",
+                "2:6+1 syntax error: `end` expected (to close `for` at line 1) at the end of the file",
+            ),
+            (
+                "while true do\n",
+                "1:14+1 syntax error: `end` expected (to close `while` at line 1) at the end of the file",
+            ),
+            (
+                "do\n  local a = 1",
+                "2:14+1 syntax error: `end` expected (to close `do` at line 1) at the end of the file",
+            ),
+            (
+                "repeat\n  local x = 1\nend\n",
+                "3:1+3 syntax error: `until` expected (to close `repeat` at line 1)",
+            ),
+            (
+                "repeat\n  if x then\nuntil y\n",
+                "3:1+5 syntax error: `end` expected (to close `if` at line 2)",
+            ),
+            (
+                "if x then\n  for i = 1, 3 do\n    y()\n  else\nend\n",
+                "4:3+4 syntax error: `end` expected (to close `for` at line 2)",
+            ),
+            (
+                "return f(function() return 1)\n",
+                "1:29+1 syntax error: `end` expected (to close `function` at line 1)",
+            ),
+            (
+                "return f(1,\n  2\n",
+                "2:4+1 syntax error: `)` expected (to close `(` at line 1) at the end of the file",
+            ),
+            (
+                "if a then local b = (1 end",
+                "1:24+3 syntax error: `)` expected (to close `(` at line 1)",
+            ),
+            (
+                "local t = {\n  a = 1,\nreturn t",
+                "3:9+1 syntax error: `}` expected (to close `{` at line 1) at the end of the file",
+            ),
+            (
+                "return t[f(1]",
+                "1:13+1 syntax error: `)` expected (to close `(` at line 1)",
+            ),
+        ];
+        for (source, expected) in cases {
+            assert_eq!(messages(source), [expected], "{source}");
+        }
+    }
+
+    #[test]
+    fn other_mistakes_keep_the_parser_message() {
+        // A stray `end`, a loop without `do` and a missing `then` are not
+        // unclosed constructs.
+        for (source, expected) in [
+            (
+                "return 1\nend",
+                "syntax error: unexpected token, this needs to be a statement",
+            ),
+            (
+                "while x\n  y()\nend",
+                "syntax error: expected `do` after condition",
+            ),
+            (
+                "if x\n  return 1\nend",
+                "syntax error: expected `then` after condition",
+            ),
+        ] {
+            let found = messages(source);
+            assert!(
+                found.iter().any(|message| message.ends_with(expected)),
+                "{source}: {found:?}"
+            );
+            assert!(
+                !found.iter().any(|message| message.contains("to close")),
+                "{source}: {found:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn errors_before_the_unclosed_construct_are_kept() {
+        assert_eq!(
+            messages("local a = 1 +\nlocal b = 2\nif b then\n  return a\n"),
+            [
+                "1:13+1 syntax error: expected expression after binary operator",
+                "4:11+1 syntax error: `end` expected (to close `if` at line 3) at the end of the file",
+            ]
+        );
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The abstract values the analysis tracks through expressions and locals.
 
 use super::ValueKind;
+use super::span::Span;
 
 /// `KEYS` or `ARGV`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,6 +52,18 @@ pub(crate) enum Value {
     },
     /// What `redis.error_reply(...)` / `redis.status_reply(...)` return.
     Reply(Reply),
+    /// A member a library table does not have (`table.unpack` on Lua 5.1):
+    /// nil, which is fine to test but fails when called or indexed.
+    Missing(MissingMember),
+}
+
+/// `library.member` where the library has no such member.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct MissingMember {
+    pub library: String,
+    pub member: String,
+    /// Where it is read; identifies the read when it is used later.
+    pub span: Span,
 }
 
 /// A reply table built by the `redis` helpers or by hand.
@@ -108,7 +121,7 @@ impl Value {
             Value::Number(_) => ValueKind::Float,
             Value::ComputedNumber => ValueKind::Integer,
             Value::Bool(Some(value)) => ValueKind::Boolean(*value),
-            Value::Nil => ValueKind::Nil,
+            Value::Nil | Value::Missing(_) => ValueKind::Nil,
             Value::Table(_) | Value::Reply(_) | Value::Params(_) => ValueKind::Table,
             _ => ValueKind::Unknown,
         }
@@ -123,7 +136,7 @@ impl Value {
             Value::Number(_) | Value::ComputedNumber => "a number".to_string(),
             Value::ComputedString(_) => "a string built at run time".to_string(),
             Value::Bool(_) => "a boolean".to_string(),
-            Value::Nil => "nil".to_string(),
+            Value::Nil | Value::Missing(_) => "nil".to_string(),
             Value::Table(_) | Value::Reply(_) | Value::Params(_) => "a table".to_string(),
             _ => return None,
         };

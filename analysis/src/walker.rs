@@ -11,6 +11,7 @@ use full_moon::ast::{
 use full_moon::tokenizer::{StringLiteralQuoteType, Symbol, TokenReference, TokenType};
 
 use super::diagnostic::Diagnostic;
+use super::globals::{MissingMembers, MissingUse};
 use super::header::Header;
 use super::params::ParamUsage;
 use super::scope::{Binding, Scopes};
@@ -87,6 +88,7 @@ pub(crate) struct Analyzer<'a> {
     pub may_write: bool,
     pub error_codes: ErrorCodes,
     pub params: ParamUsage,
+    pub missing: MissingMembers,
     /// Locals assigned after their declaration (collected by the survey).
     pub reassigned_found: HashSet<usize>,
     /// Set by a call to `error`: the statement never completes.
@@ -108,6 +110,7 @@ impl<'a> Analyzer<'a> {
             may_write: false,
             error_codes: ErrorCodes::default(),
             params: ParamUsage::default(),
+            missing: MissingMembers::default(),
             reassigned_found: HashSet::new(),
             raised: false,
             last_call_many: false,
@@ -120,6 +123,8 @@ impl<'a> Analyzer<'a> {
     fn finish(mut self) -> Outcome {
         let findings = self.param_findings();
         self.diagnostics.extend(findings);
+        let missing = std::mem::take(&mut self.missing);
+        self.diagnostics.extend(missing.into_notes());
         // Source order, with falling off the end last.
         self.returns.sort_by_key(|site| {
             let falls_off = site.shape == ReturnShape::FallsOffEnd;
@@ -394,11 +399,9 @@ impl<'a> Analyzer<'a> {
     }
 
     fn walk_if(&mut self, statement: &If) -> bool {
-        self.value_of(statement.condition());
-        let mut all_terminate = self.scoped_block(statement.block());
+        let (_, mut all_terminate) = self.guarded_block(statement.condition(), statement.block());
         for branch in statement.else_if().into_iter().flatten() {
-            self.value_of(branch.condition());
-            all_terminate &= self.scoped_block(branch.block());
+            all_terminate &= self.guarded_block(branch.condition(), branch.block()).1;
         }
         match statement.else_block() {
             Some(block) => self.scoped_block(block) && all_terminate,
@@ -446,15 +449,28 @@ impl<'a> Analyzer<'a> {
         // The until-condition sees the body's locals.
         self.scopes.push();
         let terminates = self.walk_block(repeat.block());
-        self.value_of(repeat.until());
+        let until = self.value_of(repeat.until());
+        self.tested(&until);
         self.scopes.pop();
         terminates && !breaks_out(repeat.block())
     }
 
     fn walk_while(&mut self, while_loop: &While) -> bool {
-        let condition = self.value_of(while_loop.condition());
-        self.scoped_block(while_loop.block());
+        let (condition, _) = self.guarded_block(while_loop.condition(), while_loop.block());
         condition == Value::Bool(Some(true)) && !breaks_out(while_loop.block())
+    }
+
+    /// A block that runs when `condition` holds: the library members the
+    /// condition tests exist there. Returns the condition's value and
+    /// whether the block never completes normally.
+    fn guarded_block(&mut self, condition: &Expression, block: &Block) -> (Value, bool) {
+        let value = self.value_of(condition);
+        self.tested(&value);
+        let guards = self.guards_of(condition);
+        let pushed = self.missing.push_guards(guards);
+        let terminates = self.scoped_block(block);
+        self.missing.pop_guards(pushed);
+        (value, terminates)
     }
 
     // ----- expressions ------------------------------------------------
@@ -511,7 +527,21 @@ impl<'a> Analyzer<'a> {
 
     fn binary(&mut self, lhs: &Expression, operator: &BinOp, rhs: &Expression) -> Value {
         let left = self.value_of(lhs);
+        // `t.m and t.m(x)`: the right side runs only when `t.m` exists.
+        let guards = match operator {
+            BinOp::And(_) => self.guards_of(lhs),
+            _ => Vec::new(),
+        };
+        let pushed = self.missing.push_guards(guards);
         let right = self.value_of(rhs);
+        self.missing.pop_guards(pushed);
+        if matches!(
+            operator,
+            BinOp::And(_) | BinOp::Or(_) | BinOp::TwoEqual(_) | BinOp::TildeEqual(_)
+        ) {
+            self.tested(&left);
+            self.tested(&right);
+        }
         let constants = left.as_number().zip(right.as_number());
         let fold = |apply: fn(f64, f64) -> f64| match constants {
             Some((a, b)) => Value::Number(apply(a, b)),
@@ -549,7 +579,8 @@ impl<'a> Analyzer<'a> {
                 None => Value::ComputedNumber,
             },
             _ => {
-                self.value_of(operand);
+                let value = self.value_of(operand);
+                self.tested(&value);
                 Value::Bool(None)
             }
         }
@@ -613,6 +644,13 @@ impl<'a> Analyzer<'a> {
     }
 
     fn apply_suffix(&mut self, value: Value, suffix: &Suffix, span: Span) -> Value {
+        if let Value::Missing(missing) = &value {
+            let usage = match suffix {
+                Suffix::Call(Call::AnonymousCall(_)) => MissingUse::Call,
+                _ => MissingUse::Index,
+            };
+            self.use_missing(missing, usage);
+        }
         match suffix {
             Suffix::Index(Index::Dot { name, .. }) => {
                 let member_span = self.span(name);

@@ -107,5 +107,6 @@ fn lua_signature(declaration: &Declaration) -> lua::Signature {
         variadic_args,
         allow_unused: declaration.options.allow_unused,
         dynamic_keys: declaration.options.dynamic_keys,
+        declared_by: lua::DeclaredBy::RustFunction,
     }
 }

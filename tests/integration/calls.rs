@@ -232,3 +232,41 @@ async fn cluster_call_survives_script_flush_on_every_node() {
         assert_eq!(balances, (0, 1));
     }
 }
+
+/// A loop over two declared keys (`for i = 1, #KEYS`), without a slice
+/// parameter.
+#[redis_script::redis_script(path = "lua/corpus/expire_each_key.lua", keys = 2)]
+async fn expire_each_key(first: &str, second: &str, ttl_ms: u64) -> i64;
+
+/// `table.unpack` tested before use, never called on Lua 5.1.
+#[redis_script::redis_script(path = "lua/corpus/unpack_across_lua_versions.lua", keys = 1)]
+async fn count_list(list: &str) -> i64;
+
+#[tokio::test]
+async fn dynamic_reads_of_fixed_keys_and_feature_tests_build_and_run() {
+    let server = RedisServer::start();
+    let mut connection = server.connection().await;
+    set(&mut connection, "{e}:a", 1).await;
+    set(&mut connection, "{e}:b", 2).await;
+    let expired = expire_each_key(&mut connection, "{e}:a", "{e}:b", 60_000)
+        .await
+        .expect("expire_each_key");
+    assert_eq!(expired, 2);
+    let ttl: i64 = redis::cmd("PTTL")
+        .arg("{e}:b")
+        .query_async(&mut connection)
+        .await
+        .expect("PTTL");
+    assert!(ttl > 0 && ttl <= 60_000, "{ttl}");
+
+    let () = redis::cmd("RPUSH")
+        .arg("list")
+        .arg(&["x", "y", "z"])
+        .query_async(&mut connection)
+        .await
+        .expect("RPUSH");
+    let counted = count_list(&mut connection, "list")
+        .await
+        .expect("count_list");
+    assert_eq!(counted, 3);
+}

@@ -1,0 +1,187 @@
+//! Finding the scripts and checking each one.
+
+use std::path::{Path, PathBuf};
+
+use redis_script_analysis::{
+    self as analysis, DeclaredBy, Diagnostic, Header, Severity, Signature,
+};
+
+use crate::options::{Count, Options};
+
+/// One script and what the check found.
+#[derive(Debug)]
+pub struct CheckedScript {
+    /// The path as the user will recognise it: the argument it was found
+    /// under, joined with its place below that directory.
+    pub path: String,
+    /// The text, for source excerpts.
+    pub source: String,
+    /// The keys and arguments it was checked against; `None` when neither
+    /// the header nor the options declare them.
+    pub signature: Option<Signature>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl CheckedScript {
+    pub fn count(&self, severity: Severity) -> usize {
+        self.diagnostics
+            .iter()
+            .filter(|diagnostic| diagnostic.severity == severity)
+            .count()
+    }
+}
+
+/// A script that could not be read (the message says why).
+#[derive(Debug)]
+pub struct Unreadable {
+    pub path: String,
+    pub reason: String,
+}
+
+/// Everything one run found.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    pub scripts: Vec<CheckedScript>,
+    pub unreadable: Vec<Unreadable>,
+}
+
+impl Outcome {
+    pub fn errors(&self) -> usize {
+        self.unreadable.len()
+            + self
+                .scripts
+                .iter()
+                .map(|script| script.count(Severity::Error))
+                .sum::<usize>()
+    }
+
+    pub fn warnings(&self) -> usize {
+        self.scripts
+            .iter()
+            .map(|script| script.count(Severity::Note))
+            .sum()
+    }
+}
+
+/// The `.lua` files named by the command line, in a stable order: files
+/// as given, directories searched recursively. The error is a usage error.
+pub fn find_scripts(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+    let mut scripts = Vec::new();
+    for path in paths {
+        let metadata = std::fs::metadata(path)
+            .map_err(|error| format!("cannot read `{}`: {error}", path.display()))?;
+        if metadata.is_dir() {
+            let before = scripts.len();
+            collect_directory(path, &mut scripts)
+                .map_err(|error| format!("cannot read `{}`: {error}", path.display()))?;
+            if scripts.len() == before {
+                return Err(format!("no .lua file in `{}`", path.display()));
+            }
+        } else {
+            scripts.push(path.clone());
+        }
+    }
+    Ok(scripts)
+}
+
+fn collect_directory(directory: &Path, scripts: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    let mut entries = std::fs::read_dir(directory)?.collect::<Result<Vec<_>, _>>()?;
+    entries.sort_by_key(|entry| entry.file_name());
+    for entry in entries {
+        let path = entry.path();
+        let is_hidden = entry.file_name().to_string_lossy().starts_with('.');
+        // The entry's own type: a symbolic link to a directory is not
+        // followed, so a link cycle cannot recurse forever.
+        let file_type = entry.file_type()?;
+        if file_type.is_dir() && !is_hidden {
+            collect_directory(&path, scripts)?;
+        } else if !file_type.is_dir() && path.extension().is_some_and(|ext| ext == "lua") {
+            scripts.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// Reads and checks every script.
+pub fn check_all(scripts: &[PathBuf], options: &Options) -> Outcome {
+    let mut outcome = Outcome::default();
+    for path in scripts {
+        let shown = path.display().to_string();
+        match std::fs::read(path) {
+            // Lua strings may hold any bytes; the checks only read the
+            // code around them.
+            Ok(bytes) => {
+                let source = String::from_utf8_lossy(&bytes).into_owned();
+                outcome.scripts.push(check(shown, source, options));
+            }
+            Err(error) => outcome.unreadable.push(Unreadable {
+                path: shown,
+                reason: error.to_string(),
+            }),
+        }
+    }
+    outcome
+}
+
+fn check(path: String, source: String, options: &Options) -> CheckedScript {
+    let signature = signature_for(&Header::parse(&source), &source, options);
+    let diagnostics = match &signature {
+        Some(signature) => analysis::analyze(&source, signature).diagnostics,
+        None => vec![undeclared()],
+    };
+    CheckedScript {
+        path,
+        source,
+        signature,
+        diagnostics,
+    }
+}
+
+/// The keys and arguments to check a script against: `--keys`/`--args`
+/// when given (the one not given is 0), else what the header documents.
+/// A script that never mentions KEYS or ARGV needs no declaration.
+pub fn signature_for(header: &Header, source: &str, options: &Options) -> Option<Signature> {
+    let mentions_parameters = source.contains("KEYS") || source.contains("ARGV");
+    let signature = if options.keys.is_some() || options.args.is_some() {
+        let (keys, variadic_keys) = split(options.keys);
+        let (args, variadic_args) = split(options.args);
+        Signature {
+            keys,
+            args,
+            variadic_keys,
+            variadic_args,
+            declared_by: DeclaredBy::CommandLine,
+            ..Signature::default()
+        }
+    } else if let Some(documented) = header.documented_signature() {
+        documented
+    } else if !mentions_parameters {
+        Signature {
+            declared_by: DeclaredBy::Header,
+            ..Signature::default()
+        }
+    } else {
+        return None;
+    };
+    Some(Signature {
+        allow_unused: options.allow_unused,
+        dynamic_keys: options.dynamic_keys,
+        ..signature
+    })
+}
+
+fn split(count: Option<Count>) -> (usize, bool) {
+    count.map_or((0, false), |count| (count.fixed, count.variadic))
+}
+
+fn undeclared() -> Diagnostic {
+    Diagnostic::error(
+        1,
+        1,
+        1,
+        "the script does not declare the keys and arguments it takes",
+    )
+    .with_hint(
+        "document them in its header comment (`-- KEYS[1] = …`, `-- ARGV[1] = …`, `-- ARGV[2..] = …` for a variadic list), or pass `--keys N --args N`",
+    )
+}

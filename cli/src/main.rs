@@ -1,0 +1,64 @@
+//! `redis-script-check`: checks Redis Lua scripts outside any Rust crate,
+//! for CI. The checks are the ones `#[redis_script]` runs at compile time;
+//! the keys and arguments come from each script's header comment
+//! (`-- KEYS[1] = …`) or from `--keys`/`--args`.
+//!
+//! Exit status: 0 when no script has an error, 1 when one has (or has a
+//! warning, with `--deny-warnings`), 2 on a usage error.
+
+use std::io::Write as _;
+use std::process::ExitCode;
+
+mod check;
+mod options;
+mod report;
+
+use options::{Command, Format};
+
+fn main() -> ExitCode {
+    let options = match options::parse(std::env::args_os().skip(1)) {
+        Ok(Command::Check(options)) => options,
+        Ok(Command::Help) => return print(options::USAGE),
+        Ok(Command::Version) => {
+            return print(&format!(
+                "redis-script-check {}\n",
+                env!("CARGO_PKG_VERSION")
+            ));
+        }
+        Err(message) => return usage_error(&message),
+    };
+    let scripts = match check::find_scripts(&options.paths) {
+        Ok(scripts) => scripts,
+        Err(message) => return usage_error(&message),
+    };
+    let outcome = check::check_all(&scripts, &options);
+    let report = match options.format {
+        Format::Human => report::human(&outcome, options.deny_warnings),
+        Format::Json => report::json(&outcome),
+    };
+    let failed = outcome.errors() > 0 || (options.deny_warnings && outcome.warnings() > 0);
+    match (print(&report), failed) {
+        (ExitCode::SUCCESS, true) => ExitCode::from(1),
+        (status, _) => status,
+    }
+}
+
+/// Writes to stdout; a closed pipe or a full disk is a failure, not a
+/// panic.
+fn print(text: &str) -> ExitCode {
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(_) => ExitCode::from(1),
+    }
+}
+
+fn usage_error(message: &str) -> ExitCode {
+    eprintln!(
+        "error: {message}\n\nUsage: redis-script-check [OPTIONS] <PATH>...\nFor more information, try `--help`."
+    );
+    ExitCode::from(2)
+}

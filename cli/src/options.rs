@@ -1,0 +1,236 @@
+//! The command line: `redis-script-check [OPTIONS] <PATH>...`.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+pub const USAGE: &str = "\
+Usage: redis-script-check [OPTIONS] <PATH>...
+
+Checks Redis Lua scripts the way redis-script's #[redis_script] attribute
+does at compile time: Lua 5.1 syntax, KEYS/ARGV against the declared counts,
+sandbox globals, command names and arity, keys that bypass KEYS, shebang
+flags.
+
+Arguments:
+  <PATH>...            .lua files, or directories searched recursively for
+                       .lua files (hidden directories are skipped)
+
+Options:
+      --keys <N>       every script takes N keys; N+ for N keys followed by
+                       a variadic list of keys
+      --args <N>       every script takes N arguments; N+ likewise
+      --allow-unused   declared keys and arguments may go unused
+      --dynamic-keys   commands may take keys that do not come from KEYS
+      --format <F>     human (the default) or json
+      --deny-warnings  warnings fail the check too
+  -h, --help           print this help
+  -V, --version        print the version
+
+Each script declares the keys and arguments it takes in its header
+comment, before the first line of code:
+
+  -- KEYS[1] = lock key
+  -- ARGV[1] = owner token
+  -- ARGV[2..] = more values (a variadic list)
+
+A script that never mentions KEYS or ARGV needs no declaration. --keys
+and --args override the header (given one, the other is 0).
+
+Exit status: 0 when no script has an error (warnings allowed unless
+--deny-warnings), 1 when one has, 2 on a usage error.
+";
+
+/// What the user asked for.
+#[derive(Debug)]
+pub enum Command {
+    Help,
+    Version,
+    Check(Options),
+}
+
+/// How to check the scripts.
+#[derive(Debug)]
+pub struct Options {
+    pub paths: Vec<PathBuf>,
+    /// `--keys`: the fixed count, and whether a variadic list follows.
+    pub keys: Option<Count>,
+    /// `--args`, like `keys`.
+    pub args: Option<Count>,
+    pub allow_unused: bool,
+    pub dynamic_keys: bool,
+    pub format: Format,
+    pub deny_warnings: bool,
+    // The server target (`--target <TARGET>`) belongs here: parsed in
+    // `parse` below into the analysis crate's own target type, listed in
+    // `USAGE`, and handed to the analysis where `check::check` calls
+    // `analyze`.
+}
+
+/// `N` or `N+`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Count {
+    pub fixed: usize,
+    pub variadic: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Human,
+    Json,
+}
+
+/// Reads the command line (without the program name). The error is the
+/// message for the user.
+pub fn parse(arguments: impl IntoIterator<Item = OsString>) -> Result<Command, String> {
+    let mut options = Options {
+        paths: Vec::new(),
+        keys: None,
+        args: None,
+        allow_unused: false,
+        dynamic_keys: false,
+        format: Format::Human,
+        deny_warnings: false,
+    };
+    let mut arguments = arguments.into_iter();
+    let mut only_paths = false;
+    while let Some(argument) = arguments.next() {
+        let text = argument.to_str().unwrap_or_default();
+        if only_paths || !text.starts_with('-') || text == "-" {
+            options.paths.push(PathBuf::from(argument));
+            continue;
+        }
+        // `--name=value` or `--name value`.
+        let (name, inline_value) = match text.split_once('=') {
+            Some((name, value)) if name.starts_with("--") => (name, Some(value.to_string())),
+            _ => (text, None),
+        };
+        let mut value = |option: &str| -> Result<String, String> {
+            if let Some(value) = inline_value.clone() {
+                return Ok(value);
+            }
+            arguments
+                .next()
+                .and_then(|value| value.into_string().ok())
+                .ok_or_else(|| format!("`{option}` needs a value"))
+        };
+        match name {
+            "-h" | "--help" => return Ok(Command::Help),
+            "-V" | "--version" => return Ok(Command::Version),
+            "--" => only_paths = true,
+            "--keys" => options.keys = Some(count("--keys", &value("--keys")?)?),
+            "--args" => options.args = Some(count("--args", &value("--args")?)?),
+            "--allow-unused" => options.allow_unused = true,
+            "--dynamic-keys" => options.dynamic_keys = true,
+            "--deny-warnings" => options.deny_warnings = true,
+            "--format" => {
+                options.format = match value("--format")?.as_str() {
+                    "human" => Format::Human,
+                    "json" => Format::Json,
+                    other => {
+                        return Err(format!(
+                            "unknown format `{other}`: use `--format human` or `--format json`"
+                        ));
+                    }
+                }
+            }
+            _ => return Err(format!("unknown option `{text}`")),
+        }
+        let takes_no_value = matches!(
+            name,
+            "--" | "--allow-unused" | "--dynamic-keys" | "--deny-warnings"
+        );
+        if takes_no_value && inline_value.is_some() {
+            return Err(format!("`{name}` takes no value"));
+        }
+    }
+    if options.paths.is_empty() {
+        return Err("no script given: pass .lua files or directories".to_string());
+    }
+    Ok(Command::Check(options))
+}
+
+/// `2` or `2+`.
+fn count(option: &str, text: &str) -> Result<Count, String> {
+    let (digits, variadic) = match text.strip_suffix('+') {
+        Some(digits) => (digits, true),
+        None => (text, false),
+    };
+    let fixed = digits.parse::<usize>().map_err(|_| {
+        format!("`{option} {text}`: expected a number of parameters, such as 2, or 2+ for two followed by a variadic list")
+    })?;
+    Ok(Count { fixed, variadic })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parsed(arguments: &[&str]) -> Result<Command, String> {
+        parse(arguments.iter().map(OsString::from))
+    }
+
+    fn options(arguments: &[&str]) -> Options {
+        match parsed(arguments) {
+            Ok(Command::Check(options)) => options,
+            other => panic!("{arguments:?}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn reads_counts_flags_and_paths() {
+        let read = options(&[
+            "--keys",
+            "2+",
+            "--args=1",
+            "lua",
+            "--deny-warnings",
+            "--format",
+            "json",
+            "x.lua",
+        ]);
+        assert_eq!(
+            read.keys,
+            Some(Count {
+                fixed: 2,
+                variadic: true
+            })
+        );
+        assert_eq!(
+            read.args,
+            Some(Count {
+                fixed: 1,
+                variadic: false
+            })
+        );
+        assert_eq!(read.paths, [PathBuf::from("lua"), PathBuf::from("x.lua")]);
+        assert!(read.deny_warnings && read.format == Format::Json);
+        assert_eq!(options(&["--", "--keys"]).paths, [PathBuf::from("--keys")]);
+    }
+
+    #[test]
+    fn refuses_what_it_does_not_know() {
+        for (arguments, message) in [
+            (
+                &["--keys", "two", "a.lua"][..],
+                "`--keys two`: expected a number of parameters, such as 2, or 2+ for two followed by a variadic list",
+            ),
+            (&["--keys"][..], "`--keys` needs a value"),
+            (
+                &["--format", "xml", "a.lua"][..],
+                "unknown format `xml`: use `--format human` or `--format json`",
+            ),
+            (&["--fast", "a.lua"][..], "unknown option `--fast`"),
+            (
+                &["--deny-warnings=yes", "a.lua"][..],
+                "`--deny-warnings` takes no value",
+            ),
+            (&[][..], "no script given: pass .lua files or directories"),
+        ] {
+            match parsed(arguments) {
+                Err(found) => assert_eq!(found, message, "{arguments:?}"),
+                other => panic!("{arguments:?}: {other:?}"),
+            }
+        }
+        assert!(matches!(parsed(&["a.lua", "--help"]), Ok(Command::Help)));
+    }
+}

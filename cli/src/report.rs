@@ -1,0 +1,173 @@
+//! What the user reads: diagnostics in the compiler's layout, or one JSON
+//! document for tools.
+
+use std::fmt::Write as _;
+
+use redis_script_analysis::{DeclaredBy, Diagnostic, Severity, Signature};
+
+use crate::check::Outcome;
+
+/// Every diagnostic as rustc would print it, then a summary line.
+pub fn human(outcome: &Outcome, deny_warnings: bool) -> String {
+    let mut out = String::new();
+    for unreadable in &outcome.unreadable {
+        let _ = writeln!(
+            out,
+            "error: cannot read `{}`: {}\n",
+            unreadable.path, unreadable.reason
+        );
+    }
+    for script in &outcome.scripts {
+        for diagnostic in &script.diagnostics {
+            out.push_str(&diagnostic.render_standalone(&script.path, &script.source));
+            out.push_str("\n\n");
+        }
+    }
+    let (errors, warnings) = (outcome.errors(), outcome.warnings());
+    let checked = plural(outcome.scripts.len() + outcome.unreadable.len(), "script");
+    let found = match (errors, warnings) {
+        (0, 0) => "no problems found".to_string(),
+        (0, _) => plural(warnings, "warning"),
+        (_, 0) => plural(errors, "error"),
+        _ => format!(
+            "{}, {}",
+            plural(errors, "error"),
+            plural(warnings, "warning")
+        ),
+    };
+    let denied = if deny_warnings && warnings > 0 {
+        " (warnings are denied)"
+    } else {
+        ""
+    };
+    let _ = writeln!(out, "checked {checked}: {found}{denied}");
+    out
+}
+
+fn plural(count: usize, noun: &str) -> String {
+    if count == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{count} {noun}s")
+    }
+}
+
+/// One JSON document: the scripts checked (with the keys and arguments
+/// each was checked against), every diagnostic, and the totals.
+pub fn json(outcome: &Outcome) -> String {
+    let mut files = Vec::new();
+    let mut diagnostics = Vec::new();
+    for unreadable in &outcome.unreadable {
+        files.push(format!(
+            "{{\"path\": {}, \"signature\": null}}",
+            string(&unreadable.path)
+        ));
+        diagnostics.push(format!(
+            "{{\"severity\": \"error\", \"path\": {}, \"line\": null, \"column\": null, \"width\": null, \"message\": {}, \"hint\": null}}",
+            string(&unreadable.path),
+            string(&format!("cannot read `{}`: {}", unreadable.path, unreadable.reason)),
+        ));
+    }
+    for script in &outcome.scripts {
+        files.push(format!(
+            "{{\"path\": {}, \"signature\": {}}}",
+            string(&script.path),
+            script
+                .signature
+                .as_ref()
+                .map_or("null".to_string(), signature),
+        ));
+        diagnostics.extend(
+            script
+                .diagnostics
+                .iter()
+                .map(|found| diagnostic(&script.path, found)),
+        );
+    }
+    format!(
+        "{{\n  \"files\": {},\n  \"diagnostics\": {},\n  \"errors\": {},\n  \"warnings\": {}\n}}\n",
+        array(&files),
+        array(&diagnostics),
+        outcome.errors(),
+        outcome.warnings()
+    )
+}
+
+/// One element a line, so that the document diffs and greps well.
+fn array(elements: &[String]) -> String {
+    if elements.is_empty() {
+        return "[]".to_string();
+    }
+    format!("[\n    {}\n  ]", elements.join(",\n    "))
+}
+
+fn signature(signature: &Signature) -> String {
+    let declared_by = match signature.declared_by {
+        DeclaredBy::RustFunction => "rust-function",
+        DeclaredBy::Header => "header",
+        DeclaredBy::CommandLine => "command-line",
+    };
+    format!(
+        "{{\"keys\": {}, \"variadic_keys\": {}, \"args\": {}, \"variadic_args\": {}, \"declared_by\": \"{declared_by}\"}}",
+        signature.keys, signature.variadic_keys, signature.args, signature.variadic_args
+    )
+}
+
+fn diagnostic(path: &str, diagnostic: &Diagnostic) -> String {
+    let severity = match diagnostic.severity {
+        Severity::Error => "error",
+        Severity::Note => "warning",
+    };
+    format!(
+        "{{\"severity\": \"{severity}\", \"path\": {}, \"line\": {}, \"column\": {}, \"width\": {}, \"message\": {}, \"hint\": {}}}",
+        string(path),
+        diagnostic.line,
+        diagnostic.column,
+        diagnostic.width,
+        string(&diagnostic.message),
+        diagnostic
+            .hint
+            .as_deref()
+            .map_or("null".to_string(), string),
+    )
+}
+
+/// A JSON string literal: quotes, backslashes and control characters
+/// escaped (RFC 8259, section 7); everything else as UTF-8.
+fn string(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for character in text.chars() {
+        match character {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            control if u32::from(control) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", u32::from(control));
+            }
+            other => out.push(other),
+        }
+    }
+    out.push('"');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_json_strings() {
+        assert_eq!(string("plain"), "\"plain\"");
+        assert_eq!(
+            string("say \"hi\"\\now\n\ttab\r\u{1}\u{8}\u{c}\u{1f}"),
+            "\"say \\\"hi\\\"\\\\now\\n\\ttab\\r\\u0001\\b\\f\\u001f\""
+        );
+        assert_eq!(string("… `x` ü"), "\"… `x` ü\"");
+        assert_eq!(string("\u{7f}"), "\"\u{7f}\"");
+    }
+}

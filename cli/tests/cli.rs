@@ -1,0 +1,328 @@
+//! Runs the built `redis-script-check` on the project's own scripts and on
+//! the fixtures under `tests/fixtures/`, and compares what a user reads
+//! (the human report, the JSON document, the exit status) exactly.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+struct Run {
+    status: i32,
+    stdout: String,
+    stderr: String,
+}
+
+/// Runs the checker from `directory`, so paths print as given.
+fn run_in(directory: &Path, arguments: &[&str]) -> Run {
+    let output = Command::new(env!("CARGO_BIN_EXE_redis-script-check"))
+        .args(arguments)
+        .current_dir(directory)
+        .output()
+        .expect("run redis-script-check");
+    Run {
+        status: output.status.code().expect("exit status"),
+        stdout: String::from_utf8(output.stdout).expect("UTF-8 stdout"),
+        stderr: String::from_utf8(output.stderr).expect("UTF-8 stderr"),
+    }
+}
+
+/// Runs the checker from `tests/`, where the fixtures are.
+fn run(arguments: &[&str]) -> Run {
+    run_in(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests"),
+        arguments,
+    )
+}
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace directory")
+        .to_path_buf()
+}
+
+#[test]
+fn the_project_script_library_is_clean() {
+    let scripts = std::fs::read_dir(workspace().join("lua"))
+        .expect("lua directory")
+        .filter(|entry| {
+            entry
+                .as_ref()
+                .is_ok_and(|entry| entry.path().extension().is_some_and(|ext| ext == "lua"))
+        })
+        .count();
+    assert!(scripts >= 10, "only {scripts} scripts in lua/");
+
+    let human = run_in(&workspace(), &["lua"]);
+    assert_eq!(
+        (human.status, human.stdout.as_str()),
+        (
+            0,
+            format!("checked {scripts} scripts: no problems found\n").as_str()
+        ),
+        "{}",
+        human.stderr
+    );
+
+    // Every script declares its keys and arguments in its header.
+    let json = run_in(&workspace(), &["--format", "json", "lua"]);
+    assert_eq!(json.status, 0);
+    assert_eq!(
+        json.stdout.matches("\"declared_by\": \"header\"").count(),
+        scripts,
+        "{}",
+        json.stdout
+    );
+    assert!(
+        json.stdout.contains("\"diagnostics\": [],"),
+        "{}",
+        json.stdout
+    );
+}
+
+#[test]
+fn an_error_reads_like_the_compiler() {
+    let found = run(&["fixtures/failing/key_out_of_range.lua"]);
+    assert_eq!(found.status, 1);
+    assert_eq!(
+        found.stdout,
+        "\
+error: `KEYS[2]` is out of range: the script's header declares 1 key
+ --> fixtures/failing/key_out_of_range.lua:6:28
+  |
+6 | return redis.call('LPUSH', KEYS[2], ARGV[1])
+  |                            ^^^^^^^
+  |
+  = help: document it in the header (`-- KEYS[2] = …`), or the script must read one of the declared keys
+
+checked 1 script: 1 error
+"
+    );
+    assert_eq!(found.stderr, "");
+}
+
+#[test]
+fn a_syntax_error_at_the_end_of_the_file_shows_the_last_line() {
+    let found = run(&["fixtures/failing/unclosed_at_end.lua"]);
+    assert_eq!(found.status, 1);
+    assert_eq!(
+        found.stdout,
+        "\
+error: syntax error: `end` expected (to close `if` at line 3) at the end of the file
+ --> fixtures/failing/unclosed_at_end.lua:5:13
+  |
+5 | return count
+  |             ^
+  |
+  = help: add the missing `end`; when blocks are nested, the one missing may belong to an inner block
+
+checked 1 script: 1 error
+"
+    );
+}
+
+#[test]
+fn json_holds_every_file_and_diagnostic() {
+    let found = run(&[
+        "--format",
+        "json",
+        "fixtures/failing/key_out_of_range.lua",
+        "fixtures/failing/indexes_missing_member.lua",
+        "fixtures/failing/undeclared.lua",
+    ]);
+    assert_eq!(found.status, 1);
+    assert_eq!(
+        found.stdout,
+        r#"{
+  "files": [
+    {"path": "fixtures/failing/key_out_of_range.lua", "signature": {"keys": 1, "variadic_keys": false, "args": 1, "variadic_args": false, "declared_by": "header"}},
+    {"path": "fixtures/failing/indexes_missing_member.lua", "signature": {"keys": 1, "variadic_keys": false, "args": 0, "variadic_args": false, "declared_by": "header"}},
+    {"path": "fixtures/failing/undeclared.lua", "signature": null}
+  ],
+  "diagnostics": [
+    {"severity": "error", "path": "fixtures/failing/key_out_of_range.lua", "line": 6, "column": 28, "width": 7, "message": "`KEYS[2]` is out of range: the script's header declares 1 key", "hint": "document it in the header (`-- KEYS[2] = …`), or the script must read one of the declared keys"},
+    {"severity": "error", "path": "fixtures/failing/indexes_missing_member.lua", "line": 3, "column": 15, "width": 4, "message": "`string.utf8` does not exist: the `string` library has no member `utf8`, so indexing it fails with \"attempt to index field 'utf8' (a nil value)\"", "hint": "see the Redis Lua API reference for what `string` offers"},
+    {"severity": "error", "path": "fixtures/failing/undeclared.lua", "line": 1, "column": 1, "width": 1, "message": "the script does not declare the keys and arguments it takes", "hint": "document them in its header comment (`-- KEYS[1] = …`, `-- ARGV[1] = …`, `-- ARGV[2..] = …` for a variadic list), or pass `--keys N --args N`"}
+  ],
+  "errors": 3,
+  "warnings": 0
+}
+"#
+    );
+}
+
+#[test]
+fn a_script_without_a_declaration_is_told_how_to_declare_one() {
+    let found = run(&["fixtures/failing/undeclared.lua"]);
+    assert_eq!(found.status, 1);
+    assert_eq!(
+        found.stdout,
+        "\
+error: the script does not declare the keys and arguments it takes
+ --> fixtures/failing/undeclared.lua:1:1
+  |
+1 | return redis.call('GET', KEYS[1])
+  | ^
+  |
+  = help: document them in its header comment (`-- KEYS[1] = …`, `-- ARGV[1] = …`, `-- ARGV[2..] = …` for a variadic list), or pass `--keys N --args N`
+
+checked 1 script: 1 error
+"
+    );
+    // Options declare it instead; the one not given is 0.
+    let declared = run(&["--keys", "1", "fixtures/failing/undeclared.lua"]);
+    assert_eq!(
+        (declared.status, declared.stdout.as_str()),
+        (0, "checked 1 script: no problems found\n")
+    );
+}
+
+#[test]
+fn options_override_the_header() {
+    let widened = run(&[
+        "--keys=2",
+        "--args=1",
+        "fixtures/failing/key_out_of_range.lua",
+    ]);
+    assert_eq!(widened.status, 0, "{}", widened.stdout);
+
+    let variadic = run(&["--keys", "1+", "fixtures/passing/server_time.lua"]);
+    assert_eq!(variadic.status, 1);
+    assert_eq!(
+        variadic.stdout,
+        "\
+error: key parameter 1 (`KEYS[1]`) is never read by the script
+ --> fixtures/passing/server_time.lua:1:1
+  |
+1 | -- The server clock in milliseconds; no keys, no arguments.
+  | ^
+  |
+  = help: use KEYS[1] in the script, pass a smaller `--keys`, or opt out with `--allow-unused`
+
+error: `--keys 1+` declares a variadic list of keys, but the script reads KEYS only at fixed indices, so extra keys would be ignored
+ --> fixtures/passing/server_time.lua:1:1
+  |
+1 | -- The server clock in milliseconds; no keys, no arguments.
+  | ^
+  |
+  = help: iterate the extra keys (`for i = 2, #KEYS do … KEYS[i] … end`), or pass `--keys 1` without `+`
+
+checked 1 script: 2 errors
+"
+    );
+}
+
+#[test]
+fn warnings_pass_unless_denied() {
+    let allowed = run(&["fixtures/passing"]);
+    assert_eq!(allowed.status, 0);
+    assert_eq!(
+        allowed.stdout,
+        "\
+warning: `redis.LOG_NOTIC` does not exist: the `redis` library has no member `LOG_NOTIC`, so this reads nil
+ --> fixtures/passing/misspelled_log_level.lua:3:17
+  |
+3 | redis.log(redis.LOG_NOTIC, 'counter at ' .. count)
+  |                 ^^^^^^^^^
+  |
+  = help: did you mean `redis.LOG_NOTICE`?
+
+checked 3 scripts: 1 warning
+"
+    );
+    let denied = run(&["--deny-warnings", "fixtures/passing"]);
+    assert_eq!(denied.status, 1);
+    assert!(
+        denied
+            .stdout
+            .ends_with("checked 3 scripts: 1 warning (warnings are denied)\n"),
+        "{}",
+        denied.stdout
+    );
+}
+
+#[test]
+fn directories_are_searched_recursively_in_order() {
+    let found = run(&["--format", "json", "fixtures"]);
+    assert_eq!(found.status, 1);
+    let paths: Vec<&str> = found
+        .stdout
+        .lines()
+        .filter_map(|line| line.trim().strip_prefix("{\"path\": \""))
+        .filter_map(|rest| rest.split('"').next())
+        .collect();
+    assert_eq!(
+        paths,
+        [
+            "fixtures/failing/indexes_missing_member.lua",
+            "fixtures/failing/key_out_of_range.lua",
+            "fixtures/failing/unclosed_at_end.lua",
+            "fixtures/failing/undeclared.lua",
+            "fixtures/passing/delete_all.lua",
+            "fixtures/passing/misspelled_log_level.lua",
+            "fixtures/passing/server_time.lua",
+        ]
+    );
+    assert!(
+        found
+            .stdout
+            .ends_with("  \"errors\": 4,\n  \"warnings\": 1\n}\n"),
+        "{}",
+        found.stdout
+    );
+}
+
+#[test]
+fn usage_errors_exit_with_2() {
+    for (arguments, message) in [
+        (&["--fast", "lua"][..], "error: unknown option `--fast`\n"),
+        (
+            &[][..],
+            "error: no script given: pass .lua files or directories\n",
+        ),
+        (
+            &["--format", "xml", "fixtures"][..],
+            "error: unknown format `xml`: use `--format human` or `--format json`\n",
+        ),
+        (
+            &["fixtures/missing.lua"][..],
+            "error: cannot read `fixtures/missing.lua`: No such file or directory (os error 2)\n",
+        ),
+    ] {
+        let found = run(arguments);
+        assert_eq!(found.status, 2, "{arguments:?}");
+        assert_eq!(found.stdout, "", "{arguments:?}");
+        assert!(
+            found.stderr.starts_with(message),
+            "{arguments:?}: {}",
+            found.stderr
+        );
+        assert!(
+            found
+                .stderr
+                .ends_with("For more information, try `--help`.\n"),
+            "{arguments:?}: {}",
+            found.stderr
+        );
+    }
+}
+
+#[test]
+fn help_and_version() {
+    let help = run(&["--help"]);
+    assert_eq!(help.status, 0);
+    assert!(
+        help.stdout
+            .starts_with("Usage: redis-script-check [OPTIONS] <PATH>...\n"),
+        "{}",
+        help.stdout
+    );
+    assert!(help.stdout.contains("-- KEYS[1] = lock key"));
+    let version = run(&["-V"]);
+    assert_eq!(
+        (version.status, version.stdout),
+        (
+            0,
+            format!("redis-script-check {}\n", env!("CARGO_PKG_VERSION"))
+        )
+    );
+}
