@@ -3,10 +3,11 @@
 
 use full_moon::tokenizer::TokenReference;
 
-use super::sandbox::{self, GlobalKind};
+use super::sandbox::{self, GlobalKind, Presence};
 use super::scope::Binding;
 use super::span::Span;
 use super::suggest;
+use super::target::ReleaseSet;
 use super::value::{Param, Value};
 use super::walker::{Analyzer, identifier};
 
@@ -70,6 +71,15 @@ impl Analyzer<'_> {
     }
 
     fn global_read(&mut self, name: &str, span: Span, next_member: Option<&str>) -> Value {
+        if let Some(global) = sandbox::global(name) {
+            if let Presence::Missing { elsewhere } =
+                sandbox::presence(global.releases, &self.context.signature.target)
+            {
+                let diagnostic = self.not_on_target(name, elsewhere, span);
+                self.diagnostics.push(diagnostic);
+                return Value::Unknown;
+            }
+        }
         match sandbox::global(name).map(|global| global.kind) {
             Some(GlobalKind::ScriptArguments) if name == "KEYS" => Value::Params(Param::Keys),
             Some(GlobalKind::ScriptArguments) => Value::Params(Param::Argv),
@@ -86,6 +96,31 @@ impl Analyzer<'_> {
                 Value::Unknown
             }
         }
+    }
+
+    /// A global or member some release defines, but not every server of a
+    /// strict target.
+    fn not_on_target(&self, name: &str, elsewhere: ReleaseSet, span: Span) -> super::Diagnostic {
+        let target = &self.context.signature.target;
+        let lacking: Vec<&str> = target
+            .platforms()
+            .iter()
+            .filter(|platform| !elsewhere.contains(platform.release))
+            .map(|platform| platform.release().name)
+            .collect();
+        span.error(
+            format!(
+                "`{name}` is not defined on {}: reading it fails there with \"Script attempted to access nonexistent global variable\" (it exists {}; {})",
+                lacking.join(", "),
+                elsewhere.describe(),
+                target.phrase()
+            ),
+            if name == "server" {
+                "use `redis`, which every server defines (Valkey's `server` is the same table)"
+            } else {
+                "use it only where the server has it, or change the target"
+            },
+        )
     }
 
     fn missing_global(
@@ -165,7 +200,15 @@ impl Analyzer<'_> {
             GlobalKind::Library(_) => {}
             _ => return Value::Unknown,
         }
-        if library.member(member).is_some() {
+        if let Some(found) = library.member(member) {
+            if let Presence::Missing { elsewhere } =
+                sandbox::presence(found.releases, &self.context.signature.target)
+            {
+                let name = format!("{global}.{member}");
+                let diagnostic = self.not_on_target(&name, elsewhere, span);
+                self.diagnostics.push(diagnostic);
+                return Value::Unknown;
+            }
             if let Some(note) = sandbox::member_note(&global, member) {
                 self.diagnostics.push(span.note(
                     format!("`{global}.{member}`: {note}"),
@@ -174,9 +217,13 @@ impl Analyzer<'_> {
             }
             return Value::builtin(&global, Some(member));
         }
-        let hint = match sandbox::suggest_member(&global, member) {
-            Some(near) => format!("did you mean `{global}.{near}`?"),
-            None => format!("see the Redis Lua API reference for what `{global}` offers"),
+        let hint = match (
+            absent_hint(&global, Some(member)),
+            sandbox::suggest_member(&global, member),
+        ) {
+            (Some(hint), _) => hint.to_string(),
+            (None, Some(near)) => format!("did you mean `{global}.{near}`?"),
+            (None, None) => format!("see the Redis Lua API reference for what `{global}` offers"),
         };
         self.diagnostics.push(span.error(
             format!("`{global}.{member}` does not exist: the `{global}` library has no member `{member}`, so it is nil"),

@@ -27,6 +27,7 @@
 
 mod calls;
 pub mod commands;
+pub mod declared;
 mod diagnostic;
 mod error_codes;
 mod globals;
@@ -39,17 +40,22 @@ mod shebang;
 mod span;
 mod suggest;
 mod syntax;
+pub mod target;
 mod value;
 mod walker;
 
 #[cfg(test)]
 mod proptests;
 #[cfg(test)]
+mod target_checks;
+#[cfg(test)]
 mod tests;
 
+pub use declared::{DeclarationError, DeclaredCommands};
 pub use diagnostic::{Diagnostic, Severity};
 pub use header::{Header, ParamDoc};
 pub use shebang::ScriptFlags;
+pub use target::{Target, TargetError, TargetScope};
 
 /// What the Rust signature declares about the script's inputs.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -66,6 +72,11 @@ pub struct Signature {
     pub allow_unused: bool,
     /// Attribute opt-out: key positions may hold values that do not come from KEYS.
     pub dynamic_keys: bool,
+    /// The servers the script must run on (default: any supported server).
+    pub target: Target,
+    /// Commands the project declares (the escape hatch for commands the
+    /// model does not know).
+    pub declared_commands: DeclaredCommands,
 }
 
 /// Everything the analysis found out about one script.
