@@ -325,7 +325,12 @@ impl Analyzer<'_> {
             .iter()
             .map(|platform| platform.release().name)
             .collect();
-        let lacking = lacking.join(", ");
+        // Name the servers lacking it when the target lists several.
+        let lacking = if target.platforms().len() > 1 {
+            format!(" (not on {})", lacking.join(", "))
+        } else {
+            String::new()
+        };
         if let Some(module) = entry.module {
             let on_release = missing
                 .iter()
@@ -337,7 +342,7 @@ impl Analyzer<'_> {
                     .unwrap_or_default();
                 self.diagnostics.push(span.error(
                     format!(
-                        "`{name}` is a command of the {} module, which Redis bundles since 8.0; {} without it ({lacking})",
+                        "`{name}` is a command of the {} module, which Redis bundles since 8.0; {} without it{lacking}",
                         module.title(),
                         target.phrase()
                     ),
@@ -356,7 +361,7 @@ impl Analyzer<'_> {
         }
         self.diagnostics.push(span.error(
             format!(
-                "`{name}` exists {available}; {} (not on {lacking})",
+                "`{name}` exists {available}; {}{lacking}",
                 target.phrase()
             ),
             "call it only where the server has it, or change the target (REDIS_SCRIPT_TARGET, or the attribute's `target`)",
@@ -396,7 +401,13 @@ impl Analyzer<'_> {
                 .filter(|form| !form.flags.contains(commands::CommandFlags::NOSCRIPT))
                 .fold(ReleaseSet::NONE, |set, form| set.union(form.releases))
         });
-        let message = if allowed.is_empty() || refused_on.is_empty() {
+        let elsewhere = !allowed.is_empty() && !refused_on.is_empty();
+        let hint = if elsewhere {
+            "run it from the client, or target a release that allows it in scripts"
+        } else {
+            hint
+        };
+        let message = if !elsewhere {
             format!("`{name}` cannot be called from a script: Redis marks it `noscript`")
         } else {
             let on: Vec<&str> = refused_on

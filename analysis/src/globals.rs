@@ -71,14 +71,12 @@ impl Analyzer<'_> {
     }
 
     fn global_read(&mut self, name: &str, span: Span, next_member: Option<&str>) -> Value {
-        if let Some(global) = sandbox::global(name) {
-            if let Presence::Missing { elsewhere } =
-                sandbox::presence(global.releases, &self.context.signature.target)
-            {
-                let diagnostic = self.not_on_target(name, elsewhere, span);
-                self.diagnostics.push(diagnostic);
-                return Value::Unknown;
-            }
+        let presence = sandbox::global(name)
+            .map(|global| sandbox::presence(global.releases, &self.context.signature.target));
+        if let Some(Presence::Missing { elsewhere }) = presence {
+            let diagnostic = self.not_on_target(name, elsewhere, span);
+            self.diagnostics.push(diagnostic);
+            return Value::Unknown;
         }
         match sandbox::global(name).map(|global| global.kind) {
             Some(GlobalKind::ScriptArguments) if name == "KEYS" => Value::Params(Param::Keys),

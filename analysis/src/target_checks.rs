@@ -29,7 +29,7 @@ const NEWER_SERVERS: &[(&str, usize, usize, &str, &str)] = &[
         1,
         1,
         "redis-7.2",
-        "`JSON.SET` is a command of the JSON module, which Redis bundles since 8.0; this crate targets redis-7.2 without it (redis-7.2)",
+        "`JSON.SET` is a command of the JSON module, which Redis bundles since 8.0; this crate targets redis-7.2 without it",
     ),
     (
         "return redis.call('BLPOP', KEYS[1], 0)",
@@ -50,7 +50,7 @@ const NEWER_SERVERS: &[(&str, usize, usize, &str, &str)] = &[
         1,
         1,
         "redis-7.2",
-        "`HGETEX` exists since Redis 8.0, not on Valkey (up to 8.1); this crate targets redis-7.2 (not on redis-7.2)",
+        "`HGETEX` exists since Redis 8.0, not on Valkey (up to 8.1); this crate targets redis-7.2",
     ),
     (
         "return server.call('GET', KEYS[1])",
@@ -64,7 +64,7 @@ const NEWER_SERVERS: &[(&str, usize, usize, &str, &str)] = &[
         1,
         1,
         "redis-7.2",
-        "`HEXPIRE` exists since Redis 7.4, not on Valkey (up to 8.1); this crate targets redis-7.2 (not on redis-7.2)",
+        "`HEXPIRE` exists since Redis 7.4, not on Valkey (up to 8.1); this crate targets redis-7.2",
     ),
 ];
 

@@ -63,8 +63,8 @@ pub fn check(declaration: &Declaration) -> Result<CheckedScript, syn::Error> {
         errors.push(error);
         lua::Target::any()
     });
-    let (declared_commands, declared_commands_path) =
-        declared_commands(path_literal.span()).unwrap_or_else(|error| {
+    let (declared_commands, declared_commands_path) = declared_commands(path_literal.span())
+        .unwrap_or_else(|error| {
             errors.push(error);
             (lua::DeclaredCommands::default(), None)
         });
