@@ -12,6 +12,10 @@ fn compile_errors_read_well() {
     // spawns any thread or process that reads the environment.
     unsafe {
         std::env::set_var("REDIS_SCRIPT_BASE_DIR", env!("CARGO_MANIFEST_DIR"));
+        // The project-wide declared commands the `targets` cases call.
+        std::env::set_var("REDIS_SCRIPT_COMMANDS", "ui/targets/declared.commands");
+        // The crate-wide target is the default unless a case sets its own.
+        std::env::remove_var("REDIS_SCRIPT_TARGET");
     }
     let cases = trybuild::TestCases::new();
     cases.compile_fail("ui/*/*.rs");

@@ -4,8 +4,9 @@
 
 use full_moon::ast::FunctionArgs;
 
-use super::commands::{self, Command, Resolved};
+use super::commands::{self, Command, CommandEntry, Resolved};
 use super::span::Span;
+use super::target::{Platform, ReleaseSet};
 use super::value::{Reply, Value};
 use super::walker::{Analyzer, Operand, error_code};
 use super::{ReturnShape, ReturnSite};
@@ -60,6 +61,8 @@ impl Analyzer<'_> {
         span: Span,
     ) -> Value {
         let first = operands.first().map(|operand| &operand.value);
+        // Valkey's `server` table is the `redis` table under another name.
+        let global = if global == "server" { "redis" } else { global };
         match (global, member) {
             ("redis", Some(member @ ("call" | "pcall"))) => {
                 if member == "pcall" {
@@ -148,8 +151,21 @@ impl Analyzer<'_> {
         let texts: Vec<Option<String>> = operands.iter().map(literal_text).collect();
         let arguments: Vec<Option<&str>> = texts.iter().map(Option::as_deref).collect();
         let name_span = operands.first().map_or(span, |operand| operand.span);
-        let command = match commands::resolve(&arguments) {
-            Resolved::Command(command) => command,
+        let declared = arguments
+            .first()
+            .copied()
+            .flatten()
+            .and_then(|name| self.context.signature.declared_commands.get(name));
+        if let Some(command) = declared {
+            let candidates = vec![Candidate {
+                platform: None,
+                command,
+            }];
+            self.check_candidates(candidates, operands, &arguments, span, name_span);
+            return;
+        }
+        let entry = match commands::resolve(&arguments) {
+            Resolved::Command(entry) => entry,
             Resolved::NonLiteralName | Resolved::NonLiteralSubcommand { .. } => {
                 // The command is chosen at run time: it may write.
                 self.may_write = true;
@@ -166,39 +182,140 @@ impl Analyzer<'_> {
                 return;
             }
         };
-        if command.is_noscript() {
-            self.refuse_noscript(command, name_span);
+        let target = &self.context.signature.target;
+        let mut candidates = Vec::new();
+        let mut missing = Vec::new();
+        for platform in target.platforms() {
+            let loaded = entry
+                .module
+                .is_none_or(|module| platform.has_module(module));
+            match entry.on(platform.release) {
+                Some(command) if loaded => candidates.push(Candidate {
+                    platform: Some(*platform),
+                    command,
+                }),
+                _ => missing.push(*platform),
+            }
+        }
+        if candidates.is_empty() || target.is_strict() && !missing.is_empty() {
+            // Whatever it does on other servers, it may write.
+            self.may_write = true;
+            self.not_available(entry, &missing, name_span);
             return;
         }
-        if commands::is_write_for_no_writes(command) {
-            self.may_write = true;
-            if self.context.flags.no_writes {
-                self.diagnostics.push(name_span.error(
-                    format!(
-                        "`{}` is a write command, but the script declares `#!lua flags=no-writes`: Redis refuses it (Write commands are not allowed from read-only scripts)",
-                        display_name(command)
-                    ),
-                    "remove `no-writes` from the shebang, or move the write to another script",
-                ));
+        if let Some(deprecation) = entry.deprecation {
+            let name = display(entry.name);
+            let replacement = deprecation.replaced_by.replace("`!", "`");
+            self.diagnostics.push(name_span.note(
+                format!(
+                    "`{name}` is deprecated since Redis {}: use {replacement} instead",
+                    deprecation.since
+                ),
+                "deprecated commands still run, but may be removed from future servers",
+            ));
+        }
+        self.check_candidates(candidates, operands, &arguments, span, name_span);
+    }
+
+    /// Checks a call against the forms the target's servers know it by:
+    /// under a strict target a check fails when it fails on any of them,
+    /// under `any` when it fails on all of them.
+    fn check_candidates(
+        &mut self,
+        mut candidates: Vec<Candidate<'_>>,
+        operands: &[Operand],
+        arguments: &[Option<&str>],
+        span: Span,
+        name_span: Span,
+    ) {
+        let strict = self.context.signature.target.is_strict();
+        let fails = |failing: usize, total: usize| {
+            if strict {
+                failing > 0
+            } else {
+                failing == total
             }
+        };
+
+        let refused: Vec<&Candidate<'_>> = candidates
+            .iter()
+            .filter(|candidate| candidate.command.is_noscript())
+            .collect();
+        if fails(refused.len(), candidates.len()) {
+            let refused_on: Vec<Platform> = refused
+                .iter()
+                .filter_map(|candidate| candidate.platform)
+                .collect();
+            if let Some(first) = refused.first() {
+                let command = first.command;
+                self.refuse_noscript(&command, &refused_on, name_span);
+            }
+            return;
+        }
+        candidates.retain(|candidate| !candidate.command.is_noscript());
+
+        let writers = candidates
+            .iter()
+            .filter(|candidate| commands::is_write_for_no_writes(&candidate.command))
+            .count();
+        if writers > 0 || candidates.iter().any(|c| c.command.flags_unknown()) {
+            self.may_write = true;
+        }
+        if self.context.flags.no_writes && writers > 0 && fails(writers, candidates.len()) {
+            let name = candidates
+                .first()
+                .map(|candidate| display(candidate.command.name))
+                .unwrap_or_default();
+            self.diagnostics.push(name_span.error(
+                format!(
+                    "`{name}` is a write command, but the script declares `#!lua flags=no-writes`: Redis refuses it (Write commands are not allowed from read-only scripts)"
+                ),
+                "remove `no-writes` from the shebang, or move the write to another script",
+            ));
         }
         // A trailing call or `...` passes an unknown number of arguments.
         if operands.last().is_some_and(|operand| operand.many) {
             return;
         }
-        self.check_arity(command, operands.len(), span);
+        let passed = operands.len();
+        let rejecting: Vec<&Candidate<'_>> = candidates
+            .iter()
+            .filter(|candidate| !candidate.command.arity_accepts(passed))
+            .collect();
+        if fails(rejecting.len(), candidates.len()) {
+            // Under `any`, the most permissive form explains the failure.
+            let shown = rejecting
+                .iter()
+                .max_by_key(|candidate| {
+                    let command = candidate.command;
+                    (command.max_args().is_none(), command.min_args())
+                })
+                .filter(|_| !strict)
+                .or(rejecting.first());
+            if let Some(candidate) = shown {
+                let command = candidate.command;
+                let platform = candidate.platform;
+                self.wrong_arity(&command, platform, passed, span);
+            }
+            return;
+        }
+        candidates.retain(|candidate| candidate.command.arity_accepts(passed));
         let opted_out =
             self.context.flags.allow_cross_slot_keys || self.context.signature.dynamic_keys;
         if !opted_out {
-            self.check_keys(command, operands, &arguments);
+            self.check_keys(&candidates, operands, arguments, strict);
         }
     }
 
     fn unknown_command(&mut self, name: Option<&str>, span: Span) {
         let name = name.unwrap_or_default();
+        let escape = "declare it in the file named by REDIS_SCRIPT_COMMANDS (see the redis-script docs) to have its calls checked";
         let hint = match commands::suggest(name) {
-            Some(near) => format!("did you mean `{}`?", near.to_ascii_uppercase()),
-            None => "see `COMMAND LIST` for the commands Redis knows".to_string(),
+            Some(near) => format!(
+                "did you mean `{}`? if `{name}` comes from a module or a newer server, {escape}",
+                near.to_ascii_uppercase()
+            ),
+            None => format!("no supported server or module knows it; if yours does, {escape}"),
         };
         self.diagnostics.push(span.error(
             format!("unknown Redis command `{name}`: the call fails at run time"),
@@ -206,8 +323,59 @@ impl Analyzer<'_> {
         ));
     }
 
-    fn unknown_subcommand(&mut self, parent: &Command, subcommand: &str, span: Span) {
-        let parent_name = display_name(parent);
+    /// The command exists, but not on (every server of) the target.
+    fn not_available(&mut self, entry: &'static CommandEntry, missing: &[Platform], span: Span) {
+        let name = display(entry.name);
+        let target = &self.context.signature.target;
+        let lacking: Vec<&str> = missing
+            .iter()
+            .map(|platform| platform.release().name)
+            .collect();
+        // Name the servers lacking it when the target lists several.
+        let lacking = if target.platforms().len() > 1 {
+            format!(" (not on {})", lacking.join(", "))
+        } else {
+            String::new()
+        };
+        if let Some(module) = entry.module {
+            let on_release = missing
+                .iter()
+                .any(|platform| entry.on(platform.release).is_none());
+            if !on_release {
+                let with = missing
+                    .first()
+                    .map(|platform| format!("{}+{}", platform.release().name, module.name()))
+                    .unwrap_or_default();
+                self.diagnostics.push(span.error(
+                    format!(
+                        "`{name}` is a command of the {} module, which Redis bundles since 8.0; {} without it{lacking}",
+                        module.title(),
+                        target.phrase()
+                    ),
+                    format!(
+                        "if the server loads the module, name it in the target (`{with}`); otherwise target redis-8.0 or later"
+                    ),
+                ));
+                return;
+            }
+        }
+        let releases = entry.releases();
+        let mut available = releases.describe();
+        let absent = releases.missing_servers();
+        if !absent.is_empty() {
+            available = format!("{available}, not on {}", absent.join(" or "));
+        }
+        self.diagnostics.push(span.error(
+            format!(
+                "`{name}` exists {available}; {}{lacking}",
+                target.phrase()
+            ),
+            "call it only where the server has it, or change the target (REDIS_SCRIPT_TARGET, or the attribute's `target`)",
+        ));
+    }
+
+    fn unknown_subcommand(&mut self, parent: &CommandEntry, subcommand: &str, span: Span) {
+        let parent_name = display(parent.name);
         let hint = match commands::suggest_subcommand(parent, subcommand) {
             Some(near) => format!("did you mean `{}`?", display(near)),
             None => format!("see `COMMAND DOCS {parent_name}` for its subcommands"),
@@ -218,10 +386,10 @@ impl Analyzer<'_> {
         ));
     }
 
-    fn refuse_noscript(&mut self, command: &Command, span: Span) {
-        let name = display_name(command);
-        let base = command.parent_name().unwrap_or(command.name);
-        let hint = match base {
+    fn refuse_noscript(&mut self, command: &Command<'_>, refused_on: &[Platform], span: Span) {
+        let name = display(command.name);
+        let base = command.parent_name().unwrap_or(command.name).to_string();
+        let hint = match base.as_str() {
             "multi" | "exec" | "discard" | "watch" | "unwatch" => {
                 "a script already runs atomically: drop the transaction commands"
             }
@@ -231,17 +399,44 @@ impl Analyzer<'_> {
             | "sunsubscribe" => "subscribe from the client; a script can still PUBLISH",
             _ => "run this command from the client instead of the script",
         };
-        self.diagnostics.push(span.error(
-            format!("`{name}` cannot be called from a script: Redis marks it `noscript`"),
-            hint,
-        ));
+        // Where scripts may call it, if anywhere in the model.
+        let allowed = commands::lookup(command.name).map_or(ReleaseSet::NONE, |entry| {
+            entry
+                .forms
+                .iter()
+                .filter(|form| !form.flags.contains(commands::CommandFlags::NOSCRIPT))
+                .fold(ReleaseSet::NONE, |set, form| set.union(form.releases))
+        });
+        let elsewhere = !allowed.is_empty() && !refused_on.is_empty();
+        let hint = if elsewhere {
+            "run it from the client, or target a release that allows it in scripts"
+        } else {
+            hint
+        };
+        let message = if !elsewhere {
+            format!("`{name}` cannot be called from a script: Redis marks it `noscript`")
+        } else {
+            let on: Vec<&str> = refused_on
+                .iter()
+                .map(|platform| platform.release().name)
+                .collect();
+            format!(
+                "`{name}` cannot be called from a script on {} (allowed {})",
+                on.join(", "),
+                allowed.describe()
+            )
+        };
+        self.diagnostics.push(span.error(message, hint));
     }
 
-    fn check_arity(&mut self, command: &Command, passed: usize, span: Span) {
-        if command.arity_accepts(passed) {
-            return;
-        }
-        let name = display_name(command);
+    fn wrong_arity(
+        &mut self,
+        command: &Command<'_>,
+        platform: Option<Platform>,
+        passed: usize,
+        span: Span,
+    ) {
+        let name = display(command.name);
         let words_in_name = 1 + usize::from(command.parent_name().is_some());
         let expected = command.min_args().saturating_sub(words_in_name);
         let passed_after = passed.saturating_sub(words_in_name);
@@ -250,30 +445,85 @@ impl Analyzer<'_> {
         } else {
             "at least"
         };
+        // Name the release when the command's arity differs between releases.
+        let accepting = commands::lookup(command.name).map_or(ReleaseSet::NONE, |entry| {
+            entry
+                .forms
+                .iter()
+                .filter(|form| {
+                    let arity = form.arity;
+                    let min = arity.unsigned_abs() as usize;
+                    if arity >= 0 {
+                        passed == min
+                    } else {
+                        passed >= min
+                    }
+                })
+                .fold(ReleaseSet::NONE, |set, form| set.union(form.releases))
+        });
+        let on = match platform {
+            Some(platform) if !accepting.is_empty() => {
+                format!(" on {}", platform.release().name)
+            }
+            _ => String::new(),
+        };
+        let hint = if accepting.is_empty() || on.is_empty() {
+            format!("fix the arguments; `COMMAND DOCS {name}` shows its syntax")
+        } else {
+            format!(
+                "this call is valid {}; fix the arguments or the target",
+                accepting.describe()
+            )
+        };
         self.diagnostics.push(span.error(
             format!(
-                "`{name}` takes {bound} {} after its name, but this call passes {passed_after}: Redis fails with \"Wrong number of args calling Redis command from script\"",
+                "`{name}` takes {bound} {} after its name{on}, but this call passes {passed_after}: Redis fails with \"Wrong number of args calling Redis command from script\"",
                 count(expected, "argument")
             ),
-            format!("fix the arguments; `COMMAND DOCS {name}` shows its syntax"),
+            hint,
         ));
     }
 
-    fn check_keys(&mut self, command: &Command, operands: &[Operand], arguments: &[Option<&str>]) {
-        let positions = command.key_positions(arguments);
-        for position in positions
-            .known()
-            .iter()
-            .filter(|position| position.is_key())
-        {
-            let Some(operand) = operands.get(position.index) else {
+    fn check_keys(
+        &mut self,
+        candidates: &[Candidate<'_>],
+        operands: &[Operand],
+        arguments: &[Option<&str>],
+        strict: bool,
+    ) {
+        // An argument is a key when one form (strict) or every form (`any`)
+        // says so.
+        let mut flagged: Vec<usize> = Vec::new();
+        for (index, candidate) in candidates.iter().enumerate() {
+            let positions = candidate.command.key_positions(arguments);
+            let keys: Vec<usize> = positions
+                .known()
+                .iter()
+                .filter(|position| position.is_key())
+                .map(|position| position.index)
+                .collect();
+            if index == 0 || strict {
+                for key in keys {
+                    if !flagged.contains(&key) {
+                        flagged.push(key);
+                    }
+                }
+            } else {
+                flagged.retain(|key| keys.contains(key));
+            }
+        }
+        flagged.sort_unstable();
+        let Some(name) = candidates.first().map(|c| display(c.command.name)) else {
+            return;
+        };
+        for index in flagged {
+            let Some(operand) = operands.get(index) else {
                 continue;
             };
             let Some(what) = operand.value.not_a_key() else {
                 continue;
             };
             let shown = self.quote(operand.span, "this argument");
-            let name = display_name(command);
             self.diagnostics.push(operand.span.error(
                 format!(
                     "key argument `{shown}` of `{name}` does not come from KEYS ({what}): Redis Cluster routes the script by KEYS only, so this key may live on another node"
@@ -282,6 +532,14 @@ impl Analyzer<'_> {
             ));
         }
     }
+}
+
+/// One server's view of the called command (`platform` is `None` for a
+/// command the project declares).
+#[derive(Debug, Clone, Copy)]
+struct Candidate<'a> {
+    platform: Option<Platform>,
+    command: Command<'a>,
 }
 
 /// The text Redis receives for an argument, when it is a literal: strings
@@ -298,11 +556,6 @@ fn literal_text(operand: &Operand) -> Option<String> {
             .map(|integer| integer.to_string()),
         _ => None,
     }
-}
-
-/// `GET`, `CONFIG GET`.
-fn display_name(command: &Command) -> String {
-    display(command.name)
 }
 
 fn display(name: &str) -> String {

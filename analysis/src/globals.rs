@@ -5,10 +5,11 @@ use full_moon::ast::{BinOp, Call, Expression, FunctionArgs, Index, Prefix, Suffi
 use full_moon::tokenizer::{Symbol, TokenReference, TokenType};
 
 use super::diagnostic::Diagnostic;
-use super::sandbox::{self, GlobalKind};
+use super::sandbox::{self, GlobalKind, Presence};
 use super::scope::Binding;
 use super::span::Span;
 use super::suggest;
+use super::target::ReleaseSet;
 use super::value::{MissingMember, Param, Value};
 use super::walker::{Analyzer, identifier};
 
@@ -90,6 +91,9 @@ impl MissingMembers {
 /// What to write instead of a library member that does not exist: the
 /// Lua 5.1 spelling of a newer Lua's member, or a near miss.
 fn replacement_hint(library: &str, member: &str) -> Option<String> {
+    if let Some(hint) = absent_hint(library, Some(member)) {
+        return Some(hint.to_string());
+    }
     let newer_lua = match (library, member) {
         ("table", "unpack") => {
             "Lua 5.1 has `unpack` as a global: write `unpack(t)`, or `(table.unpack or unpack)(t)` in code shared with newer Lua"
@@ -165,6 +169,13 @@ impl Analyzer<'_> {
     }
 
     fn global_read(&mut self, name: &str, span: Span, next_member: Option<&str>) -> Value {
+        let presence = sandbox::global(name)
+            .map(|global| sandbox::presence(global.releases, &self.context.signature.target));
+        if let Some(Presence::Missing { elsewhere }) = presence {
+            let diagnostic = self.not_on_target(name, elsewhere, span);
+            self.diagnostics.push(diagnostic);
+            return Value::Unknown;
+        }
         match sandbox::global(name).map(|global| global.kind) {
             Some(GlobalKind::ScriptArguments) if name == "KEYS" => Value::Params(Param::Keys),
             Some(GlobalKind::ScriptArguments) => Value::Params(Param::Argv),
@@ -181,6 +192,31 @@ impl Analyzer<'_> {
                 Value::Unknown
             }
         }
+    }
+
+    /// A global or member some release defines, but not every server of a
+    /// strict target.
+    fn not_on_target(&self, name: &str, elsewhere: ReleaseSet, span: Span) -> super::Diagnostic {
+        let target = &self.context.signature.target;
+        let lacking: Vec<&str> = target
+            .platforms()
+            .iter()
+            .filter(|platform| !elsewhere.contains(platform.release))
+            .map(|platform| platform.release().name)
+            .collect();
+        span.error(
+            format!(
+                "`{name}` is not defined on {}: reading it fails there with \"Script attempted to access nonexistent global variable\" (it exists {}; {})",
+                lacking.join(", "),
+                elsewhere.describe(),
+                target.phrase()
+            ),
+            if name == "server" {
+                "use `redis`, which every server defines (Valkey's `server` is the same table)"
+            } else {
+                "use it only where the server has it, or change the target"
+            },
+        )
     }
 
     fn missing_global(
@@ -260,7 +296,15 @@ impl Analyzer<'_> {
             GlobalKind::Library(_) => {}
             _ => return Value::Unknown,
         }
-        if library.member(member).is_some() {
+        if let Some(found) = library.member(member) {
+            if let Presence::Missing { elsewhere } =
+                sandbox::presence(found.releases, &self.context.signature.target)
+            {
+                let name = format!("{global}.{member}");
+                let diagnostic = self.not_on_target(&name, elsewhere, span);
+                self.diagnostics.push(diagnostic);
+                return Value::Unknown;
+            }
             if let Some(note) = sandbox::member_note(&global, member) {
                 self.diagnostics.push(span.note(
                     format!("`{global}.{member}`: {note}"),

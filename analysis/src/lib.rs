@@ -27,6 +27,7 @@
 
 mod calls;
 pub mod commands;
+pub mod declared;
 mod diagnostic;
 mod error_codes;
 mod globals;
@@ -39,17 +40,22 @@ mod shebang;
 mod span;
 mod suggest;
 mod syntax;
+pub mod target;
 mod value;
 mod walker;
 
 #[cfg(test)]
 mod proptests;
 #[cfg(test)]
+mod target_checks;
+#[cfg(test)]
 mod tests;
 
+pub use declared::{DeclarationError, DeclaredCommands};
 pub use diagnostic::{Diagnostic, Severity};
 pub use header::{Header, ParamDoc};
 pub use shebang::ScriptFlags;
+pub use target::{Target, TargetError, TargetScope};
 
 /// What the Rust signature declares about the script's inputs.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -68,6 +74,11 @@ pub struct Signature {
     pub dynamic_keys: bool,
     /// Where the counts come from, so that messages say what to change.
     pub declared_by: DeclaredBy,
+    /// The servers the script must run on (default: any supported server).
+    pub target: Target,
+    /// Commands the project declares (the escape hatch for commands the
+    /// model does not know).
+    pub declared_commands: DeclaredCommands,
 }
 
 /// Who declares a script's keys and arguments.

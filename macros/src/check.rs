@@ -12,6 +12,14 @@ use redis_script_analysis as lua;
 /// directory (such as compile-fail test harnesses) set this one.
 const BASE_DIR_OVERRIDE: &str = "REDIS_SCRIPT_BASE_DIR";
 
+/// Environment variable with the crate-wide target (`redis-7.2`, `any`, ...),
+/// usually set in `.cargo/config.toml` under `[env]`.
+pub const TARGET_VARIABLE: &str = "REDIS_SCRIPT_TARGET";
+
+/// Environment variable naming the file of declared commands, relative to
+/// the crate's directory.
+pub const COMMANDS_VARIABLE: &str = "REDIS_SCRIPT_COMMANDS";
+
 /// What the generator needs about a script that passed every check.
 pub struct CheckedScript {
     /// Absolute path, for `include_str!` (so an edit triggers a rebuild).
@@ -31,6 +39,9 @@ pub struct CheckedScript {
     pub returns: Vec<lua::ReturnSite>,
     /// The error codes the script can return unmarked.
     pub error_codes: lua::ErrorCodes,
+    /// Absolute path of the declared-commands file, so that editing it
+    /// rebuilds the crate.
+    pub declared_commands_path: Option<String>,
 }
 
 pub fn check(declaration: &Declaration) -> Result<CheckedScript, syn::Error> {
@@ -47,9 +58,20 @@ pub fn check(declaration: &Declaration) -> Result<CheckedScript, syn::Error> {
         )
     })?;
 
-    let signature = lua_signature(declaration);
-    let analysis = lua::analyze(&source, &signature);
     let mut errors = Errors::default();
+    let target = target(declaration).unwrap_or_else(|error| {
+        errors.push(error);
+        lua::Target::any()
+    });
+    let (declared_commands, declared_commands_path) = declared_commands(path_literal.span())
+        .unwrap_or_else(|error| {
+            errors.push(error);
+            (lua::DeclaredCommands::default(), None)
+        });
+    let mut signature = lua_signature(declaration);
+    signature.target = target;
+    signature.declared_commands = declared_commands;
+    let analysis = lua::analyze(&source, &signature);
     for diagnostic in analysis.errors() {
         errors.push(syn::Error::new(
             path_literal.span(),
@@ -81,7 +103,69 @@ pub fn check(declaration: &Declaration) -> Result<CheckedScript, syn::Error> {
             .collect(),
         header: analysis.header,
         returns: analysis.returns,
+        declared_commands_path,
     })
+}
+
+/// The script's `target = "..."`, else the crate's `REDIS_SCRIPT_TARGET`,
+/// else `any`.
+fn target(declaration: &Declaration) -> Result<lua::Target, syn::Error> {
+    if let Some(literal) = &declaration.options.target {
+        return lua::Target::parse(&literal.value())
+            .map(|target| target.with_scope(lua::TargetScope::Script))
+            .map_err(|error| {
+                syn::Error::new(literal.span(), format!("invalid `target`: {error}"))
+            });
+    }
+    match std::env::var(TARGET_VARIABLE) {
+        Ok(text) => lua::Target::parse(&text).map_err(|error| {
+            syn::Error::new(
+                declaration.options.path.span(),
+                format!(
+                    "invalid {TARGET_VARIABLE}=`{text}` (set in the environment or `.cargo/config.toml` `[env]`): {error}"
+                ),
+            )
+        }),
+        Err(_) => Ok(lua::Target::any()),
+    }
+}
+
+/// The commands declared in the file named by `REDIS_SCRIPT_COMMANDS`.
+fn declared_commands(
+    span: proc_macro2::Span,
+) -> Result<(lua::DeclaredCommands, Option<String>), syn::Error> {
+    let Some(relative) = std::env::var_os(COMMANDS_VARIABLE) else {
+        return Ok((lua::DeclaredCommands::default(), None));
+    };
+    let shown = relative.to_string_lossy().into_owned();
+    let absolute = resolve(&shown);
+    let text = std::fs::read_to_string(&absolute).map_err(|error| {
+        syn::Error::new(
+            span,
+            format!(
+                "cannot read the declared commands `{}` ({COMMANDS_VARIABLE}): {error}\n = hint: the path is relative to the crate's directory (the one with Cargo.toml)",
+                absolute.display()
+            ),
+        )
+    })?;
+    let commands = lua::DeclaredCommands::parse(&text).map_err(|mistakes| {
+        let mut errors = Errors::default();
+        for mistake in mistakes {
+            let line = text.lines().nth(mistake.line.saturating_sub(1)).unwrap_or_default();
+            errors.push(syn::Error::new(
+                span,
+                format!(
+                    "{shown}:{}:{}: {}\n  |\n  | {line}\n = hint: declare one command per line: `NAME arity=N keys=POSITIONS write|readonly` (see the redis-script docs, \"Commands the model does not know\")",
+                    mistake.line, mistake.column, mistake.message
+                ),
+            ));
+        }
+        match errors.finish() {
+            Err(error) => error,
+            Ok(()) => syn::Error::new(span, "invalid declared commands"),
+        }
+    })?;
+    Ok((commands, Some(absolute.to_string_lossy().into_owned())))
 }
 
 fn resolve(relative: &str) -> PathBuf {
@@ -107,6 +191,6 @@ fn lua_signature(declaration: &Declaration) -> lua::Signature {
         variadic_args,
         allow_unused: declaration.options.allow_unused,
         dynamic_keys: declaration.options.dynamic_keys,
-        declared_by: lua::DeclaredBy::RustFunction,
+        ..lua::Signature::default()
     }
 }

@@ -24,7 +24,9 @@ pub fn script_function(declaration: &Declaration, script: &CheckedScript) -> Tok
         notes,
         returns,
         error_codes,
+        declared_commands_path,
     } = script;
+    let rebuild_triggers = rebuild_triggers(declared_commands_path.as_deref());
     let warnings = warnings(notes, declaration.options.path.span());
     // A `const` item cannot name the function's generic parameters, so the
     // contract of a generic declaration is checked when it is decoded only.
@@ -90,11 +92,29 @@ pub fn script_function(declaration: &Declaration, script: &CheckedScript) -> Tok
         error_type: declaration.options.errors.as_ref(),
         doc: Some(script_doc),
         script_const,
-        compile_time_checks: quote! { #contract_assertions #warnings },
+        compile_time_checks: quote! { #contract_assertions #warnings #rebuild_triggers },
         call_body,
         function_body,
     };
     emit(signature, parts)
+}
+
+/// Stable Rust gives procedural macros no way to declare what they read.
+/// `option_env!` makes rustc record the target and declared-commands
+/// variables as dependencies of the crate, so Cargo rebuilds it when they
+/// change (also through `.cargo/config.toml` `[env]`); `include_bytes!`
+/// does the same for the declared-commands file.
+fn rebuild_triggers(declared_commands_path: Option<&str>) -> TokenStream {
+    let target = crate::check::TARGET_VARIABLE;
+    let commands = crate::check::COMMANDS_VARIABLE;
+    let file = declared_commands_path.map(|path| {
+        quote! { const _: &[u8] = ::core::include_bytes!(#path); }
+    });
+    quote! {
+        const _: ::core::option::Option<&str> = ::core::option_env!(#target);
+        const _: ::core::option::Option<&str> = ::core::option_env!(#commands);
+        #file
+    }
 }
 
 /// Stable Rust gives procedural macros no way to emit a warning, but it

@@ -28,6 +28,9 @@ pub struct Options {
     pub returns: Option<Type>,
     /// `errors = E`: the script's declared error type (`#[derive(ScriptError)]`).
     pub errors: Option<Type>,
+    /// `target = "redis-7.2"`: the servers this script must run on,
+    /// overriding the crate's `REDIS_SCRIPT_TARGET`.
+    pub target: Option<LitStr>,
 }
 
 /// The declared function: what the generated one keeps and what it sends.
@@ -93,7 +96,7 @@ impl Declaration {
     }
 }
 
-const ATTRIBUTE_FORM: &str = "expected `#[redis_script(path = \"lua/script.lua\", keys = N)]`, optionally with `returns = Type`, `errors = Type`, `allow_unused` and `dynamic_keys`";
+const ATTRIBUTE_FORM: &str = "expected `#[redis_script(path = \"lua/script.lua\", keys = N)]`, optionally with `returns = Type`, `errors = Type`, `target = \"redis-7.2\"`, `allow_unused` and `dynamic_keys`";
 
 /// `returns = T` fills in a missing `-> T`; when both are written they
 /// must name the same type.
@@ -125,6 +128,7 @@ fn parse_options(attribute: TokenStream, errors: &mut Errors) -> Option<Options>
     let mut dynamic_keys: Option<Span> = None;
     let mut returns: Option<Type> = None;
     let mut error_type: Option<Type> = None;
+    let mut target: Option<LitStr> = None;
     let attribute_span = attribute.span();
 
     let parser = syn::meta::parser(|meta| {
@@ -169,6 +173,14 @@ fn parse_options(attribute: TokenStream, errors: &mut Errors) -> Option<Options>
                         value.span(),
                         "`keys` must be an integer literal: how many leading parameters are sent as KEYS, e.g. `keys = 2`",
                     )),
+                }
+            }
+            "target" => {
+                let literal: LitStr = meta.value()?.parse()?;
+                if target.is_some() {
+                    errors.push(duplicate());
+                } else {
+                    target = Some(literal);
                 }
             }
             "returns" | "errors" => {
@@ -244,6 +256,7 @@ fn parse_options(attribute: TokenStream, errors: &mut Errors) -> Option<Options>
         dynamic_keys: dynamic_keys.is_some(),
         returns,
         errors: error_type,
+        target,
     })
 }
 

@@ -41,7 +41,7 @@ fn main() {
         variadic_args: true,
         allow_unused: true,
         dynamic_keys: true,
-        declared_by: lua::DeclaredBy::RustFunction,
+        ..lua::Signature::default()
     };
     let big = large_script(&corpus, 500);
     let big_lines = big.lines().count();

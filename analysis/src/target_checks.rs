@@ -1,0 +1,235 @@
+//! The checker under targets: the default accepts what some server accepts,
+//! a named target rejects what one of its servers rejects.
+
+use crate::{DeclaredCommands, Severity, Signature, Target, analyze};
+
+fn signature(keys: usize, args: usize, target: &str) -> Signature {
+    Signature {
+        keys,
+        args,
+        target: match Target::parse(target) {
+            Ok(target) => target,
+            Err(error) => panic!("{error}"),
+        },
+        ..Signature::default()
+    }
+}
+
+fn errors(source: &str, keys: usize, args: usize, target: &str) -> Vec<String> {
+    analyze(source, &signature(keys, args, target))
+        .errors()
+        .map(|d| d.message.clone())
+        .collect()
+}
+
+/// Scripts that run on some supported server, each failing on an older one.
+const NEWER_SERVERS: &[(&str, usize, usize, &str, &str)] = &[
+    (
+        "return redis.call('JSON.SET', KEYS[1], '$', ARGV[1])",
+        1,
+        1,
+        "redis-7.2",
+        "`JSON.SET` is a command of the JSON module, which Redis bundles since 8.0; this crate targets redis-7.2 without it",
+    ),
+    (
+        "return redis.call('BLPOP', KEYS[1], 0)",
+        1,
+        0,
+        "redis-7.0",
+        "`BLPOP` cannot be called from a script on redis-7.0 (allowed since Redis 7.2 and Valkey 7.2)",
+    ),
+    (
+        "return redis.call('ZRANK', KEYS[1], ARGV[1], 'WITHSCORE')",
+        1,
+        1,
+        "redis-7.0",
+        "`ZRANK` takes exactly 2 arguments after its name on redis-7.0, but this call passes 3: Redis fails with \"Wrong number of args calling Redis command from script\"",
+    ),
+    (
+        "return redis.call('HGETEX', KEYS[1], 'EX', 10, 'FIELDS', 1, ARGV[1])",
+        1,
+        1,
+        "redis-7.2",
+        "`HGETEX` exists since Redis 8.0, not on Valkey (up to 8.1); this crate targets redis-7.2",
+    ),
+    (
+        "return server.call('GET', KEYS[1])",
+        1,
+        0,
+        "redis-7.2",
+        "`server` is not defined on redis-7.2: reading it fails there with \"Script attempted to access nonexistent global variable\" (it exists since Valkey 7.2; this crate targets redis-7.2)",
+    ),
+    (
+        "return redis.call('HEXPIRE', KEYS[1], 10, 'FIELDS', 1, ARGV[1])",
+        1,
+        1,
+        "redis-7.2",
+        "`HEXPIRE` exists since Redis 7.4, not on Valkey (up to 8.1); this crate targets redis-7.2",
+    ),
+];
+
+#[test]
+fn the_default_accepts_what_some_server_accepts() {
+    for (source, keys, args, _, _) in NEWER_SERVERS {
+        assert_eq!(
+            errors(source, *keys, *args, "any"),
+            Vec::<String>::new(),
+            "{source}"
+        );
+    }
+}
+
+#[test]
+fn a_named_target_rejects_what_its_server_rejects() {
+    for (source, keys, args, target, message) in NEWER_SERVERS {
+        assert_eq!(errors(source, *keys, *args, target), [*message], "{source}");
+    }
+}
+
+#[test]
+fn a_target_that_has_the_command_accepts_it() {
+    for (source, keys, args, target) in [
+        (
+            "return redis.call('JSON.SET', KEYS[1], '$', ARGV[1])",
+            1,
+            1,
+            "redis-8.0",
+        ),
+        (
+            "return redis.call('JSON.SET', KEYS[1], '$', ARGV[1])",
+            1,
+            1,
+            "redis-7.2+json",
+        ),
+        (
+            "return redis.call('BLPOP', KEYS[1], 0)",
+            1,
+            0,
+            "redis-7.2,valkey-8.1",
+        ),
+        (
+            "return redis.call('HGETEX', KEYS[1], 'EX', 10, 'FIELDS', 1, ARGV[1])",
+            1,
+            1,
+            "redis-8.2",
+        ),
+        ("return server.call('GET', KEYS[1])", 1, 0, "valkey-8.0"),
+        ("return os.clock()", 0, 0, "redis-7.4"),
+    ] {
+        assert_eq!(
+            errors(source, keys, args, target),
+            Vec::<String>::new(),
+            "{source} on {target}"
+        );
+    }
+}
+
+#[test]
+fn a_list_is_strict_for_each_server() {
+    assert_eq!(
+        errors(
+            "return server.call('GET', KEYS[1])",
+            1,
+            0,
+            "valkey-8.1,redis-8.2"
+        ),
+        [
+            "`server` is not defined on redis-8.2: reading it fails there with \"Script attempted to access nonexistent global variable\" (it exists since Valkey 7.2; this crate targets valkey-8.1,redis-8.2)"
+        ]
+    );
+}
+
+#[test]
+fn wrong_everywhere_is_wrong_under_the_default() {
+    assert_eq!(
+        errors("return redis.call('ZRANK', KEYS[1])", 1, 0, "any"),
+        [
+            "`ZRANK` takes at least 2 arguments after its name, but this call passes 1: Redis fails with \"Wrong number of args calling Redis command from script\""
+        ]
+    );
+    assert_eq!(
+        errors("return redis.call('EVAL', 'return 1', 0)", 0, 0, "any"),
+        ["`EVAL` cannot be called from a script: Redis marks it `noscript`"]
+    );
+}
+
+#[test]
+fn deprecated_commands_are_notes_naming_the_replacement() {
+    for target in ["any", "redis-7.0", "valkey-8.1"] {
+        let analysis = analyze(
+            "return redis.call('GETSET', KEYS[1], ARGV[1])",
+            &signature(1, 1, target),
+        );
+        let notes: Vec<(Severity, &str)> = analysis
+            .diagnostics
+            .iter()
+            .map(|d| (d.severity, d.message.as_str()))
+            .collect();
+        assert_eq!(
+            notes,
+            [(
+                Severity::Note,
+                "`GETSET` is deprecated since Redis 6.2.0: use `SET` with the `GET` argument instead"
+            )],
+            "{target}"
+        );
+    }
+}
+
+#[test]
+fn module_commands_may_write() {
+    let analysis = analyze(
+        "return redis.call('JSON.GET', KEYS[1])",
+        &signature(1, 0, "any"),
+    );
+    assert!(
+        !analysis.read_only,
+        "module commands carry no flags: not provably read-only"
+    );
+}
+
+#[test]
+fn declared_commands_are_checked() {
+    let declared = match DeclaredCommands::parse(
+        "MYMOD.PUT arity=-3 keys=1 write\nMYMOD.GET arity=2 keys=1 readonly\n",
+    ) {
+        Ok(declared) => declared,
+        Err(errors) => panic!("{errors:?}"),
+    };
+    let check = |source: &str| {
+        let signature = Signature {
+            keys: 1,
+            args: 1,
+            declared_commands: declared.clone(),
+            ..Signature::default()
+        };
+        let analysis = analyze(source, &signature);
+        let errors: Vec<String> = analysis.errors().map(|d| d.message.clone()).collect();
+        (errors, analysis.read_only)
+    };
+    assert_eq!(
+        check("return redis.call('mymod.put', KEYS[1], ARGV[1])"),
+        (vec![], false)
+    );
+    assert_eq!(
+        check("return redis.call('MYMOD.GET', KEYS[1], ARGV[1])").0,
+        [
+            "`MYMOD.GET` takes exactly 1 argument after its name, but this call passes 2: Redis fails with \"Wrong number of args calling Redis command from script\""
+        ]
+    );
+    assert_eq!(
+        check("redis.call('MYMOD.GET', ARGV[1]) return KEYS[1]").0,
+        [
+            "key argument `ARGV[1]` of `MYMOD.GET` does not come from KEYS (ARGV[1], an argument): Redis Cluster routes the script by KEYS only, so this key may live on another node"
+        ]
+    );
+    let (unknown, _) = check("return redis.call('MYMOD.DEL', KEYS[1], ARGV[1])");
+    assert_eq!(
+        unknown,
+        ["unknown Redis command `MYMOD.DEL`: the call fails at run time"]
+    );
+    assert_eq!(
+        check("redis.call('MYMOD.GET', KEYS[1]) return ARGV[1]"),
+        (vec![], true)
+    );
+}

@@ -1,0 +1,1 @@
+return redis.call('ZRANK', KEYS[1], ARGV[1], 'WITHSCORE')

@@ -1,0 +1,1 @@
+return redis.call('ACME.MGET', KEYS[1], 'acme:' .. ARGV[1])

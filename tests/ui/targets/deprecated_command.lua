@@ -1,0 +1,1 @@
+return redis.call('GETSET', KEYS[1], ARGV[1])

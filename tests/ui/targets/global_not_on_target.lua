@@ -1,0 +1,1 @@
+return server.call('GET', KEYS[1])

@@ -1,0 +1,1 @@
+return redis.call('JSON.SET', KEYS[1], '$', ARGV[1])

@@ -1,0 +1,1 @@
+return redis.call('BLPOP', KEYS[1], 0)
