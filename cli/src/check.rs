@@ -166,6 +166,7 @@ pub fn signature_for(header: &Header, source: &str, options: &Options) -> Option
     Some(Signature {
         allow_unused: options.allow_unused,
         dynamic_keys: options.dynamic_keys,
+        target: options.target.clone(),
         ..signature
     })
 }

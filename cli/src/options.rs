@@ -3,6 +3,11 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
+use redis_script_analysis::Target;
+
+/// The variable the attribute reads the crate's target from.
+const TARGET_VARIABLE: &str = "REDIS_SCRIPT_TARGET";
+
 pub const USAGE: &str = "\
 Usage: redis-script-check [OPTIONS] <PATH>...
 
@@ -21,6 +26,11 @@ Options:
       --args <N>       every script takes N arguments; N+ likewise
       --allow-unused   declared keys and arguments may go unused
       --dynamic-keys   commands may take keys that do not come from KEYS
+      --target <T>     the servers the scripts must run on: any (the
+                       default), a release such as redis-7.2 or valkey-8.1,
+                       with modules (redis-7.2+json), or a comma-separated
+                       list; REDIS_SCRIPT_TARGET sets it too, as for the
+                       attribute
       --format <F>     human (the default) or json
       --deny-warnings  warnings fail the check too
   -h, --help           print this help
@@ -60,10 +70,13 @@ pub struct Options {
     pub dynamic_keys: bool,
     pub format: Format,
     pub deny_warnings: bool,
-    // The server target (`--target <TARGET>`) belongs here: parsed in
-    // `parse` below into the analysis crate's own target type, listed in
-    // `USAGE`, and handed to the analysis where `check::check` calls
-    // `analyze`.
+    /// `--target`, else `REDIS_SCRIPT_TARGET`, else any supported server.
+    pub target: Target,
+}
+
+/// A target string, or the message naming where it came from.
+fn target(source: &str, text: &str) -> Result<Target, String> {
+    Target::parse(text).map_err(|error| format!("`{source}`: {error}"))
 }
 
 /// `N` or `N+`.
@@ -90,7 +103,11 @@ pub fn parse(arguments: impl IntoIterator<Item = OsString>) -> Result<Command, S
         dynamic_keys: false,
         format: Format::Human,
         deny_warnings: false,
+        target: Target::default(),
     };
+    if let Ok(text) = std::env::var(TARGET_VARIABLE) {
+        options.target = target(&format!("{TARGET_VARIABLE}={text}"), &text)?;
+    }
     let mut arguments = arguments.into_iter();
     let mut only_paths = false;
     while let Some(argument) = arguments.next() {
@@ -122,6 +139,7 @@ pub fn parse(arguments: impl IntoIterator<Item = OsString>) -> Result<Command, S
             "--allow-unused" => options.allow_unused = true,
             "--dynamic-keys" => options.dynamic_keys = true,
             "--deny-warnings" => options.deny_warnings = true,
+            "--target" => options.target = target("--target", &value("--target")?)?,
             "--format" => {
                 options.format = match value("--format")?.as_str() {
                     "human" => Format::Human,

@@ -260,6 +260,7 @@ fn directories_are_searched_recursively_in_order() {
             "fixtures/passing/delete_all.lua",
             "fixtures/passing/misspelled_log_level.lua",
             "fixtures/passing/server_time.lua",
+            "fixtures/targets/hash_field_expiry.lua",
         ]
     );
     assert!(
@@ -325,4 +326,27 @@ fn help_and_version() {
             format!("redis-script-check {}\n", env!("CARGO_PKG_VERSION"))
         )
     );
+}
+
+#[test]
+fn the_target_decides_which_commands_exist() {
+    let script = "fixtures/targets/hash_field_expiry.lua";
+    let any = run(&[script]);
+    assert_eq!(any.status, 0, "{}{}", any.stdout, any.stderr);
+
+    let older = run(&["--target", "redis-7.2", script]);
+    assert_eq!(older.status, 1, "{}", older.stdout);
+    assert!(
+        older.stdout.contains("`HEXPIRE` exists since Redis 7.4"),
+        "{}",
+        older.stdout
+    );
+    assert!(older.stdout.contains("redis-7.2"), "{}", older.stdout);
+
+    let newer = run(&["--target=redis-7.4", script]);
+    assert_eq!(newer.status, 0, "{}{}", newer.stdout, newer.stderr);
+
+    let invalid = run(&["--target", "redis-6.2", script]);
+    assert_eq!(invalid.status, 2, "{}", invalid.stderr);
+    assert!(invalid.stderr.contains("`--target`"), "{}", invalid.stderr);
 }
