@@ -537,13 +537,21 @@ def spec_command(name: str, body: dict, server: str) -> dict:
     flags = command_flags(name, body.get("command_flags", []))
     if movable_keys(key_specs):
         flags = command_flags(name, flags + ["movablekeys"])
+    return command_entry(name, int(body["arity"]), flags, key_specs, server, body)
+
+
+def command_entry(
+    name: str, arity: int, flags: list[str], key_specs: list[dict], source: str, body: dict
+) -> dict:
+    """One command of the model; `since` and deprecation as `body` (a spec
+    or documentation JSON file) states them, attributed to `source`."""
     command = {
         "name": name,
-        "arity": int(body["arity"]),
+        "arity": arity,
         "flags": flags,
         "key_specs": key_specs,
         "subcommands": [],
-        "since": {server: body["since"]} if body.get("since") else {},
+        "since": {source: body["since"]} if body.get("since") else {},
     }
     if body.get("deprecated_since"):
         command["deprecated_since"] = body["deprecated_since"]
@@ -746,19 +754,15 @@ def module_command(name: str, body: dict, module: str) -> dict:
         for spec in specs:
             if spec["begin"][0] == "index":
                 spec["begin"][1] += 1
-    command = {
-        "name": name.lower().replace(" ", "|"),
-        "arity": -minimum if variable else minimum,
+    return command_entry(
+        name.lower().replace(" ", "|"),
+        -minimum if variable else minimum,
         # The documentation format has no command flags.
-        "flags": ["module", "flags_unknown"],
-        "key_specs": specs,
-        "subcommands": [],
-        "since": {module: body["since"]} if body.get("since") else {},
-    }
-    if body.get("deprecated_since"):
-        command["deprecated_since"] = body["deprecated_since"]
-        command["replaced_by"] = clean_replacement(body.get("replaced_by", ""))
-    return command
+        ["module", "flags_unknown"],
+        specs,
+        module,
+        body,
+    )
 
 
 def read_module(git_dir: Path, tag: str, module: str) -> list[dict]:
