@@ -25,6 +25,9 @@ pub struct Diagnostic {
     pub message: String,
     /// What to do about it.
     pub hint: Option<String>,
+    /// The declared parameter the finding is about, so that a declaration
+    /// with named parameters can point at the name rather than the script.
+    pub parameter: Option<crate::Parameter>,
 }
 
 impl Diagnostic {
@@ -37,6 +40,7 @@ impl Diagnostic {
             width: width.max(1),
             message: message.into(),
             hint: None,
+            parameter: None,
         }
     }
 
@@ -51,6 +55,12 @@ impl Diagnostic {
     /// Adds a hint shown under the source excerpt.
     pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
         self.hint = Some(hint.into());
+        self
+    }
+
+    /// Marks the finding as being about a declared parameter.
+    pub fn about(mut self, parameter: crate::Parameter) -> Self {
+        self.parameter = Some(parameter);
         self
     }
 

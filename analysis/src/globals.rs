@@ -186,6 +186,7 @@ impl Analyzer<'_> {
                 }
                 Value::builtin(name, None)
             }
+            None if self.refused_globals.contains(name) => Value::Unknown,
             None => {
                 let diagnostic = self.missing_global(name, span, next_member);
                 self.diagnostics.push(diagnostic);
@@ -277,6 +278,7 @@ impl Analyzer<'_> {
             None => declare,
         };
         self.diagnostics.push(span.error(message, hint));
+        self.refused_globals.insert(name.to_string());
     }
 
     /// `base.member` on a value; library members are checked.

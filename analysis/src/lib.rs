@@ -79,6 +79,22 @@ pub struct Signature {
     /// Commands the project declares (the escape hatch for commands the
     /// model does not know).
     pub declared_commands: DeclaredCommands,
+    /// The names of the fixed key parameters, in order, when the
+    /// declaration has names (the Rust function's parameters). A name
+    /// starting with `_` may go unread, as in Rust.
+    pub key_names: Vec<String>,
+    /// The names of the fixed argument parameters, in order.
+    pub arg_names: Vec<String>,
+}
+
+/// A declared parameter, for diagnostics about the parameter itself
+/// rather than a place in the script.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Parameter {
+    /// `KEYS[n]`, 1-based.
+    Key(usize),
+    /// `ARGV[n]`, 1-based.
+    Arg(usize),
 }
 
 /// Who declares a script's keys and arguments.

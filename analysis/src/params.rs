@@ -3,12 +3,12 @@
 
 use std::collections::BTreeSet;
 
-use super::DeclaredBy;
 use super::diagnostic::Diagnostic;
 use super::header::plural;
 use super::span::Span;
 use super::value::{Param, Value};
 use super::walker::Analyzer;
+use super::{DeclaredBy, Parameter};
 
 /// How the script reads one of KEYS/ARGV.
 #[derive(Debug, Default)]
@@ -175,20 +175,54 @@ impl Analyzer<'_> {
     fn unused(&self, declared: Declared, usage: &TableUsage) -> Vec<Diagnostic> {
         let table = declared.table();
         let noun = declared.noun();
+        let signature = self.context.signature;
+        let is_keys = declared.param == Param::Keys;
+        let names = if is_keys {
+            &signature.key_names
+        } else {
+            &signature.arg_names
+        };
         (1..=declared.fixed)
             .filter(|index| !i64::try_from(*index).is_ok_and(|i| usage.literal.contains(&i)))
-            .map(|index| {
-                let is_keys = declared.param == Param::Keys;
+            .filter_map(|index| {
+                let name = names.get(index - 1);
+                if name.is_some_and(|name| name.starts_with('_')) {
+                    return None;
+                }
                 let line = self.context.header.line_of(is_keys, index).unwrap_or(1);
                 let span = Span { line, ..Span::TOP };
-                let remedy = match self.context.signature.declared_by {
-                    DeclaredBy::RustFunction => "remove that parameter from the Rust function, or opt out with `allow_unused`".to_string(),
-                    DeclaredBy::Header => "remove it from the header, or opt out with `--allow-unused`".to_string(),
-                    DeclaredBy::CommandLine => format!("pass a smaller `{}`, or opt out with `--allow-unused`", declared.option()),
+                // Removing a parameter renumbers the ones after it.
+                let is_last = index == declared.fixed && !declared.variadic;
+                let subject = match name {
+                    Some(name) => format!("`{name}` (`{table}[{index}]`)"),
+                    None => format!("{noun} parameter {index} (`{table}[{index}]`)"),
                 };
-                span.error(
-                    format!("{noun} parameter {index} (`{table}[{index}]`) is never read by the script"),
-                    format!("use {table}[{index}] in the script, {remedy}"),
+                let remedy = match (signature.declared_by, name) {
+                    (DeclaredBy::RustFunction, Some(name)) if is_last => format!(
+                        "read {table}[{index}] in the script, remove `{name}`, or name it `_{name}` if the script ignores it on purpose"
+                    ),
+                    (DeclaredBy::RustFunction, Some(name)) => format!(
+                        "read {table}[{index}] in the script, or name it `_{name}` if the script ignores it on purpose (removing it would shift the {noun}s after it to other {table} positions)"
+                    ),
+                    (DeclaredBy::RustFunction, None) => format!(
+                        "use {table}[{index}] in the script, remove that parameter from the Rust function, or opt out with `allow_unused`"
+                    ),
+                    (DeclaredBy::Header, _) => format!(
+                        "use {table}[{index}] in the script, remove it from the header, or opt out with `--allow-unused`"
+                    ),
+                    (DeclaredBy::CommandLine, _) => format!(
+                        "use {table}[{index}] in the script, pass a smaller `{}`, or opt out with `--allow-unused`",
+                        declared.option()
+                    ),
+                };
+                let parameter = if is_keys {
+                    Parameter::Key(index)
+                } else {
+                    Parameter::Arg(index)
+                };
+                Some(
+                    span.error(format!("{subject} is never read by the script"), remedy)
+                        .about(parameter),
                 )
             })
             .collect()

@@ -271,6 +271,45 @@ fn declared_parameters_must_be_read() {
 }
 
 #[test]
+fn unread_parameter_is_named_and_the_hint_fits_its_position() {
+    let named = Signature {
+        key_names: vec!["lock".into()],
+        arg_names: vec!["token".into(), "ttl_ms".into(), "reason".into()],
+        ..signature(1, 3)
+    };
+    let analysis = analyze("return redis.call('GET', KEYS[1]) == ARGV[1]", &named);
+    let found: Vec<(String, Option<String>, Option<Parameter>)> = analysis
+        .errors()
+        .map(|d| (d.message.clone(), d.hint.clone(), d.parameter))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            (
+                "`ttl_ms` (`ARGV[2]`) is never read by the script".to_string(),
+                Some("read ARGV[2] in the script, or name it `_ttl_ms` if the script ignores it on purpose (removing it would shift the arguments after it to other ARGV positions)".to_string()),
+                Some(Parameter::Arg(2)),
+            ),
+            (
+                "`reason` (`ARGV[3]`) is never read by the script".to_string(),
+                Some("read ARGV[3] in the script, remove `reason`, or name it `_reason` if the script ignores it on purpose".to_string()),
+                Some(Parameter::Arg(3)),
+            ),
+        ]
+    );
+}
+
+#[test]
+fn parameters_named_with_an_underscore_may_go_unread() {
+    let named = Signature {
+        key_names: vec!["lock".into(), "_audit".into()],
+        arg_names: vec!["_ttl_ms".into()],
+        ..signature(2, 1)
+    };
+    assert_clean("return redis.call('GET', KEYS[1])", &named);
+}
+
+#[test]
 fn unused_parameter_points_at_its_header_line() {
     let source = "-- KEYS[1] = a\n-- ARGV[1] = ttl\nreturn redis.call('GET', KEYS[1])";
     assert_eq!(
@@ -448,6 +487,20 @@ fn global_writes_are_refused() {
             "assignment to `string.x` changes the read-only `string` table: Redis fails with \"Attempt to modify a readonly table\"",
             "assignment to `redis.call` changes the read-only `redis` table: Redis fails with \"Attempt to modify a readonly table\"",
             "assignment to `string.trim` changes the read-only `string` table: Redis fails with \"Attempt to modify a readonly table\"",
+        ]
+    );
+}
+
+#[test]
+fn a_refused_global_is_reported_once() {
+    assert_eq!(
+        error_messages(
+            "current = redis.call('INCR', KEYS[1])\nif current == 1 then redis.call('EXPIRE', KEYS[1], 10) end\nif current > 5 then return {0, current} end\nfunction bump() return current + 1 end\nreturn bump()",
+            &signature(1, 0)
+        ),
+        [
+            "assignment to global variable `current`: Redis scripts cannot create or change globals (Attempt to modify a readonly table)",
+            "function `bump` is declared as a global: Redis scripts cannot create globals (Attempt to modify a readonly table)",
         ]
     );
 }

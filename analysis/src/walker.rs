@@ -95,6 +95,9 @@ pub(crate) struct Analyzer<'a> {
     pub raised: bool,
     /// Set by each call: it may return any number of values.
     pub last_call_many: bool,
+    /// Globals the script tried to create: already reported, so reading
+    /// them later is not reported again.
+    pub refused_globals: HashSet<String>,
     functions: Vec<Function>,
     depth: usize,
     too_deep: bool,
@@ -111,6 +114,7 @@ impl<'a> Analyzer<'a> {
             error_codes: ErrorCodes::default(),
             params: ParamUsage::default(),
             missing: MissingMembers::default(),
+            refused_globals: HashSet::new(),
             reassigned_found: HashSet::new(),
             raised: false,
             last_call_many: false,

@@ -73,10 +73,12 @@ pub fn check(declaration: &Declaration) -> Result<CheckedScript, syn::Error> {
     signature.declared_commands = declared_commands;
     let analysis = lua::analyze(&source, &signature);
     for diagnostic in analysis.errors() {
-        errors.push(syn::Error::new(
-            path_literal.span(),
-            diagnostic.render(&relative, &source),
-        ));
+        errors.push(match parameter_ident(declaration, diagnostic.parameter) {
+            // About a parameter rather than a place in the script: point at
+            // its name in the signature.
+            Some(ident) => syn::Error::new(ident.span(), parameter_message(&relative, diagnostic)),
+            None => syn::Error::new(path_literal.span(), diagnostic.render(&relative, &source)),
+        });
     }
     errors.finish()?;
 
@@ -168,6 +170,33 @@ fn declared_commands(
     Ok((commands, Some(absolute.to_string_lossy().into_owned())))
 }
 
+/// The Rust parameter a diagnostic is about.
+fn parameter_ident(
+    declaration: &Declaration,
+    parameter: Option<lua::Parameter>,
+) -> Option<&syn::Ident> {
+    let signature = &declaration.signature;
+    let param = match parameter? {
+        lua::Parameter::Key(index) => signature.key_params().get(index.checked_sub(1)?),
+        lua::Parameter::Arg(index) => signature.arg_params().get(index.checked_sub(1)?),
+    }?;
+    Some(&param.ident)
+}
+
+fn parameter_message(path: &str, diagnostic: &lua::Diagnostic) -> String {
+    let message = diagnostic
+        .message
+        .strip_suffix(" by the script")
+        .map_or_else(
+            || diagnostic.message.clone(),
+            |start| format!("{start} by `{path}`"),
+        );
+    match &diagnostic.hint {
+        Some(hint) => format!("{message}\n = hint: {hint}"),
+        None => message,
+    }
+}
+
 fn resolve(relative: &str) -> PathBuf {
     let base = std::env::var_os(BASE_DIR_OVERRIDE)
         .or_else(|| std::env::var_os("CARGO_MANIFEST_DIR"))
@@ -184,7 +213,16 @@ fn lua_signature(declaration: &Declaration) -> lua::Signature {
     };
     let (keys, variadic_keys) = count(signature.key_params());
     let (args, variadic_args) = count(signature.arg_params());
+    let names = |params: &[crate::parse::Param]| {
+        params
+            .iter()
+            .filter(|param| !param.variadic)
+            .map(|param| param.ident.to_string())
+            .collect()
+    };
     lua::Signature {
+        key_names: names(signature.key_params()),
+        arg_names: names(signature.arg_params()),
         keys,
         args,
         variadic_keys,

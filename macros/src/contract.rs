@@ -202,7 +202,7 @@ pub fn unreturned_variant_warning(
     returns: &[ReturnSite],
     reply: &Type,
     path: &str,
-    span: Span,
+    site: &WarningSite,
 ) -> TokenStream {
     let mut tags: Vec<&str> = Vec::new();
     for site in returns {
@@ -231,7 +231,7 @@ pub fn unreturned_variant_warning(
     let condition = quote! {
         #private::unreturned_variant(&<#reply as #private::ReplyShape>::SHAPE, &[#(#tags),*])
     };
-    conditional_warning("unreturned_variant", &note, condition, span)
+    site.conditional_warning("unreturned_variant", &note, condition)
 }
 
 /// A warning when the `errors` type declares a code no error reply of the
@@ -240,7 +240,7 @@ pub fn unraised_code_warning(
     error_codes: &lua::ErrorCodes,
     errors: &Type,
     path: &str,
-    span: Span,
+    site: &WarningSite,
 ) -> TokenStream {
     if error_codes.unknown || error_codes.forwards_command_errors {
         return TokenStream::new();
@@ -259,28 +259,64 @@ pub fn unraised_code_warning(
     let condition = quote! {
         #private::unraised_code(<#errors as #private::ScriptError>::CODES, &[#(#raised),*])
     };
-    conditional_warning("unraised_error_code", &note, condition, span)
+    site.conditional_warning("unraised_error_code", &note, condition)
 }
 
-/// A deprecation warning carrying `note` (stable Rust's only way for a
-/// macro to warn) when the `const` expression `condition` is true; `name`
-/// shows in the warning's first words.
-fn conditional_warning(name: &str, note: &str, condition: TokenStream, span: Span) -> TokenStream {
-    let name = syn::Ident::new(name, span);
-    quote_spanned! {span=>
-        const _: () = {
-            struct RedisScriptWarning<const WARN: bool>;
-            #[allow(dead_code)]
-            impl RedisScriptWarning<true> {
+/// Where a declaration's warnings point, and the declaration's own
+/// `#[allow(...)]` attributes: every warning is a `deprecated` lint on a
+/// generated item, so `#[allow(deprecated)]` on the declaration silences
+/// them.
+pub struct WarningSite {
+    pub span: Span,
+    pub allows: TokenStream,
+}
+
+impl WarningSite {
+    pub fn new(span: Span, attrs: &[syn::Attribute]) -> Self {
+        let allows = attrs.iter().filter(|attr| attr.path().is_ident("allow"));
+        Self {
+            span,
+            allows: quote! { #(#allows)* },
+        }
+    }
+
+    /// A deprecation warning carrying `note` (stable Rust's only way for a
+    /// macro to warn).
+    pub fn warning(&self, note: &str) -> TokenStream {
+        let allows = &self.allows;
+        quote_spanned! {self.span=>
+            #allows
+            const _: () = {
                 #[deprecated(note = #note)]
-                const fn #name() {}
-            }
-            #[allow(dead_code)]
-            impl RedisScriptWarning<false> {
-                const fn #name() {}
-            }
-            RedisScriptWarning::<{ #condition }>::#name()
-        };
+                #[allow(non_upper_case_globals)]
+                const redis_script_note: () = ();
+                redis_script_note
+            };
+        }
+    }
+
+    /// A deprecation warning carrying `note` when the `const` expression
+    /// `condition` is true; `name` shows in the warning's first words.
+    fn conditional_warning(&self, name: &str, note: &str, condition: TokenStream) -> TokenStream {
+        let span = self.span;
+        let allows = &self.allows;
+        let name = syn::Ident::new(name, span);
+        quote_spanned! {span=>
+            #allows
+            const _: () = {
+                struct RedisScriptWarning<const WARN: bool>;
+                #[allow(dead_code)]
+                impl RedisScriptWarning<true> {
+                    #[deprecated(note = #note)]
+                    const fn #name() {}
+                }
+                #[allow(dead_code)]
+                impl RedisScriptWarning<false> {
+                    const fn #name() {}
+                }
+                RedisScriptWarning::<{ #condition }>::#name()
+            };
+        }
     }
 }
 

@@ -1,7 +1,8 @@
 //! Phase 3: the typed function, its `call` constructor and its `SCRIPT`.
 
 use proc_macro2::{Span, TokenStream};
-use quote::quote;
+use quote::{quote, quote_spanned};
+use syn::spanned::Spanned as _;
 use syn::{Ident, Type};
 
 use crate::check::CheckedScript;
@@ -27,7 +28,12 @@ pub fn script_function(declaration: &Declaration, script: &CheckedScript) -> Tok
         declared_commands_path,
     } = script;
     let rebuild_triggers = rebuild_triggers(declared_commands_path.as_deref());
-    let warnings = warnings(notes, declaration.options.path.span());
+    let warning_site =
+        contract::WarningSite::new(declaration.options.path.span(), &signature.attrs);
+    let warnings: TokenStream = notes
+        .iter()
+        .map(|note| warning_site.warning(note))
+        .collect();
     // A `const` item cannot name the function's generic parameters, so the
     // contract of a generic declaration is checked when it is decoded only.
     let contract_assertions = if signature.generics.params.is_empty() {
@@ -39,20 +45,16 @@ pub fn script_function(declaration: &Declaration, script: &CheckedScript) -> Tok
             span,
         );
         let unreturned =
-            contract::unreturned_variant_warning(returns, &signature.reply, &path, span);
-        let unraised = declaration
-            .options
-            .errors
-            .as_ref()
-            .map(|errors| contract::unraised_code_warning(error_codes, errors, &path, span));
+            contract::unreturned_variant_warning(returns, &signature.reply, &path, &warning_site);
+        let unraised = declaration.options.errors.as_ref().map(|errors| {
+            contract::unraised_code_warning(error_codes, errors, &path, &warning_site)
+        });
         quote! { #assertions #unreturned #unraised }
     } else {
         TokenStream::new()
     };
     let script_doc = script_doc(declaration, script, header);
 
-    let key_idents = signature.key_params().iter().map(|param| &param.ident);
-    let arg_idents = signature.arg_params().iter().map(|param| &param.ident);
     let returned_codes = error_codes.codes.iter();
     let unknown_codes = error_codes.unknown;
     let forwards_command_errors = error_codes.forwards_command_errors;
@@ -73,19 +75,39 @@ pub fn script_function(declaration: &Declaration, script: &CheckedScript) -> Tok
     // Mixed-site hygiene: these locals never clash with parameter names.
     let keys = Ident::new("keys", Span::mixed_site());
     let call = Ident::new("call", Span::mixed_site());
+    // Each value goes through a probe spanned on its declared type, so a
+    // type redis-rs cannot encode is reported there, in the library's words.
+    let key_pushes = signature.key_params().iter().map(|param| {
+        let ident = &param.ident;
+        quote_spanned! {param.ty.span()=>
+            #keys.push(#private::Probe::of(&#ident).key(&#ident));
+        }
+    });
+    let argument_pushes = signature.arg_params().iter().map(|param| {
+        let ident = &param.ident;
+        quote_spanned! {param.ty.span()=>
+            #private::push_argument(&mut #call, #private::Probe::of(&#ident).argument(&#ident));
+        }
+    });
     let call_body = quote! {
+        use #private::{Encodable as _, Unencodable as _};
         let mut #keys = #private::Keys::new();
-        #( #keys.push(&#key_idents); )*
+        #( #key_pushes )*
         #[allow(unused_mut)]
         let mut #call = #private::start_call(&Self::SCRIPT, #keys, #argument_count);
-        #( #private::push_argument(&mut #call, &#arg_idents); )*
+        #( #argument_pushes )*
         #call
     };
     let ident = &signature.ident;
     let connection = connection_ident();
     let params = signature.params.iter().map(|param| &param.ident);
+    let reply = &signature.reply;
+    let decoded_call = quote_spanned! {reply.span()=>
+        #private::Probe::<#reply>::new().checked().call(#ident::call(#(#params),*))
+    };
     let function_body = quote! {
-        #ident::call(#(#params),*).invoke(#connection).await
+        use #private::{Decodable as _, Undecodable as _};
+        #decoded_call.invoke(#connection).await
     };
     let parts = Expansion {
         path: &path,
@@ -115,23 +137,6 @@ fn rebuild_triggers(declared_commands_path: Option<&str>) -> TokenStream {
         const _: ::core::option::Option<&str> = ::core::option_env!(#commands);
         #file
     }
-}
-
-/// Stable Rust gives procedural macros no way to emit a warning, but it
-/// warns about every use of a deprecated item, with the item's note: each
-/// analysis note becomes one, spanned on the attribute's `path`.
-fn warnings(notes: &[String], span: Span) -> TokenStream {
-    let items = notes.iter().map(|note| {
-        quote::quote_spanned! {span=>
-            const _: () = {
-                #[deprecated(note = #note)]
-                #[allow(non_upper_case_globals)]
-                const redis_script_note: () = ();
-                redis_script_note
-            };
-        }
-    });
-    quote! { #(#items)* }
 }
 
 /// Rustdoc for the generated function: which parameter goes where, what the

@@ -13,7 +13,7 @@
 //! do not pile up follow-on errors.
 
 use proc_macro2::TokenStream;
-use quote::{ToTokens, quote};
+use quote::{ToTokens, quote, quote_spanned};
 use syn::ext::IdentExt as _;
 use syn::spanned::Spanned as _;
 use syn::{Attribute, Data, DeriveInput, Fields, Generics, Ident, LitStr, Member, Type};
@@ -160,6 +160,19 @@ struct Field<'a> {
     ty: &'a Type,
 }
 
+impl Field<'_> {
+    /// Decodes this field, or reports in the library's words, on the
+    /// field's type, that the type cannot be decoded (see the runtime's
+    /// `checked` module).
+    fn decoder(&self) -> TokenStream {
+        let private = crate::private();
+        let ty = self.ty;
+        quote_spanned! {ty.span()=>
+            #private::Probe::<#ty>::new().checked()
+        }
+    }
+}
+
 struct Variant<'a> {
     ident: &'a Ident,
     tag: String,
@@ -272,14 +285,16 @@ impl<'a> Input<'a> {
                 let (expected, min, max) = (&fields.expected, fields.min, fields.fields.len());
                 let by_ref = fields.construct(quote!(Self), |field, index| {
                     let (position, label) = (index + 1, &field.label);
+                    let decoder = field.decoder();
                     quote! {
-                        #private::reply_element(__items, #index, #position, #expected, #label)?
+                        #decoder.element(__items, #index, #position, #expected, #label)?
                     }
                 });
                 let by_value = fields.construct(quote!(Self), |field, index| {
                     let (position, label) = (index + 1, &field.label);
+                    let decoder = field.decoder();
                     quote! {
-                        #private::reply_next(&mut __items, #position, #expected, #label)?
+                        #decoder.next(&mut __items, #position, #expected, #label)?
                     }
                 });
                 (
@@ -303,12 +318,14 @@ impl<'a> Input<'a> {
                     let fields = &variant.fields;
                     let (expected, min, max) = (&fields.expected, fields.min, fields.fields.len());
                     let variant_ident = variant.ident;
-                    let construct = fields.construct(quote!(Self::#variant_ident), |field, index| {
-                        let (position, label) = (index + 2, &field.label);
-                        quote! {
-                            #private::reply_element(__items, #index, #position, #expected, #label)?
-                        }
-                    });
+                    let construct =
+                        fields.construct(quote!(Self::#variant_ident), |field, index| {
+                            let (position, label) = (index + 2, &field.label);
+                            let decoder = field.decoder();
+                            quote! {
+                                #decoder.element(__items, #index, #position, #expected, #label)?
+                            }
+                        });
                     quote! {
                         #index => {
                             #[allow(unused_variables)]
@@ -324,8 +341,9 @@ impl<'a> Input<'a> {
                     let construct =
                         fields.construct(quote!(Self::#variant_ident), |field, index| {
                             let (position, label) = (index + 2, &field.label);
+                            let decoder = field.decoder();
                             quote! {
-                                #private::reply_next(&mut __items, #position, #expected, #label)?
+                                #decoder.next(&mut __items, #position, #expected, #label)?
                             }
                         });
                     quote! {
@@ -377,12 +395,14 @@ impl<'a> Input<'a> {
                 fn from_redis_value_ref(
                     __value: &#private::redis::Value,
                 ) -> ::core::result::Result<Self, #private::redis::ParsingError> {
+                    use #private::{Decodable as _, Undecodable as _};
                     #by_ref
                 }
 
                 fn from_redis_value(
                     __value: #private::redis::Value,
                 ) -> ::core::result::Result<Self, #private::redis::ParsingError> {
+                    use #private::{Decodable as _, Undecodable as _};
                     #by_value
                 }
             }

@@ -39,6 +39,7 @@ extern crate self as redis_script;
 
 mod batch;
 mod call;
+mod checked;
 mod decode;
 mod error;
 #[cfg(feature = "json")]
@@ -82,6 +83,7 @@ pub use slot::{SLOT_COUNT, key_slot};
 #[doc(hidden)]
 pub mod __private_v1 {
     pub use crate::call::{Keys, push_argument, start_call};
+    pub use crate::checked::{Decodable, Encodable, Probe, Undecodable, Unencodable};
     pub use crate::decode::{
         ReplyTag, ReplyTagOwned, error_field, error_fields, error_message, error_optional,
         error_words, reply_array, reply_array_owned, reply_element, reply_next, reply_tag,

@@ -1,0 +1,232 @@
+//! The library's own compile errors for declared types that cannot be sent
+//! or decoded.
+//!
+//! Generated code asks for the redis-rs trait a type needs through
+//! `Probe::<T>::new().checked()`. Method resolution tries the receiver by
+//! value first, where [`Encodable`]/[`Decodable`] apply when the type has
+//! the trait; only otherwise does it take the reference, where the
+//! `Unencodable*`/[`Undecodable`] stand-ins apply. Their methods carry a
+//! bound no type satisfies, whose `on_unimplemented` message is the
+//! library's, spanned on the declared type. The stand-ins return values on
+//! which the rest of the generated code type-checks, so a mistake is
+//! reported once, not again by every use of the type.
+
+use std::marker::PhantomData;
+use std::vec::IntoIter;
+
+use redis::{FromRedisValue, ParsingError, ToRedisArgs, Value};
+
+use crate::call::Call;
+
+/// Asks for the trait `T` needs; see the module documentation.
+#[derive(Debug)]
+pub struct Probe<T: ?Sized>(PhantomData<T>);
+
+impl<T: ?Sized> Probe<T> {
+    /// A probe for `T`.
+    #[allow(clippy::new_without_default)]
+    pub const fn new() -> Self {
+        Self(PhantomData)
+    }
+
+    /// A probe for the type of `value`.
+    pub const fn of(_value: &T) -> Self {
+        Self(PhantomData)
+    }
+}
+
+/// The reply type of a script, or a field of a derived reply.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be decoded from a script's reply",
+    label = "`{Self}` does not implement `redis::FromRedisValue`",
+    note = "for a struct or an enum of your own, add `#[derive(redis_script::ScriptReply)]`; for another type, decode into one that implements `redis::FromRedisValue` (`i64`, `String`, `Option<T>`, `Vec<T>`, tuples, …)"
+)]
+pub trait ReplyType {}
+
+/// A key parameter.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be sent as a key",
+    label = "`{Self}` does not implement `redis::ToRedisArgs`",
+    note = "a key parameter takes a type that implements `redis::ToRedisArgs`: `&str`, `String`, `&[u8]`, or a slice of them for the remaining KEYS"
+)]
+pub trait KeyType {}
+
+/// An argument parameter.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be sent as a script argument",
+    label = "`{Self}` does not implement `redis::ToRedisArgs`",
+    note = "an argument parameter takes a type that implements `redis::ToRedisArgs` (`&str`, `String`, integers, floats, `&[u8]`, …): implement it for your type, or pass one of those"
+)]
+pub trait ArgumentType {}
+
+/// `T` decodes: the real operations.
+pub trait Decodable<T> {
+    /// Proof that `T` decodes.
+    fn checked(self) -> Decodes<T>;
+}
+
+impl<T: FromRedisValue> Decodable<T> for Probe<T> {
+    #[inline(always)]
+    fn checked(self) -> Decodes<T> {
+        Decodes(PhantomData)
+    }
+}
+
+/// `T` does not decode: the library's error.
+pub trait Undecodable<T> {
+    /// Reports that `T` does not decode.
+    fn checked(&self) -> DoesNotDecode<T>
+    where
+        T: ReplyType;
+}
+
+impl<T> Undecodable<T> for Probe<T> {
+    fn checked(&self) -> DoesNotDecode<T>
+    where
+        T: ReplyType,
+    {
+        DoesNotDecode(PhantomData)
+    }
+}
+
+/// Proof that `T` implements `FromRedisValue`.
+#[derive(Debug)]
+pub struct Decodes<T>(PhantomData<T>);
+
+impl<T: FromRedisValue> Decodes<T> {
+    /// The call, with its decoding methods.
+    #[inline(always)]
+    pub fn call<E>(self, call: Call<T, E>) -> Call<T, E> {
+        call
+    }
+
+    /// [`crate::decode::reply_element`] for `T`.
+    #[inline(always)]
+    pub fn element(
+        self,
+        items: &[Value],
+        index: usize,
+        position: usize,
+        expected: &'static str,
+        field: &'static str,
+    ) -> Result<T, ParsingError> {
+        crate::decode::reply_element(items, index, position, expected, field)
+    }
+
+    /// [`crate::decode::reply_next`] for `T`.
+    #[inline(always)]
+    pub fn next(
+        self,
+        items: &mut IntoIter<Value>,
+        position: usize,
+        expected: &'static str,
+        field: &'static str,
+    ) -> Result<T, ParsingError> {
+        crate::decode::reply_next(items, position, expected, field)
+    }
+}
+
+/// Stands in for [`Decodes`] once the error is reported; never built by
+/// code that compiles.
+#[derive(Debug)]
+pub struct DoesNotDecode<T>(PhantomData<T>);
+
+impl<T> DoesNotDecode<T> {
+    /// Stands in for [`Decodes::call`].
+    pub fn call<E>(self, _call: Call<T, E>) -> UndecodedCall<T, E> {
+        UndecodedCall(PhantomData)
+    }
+
+    /// Stands in for [`Decodes::element`].
+    pub fn element(
+        self,
+        _items: &[Value],
+        _index: usize,
+        _position: usize,
+        _expected: &'static str,
+        _field: &'static str,
+    ) -> Result<T, ParsingError> {
+        Err(UNDECODABLE.to_string().into())
+    }
+
+    /// Stands in for [`Decodes::next`].
+    pub fn next(
+        self,
+        _items: &mut IntoIter<Value>,
+        _position: usize,
+        _expected: &'static str,
+        _field: &'static str,
+    ) -> Result<T, ParsingError> {
+        Err(UNDECODABLE.to_string().into())
+    }
+}
+
+const UNDECODABLE: &str = "the field's type does not implement `FromRedisValue`";
+
+/// Stands in for a [`Call`] whose reply type does not decode.
+#[derive(Debug)]
+pub struct UndecodedCall<T, E>(PhantomData<(T, E)>);
+
+impl<T, E> UndecodedCall<T, E> {
+    /// Stands in for [`Call::invoke`].
+    pub async fn invoke<C: ?Sized>(&self, _connection: &mut C) -> Result<T, E> {
+        std::future::pending().await
+    }
+}
+
+/// `T` encodes: the value itself.
+pub trait Encodable<'a, T: ?Sized> {
+    /// The key, unchanged.
+    fn key(self, value: &'a T) -> &'a T;
+    /// The argument, unchanged.
+    fn argument(self, value: &'a T) -> &'a T;
+}
+
+impl<'a, T: ToRedisArgs + ?Sized> Encodable<'a, T> for Probe<T> {
+    #[inline(always)]
+    fn key(self, value: &'a T) -> &'a T {
+        value
+    }
+
+    #[inline(always)]
+    fn argument(self, value: &'a T) -> &'a T {
+        value
+    }
+}
+
+/// `T` does not encode: the library's error.
+pub trait Unencodable<T: ?Sized> {
+    /// Reports that the key type does not encode.
+    fn key(&self, value: &T) -> &'static NotEncoded
+    where
+        T: KeyType;
+
+    /// Reports that the argument type does not encode.
+    fn argument(&self, value: &T) -> &'static NotEncoded
+    where
+        T: ArgumentType;
+}
+
+impl<T: ?Sized> Unencodable<T> for Probe<T> {
+    fn key(&self, _value: &T) -> &'static NotEncoded
+    where
+        T: KeyType,
+    {
+        &NotEncoded
+    }
+
+    fn argument(&self, _value: &T) -> &'static NotEncoded
+    where
+        T: ArgumentType,
+    {
+        &NotEncoded
+    }
+}
+
+/// Stands in for a value that does not encode once the error is reported.
+#[derive(Debug)]
+pub struct NotEncoded;
+
+impl ToRedisArgs for NotEncoded {
+    fn write_redis_args<W: ?Sized + redis::RedisWrite>(&self, _out: &mut W) {}
+}
