@@ -20,9 +20,9 @@ use crate::call::Call;
 
 /// Asks for the trait `T` needs; see the module documentation.
 #[derive(Debug)]
-pub struct Probe<T: ?Sized>(PhantomData<T>);
+pub struct Probe<T>(PhantomData<T>);
 
-impl<T: ?Sized> Probe<T> {
+impl<T> Probe<T> {
     /// A probe for `T`.
     #[allow(clippy::new_without_default)]
     pub const fn new() -> Self {
@@ -175,14 +175,14 @@ impl<T, E> UndecodedCall<T, E> {
 }
 
 /// `T` encodes: the value itself.
-pub trait Encodable<'a, T: ?Sized> {
+pub trait Encodable<'a, T> {
     /// The key, unchanged.
     fn key(self, value: &'a T) -> &'a T;
     /// The argument, unchanged.
     fn argument(self, value: &'a T) -> &'a T;
 }
 
-impl<'a, T: ToRedisArgs + ?Sized> Encodable<'a, T> for Probe<T> {
+impl<'a, T: ToRedisArgs> Encodable<'a, T> for Probe<T> {
     #[inline(always)]
     fn key(self, value: &'a T) -> &'a T {
         value
@@ -195,7 +195,7 @@ impl<'a, T: ToRedisArgs + ?Sized> Encodable<'a, T> for Probe<T> {
 }
 
 /// `T` does not encode: the library's error.
-pub trait Unencodable<T: ?Sized> {
+pub trait Unencodable<T> {
     /// Reports that the key type does not encode.
     fn key(&self, value: &T) -> &'static NotEncoded
     where
@@ -207,7 +207,7 @@ pub trait Unencodable<T: ?Sized> {
         T: ArgumentType;
 }
 
-impl<T: ?Sized> Unencodable<T> for Probe<T> {
+impl<T> Unencodable<T> for Probe<T> {
     fn key(&self, _value: &T) -> &'static NotEncoded
     where
         T: KeyType,
