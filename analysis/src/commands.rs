@@ -153,10 +153,10 @@ flag_set! {
         ALLOW_BUSY = 20, "allow_busy";
         /// Not shown in the command log (Valkey 8.1's name for `skip_slowlog`).
         SKIP_COMMANDLOG = 21, "skip_commandlog";
-        /// The source has no flags for the command (module commands read
-        /// from documentation, declared commands without `write` or
-        /// `readonly`): it may write, and it is not known to be refused in
-        /// `no-writes` scripts.
+        /// The source has no flags for the command (a documented module
+        /// command its module's registrations do not create, declared
+        /// commands without `write` or `readonly`): it may write, and it is
+        /// not known to be refused in `no-writes` scripts.
         FLAGS_UNKNOWN = 22, "flags_unknown";
     }
 }
