@@ -18,7 +18,17 @@ members a script sees. This generator builds that model in three steps:
      git directory, and its sandbox allow-lists (``src/script_lua.c``);
    * module commands from each module repository's ``commands.json`` (the
      documentation format: arity and key positions are derived from the
-     arguments, see ``module_command``).
+     arguments, see ``module_command``), and their flags from the module's
+     own command registrations at the same tag (``MODULE_REGISTRATION``:
+     RedisJSON's ``redis_module!`` table in ``redis_json/src/lib.rs``, the
+     registration calls of RediSearch's ``src/module.c`` with the name
+     macros of ``src/commands.h`` and ``src/version.h``, RedisTimeSeries' ``src/module.c`` and
+     RedisBloom's ``src/rebloom.c``, ``rm_cms.c``, ``rm_tdigest.c``,
+     ``rm_topk.c``; see ``registered_flags``). A documented subcommand takes
+     the flags of its parent, which these modules register as one command. A
+     documented command registered nowhere keeps ``flags_unknown``; the
+     model's ``modules`` entries record the files read, the number of
+     commands with registered flags and the names left unknown.
 
 2. ``render``: write the Rust tables from the JSON model (deterministic,
    rustfmt-formatted). ``collect`` runs it too.
@@ -35,12 +45,18 @@ Usage::
     scripts/gen-server-model.py collect --git-dir redis=PATH --git-dir valkey=PATH \\
         --git-dir json=PATH --git-dir search=PATH --git-dir timeseries=PATH \\
         --git-dir bloom=PATH --server redis-8.2=PATH/redis-server
+    scripts/gen-server-model.py collect --modules-only --git-dir json=PATH \\
+        --git-dir search=PATH --git-dir timeseries=PATH --git-dir bloom=PATH
     scripts/gen-server-model.py render
     scripts/gen-server-model.py --check
 
 ``--server NAME=PATH`` names a server binary for a live release (default:
 ``redis-server`` on PATH for redis-7.0, ``scripts/ensure-valkey`` for
-valkey-8.1). Python 3.11, stdlib only.
+valkey-8.1). ``collect --modules-only`` reads only the module repositories
+and keeps every release's commands and sandbox as ``server-model.json``
+stores them, for a machine without the live servers; the result is what a
+full ``collect`` writes when those servers report what they reported before.
+Python 3.11, stdlib only.
 """
 
 from __future__ import annotations
@@ -95,6 +111,38 @@ MODULES = [
     ("bloom", "RedisBloom", "v8.2.12"),
 ]
 
+# Where each module registers its commands at the pinned tag, and how the
+# registrations read (see `registered_flags`):
+#
+# * `rows`: RedisJSON's `redis_module!` table, one command per line:
+#   `["json.set", json_command!(json_set), "write deny-oom", 1,1,1, ...]`.
+# * `calls`: C calls `helper(ctx, NAME, handler, FLAGS, ...)`; `calls` names
+#   the helpers (every module wraps RedisModule_CreateCommand in its own),
+#   `headers` the files whose `#define`s give command names (RediSearch
+#   builds them from prefix macros), and `conditions` the value of each
+#   runtime condition a flag string is chosen by (`IsEnterprise() ? A : B`:
+#   Redis bundles the module outside Redis Enterprise).
+MODULE_REGISTRATION = {
+    "json": {"style": "rows", "files": ["redis_json/src/lib.rs"]},
+    "search": {
+        "style": "calls",
+        "files": ["src/module.c"],
+        "headers": ["src/commands.h", "src/version.h"],
+        "calls": ["RMCreateSearchCommand", "RMCreateArbitraryWriteSearchCommand"],
+        "conditions": {"IsEnterprise()": False},
+    },
+    "timeseries": {
+        "style": "calls",
+        "files": ["src/module.c"],
+        "calls": ["RegisterCommandWithModesAndAcls", "RedisModule_CreateCommand"],
+    },
+    "bloom": {
+        "style": "calls",
+        "files": ["src/rebloom.c", "src/rm_cms.c", "src/rm_tdigest.c", "src/rm_topk.c"],
+        "calls": ["RegisterCommand"],
+    },
+}
+
 # Bit order of `CommandFlags` in commands.rs: (name in COMMAND, Rust const).
 COMMAND_FLAGS = [
     ("write", "WRITE"),
@@ -121,6 +169,36 @@ COMMAND_FLAGS = [
     ("skip_commandlog", "SKIP_COMMANDLOG"),
     ("flags_unknown", "FLAGS_UNKNOWN"),
 ]
+
+# Flag words of a module's RedisModule_CreateCommand string (redis-module-rs
+# passes its string through unchanged) -> the model's flag, as COMMAND
+# reports it; None for a word COMMAND does not report.
+MODULE_FLAG_WORDS = {
+    "write": "write",
+    "readonly": "readonly",
+    "admin": "admin",
+    "deny-oom": "denyoom",
+    "deny-script": "noscript",
+    "allow-loading": "loading",
+    "pubsub": "pubsub",
+    "allow-stale": "stale",
+    "no-monitor": "skip_monitor",
+    "no-slowlog": "skip_slowlog",
+    "fast": "fast",
+    "no-auth": "no_auth",
+    "may-replicate": "may_replicate",
+    "no-mandatory-keys": "no_mandatory_keys",
+    "blocking": "blocking",
+    "allow-busy": "allow_busy",
+    "getkeys-api": "movablekeys",
+    # Accepted and dropped since Redis 7.0.
+    "random": None,
+    # Kept internal by the server (CMD_MODULE_NO_CLUSTER, CMD_INTERNAL, ...).
+    "no-cluster": None,
+    "internal": None,
+    "touches-arbitrary-keys": None,
+    "getchannels-api": None,
+}
 
 # Spec-file flags that `COMMAND` never reports (sentinel, internal).
 SPEC_ONLY_FLAGS = {
@@ -757,12 +835,236 @@ def module_command(name: str, body: dict, module: str) -> dict:
     return command_entry(
         name.lower().replace(" ", "|"),
         -minimum if variable else minimum,
-        # The documentation format has no command flags.
+        # The documentation format has no command flags: the registration
+        # source gives them (`apply_registered_flags`).
         ["module", "flags_unknown"],
         specs,
         module,
         body,
     )
+
+
+# --------------------------------------------------------------------------
+# Module command flags (registration source)
+
+
+C_TOKEN = re.compile(r'"(?:\\.|[^"\\\n])*"|\w+|\S')
+C_COMMENT_OR_STRING = re.compile(
+    r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|//[^\n]*|/\*.*?\*/', re.S
+)
+# One row of RedisJSON's `commands: [...]` table: name, handler, flags.
+RUST_COMMAND_ROW = re.compile(
+    r'^\s*\[\s*"([^"]+)"\s*,\s*[\w:]+!?\([^()]*\)\s*,\s*"([^"]*)"', re.M
+)
+DIRECTIVE = re.compile(r"#\s*(\w+)\s*(.*)", re.S)
+
+
+def without_comments(source: str) -> str:
+    """C source with comments blanked (line breaks kept), strings intact."""
+
+    def blank(match: re.Match) -> str:
+        text = match.group(0)
+        if text[0] in "\"'":
+            return text
+        return "\n" * text.count("\n") or " "
+
+    return C_COMMENT_OR_STRING.sub(blank, source)
+
+
+def preprocess(source: str, defined: dict[str, str], where: str) -> list[tuple[str, bool | None]]:
+    """The lines of C `source` (directives and continued lines blanked, so
+    indices stay line numbers), each with whether the build compiles it:
+    True, False, or None when a `#if` expression decides (not evaluated
+    here). `#ifdef`/`#ifndef` are decided by `defined` (nothing comes from
+    the command line: no `-D` of the build Redis bundles decides a
+    registration), which the compiled `#define`s and `#undef`s update."""
+    physical = without_comments(source).split("\n")
+    stack: list[tuple[bool | None, bool | None]] = []  # (branch taken, enclosing state)
+    state: bool | None = True
+    out: list[tuple[str, bool | None]] = []
+    i = 0
+    while i < len(physical):
+        first = i
+        line = physical[i]
+        while line.endswith("\\") and i + 1 < len(physical):
+            i += 1
+            line = line[:-1] + " " + physical[i]
+        i += 1
+        continued = [("", False)] * (i - first - 1)
+        directive = DIRECTIVE.fullmatch(line.strip())
+        if not directive:
+            out += [(line, state), *continued]
+            continue
+        out += [("", False), *continued]
+        word, rest = directive.group(1), directive.group(2).strip()
+        if word in ("ifdef", "ifndef", "if"):
+            if word == "if":
+                taken = {"0": False, "1": True}.get(rest)
+            else:
+                taken = (rest.split()[0] in defined) == (word == "ifdef")
+            stack.append((taken, state))
+            state = and_state(state, taken)
+        elif word in ("else", "elif"):
+            if not stack:
+                raise GenError(f"{where}:{first + 1}: #{word} without #if")
+            taken, outer = stack[-1]
+            taken = None if word == "elif" or taken is None else not taken
+            state = and_state(outer, taken)
+        elif word == "endif":
+            if not stack:
+                raise GenError(f"{where}:{first + 1}: #endif without #if")
+            state = stack.pop()[1]
+        elif word == "define" and state:
+            macro = re.match(r"(\w+)(\()?\s*(.*)", rest, re.S)
+            if macro and not macro.group(2):
+                defined[macro.group(1)] = macro.group(3).strip()
+        elif word == "undef" and state:
+            defined.pop(rest.split()[0], None)
+    return out
+
+
+def and_state(outer: bool | None, taken: bool | None) -> bool | None:
+    if outer is False or taken is False:
+        return False
+    if outer is None or taken is None:
+        return None
+    return True
+
+
+def call_arguments(code: str, start: int, where: str) -> tuple[list[str], int]:
+    """The comma-separated arguments of the call whose `(` is at `start`."""
+    depth = 0
+    args, current = [], []
+    for token in C_TOKEN.finditer(code, start):
+        text = token.group(0)
+        if text in "([{":
+            depth += 1
+            if depth == 1:
+                continue
+        elif text in ")]}":
+            depth -= 1
+            if depth == 0:
+                args.append(" ".join(current))
+                return args, token.end()
+        elif text == "," and depth == 1:
+            args.append(" ".join(current))
+            current = []
+            continue
+        current.append(text)
+    raise GenError(f"{where}: unbalanced call at offset {start}")
+
+
+def c_string(expr: str, macros: dict[str, str], conditions: dict[str, bool], where: str) -> str:
+    """The value of a C string expression: adjacent literals and macros
+    naming literals, or `COND ? A : B` with COND in `conditions`."""
+    tokens = C_TOKEN.findall(expr)
+    if "?" in tokens:
+        question = tokens.index("?")
+        colon = tokens.index(":", question)
+        condition = "".join(tokens[:question])
+        negated = condition.startswith("!")
+        value = conditions.get(condition.lstrip("!"))
+        if value is None:
+            raise GenError(f"{where}: no value for the condition {condition!r} in {expr!r}")
+        chosen = tokens[question + 1:colon] if value != negated else tokens[colon + 1:]
+        return c_string(" ".join(chosen), macros, conditions, where)
+    out = []
+    for token in tokens:
+        if token.startswith('"'):
+            out.append(token[1:-1].encode().decode("unicode_escape"))
+        elif token in macros:
+            out.append(c_string(macros[token], macros, conditions, where))
+        else:
+            raise GenError(f"{where}: cannot read {token!r} in the string {expr!r}")
+    return "".join(out)
+
+
+def registered_flags(git_dir: Path, tag: str, module: str) -> dict[str, str]:
+    """Command name (lowercase) -> the flag string the module registers it
+    with at `tag`, read from the files of MODULE_REGISTRATION.
+
+    These registrations create whole commands only: a module that registers
+    subcommands (RedisModule_CreateSubcommand) in those files is refused, so
+    that a documented subcommand can take its parent's flags (the server runs
+    a parent registered as one command with its own flags, whatever the
+    argument that names the subcommand)."""
+    how = MODULE_REGISTRATION[module]
+    found: dict[str, str] = {}
+
+    def record(name: str, flags: str, where: str) -> None:
+        name = name.lower()
+        if found.get(name, flags) != flags:
+            raise GenError(f"{where}: {name} registered with {found[name]!r} and {flags!r}")
+        found[name] = flags
+
+    if how["style"] == "rows":
+        for path in how["files"]:
+            for name, flags in RUST_COMMAND_ROW.findall(git(git_dir, "show", f"{tag}:{path}")):
+                record(name, flags, f"{module} {tag}:{path}")
+        return found
+    macros: dict[str, str] = {}
+    for path in how.get("headers", []):
+        preprocess(git(git_dir, "show", f"{tag}:{path}"), macros, f"{module} {tag}:{path}")
+    call = re.compile(r"\b(" + "|".join(map(re.escape, how["calls"])) + r")\s*\(")
+    for path in how["files"]:
+        where = f"{module} {tag}:{path}"
+        source = git(git_dir, "show", f"{tag}:{path}")
+        if "CreateSubcommand" in source:
+            raise GenError(f"{where}: subcommands are registered here; teach registered_flags them")
+        file_macros = dict(macros)
+        lines = preprocess(source, file_macros, where)
+        code = "\n".join(line if state is not False else "" for line, state in lines)
+        for match in call.finditer(code):
+            args, _end = call_arguments(code, match.end() - 1, where)
+            line = code.count("\n", 0, match.start())
+            at = f"{where}:{line + 1}"
+            # A helper's definition declares its parameters; inside a helper,
+            # a call forwards the helper's `name` parameter.
+            if len(args) < 4 or args[0] != "ctx":
+                continue
+            if re.fullmatch(r"[a-z_]\w*", args[1]) and args[1] not in file_macros:
+                continue
+            if lines[line][1] is None:
+                raise GenError(f"{at}: a registration under an #if this parser does not decide")
+            conditions = how.get("conditions", {})
+            record(
+                c_string(args[1], file_macros, conditions, at),
+                c_string(args[3], file_macros, conditions, at),
+                at,
+            )
+    return found
+
+
+def module_flags(command: str, text: str) -> list[str]:
+    """The model's flags for a module command registered with `text`."""
+    flags = ["module"]
+    for word in text.split():
+        if word.lower() not in MODULE_FLAG_WORDS:
+            raise GenError(
+                f"{command}: module flag {word!r} unknown: add it to MODULE_FLAG_WORDS "
+                "(and to CommandFlags if COMMAND reports it)"
+            )
+        mapped = MODULE_FLAG_WORDS[word.lower()]
+        if mapped:
+            flags.append(mapped)
+    return command_flags(command, flags)
+
+
+def apply_registered_flags(commands: list[dict], registered: dict[str, str]) -> list[str]:
+    """Sets the registered flags on documented commands and subcommands (a
+    subcommand without its own registration takes its parent's, see
+    `registered_flags`); returns the names left `flags_unknown`."""
+    unknown = []
+    for command in commands:
+        for entry in [command, *command["subcommands"]]:
+            text = registered.get(entry["name"])
+            if text is None and entry is not command:
+                text = registered.get(command["name"])
+            if text is None:
+                unknown.append(entry["name"])
+            else:
+                entry["flags"] = module_flags(entry["name"], text)
+    return unknown
 
 
 def read_module(git_dir: Path, tag: str, module: str) -> list[dict]:
@@ -791,6 +1093,38 @@ def read_module(git_dir: Path, tag: str, module: str) -> list[dict]:
     for command in parents.values():
         command["subcommands"].sort(key=lambda c: c["name"])
     return sorted(parents.values(), key=lambda c: c["name"])
+
+
+def read_modules(git_dirs: dict[str, str]) -> tuple[dict[str, list[dict]], list[dict]]:
+    """Each module's documented commands with their registered flags, and
+    the model's `modules` entries saying where the flags come from."""
+    modules: dict[str, list[dict]] = {}
+    entries = []
+    for module, repository, tag in MODULES:
+        git_dir = Path(git_dirs[module])
+        commands = read_module(git_dir, tag, module)
+        unknown = apply_registered_flags(commands, registered_flags(git_dir, tag, module))
+        total = sum(1 for _ in walk(commands))
+        listed = f" ({', '.join(unknown)})" if unknown else ""
+        print(
+            f"{module}: {total - len(unknown)} of {total} commands with registered flags, "
+            f"{len(unknown)} flags_unknown{listed}",
+            file=sys.stderr,
+        )
+        how = MODULE_REGISTRATION[module]
+        modules[module] = commands
+        entries.append(
+            {
+                "name": module,
+                "repository": repository,
+                "tag": tag,
+                "commands": total,
+                "flags_from": how["files"] + how.get("headers", []),
+                "commands_with_flags": total - len(unknown),
+                "unregistered": unknown,
+            }
+        )
+    return modules, entries
 
 
 # --------------------------------------------------------------------------
@@ -920,21 +1254,36 @@ def collect(args: argparse.Namespace) -> dict:
     differences = compare_views(strip_docs(spec_70), strip_docs(views["redis-7.0"]), "spec 7.0.15", "live 7.0.15")
     if differences:
         raise GenError("spec files and COMMAND disagree on 7.0.15:\n" + "\n".join(differences[:40]))
-    modules = {}
-    for module, _repo, tag in MODULES:
-        modules[module] = read_module(Path(git_dirs[module]), tag, module)
+    modules, module_entries = read_modules(git_dirs)
     return {
         "releases": [
             {"name": n, "server": s, "tag": t, "source": source_text(n, s, t, h)}
             for n, s, t, h in RELEASES
         ],
-        "modules": [
-            {"name": m, "repository": repo, "tag": tag, "commands": sum(1 for _ in walk(modules[m]))}
-            for m, repo, tag in MODULES
-        ],
+        "modules": module_entries,
         "commands": merge(views, modules),
         "sandbox": merge_sandbox(sandboxes),
     }
+
+
+def collect_modules(args: argparse.Namespace) -> dict:
+    """`collect --modules-only`: the stored model with its module commands
+    read again; the releases' commands and sandboxes stay as stored (their
+    live servers need not run here)."""
+    git_dirs = dict(item.split("=", 1) for item in args.git_dir)
+    for needed in [m for m, *_ in MODULES]:
+        if needed not in git_dirs:
+            raise GenError(f"collect --modules-only needs --git-dir {needed}=PATH")
+    model = json.loads(MODEL_JSON.read_text())
+    modules, module_entries = read_modules(git_dirs)
+    releases = [entry for entry in model["commands"] if not entry["module"]]
+    module_commands = merge({name: [] for name, *_ in RELEASES}, modules)
+    shared = {e["name"] for e in releases} & {e["name"] for e in module_commands}
+    if shared:
+        raise GenError(f"module commands named like server commands: {sorted(shared)}")
+    model["commands"] = sorted(releases + module_commands, key=lambda e: e["name"])
+    model["modules"] = module_entries
+    return model
 
 
 def source_text(name: str, server: str, tag: str, how: str) -> str:
@@ -1189,7 +1538,10 @@ def counts(model: dict) -> list[str]:
             f"{globals_} globals"
         )
     for module in model["modules"]:
-        lines.append(f"{module['name']} ({module['repository']} {module['tag']}): {module['commands']} commands")
+        lines.append(
+            f"{module['name']} ({module['repository']} {module['tag']}): {module['commands']} commands, "
+            f"{module['commands_with_flags']} with registered flags"
+        )
     return lines
 
 
@@ -1203,8 +1555,10 @@ def commands_rs(model: dict) -> str:
         "//! Module commands come from each module's `commands.json` (documentation",
         "//! format): the arity and key positions are derived from the documented",
         "//! arguments (a key inside optional or alternative arguments, or after a",
-        "//! variable-length one, is an `unknown` spec); that format has no command",
-        "//! flags, so module commands are flagged `flags_unknown`.",
+        "//! variable-length one, is an `unknown` spec). That format has no command",
+        "//! flags: they are read from the module's command registrations at the",
+        "//! same tag (a documented subcommand takes its parent's), and a command",
+        "//! registered nowhere there is flagged `flags_unknown`.",
         "",
         "use super::{",
         "    BeginSearch, CommandEntry, CommandFlags, Deprecation, FindKeys, Form, KeySpec, KeySpecFlags,",
@@ -1363,10 +1717,17 @@ def main() -> int:
     parser.add_argument("--check", action="store_true", help="verify tables and live servers; write nothing")
     parser.add_argument("--git-dir", action="append", default=[], metavar="SOURCE=PATH")
     parser.add_argument("--server", action="append", default=[], metavar="RELEASE=PATH")
+    parser.add_argument(
+        "--modules-only",
+        action="store_true",
+        help="with collect: read only the module sources, keep the stored release data",
+    )
     parser.add_argument("--rustfmt", default=shutil.which("rustfmt") or "rustfmt")
     args = parser.parse_args()
     if not args.check and args.mode is None:
         parser.error("give `collect`, `render` or `--check`")
+    if args.modules_only and args.mode != "collect":
+        parser.error("--modules-only goes with `collect`")
     try:
         if args.check:
             model = json.loads(MODEL_JSON.read_text())
@@ -1378,7 +1739,7 @@ def main() -> int:
             print("server model: tables current; live releases match: " + ", ".join(CHECKED_LIVE))
             return 0
         if args.mode == "collect":
-            model = collect(args)
+            model = collect_modules(args) if args.modules_only else collect(args)
             MODEL_JSON.write_text(model_json(model))
             print(f"wrote {MODEL_JSON.relative_to(REPO)}")
         else:

@@ -153,10 +153,10 @@ flag_set! {
         ALLOW_BUSY = 20, "allow_busy";
         /// Not shown in the command log (Valkey 8.1's name for `skip_slowlog`).
         SKIP_COMMANDLOG = 21, "skip_commandlog";
-        /// The source has no flags for the command (module commands read
-        /// from documentation, declared commands without `write` or
-        /// `readonly`): it may write, and it is not known to be refused in
-        /// `no-writes` scripts.
+        /// The source has no flags for the command (a documented module
+        /// command its module's registrations do not create, declared
+        /// commands without `write` or `readonly`): it may write, and it is
+        /// not known to be refused in `no-writes` scripts.
         FLAGS_UNKNOWN = 22, "flags_unknown";
     }
 }
@@ -1067,6 +1067,71 @@ mod tests {
                 (Module::Bloom, 49)
             ]
         );
+    }
+
+    /// Documented module commands that no registration at the pinned tag
+    /// creates: only these may keep `flags_unknown`, so a registration the
+    /// generator stops reading shows here.
+    const UNREGISTERED_MODULE_COMMANDS: &[&str] = &[];
+
+    #[test]
+    fn module_commands_carry_their_registered_flags() {
+        let module_commands = COMMANDS
+            .iter()
+            .filter(|c| c.module.is_some())
+            .flat_map(|c| std::iter::once(c).chain(c.subcommands));
+        for command in module_commands {
+            for form in command.forms {
+                let flags = form.flags;
+                assert!(flags.contains(CommandFlags::MODULE), "{}", command.name);
+                if UNREGISTERED_MODULE_COMMANDS.contains(&command.name) {
+                    assert!(
+                        flags.contains(CommandFlags::FLAGS_UNKNOWN),
+                        "{}",
+                        command.name
+                    );
+                    continue;
+                }
+                assert!(
+                    !flags.contains(CommandFlags::FLAGS_UNKNOWN),
+                    "{}",
+                    command.name
+                );
+                assert!(
+                    flags.contains(CommandFlags::WRITE) != flags.contains(CommandFlags::READONLY),
+                    "{}: {flags:?}",
+                    command.name
+                );
+            }
+        }
+        let flags = |name: &str| command(name).flags;
+        let write_denyoom = CommandFlags::MODULE | CommandFlags::WRITE | CommandFlags::DENYOOM;
+        let readonly = CommandFlags::MODULE | CommandFlags::READONLY;
+        assert_eq!(flags("json.set"), write_denyoom);
+        assert_eq!(
+            flags("json.del"),
+            CommandFlags::MODULE | CommandFlags::WRITE
+        );
+        assert_eq!(flags("json.get"), readonly);
+        assert_eq!(flags("ts.add"), write_denyoom);
+        assert_eq!(flags("ts.range"), readonly);
+        assert_eq!(flags("bf.add"), write_denyoom);
+        assert_eq!(flags("bf.exists"), readonly | CommandFlags::FAST);
+        assert_eq!(
+            flags("cf.del"),
+            CommandFlags::MODULE | CommandFlags::WRITE | CommandFlags::FAST
+        );
+        assert_eq!(flags("tdigest.quantile"), readonly);
+        assert_eq!(flags("topk.add"), write_denyoom);
+        assert_eq!(flags("cms.query"), readonly);
+        assert_eq!(flags("ft.search"), readonly);
+        assert_eq!(flags("ft.create"), write_denyoom);
+        assert_eq!(flags("ft.sugadd"), write_denyoom);
+        assert_eq!(flags("ft._list"), readonly);
+        // Registered as one command: the subcommands run with its flags.
+        for name in ["ft.config|set", "ft.cursor|del", "json.debug|memory"] {
+            assert_eq!(flags(name), readonly, "{name}");
+        }
     }
 
     /// Facts each source states, checked on the generated table.

@@ -177,15 +177,26 @@ fn deprecated_commands_are_notes_naming_the_replacement() {
 }
 
 #[test]
-fn module_commands_may_write() {
-    let analysis = analyze(
-        "return redis.call('JSON.GET', KEYS[1])",
-        &signature(1, 0, "any"),
-    );
-    assert!(
-        !analysis.read_only,
-        "module commands carry no flags: not provably read-only"
-    );
+fn module_flags_hold_on_every_target_with_the_module() {
+    for target in ["any", "redis-8.0", "redis-7.2+json"] {
+        let read = analyze(
+            "return redis.call('JSON.GET', KEYS[1])",
+            &signature(1, 0, target),
+        );
+        assert!(read.read_only, "{target}");
+        assert_eq!(
+            errors(
+                "#!lua flags=no-writes\nreturn redis.call('JSON.SET', KEYS[1], '$', ARGV[1])",
+                1,
+                1,
+                target
+            ),
+            [
+                "`JSON.SET` is a write command, but the script declares `#!lua flags=no-writes`: Redis refuses it (Write commands are not allowed from read-only scripts)"
+            ],
+            "{target}"
+        );
+    }
 }
 
 #[test]

@@ -930,6 +930,55 @@ fn no_writes_scripts_cannot_write() {
 }
 
 #[test]
+fn no_writes_scripts_follow_the_module_registrations() {
+    let lenient = Signature {
+        allow_unused: true,
+        ..signature(1, 1)
+    };
+    assert_eq!(
+        error_messages(
+            "#!lua flags=no-writes\nreturn redis.call('JSON.SET', KEYS[1], '$', ARGV[1])",
+            &lenient
+        ),
+        [
+            "`JSON.SET` is a write command, but the script declares `#!lua flags=no-writes`: Redis refuses it (Write commands are not allowed from read-only scripts)"
+        ]
+    );
+    for call in [
+        "redis.call('JSON.GET', KEYS[1])",
+        "redis.call('TS.RANGE', KEYS[1], '-', '+')",
+        "redis.call('BF.EXISTS', KEYS[1], ARGV[1])",
+        "redis.call('FT.SEARCH', 'idx', ARGV[1])",
+    ] {
+        assert_clean(&format!("#!lua flags=no-writes\nreturn {call}"), &lenient);
+    }
+}
+
+#[test]
+fn module_reads_are_read_only_and_module_writes_are_not() {
+    let lenient = Signature {
+        allow_unused: true,
+        ..signature(1, 1)
+    };
+    assert!(analyze("return redis.call('JSON.GET', KEYS[1])", &lenient).read_only);
+    assert!(analyze("return redis.call('FT.SEARCH', 'idx', ARGV[1])", &lenient).read_only);
+    assert!(
+        !analyze(
+            "return redis.call('JSON.SET', KEYS[1], '$', ARGV[1])",
+            &lenient
+        )
+        .read_only
+    );
+    assert!(
+        !analyze(
+            "redis.call('JSON.GET', KEYS[1])\nreturn redis.call('TS.ADD', KEYS[1], '*', ARGV[1])",
+            &lenient
+        )
+        .read_only
+    );
+}
+
+#[test]
 fn read_only_is_derived_from_reachable_commands() {
     let lenient = Signature {
         allow_unused: true,

@@ -12,16 +12,18 @@
 //! * valkey-7.2 (7.2.7): 241 commands, 129 subcommands, 36 globals
 //! * valkey-8.0 (8.0.1): 241 commands, 132 subcommands, 37 globals
 //! * valkey-8.1 (8.1.8): 242 commands, 137 subcommands, 38 globals
-//! * json (RedisJSON v8.2.11): 26 commands
-//! * search (RediSearch v8.2.13): 31 commands
-//! * timeseries (RedisTimeSeries v8.2.10): 17 commands
-//! * bloom (RedisBloom v8.2.12): 49 commands
+//! * json (RedisJSON v8.2.11): 26 commands, 26 with registered flags
+//! * search (RediSearch v8.2.13): 31 commands, 31 with registered flags
+//! * timeseries (RedisTimeSeries v8.2.10): 17 commands, 17 with registered flags
+//! * bloom (RedisBloom v8.2.12): 49 commands, 49 with registered flags
 //!
 //! Module commands come from each module's `commands.json` (documentation
 //! format): the arity and key positions are derived from the documented
 //! arguments (a key inside optional or alternative arguments, or after a
-//! variable-length one, is an `unknown` spec); that format has no command
-//! flags, so module commands are flagged `flags_unknown`.
+//! variable-length one, is an `unknown` spec). That format has no command
+//! flags: they are read from the module's command registrations at the
+//! same tag (a documented subcommand takes its parent's), and a command
+//! registered nowhere there is flagged `flags_unknown`.
 
 use super::{
     BeginSearch, CommandEntry, CommandFlags, Deprecation, FindKeys, Form, KeySpec, KeySpecFlags,
@@ -1118,7 +1120,9 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: 3,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::WRITE
+                .union(CommandFlags::DENYOOM)
+                .union(CommandFlags::MODULE),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -1135,7 +1139,9 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: 2,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::READONLY
+                .union(CommandFlags::MODULE)
+                .union(CommandFlags::FAST),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -1152,7 +1158,9 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: 3,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::READONLY
+                .union(CommandFlags::MODULE)
+                .union(CommandFlags::FAST),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -1169,7 +1177,9 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: -2,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::READONLY
+                .union(CommandFlags::MODULE)
+                .union(CommandFlags::FAST),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -1186,7 +1196,9 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: -4,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::WRITE
+                .union(CommandFlags::DENYOOM)
+                .union(CommandFlags::MODULE),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -1203,7 +1215,9 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: 4,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::WRITE
+                .union(CommandFlags::DENYOOM)
+                .union(CommandFlags::MODULE),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -1220,7 +1234,9 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: -3,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::WRITE
+                .union(CommandFlags::DENYOOM)
+                .union(CommandFlags::MODULE),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -1237,7 +1253,9 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: -3,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::READONLY
+                .union(CommandFlags::MODULE)
+                .union(CommandFlags::FAST),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -1254,7 +1272,9 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: -4,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::WRITE
+                .union(CommandFlags::DENYOOM)
+                .union(CommandFlags::MODULE),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -1271,7 +1291,9 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: 3,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::READONLY
+                .union(CommandFlags::MODULE)
+                .union(CommandFlags::FAST),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -1626,7 +1648,9 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: 3,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::WRITE
+                .union(CommandFlags::DENYOOM)
+                .union(CommandFlags::MODULE),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -1643,7 +1667,9 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: 3,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::WRITE
+                .union(CommandFlags::DENYOOM)
+                .union(CommandFlags::MODULE),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -1660,7 +1686,9 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: 3,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::READONLY
+                .union(CommandFlags::MODULE)
+                .union(CommandFlags::FAST),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -1677,7 +1705,9 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: 3,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::WRITE
+                .union(CommandFlags::MODULE)
+                .union(CommandFlags::FAST),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -1694,7 +1724,9 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: 3,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::READONLY
+                .union(CommandFlags::MODULE)
+                .union(CommandFlags::FAST),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -1711,7 +1743,9 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: 2,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::READONLY
+                .union(CommandFlags::MODULE)
+                .union(CommandFlags::FAST),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -1728,7 +1762,9 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: -4,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::WRITE
+                .union(CommandFlags::DENYOOM)
+                .union(CommandFlags::MODULE),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -1745,7 +1781,9 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: -4,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::WRITE
+                .union(CommandFlags::DENYOOM)
+                .union(CommandFlags::MODULE),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -1762,7 +1800,9 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: 4,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::WRITE
+                .union(CommandFlags::DENYOOM)
+                .union(CommandFlags::MODULE),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -1779,7 +1819,9 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: -3,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::READONLY
+                .union(CommandFlags::MODULE)
+                .union(CommandFlags::FAST),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -1796,7 +1838,9 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: -3,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::WRITE
+                .union(CommandFlags::DENYOOM)
+                .union(CommandFlags::MODULE),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -1813,7 +1857,9 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: 3,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::READONLY
+                .union(CommandFlags::MODULE)
+                .union(CommandFlags::FAST),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -2836,7 +2882,9 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: -4,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::WRITE
+                .union(CommandFlags::DENYOOM)
+                .union(CommandFlags::MODULE),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -2853,7 +2901,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: 2,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -2870,7 +2918,9 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: 4,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::WRITE
+                .union(CommandFlags::DENYOOM)
+                .union(CommandFlags::MODULE),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -2887,7 +2937,9 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: 4,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::WRITE
+                .union(CommandFlags::DENYOOM)
+                .union(CommandFlags::MODULE),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -2904,7 +2956,9 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: -4,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::WRITE
+                .union(CommandFlags::DENYOOM)
+                .union(CommandFlags::MODULE),
             key_specs: KEYS_8,
         }],
         subcommands: &[],
@@ -2921,7 +2975,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: -3,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -3784,7 +3838,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: 1,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
             key_specs: &[],
         }],
         subcommands: &[],
@@ -3801,7 +3855,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: -3,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
             key_specs: &[],
         }],
         subcommands: &[],
@@ -3818,7 +3872,9 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: 3,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::WRITE
+                .union(CommandFlags::DENYOOM)
+                .union(CommandFlags::MODULE),
             key_specs: &[],
         }],
         subcommands: &[],
@@ -3835,7 +3891,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: 2,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::WRITE.union(CommandFlags::MODULE),
             key_specs: &[],
         }],
         subcommands: &[],
@@ -3852,7 +3908,9 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: 3,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::WRITE
+                .union(CommandFlags::DENYOOM)
+                .union(CommandFlags::MODULE),
             key_specs: &[],
         }],
         subcommands: &[],
@@ -3869,7 +3927,9 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: -6,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::WRITE
+                .union(CommandFlags::DENYOOM)
+                .union(CommandFlags::MODULE),
             key_specs: &[],
         }],
         subcommands: &[],
@@ -3886,7 +3946,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: -2,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
             key_specs: &[],
         }],
         subcommands: &[
@@ -3905,7 +3965,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 forms: &[Form {
                     releases: ReleaseSet::ALL,
                     arity: 3,
-                    flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+                    flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
                     key_specs: &[],
                 }],
                 subcommands: &[],
@@ -3925,7 +3985,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 forms: &[Form {
                     releases: ReleaseSet::ALL,
                     arity: 3,
-                    flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+                    flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
                     key_specs: &[],
                 }],
                 subcommands: &[],
@@ -3945,7 +4005,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 forms: &[Form {
                     releases: ReleaseSet::ALL,
                     arity: 4,
-                    flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+                    flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
                     key_specs: &[],
                 }],
                 subcommands: &[],
@@ -3964,7 +4024,9 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: -5,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::WRITE
+                .union(CommandFlags::DENYOOM)
+                .union(CommandFlags::MODULE),
             key_specs: &[],
         }],
         subcommands: &[],
@@ -3981,7 +4043,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: -2,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
             key_specs: &[],
         }],
         subcommands: &[
@@ -3997,7 +4059,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 forms: &[Form {
                     releases: ReleaseSet::ALL,
                     arity: 4,
-                    flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+                    flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
                     key_specs: &[],
                 }],
                 subcommands: &[],
@@ -4014,7 +4076,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 forms: &[Form {
                     releases: ReleaseSet::ALL,
                     arity: -4,
-                    flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+                    flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
                     key_specs: &[],
                 }],
                 subcommands: &[],
@@ -4033,7 +4095,9 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: -3,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::WRITE
+                .union(CommandFlags::DENYOOM)
+                .union(CommandFlags::MODULE),
             key_specs: &[],
         }],
         subcommands: &[],
@@ -4050,7 +4114,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: -3,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::WRITE.union(CommandFlags::MODULE),
             key_specs: &[],
         }],
         subcommands: &[],
@@ -4067,7 +4131,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: 2,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
             key_specs: &[],
         }],
         subcommands: &[],
@@ -4084,7 +4148,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: -2,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::WRITE.union(CommandFlags::MODULE),
             key_specs: &[],
         }],
         subcommands: &[],
@@ -4101,7 +4165,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: -3,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
             key_specs: &[],
         }],
         subcommands: &[],
@@ -4118,7 +4182,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: -3,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
             key_specs: &[],
         }],
         subcommands: &[],
@@ -4135,7 +4199,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: 2,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
             key_specs: &[],
         }],
         subcommands: &[],
@@ -4152,7 +4216,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: -5,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
             key_specs: &[],
         }],
         subcommands: &[],
@@ -4169,7 +4233,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: -3,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
             key_specs: &[],
         }],
         subcommands: &[],
@@ -4186,7 +4250,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: -3,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
             key_specs: &[],
         }],
         subcommands: &[],
@@ -4203,7 +4267,9 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: -4,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::WRITE
+                .union(CommandFlags::DENYOOM)
+                .union(CommandFlags::MODULE),
             key_specs: &[],
         }],
         subcommands: &[],
@@ -4220,7 +4286,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: 3,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::WRITE.union(CommandFlags::MODULE),
             key_specs: &[],
         }],
         subcommands: &[],
@@ -4237,7 +4303,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: -3,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
             key_specs: &[],
         }],
         subcommands: &[],
@@ -4254,7 +4320,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: 2,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
             key_specs: &[],
         }],
         subcommands: &[],
@@ -4271,7 +4337,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: 2,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
             key_specs: &[],
         }],
         subcommands: &[],
@@ -4288,7 +4354,9 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: -4,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::WRITE
+                .union(CommandFlags::DENYOOM)
+                .union(CommandFlags::MODULE),
             key_specs: &[],
         }],
         subcommands: &[],
@@ -4305,7 +4373,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: 3,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
             key_specs: &[],
         }],
         subcommands: &[],
@@ -5417,7 +5485,9 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: -3,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::WRITE
+                .union(CommandFlags::DENYOOM)
+                .union(CommandFlags::MODULE),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -5434,7 +5504,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: -4,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -5451,7 +5521,9 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: -5,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::WRITE
+                .union(CommandFlags::DENYOOM)
+                .union(CommandFlags::MODULE),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -5468,7 +5540,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: -2,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -5485,7 +5557,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: -2,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::WRITE.union(CommandFlags::MODULE),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -5502,7 +5574,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: 5,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::WRITE.union(CommandFlags::MODULE),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -5519,7 +5591,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: -2,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::WRITE.union(CommandFlags::MODULE),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -5536,7 +5608,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: 1,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
             key_specs: &[],
         }],
         subcommands: &[
@@ -5552,7 +5624,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 forms: &[Form {
                     releases: ReleaseSet::ALL,
                     arity: 2,
-                    flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+                    flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
                     key_specs: &[],
                 }],
                 subcommands: &[],
@@ -5569,7 +5641,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 forms: &[Form {
                     releases: ReleaseSet::ALL,
                     arity: -3,
-                    flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+                    flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
                     key_specs: KEYS_22,
                 }],
                 subcommands: &[],
@@ -5588,7 +5660,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: -2,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::WRITE.union(CommandFlags::MODULE),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -5605,7 +5677,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: -2,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::WRITE.union(CommandFlags::MODULE),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -5622,7 +5694,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: -2,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -5639,7 +5711,9 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: 4,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::WRITE
+                .union(CommandFlags::DENYOOM)
+                .union(CommandFlags::MODULE),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -5656,7 +5730,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: -3,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
             key_specs: KEYS_23,
         }],
         subcommands: &[],
@@ -5673,7 +5747,9 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: -4,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::WRITE
+                .union(CommandFlags::DENYOOM)
+                .union(CommandFlags::MODULE),
             key_specs: KEYS_24,
         }],
         subcommands: &[],
@@ -5690,7 +5766,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: 4,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::WRITE.union(CommandFlags::MODULE),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -5710,7 +5786,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: 4,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::WRITE.union(CommandFlags::MODULE),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -5727,7 +5803,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: -2,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -5744,7 +5820,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: -2,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -5764,7 +5840,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: -2,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -5781,7 +5857,9 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: -4,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::WRITE
+                .union(CommandFlags::DENYOOM)
+                .union(CommandFlags::MODULE),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -5798,7 +5876,9 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: -3,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::WRITE
+                .union(CommandFlags::DENYOOM)
+                .union(CommandFlags::MODULE),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -5815,7 +5895,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: -2,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -5832,7 +5912,9 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: 3,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::WRITE
+                .union(CommandFlags::DENYOOM)
+                .union(CommandFlags::MODULE),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -5849,7 +5931,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: -2,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -8461,7 +8543,9 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: -3,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::WRITE
+                .union(CommandFlags::DENYOOM)
+                .union(CommandFlags::MODULE),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -8478,7 +8562,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: -3,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -8495,7 +8579,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: -3,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -8512,7 +8596,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: -3,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -8529,7 +8613,9 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: -2,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::WRITE
+                .union(CommandFlags::DENYOOM)
+                .union(CommandFlags::MODULE),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -8546,7 +8632,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: 2,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -8563,7 +8649,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: 2,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -8580,7 +8666,9 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: -4,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::WRITE
+                .union(CommandFlags::DENYOOM)
+                .union(CommandFlags::MODULE),
             key_specs: KEYS_8,
         }],
         subcommands: &[],
@@ -8597,7 +8685,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: 2,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -8614,7 +8702,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: -3,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -8631,7 +8719,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: -3,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -8648,7 +8736,9 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: 2,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::WRITE
+                .union(CommandFlags::DENYOOM)
+                .union(CommandFlags::MODULE),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -8665,7 +8755,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: -3,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -8682,7 +8772,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: 4,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -8718,7 +8808,9 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: -3,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::WRITE
+                .union(CommandFlags::DENYOOM)
+                .union(CommandFlags::MODULE),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -8738,7 +8830,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: -3,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -8755,7 +8847,9 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: -4,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::WRITE
+                .union(CommandFlags::DENYOOM)
+                .union(CommandFlags::MODULE),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -8772,7 +8866,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: 2,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -8789,7 +8883,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: -2,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -8806,7 +8900,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: -3,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -8823,7 +8917,9 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: -3,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::WRITE
+                .union(CommandFlags::DENYOOM)
+                .union(CommandFlags::MODULE),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -8857,7 +8953,9 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: -4,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::WRITE
+                .union(CommandFlags::DENYOOM)
+                .union(CommandFlags::MODULE),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -8874,7 +8972,9 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: -2,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::WRITE
+                .union(CommandFlags::DENYOOM)
+                .union(CommandFlags::MODULE),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -8891,7 +8991,9 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: -2,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::WRITE
+                .union(CommandFlags::DENYOOM)
+                .union(CommandFlags::MODULE),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -8908,7 +9010,9 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: -6,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::WRITE
+                .union(CommandFlags::MODULE)
+                .union(CommandFlags::FAST),
             key_specs: KEYS_46,
         }],
         subcommands: &[],
@@ -8925,7 +9029,9 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: -3,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::WRITE
+                .union(CommandFlags::DENYOOM)
+                .union(CommandFlags::MODULE),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -8942,7 +9048,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: 4,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::WRITE.union(CommandFlags::MODULE),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -8959,7 +9065,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: 3,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::WRITE.union(CommandFlags::MODULE),
             key_specs: KEYS_46,
         }],
         subcommands: &[],
@@ -8976,7 +9082,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: -2,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -8993,7 +9099,9 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: -3,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::WRITE
+                .union(CommandFlags::DENYOOM)
+                .union(CommandFlags::MODULE),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -9010,7 +9118,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: -2,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -9027,7 +9135,9 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: -4,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::WRITE
+                .union(CommandFlags::DENYOOM)
+                .union(CommandFlags::MODULE),
             key_specs: KEYS_24,
         }],
         subcommands: &[],
@@ -9044,7 +9154,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: -3,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
             key_specs: &[],
         }],
         subcommands: &[],
@@ -9061,7 +9171,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: -5,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
             key_specs: &[],
         }],
         subcommands: &[],
@@ -9078,7 +9188,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: -5,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
             key_specs: &[],
         }],
         subcommands: &[],
@@ -9095,7 +9205,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: -2,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
             key_specs: &[],
         }],
         subcommands: &[],
@@ -9112,7 +9222,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: -4,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
@@ -9129,7 +9239,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         forms: &[Form {
             releases: ReleaseSet::ALL,
             arity: -4,
-            flags: CommandFlags::MODULE.union(CommandFlags::FLAGS_UNKNOWN),
+            flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
             key_specs: KEYS_1,
         }],
         subcommands: &[],
