@@ -38,7 +38,7 @@ pub mod sandbox;
 mod scope;
 mod shebang;
 mod span;
-mod suggest;
+pub mod suggest;
 mod syntax;
 pub mod target;
 mod value;

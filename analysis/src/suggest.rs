@@ -2,7 +2,7 @@
 
 /// The candidate closest to `typo`, if it is close enough to be a likely
 /// misspelling (a swapped, missing, extra or wrong character or two).
-pub(crate) fn closest<'c>(
+pub fn closest<'c>(
     typo: &str,
     candidates: impl IntoIterator<Item = &'c str>,
 ) -> Option<&'c str> {
@@ -28,7 +28,7 @@ pub(crate) fn closest<'c>(
 
 /// Optimal string alignment distance: insertions, deletions, substitutions
 /// and swaps of two adjacent characters each cost 1 (`gte` → `get` is 1).
-pub(crate) fn edit_distance(a: &str, b: &str, fold_case: bool) -> usize {
+pub fn edit_distance(a: &str, b: &str, fold_case: bool) -> usize {
     let fold = |c: char| {
         if fold_case { c.to_ascii_lowercase() } else { c }
     };

@@ -96,6 +96,17 @@ impl Declaration {
     }
 }
 
+/// Every argument `#[redis_script]` takes.
+const ARGUMENT_NAMES: [&str; 7] = [
+    "path",
+    "keys",
+    "returns",
+    "errors",
+    "target",
+    "allow_unused",
+    "dynamic_keys",
+];
+
 const ATTRIBUTE_FORM: &str = "expected `#[redis_script(path = \"lua/script.lua\", keys = N)]`, optionally with `returns = Type`, `errors = Type`, `target = \"redis-7.2\"`, `allow_unused` and `dynamic_keys`";
 
 /// `returns = T` fills in a missing `-> T`; when both are written they
@@ -129,6 +140,7 @@ fn parse_options(attribute: TokenStream, errors: &mut Errors) -> Option<Options>
     let mut returns: Option<Type> = None;
     let mut error_type: Option<Type> = None;
     let mut target: Option<LitStr> = None;
+    let mut misspelt: Vec<&str> = Vec::new();
     let attribute_span = attribute.span();
 
     let parser = syn::meta::parser(|meta| {
@@ -192,6 +204,8 @@ fn parse_options(attribute: TokenStream, errors: &mut Errors) -> Option<Options>
                 };
                 if slot.is_some() {
                     errors.push(duplicate());
+                } else if name == "returns" {
+                    *slot = Some(without_result(&ty, errors));
                 } else {
                     *slot = Some(ty);
                 }
@@ -215,13 +229,18 @@ fn parse_options(attribute: TokenStream, errors: &mut Errors) -> Option<Options>
                 }
             }
             _ => {
-                errors.push(syn::Error::new(
-                    meta.path.span(),
-                    format!(
-                        "unknown argument `{}`; {ATTRIBUTE_FORM}",
-                        path_text(&meta.path)
-                    ),
-                ));
+                let text = path_text(&meta.path);
+                let near = redis_script_analysis::suggest::closest(&text, ARGUMENT_NAMES);
+                let message = match near {
+                    Some(near) => {
+                        // Reported here only: the argument the user meant
+                        // is not missing, it is misspelt.
+                        misspelt.push(near);
+                        format!("unknown argument `{text}`: did you mean `{near}`?")
+                    }
+                    None => format!("unknown argument `{text}`; {ATTRIBUTE_FORM}"),
+                };
+                errors.push(syn::Error::new(meta.path.span(), message));
                 if meta.input.peek(syn::Token![=]) {
                     let _: syn::Expr = meta.value()?.parse()?;
                 }
@@ -233,13 +252,13 @@ fn parse_options(attribute: TokenStream, errors: &mut Errors) -> Option<Options>
         errors.push(error);
         return None;
     }
-    if path.is_none() {
+    if path.is_none() && !misspelt.contains(&"path") {
         errors.push(syn::Error::new(
             attribute_span,
             format!("missing `path`: name the Lua file; {ATTRIBUTE_FORM}"),
         ));
     }
-    if keys.is_none() {
+    if keys.is_none() && !misspelt.contains(&"keys") {
         errors.push(syn::Error::new(
             attribute_span,
             format!(
@@ -258,6 +277,36 @@ fn parse_options(attribute: TokenStream, errors: &mut Errors) -> Option<Options>
         errors: error_type,
         target,
     })
+}
+
+/// The reply type of `-> T`. The generated function wraps it in a
+/// `Result` itself, so a declared `Result<T, _>` is a mistake: reported,
+/// and `T` is used so that call sites still type-check.
+fn without_result(ty: &Type, errors: &mut Errors) -> Type {
+    let Type::Path(path) = ty else {
+        return ty.clone();
+    };
+    let Some(last) = path.path.segments.last() else {
+        return ty.clone();
+    };
+    let syn::PathArguments::AngleBracketed(arguments) = &last.arguments else {
+        return ty.clone();
+    };
+    let mut types = arguments.args.iter().filter_map(|argument| match argument {
+        syn::GenericArgument::Type(ty) => Some(ty),
+        _ => None,
+    });
+    let (Some(ok), true) = (types.next(), last.ident == "Result") else {
+        return ty.clone();
+    };
+    let shown = quote::quote!(#ok).to_string().replace(' ', "");
+    errors.push(syn::Error::new(
+        ty.span(),
+        format!(
+            "declare the reply type only: `-> {shown}`; the generated function returns `Result<{shown}, redis_script::Error>` by itself (`Result<{shown}, redis_script::Failure<E>>` with `errors = E`)"
+        ),
+    ));
+    ok.clone()
 }
 
 fn parse_signature(
@@ -307,7 +356,7 @@ fn parse_signature(
         .collect();
     let (reply, declared_reply) = match &sig.output {
         syn::ReturnType::Default => (syn::parse_quote!(()), false),
-        syn::ReturnType::Type(_, ty) => ((**ty).clone(), true),
+        syn::ReturnType::Type(_, ty) => (without_result(ty, errors), true),
     };
     let first_arg = keys.map_or(0, |(keys, _)| keys).min(params.len());
     if let Some((keys, keys_span)) = keys.filter(|&(keys, _)| keys > params.len()) {
