@@ -96,6 +96,8 @@ impl Declaration {
     }
 }
 
+const IMPL_BLOCK: &str = "a `#[redis_script]` declaration takes no `self`: declare it outside `impl` and `trait` blocks (at module level or in a function body), where its companion type `name::call`/`name::SCRIPT` can go, and call it as `name(&mut connection, …)`";
+
 /// Every argument `#[redis_script]` takes.
 const ARGUMENT_NAMES: [&str; 7] = [
     "path",
@@ -331,6 +333,13 @@ fn parse_signature(
         }
     };
     let sig = &function.sig;
+    if let Some(receiver) = sig.receiver() {
+        // A method sits in an `impl` or `trait` block, where the generated
+        // companion type cannot go: emitting it would only add rustc's
+        // errors to this one.
+        errors.push(syn::Error::new(receiver.self_token.span(), IMPL_BLOCK));
+        return None;
+    }
     if sig.asyncness.is_none() {
         errors.push(syn::Error::new(
             sig.fn_token.span(),
@@ -386,10 +395,7 @@ fn parse_param(input: &FnArg, errors: &mut Errors) -> Option<Param> {
     let typed = match input {
         FnArg::Typed(typed) => typed,
         FnArg::Receiver(receiver) => {
-            errors.push(syn::Error::new(
-                receiver.span(),
-                "a script call takes no `self`: declare it as a free function",
-            ));
+            errors.push(syn::Error::new(receiver.self_token.span(), IMPL_BLOCK));
             return None;
         }
     };

@@ -1,0 +1,1 @@
+//! Compile-fail tests only; see `ui.rs`.
