@@ -2,10 +2,7 @@
 
 /// The candidate closest to `typo`, if it is close enough to be a likely
 /// misspelling (a swapped, missing, extra or wrong character or two).
-pub fn closest<'c>(
-    typo: &str,
-    candidates: impl IntoIterator<Item = &'c str>,
-) -> Option<&'c str> {
+pub fn closest<'c>(typo: &str, candidates: impl IntoIterator<Item = &'c str>) -> Option<&'c str> {
     let budget = match typo.chars().count() {
         0..=2 => 0,
         3..=5 => 1,
