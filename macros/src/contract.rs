@@ -46,8 +46,28 @@ enum CheckKind {
     SingleValue,
 }
 
-/// Where the reply type's own words go in an [`CheckKind::Array`] message.
+/// Where words known only to rustc go in a message: the reply type's field
+/// count ([`CheckKind::Array`]), a near-miss suggestion for an unknown tag
+/// or error code.
 const FILLED_IN: char = '\u{1}';
+
+/// The parts of a message around [`FILLED_IN`], as plain arguments of a
+/// `CheckMessage` builder (not format strings: no brace escaping).
+fn split_filled_in(message: &str) -> (&str, &str) {
+    message.split_once(FILLED_IN).unwrap_or((message, ""))
+}
+
+/// The assertion that the reply type has a variant tagged `tag`, with a
+/// near-miss suggestion among its tags.
+fn unknown_tag(check: &ContractCheck, tag: &str, shape: &TokenStream, span: Span) -> TokenStream {
+    let private = crate::private();
+    let (before, after) = split_filled_in(&check.message);
+    quote_spanned! {span=>
+        if !#private::has_tag(#shape, #tag) {
+            ::core::panic!("{}", #private::unknown_tag_message(#shape, #tag, #before, #after).as_str());
+        }
+    }
+}
 
 /// The checks for a script's return sites. Reply-shape checks are made
 /// only when the script returns tagged tables (the reply type is then
@@ -131,7 +151,7 @@ pub fn checks(
                         "the script returns the tag \"{tag}\", which the reply type `{reply_name}` does not handle"
                     ),
                     format!(
-                        "add a variant for it to `{reply_name}` (`#[reply(tag = \"{tag}\")]`), or change the script"
+                        "{FILLED_IN}add a variant for it to `{reply_name}` (`#[reply(tag = \"{tag}\")]`), or change the script"
                     ),
                 );
                 if *open_ended {
@@ -182,7 +202,7 @@ pub fn checks(
                         message: render(
                             site,
                             format!("the script replies with the error code {code}, which the error type `{error_name}` does not declare"),
-                            format!("add a variant for it to `{error_name}` (`#[error_code(\"{code}\")]`), or change the script"),
+                            format!("{FILLED_IN}add a variant for it to `{error_name}` (`#[error_code(\"{code}\")]`), or change the script"),
                         ),
                         second_message: None,
                     });
@@ -372,15 +392,14 @@ pub fn assertions(
         let message = escape_braces(&check.message);
         match &check.kind {
             CheckKind::Tag { tag, elements } => {
+                let unknown = unknown_tag(check, tag, &shape, span);
                 let second = escape_braces(check.second_message.as_deref().unwrap_or_default());
                 quote_spanned! {span=>
-                    ::core::assert!(#private::has_tag(#shape, #tag), #message);
+                    #unknown
                     ::core::assert!(#private::accepts_tag(#shape, #tag, #elements), #second);
                 }
             }
-            CheckKind::TagExists { tag } => quote_spanned! {span=>
-                ::core::assert!(#private::has_tag(#shape, #tag), #message);
-            },
+            CheckKind::TagExists { tag } => unknown_tag(check, tag, &shape, span),
             CheckKind::Bare { text } => quote_spanned! {span=>
                 ::core::assert!(#private::accepts_bare(#shape, #text), #message);
             },
@@ -391,11 +410,7 @@ pub fn assertions(
                 );
             },
             CheckKind::Array { elements } => {
-                // Plain arguments, not format strings: no brace escaping.
-                let (before, after) = check
-                    .message
-                    .split_once(FILLED_IN)
-                    .unwrap_or((&check.message, ""));
+                let (before, after) = split_filled_in(&check.message);
                 quote_spanned! {span=>
                     if !#private::accepts_array(#shape, #elements) {
                         ::core::panic!("{}", #private::array_mismatch(#shape, #before, #after).as_str());
@@ -409,12 +424,16 @@ pub fn assertions(
                 ::core::assert!(#private::accepts_single_value(#shape), #message);
             },
             CheckKind::ErrorCode { code } => match errors {
-                Some(errors) => quote_spanned! {span=>
-                    ::core::assert!(
-                        #private::contains_code(<#errors as #private::ScriptError>::CODES, #code),
-                        #message
-                    );
-                },
+                Some(errors) => {
+                    let (before, after) = split_filled_in(&check.message);
+                    quote_spanned! {span=>
+                        if !#private::contains_code(<#errors as #private::ScriptError>::CODES, #code) {
+                            ::core::panic!("{}", #private::unknown_code_message(
+                                <#errors as #private::ScriptError>::CODES, #code, #before, #after,
+                            ).as_str());
+                        }
+                    }
+                }
                 None => TokenStream::new(),
             },
         }

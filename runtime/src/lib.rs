@@ -93,7 +93,8 @@ pub mod __private_v1 {
     pub use crate::shape::{
         CheckMessage, accepts_array, accepts_bare, accepts_single_value, accepts_table,
         accepts_tag, array_mismatch, array_shape, contains_code, has_tag, integer_element, str_eq,
-        tagged_shape, unraised_code, unreturned_variant, variant,
+        tagged_shape, unknown_code_message, unknown_tag_message, unraised_code, unreturned_variant,
+        variant,
     };
     pub use crate::{Call, Error, Failure, ReplyShape, Script, ScriptError, Shape};
     pub use redis;

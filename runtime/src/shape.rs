@@ -264,6 +264,15 @@ pub const fn unreturned_variant(shape: &Shape, returned: &[&str]) -> bool {
     let Shape::Tagged { variants, .. } = shape else {
         return false;
     };
+    // A returned tag no variant has fails the build already, most likely
+    // as a misspelling of the variant this would report.
+    let mut index = 0;
+    while index < returned.len() {
+        if !has_tag(shape, returned[index]) {
+            return false;
+        }
+        index += 1;
+    }
     let mut index = 0;
     while index < variants.len() {
         if !contains_code(returned, variants[index].tag) {
@@ -462,6 +471,160 @@ pub const fn array_mismatch(shape: &Shape, before: &str, after: &str) -> CheckMe
         Shape::Any => text.push("its reply type takes any array"),
     };
     text.push(after)
+}
+
+/// The message of a tag that no variant of `shape` has: `before`, then
+/// "did you mean …? otherwise " when a variant's tag is a likely
+/// misspelling of `tag`, then `after`.
+///
+/// ```
+/// use redis_script::__private_v1::{Shape, tagged_shape, unknown_tag_message, variant};
+/// const DECISION: Shape = tagged_shape(
+///     "Decision",
+///     &[variant("Allowed", "ALLOWED", 1, 1, false), variant("Denied", "DENIED", 2, 2, false)],
+/// );
+/// const TEXT: &str = unknown_tag_message(&DECISION, "DENYED", "hint: ", "add it").as_str();
+/// assert_eq!(TEXT, "hint: did you mean \"DENIED\"? otherwise add it");
+/// ```
+pub const fn unknown_tag_message(
+    shape: &Shape,
+    tag: &str,
+    before: &str,
+    after: &str,
+) -> CheckMessage {
+    let mut near = NearMiss::new(tag);
+    if let Shape::Tagged { variants, .. } = shape {
+        let mut index = 0;
+        while index < variants.len() {
+            near = near.consider(variants[index].tag);
+            index += 1;
+        }
+    }
+    near.message(before, after)
+}
+
+/// [`unknown_tag_message`] for an error code among `codes`.
+///
+/// ```
+/// use redis_script::__private_v1::unknown_code_message;
+/// const TEXT: &str = unknown_code_message(&["NOT_OWNER"], "NOT_OWNR", "", "add it").as_str();
+/// assert_eq!(TEXT, "did you mean \"NOT_OWNER\"? otherwise add it");
+/// ```
+pub const fn unknown_code_message(
+    codes: &[&'static str],
+    code: &str,
+    before: &str,
+    after: &str,
+) -> CheckMessage {
+    let mut near = NearMiss::new(code);
+    let mut index = 0;
+    while index < codes.len() {
+        near = near.consider(codes[index]);
+        index += 1;
+    }
+    near.message(before, after)
+}
+
+/// The closest known word to `word` so far, when it is a likely
+/// misspelling: at most one edit for words of 3 to 5 characters, two for
+/// longer ones, ASCII case ignored (so a case-only difference always
+/// counts). The policy of the analysis' suggestions, evaluated at compile
+/// time.
+#[derive(Clone, Copy)]
+struct NearMiss<'w> {
+    word: &'w str,
+    budget: usize,
+    best: Option<(usize, &'static str)>,
+}
+
+impl<'w> NearMiss<'w> {
+    const fn new(word: &'w str) -> Self {
+        let budget = match word.len() {
+            0..=2 => 0,
+            3..=5 => 1,
+            _ => 2,
+        };
+        Self {
+            word,
+            budget,
+            best: None,
+        }
+    }
+
+    const fn consider(mut self, candidate: &'static str) -> Self {
+        if str_eq(candidate, self.word) {
+            return self;
+        }
+        let distance = edit_distance_folded(self.word.as_bytes(), candidate.as_bytes());
+        let closer = match self.best {
+            Some((found, _)) => distance < found,
+            None => true,
+        };
+        if distance <= self.budget && closer {
+            self.best = Some((distance, candidate));
+        }
+        self
+    }
+
+    const fn message(self, before: &str, after: &str) -> CheckMessage {
+        let text = CheckMessage::new().push(before);
+        let text = match self.best {
+            Some((_, near)) => text
+                .push("did you mean \"")
+                .push(near)
+                .push("\"? otherwise "),
+            None => text,
+        };
+        text.push(after)
+    }
+}
+
+/// Longest word [`edit_distance_folded`] compares; longer ones are never
+/// suggested.
+const NEAR_MISS_MAX: usize = 64;
+
+/// Optimal string alignment distance over ASCII-folded bytes; `usize::MAX`
+/// past [`NEAR_MISS_MAX`] bytes.
+const fn edit_distance_folded(a: &[u8], b: &[u8]) -> usize {
+    if a.len() > NEAR_MISS_MAX || b.len() > NEAR_MISS_MAX {
+        return usize::MAX;
+    }
+    let mut rows = [[0usize; NEAR_MISS_MAX + 1]; 3];
+    let mut j = 0;
+    while j <= b.len() {
+        rows[1][j] = j;
+        j += 1;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        // Row `k` (the distances from `a[..k]`) lives at `rows[(k + 1) % 3]`.
+        let (before, previous, current) = (i % 3, (i + 1) % 3, (i + 2) % 3);
+        rows[current][0] = i + 1;
+        let mut j = 0;
+        while j < b.len() {
+            let (ca, cb) = (a[i].to_ascii_lowercase(), b[j].to_ascii_lowercase());
+            let substitution = rows[previous][j] + if ca == cb { 0 } else { 1 };
+            let mut best = substitution;
+            if rows[previous][j + 1] + 1 < best {
+                best = rows[previous][j + 1] + 1;
+            }
+            if rows[current][j] + 1 < best {
+                best = rows[current][j] + 1;
+            }
+            if i > 0
+                && j > 0
+                && a[i - 1].to_ascii_lowercase() == cb
+                && ca == b[j - 1].to_ascii_lowercase()
+                && rows[before][j - 1] + 1 < best
+            {
+                best = rows[before][j - 1] + 1;
+            }
+            rows[current][j + 1] = best;
+            j += 1;
+        }
+        i += 1;
+    }
+    rows[(a.len() + 1) % 3][b.len()]
 }
 
 /// Whether `code` is one of `codes`, e.g. a `ScriptError`'s
@@ -686,5 +849,30 @@ mod tests {
         assert_eq!(<Vec<(u8, u8)> as ReplyShape>::SHAPE, Shape::Any);
         assert_eq!(<redis::Value as ReplyShape>::SHAPE, Shape::Any);
         assert!(contains_code(&["A", "BB"], "BB") && !contains_code(&[], "A"));
+    }
+
+    #[test]
+    fn near_misses_follow_the_suggestion_policy() {
+        assert_eq!(edit_distance_folded(b"DENYED", b"DENIED"), 1);
+        assert_eq!(edit_distance_folded(b"NOT_OWNR", b"NOT_OWNER"), 1);
+        assert_eq!(edit_distance_folded(b"ALOWED", b"allowed"), 1);
+        assert_eq!(edit_distance_folded(b"AB", b"BA"), 1);
+        assert_eq!(edit_distance_folded(b"", b"ABC"), 3);
+        assert_eq!(edit_distance_folded(b"kitten", b"sitting"), 3);
+        let pick = |known: &[&'static str], word: &str| {
+            known
+                .iter()
+                .fold(NearMiss::new(word), |near, candidate| {
+                    near.consider(candidate)
+                })
+                .best
+                .map(|(_, near)| near)
+        };
+        assert_eq!(pick(&["ALLOWED", "DENIED"], "DENYED"), Some("DENIED"));
+        assert_eq!(pick(&["GONE"], "gone"), Some("GONE"));
+        // Short words allow no edit; unrelated words are not suggested.
+        assert_eq!(pick(&["OK"], "NO"), None);
+        assert_eq!(pick(&["CONFLICT"], "EXPIRED"), None);
+        assert_eq!(pick(&["CONFLICT"], "CONFLICT"), None);
     }
 }
