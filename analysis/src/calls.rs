@@ -5,11 +5,12 @@
 use full_moon::ast::FunctionArgs;
 
 use super::commands::{self, Command, CommandEntry, Resolved};
+use super::error_codes::error_code;
 use super::span::Span;
 use super::target::{Platform, ReleaseSet};
 use super::text::plural;
 use super::value::{Reply, Value};
-use super::walker::{Analyzer, Operand, error_code};
+use super::walker::{Analyzer, Operand};
 use super::{ReturnShape, ReturnSite};
 
 /// Library functions that may return other than exactly one value.

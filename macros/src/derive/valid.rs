@@ -2,6 +2,7 @@
 //! both what the helper attributes' reader found and its own findings, so
 //! that one build lists every mistake, each once.
 
+use redis_script_codes::{is_error_code, reserved};
 use syn::spanned::Spanned as _;
 
 use super::ast::{Container, Data, Fields, Style, Variant};
@@ -118,18 +119,41 @@ fn report(attributes: &Result<(), syn::Error>, errors: &mut Errors) {
     }
 }
 
-/// Reports a written code that is not one word: no error reply starts
-/// with it. `true` when the code is fine.
+/// The rule of [`is_error_code`], for messages.
+const CODE_RULE: &str = "an error code is one upper-case word without spaces (A-Z, 0-9, `_` and `-`, starting with a letter)";
+
+/// Reports the variant's code unless the runtime can match it: it must be
+/// an error code ([`is_error_code`], the words the analysis checks scripts
+/// against), and not one clients act on by themselves (the analysis
+/// rejects scripts that reply with those, so such a variant could never be
+/// decoded). `true` when it is fine.
 fn check_code(variant: &Variant<'_>, errors: &mut Errors) -> bool {
     let label = &variant.label;
-    let one_word = !label.value.is_empty() && !label.value.contains(char::is_whitespace);
-    if !label.written || one_word {
+    let code = &label.value;
+    let message = if !is_error_code(code) {
+        if label.written {
+            format!(
+                "{CODE_RULE}: the first word of `redis.error_reply('CODE message')`, e.g. \"CONFLICT\""
+            )
+        } else {
+            format!(
+                "the variant's name gives the error code \"{code}\", but {CODE_RULE}; give the variant its code with `#[error_code(\"...\")]`"
+            )
+        }
+    } else if let Some(reserved) = reserved(code) {
+        let origin = if label.written {
+            ""
+        } else {
+            " (from the variant's name)"
+        };
+        format!(
+            "the error code {code}{origin} belongs to the server: {}, so no script may reply with it and this variant could never be decoded; give the variant a code of its own with `#[error_code(\"...\")]`",
+            reserved.reason
+        )
+    } else {
         return true;
-    }
-    errors.push(syn::Error::new(
-        label.span,
-        "an error code is one word without spaces: the first word of `redis.error_reply('CODE message')`, e.g. \"CONFLICT\"",
-    ));
+    };
+    errors.push(syn::Error::new(label.span, message));
     false
 }
 
