@@ -5,10 +5,12 @@
 use full_moon::ast::FunctionArgs;
 
 use super::commands::{self, Command, CommandEntry, Resolved};
+use super::error_codes::error_code;
 use super::span::Span;
 use super::target::{Platform, ReleaseSet};
+use super::text::plural;
 use super::value::{Reply, Value};
-use super::walker::{Analyzer, Operand, error_code};
+use super::walker::{Analyzer, Operand};
 use super::{ReturnShape, ReturnSite};
 
 /// Library functions that may return other than exactly one value.
@@ -478,7 +480,7 @@ impl Analyzer<'_> {
         self.diagnostics.push(span.error(
             format!(
                 "`{name}` takes {bound} {} after its name{on}, but this call passes {passed_after}: Redis fails with \"Wrong number of args calling Redis command from script\"",
-                count(expected, "argument")
+                plural(expected, "argument")
             ),
             hint,
         ));
@@ -560,12 +562,4 @@ fn literal_text(operand: &Operand) -> Option<String> {
 
 fn display(name: &str) -> String {
     name.replace('|', " ").to_ascii_uppercase()
-}
-
-fn count(number: usize, noun: &str) -> String {
-    if number == 1 {
-        format!("1 {noun}")
-    } else {
-        format!("{number} {noun}s")
-    }
 }

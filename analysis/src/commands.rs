@@ -21,7 +21,7 @@
 
 use std::fmt;
 
-use super::suggest::edit_distance;
+use super::suggest;
 use super::target::{Module, ReleaseSet};
 
 mod table;
@@ -529,12 +529,9 @@ pub fn is_write_for_no_writes(cmd: &Command<'_>) -> bool {
         .intersects(CommandFlags::WRITE.union(CommandFlags::MAY_REPLICATE))
 }
 
-/// The closest known command name to `name` (ASCII case-insensitive), for
-/// "did you mean" hints: `GTE` → `get`. At most 2 edits (insertion,
-/// deletion, substitution, or swap of two adjacent letters), and fewer than
-/// the length of `name`; ties go to the first name in alphabetical order.
-/// A `parent|sub` name is matched against subcommands too. An exact match
-/// returns itself.
+/// The closest known command name to `name`, for "did you mean" hints
+/// (`GTE` → `get`), by the policy of [`suggest::closest`]. A `parent|sub`
+/// name is matched against subcommands too. An exact match returns itself.
 pub fn suggest(name: &str) -> Option<&'static str> {
     let with_subcommands = name.contains('|');
     let candidates = COMMANDS.iter().flat_map(|command| {
@@ -545,25 +542,21 @@ pub fn suggest(name: &str) -> Option<&'static str> {
         };
         std::iter::once(command.name).chain(subcommands.iter().map(|sub| sub.name))
     });
-    closest(name, candidates, true)
+    suggest::closest(name, candidates)
 }
 
-/// The closest subcommand of `parent` to `sub`, like [`suggest`]: returns
-/// the full name (`config|get` for `CONFIG GTE`).
+/// The closest subcommand of `parent` to `sub`, like
+/// [`suggest`](fn@suggest): returns the full name (`config|get` for
+/// `CONFIG GTE`).
 pub fn suggest_subcommand(parent: &CommandEntry, sub: &str) -> Option<&'static str> {
     let prefix = parent.name.len() + 1;
-    let mut best: Option<(usize, &'static str)> = None;
-    let limit = max_distance(sub);
-    for command in parent.subcommands {
-        let Some(short) = command.name.get(prefix..) else {
-            continue;
-        };
-        let distance = edit_distance(sub, short, true);
-        if distance <= limit && best.is_none_or(|(found, _)| distance < found) {
-            best = Some((distance, command.name));
-        }
-    }
-    best.map(|(_, name)| name)
+    let short = |command: &CommandEntry| command.name.get(prefix..);
+    let near = suggest::closest(sub, parent.subcommands.iter().filter_map(short))?;
+    parent
+        .subcommands
+        .iter()
+        .find(|command| short(command) == Some(near))
+        .map(|command| command.name)
 }
 
 impl Command<'_> {
@@ -859,42 +852,6 @@ fn sort_key_positions(can_store: bool, args: &[Option<&str>]) -> KeyPositions {
 /// The bytes of `text`, ASCII-lowercased on the fly.
 fn lowercase(text: &str) -> impl Iterator<Item = u8> + '_ {
     text.bytes().map(|byte| byte.to_ascii_lowercase())
-}
-
-/// Largest edit distance worth suggesting for `name`: 2, and less than its
-/// length so that short names do not match everything.
-pub(super) fn max_distance(name: &str) -> usize {
-    name.chars().count().saturating_sub(1).min(2)
-}
-
-/// The closest candidate within [`max_distance`]; ties go to the first.
-/// When case matters (`fold_case` false), a candidate that differs only in
-/// ASCII case beats every other (`Redis` → `redis`, `log_warning` →
-/// `LOG_WARNING`).
-pub(super) fn closest(
-    name: &str,
-    candidates: impl IntoIterator<Item = &'static str>,
-    fold_case: bool,
-) -> Option<&'static str> {
-    // Distances are doubled so that a case-only difference can rank at 1.
-    let limit = max_distance(name) * 2;
-    let mut best: Option<(usize, &'static str)> = None;
-    for candidate in candidates {
-        let distance = if candidate == name {
-            0
-        } else if !fold_case && candidate.eq_ignore_ascii_case(name) {
-            1
-        } else {
-            edit_distance(name, candidate, fold_case) * 2
-        };
-        if distance <= limit.max(1) && best.is_none_or(|(found, _)| distance < found) {
-            best = Some((distance, candidate));
-            if distance == 0 {
-                break;
-            }
-        }
-    }
-    best.map(|(_, name)| name)
 }
 
 #[cfg(test)]

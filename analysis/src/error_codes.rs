@@ -8,51 +8,16 @@
 //! the script never ran; knowing every code a script can return unmarked is
 //! what makes that decision unforgeable.
 
+use redis_script_codes::{is_error_code, reserved, split_error_reply};
+
 use super::span::Span;
 use super::value::Value;
 use super::{Diagnostic, ErrorCodes};
 
-/// Codes that clients act on by themselves: the script would be sent
-/// again, and a script that writes would run twice.
-const RESERVED: &[(&str, &str)] = &[
-    (
-        "NOSCRIPT",
-        "clients read it as \"the server has not cached this script\" and send the script again with EVAL",
-    ),
-    (
-        "MOVED",
-        "the redis-rs cluster connection follows it as a redirect and sends the script again",
-    ),
-    (
-        "ASK",
-        "the redis-rs cluster connection follows it as a redirect and sends the script again",
-    ),
-    (
-        "TRYAGAIN",
-        "the redis-rs cluster connection waits and sends the script again",
-    ),
-    (
-        "CLUSTERDOWN",
-        "the redis-rs cluster connection waits and sends the script again",
-    ),
-    (
-        "MASTERDOWN",
-        "the redis-rs cluster connection waits and sends the script again",
-    ),
-    (
-        "LOADING",
-        "the redis-rs cluster connection waits and sends the script again",
-    ),
-    (
-        "READONLY",
-        "the redis-rs cluster connection refreshes its slot map and sends the script again",
-    ),
-];
-
 /// The code a client reads from an error message: its first word, as
-/// Redis sends it (a leading `-` is dropped). `None` when the message is
-/// not known at compile time up to its first space.
-pub(crate) fn leading_code(message: &Value) -> Option<String> {
+/// Redis sends it. `None` when the message is not known at compile time up
+/// to its first space.
+fn leading_code(message: &Value) -> Option<String> {
     let text = match message {
         Value::Str(text) => text.as_str(),
         // `'CODE details ' .. x`: the code is known when the literal part
@@ -60,8 +25,13 @@ pub(crate) fn leading_code(message: &Value) -> Option<String> {
         Value::ComputedString(Some(prefix)) if prefix.trim_start().contains(' ') => prefix,
         _ => return None,
     };
-    let text = text.strip_prefix('-').unwrap_or(text);
-    text.split(' ').next().map(str::to_string)
+    Some(split_error_reply(text).0.to_string())
+}
+
+/// The code of an error message when it is one the error type must
+/// declare: its first word, if that [is an error code](is_error_code).
+pub(crate) fn error_code(message: &Value) -> Option<String> {
+    leading_code(message).filter(|word| is_error_code(word))
 }
 
 impl ErrorCodes {
@@ -77,10 +47,11 @@ impl ErrorCodes {
             self.unknown = true;
             return;
         };
-        if let Some((_, why)) = RESERVED.iter().find(|(reserved, _)| *reserved == code) {
+        if let Some(reserved) = reserved(&code) {
             diagnostics.push(span.error(
                 format!(
-                    "the script replies with the error code {code}, which belongs to the server: {why}, so a script that writes would run twice"
+                    "the script replies with the error code {code}, which belongs to the server: {}, so a script that writes would run twice",
+                    reserved.reason
                 ),
                 "use a code of your own, e.g. `redis.error_reply('RETRY_LATER …')`",
             ));

@@ -1,6 +1,7 @@
 //! The leading comment block: documentation for the generated function.
 
 use super::diagnostic::Diagnostic;
+use super::text::plural_or_no;
 use super::{DeclaredBy, Signature};
 
 /// The comment block at the top of the script (after any shebang line).
@@ -205,7 +206,7 @@ fn contradiction(entry: &ParamDoc, table: &str, signature: &Signature, noun: &st
     } else {
         signature.args
     };
-    let count = plural(declared, noun);
+    let count = plural_or_no(declared, noun);
     let written = if entry.variadic {
         format!("{table}[{}..]", entry.index)
     } else {
@@ -223,7 +224,7 @@ fn contradiction(entry: &ParamDoc, table: &str, signature: &Signature, noun: &st
         }
         _ => format!(
             "declare {} in the Rust function (or a variadic {noun} parameter), or fix the comment",
-            plural(entry.index, noun)
+            plural_or_no(entry.index, noun)
         ),
     };
     Diagnostic::note(
@@ -236,15 +237,6 @@ fn contradiction(entry: &ParamDoc, table: &str, signature: &Signature, noun: &st
         ),
     )
     .with_hint(hint)
-}
-
-/// `1 key`, `2 keys`, `no keys`.
-pub(crate) fn plural(count: usize, noun: &str) -> String {
-    match count {
-        0 => format!("no {noun}s"),
-        1 => format!("1 {noun}"),
-        _ => format!("{count} {noun}s"),
-    }
 }
 
 #[cfg(test)]

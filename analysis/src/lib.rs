@@ -41,6 +41,7 @@ mod span;
 pub mod suggest;
 mod syntax;
 pub mod target;
+pub mod text;
 mod value;
 mod walker;
 

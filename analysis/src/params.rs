@@ -4,8 +4,8 @@
 use std::collections::BTreeSet;
 
 use super::diagnostic::Diagnostic;
-use super::header::plural;
 use super::span::Span;
+use super::text::plural_or_no;
 use super::value::{Param, Value};
 use super::walker::Analyzer;
 use super::{DeclaredBy, Parameter};
@@ -141,7 +141,7 @@ impl Analyzer<'_> {
             format!(
                 "`{table}[{literal}]` is out of range: {} declares {}",
                 declared_by.subject(),
-                plural(declared.fixed, noun)
+                plural_or_no(declared.fixed, noun)
             ),
             format!("{remedy}, or the script must read one of the declared {noun}s"),
         ));

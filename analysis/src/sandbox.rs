@@ -17,7 +17,7 @@
 //! any global, or a member of a library table, raises "Attempt to modify a
 //! readonly table" (observed on 7.0.15, also through `rawset(_G, ...)`).
 
-use super::commands::closest;
+use super::suggest::closest;
 use super::target::{ReleaseSet, Target};
 
 mod table;
@@ -145,25 +145,22 @@ pub fn member(library: &str, name: &str) -> Option<&'static Member> {
 }
 
 /// The closest global to `name`, for "did you mean" hints (`redsi` →
-/// `redis`): at most 2 edits (insertion, deletion, substitution, swap of
-/// adjacent characters) and fewer than the length of `name`, ties to the
-/// first in byte order; a name differing only in case wins over all
-/// (`Redis` → `redis`). Internal names starting with `__` are never
-/// suggested. Check [`absent`] first: `print` deserves an explanation
-/// rather than a near miss.
+/// `redis`, `Redis` → `redis`), by the policy of [`closest`]. Internal
+/// names starting with `__` are never suggested. Check [`absent`] first:
+/// `print` deserves an explanation rather than a near miss.
 pub fn suggest_global(name: &str) -> Option<&'static str> {
     let candidates = GLOBALS
         .iter()
         .map(|global| global.name)
         .filter(|candidate| !candidate.starts_with("__"));
-    closest(name, candidates, false)
+    closest(name, candidates)
 }
 
 /// The closest member of the library table `library` to `name`, like
 /// [`suggest_global`]: `suggest_member("redis", "cal")` is `call`.
 pub fn suggest_member(library: &str, name: &str) -> Option<&'static str> {
     let members = global(library)?.members();
-    closest(name, members.iter().map(|member| member.name), false)
+    closest(name, members.iter().map(|member| member.name))
 }
 
 /// A global every Lua 5.1 programmer knows that a Redis script does not

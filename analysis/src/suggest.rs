@@ -1,25 +1,37 @@
 //! "Did you mean …?" suggestions for misspelt names.
 
 /// The candidate closest to `typo`, if it is close enough to be a likely
-/// misspelling (a swapped, missing, extra or wrong character or two).
+/// misspelling: the project's one "did you mean" policy, for Lua names,
+/// Redis commands, shebang flags and attribute keys alike.
+///
+/// Letter case does not count as a mistake (`GTE` → `get`, `Redis` →
+/// `redis`); otherwise the allowance grows with the length of `typo`: none
+/// up to 2 characters, one edit up to 5, two beyond (an edit is a swapped,
+/// missing, extra or wrong character). An exact match returns itself, a
+/// difference in case alone beats any edit, and ties go to the first
+/// candidate.
 pub fn closest<'c>(typo: &str, candidates: impl IntoIterator<Item = &'c str>) -> Option<&'c str> {
-    let budget = match typo.chars().count() {
+    let allowed = match typo.chars().count() {
         0..=2 => 0,
         3..=5 => 1,
         _ => 2,
     };
+    // Ranks: 0 for the same name, 1 for the same name in another case, and
+    // twice the number of edits otherwise.
+    let rank = |candidate: &str| {
+        if candidate == typo {
+            0
+        } else if candidate.eq_ignore_ascii_case(typo) {
+            1
+        } else {
+            2 * edit_distance(typo, candidate, true)
+        }
+    };
     candidates
         .into_iter()
-        .filter(|candidate| *candidate != typo)
-        .map(|candidate| {
-            let distance = edit_distance(typo, candidate, true);
-            (distance, candidate)
-        })
-        .filter(|(distance, candidate)| {
-            // Case-only differences are always worth suggesting.
-            *distance <= budget || candidate.eq_ignore_ascii_case(typo)
-        })
-        .min_by_key(|(distance, _)| *distance)
+        .map(|candidate| (rank(candidate), candidate))
+        .filter(|(rank, _)| *rank <= (2 * allowed).max(1))
+        .min_by_key(|(rank, _)| *rank)
         .map(|(_, candidate)| candidate)
 }
 
@@ -62,6 +74,25 @@ mod tests {
         assert_eq!(closest("GETT", ["GET", "SET"]), Some("GET"));
         assert_eq!(closest("hset", ["HSET"]), Some("HSET"));
         assert_eq!(closest("xyzzy", ["redis", "string"]), None);
+    }
+
+    #[test]
+    fn exact_and_case_only_matches_come_first() {
+        assert_eq!(closest("get", ["set", "get"]), Some("get"));
+        assert_eq!(closest("Redis", ["redi", "redis"]), Some("redis"));
+        assert_eq!(closest("ab", ["AB"]), Some("AB"));
+        assert_eq!(closest("ab", ["abc"]), None);
+    }
+
+    #[test]
+    fn the_allowance_grows_with_the_length() {
+        assert_eq!(closest("gte", ["get"]), Some("get"));
+        assert_eq!(closest("gxtx", ["get"]), None);
+        assert_eq!(closest("incrbyy", ["incrby"]), Some("incrby"));
+        assert_eq!(closest("incrbyyy", ["incrby"]), Some("incrby"));
+        assert_eq!(closest("incrbyyyy", ["incrby"]), None);
+        assert_eq!(closest("tga", ["tag"]), Some("tag"));
+        assert_eq!(closest("rename", ["tag"]), None);
     }
 
     #[test]

@@ -11,6 +11,7 @@ use full_moon::ast::{
 use full_moon::tokenizer::{StringLiteralQuoteType, Symbol, TokenReference, TokenType};
 
 use super::diagnostic::Diagnostic;
+use super::error_codes::error_code;
 use super::globals::{MissingMembers, MissingUse};
 use super::header::Header;
 use super::params::ParamUsage;
@@ -799,16 +800,6 @@ impl<'a> Analyzer<'a> {
             open_ended,
         })))
     }
-}
-
-/// The error code of an error message: its leading upper-case word.
-pub(crate) fn error_code(message: &Value) -> Option<String> {
-    let word = super::error_codes::leading_code(message)?;
-    let is_code = word.chars().next().is_some_and(|c| c.is_ascii_uppercase())
-        && word
-            .chars()
-            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_' || c == '-');
-    is_code.then_some(word)
 }
 
 /// True when the loop body has a `break` of its own (not of a nested loop).

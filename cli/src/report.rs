@@ -3,6 +3,7 @@
 
 use std::fmt::Write as _;
 
+use redis_script_analysis::text::plural;
 use redis_script_analysis::{DeclaredBy, Diagnostic, Severity, Signature};
 
 use crate::check::Outcome;
@@ -42,14 +43,6 @@ pub fn human(outcome: &Outcome, deny_warnings: bool) -> String {
     };
     let _ = writeln!(out, "checked {checked}: {found}{denied}");
     out
-}
-
-fn plural(count: usize, noun: &str) -> String {
-    if count == 1 {
-        format!("1 {noun}")
-    } else {
-        format!("{count} {noun}s")
-    }
 }
 
 /// One JSON document: the scripts checked (with the keys and arguments

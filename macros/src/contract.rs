@@ -13,6 +13,7 @@ use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned};
 use syn::Type;
 
+use redis_script_analysis::text::plural;
 use redis_script_analysis::{self as lua, Diagnostic, ReturnShape, ReturnSite};
 
 /// One assertion about one `return` site.
@@ -119,8 +120,8 @@ pub fn checks(
                     message: render(
                         site,
                         format!(
-                            "the script returns {count} element{}, but {FILLED_IN}",
-                            plural(count)
+                            "the script returns {}, but {FILLED_IN}",
+                            plural(count, "element")
                         ),
                         format!("return one element per field of `{reply_name}`, in order (trailing `Option` fields may be left out), or change the type"),
                     ),
@@ -165,8 +166,8 @@ pub fn checks(
                     let wrong_count = render(
                         site,
                         format!(
-                            "the script returns \"{tag}\" with {count} element{} after the tag, but the variant of `{reply_name}` tagged \"{tag}\" does not take {count}",
-                            plural(count)
+                            "the script returns \"{tag}\" with {} after the tag, but the variant of `{reply_name}` tagged \"{tag}\" does not take {count}",
+                            plural(count, "element")
                         ),
                         "give the table one element per field of the variant (trailing `Option` fields may be left out), or change the variant".to_owned(),
                     );
@@ -455,8 +456,4 @@ fn escape_braces(text: &str) -> String {
 
 fn type_name(ty: &Type) -> String {
     quote!(#ty).to_string().replace(' ', "")
-}
-
-fn plural(count: usize) -> &'static str {
-    if count == 1 { "" } else { "s" }
 }

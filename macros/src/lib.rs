@@ -17,11 +17,10 @@
 
 mod check;
 mod contract;
+mod derive;
 mod errors;
 mod generate;
 mod parse;
-mod reply;
-mod script_error;
 
 use proc_macro::TokenStream;
 
@@ -44,14 +43,14 @@ pub fn redis_script(attribute: TokenStream, item: TokenStream) -> TokenStream {
 /// a tagged reply.
 #[proc_macro_derive(ScriptReply, attributes(reply))]
 pub fn derive_script_reply(item: TokenStream) -> TokenStream {
-    reply::derive(item.into()).into()
+    derive::script_reply(item.into()).into()
 }
 
 /// Derives `redis_script::ScriptError` for an enum of the error codes a
 /// script raises with `redis.error_reply('CODE …')`.
 #[proc_macro_derive(ScriptError, attributes(error_code))]
 pub fn derive_script_error(item: TokenStream) -> TokenStream {
-    script_error::derive(item.into()).into()
+    derive::script_error(item.into()).into()
 }
 
 fn expand(

@@ -2,6 +2,7 @@
 
 use crate::errors::Errors;
 use proc_macro2::{Span, TokenStream};
+use redis_script_analysis::text::plural;
 use syn::parse::Parser as _;
 use syn::spanned::Spanned as _;
 use syn::{Attribute, FnArg, Generics, Ident, LitStr, Pat, Type, Visibility};
@@ -372,9 +373,8 @@ fn parse_signature(
         errors.push(syn::Error::new(
             keys_span,
             format!(
-                "`keys = {keys}` but the function has only {} parameter{}: the first `keys` parameters are sent as KEYS",
-                params.len(),
-                if params.len() == 1 { "" } else { "s" }
+                "`keys = {keys}` but the function has only {}: the first `keys` parameters are sent as KEYS",
+                plural(params.len(), "parameter")
             ),
         ));
     }

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use redis::aio::ConnectionLike;
 use redis::{Cmd, FromRedisValue, RedisWrite, Value};
+use redis_script_codes::NOSCRIPT;
 
 use crate::error::{Error, KeySlot, Origin, truncate_for_display};
 use crate::refusal;
@@ -414,7 +415,7 @@ impl<'c, T: FromRedisValue, E> Attempts<'c, T, E> {
             (_, Outcome::NoScript | Outcome::NoReadOnlyCommands) => {
                 return self.finish(Err(Error::Refused {
                     script: call.script.name(),
-                    code: "NOSCRIPT".to_owned(),
+                    code: NOSCRIPT.to_owned(),
                     message: "the server did not run the script sent with EVAL".to_owned(),
                 }));
             }
@@ -529,7 +530,7 @@ impl Outcome {
         match &error {
             // Only the server's own wording, and never a code the script can
             // return: the checker rejects `error_reply('NOSCRIPT …')`.
-            Error::Refused { code, .. } if code == "NOSCRIPT" => Self::NoScript,
+            Error::Refused { code, .. } if code == NOSCRIPT => Self::NoScript,
             Error::Refused { code, message, .. }
                 if code == "ERR" && names_read_only_command(message) =>
             {

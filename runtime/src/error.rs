@@ -195,7 +195,9 @@ impl Origin {
 }
 
 impl Error {
-    /// An error reply to a request for `origin`.
+    /// An error reply to a request for `origin`. redis-rs has split it into
+    /// code and details as `split_error_reply` does (a test checks that),
+    /// so the code is the one the analysis and the derive mean.
     pub(crate) fn from_server(origin: Origin, error: &redis::ServerError) -> Self {
         Self::from_reply_text(origin, error.code(), error.details().unwrap_or_default())
     }
@@ -494,5 +496,29 @@ mod tests {
         assert_eq!(shown.chars().count(), DISPLAY_LIMIT + 1);
         assert!(shown.ends_with('…'));
         assert_eq!(truncate_for_display(b"short"), "short");
+    }
+
+    #[test]
+    fn the_client_splits_error_replies_as_the_shared_definition_does() {
+        for text in [
+            "CONFLICT expected 3 found 4",
+            "GONE",
+            "ERR boom",
+            "NOSCRIPT No matching script. Please use EVAL.",
+            "MOVED 3999 127.0.0.1:6381",
+            "A  two spaces",
+            "lower case",
+        ] {
+            let reply = format!("-{text}\r\n");
+            let error = match redis::parse_redis_value(reply.as_bytes()) {
+                Ok(redis::Value::ServerError(error)) => error,
+                other => panic!("{text:?} parsed as {other:?}"),
+            };
+            assert_eq!(
+                (error.code(), error.details().unwrap_or_default()),
+                redis_script_codes::split_error_reply(text),
+                "{text:?}"
+            );
+        }
     }
 }

@@ -1,5 +1,7 @@
 //! A script as the macro embeds it: name, body, and compile-time facts.
 
+use redis_script_codes::NOSCRIPT;
+
 /// One Lua script embedded in the binary by `#[redis_script]`.
 ///
 /// Everything is computed at compile time: the SHA1 that `EVALSHA` needs,
@@ -53,9 +55,6 @@ impl ReturnedErrors {
             || (self.forwards_command_errors && code != NOSCRIPT)
     }
 }
-
-/// The server's answer to `EVALSHA` for a script it has not cached.
-pub(crate) const NOSCRIPT: &str = "NOSCRIPT";
 
 /// Used by generated code only; the macro guarantees that `sha1` is the
 /// lowercase hex SHA1 of `source`.

@@ -43,9 +43,10 @@ pub trait ScriptError: std::error::Error + Sized {
     const CODES: &'static [&'static str];
 
     /// Decodes an error reply, already split into its `code` (the first
-    /// word) and the rest of the `message`. `None` when the code is not one
-    /// of [`Self::CODES`], or when the message does not carry the fields
-    /// its variant needs.
+    /// word) and the rest of the `message`, as
+    /// [`split_error_reply`](redis_script_codes::split_error_reply) splits
+    /// it. `None` when the code is not one of [`Self::CODES`], or when the
+    /// message does not carry the fields its variant needs.
     fn from_error_reply(code: &str, message: &str) -> Option<Self>;
 
     /// The code of this error (`"CONFLICT"`).

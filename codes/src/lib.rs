@@ -1,0 +1,164 @@
+//! Redis error codes, as `redis-script` reads them.
+//!
+//! An error reply is a code followed by a message: `CONFLICT expected 3
+//! found 4`. A script returns one with `redis.error_reply('CONFLICT …')` or
+//! `{err = 'CONFLICT …'}`, and clients read the code to decide what the
+//! error means. The analysis of a script, the `ScriptError` derive and the
+//! runtime must agree on what that code is, so this crate is the one place
+//! that says it. It has no dependencies: the runtime, which every user of
+//! `redis-script` compiles, depends on it.
+//!
+//! ```
+//! use redis_script_codes::{is_error_code, reserved, split_error_reply};
+//!
+//! let (code, rest) = split_error_reply("CONFLICT expected 3 found 4");
+//! assert_eq!((code, rest), ("CONFLICT", "expected 3 found 4"));
+//! assert!(is_error_code(code));
+//! assert!(reserved(code).is_none());
+//! assert!(reserved("MOVED").is_some());
+//! ```
+
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
+
+/// Whether `word` is an error code: an ASCII upper-case letter followed by
+/// upper-case letters, digits, `_` and `-` (`CONFLICT`, `NOT_FOUND`,
+/// `E2BIG`, `RATE-LIMITED`).
+///
+/// That is the convention of the server's own codes, and the words the
+/// analysis takes for codes when it checks a script's error replies
+/// against the error type: a declared code outside it would never be
+/// checked against the script.
+pub fn is_error_code(word: &str) -> bool {
+    let mut chars = word.chars();
+    chars.next().is_some_and(|first| first.is_ascii_uppercase())
+        && chars.all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_' || c == '-')
+}
+
+/// Splits the text of an error reply into its code and the rest, as
+/// clients do: the code is everything before the first space, the rest
+/// everything after it (`""` when there is no space). The first word is
+/// the code whether or not it [is one](is_error_code): clients do not
+/// check.
+///
+/// A leading `-` is not part of the code: it is the protocol's mark of an
+/// error, which `redis.error_reply('-CONFLICT …')` drops.
+pub fn split_error_reply(message: &str) -> (&str, &str) {
+    let message = message.strip_prefix('-').unwrap_or(message);
+    message.split_once(' ').unwrap_or((message, ""))
+}
+
+/// The server's answer to `EVALSHA` for a script it has not cached; clients
+/// then send the script's body with `EVAL`.
+pub const NOSCRIPT: &str = "NOSCRIPT";
+
+/// An error code that clients act on by themselves, and what they do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reserved {
+    /// The code: `MOVED`.
+    pub code: &'static str,
+    /// What clients do when they read it, for messages that say the code
+    /// belongs to the server.
+    pub reason: &'static str,
+}
+
+/// The codes clients act on by themselves: a script replying with one
+/// would be sent again, and a script that writes would run twice.
+pub const RESERVED: &[Reserved] = &[
+    Reserved {
+        code: NOSCRIPT,
+        reason: "clients read it as \"the server has not cached this script\" and send the script again with EVAL",
+    },
+    Reserved {
+        code: "MOVED",
+        reason: "the redis-rs cluster connection follows it as a redirect and sends the script again",
+    },
+    Reserved {
+        code: "ASK",
+        reason: "the redis-rs cluster connection follows it as a redirect and sends the script again",
+    },
+    Reserved {
+        code: "TRYAGAIN",
+        reason: "the redis-rs cluster connection waits and sends the script again",
+    },
+    Reserved {
+        code: "CLUSTERDOWN",
+        reason: "the redis-rs cluster connection waits and sends the script again",
+    },
+    Reserved {
+        code: "MASTERDOWN",
+        reason: "the redis-rs cluster connection waits and sends the script again",
+    },
+    Reserved {
+        code: "LOADING",
+        reason: "the redis-rs cluster connection waits and sends the script again",
+    },
+    Reserved {
+        code: "READONLY",
+        reason: "the redis-rs cluster connection refreshes its slot map and sends the script again",
+    },
+];
+
+/// The entry of [`RESERVED`] for `code`, when clients act on it by
+/// themselves. Codes are compared exactly, as clients compare them.
+pub fn reserved(code: &str) -> Option<&'static Reserved> {
+    RESERVED.iter().find(|reserved| reserved.code == code)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_upper_case_words() {
+        for code in ["CONFLICT", "NOT_FOUND", "E2BIG", "RATE-LIMITED", "X", "ERR"] {
+            assert!(is_error_code(code), "{code}");
+        }
+        for word in [
+            "",
+            "conflict",
+            "Conflict",
+            "NOT FOUND",
+            "NOT\tFOUND",
+            "_PRIVATE",
+            "2BIG",
+            "-CONFLICT",
+            "ÉTAT",
+            "CAFÉ",
+        ] {
+            assert!(!is_error_code(word), "{word:?}");
+        }
+    }
+
+    #[test]
+    fn a_reply_splits_at_its_first_space() {
+        assert_eq!(
+            split_error_reply("CONFLICT expected 3 found 4"),
+            ("CONFLICT", "expected 3 found 4")
+        );
+        assert_eq!(split_error_reply("GONE"), ("GONE", ""));
+        assert_eq!(split_error_reply("GONE "), ("GONE", ""));
+        assert_eq!(split_error_reply("A  two spaces"), ("A", " two spaces"));
+        assert_eq!(split_error_reply("-CONFLICT now"), ("CONFLICT", "now"));
+        assert_eq!(
+            split_error_reply("TAB\tis not a separator"),
+            ("TAB\tis", "not a separator")
+        );
+        assert_eq!(split_error_reply("lower case"), ("lower", "case"));
+        assert_eq!(split_error_reply(""), ("", ""));
+    }
+
+    #[test]
+    fn reserved_codes_are_codes_with_reasons() {
+        for entry in RESERVED {
+            assert!(is_error_code(entry.code), "{}", entry.code);
+            assert!(!entry.reason.is_empty(), "{}", entry.code);
+            assert_eq!(reserved(entry.code), Some(entry));
+        }
+        assert_eq!(reserved(NOSCRIPT).map(|entry| entry.code), Some("NOSCRIPT"));
+        assert_eq!(reserved("CONFLICT"), None);
+        assert_eq!(reserved("moved"), None);
+    }
+}
