@@ -37,6 +37,29 @@ const MULTI_VALUED: &[(&str, Option<&str>)] = &[
 ];
 
 impl Analyzer<'_> {
+    /// The message `redis.error_reply(message)` sends. Redis takes the
+    /// first word as the error code only when a message follows it; a
+    /// single word gets the generic code: `redis.error_reply('GONE')`
+    /// reaches the client as `ERR GONE`.
+    fn error_reply_as_sent(&mut self, message: &Value, span: Span) -> Value {
+        let Value::Str(text) = message else {
+            return message.clone();
+        };
+        let word = text.strip_prefix('-').unwrap_or(text);
+        if word.contains(' ') {
+            return message.clone();
+        }
+        self.diagnostics.push(span.note(
+            format!(
+                "`redis.error_reply('{text}')` reaches the client as `ERR {word}`: Redis reads the first word as the error code only when a message follows it"
+            ),
+            format!(
+                "to reply with the code {word}, add a message (`redis.error_reply('{word} <message>')`) or return `{{err = '{word}'}}`"
+            ),
+        ));
+        Value::Str(format!("ERR {word}"))
+    }
+
     /// Evaluates a call of `callee` and returns what it yields.
     pub fn call(&mut self, callee: Value, arguments: &FunctionArgs, span: Span) -> Value {
         let operands = self.eval_arguments(arguments, span);
@@ -75,12 +98,11 @@ impl Analyzer<'_> {
             }
             ("redis", Some("error_reply")) => {
                 let message_span = operands.first().map_or(span, |operand| operand.span);
-                self.error_codes.record(
-                    first.unwrap_or(&Value::Unknown),
-                    message_span,
-                    &mut self.diagnostics,
-                );
-                Value::Reply(Reply::Error(first.and_then(error_code)))
+                let sent = first.map(|message| self.error_reply_as_sent(message, message_span));
+                let sent = sent.as_ref().unwrap_or(&Value::Unknown);
+                self.error_codes
+                    .record(sent, message_span, &mut self.diagnostics);
+                Value::Reply(Reply::Error(error_code(sent)))
             }
             // The error of a protected `redis.call` is a command's reply.
             ("pcall" | "xpcall", None) => {

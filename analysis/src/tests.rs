@@ -492,6 +492,34 @@ fn global_writes_are_refused() {
 }
 
 #[test]
+fn a_one_word_error_reply_is_sent_with_the_generic_code() {
+    let analysis = analyze(
+        "if redis.call('EXISTS', KEYS[1]) == 0 then return redis.error_reply('GONE') end\nreturn redis.error_reply('-EXPIRED since ' .. ARGV[1])",
+        &signature(1, 1),
+    );
+    assert!(analysis.errors().next().is_none());
+    let notes: Vec<&str> = analysis
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity == Severity::Note)
+        .map(|d| d.message.as_str())
+        .collect();
+    assert_eq!(
+        notes,
+        [
+            "`redis.error_reply('GONE')` reaches the client as `ERR GONE`: Redis reads the first word as the error code only when a message follows it"
+        ]
+    );
+    let codes: Vec<&str> = analysis
+        .error_codes
+        .codes
+        .iter()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(codes, ["ERR", "EXPIRED"]);
+}
+
+#[test]
 fn a_refused_global_is_reported_once() {
     assert_eq!(
         error_messages(

@@ -9,7 +9,7 @@
 //! enum VersionError {
 //!     /// `redis.error_reply('CONFLICT expected 3 found 4')`
 //!     Conflict { expected: u64, found: u64 },
-//!     /// `redis.error_reply('GONE')`
+//!     /// `redis.error_reply('GONE the document was deleted')`
 //!     #[error_code("GONE")]
 //!     Deleted,
 //! }
