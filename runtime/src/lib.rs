@@ -86,8 +86,7 @@ pub mod __private_v1 {
     pub use crate::checked::{Decodable, Encodable, Probe, Undecodable, Unencodable};
     pub use crate::decode::{
         ReplyTag, ReplyTagOwned, error_field, error_fields, error_message, error_optional,
-        error_words, reply_array, reply_array_owned, reply_element, reply_next, reply_tag,
-        reply_tag_owned,
+        error_words, reply_array, reply_array_owned, reply_tag, reply_tag_owned,
     };
     pub use crate::script::{new_script, returned_errors};
     pub use crate::shape::{
