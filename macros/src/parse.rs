@@ -392,12 +392,9 @@ fn parse_signature(
 }
 
 fn parse_param(input: &FnArg, errors: &mut Errors) -> Option<Param> {
-    let typed = match input {
-        FnArg::Typed(typed) => typed,
-        FnArg::Receiver(receiver) => {
-            errors.push(syn::Error::new(receiver.self_token.span(), IMPL_BLOCK));
-            return None;
-        }
+    // A receiver never gets here: `parse_signature` rejects it first.
+    let FnArg::Typed(typed) = input else {
+        return None;
     };
     let Pat::Ident(pattern) = &*typed.pat else {
         errors.push(syn::Error::new(
