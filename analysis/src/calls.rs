@@ -4,6 +4,7 @@
 
 use full_moon::ast::FunctionArgs;
 
+use super::sandbox::Environment;
 use super::commands::{self, Command, CommandEntry, Resolved};
 use super::error_codes::error_code;
 use super::span::Span;
@@ -112,6 +113,19 @@ impl Analyzer<'_> {
             // Their results may carry an `err` field from run-time data.
             ("rawset", None) | ("cjson", Some("decode")) | ("cmsgpack", Some("unpack")) => {
                 self.error_codes.forwards_unknown();
+                Value::Unknown
+            }
+            ("redis", Some("register_function")) => {
+                let understood = self
+                    .context
+                    .plan
+                    .is_some_and(|plan| plan.register_calls.contains(&span.offset));
+                if !understood {
+                    self.diagnostics.push(span.error(
+                        "`redis.register_function` must be called as a statement at the top level of the library, so that the registered functions can be checked",
+                        "write one `redis.register_function('name', function(keys, args) … end)` line per function, outside any function, loop or condition",
+                    ));
+                }
                 Value::Unknown
             }
             ("redis", Some("status_reply")) => Value::Reply(Reply::Status(
@@ -290,11 +304,23 @@ impl Analyzer<'_> {
                 .first()
                 .map(|candidate| display(candidate.command.name))
                 .unwrap_or_default();
+            let in_function = self.context.environment == Environment::FunctionCall;
+            let (declares, remedy) = if in_function {
+                (
+                    "the function is registered with `flags = {'no-writes'}`",
+                    "remove `no-writes` from the function's flags, or move the write to another function",
+                )
+            } else {
+                (
+                    "the script declares `#!lua flags=no-writes`",
+                    "remove `no-writes` from the shebang, or move the write to another script",
+                )
+            };
             self.diagnostics.push(name_span.error(
                 format!(
-                    "`{name}` is a write command, but the script declares `#!lua flags=no-writes`: Redis refuses it (Write commands are not allowed from read-only scripts)"
+                    "`{name}` is a write command, but {declares}: Redis refuses it (Write commands are not allowed from read-only scripts)"
                 ),
-                "remove `no-writes` from the shebang, or move the write to another script",
+                remedy,
             ));
         }
         // A trailing call or `...` passes an unknown number of arguments.
@@ -548,11 +574,19 @@ impl Analyzer<'_> {
                 continue;
             };
             let shown = self.quote(operand.span, "this argument");
+            let keys = self.context.tables[0];
+            let (routed, opt_out) = if self.context.environment == Environment::FunctionCall {
+                ("the call by its keys", "the function's `flags = {'allow-cross-slot-keys'}`")
+            } else {
+                ("the script by KEYS", "`#!lua flags=allow-cross-slot-keys`")
+            };
             self.diagnostics.push(operand.span.error(
                 format!(
-                    "key argument `{shown}` of `{name}` does not come from KEYS ({what}): Redis Cluster routes the script by KEYS only, so this key may live on another node"
+                    "key argument `{shown}` of `{name}` does not come from {keys} ({what}): Redis Cluster routes {routed} only, so this key may live on another node"
                 ),
-                "pass the key in KEYS (declare it as a key parameter), or opt out with `#!lua flags=allow-cross-slot-keys` or the attribute's `dynamic_keys`",
+                format!(
+                    "pass the key in {keys} (declare it as a key parameter), or opt out with {opt_out} or the attribute's `dynamic_keys`"
+                ),
             ));
         }
     }

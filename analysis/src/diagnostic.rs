@@ -28,6 +28,10 @@ pub struct Diagnostic {
     /// The declared parameter the finding is about, so that a declaration
     /// with named parameters can point at the name rather than the script.
     pub parameter: Option<crate::Parameter>,
+    /// In a library, the declared function the finding is about (its
+    /// index among the declarations), so that the declaration can point
+    /// at that function.
+    pub function: Option<usize>,
 }
 
 impl Diagnostic {
@@ -41,6 +45,7 @@ impl Diagnostic {
             message: message.into(),
             hint: None,
             parameter: None,
+            function: None,
         }
     }
 

@@ -38,6 +38,7 @@ impl MissingMembers {
             library,
             member,
             span,
+            environment,
         } = missing;
         if self
             .untested
@@ -50,7 +51,7 @@ impl MissingMembers {
             format!(
                 "`{library}.{member}` does not exist: the `{library}` library has no member `{member}`, so this reads nil"
             ),
-            replacement_hint(library, member).unwrap_or_else(|| {
+            replacement_hint(*environment, library, member).unwrap_or_else(|| {
                 format!(
                     "to test whether it exists, write `if {library}.{member} then … end` or `{library}.{member} or fallback`"
                 )
@@ -90,7 +91,19 @@ impl MissingMembers {
 
 /// What to write instead of a library member that does not exist: the
 /// Lua 5.1 spelling of a newer Lua's member, or a near miss.
-fn replacement_hint(library: &str, member: &str) -> Option<String> {
+fn replacement_hint(
+    environment: sandbox::Environment,
+    library: &str,
+    member: &str,
+) -> Option<String> {
+    if matches!(library, "redis" | "server") && member == "register_function" {
+        return Some(match environment {
+            sandbox::Environment::FunctionCall => format!(
+                "register functions at the top level of the library file: `{library}.register_function` exists only while FUNCTION LOAD runs it"
+            ),
+            _ => "`register_function` exists only in function libraries (files starting with `#!lua name=…`, loaded with FUNCTION LOAD): declare such a file with `#[redis_library]`".to_string(),
+        });
+    }
     if let Some(hint) = absent_hint(library, Some(member)) {
         return Some(hint.to_string());
     }
@@ -102,7 +115,7 @@ fn replacement_hint(library: &str, member: &str) -> Option<String> {
         ("table", "move") => "copy the elements in a loop",
         ("string", "pack" | "unpack") => "use the `struct` library: `struct.pack`, `struct.unpack`",
         _ => {
-            return sandbox::suggest_member(library, member)
+            return environment.suggest_member(library, member)
                 .map(|near| format!("did you mean `{library}.{near}`?"));
         }
     };
@@ -144,9 +157,9 @@ fn hazard_hint(name: &str) -> &'static str {
 }
 
 /// The global's names and the visible locals, for suggestions.
-fn known_names(locals: Vec<&str>) -> Vec<&str> {
+fn known_names(environment: sandbox::Environment, locals: Vec<&str>) -> Vec<&str> {
     let mut names = locals;
-    for global in sandbox::GLOBALS {
+    for global in environment.globals() {
         if !global.name.starts_with("__") {
             names.push(global.name);
         }
@@ -169,14 +182,16 @@ impl Analyzer<'_> {
     }
 
     fn global_read(&mut self, name: &str, span: Span, next_member: Option<&str>) -> Value {
-        let presence = sandbox::global(name)
+        let environment = self.context.environment;
+        let presence = environment
+            .global(name)
             .map(|global| sandbox::presence(global.releases, &self.context.signature.target));
         if let Some(Presence::Missing { elsewhere }) = presence {
             let diagnostic = self.not_on_target(name, elsewhere, span);
             self.diagnostics.push(diagnostic);
             return Value::Unknown;
         }
-        match sandbox::global(name).map(|global| global.kind) {
+        match environment.global(name).map(|global| global.kind) {
             Some(GlobalKind::ScriptArguments) if name == "KEYS" => Value::Params(Param::Keys),
             Some(GlobalKind::ScriptArguments) => Value::Params(Param::Argv),
             Some(_) => {
@@ -226,6 +241,28 @@ impl Analyzer<'_> {
         span: Span,
         next_member: Option<&str>,
     ) -> super::Diagnostic {
+        match self.context.environment {
+            sandbox::Environment::LibraryLoad if sandbox::global(name).is_some() => {
+                return not_while_loading(name, name, span);
+            }
+            sandbox::Environment::FunctionCall if matches!(name, "KEYS" | "ARGV") => {
+                let (parameter, example) = if name == "KEYS" {
+                    ("first", "keys[1]")
+                } else {
+                    ("second", "args[1]")
+                };
+                return span.error(
+                    format!(
+                        "`{name}` is not defined in a function: Redis fails with \"Script attempted to access nonexistent global variable '{name}'\""
+                    ),
+                    format!(
+                        "a function receives its {} as its callback's {parameter} parameter: `function(keys, args) … {example} … end`",
+                        if name == "KEYS" { "keys" } else { "arguments" }
+                    ),
+                );
+            }
+            _ => {}
+        }
         if let Some(absent) = sandbox::absent(name) {
             let hint = absent_hint(name, next_member).unwrap_or(absent.reason);
             return span.error(
@@ -242,11 +279,12 @@ impl Analyzer<'_> {
     }
 
     fn undefined_hint(&self, name: &str, next_member: Option<&str>) -> String {
-        let candidates = known_names(self.scopes.visible_names());
+        let environment = self.context.environment;
+        let candidates = known_names(environment, self.scopes.visible_names());
         match suggest::closest(name, candidates) {
             Some(near) => {
                 let with_member = next_member
-                    .filter(|member| sandbox::member(near, member).is_some())
+                    .filter(|member| environment.member(near, member).is_some())
                     .map(|member| format!("{near}.{member}"));
                 format!("did you mean `{}`?", with_member.as_deref().unwrap_or(near))
             }
@@ -290,7 +328,8 @@ impl Analyzer<'_> {
         else {
             return Value::Unknown;
         };
-        let Some(library) = sandbox::global(&global) else {
+        let environment = self.context.environment;
+        let Some(library) = environment.global(&global) else {
             return Value::Unknown;
         };
         match library.kind {
@@ -298,7 +337,7 @@ impl Analyzer<'_> {
             GlobalKind::Library(_) => {}
             _ => return Value::Unknown,
         }
-        if let Some(found) = library.member(member) {
+        if let Some(found) = environment.member(&global, member) {
             if let Presence::Missing { elsewhere } =
                 sandbox::presence(found.releases, &self.context.signature.target)
             {
@@ -315,10 +354,16 @@ impl Analyzer<'_> {
             }
             return Value::builtin(&global, Some(member));
         }
+        if environment == sandbox::Environment::LibraryLoad {
+            self.diagnostics
+                .push(not_while_loading(&format!("{global}.{member}"), member, span));
+            return Value::Unknown;
+        }
         let missing = MissingMember {
             library: global,
             member: member.to_string(),
             span,
+            environment,
         };
         self.missing.read(&missing);
         Value::Missing(missing)
@@ -341,7 +386,10 @@ impl Analyzer<'_> {
             return;
         }
         let MissingMember {
-            library, member, ..
+            library,
+            member,
+            environment,
+            ..
         } = missing;
         let (verb, lua_error) = match usage {
             MissingUse::Call => ("calling", "call"),
@@ -351,7 +399,7 @@ impl Analyzer<'_> {
             format!(
                 "`{library}.{member}` does not exist: the `{library}` library has no member `{member}`, so {verb} it fails with \"attempt to {lua_error} field '{member}' (a nil value)\""
             ),
-            replacement_hint(library, member).unwrap_or_else(|| {
+            replacement_hint(*environment, library, member).unwrap_or_else(|| {
                 format!("see the Redis Lua API reference for what `{library}` offers")
             }),
         ));
@@ -467,7 +515,7 @@ impl Analyzer<'_> {
         else {
             return;
         };
-        let is_table = sandbox::global(global).is_some_and(|global| {
+        let is_table = self.context.environment.global(global).is_some_and(|global| {
             matches!(
                 global.kind,
                 GlobalKind::GlobalTable | GlobalKind::Library(_)
@@ -491,4 +539,15 @@ fn string_text(token: &TokenReference) -> Option<&str> {
         TokenType::StringLiteral { literal, .. } => Some(literal.as_str()),
         _ => None,
     }
+}
+
+/// A name the top level of a library reads that exists only when its
+/// functions run.
+fn not_while_loading(shown: &str, name: &str, span: Span) -> Diagnostic {
+    span.error(
+        format!(
+            "`{shown}` is not available while the library loads: FUNCTION LOAD fails with \"Script attempted to access nonexistent global variable '{name}'\""
+        ),
+        "the top level of a library only registers functions: it sees `redis.register_function`, `redis.log`, the `redis.LOG_*` levels and the server version; move this code into a function's callback",
+    )
 }

@@ -32,6 +32,7 @@ mod diagnostic;
 mod error_codes;
 mod globals;
 mod header;
+mod library;
 mod params;
 mod returns;
 pub mod sandbox;
@@ -46,6 +47,8 @@ mod value;
 mod walker;
 
 #[cfg(test)]
+mod library_tests;
+#[cfg(test)]
 mod proptests;
 #[cfg(test)]
 mod target_checks;
@@ -55,6 +58,9 @@ mod tests;
 pub use declared::{DeclarationError, DeclaredCommands};
 pub use diagnostic::{Diagnostic, Severity};
 pub use header::{Header, ParamDoc};
+pub use library::{
+    DeclaredFunction, LibraryAnalysis, LibrarySignature, RegisteredFunction, analyze_library,
+};
 pub use shebang::ScriptFlags;
 pub use target::{Target, TargetError, TargetScope};
 
@@ -218,29 +224,38 @@ pub enum ValueKind {
 ///
 /// Never panics; every problem becomes a [`Diagnostic`].
 pub fn analyze(source: &str, signature: &Signature) -> Analysis {
-    // The parser recurses once per nesting level and, in the unoptimised
-    // builds proc macros get, needs far more stack per level than a
-    // compiler thread may have left. Real scripts nest a handful of levels:
-    // they run here. Deeper ones (the nesting is capped, see `syntax`) run
-    // on a thread with room for the cap; spawning it costs milliseconds.
     let prepared = syntax::Prepared::new(source);
+    guarded(&prepared, internal_error, || {
+        analyze_here(source, &prepared, signature)
+    })
+}
+
+/// Runs an analysis so that it never takes the compiler down. The parser
+/// recurses once per nesting level and, in the unoptimised builds proc
+/// macros get, needs far more stack per level than a compiler thread may
+/// have left. Real scripts nest a handful of levels: they run here. Deeper
+/// ones (the nesting is capped, see `syntax`) run on a thread with room for
+/// the cap; spawning it costs milliseconds.
+fn guarded<T: Send>(
+    prepared: &syntax::Prepared,
+    on_panic: fn() -> T,
+    run: impl Fn() -> T + Send + Sync,
+) -> T {
     if prepared.depth() <= SHALLOW_NESTING {
-        return std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            analyze_here(source, &prepared, signature)
-        }))
-        .unwrap_or_else(|_panic| internal_error());
+        return std::panic::catch_unwind(std::panic::AssertUnwindSafe(&run))
+            .unwrap_or_else(|_panic| on_panic());
     }
     let outcome = std::thread::scope(|scope| {
         std::thread::Builder::new()
             .name("redis-script-lua-analysis".into())
             .stack_size(ANALYSIS_STACK_BYTES)
-            .spawn_scoped(scope, || analyze_here(source, &prepared, signature))
+            .spawn_scoped(scope, &run)
             .map(|handle| handle.join())
     });
     match outcome {
-        Ok(Ok(analysis)) => analysis,
-        Ok(Err(_panic)) => internal_error(),
-        Err(_no_thread) => analyze_here(source, &prepared, signature),
+        Ok(Ok(result)) => result,
+        Ok(Err(_panic)) => on_panic(),
+        Err(_no_thread) => run(),
     }
 }
 
@@ -255,21 +270,29 @@ pub const INTERNAL_ERROR: &str = "internal error in the Lua analysis";
 
 fn internal_error() -> Analysis {
     Analysis {
-        diagnostics: vec![
-            Diagnostic::error(
-                1,
-                1,
-                1,
-                format!("{INTERNAL_ERROR}: it stopped on this script"),
-            )
-            .with_hint("please report this script to the redis-script maintainers"),
-        ],
+        diagnostics: vec![internal_error_diagnostic()],
         ..Analysis::default()
     }
 }
 
+fn internal_error_diagnostic() -> Diagnostic {
+    Diagnostic::error(
+        1,
+        1,
+        1,
+        format!("{INTERNAL_ERROR}: it stopped on this script"),
+    )
+    .with_hint("please report this script to the redis-script maintainers")
+}
+
 fn analyze_here(source: &str, prepared: &syntax::Prepared, signature: &Signature) -> Analysis {
     let flags_result = shebang::parse(source);
+    if let Some(name) = &flags_result.library_name {
+        return Analysis {
+            diagnostics: vec![library::given_as_script(source, name)],
+            ..Analysis::default()
+        };
+    }
     let header = header::parse(source);
     let mut diagnostics = flags_result.diagnostics;
     let flags = flags_result.flags;
@@ -294,12 +317,18 @@ fn analyze_here(source: &str, prepared: &syntax::Prepared, signature: &Signature
             analysis.read_only = flags.no_writes;
         }
     }
+    analysis.diagnostics = finish_diagnostics(source, diagnostics);
+    analysis
+}
+
+/// Keeps every position inside the source, sorts by position and drops
+/// duplicates (a callback registered twice is walked twice).
+fn finish_diagnostics(source: &str, mut diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
     let end = diagnostic::SourceEnd::of(source);
     for diagnostic in &mut diagnostics {
         diagnostic.keep_within(&end);
     }
     diagnostics.sort_by_key(|diagnostic| (diagnostic.line, diagnostic.column));
     diagnostics.dedup();
-    analysis.diagnostics = diagnostics;
-    analysis
+    diagnostics
 }

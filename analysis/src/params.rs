@@ -36,13 +36,15 @@ impl ParamUsage {
 
 /// What the signature declares for one table.
 #[derive(Debug, Clone, Copy)]
-struct Declared {
+struct Declared<'a> {
     param: Param,
     fixed: usize,
     variadic: bool,
+    /// What the code calls the table: `KEYS`, or a function's `keys`.
+    table: &'a str,
 }
 
-impl Declared {
+impl<'a> Declared<'a> {
     fn noun(self) -> &'static str {
         match self.param {
             Param::Keys => "key",
@@ -50,8 +52,8 @@ impl Declared {
         }
     }
 
-    fn table(self) -> &'static str {
-        self.param.table()
+    fn table(self) -> &'a str {
+        self.table
     }
 
     /// The command-line checker's option for this count.
@@ -63,19 +65,22 @@ impl Declared {
     }
 }
 
-impl Analyzer<'_> {
-    fn declared(&self, param: Param) -> Declared {
+impl<'a> Analyzer<'a> {
+    fn declared(&self, param: Param) -> Declared<'a> {
         let signature = self.context.signature;
+        let [keys, argv] = self.context.tables;
         match param {
             Param::Keys => Declared {
                 param,
                 fixed: signature.keys,
                 variadic: signature.variadic_keys,
+                table: keys,
             },
             Param::Argv => Declared {
                 param,
                 fixed: signature.args,
                 variadic: signature.variadic_args,
+                table: argv,
             },
         }
     }
@@ -103,7 +108,7 @@ impl Analyzer<'_> {
         element
     }
 
-    fn push_never_set(&mut self, declared: Declared, span: Span, literal: i64) {
+    fn push_never_set(&mut self, declared: Declared<'_>, span: Span, literal: i64) {
         let table = declared.table();
         self.diagnostics.push(span.error(
             format!("`{table}[{literal}]` is always nil: Lua arrays start at 1"),
@@ -111,7 +116,7 @@ impl Analyzer<'_> {
         ));
     }
 
-    fn read_literal(&mut self, declared: Declared, literal: i64, span: Span) {
+    fn read_literal(&mut self, declared: Declared<'_>, literal: i64, span: Span) {
         let within = usize::try_from(literal).is_ok_and(|index| index <= declared.fixed);
         let usage = self.params.of(declared.param);
         usage.literal.insert(literal);
@@ -172,7 +177,7 @@ impl Analyzer<'_> {
         findings
     }
 
-    fn unused(&self, declared: Declared, usage: &TableUsage) -> Vec<Diagnostic> {
+    fn unused(&self, declared: Declared<'_>, usage: &TableUsage) -> Vec<Diagnostic> {
         let table = declared.table();
         let noun = declared.noun();
         let signature = self.context.signature;
@@ -229,7 +234,7 @@ impl Analyzer<'_> {
     }
 }
 
-fn unread_slice(declared: Declared, declared_by: DeclaredBy) -> Diagnostic {
+fn unread_slice(declared: Declared<'_>, declared_by: DeclaredBy) -> Diagnostic {
     let table = declared.table();
     let noun = declared.noun();
     let next = declared.fixed + 1;

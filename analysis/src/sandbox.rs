@@ -20,9 +20,65 @@
 use super::suggest::closest;
 use super::target::{ReleaseSet, Target};
 
+mod provisional;
 mod table;
 
 pub use table::GLOBALS;
+
+/// Where Lua code runs: each place sees different globals.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum Environment {
+    /// A script run by `EVAL`/`EVALSHA`: `KEYS`, `ARGV` and the full API.
+    #[default]
+    Eval,
+    /// A function of a library while `FCALL` runs it: the `EVAL` globals
+    /// without `KEYS`/`ARGV` (keys and arguments are the callback's
+    /// parameters), and a `redis` table without `register_function`.
+    FunctionCall,
+    /// The top level of a library while `FUNCTION LOAD` runs it: only a
+    /// small `redis` table (`register_function`, `log`, the log levels and
+    /// the server version); no standard library, no commands.
+    LibraryLoad,
+}
+
+impl Environment {
+    /// Every global some release defines here, sorted by name.
+    pub fn globals(self) -> &'static [Global] {
+        match self {
+            Environment::Eval => GLOBALS,
+            Environment::FunctionCall => provisional::FUNCTION_GLOBALS,
+            Environment::LibraryLoad => provisional::LOAD_GLOBALS,
+        }
+    }
+
+    /// The global `name` here, on some release.
+    pub fn global(self, name: &str) -> Option<&'static Global> {
+        let globals = self.globals();
+        let index = globals
+            .binary_search_by(|global| global.name.cmp(name))
+            .ok()?;
+        let global = globals.get(index)?;
+        let provisional_absent =
+            self == Environment::FunctionCall && global.kind == GlobalKind::ScriptArguments;
+        (!provisional_absent).then_some(global)
+    }
+
+    /// The member `name` of the library table `library` here.
+    pub fn member(self, library: &str, name: &str) -> Option<&'static Member> {
+        let provisional_absent = self == Environment::FunctionCall
+            && matches!(name, "breakpoint" | "debug" | "replicate_commands");
+        if provisional_absent {
+            return None;
+        }
+        self.global(library)?.member(name)
+    }
+
+    /// The closest member of `library` to `name` here (see [`closest`]).
+    pub fn suggest_member(self, library: &str, name: &str) -> Option<&'static str> {
+        let members = self.global(library)?.members();
+        closest(name, members.iter().map(|member| member.name))
+    }
+}
 
 /// A Lua 5.1 value type, as `type()` names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -131,10 +187,7 @@ pub fn presence(releases: ReleaseSet, target: &Target) -> Presence {
 /// The global `name` of an `EVAL` script on some release (case-sensitive,
 /// as Lua is); see [`presence`] for a target.
 pub fn global(name: &str) -> Option<&'static Global> {
-    let index = GLOBALS
-        .binary_search_by(|global| global.name.cmp(name))
-        .ok()?;
-    GLOBALS.get(index)
+    Environment::Eval.global(name)
 }
 
 /// The member `name` of the library table `library` (`member("redis",
@@ -159,8 +212,7 @@ pub fn suggest_global(name: &str) -> Option<&'static str> {
 /// The closest member of the library table `library` to `name`, like
 /// [`suggest_global`]: `suggest_member("redis", "cal")` is `call`.
 pub fn suggest_member(library: &str, name: &str) -> Option<&'static str> {
-    let members = global(library)?.members();
-    closest(name, members.iter().map(|member| member.name))
+    Environment::Eval.suggest_member(library, name)
 }
 
 /// A global every Lua 5.1 programmer knows that a Redis script does not

@@ -3,8 +3,8 @@
 use super::diagnostic::Diagnostic;
 use super::suggest;
 
-/// The flags `#!lua flags=...` accepts (Redis 7).
-const SHEBANG_FLAGS: &[&str] = &[
+/// The flags `#!lua flags=...` (and a function's `flags` table) accepts.
+pub(crate) const FLAGS: &[&str] = &[
     "no-writes",
     "allow-oom",
     "allow-stale",
@@ -25,7 +25,8 @@ pub struct ScriptFlags {
 }
 
 impl ScriptFlags {
-    fn set(&mut self, flag: &str) -> bool {
+    /// Sets `flag`; false when there is no such flag.
+    pub(crate) fn set(&mut self, flag: &str) -> bool {
         let field = match flag {
             "no-writes" => &mut self.no_writes,
             "allow-oom" => &mut self.allow_oom,
@@ -43,6 +44,8 @@ impl ScriptFlags {
 #[derive(Debug, Default)]
 pub(crate) struct Parsed {
     pub flags: ScriptFlags,
+    /// `name=…`: the file is a function library, not a script.
+    pub library_name: Option<String>,
     pub diagnostics: Vec<Diagnostic>,
 }
 
@@ -117,16 +120,8 @@ fn read_option(word: &Word<'_>, parsed: &mut Parsed) {
             }
             column += width + 1;
         }
-    } else if word.text.starts_with("name=") {
-        parsed.diagnostics.push(
-            Diagnostic::error(
-                1,
-                word.column,
-                word.width(),
-                "`name=` in the shebang is only valid for FUNCTION LOAD libraries, not for scripts run with EVAL",
-            )
-            .with_hint("remove `name=…`; the Rust function already names the script"),
-        );
+    } else if let Some(name) = word.text.strip_prefix("name=") {
+        parsed.library_name = Some(name.to_string());
     } else {
         parsed.diagnostics.push(
             Diagnostic::error(
@@ -141,6 +136,59 @@ fn read_option(word: &Word<'_>, parsed: &mut Parsed) {
             .with_hint("a script shebang accepts only `flags=` followed by comma-separated flags"),
         );
     }
+}
+
+/// A library's first line: `#!lua name=<library>`, nothing else.
+#[derive(Debug, Default)]
+pub(crate) struct LibraryLine {
+    pub name: Option<String>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// Reads a library's shebang the way FUNCTION LOAD does; `None` when the
+/// file has no shebang (then it is no library at all).
+pub(crate) fn parse_library(source: &str) -> Option<LibraryLine> {
+    let line = source.lines().next()?.strip_prefix("#!")?;
+    let mut parsed = LibraryLine::default();
+    let mut words = split_words(line, 3);
+    match words.next() {
+        None => parsed.diagnostics.push(missing_engine()),
+        Some(engine) if engine.text != "lua" => parsed.diagnostics.push(unknown_engine(&engine)),
+        Some(_) => {}
+    }
+    let mut names_library = false;
+    for word in words {
+        names_library |= word.text.starts_with("name=");
+        match word.text.strip_prefix("name=") {
+            Some(name) if !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') => {
+                parsed.name = Some(name.to_string());
+            }
+            Some(name) => parsed.diagnostics.push(
+                Diagnostic::error(1, word.column, word.width(), format!(
+                    "`{name}` is not a valid library name: FUNCTION LOAD fails with \"Library names can only contain letters, numbers, or underscores(_) and must be at least one character long\""
+                ))
+                .with_hint("use letters, digits and `_` only, e.g. `name=quota_lib`"),
+            ),
+            None => parsed.diagnostics.push(
+                Diagnostic::error(1, word.column, word.width(), format!(
+                    "`{}` is not valid in a library's first line: FUNCTION LOAD fails with \"Invalid metadata value given: {}\"",
+                    word.text, word.text
+                ))
+                .with_hint(if word.text.starts_with("flags=") {
+                    "a library's first line takes only `name=`; give each function its flags where it is registered: `redis.register_function{function_name = …, callback = …, flags = {'no-writes'}}`"
+                } else {
+                    "a library's first line takes only `name=`: `#!lua name=my_library`"
+                }),
+            ),
+        }
+    }
+    if !names_library {
+        parsed.diagnostics.push(
+            Diagnostic::error(1, 1, line.chars().count() + 2, "the library's first line gives no name: FUNCTION LOAD fails with \"Library name was not given\"")
+                .with_hint("name the library: `#!lua name=my_library`"),
+        );
+    }
+    Some(parsed)
 }
 
 fn missing_engine() -> Diagnostic {
@@ -167,7 +215,7 @@ fn unknown_engine(engine: &Word<'_>) -> Diagnostic {
 }
 
 fn unknown_flag(flag: &str, column: usize, width: usize) -> Diagnostic {
-    let allowed = SHEBANG_FLAGS;
+    let allowed = FLAGS;
     let list = allowed.join(", ");
     let hint = match suggest::closest(flag, allowed.iter().copied()) {
         Some(near) => format!("did you mean `{near}`? allowed flags: {list}"),

@@ -918,10 +918,7 @@ fn shebang_mistakes() {
             "#!lua name=mylib flags=no-write\nreturn 1",
             &signature(0, 0)
         ),
-        [
-            "1:7+10 `name=` in the shebang is only valid for FUNCTION LOAD libraries, not for scripts run with EVAL",
-            "1:24+8 unknown shebang flag `no-write`: Redis would refuse the script",
-        ]
+        ["1:1+31 this file is a function library (`#!lua name=mylib`), not a script: EVAL refuses `name=`, the library is loaded with FUNCTION LOAD and its functions are called with FCALL"]
     );
     assert_eq!(
         errors("#!lua timeout=5\nreturn 1", &signature(0, 0)),

@@ -10,15 +10,6 @@ pub(crate) enum Param {
     Argv,
 }
 
-impl Param {
-    pub fn table(self) -> &'static str {
-        match self {
-            Param::Keys => "KEYS",
-            Param::Argv => "ARGV",
-        }
-    }
-}
-
 /// What an expression is known to evaluate to.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Value {
@@ -64,6 +55,8 @@ pub(crate) struct MissingMember {
     pub member: String,
     /// Where it is read; identifies the read when it is used later.
     pub span: Span,
+    /// Where the code runs, for the hint.
+    pub environment: crate::sandbox::Environment,
 }
 
 /// A reply table built by the `redis` helpers or by hand.

@@ -12,6 +12,8 @@ use full_moon::tokenizer::{StringLiteralQuoteType, Symbol, TokenReference, Token
 
 use super::diagnostic::Diagnostic;
 use super::error_codes::error_code;
+use super::library::{self, Plan};
+use super::sandbox::Environment;
 use super::globals::{MissingMembers, MissingUse};
 use super::header::Header;
 use super::params::ParamUsage;
@@ -47,13 +49,69 @@ pub(crate) fn run(
         signature,
         flags,
         header,
+        environment: Environment::Eval,
+        tables: ["KEYS", "ARGV"],
+        plan: None,
     };
+    walk_twice(context, ast).finish()
+}
+
+/// The first walk finds the locals assigned again, the second checks.
+fn walk_twice<'a>(context: Context<'a>, ast: &Ast) -> Analyzer<'a> {
     let mut survey = Analyzer::new(context, HashSet::new());
     survey.walk_chunk(ast);
     let reassigned = std::mem::take(&mut survey.reassigned_found);
     let mut analyzer = Analyzer::new(context, reassigned);
     analyzer.walk_chunk(ast);
-    analyzer.finish()
+    analyzer
+}
+
+/// What the walk of a library found: the diagnostics of the whole file and
+/// what each registered function's callback does.
+#[derive(Debug, Default)]
+pub(crate) struct LibraryOutcome {
+    pub diagnostics: Vec<Diagnostic>,
+    /// By registration, in the order of the plan.
+    pub functions: Vec<FunctionOutcome>,
+}
+
+/// What one callback does.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct FunctionOutcome {
+    pub returns: Vec<ReturnSite>,
+    pub may_write: bool,
+    pub error_codes: ErrorCodes,
+}
+
+/// Walks a library: its top level as `FUNCTION LOAD` runs it, each
+/// registered callback as `FCALL` runs it.
+pub(crate) fn run_library(
+    source: &str,
+    ast: &Ast,
+    plan: &Plan,
+    library: &Signature,
+    header: &Header,
+) -> LibraryOutcome {
+    let map = SourceMap::new(source);
+    let flags = ScriptFlags::default();
+    let context = Context {
+        map: &map,
+        signature: library,
+        flags: &flags,
+        header,
+        environment: Environment::LibraryLoad,
+        tables: ["KEYS", "ARGV"],
+        plan: Some(plan),
+    };
+    let mut analyzer = walk_twice(context, ast);
+    let missing = std::mem::take(&mut analyzer.missing);
+    analyzer.diagnostics.extend(missing.into_notes());
+    let mut functions = analyzer.function_outcomes;
+    functions.resize_with(plan.registrations.len(), FunctionOutcome::default);
+    LibraryOutcome {
+        diagnostics: analyzer.diagnostics,
+        functions,
+    }
 }
 
 /// Read-only inputs of one analysis.
@@ -63,6 +121,13 @@ pub(crate) struct Context<'a> {
     pub signature: &'a Signature,
     pub flags: &'a ScriptFlags,
     pub header: &'a Header,
+    /// Which globals the code sees.
+    pub environment: Environment,
+    /// What the code calls its keys and arguments: `KEYS` and `ARGV`, or a
+    /// function's parameters (`keys`, `args`).
+    pub tables: [&'a str; 2],
+    /// The registrations of a library; `None` for a script.
+    pub plan: Option<&'a Plan>,
 }
 
 /// Per-function state: whether `...` is allowed.
@@ -99,6 +164,11 @@ pub(crate) struct Analyzer<'a> {
     /// Globals the script tried to create: already reported, so reading
     /// them later is not reported again.
     pub refused_globals: HashSet<String>,
+    /// In a library: what each registered callback does, by registration.
+    function_outcomes: Vec<FunctionOutcome>,
+    /// How many functions enclose the code whose `return` is the reply:
+    /// none for a script, the callback for a library function.
+    reply_depth: usize,
     functions: Vec<Function>,
     depth: usize,
     too_deep: bool,
@@ -116,6 +186,8 @@ impl<'a> Analyzer<'a> {
             params: ParamUsage::default(),
             missing: MissingMembers::default(),
             refused_globals: HashSet::new(),
+            function_outcomes: Vec::new(),
+            reply_depth: 0,
             reassigned_found: HashSet::new(),
             raised: false,
             last_call_many: false,
@@ -130,11 +202,7 @@ impl<'a> Analyzer<'a> {
         self.diagnostics.extend(findings);
         let missing = std::mem::take(&mut self.missing);
         self.diagnostics.extend(missing.into_notes());
-        // Source order, with falling off the end last.
-        self.returns.sort_by_key(|site| {
-            let falls_off = site.shape == ReturnShape::FallsOffEnd;
-            (falls_off, site.line, site.column)
-        });
+        sort_returns(&mut self.returns);
         Outcome {
             diagnostics: self.diagnostics,
             returns: self.returns,
@@ -155,8 +223,10 @@ impl<'a> Analyzer<'a> {
             .unwrap_or_else(|| fallback.to_string())
     }
 
+    /// True where a `return` is the reply: the script's main chunk, or
+    /// the body of a library function's callback.
     pub fn in_main_chunk(&self) -> bool {
-        self.functions.is_empty()
+        self.functions.len() == self.reply_depth
     }
 
     /// Guards the recursion: past the limit the subtree is skipped. The
@@ -184,7 +254,8 @@ impl<'a> Analyzer<'a> {
 
     fn walk_chunk(&mut self, ast: &Ast) {
         let terminates = self.walk_block(ast.nodes());
-        if !terminates {
+        // A library's top level registers functions: it is no reply.
+        if !terminates && self.context.plan.is_none() {
             let span = self.end_of_chunk(ast);
             self.returns.push(ReturnSite {
                 line: span.line,
@@ -379,6 +450,20 @@ impl<'a> Analyzer<'a> {
     }
 
     fn walk_function_body(&mut self, body: &FunctionBody, method: Option<&TokenReference>) {
+        let plan = self.context.plan;
+        if let Some(registrations) =
+            plan.and_then(|plan| plan.callbacks.get(&library::callback_offset(body)))
+        {
+            for &registration in registrations {
+                self.walk_callback(body, registration);
+            }
+            return;
+        }
+        // Code in a library's own functions runs when its callbacks call it.
+        let environment = self.context.environment;
+        if plan.is_some() {
+            self.context.environment = Environment::FunctionCall;
+        }
         self.functions.push(Function { vararg: false });
         self.scopes.push();
         if let Some(method) = method {
@@ -401,6 +486,93 @@ impl<'a> Analyzer<'a> {
         self.walk_block(body.block());
         self.scopes.pop();
         self.functions.pop();
+        self.context.environment = environment;
+    }
+
+    /// A registered function's callback: checked as `FCALL` runs it, its
+    /// first parameter standing for KEYS and its second for ARGV, against
+    /// the declaration of that function.
+    fn walk_callback(&mut self, body: &FunctionBody, index: usize) {
+        let Some(registration) = self
+            .context
+            .plan
+            .and_then(|plan| plan.registrations.get(index))
+        else {
+            return;
+        };
+        let outer = self.context;
+        self.context.signature = &registration.signature;
+        self.context.flags = &registration.flags;
+        self.context.environment = Environment::FunctionCall;
+        self.context.tables = [&registration.tables[0], &registration.tables[1]];
+        let outer_state = FunctionOutcome {
+            returns: std::mem::take(&mut self.returns),
+            may_write: std::mem::take(&mut self.may_write),
+            error_codes: std::mem::take(&mut self.error_codes),
+        };
+        let outer_params = std::mem::take(&mut self.params);
+        let outer_reply_depth = self.reply_depth;
+
+        self.functions.push(Function { vararg: false });
+        self.reply_depth = self.functions.len();
+        self.scopes.push();
+        for (position, parameter) in body.parameters().iter().enumerate() {
+            match parameter {
+                Parameter::Name(name) => {
+                    let value = match position {
+                        0 => Value::Params(super::value::Param::Keys),
+                        1 => Value::Params(super::value::Param::Argv),
+                        _ => Value::Unknown,
+                    };
+                    self.scopes.declare(identifier(name), offset(name), value);
+                }
+                Parameter::Ellipsis(_) => {
+                    if let Some(function) = self.functions.last_mut() {
+                        function.vararg = true;
+                    }
+                }
+                _ => {}
+            }
+        }
+        if !self.walk_block(body.block()) {
+            let end = self.span(body.end_token());
+            self.returns.push(ReturnSite {
+                line: end.line,
+                column: end.column,
+                width: end.width,
+                shape: ReturnShape::FallsOffEnd,
+            });
+        }
+        self.scopes.pop();
+        self.functions.pop();
+
+        if registration.declaration.is_some() {
+            for mut finding in self.param_findings() {
+                // About the declaration: placed at the registration.
+                finding.function = registration.declaration;
+                finding.line = registration.span.line;
+                finding.column = registration.span.column;
+                finding.width = registration.span.width;
+                self.diagnostics.push(finding);
+            }
+        }
+        let mut returns = std::mem::replace(&mut self.returns, outer_state.returns);
+        sort_returns(&mut returns);
+        let outcome = FunctionOutcome {
+            returns,
+            may_write: std::mem::replace(&mut self.may_write, outer_state.may_write),
+            error_codes: std::mem::replace(&mut self.error_codes, outer_state.error_codes),
+        };
+        if self.function_outcomes.len() <= index {
+            self.function_outcomes
+                .resize_with(index + 1, FunctionOutcome::default);
+        }
+        if let Some(slot) = self.function_outcomes.get_mut(index) {
+            *slot = outcome;
+        }
+        self.params = outer_params;
+        self.reply_depth = outer_reply_depth;
+        self.context = outer;
     }
 
     fn walk_if(&mut self, statement: &If) -> bool {
@@ -802,6 +974,14 @@ impl<'a> Analyzer<'a> {
     }
 }
 
+/// Source order, with falling off the end last.
+fn sort_returns(returns: &mut [ReturnSite]) {
+    returns.sort_by_key(|site| {
+        let falls_off = site.shape == ReturnShape::FallsOffEnd;
+        (falls_off, site.line, site.column)
+    });
+}
+
 /// True when the loop body has a `break` of its own (not of a nested loop).
 fn breaks_out(block: &Block) -> bool {
     if matches!(block.last_stmt(), Some(LastStmt::Break(_))) {
@@ -845,7 +1025,7 @@ fn number(token: &TokenReference) -> Value {
 
 /// The value of a string literal, read from the source as written (see
 /// `syntax::Prepared::new` for why not from the token).
-fn string_literal(map: &SourceMap<'_>, token: &TokenReference) -> String {
+pub(crate) fn string_literal(map: &SourceMap<'_>, token: &TokenReference) -> String {
     let (start, end) = (token.token().start_position(), token.token().end_position());
     let written = map.text(start.bytes(), end.bytes()).unwrap_or_default();
     match token.token_type() {
