@@ -22,7 +22,7 @@ use super::target::{ReleaseSet, Target};
 
 mod table;
 
-pub use table::GLOBALS;
+pub use table::{FUNCTION_GLOBALS, GLOBALS, LOAD_GLOBALS};
 
 /// A Lua 5.1 value type, as `type()` names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
