@@ -16,6 +16,18 @@ members a script sees. This generator builds that model in three steps:
    * otherwise the server's own command specification files
      (``src/commands/*.json``) at the pinned release tag, read from a bare
      git directory, and its sandbox allow-lists (``src/script_lua.c``);
+   * the Redis Functions environments, stored like the EVAL sandbox:
+     ``function_sandbox``, what a registered function's callback sees while
+     ``FCALL`` runs it, and ``load_sandbox``, what a library's top-level code
+     sees while ``FUNCTION LOAD`` runs it. A live server is probed: the
+     EVAL listing scripts run by a probe library's functions, and, since
+     load-time code has no ``pairs`` (nor anything but the API table), each
+     candidate name read by a library of its own (``probe_load_sandbox``).
+     A release read from source gets its EVAL sandbox changed as the live
+     reference of its server family (``FUNCTION_REFERENCE``) changes its own
+     at call time, and the load-time names ``luaEngineInitEngine``
+     registers in ``src/function_lua.c`` at the tag, typed by the live
+     probes (``load_names``);
    * module commands from each module repository's ``commands.json`` (the
      documentation format: arity and key positions are derived from the
      arguments, see ``module_command``), and their flags from the module's
@@ -37,8 +49,8 @@ members a script sees. This generator builds that model in three steps:
    of the JSON model, then start ``redis-server`` 7.0.15 and
    ``valkey-server`` 8.1.8 and verify the model's view of those releases
    equals what the live servers report (``COMMAND``, ``COMMAND DOCS``, the
-   ``no-writes`` probe and the sandbox probe). This is the CI step: it
-   needs no repository checkout and installs nothing.
+   ``no-writes`` probe, the sandbox probe and both function probes). This
+   is the CI step: it needs no repository checkout and installs nothing.
 
 Usage::
 
@@ -53,7 +65,7 @@ Usage::
 ``--server NAME=PATH`` names a server binary for a live release (default:
 ``redis-server`` on PATH for redis-7.0, ``scripts/ensure-valkey`` for
 valkey-8.1). ``collect --modules-only`` reads only the module repositories
-and keeps every release's commands and sandbox as ``server-model.json``
+and keeps every release's commands and sandboxes as ``server-model.json``
 stores them, for a machine without the live servers; the result is what a
 full ``collect`` writes when those servers report what they reported before.
 Python 3.11, stdlib only.
@@ -102,6 +114,12 @@ CHECKED_LIVE = ["redis-7.0", "valkey-8.1"]
 # The release whose live probe and tag are the reference for the sandboxes
 # read from source: their allow-lists are compared with this tag's.
 SANDBOX_REFERENCE = "redis-7.0"
+
+# Per server family, the live release whose EVAL and function call-time
+# probes give the differences applied to that family's releases read from
+# source (`function_changes`). Every live release of a family must show the
+# same differences, or the releases between them would be guesses.
+FUNCTION_REFERENCE = {"redis": SANDBOX_REFERENCE, "valkey": "valkey-8.1"}
 
 # Module name in targets, repository, pinned tag (the one Redis 8.2 bundles).
 MODULES = [
@@ -294,6 +312,22 @@ class Client:
         out = self.raw(*args, json_output=True).strip()
         try:
             return json.loads(out)
+        except json.JSONDecodeError as exc:
+            raise GenError(f"{args[0]}: unexpected output {out[:200]!r}") from exc
+
+    def reply(self, *args: str) -> tuple[object, str | None]:
+        """(value, None), or (None, message) when the server answers with an
+        error: the function probes expect some commands to be refused."""
+        out = self.raw(*args, json_output=True).strip()
+        if out.startswith("error:"):
+            message = out[len("error:"):]
+            try:
+                message = json.loads(message)
+            except json.JSONDecodeError:
+                pass
+            return None, str(message)
+        try:
+            return json.loads(out), None
         except json.JSONDecodeError as exc:
             raise GenError(f"{args[0]}: unexpected output {out[:200]!r}") from exc
 
@@ -509,10 +543,12 @@ def walk(commands: list[dict]):
         yield from walk(command["subcommands"])
 
 
-def lua_list(client: Client, script: str, *argv: str) -> list[list[str]]:
-    reply = client.call("EVAL", script, "0", *argv)
+def lua_list(client: Client, *command: str) -> list[list[str]]:
+    """The `name type` lines a listing script returns, run by `command`
+    (`EVAL script 0 ...` or `FCALL function 0 ...`)."""
+    reply = client.call(*command)
     if not isinstance(reply, list):
-        raise GenError(f"EVAL: expected an array, got {reply!r:.200}")
+        raise GenError(f"{command[0]}: expected an array, got {reply!r:.200}")
     pairs = []
     for item in reply:
         name, _, lua_type = str(item).rpartition(" ")
@@ -522,15 +558,135 @@ def lua_list(client: Client, script: str, *argv: str) -> list[list[str]]:
     return sorted(pairs)
 
 
-def probe_sandbox(client: Client) -> dict:
-    """Globals of an EVAL script: name -> {type, members (tables)}."""
+# Tables whose members are not listed: the script arguments change per call
+# and `_G` is the table of globals itself.
+UNLISTED_TABLES = ("KEYS", "ARGV", "_G")
+
+
+def probe_sandbox(
+    client: Client,
+    list_globals: tuple[str, ...] = ("EVAL", LIST_GLOBALS, "0"),
+    list_members: tuple[str, ...] = ("EVAL", LIST_MEMBERS, "0"),
+) -> dict:
+    """Globals a script sees: name -> {type, members (tables)}. By default
+    those of an EVAL script; the function probe passes FCALL commands."""
     sandbox = {}
-    for name, lua_type in lua_list(client, LIST_GLOBALS):
+    for name, lua_type in lua_list(client, *list_globals):
         entry = {"type": lua_type}
-        if lua_type == "table" and name not in ("KEYS", "ARGV", "_G"):
-            entry["members"] = dict(lua_list(client, LIST_MEMBERS, name))
+        if lua_type == "table" and name not in UNLISTED_TABLES:
+            entry["members"] = dict(lua_list(client, *list_members, name))
         sandbox[name] = entry
     return sandbox
+
+
+# --------------------------------------------------------------------------
+# Redis Functions (`FUNCTION LOAD` a `#!lua name=lib` library, `FCALL` its
+# functions). Their Lua state is not the EVAL one: a function's callback
+# runs with the library state's globals, and the library's top-level code
+# runs, during FUNCTION LOAD, against a separate table of a few names
+# (`luaEngineInitEngine` in src/function_lua.c) whose unknown names raise
+# "Script attempted to access nonexistent global variable".
+
+PROBE_LIBRARY = "gen_model_probe"
+NONEXISTENT_GLOBAL = "Script attempted to access nonexistent global variable"
+LUA_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+# The tables of the server API, which share their members at load time.
+API_TABLES = ("redis", "server")
+
+
+def listing_library() -> str:
+    """A library whose two functions run LIST_GLOBALS and LIST_MEMBERS
+    unchanged: the callbacks name their second parameter (the FCALL
+    arguments) ARGV, so the listing scripts read it as they do under EVAL."""
+    return (
+        f"#!lua name={PROBE_LIBRARY}\n"
+        f"redis.register_function('{PROBE_LIBRARY}_globals', function(_keys, ARGV)\n"
+        f"{LIST_GLOBALS}end)\n"
+        f"redis.register_function('{PROBE_LIBRARY}_members', function(_keys, ARGV)\n"
+        f"{LIST_MEMBERS}end)\n"
+    )
+
+
+def probe_function_sandbox(client: Client) -> dict:
+    """Globals a registered function's callback sees while FCALL runs it."""
+    _, error = client.reply("FUNCTION", "LOAD", listing_library())
+    if error is not None:
+        raise GenError(f"function probe: FUNCTION LOAD refused the listing library: {error}")
+    try:
+        return probe_sandbox(
+            client,
+            ("FCALL", f"{PROBE_LIBRARY}_globals", "0"),
+            ("FCALL", f"{PROBE_LIBRARY}_members", "0"),
+        )
+    finally:
+        client.call("FUNCTION", "DELETE", PROBE_LIBRARY)
+
+
+def load_time_type(client: Client, expression: str) -> str | None:
+    """The type of `expression` (a global or `table.member`) as a library's
+    top-level code reads it; None when it is absent there. No standard
+    library exists at load time, so the value is kept in a local and its
+    type taken when FCALL runs the function, where `type` exists."""
+    library = f"{PROBE_LIBRARY}_load"
+    code = (
+        f"#!lua name={library}\n"
+        f"local v = {expression}\n"
+        f"redis.register_function('{library}', function() return type(v) end)\n"
+    )
+    _, error = client.reply("FUNCTION", "LOAD", code)
+    if error is not None:
+        if NONEXISTENT_GLOBAL in error:
+            return None
+        raise GenError(f"load-time probe of {expression}: FUNCTION LOAD failed: {error}")
+    try:
+        lua_type = client.call("FCALL", library, "0")
+    finally:
+        client.call("FUNCTION", "DELETE", library)
+    if lua_type not in LUA_TYPES:
+        raise GenError(f"load-time probe of {expression}: unexpected type {lua_type!r}")
+    return None if lua_type == "nil" else lua_type
+
+
+def probe_load_sandbox(client: Client, eval_sandbox: dict, function_sandbox: dict) -> dict:
+    """Globals a library's top-level code sees while FUNCTION LOAD runs it.
+
+    Nothing there can list a table (no `pairs`), so every candidate name is
+    read in a library of its own: each global of the EVAL and call-time
+    sandboxes (and the API tables), then, for each table found, each member
+    of the table of that name in those sandboxes. The API tables are tried
+    with the members of both, plus `register_function`, which exists only
+    at load time.
+    """
+    known = [eval_sandbox, function_sandbox]
+    candidates = {name for sandbox in known for name in sandbox} | set(API_TABLES)
+    api_members = {"register_function"} | {
+        member
+        for sandbox in known
+        for table in API_TABLES
+        for member in sandbox.get(table, {}).get("members", {})
+    }
+    found = {}
+    for name in sorted(candidates):
+        if not LUA_NAME.match(name):
+            raise GenError(f"load-time probe: {name!r} is not a Lua name")
+        lua_type = load_time_type(client, name)
+        if lua_type is None:
+            continue
+        entry = {"type": lua_type}
+        if lua_type == "table" and name not in UNLISTED_TABLES:
+            if name in API_TABLES:
+                members = api_members
+            else:
+                members = {m for sandbox in known for m in sandbox.get(name, {}).get("members", {})}
+            entry["members"] = {}
+            for member in sorted(members):
+                if not LUA_NAME.match(member):
+                    raise GenError(f"load-time probe: {name}.{member!r} is not a Lua name")
+                member_type = load_time_type(client, f"{name}.{member}")
+                if member_type is not None:
+                    entry["members"][member] = member_type
+        found[name] = entry
+    return found
 
 
 def read_live(server: str, cli: str, family: str) -> dict:
@@ -546,7 +702,15 @@ def read_live(server: str, cli: str, family: str) -> dict:
         apply_docs(commands, docs, family)
         probe_no_writes(client, commands)
         sandbox = probe_sandbox(client)
-    return {"version": version, "commands": commands, "sandbox": sandbox}
+        function_sandbox = probe_function_sandbox(client)
+        load_sandbox = probe_load_sandbox(client, sandbox, function_sandbox)
+    return {
+        "version": version,
+        "commands": commands,
+        "sandbox": sandbox,
+        "function_sandbox": function_sandbox,
+        "load_sandbox": load_sandbox,
+    }
 
 
 # --------------------------------------------------------------------------
@@ -723,6 +887,160 @@ def derive_sandbox(
             else:
                 raise GenError(f"sandbox: no live probe knows the new member redis.{name}")
         sandbox[api]["members"] = members
+    return sandbox
+
+
+def function_changes(eval_sandbox: dict, call_sandbox: dict, release: str) -> dict:
+    """What turns a release's EVAL probe into its function call-time probe:
+    globals removed and added, and per table the members removed and added.
+    A global or member whose type changes would not be a difference these
+    can carry, so it is an error."""
+    for name in set(eval_sandbox) & set(call_sandbox):
+        if eval_sandbox[name]["type"] != call_sandbox[name]["type"]:
+            raise GenError(f"{release}: global {name} changes type between EVAL and FCALL")
+    members = {}
+    for name in sorted(set(eval_sandbox) & set(call_sandbox)):
+        before = eval_sandbox[name].get("members", {})
+        after = call_sandbox[name].get("members", {})
+        for member in set(before) & set(after):
+            if before[member] != after[member]:
+                raise GenError(f"{release}: {name}.{member} changes type between EVAL and FCALL")
+        if before != after:
+            members[name] = {
+                "removed": sorted(set(before) - set(after)),
+                "added": {m: after[m] for m in sorted(set(after) - set(before))},
+            }
+    return {
+        "removed": sorted(set(eval_sandbox) - set(call_sandbox)),
+        "added": {n: call_sandbox[n] for n in sorted(set(call_sandbox) - set(eval_sandbox))},
+        "members": members,
+    }
+
+
+def apply_function_changes(eval_sandbox: dict, changes: dict) -> dict:
+    """A release's call-time sandbox: its EVAL sandbox with `changes`."""
+    sandbox = json.loads(json.dumps(eval_sandbox))
+    for name in changes["removed"]:
+        sandbox.pop(name, None)
+    for name, entry in changes["added"].items():
+        sandbox[name] = json.loads(json.dumps(entry))
+    for name, change in changes["members"].items():
+        if name not in sandbox:
+            continue
+        members = sandbox[name].setdefault("members", {})
+        for member in change["removed"]:
+            members.pop(member, None)
+        members.update(change["added"])
+    return sandbox
+
+
+# The library-loading part of `luaEngineInitEngine` (src/function_lua.c):
+# from its first `lua_newtable` (the table of load-time globals, then the API
+# table) to the store of that table in the registry.
+C_CALL = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
+LOAD_SECTION_END = re.compile(r"lua_setfield\([^;]*LUA_REGISTRYINDEX\s*,\s*LIBRARY_API_NAME\s*\)")
+# A member set on the table on top of the stack: key, value, settable.
+TABLE_MEMBER = re.compile(
+    r'lua_pushstring\(\s*[^,()]+,\s*"(\w+)"\s*\)\s*;\s*lua_push\w+\([^;]*\)\s*;\s*'
+    r"lua_settable\(\s*[^,()]+,\s*-3\s*\)"
+)
+# The API table stored in the table of load-time globals below it.
+LOAD_GLOBAL = re.compile(r'lua_setfield\(\s*[^,()]+,\s*-2\s*,\s*(?:"(\w+)"|(\w+))\s*\)')
+# Helpers called in that section that put no name on the API table: one
+# gives it the metatable that raises on unknown names, the other makes the
+# tables read-only.
+NON_REGISTERING_HELPERS = {"luaSetErrorMetatable", "luaSetTableProtectionRecursively"}
+
+
+def c_function_body(source: str, name: str) -> str | None:
+    """The body of the C function `name` defined in `source` (comments
+    removed), or None when `source` does not define it."""
+    code = without_comments(source)
+    # Braces inside string literals (the error handler's Lua code) do not
+    # count: match on a copy with the literals blanked.
+    blanked = re.sub(r'"(?:\\.|[^"\\\n])*"', lambda m: '"' + " " * (len(m.group(0)) - 2) + '"', code)
+    head = re.search(rf"^[\w \t*]*\b{name}\s*\([^;{{)]*\)\s*\{{", blanked, re.M)
+    if head is None:
+        return None
+    depth = 0
+    for index in range(head.end() - 1, len(blanked)):
+        if blanked[index] == "{":
+            depth += 1
+        elif blanked[index] == "}":
+            depth -= 1
+            if depth == 0:
+                return code[head.end():index]
+    raise GenError(f"{name}: unbalanced braces")
+
+
+def load_names(git_dir: Path, tag: str) -> tuple[set[str], set[str]]:
+    """The globals a library's top-level code sees at `tag` and the members
+    of their (shared) API table: the names `luaEngineInitEngine` registers
+    between creating the table of load-time globals and storing it, including
+    those its helpers register (their bodies in src/script_lua.c)."""
+    sources = [git(git_dir, "show", f"{tag}:src/{file}") for file in ("function_lua.c", "script_lua.c")]
+    init = c_function_body(sources[0], "luaEngineInitEngine")
+    if init is None:
+        raise GenError(f"{tag}: no luaEngineInitEngine in src/function_lua.c")
+    start, end = init.find("lua_newtable("), LOAD_SECTION_END.search(init)
+    if start < 0 or end is None or end.start() < start:
+        raise GenError(f"{tag}: luaEngineInitEngine builds no table of load-time globals")
+    section = init[start:end.start()]
+
+    globals_ = set()
+    for literal, macro in LOAD_GLOBAL.findall(section):
+        if macro and macro not in API_NAME_MACROS:
+            raise GenError(f"{tag}: load-time global named by the unknown macro {macro}")
+        globals_.add(literal or API_NAME_MACROS[macro])
+    members = set(TABLE_MEMBER.findall(section))
+    pending = [section]
+    followed: set[str] = set()
+    while pending:
+        code = pending.pop()
+        for helper in C_CALL.findall(code):
+            if helper.startswith(("lua_", "luaL_")) or helper in NON_REGISTERING_HELPERS:
+                continue
+            if helper in followed:
+                continue
+            followed.add(helper)
+            bodies = (c_function_body(source, helper) for source in sources)
+            body = next((b for b in bodies if b is not None), None)
+            if body is None:
+                raise GenError(
+                    f"{tag}: the load-time table is built with {helper}(), found in neither "
+                    "src/function_lua.c nor src/script_lua.c"
+                )
+            members |= set(TABLE_MEMBER.findall(body))
+            pending.append(body)
+    if not globals_ or not members:
+        raise GenError(f"{tag}: no load-time global or member found in src/function_lua.c")
+    return globals_, members
+
+
+def derive_load_sandbox(names: tuple[set[str], set[str]], probes: list[dict], tag: str) -> dict:
+    """The load-time sandbox of a release read from source: the names its
+    `luaEngineInitEngine` registers, typed by the live probes (which list
+    the same family first). A name no live probe saw has no known type."""
+    globals_, members = names
+    sandbox = {}
+    for name in sorted(globals_):
+        entry = next((probe[name] for probe in probes if name in probe), None)
+        if entry is None or entry["type"] != "table":
+            raise GenError(f"{tag}: load-time global {name!r} is no table a live probe saw")
+        typed = {}
+        for member in sorted(members):
+            typed[member] = next(
+                (
+                    probe[api]["members"][member]
+                    for probe in probes
+                    for api in API_TABLES
+                    if member in probe.get(api, {}).get("members", {})
+                ),
+                None,
+            )
+            if typed[member] is None:
+                raise GenError(f"{tag}: load-time member {name}.{member} is unknown to every live probe")
+        sandbox[name] = {"type": "table", "members": typed}
     return sandbox
 
 
@@ -1189,7 +1507,9 @@ def merge(views: dict[str, list[dict]], modules: dict[str, list[dict]]) -> list[
     return [finish(entry) for _, entry in sorted(entries.items())]
 
 
-def merge_sandbox(sandboxes: dict[str, dict]) -> list[dict]:
+def merge_sandbox(sandboxes: dict[str, dict], what: str = "sandbox") -> list[dict]:
+    """One entry per global of the per-release `sandboxes`, with the
+    releases that have it and, for a table, its members likewise."""
     order = [name for name, *_ in RELEASES]
     names = sorted({name for sandbox in sandboxes.values() for name in sandbox})
     out = []
@@ -1197,7 +1517,7 @@ def merge_sandbox(sandboxes: dict[str, dict]) -> list[dict]:
         present = [r for r in order if name in sandboxes[r]]
         types = {sandboxes[r][name]["type"] for r in present}
         if len(types) != 1:
-            raise GenError(f"sandbox: global {name} has types {types} across releases")
+            raise GenError(f"{what}: global {name} has types {types} across releases")
         entry = {"name": name, "type": types.pop(), "releases": present}
         if any("members" in sandboxes[r][name] for r in present):
             member_names = sorted(
@@ -1221,6 +1541,8 @@ def collect(args: argparse.Namespace) -> dict:
             raise GenError(f"collect needs --git-dir {needed}=PATH")
     views: dict[str, list[dict]] = {}
     sandboxes: dict[str, dict] = {}
+    function_sandboxes: dict[str, dict] = {}
+    load_sandboxes: dict[str, dict] = {}
     live: dict[str, dict] = {}
     for name, server, tag, how in RELEASES:
         if how == "live":
@@ -1233,21 +1555,43 @@ def collect(args: argparse.Namespace) -> dict:
     reference_tag = dict((n, t) for n, _, t, _ in RELEASES)[SANDBOX_REFERENCE]
     ref_names = sandbox_names(Path(git_dirs["redis"]), reference_tag)
     probes = [data["sandbox"] for data in live.values()]
+    changes = reference_function_changes(live)
+    # The load-time names read from the reference tag must be what its live
+    # server showed: this validates the source reading used for the others.
+    ref_load = load_names(Path(git_dirs["redis"]), reference_tag)
+    live_load = live[SANDBOX_REFERENCE]["load_sandbox"]
+    seen = (set(live_load), {m for entry in live_load.values() for m in entry.get("members", {})})
+    if ref_load != seen:
+        raise GenError(
+            f"load-time names of src/function_lua.c at {reference_tag} {sorted(map(sorted, ref_load))} "
+            f"differ from the live probe {sorted(map(sorted, seen))}"
+        )
     for name, server, tag, how in RELEASES:
         if how == "live":
             views[name] = live[name]["commands"]
             sandboxes[name] = live[name]["sandbox"]
+            function_sandboxes[name] = live[name]["function_sandbox"]
+            load_sandboxes[name] = live[name]["load_sandbox"]
         elif how == "spec":
             git_dir = Path(git_dirs[server])
             views[name] = read_spec(git_dir, tag, server)
             sandboxes[name] = derive_sandbox(
                 live[SANDBOX_REFERENCE]["sandbox"], ref_names, sandbox_names(git_dir, tag), probes
             )
+            function_sandboxes[name] = apply_function_changes(sandboxes[name], changes[server])
+            # Types come from the live probes, those of the same family first.
+            load_probes = [
+                data["load_sandbox"]
+                for release, data in sorted(live.items(), key=lambda i: not i[0].startswith(server + "-"))
+            ]
+            load_sandboxes[name] = derive_load_sandbox(load_names(git_dir, tag), load_probes, tag)
         else:
             source = next(r for r, s, t, h in RELEASES if h == "live" and s == server and t == tag)
             major_minor = version_key(name.split("-")[1])[:2]
             views[name] = filter_since(live[source]["commands"], server, major_minor)
             sandboxes[name] = live[source]["sandbox"]
+            function_sandboxes[name] = live[source]["function_sandbox"]
+            load_sandboxes[name] = live[source]["load_sandbox"]
     # The spec files of the live 7.0 release must read as its COMMAND does:
     # this validates the spec reading used for the other releases.
     spec_70 = read_spec(Path(git_dirs["redis"]), "7.0.15", "redis")
@@ -1263,7 +1607,29 @@ def collect(args: argparse.Namespace) -> dict:
         "modules": module_entries,
         "commands": merge(views, modules),
         "sandbox": merge_sandbox(sandboxes),
+        "function_sandbox": merge_sandbox(function_sandboxes, "function_sandbox"),
+        "load_sandbox": merge_sandbox(load_sandboxes, "load_sandbox"),
     }
+
+
+def reference_function_changes(live: dict[str, dict]) -> dict[str, dict]:
+    """Per server family, the EVAL-to-FCALL differences of its reference
+    live release (FUNCTION_REFERENCE); every other live release of the
+    family must show the same ones."""
+    out = {}
+    for server, reference in FUNCTION_REFERENCE.items():
+        data = live[reference]
+        out[server] = function_changes(data["sandbox"], data["function_sandbox"], reference)
+        for release, other in live.items():
+            if not release.startswith(server + "-"):
+                continue
+            theirs = function_changes(other["sandbox"], other["function_sandbox"], release)
+            if theirs != out[server]:
+                raise GenError(
+                    f"{release} and {reference} differ in what FCALL changes from EVAL: "
+                    f"{theirs} vs {out[server]}"
+                )
+    return out
 
 
 def collect_modules(args: argparse.Namespace) -> dict:
@@ -1275,6 +1641,9 @@ def collect_modules(args: argparse.Namespace) -> dict:
         if needed not in git_dirs:
             raise GenError(f"collect --modules-only needs --git-dir {needed}=PATH")
     model = json.loads(MODEL_JSON.read_text())
+    for stored in ("sandbox", "function_sandbox", "load_sandbox"):
+        if stored not in model:
+            raise GenError(f"{MODEL_JSON.name} stores no {stored}: run a full collect")
     modules, module_entries = read_modules(git_dirs)
     releases = [entry for entry in model["commands"] if not entry["module"]]
     module_commands = merge({name: [] for name, *_ in RELEASES}, modules)
@@ -1379,9 +1748,11 @@ def view_of(model: dict, release: str) -> list[dict]:
     return project(model["commands"])
 
 
-def sandbox_of(model: dict, release: str) -> dict:
+def sandbox_of(model: dict, release: str, key: str = "sandbox") -> dict:
+    """One release's globals in the model's `key` sandbox, in the format of
+    the live probes."""
     out = {}
-    for entry in model["sandbox"]:
+    for entry in model[key]:
         if release not in entry["releases"]:
             continue
         item = {"type": entry["type"]}
@@ -1579,20 +1950,10 @@ def commands_rs(model: dict) -> str:
     return "\n".join(out) + "\n"
 
 
-def sandbox_rs(model: dict) -> str:
-    out = list(HEADER)
-    out += [
-        "//! The globals of an `EVAL` script and the members of each library table,",
-        "//! sorted by name (byte order, case-sensitive), with the releases that",
-        "//! have each.",
-        "",
-        "use super::{Global, GlobalKind, LuaType, Member};",
-        "use crate::target::ReleaseSet;",
-        "",
-        "/// Every global an `EVAL` script can read on some release, sorted by name.",
-        "pub static GLOBALS: &[Global] = &[",
-    ]
-    for entry in model["sandbox"]:
+def globals_rs(model: dict, key: str) -> list[str]:
+    """The `Global` elements of the model's `key` sandbox, sorted by name."""
+    out = []
+    for entry in model[key]:
         name = entry["name"]
         if name in ("KEYS", "ARGV"):
             kind = "GlobalKind::ScriptArguments"
@@ -1613,6 +1974,52 @@ def sandbox_rs(model: dict) -> str:
             f"Global {{ name: {rust_str(name)}, kind: {kind}, "
             f"releases: {release_set(model, entry['releases'])} }},"
         )
+    return out
+
+
+def sandbox_rs(model: dict) -> str:
+    out = list(HEADER)
+    out += [
+        "//! The globals a script sees and the members of each library table,",
+        "//! sorted by name (byte order, case-sensitive), with the releases that",
+        "//! have each, in three environments:",
+        "//!",
+        "//! * [`GLOBALS`]: an `EVAL` script (probed with `pairs(_G)` in `EVAL`);",
+        "//! * [`FUNCTION_GLOBALS`]: the callback of a Redis Function while `FCALL`",
+        "//!   runs it (the same listing, run by a probe library's function); on",
+        "//!   releases read from source, their `EVAL` globals changed as the",
+        "//!   `FCALL` probe of a live release of the same server changes its own;",
+        "//! * [`LOAD_GLOBALS`]: a library's top-level code while `FUNCTION LOAD`",
+        "//!   runs it, where reading any other name raises (probed name by name,",
+        "//!   one library each; on releases read from source, the names",
+        "//!   `luaEngineInitEngine` in `src/function_lua.c` registers).",
+        "",
+        "use super::{Global, GlobalKind, LuaType, Member};",
+        "use crate::target::ReleaseSet;",
+        "",
+        "/// Every global an `EVAL` script can read on some release, sorted by name.",
+        "pub static GLOBALS: &[Global] = &[",
+    ]
+    out += globals_rs(model, "sandbox")
+    out += [
+        "];",
+        "",
+        "/// Every global the callback of a function registered with",
+        "/// `redis.register_function` can read while `FCALL` runs it, on some",
+        "/// release, sorted by name. There are no `KEYS` and `ARGV`: the callback",
+        "/// gets the keys and arguments as its parameters.",
+        "pub static FUNCTION_GLOBALS: &[Global] = &[",
+    ]
+    out += globals_rs(model, "function_sandbox")
+    out += [
+        "];",
+        "",
+        "/// Every global the top-level code of a `#!lua name=...` library can read",
+        "/// while `FUNCTION LOAD` runs it, on some release, sorted by name: only",
+        "/// the server API table, with `register_function`, `log` and constants.",
+        "pub static LOAD_GLOBALS: &[Global] = &[",
+    ]
+    out += globals_rs(model, "load_sandbox")
     out.append("];")
     return "\n".join(out) + "\n"
 
@@ -1702,8 +2109,13 @@ def check(model: dict, args: argparse.Namespace) -> list[str]:
             live = live_docs.get(command["name"])
             if live and live.get("since", {}).get(family) and command["since"].get(family) is None:
                 problems.append(f"{release}: {command['name']}: the model has no since")
-        if sandbox_of(model, release) != data["sandbox"]:
-            problems.append(f"{release}: the sandbox probe differs from the model")
+        for key, probe in (
+            ("sandbox", "the sandbox probe"),
+            ("function_sandbox", "the function call-time probe"),
+            ("load_sandbox", "the library load-time probe"),
+        ):
+            if sandbox_of(model, release, key) != data[key]:
+                problems.append(f"{release}: {probe} differs from the model")
         print(f"{release}: checked against live {family}-server {data['version']}", file=sys.stderr)
     return problems
 

@@ -23,7 +23,7 @@ use super::target::{ReleaseSet, Target};
 mod provisional;
 mod table;
 
-pub use table::GLOBALS;
+pub use table::{FUNCTION_GLOBALS, GLOBALS, LOAD_GLOBALS};
 
 /// Where Lua code runs: each place sees different globals.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
