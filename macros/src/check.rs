@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use crate::contract::{self, ContractCheck};
 use crate::errors::Errors;
-use crate::parse::Declaration;
+use crate::parse::{Declaration, LibraryDeclaration};
 use redis_script_analysis as lua;
 
 /// Environment variable that overrides the directory `path` is relative to.
@@ -44,22 +44,53 @@ pub struct CheckedScript {
     pub declared_commands_path: Option<String>,
 }
 
-pub fn check(declaration: &Declaration) -> Result<CheckedScript, syn::Error> {
-    let path_literal = &declaration.options.path;
-    let relative = path_literal.value();
-    let absolute = resolve(&relative);
-    let source = std::fs::read_to_string(&absolute).map_err(|error| {
-        syn::Error::new(
-            path_literal.span(),
-            format!(
-                "cannot read the Lua script `{}`: {error}\n = hint: `path` is relative to the crate's directory (the one with Cargo.toml)",
-                absolute.display()
-            ),
-        )
-    })?;
+/// A `.lua` file as read for one declaration.
+struct LuaFile {
+    relative: String,
+    absolute: PathBuf,
+    source: String,
+}
 
-    let mut errors = Errors::default();
-    let target = target(declaration).unwrap_or_else(|error| {
+impl LuaFile {
+    fn read(path_literal: &syn::LitStr, what: &str) -> Result<Self, syn::Error> {
+        let relative = path_literal.value();
+        let absolute = resolve(&relative);
+        let source = std::fs::read_to_string(&absolute).map_err(|error| {
+            syn::Error::new(
+                path_literal.span(),
+                format!(
+                    "cannot read the Lua {what} `{}`: {error}\n = hint: `path` is relative to the crate's directory (the one with Cargo.toml)",
+                    absolute.display()
+                ),
+            )
+        })?;
+        Ok(Self {
+            relative,
+            absolute,
+            source,
+        })
+    }
+
+    fn absolute_path(&self) -> String {
+        self.absolute.to_string_lossy().into_owned()
+    }
+
+    fn sha1(&self) -> String {
+        sha1_smol::Sha1::from(self.source.as_bytes())
+            .digest()
+            .to_string()
+    }
+}
+
+/// The target and declared commands every analysis of one declaration
+/// uses (errors reading them go to `errors`), and the declared-commands
+/// file to watch.
+fn model_options(
+    target_literal: Option<&syn::LitStr>,
+    path_literal: &syn::LitStr,
+    errors: &mut Errors,
+) -> (lua::Signature, Option<String>) {
+    let target = target(target_literal, path_literal).unwrap_or_else(|error| {
         errors.push(error);
         lua::Target::any()
     });
@@ -68,25 +99,46 @@ pub fn check(declaration: &Declaration) -> Result<CheckedScript, syn::Error> {
             errors.push(error);
             (lua::DeclaredCommands::default(), None)
         });
-    let mut signature = lua_signature(declaration);
-    signature.target = target;
-    signature.declared_commands = declared_commands;
-    let analysis = lua::analyze(&source, &signature);
+    let signature = lua::Signature {
+        target,
+        declared_commands,
+        ..lua::Signature::default()
+    };
+    (signature, declared_commands_path)
+}
+
+pub fn check(declaration: &Declaration) -> Result<CheckedScript, syn::Error> {
+    let path_literal = &declaration.options.path;
+    let file = LuaFile::read(path_literal, "script")?;
+    let LuaFile {
+        relative, source, ..
+    } = &file;
+
+    let mut errors = Errors::default();
+    let (model, declared_commands_path) =
+        model_options(declaration.options.target.as_ref(), path_literal, &mut errors);
+    let signature = lua::Signature {
+        target: model.target,
+        declared_commands: model.declared_commands,
+        ..lua_signature(declaration)
+    };
+    let analysis = lua::analyze(source, &signature);
     for diagnostic in analysis.errors() {
         errors.push(match parameter_ident(declaration, diagnostic.parameter) {
             // About a parameter rather than a place in the script: point at
             // its name in the signature.
-            Some(ident) => syn::Error::new(ident.span(), parameter_message(&relative, diagnostic)),
-            None => syn::Error::new(path_literal.span(), diagnostic.render(&relative, &source)),
+            Some(ident) => syn::Error::new(
+                ident.span(),
+                parameter_message(&format!("`{relative}`"), diagnostic),
+            ),
+            None => syn::Error::new(path_literal.span(), diagnostic.render(relative, source)),
         });
     }
     errors.finish()?;
 
     Ok(CheckedScript {
-        absolute_path: absolute.to_string_lossy().into_owned(),
-        sha1: sha1_smol::Sha1::from(source.as_bytes())
-            .digest()
-            .to_string(),
+        absolute_path: file.absolute_path(),
+        sha1: file.sha1(),
         read_only: analysis.read_only,
         allow_cross_slot_keys: analysis.flags.allow_cross_slot_keys,
         error_codes: analysis.error_codes.clone(),
@@ -94,25 +146,23 @@ pub fn check(declaration: &Declaration) -> Result<CheckedScript, syn::Error> {
             &analysis.returns,
             &declaration.signature.reply,
             declaration.options.errors.as_ref(),
-            &relative,
-            &source,
+            relative,
+            source,
         ),
-        notes: analysis
-            .diagnostics
-            .iter()
-            .filter(|diagnostic| diagnostic.severity == lua::Severity::Note)
-            .map(|diagnostic| diagnostic.render(&relative, &source))
-            .collect(),
+        notes: notes(&analysis.diagnostics, relative, source),
         header: analysis.header,
         returns: analysis.returns,
         declared_commands_path,
     })
 }
 
-/// The script's `target = "..."`, else the crate's `REDIS_SCRIPT_TARGET`,
-/// else `any`.
-fn target(declaration: &Declaration) -> Result<lua::Target, syn::Error> {
-    if let Some(literal) = &declaration.options.target {
+/// The declaration's `target = "..."`, else the crate's
+/// `REDIS_SCRIPT_TARGET`, else `any`.
+fn target(
+    target_literal: Option<&syn::LitStr>,
+    path_literal: &syn::LitStr,
+) -> Result<lua::Target, syn::Error> {
+    if let Some(literal) = target_literal {
         return lua::Target::parse(&literal.value())
             .map(|target| target.with_scope(lua::TargetScope::Script))
             .map_err(|error| {
@@ -122,7 +172,7 @@ fn target(declaration: &Declaration) -> Result<lua::Target, syn::Error> {
     match std::env::var(TARGET_VARIABLE) {
         Ok(text) => lua::Target::parse(&text).map_err(|error| {
             syn::Error::new(
-                declaration.options.path.span(),
+                path_literal.span(),
                 format!(
                     "invalid {TARGET_VARIABLE}=`{text}` (set in the environment or `.cargo/config.toml` `[env]`): {error}"
                 ),
@@ -130,6 +180,15 @@ fn target(declaration: &Declaration) -> Result<lua::Target, syn::Error> {
         }),
         Err(_) => Ok(lua::Target::any()),
     }
+}
+
+/// The notes among `diagnostics`, rendered.
+fn notes(diagnostics: &[lua::Diagnostic], relative: &str, source: &str) -> Vec<String> {
+    diagnostics
+        .iter()
+        .filter(|diagnostic| diagnostic.severity == lua::Severity::Note)
+        .map(|diagnostic| diagnostic.render(relative, source))
+        .collect()
 }
 
 /// The commands declared in the file named by `REDIS_SCRIPT_COMMANDS`.
@@ -183,13 +242,15 @@ fn parameter_ident(
     Some(&param.ident)
 }
 
-fn parameter_message(path: &str, diagnostic: &lua::Diagnostic) -> String {
+/// The message of a diagnostic about a declared parameter; `reader` is
+/// what reads the parameters (`` `lua/x.lua` ``).
+fn parameter_message(reader: &str, diagnostic: &lua::Diagnostic) -> String {
     let message = diagnostic
         .message
         .strip_suffix(" by the script")
         .map_or_else(
             || diagnostic.message.clone(),
-            |start| format!("{start} by `{path}`"),
+            |start| format!("{start} by {reader}"),
         );
     match &diagnostic.hint {
         Some(hint) => format!("{message}\n = hint: {hint}"),
@@ -231,4 +292,145 @@ fn lua_signature(declaration: &Declaration) -> lua::Signature {
         dynamic_keys: declaration.options.dynamic_keys,
         ..lua::Signature::default()
     }
+}
+
+/// What the generator needs about a library that passed every check.
+pub struct CheckedLibrary {
+    /// Absolute path, for `include_str!`.
+    pub absolute_path: String,
+    /// Lowercase hex SHA1 of the code: its version, compared by `deploy`.
+    pub sha1: String,
+    /// The name from `#!lua name=…`.
+    pub name: String,
+    /// Every function the file registers.
+    pub registered: Vec<String>,
+    pub header: lua::Header,
+    /// Rendered notes about the whole file.
+    pub notes: Vec<String>,
+    pub declared_commands_path: Option<String>,
+    /// One per declared function, in declaration order.
+    pub functions: Vec<CheckedFunction>,
+}
+
+/// A declared function of a checked library.
+pub struct CheckedFunction {
+    /// The name the library registers it under (FCALL's first argument).
+    pub registered_name: String,
+    /// The table form's `description`.
+    pub description: Option<String>,
+    /// The facts a script call has, for this function.
+    pub facts: CheckedScript,
+}
+
+pub fn check_library(declaration: &LibraryDeclaration) -> Result<CheckedLibrary, syn::Error> {
+    let path_literal = &declaration.path;
+    let file = LuaFile::read(path_literal, "library")?;
+    let LuaFile {
+        relative, source, ..
+    } = &file;
+    let mut errors = Errors::default();
+    let (library, declared_commands_path) =
+        model_options(declaration.target.as_ref(), path_literal, &mut errors);
+    let functions: Vec<lua::DeclaredFunction> = declaration
+        .functions
+        .iter()
+        .map(|function| lua::DeclaredFunction {
+            name: registered_name(function),
+            signature: lua_signature(function),
+        })
+        .collect();
+    let analysis = lua::analyze_library(
+        source,
+        &lua::LibrarySignature {
+            library,
+            functions,
+        },
+    );
+    for diagnostic in analysis.errors() {
+        let function = diagnostic
+            .function
+            .and_then(|index| declaration.functions.get(index));
+        errors.push(match function {
+            Some(function) => {
+                let name = registered_name(function);
+                let reader = format!("function `{name}` of `{relative}`");
+                match parameter_ident(function, diagnostic.parameter) {
+                    Some(ident) => {
+                        syn::Error::new(ident.span(), parameter_message(&reader, diagnostic))
+                    }
+                    // About the function itself: its name.
+                    None => {
+                        let span = function
+                            .options
+                            .registered_name
+                            .as_ref()
+                            .map_or_else(|| function.signature.ident.span(), |name| name.span());
+                        syn::Error::new(span, parameter_message(&reader, diagnostic))
+                    }
+                }
+            }
+            None => syn::Error::new(path_literal.span(), diagnostic.render(relative, source)),
+        });
+    }
+    errors.finish()?;
+
+    let sha1 = file.sha1();
+    let absolute_path = file.absolute_path();
+    let mut checked = Vec::new();
+    for function in &declaration.functions {
+        let name = registered_name(function);
+        let Some(registered) = analysis.function(&name) else {
+            // Reported above as a missing function.
+            return Err(syn::Error::new(
+                function.signature.ident.span(),
+                format!("the library registers no function `{name}`"),
+            ));
+        };
+        checked.push(CheckedFunction {
+            registered_name: name,
+            description: registered.description.clone(),
+            facts: CheckedScript {
+                absolute_path: absolute_path.clone(),
+                sha1: sha1.clone(),
+                read_only: registered.read_only,
+                allow_cross_slot_keys: registered.flags.allow_cross_slot_keys,
+                header: analysis.header.clone(),
+                contract: contract::checks(
+                    &registered.returns,
+                    &function.signature.reply,
+                    function.options.errors.as_ref(),
+                    relative,
+                    source,
+                ),
+                notes: Vec::new(),
+                returns: registered.returns.clone(),
+                error_codes: registered.error_codes.clone(),
+                declared_commands_path: declared_commands_path.clone(),
+            },
+        });
+    }
+    Ok(CheckedLibrary {
+        absolute_path,
+        sha1,
+        name: analysis.name.clone().unwrap_or_default(),
+        registered: analysis
+            .functions
+            .iter()
+            .map(|function| function.name.clone())
+            .collect(),
+        notes: notes(&analysis.diagnostics, relative, source),
+        header: analysis.header,
+        declared_commands_path,
+        functions: checked,
+    })
+}
+
+/// The name a declared function is registered under: `name = "…"`, else
+/// the Rust name.
+pub fn registered_name(function: &Declaration) -> String {
+    function
+        .options
+        .registered_name
+        .as_ref()
+        .map_or_else(|| function.signature.ident.to_string(), syn::LitStr::value)
 }

@@ -5,13 +5,40 @@ use quote::{quote, quote_spanned};
 use syn::spanned::Spanned as _;
 use syn::{Ident, Type};
 
-use crate::check::CheckedScript;
+use crate::check::{CheckedLibrary, CheckedScript};
 use crate::contract;
-use crate::parse::{CONNECTION_PARAM, Declaration, FunctionSignature};
+use crate::parse::{CONNECTION_PARAM, Declaration, FunctionSignature, LibraryDeclaration, ModuleShell};
 use redis_script_analysis as lua;
 
 /// The full expansion for a script that passed every check.
 pub fn script_function(declaration: &Declaration, script: &CheckedScript) -> TokenStream {
+    typed_call(declaration, script, CallKind::Script)
+}
+
+/// What a typed call runs.
+#[derive(Clone, Copy)]
+enum CallKind<'a> {
+    /// An `EVAL` script of its own.
+    Script,
+    /// A function of the library the module declares (its `LIBRARY`).
+    Function {
+        registered_name: &'a str,
+        library: &'a CheckedLibrary,
+    },
+}
+
+/// `returned_errors(…)` of a script or function.
+fn returned_errors(error_codes: &lua::ErrorCodes) -> TokenStream {
+    let private = crate::private();
+    let codes = error_codes.codes.iter();
+    let unknown = error_codes.unknown;
+    let forwards = error_codes.forwards_command_errors;
+    quote! { #private::returned_errors(&[#(#codes),*], #forwards, #unknown) }
+}
+
+/// The typed function, its companion and the compile-time checks of a
+/// script or of one library function.
+fn typed_call(declaration: &Declaration, script: &CheckedScript, kind: CallKind<'_>) -> TokenStream {
     let signature = &declaration.signature;
     let name = signature.ident.to_string();
     let path = declaration.options.path.value();
@@ -53,23 +80,35 @@ pub fn script_function(declaration: &Declaration, script: &CheckedScript) -> Tok
     } else {
         TokenStream::new()
     };
-    let script_doc = script_doc(declaration, script, header);
-
-    let returned_codes = error_codes.codes.iter();
-    let unknown_codes = error_codes.unknown;
-    let forwards_command_errors = error_codes.forwards_command_errors;
+    let doc = match kind {
+        CallKind::Script => script_doc(declaration, script, header),
+        CallKind::Function { library, .. } => function_doc(declaration, script, library),
+    };
     let private = crate::private();
-    let script_const = quote! {
-        /// The embedded script: its source, SHA1 and the facts checked at compile time.
-        pub const SCRIPT: #private::Script = #private::new_script(
-            #name,
-            #path,
-            ::core::include_str!(#absolute_path),
-            #sha1,
-            #read_only,
-            #allow_cross_slot_keys,
-            #private::returned_errors(&[#(#returned_codes),*], #forwards_command_errors, #unknown_codes),
-        );
+    let returned_errors = returned_errors(error_codes);
+    let script_const = match kind {
+        CallKind::Script => quote! {
+            /// The embedded script: its source, SHA1 and the facts checked at compile time.
+            pub const SCRIPT: #private::Script = #private::new_script(
+                #name,
+                #path,
+                ::core::include_str!(#absolute_path),
+                #sha1,
+                #read_only,
+                #allow_cross_slot_keys,
+                #returned_errors,
+            );
+        },
+        CallKind::Function { registered_name, .. } => quote! {
+            /// The library function this calls: its name, its library and the facts checked at compile time.
+            pub const SCRIPT: #private::Script = #private::new_function(
+                &LIBRARY,
+                #registered_name,
+                #read_only,
+                #allow_cross_slot_keys,
+                #returned_errors,
+            );
+        },
     };
     let argument_count = signature.arg_params().len();
     // Mixed-site hygiene: these locals never clash with parameter names.
@@ -112,7 +151,7 @@ pub fn script_function(declaration: &Declaration, script: &CheckedScript) -> Tok
     let parts = Expansion {
         path: &path,
         error_type: declaration.options.errors.as_ref(),
-        doc: Some(script_doc),
+        doc: Some(doc),
         script_const,
         compile_time_checks: quote! { #contract_assertions #warnings #rebuild_triggers },
         call_body,
@@ -327,4 +366,136 @@ fn emit(signature: &FunctionSignature, parts: Expansion<'_>) -> TokenStream {
 
         #compile_time_checks
     }
+}
+
+/// Rustdoc for a library function: its description, what it sends, and
+/// which parameter goes where.
+fn function_doc(declaration: &Declaration, script: &CheckedScript, library: &CheckedLibrary) -> String {
+    let signature = &declaration.signature;
+    let registered = crate::check::registered_name(declaration);
+    let mut doc = String::new();
+    let has_user_doc = signature
+        .attrs
+        .iter()
+        .any(|attr| attr.path().is_ident("doc"));
+    let description = library
+        .functions
+        .iter()
+        .find(|function| function.registered_name == registered)
+        .and_then(|function| function.description.as_deref());
+    if let (false, Some(description)) = (has_user_doc, description) {
+        doc.push_str(description);
+        doc.push('\n');
+    }
+    doc.push_str(&format!(
+        "\n# Function\n\nCalls `{registered}` of the library `{}` (`{}`, SHA1 `{}`) with `{}`, checked at compile time; loads the library where a server lacks it.\n\n| parameter | sent as |\n| --- | --- |\n",
+        library.name,
+        declaration.options.path.value(),
+        library.sha1,
+        if script.read_only { "FCALL_RO" } else { "FCALL" },
+    ));
+    let keys = signature.key_params().iter().enumerate().map(|(i, p)| (p, "keys", i + 1));
+    let args = signature.arg_params().iter().enumerate().map(|(i, p)| (p, "args", i + 1));
+    for (param, table, index) in keys.chain(args) {
+        let range = if param.variadic { ".." } else { "" };
+        doc.push_str(&format!("| `{}` | `{table}[{index}{range}]` |\n", param.ident));
+    }
+    doc
+}
+
+/// The full expansion of a library that passed every check: the module
+/// with its own items, `LIBRARY`, and one typed call per declared function.
+pub fn library_module(declaration: &LibraryDeclaration, library: &CheckedLibrary) -> TokenStream {
+    let private = crate::private();
+    let CheckedLibrary {
+        absolute_path,
+        sha1,
+        name,
+        registered,
+        notes,
+        declared_commands_path,
+        header,
+        functions,
+    } = library;
+    let path = declaration.path.value();
+    let warning_site =
+        contract::WarningSite::new(declaration.path.span(), &declaration.module.attrs);
+    let warnings: TokenStream = notes.iter().map(|note| warning_site.warning(note)).collect();
+    let rebuild_triggers = rebuild_triggers(declared_commands_path.as_deref());
+    let calls: TokenStream = declaration
+        .functions
+        .iter()
+        .zip(functions)
+        .map(|(function, checked)| {
+            let kind = CallKind::Function {
+                registered_name: &checked.registered_name,
+                library,
+            };
+            typed_call(function, &checked.facts, kind)
+        })
+        .collect();
+    let summary: String = header
+        .doc
+        .iter()
+        .take_while(|line| !line.is_empty())
+        .map(|line| format!("{line}\n"))
+        .collect();
+    let library_doc = format!(
+        "{summary}\nThe function library `{name}` (`{path}`, SHA1 `{sha1}`), loaded with `FUNCTION LOAD`: deploy it with [`Library::deploy`](::redis_script::Library::deploy); a call loads it where a server lacks it."
+    );
+    let library_const = quote! {
+        #[doc = #library_doc]
+        pub const LIBRARY: #private::Library = #private::new_library(
+            #name,
+            #path,
+            ::core::include_str!(#absolute_path),
+            #sha1,
+            &[#(#registered),*],
+        );
+        #warnings
+        #rebuild_triggers
+    };
+    module(&declaration.module, library_const, calls)
+}
+
+/// The module with its own items and the generated ones.
+fn module(shell: &ModuleShell, library_const: TokenStream, calls: TokenStream) -> TokenStream {
+    let ModuleShell {
+        attrs,
+        vis,
+        ident,
+        items,
+    } = shell;
+    quote! {
+        #(#attrs)*
+        #vis mod #ident {
+            // The declarations name the types of the enclosing module
+            // (reply and error types) as if they were written there.
+            #[allow(unused_imports)]
+            use super::*;
+
+            #(#items)*
+
+            #library_const
+
+            #calls
+        }
+    }
+}
+
+/// The module with unreachable functions, emitted next to the compile
+/// errors so that call sites still resolve and type-check.
+pub fn unreachable_library(
+    shell: &ModuleShell,
+    functions: &[(&FunctionSignature, Option<&Type>)],
+) -> TokenStream {
+    let private = crate::private();
+    let library_const = quote! {
+        pub const LIBRARY: #private::Library = #private::new_library("", "", "", "", &[]);
+    };
+    let calls: TokenStream = functions
+        .iter()
+        .map(|(signature, errors)| unreachable_function(signature, *errors))
+        .collect();
+    module(shell, library_const, calls)
 }

@@ -38,6 +38,15 @@ pub fn redis_script(attribute: TokenStream, item: TokenStream) -> TokenStream {
     expand(attribute.into(), item.into()).into()
 }
 
+/// Declares typed `FCALL` calls of the functions a Redis function library
+/// (`#!lua name=…`) registers, checked at compile time.
+///
+/// See the `redis-script` crate for the full documentation.
+#[proc_macro_attribute]
+pub fn redis_library(attribute: TokenStream, item: TokenStream) -> TokenStream {
+    expand_library(attribute.into(), item.into()).into()
+}
+
 /// Derives `redis::FromRedisValue` (and the reply's shape for compile-time
 /// checks) for a struct decoded from an array reply or an enum decoded from
 /// a tagged reply.
@@ -75,6 +84,40 @@ fn expand(
                 &declaration.signature,
                 declaration.options.errors.as_ref(),
             );
+            quote::quote! { #errors #fallback }
+        }
+    }
+}
+
+fn expand_library(
+    attribute: proc_macro2::TokenStream,
+    item: proc_macro2::TokenStream,
+) -> proc_macro2::TokenStream {
+    let declaration = match parse::LibraryDeclaration::parse(attribute, item) {
+        Ok(declaration) => declaration,
+        Err(parsed) => {
+            let errors = parsed.errors.to_compile_error();
+            let functions: Vec<_> = parsed
+                .functions
+                .iter()
+                .map(|(signature, errors)| (signature, errors.as_ref()))
+                .collect();
+            let fallback = parsed
+                .module
+                .map(|module| generate::unreachable_library(&module, &functions));
+            return quote::quote! { #errors #fallback };
+        }
+    };
+    match check::check_library(&declaration) {
+        Ok(library) => generate::library_module(&declaration, &library),
+        Err(errors) => {
+            let errors = errors.to_compile_error();
+            let functions: Vec<_> = declaration
+                .functions
+                .iter()
+                .map(|function| (&function.signature, function.options.errors.as_ref()))
+                .collect();
+            let fallback = generate::unreachable_library(&declaration.module, &functions);
             quote::quote! { #errors #fallback }
         }
     }

@@ -32,6 +32,35 @@ pub struct Options {
     /// `target = "redis-7.2"`: the servers this script must run on,
     /// overriding the crate's `REDIS_SCRIPT_TARGET`.
     pub target: Option<LitStr>,
+    /// `#[function(name = "…")]`: the name the library registers the
+    /// function under, when it differs from the Rust name.
+    pub registered_name: Option<LitStr>,
+}
+
+/// Which attribute the arguments belong to.
+#[derive(Clone, Copy)]
+pub enum Form<'a> {
+    /// `#[redis_script(path = …, keys = N, …)]`.
+    Script,
+    /// `#[function(keys = N, …)]` inside a `#[redis_library]` module: the
+    /// file and the target are the library's.
+    Function { library_path: &'a LitStr },
+}
+
+impl Form<'_> {
+    fn arguments(self) -> &'static [&'static str] {
+        match self {
+            Form::Script => &SCRIPT_ARGUMENTS,
+            Form::Function { .. } => &FUNCTION_ARGUMENTS,
+        }
+    }
+
+    fn usage(self) -> &'static str {
+        match self {
+            Form::Script => SCRIPT_FORM,
+            Form::Function { .. } => FUNCTION_FORM,
+        }
+    }
 }
 
 /// The declared function: what the generated one keeps and what it sends.
@@ -78,8 +107,12 @@ pub const CONNECTION_PARAM: &str = "connection";
 
 impl Declaration {
     pub fn parse(attribute: TokenStream, item: TokenStream) -> Result<Self, ParseFailure> {
+        Self::parse_as(Form::Script, attribute, item)
+    }
+
+    fn parse_as(form: Form<'_>, attribute: TokenStream, item: TokenStream) -> Result<Self, ParseFailure> {
         let mut errors = Errors::default();
-        let options = parse_options(attribute, &mut errors);
+        let options = parse_options(attribute, form, &mut errors);
         let keys = options.as_ref().map(|o| (o.keys, o.keys_span));
         let mut signature = parse_signature(item, keys, &mut errors);
         if let (Some(options), Some(signature)) = (&options, &mut signature) {
@@ -100,7 +133,7 @@ impl Declaration {
 const IMPL_BLOCK: &str = "a `#[redis_script]` declaration takes no `self`: declare it outside `impl` and `trait` blocks (at module level or in a function body), where its companion type `name::call`/`name::SCRIPT` can go, and call it as `name(&mut connection, …)`";
 
 /// Every argument `#[redis_script]` takes.
-const ARGUMENT_NAMES: [&str; 7] = [
+const SCRIPT_ARGUMENTS: [&str; 7] = [
     "path",
     "keys",
     "returns",
@@ -110,7 +143,19 @@ const ARGUMENT_NAMES: [&str; 7] = [
     "dynamic_keys",
 ];
 
-const ATTRIBUTE_FORM: &str = "expected `#[redis_script(path = \"lua/script.lua\", keys = N)]`, optionally with `returns = Type`, `errors = Type`, `target = \"redis-7.2\"`, `allow_unused` and `dynamic_keys`";
+/// Every argument `#[function]` takes.
+const FUNCTION_ARGUMENTS: [&str; 6] = [
+    "keys",
+    "name",
+    "returns",
+    "errors",
+    "allow_unused",
+    "dynamic_keys",
+];
+
+const SCRIPT_FORM: &str = "expected `#[redis_script(path = \"lua/script.lua\", keys = N)]`, optionally with `returns = Type`, `errors = Type`, `target = \"redis-7.2\"`, `allow_unused` and `dynamic_keys`";
+
+const FUNCTION_FORM: &str = "expected `#[function(keys = N)]`, optionally with `name = \"registered_name\"`, `returns = Type`, `errors = Type`, `allow_unused` and `dynamic_keys`";
 
 /// `returns = T` fills in a missing `-> T`; when both are written they
 /// must name the same type.
@@ -135,7 +180,7 @@ fn reconcile_reply_type(options: &Options, signature: &mut FunctionSignature, er
     }
 }
 
-fn parse_options(attribute: TokenStream, errors: &mut Errors) -> Option<Options> {
+fn parse_options(attribute: TokenStream, form: Form<'_>, errors: &mut Errors) -> Option<Options> {
     let mut path: Option<LitStr> = None;
     let mut keys: Option<(usize, Span)> = None;
     let mut allow_unused: Option<Span> = None;
@@ -143,6 +188,7 @@ fn parse_options(attribute: TokenStream, errors: &mut Errors) -> Option<Options>
     let mut returns: Option<Type> = None;
     let mut error_type: Option<Type> = None;
     let mut target: Option<LitStr> = None;
+    let mut registered_name: Option<LitStr> = None;
     let mut misspelt: Vec<&str> = Vec::new();
     let attribute_span = attribute.span();
 
@@ -158,7 +204,23 @@ fn parse_options(attribute: TokenStream, errors: &mut Errors) -> Option<Options>
                 format!("duplicate `{name}` argument: give it once"),
             )
         };
+        let known = form.arguments().contains(&name.as_str());
         match name.as_str() {
+            "path" | "target" if !known => {
+                errors.push(syn::Error::new(
+                    meta.path.span(),
+                    format!("`{name}` belongs to the library: give it once in `#[redis_library({name} = …)]`, for every function"),
+                ));
+                let _: syn::Expr = meta.value()?.parse()?;
+            }
+            "name" if known => {
+                let literal: LitStr = meta.value()?.parse()?;
+                if registered_name.is_some() {
+                    errors.push(duplicate());
+                } else {
+                    registered_name = Some(literal);
+                }
+            }
             "path" => {
                 let literal: LitStr = meta.value()?.parse()?;
                 if path.is_some() {
@@ -233,7 +295,7 @@ fn parse_options(attribute: TokenStream, errors: &mut Errors) -> Option<Options>
             }
             _ => {
                 let text = path_text(&meta.path);
-                let near = redis_script_analysis::suggest::closest(&text, ARGUMENT_NAMES);
+                let near = redis_script_analysis::suggest::closest(&text, form.arguments().iter().copied());
                 let message = match near {
                     Some(near) => {
                         // Reported here only: the argument the user meant
@@ -241,7 +303,7 @@ fn parse_options(attribute: TokenStream, errors: &mut Errors) -> Option<Options>
                         misspelt.push(near);
                         format!("unknown argument `{text}`: did you mean `{near}`?")
                     }
-                    None => format!("unknown argument `{text}`; {ATTRIBUTE_FORM}"),
+                    None => format!("unknown argument `{text}`; {}", form.usage()),
                 };
                 errors.push(syn::Error::new(meta.path.span(), message));
                 if meta.input.peek(syn::Token![=]) {
@@ -255,17 +317,21 @@ fn parse_options(attribute: TokenStream, errors: &mut Errors) -> Option<Options>
         errors.push(error);
         return None;
     }
+    if let Form::Function { library_path } = form {
+        path = Some(library_path.clone());
+    }
     if path.is_none() && !misspelt.contains(&"path") {
         errors.push(syn::Error::new(
             attribute_span,
-            format!("missing `path`: name the Lua file; {ATTRIBUTE_FORM}"),
+            format!("missing `path`: name the Lua file; {SCRIPT_FORM}"),
         ));
     }
     if keys.is_none() && !misspelt.contains(&"keys") {
         errors.push(syn::Error::new(
             attribute_span,
             format!(
-                "missing `keys`: say how many leading parameters are KEYS (`keys = 0` if none); {ATTRIBUTE_FORM}"
+                "missing `keys`: say how many leading parameters are KEYS (`keys = 0` if none); {}",
+                form.usage()
             ),
         ));
     }
@@ -279,6 +345,7 @@ fn parse_options(attribute: TokenStream, errors: &mut Errors) -> Option<Options>
         returns,
         errors: error_type,
         target,
+        registered_name,
     })
 }
 
@@ -482,4 +549,233 @@ fn path_text(path: &syn::Path) -> String {
         .map(|segment| segment.ident.to_string())
         .collect::<Vec<_>>()
         .join("::")
+}
+
+/// Everything the macro needs from `#[redis_library(path = …)] mod name { … }`.
+pub struct LibraryDeclaration {
+    /// `path = "lua/lib.lua"`, relative to the crate's manifest directory.
+    pub path: LitStr,
+    /// `target = "redis-7.2"`, for every function of the library.
+    pub target: Option<LitStr>,
+    pub module: ModuleShell,
+    /// One per `#[function(…)]` signature, in order.
+    pub functions: Vec<Declaration>,
+}
+
+/// The module around the functions: what the expansion keeps as written.
+pub struct ModuleShell {
+    pub attrs: Vec<Attribute>,
+    pub vis: Visibility,
+    pub ident: Ident,
+    /// Items other than the declared functions (`use`, types, …).
+    pub items: Vec<syn::Item>,
+}
+
+/// Parsing the library failed; what could be read still lets the macro
+/// emit the module so call sites do not cascade errors.
+pub struct LibraryParseFailure {
+    pub errors: syn::Error,
+    pub module: Option<ModuleShell>,
+    pub functions: Vec<(FunctionSignature, Option<Type>)>,
+}
+
+const LIBRARY_FORM: &str = "expected `#[redis_library(path = \"lua/library.lua\")]` on a module, optionally with `target = \"redis-7.2\"`";
+
+/// The attribute that declares one function inside the module.
+const FUNCTION_ATTRIBUTE: &str = "function";
+
+impl LibraryDeclaration {
+    pub fn parse(attribute: TokenStream, item: TokenStream) -> Result<Self, LibraryParseFailure> {
+        let mut errors = Errors::default();
+        let library_options = parse_library_options(attribute, &mut errors);
+        let mut module = None;
+        let mut functions = Vec::new();
+        let mut fallbacks = Vec::new();
+        match syn::parse2::<syn::ItemMod>(item) {
+            Ok(item) => {
+                let (shell, declared) = split_module(item, &mut errors);
+                module = shell;
+                if let Some((path, _)) = &library_options {
+                    for (function, attribute) in declared {
+                        match Declaration::parse_as(
+                            Form::Function { library_path: path },
+                            attribute,
+                            quote::quote!(#function),
+                        ) {
+                            Ok(declaration) => functions.push(declaration),
+                            Err(failure) => {
+                                errors.push(failure.errors);
+                                if let Some(signature) = failure.signature {
+                                    fallbacks.push((*signature, None));
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            Err(error) => errors.push(syn::Error::new(
+                error.span(),
+                format!("#[redis_library] applies to a module: `mod name {{ #[function(keys = 1)] async fn …; }}` ({error})"),
+            )),
+        }
+        match (errors.finish(), library_options, module) {
+            (Ok(()), Some((path, target)), Some(module)) => Ok(Self {
+                path,
+                target,
+                module,
+                functions,
+            }),
+            (result, _, module) => {
+                fallbacks.extend(functions.into_iter().map(|declaration| {
+                    (declaration.signature, declaration.options.errors)
+                }));
+                Err(LibraryParseFailure {
+                    errors: result.err().unwrap_or_else(|| {
+                        syn::Error::new(Span::call_site(), "invalid #[redis_library] declaration")
+                    }),
+                    module,
+                    functions: fallbacks,
+                })
+            }
+        }
+    }
+}
+
+/// `path` and `target` of `#[redis_library(…)]`.
+fn parse_library_options(
+    attribute: TokenStream,
+    errors: &mut Errors,
+) -> Option<(LitStr, Option<LitStr>)> {
+    let mut path: Option<LitStr> = None;
+    let mut target: Option<LitStr> = None;
+    let attribute_span = attribute.span();
+    let parser = syn::meta::parser(|meta| {
+        let name = path_text(&meta.path);
+        let slot = match name.as_str() {
+            "path" => &mut path,
+            "target" => &mut target,
+            "keys" | "returns" | "errors" | "allow_unused" | "dynamic_keys" | "name" => {
+                errors.push(syn::Error::new(
+                    meta.path.span(),
+                    format!("`{name}` belongs to each function: write it in `#[function({name} …)]` on the function's signature inside the module"),
+                ));
+                if meta.input.peek(syn::Token![=]) {
+                    let _: syn::Expr = meta.value()?.parse()?;
+                }
+                return Ok(());
+            }
+            _ => {
+                let message = match redis_script_analysis::suggest::closest(&name, ["path", "target"]) {
+                    Some(near) => format!("unknown argument `{name}`: did you mean `{near}`?"),
+                    None => format!("unknown argument `{name}`; {LIBRARY_FORM}"),
+                };
+                errors.push(syn::Error::new(meta.path.span(), message));
+                if meta.input.peek(syn::Token![=]) {
+                    let _: syn::Expr = meta.value()?.parse()?;
+                }
+                return Ok(());
+            }
+        };
+        let literal: LitStr = meta.value()?.parse()?;
+        if slot.is_some() {
+            errors.push(syn::Error::new(
+                meta.path.span(),
+                format!("duplicate `{name}` argument: give it once"),
+            ));
+        } else if name == "path" && literal.value().is_empty() {
+            errors.push(syn::Error::new(
+                literal.span(),
+                "`path` is empty: name the library's .lua file, e.g. `path = \"lua/quota_lib.lua\"`",
+            ));
+        } else {
+            *slot = Some(literal);
+        }
+        Ok(())
+    });
+    if let Err(error) = parser.parse2(attribute) {
+        errors.push(error);
+        return None;
+    }
+    let Some(path) = path else {
+        errors.push(syn::Error::new(
+            attribute_span,
+            format!("missing `path`: name the library's Lua file; {LIBRARY_FORM}"),
+        ));
+        return None;
+    };
+    Some((path, target))
+}
+
+/// The module's own items, and each `#[function(…)]` signature with the
+/// attribute's arguments.
+fn split_module(
+    module: syn::ItemMod,
+    errors: &mut Errors,
+) -> (Option<ModuleShell>, Vec<(syn::ForeignItemFn, TokenStream)>) {
+    let syn::ItemMod {
+        attrs,
+        vis,
+        ident,
+        content,
+        unsafety,
+        ..
+    } = module;
+    if let Some(unsafety) = unsafety {
+        errors.push(syn::Error::new(unsafety.span(), "a library module cannot be `unsafe`"));
+    }
+    let Some((_, items)) = content else {
+        errors.push(syn::Error::new(
+            ident.span(),
+            format!("#[redis_library] needs the module's content here: `mod {ident} {{ #[function(keys = 1)] async fn …; }}`"),
+        ));
+        return (None, Vec::new());
+    };
+    let mut kept = Vec::new();
+    let mut functions = Vec::new();
+    for item in items {
+        match item {
+            syn::Item::Verbatim(tokens) => match syn::parse2::<syn::ForeignItemFn>(tokens.clone()) {
+                Ok(mut function) => match take_function_attribute(&mut function.attrs) {
+                    Some(arguments) => functions.push((function, arguments)),
+                    None => errors.push(syn::Error::new(
+                        function.sig.ident.span(),
+                        format!(
+                            "add `#[function(keys = N)]` to `{}`: each bodyless function of a #[redis_library] module declares one function the library registers",
+                            function.sig.ident
+                        ),
+                    )),
+                },
+                Err(_) => kept.push(syn::Item::Verbatim(tokens)),
+            },
+            syn::Item::Fn(mut function) => {
+                if take_function_attribute(&mut function.attrs).is_some() {
+                    errors.push(syn::Error::new(
+                        function.block.span(),
+                        "remove the function body: #[redis_library] generates it; end the signature with `;`",
+                    ));
+                }
+                kept.push(syn::Item::Fn(function));
+            }
+            other => kept.push(other),
+        }
+    }
+    let shell = ModuleShell {
+        attrs,
+        vis,
+        ident,
+        items: kept,
+    };
+    (Some(shell), functions)
+}
+
+/// Removes `#[function(…)]` and returns its arguments.
+fn take_function_attribute(attrs: &mut Vec<Attribute>) -> Option<TokenStream> {
+    let position = attrs
+        .iter()
+        .position(|attr| attr.path().is_ident(FUNCTION_ATTRIBUTE))?;
+    let attribute = attrs.remove(position);
+    Some(match attribute.meta {
+        syn::Meta::List(list) => list.tokens,
+        _ => TokenStream::new(),
+    })
 }
