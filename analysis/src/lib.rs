@@ -60,6 +60,7 @@ pub use diagnostic::{Diagnostic, Severity};
 pub use header::{Header, ParamDoc};
 pub use library::{
     DeclaredFunction, LibraryAnalysis, LibrarySignature, RegisteredFunction, analyze_library,
+    is_library,
 };
 pub use shebang::ScriptFlags;
 pub use target::{Target, TargetError, TargetScope};

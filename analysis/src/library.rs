@@ -600,7 +600,8 @@ fn analyze_here(
 }
 
 /// Declarations the file does not register (errors) and registrations no
-/// declaration covers (notes).
+/// declaration covers (notes, when there are declarations at all: a
+/// library checked or deployed without typed calls declares none).
 fn coverage(plan: &Plan, declaration: &LibrarySignature) -> Vec<Diagnostic> {
     let registered: Vec<&str> = plan
         .registrations
@@ -630,7 +631,7 @@ fn coverage(plan: &Plan, declaration: &LibrarySignature) -> Vec<Diagnostic> {
         diagnostics.push(diagnostic);
     }
     for registration in &plan.registrations {
-        if registration.declaration.is_none() {
+        if registration.declaration.is_none() && !declaration.functions.is_empty() {
             diagnostics.push(registration.span.note(
                 format!(
                     "`{}` is registered by the library but not declared, so it has no typed call",
@@ -671,4 +672,11 @@ fn given_as_library(source: &str) -> Diagnostic {
     .with_hint(
         "declare a script with `#[redis_script(path = …, keys = N)]`; to make this file a library, add the `#!lua name=…` line and register each function",
     )
+}
+
+/// True when `source` starts the way a function library does
+/// (`#!lua name=…`), so it is checked with [`analyze_library`] rather than
+/// as a script.
+pub fn is_library(source: &str) -> bool {
+    shebang::parse(source).library_name.is_some()
 }

@@ -124,6 +124,9 @@ pub fn check_all(scripts: &[PathBuf], options: &Options) -> Outcome {
 }
 
 fn check(path: String, source: String, options: &Options) -> CheckedScript {
+    if analysis::is_library(&source) {
+        return check_library(path, source, options);
+    }
     let signature = signature_for(&Header::parse(&source), &source, options);
     let diagnostics = match &signature {
         Some(signature) => analysis::analyze(&source, signature).diagnostics,
@@ -133,6 +136,28 @@ fn check(path: String, source: String, options: &Options) -> CheckedScript {
         path,
         source,
         signature,
+        diagnostics,
+    }
+}
+
+/// A function library: the file as FUNCTION LOAD runs it and each
+/// registered function as FCALL runs it, with the keys and arguments each
+/// callback reads (the command line declares no functions).
+fn check_library(path: String, source: String, options: &Options) -> CheckedScript {
+    let library = Signature {
+        dynamic_keys: options.dynamic_keys,
+        target: options.target.clone(),
+        ..Signature::default()
+    };
+    let declaration = analysis::LibrarySignature {
+        library,
+        functions: Vec::new(),
+    };
+    let diagnostics = analysis::analyze_library(&source, &declaration).diagnostics;
+    CheckedScript {
+        path,
+        source,
+        signature: None,
         diagnostics,
     }
 }

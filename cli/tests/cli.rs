@@ -257,6 +257,7 @@ fn directories_are_searched_recursively_in_order() {
             "fixtures/failing/key_out_of_range.lua",
             "fixtures/failing/unclosed_at_end.lua",
             "fixtures/failing/undeclared.lua",
+            "fixtures/libraries/counters.lua",
             "fixtures/passing/delete_all.lua",
             "fixtures/passing/misspelled_log_level.lua",
             "fixtures/passing/server_time.lua",
@@ -349,4 +350,20 @@ fn the_target_decides_which_commands_exist() {
     let invalid = run(&["--target", "redis-6.2", script]);
     assert_eq!(invalid.status, 2, "{}", invalid.stderr);
     assert!(invalid.stderr.contains("`--target`"), "{}", invalid.stderr);
+}
+
+#[test]
+fn a_function_library_is_checked_as_its_functions_run() {
+    let run = run(&["fixtures/libraries/counters.lua"]);
+    assert_eq!(run.status, 1, "{}{}", run.stdout, run.stderr);
+    let report = format!("{}{}", run.stdout, run.stderr);
+    assert!(
+        report.contains("fixtures/libraries/counters.lua:9:54"),
+        "{report}"
+    );
+    assert!(
+        report.contains("`KEYS` is not defined in a function"),
+        "{report}"
+    );
+    assert!(report.contains("1 error"), "{report}");
 }
