@@ -267,7 +267,7 @@ fn directories_are_searched_recursively_in_order() {
     assert!(
         found
             .stdout
-            .ends_with("  \"errors\": 4,\n  \"warnings\": 1\n}\n"),
+            .ends_with("  \"errors\": 5,\n  \"warnings\": 1\n}\n"),
         "{}",
         found.stdout
     );
