@@ -4,9 +4,9 @@
 
 use full_moon::ast::FunctionArgs;
 
-use super::sandbox::Environment;
 use super::commands::{self, Command, CommandEntry, Resolved};
 use super::error_codes::error_code;
+use super::sandbox::Environment;
 use super::span::Span;
 use super::target::{Platform, ReleaseSet};
 use super::text::plural;
@@ -576,7 +576,10 @@ impl Analyzer<'_> {
             let shown = self.quote(operand.span, "this argument");
             let keys = self.context.tables[0];
             let (routed, opt_out) = if self.context.environment == Environment::FunctionCall {
-                ("the call by its keys", "the function's `flags = {'allow-cross-slot-keys'}`")
+                (
+                    "the call by its keys",
+                    "the function's `flags = {'allow-cross-slot-keys'}`",
+                )
             } else {
                 ("the script by KEYS", "`#!lua flags=allow-cross-slot-keys`")
             };

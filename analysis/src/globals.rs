@@ -115,7 +115,8 @@ fn replacement_hint(
         ("table", "move") => "copy the elements in a loop",
         ("string", "pack" | "unpack") => "use the `struct` library: `struct.pack`, `struct.unpack`",
         _ => {
-            return environment.suggest_member(library, member)
+            return environment
+                .suggest_member(library, member)
                 .map(|near| format!("did you mean `{library}.{near}`?"));
         }
     };
@@ -355,8 +356,11 @@ impl Analyzer<'_> {
             return Value::builtin(&global, Some(member));
         }
         if environment == sandbox::Environment::LibraryLoad {
-            self.diagnostics
-                .push(not_while_loading(&format!("{global}.{member}"), member, span));
+            self.diagnostics.push(not_while_loading(
+                &format!("{global}.{member}"),
+                member,
+                span,
+            ));
             return Value::Unknown;
         }
         let missing = MissingMember {
@@ -515,12 +519,16 @@ impl Analyzer<'_> {
         else {
             return;
         };
-        let is_table = self.context.environment.global(global).is_some_and(|global| {
-            matches!(
-                global.kind,
-                GlobalKind::GlobalTable | GlobalKind::Library(_)
-            )
-        });
+        let is_table = self
+            .context
+            .environment
+            .global(global)
+            .is_some_and(|global| {
+                matches!(
+                    global.kind,
+                    GlobalKind::GlobalTable | GlobalKind::Library(_)
+                )
+            });
         if !is_table {
             return;
         }

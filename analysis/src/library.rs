@@ -190,8 +190,7 @@ impl<'a> Reader<'a, '_> {
                     }
                 }
                 Stmt::FunctionDeclaration(declaration) => {
-                    let names: Vec<&TokenReference> =
-                        declaration.name().names().iter().collect();
+                    let names: Vec<&TokenReference> = declaration.name().names().iter().collect();
                     if let ([only], None) = (names.as_slice(), declaration.name().method_name()) {
                         self.functions
                             .insert(identifier(only).to_string(), declaration.body());
@@ -397,7 +396,10 @@ impl<'a> Reader<'a, '_> {
             if !flags.set(&flag) {
                 let span = self.map.token(token);
                 let hint = match suggest::closest(&flag, shebang::FLAGS.iter().copied()) {
-                    Some(near) => format!("did you mean `{near}`? the flags are {}", quoted_list(shebang::FLAGS)),
+                    Some(near) => format!(
+                        "did you mean `{near}`? the flags are {}",
+                        quoted_list(shebang::FLAGS)
+                    ),
                     None => format!("the flags are {}", quoted_list(shebang::FLAGS)),
                 };
                 self.diagnostics.push(span.error(

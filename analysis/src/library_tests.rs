@@ -78,18 +78,22 @@ fn the_quota_library_is_clean_and_each_function_is_described() {
     let [allow, peek] = analysis.functions.as_slice() else {
         panic!("{:?}", analysis.functions)
     };
-    assert_eq!((allow.name.as_str(), allow.line, allow.column), ("fixed_window_allow", 2, 25));
+    assert_eq!(
+        (allow.name.as_str(), allow.line, allow.column),
+        ("fixed_window_allow", 2, 25)
+    );
     assert!(!allow.read_only);
     assert_eq!(allow.declaration, Some(0));
     assert_eq!(
-        allow.returns.iter().map(|site| &site.shape).collect::<Vec<_>>(),
-        [
-            &ReturnShape::Array {
-                elements: vec![ValueKind::Integer, ValueKind::Unknown],
-                open_ended: false
-            };
-            2
-        ]
+        allow
+            .returns
+            .iter()
+            .map(|site| &site.shape)
+            .collect::<Vec<_>>(),
+        [&ReturnShape::Array {
+            elements: vec![ValueKind::Integer, ValueKind::Unknown],
+            open_ended: false
+        }; 2]
     );
     assert_eq!(peek.name, "quota_peek");
     assert!(peek.flags.no_writes && peek.read_only);
@@ -121,7 +125,11 @@ fn the_table_form_reads_every_argument() {
 fn a_callback_may_be_a_local_function_defined_above() {
     let source = "#!lua name=l\nlocal function bump(keys, args)\n  return redis.call('INCRBY', keys[1], args[1])\nend\nlocal peek = function(k) return redis.call('GET', k[1]) end\nredis.register_function('bump', bump)\nredis.register_function{function_name = 'peek', callback = peek}";
     let declaration = declaring(vec![function("bump", 1, 1), function("peek", 1, 0)]);
-    assert!(errors(source, &declaration).is_empty(), "{:?}", errors(source, &declaration));
+    assert!(
+        errors(source, &declaration).is_empty(),
+        "{:?}",
+        errors(source, &declaration)
+    );
     let analysis = analyze_library(source, &declaration);
     assert!(!analysis.functions[0].read_only);
     assert!(analysis.functions[1].read_only);
@@ -154,7 +162,9 @@ fn keys_must_come_from_the_callbacks_first_parameter() {
     let source = one_function("return redis.call('GET', 'fixed:' .. args[1])");
     assert_eq!(
         errors(&source, &declaring(vec![function("f", 0, 1)])),
-        ["3:26 key argument `'fixed:' .. args[1]` of `GET` does not come from keys (a string built at run time): Redis Cluster routes the call by its keys only, so this key may live on another node"]
+        [
+            "3:26 key argument `'fixed:' .. args[1]` of `GET` does not come from keys (a string built at run time): Redis Cluster routes the call by its keys only, so this key may live on another node"
+        ]
     );
 }
 
@@ -171,7 +181,9 @@ fn functions_have_no_keys_or_argv_globals() {
     );
     assert_eq!(
         error.hint.as_deref(),
-        Some("a function receives its keys as its callback's first parameter: `function(keys, args) … keys[1] … end`")
+        Some(
+            "a function receives its keys as its callback's first parameter: `function(keys, args) … keys[1] … end`"
+        )
     );
 }
 
@@ -199,12 +211,16 @@ fn register_function_exists_only_at_load_time_and_only_at_the_top_level() {
     let messages = errors(&inside, &declaring(vec![function("f", 0, 0)]));
     assert_eq!(
         messages,
-        ["3:7 `redis.register_function` does not exist: the `redis` library has no member `register_function`, so calling it fails with \"attempt to call field 'register_function' (a nil value)\""]
+        [
+            "3:7 `redis.register_function` does not exist: the `redis` library has no member `register_function`, so calling it fails with \"attempt to call field 'register_function' (a nil value)\""
+        ]
     );
     let looped = "#!lua name=lib\nfor _, name in ipairs({'a'}) do redis.register_function(name, function() return 1 end) end";
     let messages = errors(looped, &LibrarySignature::default());
     assert!(
-        messages.iter().any(|m| m.contains("must be called as a statement at the top level")),
+        messages
+            .iter()
+            .any(|m| m.contains("must be called as a statement at the top level")),
         "{messages:?}"
     );
 }
@@ -214,7 +230,9 @@ fn write_commands_in_no_writes_functions_are_refused() {
     let source = "#!lua name=lib\nredis.register_function{function_name = 'f', flags = {'no-writes'}, callback = function(keys) return redis.call('SET', keys[1], 'v') end}";
     assert_eq!(
         errors(source, &declaring(vec![function("f", 1, 0)])),
-        ["2:113 `SET` is a write command, but the function is registered with `flags = {'no-writes'}`: Redis refuses it (Write commands are not allowed from read-only scripts)"]
+        [
+            "2:113 `SET` is a write command, but the function is registered with `flags = {'no-writes'}`: Redis refuses it (Write commands are not allowed from read-only scripts)"
+        ]
     );
 }
 
@@ -269,9 +287,18 @@ fn registration_mistakes_fail_as_function_load_would() {
 fn the_first_line_must_name_the_library_and_nothing_else() {
     let body = "\nredis.register_function('f', function() return 1 end)";
     let first_lines: &[(&str, &str)] = &[
-        ("#!lua", "1:1 the library's first line gives no name: FUNCTION LOAD fails with \"Library name was not given\""),
-        ("#!lua name=bad-name", "1:7 `bad-name` is not a valid library name: FUNCTION LOAD fails with \"Library names can only contain letters, numbers, or underscores(_) and must be at least one character long\""),
-        ("#!lua name=lib flags=no-writes", "1:16 `flags=no-writes` is not valid in a library's first line: FUNCTION LOAD fails with \"Invalid metadata value given: flags=no-writes\""),
+        (
+            "#!lua",
+            "1:1 the library's first line gives no name: FUNCTION LOAD fails with \"Library name was not given\"",
+        ),
+        (
+            "#!lua name=bad-name",
+            "1:7 `bad-name` is not a valid library name: FUNCTION LOAD fails with \"Library names can only contain letters, numbers, or underscores(_) and must be at least one character long\"",
+        ),
+        (
+            "#!lua name=lib flags=no-writes",
+            "1:16 `flags=no-writes` is not valid in a library's first line: FUNCTION LOAD fails with \"Invalid metadata value given: flags=no-writes\"",
+        ),
     ];
     for (first_line, expected) in first_lines {
         let source = format!("{first_line}{body}");
@@ -294,11 +321,16 @@ fn declarations_must_name_registered_functions() {
         missing.message,
         "the library registers no function `fixed_window_alow`: FCALL would fail with \"Function not found\""
     );
-    assert_eq!(missing.hint.as_deref(), Some("did you mean `fixed_window_allow`?"));
+    assert_eq!(
+        missing.hint.as_deref(),
+        Some("did you mean `fixed_window_allow`?")
+    );
     // And the function it meant is registered but not declared.
     assert_eq!(
         notes(QUOTA_LIB, &declaration),
-        ["2:25 `fixed_window_allow` is registered by the library but not declared, so it has no typed call"]
+        [
+            "2:25 `fixed_window_allow` is registered by the library but not declared, so it has no typed call"
+        ]
     );
 }
 
@@ -315,13 +347,17 @@ fn scripts_and_libraries_are_told_apart() {
     let script = "return redis.call('GET', KEYS[1])";
     assert_eq!(
         errors(script, &LibrarySignature::default()),
-        ["1:1 this file is a script, not a function library: a library starts with `#!lua name=<library>` and registers its functions with `redis.register_function`"]
+        [
+            "1:1 this file is a script, not a function library: a library starts with `#!lua name=<library>` and registers its functions with `redis.register_function`"
+        ]
     );
     let as_script = analyze(QUOTA_LIB, &Signature::default());
     let messages: Vec<&str> = as_script.errors().map(|d| d.message.as_str()).collect();
     assert_eq!(
         messages,
-        ["this file is a function library (`#!lua name=quota_lib`), not a script: EVAL refuses `name=`, the library is loaded with FUNCTION LOAD and its functions are called with FCALL"]
+        [
+            "this file is a function library (`#!lua name=quota_lib`), not a script: EVAL refuses `name=`, the library is loaded with FUNCTION LOAD and its functions are called with FCALL"
+        ]
     );
 }
 
@@ -346,6 +382,9 @@ fn a_callback_that_can_end_without_return_replies_nil() {
     let source = one_function("redis.call('SET', keys[1], args[1])");
     let analysis = analyze_library(&source, &declaring(vec![function("f", 1, 1)]));
     assert_eq!(analysis.errors().count(), 0, "{:?}", analysis.diagnostics);
-    assert_eq!(analysis.functions[0].returns[0].shape, ReturnShape::FallsOffEnd);
+    assert_eq!(
+        analysis.functions[0].returns[0].shape,
+        ReturnShape::FallsOffEnd
+    );
     assert_eq!(analysis.functions[0].returns[0].line, 4);
 }

@@ -42,24 +42,40 @@ fn check(source: &str) -> Result<(), TestCaseError> {
             ..Signature::default()
         },
     ];
+    // The same code as the callback of a library function, whose
+    // parameters are named like the script's globals.
+    let library = format!(
+        "#!lua name=fuzz\nredis.register_function('f', function(KEYS, ARGV)\n{source}\nend)"
+    );
+    let declaration = crate::LibrarySignature {
+        functions: vec![crate::DeclaredFunction {
+            name: "f".to_string(),
+            signature: signatures[1].clone(),
+        }],
+        ..crate::LibrarySignature::default()
+    };
+    let as_function = crate::analyze_library(&library, &declaration).diagnostics;
+    check_diagnostics(&library, &as_function)?;
     for signature in &signatures {
         let analysis = analyze(source, signature);
-        for diagnostic in &analysis.diagnostics {
-            prop_assert!(
-                !diagnostic.message.starts_with(INTERNAL_ERROR),
-                "panicked on {source:?}"
-            );
-            prop_assert!(diagnostic.line >= 1 && diagnostic.column >= 1 && diagnostic.width >= 1);
-            prop_assert!(diagnostic.hint.is_some(), "{diagnostic:?}");
-            let _ = diagnostic.render("fuzz.lua", source);
-        }
-        let positions: Vec<_> = analysis
-            .diagnostics
-            .iter()
-            .map(|d| (d.line, d.column))
-            .collect();
-        prop_assert!(positions.windows(2).all(|pair| pair[0] <= pair[1]));
+        check_diagnostics(source, &analysis.diagnostics)?;
     }
+    Ok(())
+}
+
+/// No internal error, positions inside the file and sorted, a hint each.
+fn check_diagnostics(source: &str, diagnostics: &[crate::Diagnostic]) -> Result<(), TestCaseError> {
+    for diagnostic in diagnostics {
+        prop_assert!(
+            !diagnostic.message.starts_with(INTERNAL_ERROR),
+            "panicked on {source:?}"
+        );
+        prop_assert!(diagnostic.line >= 1 && diagnostic.column >= 1 && diagnostic.width >= 1);
+        prop_assert!(diagnostic.hint.is_some(), "{diagnostic:?}");
+        let _ = diagnostic.render("fuzz.lua", source);
+    }
+    let positions: Vec<_> = diagnostics.iter().map(|d| (d.line, d.column)).collect();
+    prop_assert!(positions.windows(2).all(|pair| pair[0] <= pair[1]));
     Ok(())
 }
 

@@ -918,7 +918,9 @@ fn shebang_mistakes() {
             "#!lua name=mylib flags=no-write\nreturn 1",
             &signature(0, 0)
         ),
-        ["1:1+31 this file is a function library (`#!lua name=mylib`), not a script: EVAL refuses `name=`, the library is loaded with FUNCTION LOAD and its functions are called with FCALL"]
+        [
+            "1:1+31 this file is a function library (`#!lua name=mylib`), not a script: EVAL refuses `name=`, the library is loaded with FUNCTION LOAD and its functions are called with FCALL"
+        ]
     );
     assert_eq!(
         errors("#!lua timeout=5\nreturn 1", &signature(0, 0)),

@@ -12,11 +12,11 @@ use full_moon::tokenizer::{StringLiteralQuoteType, Symbol, TokenReference, Token
 
 use super::diagnostic::Diagnostic;
 use super::error_codes::error_code;
-use super::library::{self, Plan};
-use super::sandbox::Environment;
 use super::globals::{MissingMembers, MissingUse};
 use super::header::Header;
+use super::library::{self, Plan};
 use super::params::ParamUsage;
+use super::sandbox::Environment;
 use super::scope::{Binding, Scopes};
 use super::shebang::ScriptFlags;
 use super::span::{self, SourceMap, Span};
