@@ -1,0 +1,13 @@
+// A declared argument the callback never reads: reported on the parameter.
+use redis_script::redis_library;
+
+#[redis_library(path = "ui/functions/quota.lua")]
+mod quota {
+    #[function(keys = 1)]
+    async fn fixed_window_allow(counter: &str, limit: u64, window_seconds: u64) -> Vec<i64>;
+
+    #[function(keys = 1)]
+    async fn quota_peek(counter: &str, fallback: u64) -> Option<i64>;
+}
+
+fn main() {}
