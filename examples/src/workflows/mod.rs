@@ -4,6 +4,7 @@
 pub mod counter;
 pub mod idempotency;
 pub mod lock;
+pub mod quota;
 pub mod rate_limit;
 pub mod redlock;
 pub mod session;

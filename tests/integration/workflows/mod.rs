@@ -4,6 +4,7 @@
 mod counter;
 mod idempotency;
 mod lock;
+mod quota;
 mod rate_limit;
 mod redlock;
 mod session;
