@@ -7,10 +7,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use redis::aio::ConnectionLike;
-use redis::{Cmd, FromRedisValue, RedisWrite, Value};
+use redis::{Cmd, FromRedisValue, Pipeline, RedisWrite, Value};
 use redis_script_codes::NOSCRIPT;
 
 use crate::error::{Error, KeySlot, Origin, truncate_for_display};
+use crate::library::{Library, load_error};
 use crate::refusal;
 use crate::reply::render_reply;
 use crate::retry::RetryRefusals;
@@ -23,7 +24,10 @@ use crate::slot::key_slot;
 /// the same parameters (without the connection) that returns a `Call`; the
 /// function itself is `f::call(...).invoke(conn)`. The command is built
 /// once: `EVALSHA <sha> <numkeys> <keys…> <args…>` (or `EVALSHA_RO` for a
-/// read-only script), with the SHA computed at compile time.
+/// read-only script), with the SHA computed at compile time. A function of
+/// a `#[redis_library]` is called the same way with
+/// `FCALL <function> <numkeys> <keys…> <args…>` (or `FCALL_RO` for a
+/// function with the `no-writes` flag).
 ///
 /// `E` is the error type of the call: [`Error`], or
 /// [`Failure<E>`](crate::Failure) for a script declared with `errors = E`.
@@ -66,6 +70,8 @@ impl<T, E> std::fmt::Debug for Call<T, E> {
 enum Path {
     Warm,
     NoScriptEval,
+    /// `Function not found`, then `[FUNCTION LOAD, FCALL]`.
+    FunctionLoad,
 }
 
 impl Path {
@@ -73,6 +79,7 @@ impl Path {
         match self {
             Self::Warm => "warm",
             Self::NoScriptEval => "noscript_eval",
+            Self::FunctionLoad => "function_load",
         }
     }
 }
@@ -83,16 +90,20 @@ enum Outcome {
     Reply(Value),
     /// The server does not have the script cached: it did not run.
     NoScript,
-    /// The server does not know `EVALSHA_RO`/`EVAL_RO`: it did not run.
+    /// The server has no function of this name: it did not run.
+    NoFunction,
+    /// The server does not know `EVALSHA_RO`/`EVAL_RO`/`FCALL_RO`: it did
+    /// not run.
     NoReadOnlyCommands,
     Failed(Error),
 }
 
-/// Whether the servers this process talks to know `EVALSHA_RO` and
-/// `EVAL_RO` (Redis 7.0 and later, unless the operator renamed them).
+/// Whether the servers this process talks to know `EVALSHA_RO`, `EVAL_RO`
+/// and `FCALL_RO` (Redis 7.0 and later, unless the operator renamed them).
 /// Cleared for the whole process the first time a server answers "unknown
-/// command" for them; from then on read-only scripts use `EVALSHA`/`EVAL`,
-/// which every server has.
+/// command" for one of them; from then on read-only scripts use
+/// `EVALSHA`/`EVAL` and read-only functions `FCALL`, which every server
+/// with scripts (or functions) has.
 static READ_ONLY_COMMANDS: AtomicBool = AtomicBool::new(true);
 
 /// Bytes reserved per ARGV parameter when sizing a command: enough for
@@ -107,7 +118,9 @@ pub fn start_call<T, E>(script: &'static Script, keys: Keys, arguments: usize) -
     // A script that can build a NOSCRIPT-looking reply is always sent
     // with its body: the server never answers EVAL with NOSCRIPT, so
     // such a reply cannot be mistaken for a cache miss.
-    let (name, script_id) = if script.may_imitate_noscript() {
+    let (name, script_id) = if script.is_function() {
+        (fcall_name(script), script.name())
+    } else if script.may_imitate_noscript() {
         (eval_name(script), script.source())
     } else {
         (evalsha_name(script), script.sha1())
@@ -150,7 +163,7 @@ impl<T, E> Call<T, E> {
 
     /// The command as it will be sent: `EVALSHA` (or `EVALSHA_RO`), or
     /// `EVAL` with the body for a script whose error replies are built at
-    /// run time.
+    /// run time; `FCALL` (or `FCALL_RO`) for a function of a library.
     pub fn command(&self) -> &Cmd {
         &self.command
     }
@@ -186,15 +199,21 @@ impl<T, E> Call<T, E> {
     }
 
     /// The same call as `EVAL <source> …`, for the cold path: `EVAL_RO`
-    /// for a read-only script where the server has it.
+    /// for a read-only script where the server has it. A function of a
+    /// library has no `EVAL` form: for one, this is the call as `FCALL`.
     pub fn eval_command(&self) -> Cmd {
-        self.renamed(eval_name(self.script), Some(self.script.source()))
+        if self.script.is_function() {
+            return self.plain_fcall();
+        }
+        self.renamed(eval_name(self.script), self.script.source())
     }
 
     /// The first command without the `_RO` variants, for servers that lack
     /// them.
     fn without_read_only_commands(&self) -> Cmd {
-        if self.script.may_imitate_noscript() {
+        if self.script.is_function() {
+            self.plain_fcall()
+        } else if self.script.may_imitate_noscript() {
             self.plain_eval()
         } else {
             self.plain_evalsha()
@@ -204,23 +223,38 @@ impl<T, E> Call<T, E> {
     /// The call as `EVALSHA <sha> …`, whatever the script's flags: batches
     /// go to a primary as a whole, where the `_RO` variants add nothing.
     pub(crate) fn plain_evalsha(&self) -> Cmd {
-        self.renamed("EVALSHA", None)
+        self.renamed("EVALSHA", self.script.sha1())
     }
 
     /// The call as `EVAL <source> …` (see [`Self::plain_evalsha`]).
     pub(crate) fn plain_eval(&self) -> Cmd {
-        self.renamed("EVAL", Some(self.script.source()))
+        self.renamed("EVAL", self.script.source())
     }
 
-    /// The command under another name, with `body` in place of the SHA1.
-    fn renamed(&self, name: &str, body: Option<&str>) -> Cmd {
-        let body_length = body.map_or(self.script.sha1().len(), str::len);
-        let mut command = Cmd::with_capacity(self.command.args_iter().len(), body_length + 64);
-        command.arg(name);
-        match body {
-            Some(body) => command.arg(body),
-            None => command.arg(self.script.sha1()),
-        };
+    /// A function's call as `FCALL <function> …`, whatever its flags: a
+    /// batch or a load goes to a primary, where `FCALL_RO` adds nothing
+    /// (and, on a replica, `FUNCTION LOAD` would be refused).
+    pub(crate) fn plain_fcall(&self) -> Cmd {
+        self.renamed("FCALL", self.script.name())
+    }
+
+    /// The cold path of a function: `FUNCTION LOAD <code>` (never
+    /// `REPLACE`: another version is left alone) and the call as `FCALL`,
+    /// in one pipeline. The async cluster connection routes a pipeline by
+    /// its first keyed command (`FUNCTION LOAD` has none), so the load
+    /// lands on the node that runs the call.
+    fn load_and_call(&self, library: &Library) -> Pipeline {
+        let mut pipeline = Pipeline::with_capacity(2);
+        pipeline.add_command(function_load(library));
+        pipeline.add_command(self.plain_fcall());
+        pipeline
+    }
+
+    /// The command under another name, with `second` (the SHA1, the body
+    /// or the function name) in place of its first argument.
+    fn renamed(&self, name: &str, second: &str) -> Cmd {
+        let mut command = Cmd::with_capacity(self.command.args_iter().len(), second.len() + 64);
+        command.arg(name).arg(second);
         for argument in self.command.args_iter().skip(2) {
             if let redis::Arg::Simple(bytes) = argument {
                 command.arg(bytes);
@@ -248,11 +282,41 @@ fn evalsha_name(script: &Script) -> &'static str {
     }
 }
 
+/// `FCALL_RO` for a `no-writes` function on servers that have it.
+fn fcall_name(script: &Script) -> &'static str {
+    if script.is_read_only() && READ_ONLY_COMMANDS.load(Ordering::Relaxed) {
+        "FCALL_RO"
+    } else {
+        "FCALL"
+    }
+}
+
+/// `FUNCTION LOAD <code>` of a library.
+pub(crate) fn function_load(library: &Library) -> Cmd {
+    let mut command = Cmd::with_capacity(3, library.source().len() + 16);
+    command.arg("FUNCTION").arg("LOAD").arg(library.source());
+    command
+}
+
 impl<T: FromRedisValue, E: From<Error>> Call<T, E> {
     /// Runs the script: one `EVALSHA` when the server has it cached; on
     /// `NOSCRIPT`, one `EVAL` with the body and the same keys (so a cluster
     /// routes it to the same node), which also caches it. Never more than
     /// two round trips, never `SCRIPT LOAD`.
+    ///
+    /// A function of a library runs with one `FCALL` (`FCALL_RO`) when the
+    /// server has its library. On `ERR Function not found`, one pipeline
+    /// `[FUNCTION LOAD <code>, FCALL …]` loads the library and runs the
+    /// call (on a cluster, on the node of the call's keys): two round trips
+    /// cold, then warm. The load never replaces anything: when another
+    /// version of the library is loaded and lacks the function, the call
+    /// fails with [`Error::LibraryConflict`]; when another library holds
+    /// one of its function names, with [`Error::FunctionNameTaken`]. A
+    /// function that can build the reply `ERR Function not found` itself
+    /// (its error replies are computed at run time, or it returns `ERR`
+    /// replies) is never loaded on the way: it fails with
+    /// [`Error::NotLoaded`] until its library is deployed
+    /// ([`Library::deploy`]).
     ///
     /// A read-only script is sent again once after its connection dropped
     /// (not after a timeout: it may still be running). A script that
@@ -272,6 +336,12 @@ impl<T: FromRedisValue, E: From<Error>> Call<T, E> {
                     let reply = connection.req_packed_command(&command).await;
                     attempts.received(reply)
                 }
+                Next::SendPipeline(pipeline) => {
+                    let replies = connection
+                        .req_packed_commands(&pipeline, 0, pipeline.len())
+                        .await;
+                    attempts.received_pipeline(replies)
+                }
                 Next::Wait(delay) => {
                     crate::retry::wait(delay).await;
                     attempts.send_again()
@@ -290,6 +360,11 @@ impl<T: FromRedisValue, E: From<Error>> Call<T, E> {
     /// connection dropped, because a synchronous connection does not
     /// reconnect by itself (take a fresh one from the pool and call again).
     /// A refusal retry ([`Call::retry_refusals`]) sleeps the thread.
+    ///
+    /// On a connection that does not pipeline (the synchronous cluster
+    /// connection), the cold path of a function sends its `FUNCTION LOAD`
+    /// on its own first (redis-rs sends that one to every primary), then
+    /// the `FCALL`.
     ///
     /// ```no_run
     /// use redis_script::redis_script;
@@ -315,6 +390,15 @@ impl<T: FromRedisValue, E: From<Error>> Call<T, E> {
                     let reply = connection.req_command(&command);
                     attempts.received(reply)
                 }
+                Next::SendPipeline(pipeline) => {
+                    let replies = if connection.supports_pipelining() {
+                        let packed = pipeline.get_packed_pipeline();
+                        connection.req_packed_commands(&packed, 0, pipeline.len())
+                    } else {
+                        one_by_one(connection, &pipeline)
+                    };
+                    attempts.received_pipeline(replies)
+                }
                 Next::Wait(delay) => {
                     std::thread::sleep(delay);
                     attempts.send_again()
@@ -323,6 +407,24 @@ impl<T: FromRedisValue, E: From<Error>> Call<T, E> {
             };
         }
     }
+}
+
+/// The commands of `pipeline` sent one after the other, for a synchronous
+/// connection that does not pipeline; an error reply is kept in its place,
+/// any other failure ends the sequence.
+fn one_by_one<C>(connection: &mut C, pipeline: &Pipeline) -> redis::RedisResult<Vec<Value>>
+where
+    C: redis::ConnectionLike + ?Sized,
+{
+    let mut replies = Vec::with_capacity(pipeline.len());
+    for command in pipeline.cmd_iter() {
+        let reply = match connection.req_command(command) {
+            Ok(value) => value,
+            Err(error) => Value::ServerError(redis::ServerError::try_from(error)?),
+        };
+        replies.push(reply);
+    }
+    Ok(replies)
 }
 
 /// Whether the connection a call is sent on may reconnect by itself after
@@ -337,6 +439,9 @@ enum Reconnects {
 enum Next<'c, T> {
     /// Send this command and hand its reply to [`Attempts::received`].
     Send(Cow<'c, Cmd>),
+    /// Send these commands in one pipeline and hand their replies to
+    /// [`Attempts::received_pipeline`].
+    SendPipeline(Pipeline),
     /// Wait, then call [`Attempts::send_again`].
     Wait(Duration),
     Done(Result<T, Error>),
@@ -365,6 +470,8 @@ enum Stage {
     Eval,
     /// `EVAL` after the server did not know `EVAL_RO`.
     EvalWithoutReadOnly,
+    /// `[FUNCTION LOAD, FCALL]` after `Function not found`.
+    LoadAndCall,
 }
 
 impl<'c, T: FromRedisValue, E> Attempts<'c, T, E> {
@@ -391,8 +498,7 @@ impl<'c, T: FromRedisValue, E> Attempts<'c, T, E> {
 
     fn received(&mut self, reply: redis::RedisResult<Value>) -> Next<'c, T> {
         let call = self.call;
-        let origin = Origin::script(call.script);
-        let (stage, next) = match (self.stage, Outcome::of(reply, origin)) {
+        let (stage, next) = match (self.stage, Outcome::of(reply, call.script)) {
             (Stage::First, Outcome::NoReadOnlyCommands) => {
                 forget_read_only_commands(call.script);
                 (
@@ -403,6 +509,13 @@ impl<'c, T: FromRedisValue, E> Attempts<'c, T, E> {
             (Stage::First | Stage::FirstWithoutReadOnly, Outcome::NoScript) => {
                 (Stage::Eval, call.eval_command())
             }
+            (Stage::First | Stage::FirstWithoutReadOnly, Outcome::NoFunction) => {
+                if let Some(library) = call.script.library() {
+                    self.stage = Stage::LoadAndCall;
+                    return Next::SendPipeline(call.load_and_call(library));
+                }
+                return self.finish(Err(self.unexpected_refusal()));
+            }
             (Stage::Eval, Outcome::NoReadOnlyCommands) => {
                 forget_read_only_commands(call.script);
                 (Stage::EvalWithoutReadOnly, call.plain_eval())
@@ -412,16 +525,62 @@ impl<'c, T: FromRedisValue, E> Attempts<'c, T, E> {
             }
             (_, Outcome::Failed(error)) => return self.finish(Err(error)),
             // EVAL caches what it runs; EVALSHA/EVAL are known everywhere.
-            (_, Outcome::NoScript | Outcome::NoReadOnlyCommands) => {
-                return self.finish(Err(Error::Refused {
-                    script: call.script.name(),
-                    code: NOSCRIPT.to_owned(),
-                    message: "the server did not run the script sent with EVAL".to_owned(),
-                }));
+            (_, Outcome::NoScript | Outcome::NoFunction | Outcome::NoReadOnlyCommands) => {
+                return self.finish(Err(self.unexpected_refusal()));
             }
         };
         self.stage = stage;
         Next::Send(Cow::Owned(next))
+    }
+
+    /// The replies of `[FUNCTION LOAD, FCALL]`: the call's reply is the
+    /// `FCALL`'s, whatever the load answered (`already exists` included:
+    /// someone else loaded the library meanwhile). Only when the function
+    /// is still not found does the load's reply say why.
+    fn received_pipeline(&mut self, replies: redis::RedisResult<Vec<Value>>) -> Next<'c, T> {
+        let call = self.call;
+        let script = call.script;
+        let mut replies = match replies {
+            Ok(replies) => replies,
+            Err(error) => {
+                return self.finish(Err(Error::from_failure(Origin::script(script), error)));
+            }
+        };
+        let (Some(reply), Some(load), None) = (replies.pop(), replies.pop(), replies.pop()) else {
+            // Which of the two ran is unknown: report what may have run.
+            return self.finish(Err(Error::Decode {
+                script: script.name(),
+                expected: "the replies of FUNCTION LOAD and FCALL",
+                reply: render_reply(&Value::Array(replies)),
+                reason: "the pipeline did not return two replies".to_owned(),
+            }));
+        };
+        trace_load(script, &load);
+        match Outcome::of(Ok(reply), script) {
+            Outcome::Reply(value) => self.finish(decode_value(script.name(), &value)),
+            Outcome::Failed(error) => self.finish(Err(error)),
+            Outcome::NoFunction => self.finish(Err(not_found_after_load(script, &load))),
+            Outcome::NoScript | Outcome::NoReadOnlyCommands => {
+                self.finish(Err(self.unexpected_refusal()))
+            }
+        }
+    }
+
+    /// A cache miss or unknown command after the command that cannot
+    /// cause one: `EVAL` caches what it runs, `FUNCTION LOAD` loads, and
+    /// `EVALSHA`/`EVAL`/`FCALL` are known wherever scripts are.
+    fn unexpected_refusal(&self) -> Error {
+        let script = self.call.script;
+        let (code, message) = if script.is_function() {
+            ("ERR", refusal::FUNCTION_NOT_FOUND)
+        } else {
+            (NOSCRIPT, "the server did not run the script sent with EVAL")
+        };
+        Error::Refused {
+            script: script.name(),
+            code: code.to_owned(),
+            message: message.to_owned(),
+        }
     }
 
     /// The call's result, or another try when the error allows one.
@@ -429,6 +588,7 @@ impl<'c, T: FromRedisValue, E> Attempts<'c, T, E> {
         let path = match self.stage {
             Stage::First | Stage::FirstWithoutReadOnly => Path::Warm,
             Stage::Eval | Stage::EvalWithoutReadOnly => Path::NoScriptEval,
+            Stage::LoadAndCall => Path::FunctionLoad,
         };
         trace_outcome(self.call.script, path, &result);
         let error = match result {
@@ -469,14 +629,63 @@ impl<'c, T: FromRedisValue, E> Attempts<'c, T, E> {
     }
 }
 
-/// The server answered "unknown command" for `EVALSHA_RO`/`EVAL_RO`: from
-/// now on read-only scripts use `EVALSHA`/`EVAL` in this process.
+/// The server answered "unknown command" for `EVALSHA_RO`/`EVAL_RO`/
+/// `FCALL_RO`: from now on read-only scripts use `EVALSHA`/`EVAL` and
+/// read-only functions `FCALL` in this process.
 fn forget_read_only_commands(script: &Script) {
     if READ_ONLY_COMMANDS.swap(false, Ordering::Relaxed) {
         tracing::info!(
             script = script.name(),
-            "the server does not know EVALSHA_RO: read-only scripts use EVALSHA from now on"
+            "the server does not know the _RO commands: read-only scripts use EVALSHA and FCALL from now on"
         );
+    }
+}
+
+/// Why `FCALL` of `script` still answered `Function not found` after
+/// `FUNCTION LOAD` of its library answered `load`, in the same request.
+pub(crate) fn not_found_after_load(script: &'static Script, load: &Value) -> Error {
+    match (load, script.library()) {
+        (Value::ServerError(error), Some(library)) => {
+            let (code, detail) = (error.code(), error.details().unwrap_or_default());
+            if refusal::load_refusal(code, detail)
+                == refusal::LoadRefusal::FunctionExists(script.name())
+            {
+                // Another library registers this very name: FCALL found and
+                // ran its function, and the reply is that function's own.
+                return Error::Script {
+                    script: script.name(),
+                    code: code.to_owned(),
+                    message: refusal::FUNCTION_NOT_FOUND.to_owned(),
+                    location: None,
+                };
+            }
+            load_error(script.name(), library, code, detail)
+        }
+        // Loaded, yet the function is not found: the loaded code does not
+        // register it (or it was deleted in between). Nothing ran.
+        _ => Error::Refused {
+            script: script.name(),
+            code: "ERR".to_owned(),
+            message: refusal::FUNCTION_NOT_FOUND.to_owned(),
+        },
+    }
+}
+
+/// What the cold path's `FUNCTION LOAD` did, for tracing.
+fn trace_load(script: &Script, load: &Value) {
+    let library = script.library().map_or("", Library::name);
+    match load {
+        Value::ServerError(error) => tracing::debug!(
+            script = script.name(),
+            library,
+            load = error.details().unwrap_or_default(),
+            "FUNCTION LOAD did not load the library"
+        ),
+        _ => tracing::debug!(
+            script = script.name(),
+            library,
+            "FUNCTION LOAD loaded the library"
+        ),
     }
 }
 
@@ -521,16 +730,38 @@ fn trace_outcome<T>(script: &Script, path: Path, result: &Result<T, Error>) {
 }
 
 impl Outcome {
-    fn of(reply: redis::RedisResult<Value>, origin: Origin) -> Self {
+    fn of(reply: redis::RedisResult<Value>, script: &'static Script) -> Self {
+        let origin = Origin::script(script);
         let error = match reply {
             Ok(Value::ServerError(error)) => Error::from_server(origin, &error),
             Ok(value) => return Self::Reply(value),
             Err(error) => Error::from_failure(origin, error),
         };
+        let function_not_found = script.is_function()
+            && error.location().is_none()
+            && matches!(error, Error::Refused { .. } | Error::Script { .. })
+            && refusal::is_function_not_found(
+                error.code().unwrap_or_default(),
+                error.message().unwrap_or_default(),
+            );
+        if function_not_found {
+            return match script.library() {
+                Some(library) if script.may_imitate_function_not_found() => {
+                    Self::Failed(Error::NotLoaded {
+                        script: script.name(),
+                        library: library.name(),
+                    })
+                }
+                _ => Self::NoFunction,
+            };
+        }
         match &error {
             // Only the server's own wording, and never a code the script can
             // return: the checker rejects `error_reply('NOSCRIPT …')`.
-            Error::Refused { code, .. } if code == NOSCRIPT => Self::NoScript,
+            // Functions are never cached scripts: for one, this is a reply.
+            Error::Refused { code, .. } if code == NOSCRIPT && !script.is_function() => {
+                Self::NoScript
+            }
             Error::Refused { code, message, .. }
                 if code == "ERR" && names_read_only_command(message) =>
             {
@@ -546,6 +777,7 @@ fn names_read_only_command(message: &str) -> bool {
     let lower = message.to_ascii_lowercase();
     lower.starts_with("unknown command 'evalsha_ro'")
         || lower.starts_with("unknown command 'eval_ro'")
+        || lower.starts_with("unknown command 'fcall_ro'")
 }
 
 /// The encoded keys of one call, in one buffer.
@@ -707,6 +939,288 @@ mod tests {
             }
             other => panic!("expected CrossSlot, got {other:?}"),
         }
+    }
+
+    static LIBRARY: Library = crate::library::new_library(
+        "quota_lib",
+        "lua/quota_lib.lua",
+        "#!lua name=quota_lib\nredis.register_function('allow', function(keys, args) return 1 end)\n",
+        "0000000000000000000000000000000000000000",
+        &["allow", "peek"],
+    );
+    static ALLOW: Script = crate::script::new_function(
+        &LIBRARY,
+        "allow",
+        false,
+        false,
+        crate::script::returned_errors(&["INVALID"], false, false),
+    );
+    static PEEK: Script = crate::script::new_function(
+        &LIBRARY,
+        "peek",
+        true,
+        false,
+        crate::script::returned_errors(&[], true, false),
+    );
+    /// A function whose error replies are built at run time.
+    static COMPUTED: Script = crate::script::new_function(
+        &LIBRARY,
+        "allow",
+        false,
+        false,
+        crate::script::returned_errors(&[], false, true),
+    );
+
+    fn texts(command: &Cmd) -> Vec<String> {
+        arguments(command)
+            .into_iter()
+            .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+            .collect()
+    }
+
+    fn server_error(text: &str) -> Value {
+        match redis::parse_redis_value(format!("-{text}\r\n").as_bytes()) {
+            Ok(value) => value,
+            Err(error) => panic!("{text}: {error}"),
+        }
+    }
+
+    fn function_call(script: &'static Script) -> Call<i64, Error> {
+        let mut call = start_call::<i64, Error>(script, keys(&["rl:{t}"]), 2);
+        push_argument(&mut call, &10u32);
+        push_argument(&mut call, &60u64);
+        call
+    }
+
+    #[test]
+    fn fcall_command_layout() {
+        let call = function_call(&ALLOW);
+        assert_eq!(
+            texts(call.command()),
+            ["FCALL", "allow", "1", "rl:{t}", "10", "60"]
+        );
+        assert_eq!(call.first_key().as_deref(), Some("rl:{t}"));
+        assert_eq!(call.slot().ok().flatten(), Some(key_slot(b"rl:{t}")));
+        // No EVAL form: the cold path loads the library.
+        assert_eq!(texts(&call.eval_command()), texts(call.command()));
+        let pipeline = call.load_and_call(&LIBRARY);
+        let commands: Vec<Vec<String>> = pipeline.cmd_iter().map(texts).collect();
+        assert_eq!(
+            commands,
+            [
+                vec![
+                    "FUNCTION".to_owned(),
+                    "LOAD".to_owned(),
+                    LIBRARY.source().to_owned()
+                ],
+                texts(call.command()),
+            ]
+        );
+        assert_eq!(ALLOW.library().map(Library::name), Some("quota_lib"));
+        assert_eq!(ALLOW.sha1(), LIBRARY.sha1());
+        assert_eq!(ALLOW.path(), "lua/quota_lib.lua");
+        assert!(SCRIPT.library().is_none());
+    }
+
+    #[test]
+    fn no_writes_functions_use_fcall_ro_and_load_with_plain_fcall() {
+        // READ_ONLY_COMMANDS is only cleared by a server without FCALL_RO,
+        // which no unit test simulates.
+        let call = function_call(&PEEK);
+        assert_eq!(texts(call.command())[0], "FCALL_RO");
+        let pipeline = call.load_and_call(&LIBRARY);
+        let last = pipeline.cmd_iter().last().map(texts).unwrap_or_default();
+        assert_eq!(last[0], "FCALL", "a load goes to a primary");
+    }
+
+    /// Drives `call` through `replies`, one per round trip, and returns
+    /// the commands sent (a pipeline as its commands joined by ` | `) and
+    /// the result.
+    fn drive(
+        call: &Call<i64, Error>,
+        replies: Vec<redis::RedisResult<Vec<Value>>>,
+    ) -> (Vec<String>, Option<Result<i64, Error>>) {
+        let mut attempts = Attempts::new(call, Reconnects::Maybe);
+        let mut next = attempts.start();
+        let mut sent = Vec::new();
+        for reply in replies {
+            next = match next {
+                Next::Send(command) => {
+                    sent.push(texts(&command)[0].clone());
+                    attempts.received(reply.map(|mut values| values.remove(0)))
+                }
+                Next::SendPipeline(pipeline) => {
+                    let names: Vec<String> = pipeline
+                        .cmd_iter()
+                        .map(|command| texts(command)[..2].join(" "))
+                        .collect();
+                    sent.push(names.join(" | "));
+                    attempts.received_pipeline(reply)
+                }
+                Next::Wait(_) => attempts.send_again(),
+                Next::Done(result) => return (sent, Some(result)),
+            };
+        }
+        match next {
+            Next::Done(result) => (sent, Some(result)),
+            _ => (sent, None),
+        }
+    }
+
+    fn not_found() -> redis::RedisResult<Vec<Value>> {
+        Ok(vec![server_error("ERR Function not found")])
+    }
+
+    #[test]
+    fn function_not_found_loads_the_library_and_calls_in_one_pipeline() {
+        let (sent, result) = drive(
+            &function_call(&ALLOW),
+            vec![
+                not_found(),
+                Ok(vec![
+                    Value::BulkString(b"quota_lib".to_vec()),
+                    Value::Int(3),
+                ]),
+            ],
+        );
+        assert_eq!(sent, ["FCALL", "FUNCTION LOAD | FCALL allow"]);
+        assert_eq!(result.map(|result| result.ok()), Some(Some(3)));
+
+        // Someone else loaded it meanwhile: the call's reply counts.
+        let (_, result) = drive(
+            &function_call(&ALLOW),
+            vec![
+                not_found(),
+                Ok(vec![
+                    server_error("ERR Library 'quota_lib' already exists"),
+                    Value::Int(4),
+                ]),
+            ],
+        );
+        assert_eq!(result.map(|result| result.ok()), Some(Some(4)));
+    }
+
+    #[test]
+    fn a_load_that_did_not_help_says_why() {
+        let cases: [(&str, fn(&Error) -> bool); 4] = [
+            ("ERR Library 'quota_lib' already exists", |error| {
+                matches!(
+                    error,
+                    Error::LibraryConflict {
+                        library: "quota_lib",
+                        node: None,
+                        deployed_sha1: None,
+                        ..
+                    }
+                )
+            }),
+            (
+                "ERR Function peek already exists",
+                |error| matches!(error, Error::FunctionNameTaken { function, .. } if function == "peek"),
+            ),
+            (
+                "ERR Error compiling function: user_function:1: boom",
+                |error| matches!(error, Error::LoadFailed { code, .. } if code == "ERR"),
+            ),
+            (
+                "OOM command not allowed when used memory > 'maxmemory'.",
+                |error| matches!(error, Error::Refused { code, .. } if code == "OOM"),
+            ),
+        ];
+        for (load, expected) in cases {
+            let (sent, result) = drive(
+                &function_call(&ALLOW),
+                vec![
+                    not_found(),
+                    Ok(vec![
+                        server_error(load),
+                        server_error("ERR Function not found"),
+                    ]),
+                ],
+            );
+            assert_eq!(sent.len(), 2, "{load}: never a third round trip");
+            match result {
+                Some(Err(error)) => {
+                    assert!(expected(&error), "{load}: {error:?}");
+                    assert!(!error.may_have_executed(), "{load}: {error:?}");
+                    assert_eq!(error.script(), "allow");
+                }
+                other => panic!("{load}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_function_that_can_build_the_reply_is_not_loaded_on_the_way() {
+        let (sent, result) = drive(&function_call(&COMPUTED), vec![not_found()]);
+        assert_eq!(sent, ["FCALL"]);
+        match result {
+            Some(Err(error @ Error::NotLoaded { .. })) => {
+                assert!(error.may_have_executed(), "the reply may be its own");
+                assert_eq!(error.library(), Some("quota_lib"));
+            }
+            other => panic!("{other:?}"),
+        }
+        // A function that forwards command errors cannot: no command a
+        // function may call answers `Function not found`.
+        let (sent, _) = drive(&function_call(&PEEK), vec![not_found(), not_found()]);
+        assert_eq!(sent, ["FCALL_RO", "FUNCTION LOAD | FCALL peek"]);
+    }
+
+    #[test]
+    fn a_dropped_cold_pipeline_is_resent_only_for_no_writes_functions() {
+        let dropped = || -> redis::RedisResult<Vec<Value>> {
+            Err(redis::RedisError::from(io::Error::from(
+                io::ErrorKind::ConnectionReset,
+            )))
+        };
+        let (sent, result) = drive(&function_call(&ALLOW), vec![not_found(), dropped()]);
+        assert_eq!(sent.len(), 2);
+        match result {
+            Some(Err(error)) => assert!(error.may_have_executed(), "{error:?}"),
+            other => panic!("{other:?}"),
+        }
+        let (sent, result) = drive(
+            &function_call(&PEEK),
+            vec![not_found(), dropped(), Ok(vec![Value::Int(7)])],
+        );
+        assert_eq!(sent, ["FCALL_RO", "FUNCTION LOAD | FCALL peek", "FCALL_RO"]);
+        assert_eq!(result.map(|result| result.ok()), Some(Some(7)));
+    }
+
+    #[test]
+    fn raised_function_errors_point_into_the_library_file() {
+        let (_, result) = drive(
+            &function_call(&ALLOW),
+            vec![Ok(vec![server_error(
+                "ERR user_function:6: kaboom script: allow, on @user_function:6.",
+            )])],
+        );
+        match result {
+            Some(Err(error)) => {
+                assert_eq!(
+                    error.location(),
+                    Some(crate::ScriptLocation {
+                        path: "lua/quota_lib.lua",
+                        line: 6
+                    })
+                );
+                assert!(error.may_have_executed());
+            }
+            other => panic!("{other:?}"),
+        }
+        // The library's own NOSCRIPT-looking reply is a reply, not a miss.
+        let (sent, result) = drive(
+            &function_call(&PEEK),
+            vec![Ok(vec![server_error(
+                "NOSCRIPT No matching script. Please use EVAL.",
+            )])],
+        );
+        assert_eq!(sent, ["FCALL_RO"]);
+        assert!(
+            matches!(result, Some(Err(Error::Script { .. }))),
+            "{result:?}"
+        );
     }
 
     #[test]

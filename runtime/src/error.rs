@@ -19,6 +19,10 @@ use crate::script::Script;
 /// | [`Timeout`](Error::Timeout) | no reply within the client's response timeout | `true` |
 /// | [`Decode`](Error::Decode) | the reply does not fit the Rust type | `true` |
 /// | [`CrossSlot`](Error::CrossSlot) | the keys hash to different cluster slots; nothing was sent | `false` |
+/// | [`LibraryConflict`](Error::LibraryConflict) | another version of the function's library is loaded; it was left in place | `false` |
+/// | [`FunctionNameTaken`](Error::FunctionNameTaken) | another library registers a function of the same name, so the library could not be loaded | `false` |
+/// | [`LoadFailed`](Error::LoadFailed) | `FUNCTION LOAD` of the function's library failed | `false` |
+/// | [`NotLoaded`](Error::NotLoaded) | the server answered `Function not found` to a function that can build that reply itself | `true` |
 ///
 /// A refusal is told apart from an error the script returns by facts a
 /// script cannot forge: Redis marks errors raised inside a script with the
@@ -134,6 +138,85 @@ pub enum Error {
         /// Every key of the call with its slot.
         keys: Vec<KeySlot>,
     },
+
+    /// A library of the same name but with other code (another version) is
+    /// loaded on the server. It was left in place, and nothing ran.
+    ///
+    /// A call reports it when the server has no function of its name and
+    /// its library could not be loaded for this reason (the loaded version
+    /// does not register the function); a deploy with
+    /// [`OnConflict::Refuse`](crate::OnConflict::Refuse) reports it with the
+    /// deployed version's SHA1. Replace the other version on purpose with
+    /// [`Library::deploy`](crate::Library::deploy) (or
+    /// `deploy_cluster`) and [`OnConflict::Replace`](crate::OnConflict::Replace).
+    #[error("{}", DisplayLibraryConflict(self))]
+    #[non_exhaustive]
+    LibraryConflict {
+        /// Name of the function the call was for; for a deploy, the library's.
+        script: &'static str,
+        /// Name of the library.
+        library: &'static str,
+        /// `host:port` of the node that holds the other version, when known
+        /// (a cluster deploy names it; a call does not know it).
+        node: Option<String>,
+        /// Lowercase hex SHA1 of the other version's code, when it was read
+        /// (`FUNCTION LIST WITHCODE` during a deploy).
+        deployed_sha1: Option<String>,
+        /// Lowercase hex SHA1 of this build's code of the library.
+        compiled_sha1: &'static str,
+    },
+
+    /// The library could not be loaded because another library already
+    /// registers a function of the same name (Redis has one namespace of
+    /// functions for all libraries). Nothing was loaded and nothing ran.
+    #[error(
+        "`{script}`: library `{library}` cannot be loaded: another library already registers a function named `{function}`, nothing ran; rename the function or delete the other library"
+    )]
+    #[non_exhaustive]
+    FunctionNameTaken {
+        /// Name of the function the call was for; for a deploy, the library's.
+        script: &'static str,
+        /// Name of the library that could not be loaded.
+        library: &'static str,
+        /// The function name another library holds.
+        function: String,
+    },
+
+    /// `FUNCTION LOAD` of the library failed for a reason other than a
+    /// conflict: code the server cannot compile, a sandbox violation, a
+    /// missing Lua engine. Nothing was loaded and nothing ran.
+    #[error(
+        "`{script}`: FUNCTION LOAD of library `{library}` failed, nothing ran: {code} {message}"
+    )]
+    #[non_exhaustive]
+    LoadFailed {
+        /// Name of the function the call was for; for a deploy, the library's.
+        script: &'static str,
+        /// Name of the library.
+        library: &'static str,
+        /// The server's error code (`ERR`).
+        code: String,
+        /// The rest of the server's message.
+        message: String,
+    },
+
+    /// The server answered `ERR Function not found`, and the function can
+    /// build that very error reply itself (its error replies are computed
+    /// at run time, or it returns `ERR` replies). The runtime cannot tell
+    /// a missing library from the function's own reply, so it does not
+    /// load the library on the way: deploy it before calling
+    /// ([`Library::deploy`](crate::Library::deploy)). As the reply may be
+    /// the function's own, the function may have run.
+    #[error(
+        "function `{script}`: the server answered `Function not found`; the function can build that reply itself, so library `{library}` was not loaded on the way and the function may have run: deploy the library first (Library::deploy)"
+    )]
+    #[non_exhaustive]
+    NotLoaded {
+        /// Name of the function.
+        script: &'static str,
+        /// Name of its library.
+        library: &'static str,
+    },
 }
 
 /// A line of a `.lua` file, where Redis says a script raised its error.
@@ -148,6 +231,40 @@ pub struct ScriptLocation {
 impl fmt::Display for ScriptLocation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}:{}", self.path, self.line)
+    }
+}
+
+/// The message of [`Error::LibraryConflict`]: names the node when known and
+/// both versions.
+struct DisplayLibraryConflict<'a>(&'a Error);
+
+impl fmt::Display for DisplayLibraryConflict<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Error::LibraryConflict {
+            script,
+            library,
+            node,
+            deployed_sha1,
+            compiled_sha1,
+        } = self.0
+        else {
+            return Ok(());
+        };
+        write!(f, "`{script}`: ")?;
+        match node {
+            Some(node) => write!(f, "node {node}")?,
+            None => f.write_str("the server")?,
+        }
+        write!(f, " holds another version of library `{library}` (")?;
+        match deployed_sha1 {
+            Some(deployed) => write!(f, "SHA1 {deployed}")?,
+            None => f.write_str("code unknown")?,
+        }
+        write!(
+            f,
+            ", this build has SHA1 {compiled_sha1}); it was left in place and nothing ran: \
+             replace it with a deploy using OnConflict::Replace"
+        )
     }
 }
 
@@ -189,8 +306,12 @@ impl Origin {
     }
 
     fn may_return(&self, code: &str) -> bool {
-        self.script
-            .is_some_and(|script| script.returned_errors().may_return(code))
+        self.script.is_some_and(|script| {
+            script.returned_errors().may_return(code)
+                // The server never answers FCALL with NOSCRIPT: for a
+                // function, such a reply can only be its own.
+                || (script.library().is_some() && code == redis_script_codes::NOSCRIPT)
+        })
     }
 }
 
@@ -250,7 +371,8 @@ impl Error {
         }
     }
 
-    /// The name of the script the failed call was for.
+    /// The name of the script (or function of a library) the failed call
+    /// was for; for an error of a deploy, the library's name.
     pub fn script(&self) -> &'static str {
         match self {
             Self::Refused { script, .. }
@@ -258,7 +380,24 @@ impl Error {
             | Self::Connection { script, .. }
             | Self::Timeout { script, .. }
             | Self::Decode { script, .. }
-            | Self::CrossSlot { script, .. } => script,
+            | Self::CrossSlot { script, .. }
+            | Self::LibraryConflict { script, .. }
+            | Self::FunctionNameTaken { script, .. }
+            | Self::LoadFailed { script, .. }
+            | Self::NotLoaded { script, .. } => script,
+        }
+    }
+
+    /// The library of the errors about one: a conflict, a failed load, a
+    /// library not loaded. `None` for other errors, those of functions
+    /// included (see [`Script::library`](crate::Script::library)).
+    pub fn library(&self) -> Option<&'static str> {
+        match self {
+            Self::LibraryConflict { library, .. }
+            | Self::FunctionNameTaken { library, .. }
+            | Self::LoadFailed { library, .. }
+            | Self::NotLoaded { library, .. } => Some(library),
+            _ => None,
         }
     }
 
@@ -271,11 +410,18 @@ impl Error {
     /// idempotent.
     pub fn may_have_executed(&self) -> bool {
         match self {
-            Self::Refused { .. } | Self::CrossSlot { .. } => false,
+            Self::Refused { .. }
+            | Self::CrossSlot { .. }
+            | Self::LibraryConflict { .. }
+            | Self::FunctionNameTaken { .. }
+            | Self::LoadFailed { .. } => false,
             Self::Connection {
                 may_have_executed, ..
             } => *may_have_executed,
-            Self::Script { .. } | Self::Timeout { .. } | Self::Decode { .. } => true,
+            Self::Script { .. }
+            | Self::Timeout { .. }
+            | Self::Decode { .. }
+            | Self::NotLoaded { .. } => true,
         }
     }
 

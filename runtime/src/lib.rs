@@ -41,9 +41,11 @@ mod batch;
 mod call;
 mod checked;
 mod decode;
+mod deploy;
 mod error;
 #[cfg(feature = "json")]
 mod json;
+mod library;
 mod preload;
 mod refusal;
 mod reply;
@@ -55,9 +57,13 @@ mod slot;
 
 pub use batch::{Batch, Handle, Replies};
 pub use call::Call;
+#[cfg(feature = "cluster")]
+pub use deploy::{DeployReport, NodeDeploy, deploy_cluster};
+pub use deploy::{Deployed, OnConflict};
 pub use error::{Error, KeySlot, ScriptLocation};
 #[cfg(feature = "json")]
 pub use json::Json;
+pub use library::Library;
 #[cfg(feature = "cluster")]
 pub use preload::{NodePreload, PreloadReport, preload_cluster};
 pub use preload::{preload, preload_blocking};
@@ -88,13 +94,14 @@ pub mod __private_v1 {
         ReplyTag, ReplyTagOwned, error_field, error_fields, error_message, error_optional,
         error_words, reply_array, reply_array_owned, reply_tag, reply_tag_owned,
     };
-    pub use crate::script::{new_script, returned_errors};
+    pub use crate::library::new_library;
+    pub use crate::script::{new_function, new_script, returned_errors};
     pub use crate::shape::{
         CheckMessage, accepts_array, accepts_bare, accepts_single_value, accepts_table,
         accepts_tag, array_mismatch, array_shape, contains_code, has_tag, integer_element, str_eq,
         tagged_shape, unknown_code_message, unknown_tag_message, unraised_code, unreturned_variant,
         variant,
     };
-    pub use crate::{Call, Error, Failure, ReplyShape, Script, ScriptError, Shape};
+    pub use crate::{Call, Error, Failure, Library, ReplyShape, Script, ScriptError, Shape};
     pub use redis;
 }

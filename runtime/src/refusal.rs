@@ -59,9 +59,53 @@ const REFUSALS: &[(&str, Wording)] = &[
         detail.starts_with("Transaction discarded because of")
     }),
     ("ERR", |detail| {
-        detail.starts_with("unknown command") || detail.starts_with("Number of keys can't be")
+        detail.starts_with("unknown command")
+            || detail.starts_with("Number of keys can't be")
+            || detail == FUNCTION_NOT_FOUND
+            || detail.starts_with("Can not execute a script with write flag using *_ro command")
     }),
 ];
+
+/// The text after `ERR` in the reply to `FCALL`/`FCALL_RO` of a function no
+/// loaded library registers (Redis 7.0–8.x, Valkey 7.2–8.x).
+pub(crate) const FUNCTION_NOT_FOUND: &str = "Function not found";
+
+/// Whether an error reply to `FCALL` is the server's "no such function".
+pub(crate) fn is_function_not_found(code: &str, detail: &str) -> bool {
+    code == "ERR" && detail == FUNCTION_NOT_FOUND
+}
+
+/// Why `FUNCTION LOAD` (without `REPLACE`) did not load a library, from
+/// its error reply.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum LoadRefusal<'a> {
+    /// `ERR Library 'quota_lib' already exists`: a library of that name is
+    /// loaded, the same code or another.
+    LibraryExists,
+    /// `ERR Function fixed_window_allow already exists`: another library
+    /// registers this function name.
+    FunctionExists(&'a str),
+    /// Anything else (compile errors, refusals such as `OOM`, `READONLY`).
+    Other,
+}
+
+/// Reads a `FUNCTION LOAD` error reply; the wording is the same on Redis
+/// 7.0–8.x and Valkey 7.2–8.x.
+pub(crate) fn load_refusal<'a>(code: &str, detail: &'a str) -> LoadRefusal<'a> {
+    if code != "ERR" {
+        return LoadRefusal::Other;
+    }
+    if detail.starts_with("Library '") && detail.ends_with("' already exists") {
+        return LoadRefusal::LibraryExists;
+    }
+    match detail
+        .strip_prefix("Function ")
+        .and_then(|rest| rest.strip_suffix(" already exists"))
+    {
+        Some(function) if !function.is_empty() => LoadRefusal::FunctionExists(function),
+        _ => LoadRefusal::Other,
+    }
+}
 
 /// `<slot> <host>:<port>`, as in `MOVED 3999 127.0.0.1:6381`.
 fn is_redirect(detail: &str) -> bool {
@@ -163,9 +207,45 @@ mod tests {
                 "EXECABORT",
                 "Transaction discarded because of previous errors.",
             ),
+            ("ERR", "Function not found"),
+            (
+                "ERR",
+                "Can not execute a script with write flag using *_ro command.",
+            ),
+            (
+                "ERR",
+                "unknown command 'FCALL_RO', with args beginning with: ",
+            ),
         ] {
             assert!(is_server_refusal(code, detail), "{code} {detail}");
         }
+    }
+
+    #[test]
+    fn function_load_errors_are_told_apart() {
+        // As Redis 7.0.15 and Valkey 8.1.8 word them.
+        assert_eq!(
+            load_refusal("ERR", "Library 'quota_lib' already exists"),
+            LoadRefusal::LibraryExists
+        );
+        assert_eq!(
+            load_refusal("ERR", "Function quota_peek already exists"),
+            LoadRefusal::FunctionExists("quota_peek")
+        );
+        for (code, detail) in [
+            (
+                "ERR",
+                "Error compiling function: user_function:2: ')' expected near '<eof>'",
+            ),
+            ("ERR", "Missing library metadata"),
+            ("ERR", "No functions registered"),
+            ("ERR", "Function  already exists"),
+            ("OOM", "command not allowed when used memory > 'maxmemory'."),
+        ] {
+            assert_eq!(load_refusal(code, detail), LoadRefusal::Other, "{detail}");
+        }
+        assert!(is_function_not_found("ERR", "Function not found"));
+        assert!(!is_function_not_found("ERR", "Function not found."));
     }
 
     #[test]
@@ -177,6 +257,7 @@ mod tests {
             ("NOSCRIPT", "x"),
             ("ERR", "value is not an integer or out of range"),
             ("CONFLICT", "No matching script"),
+            ("ERR", "Function not found in the table"),
         ] {
             assert!(!is_server_refusal(code, detail), "{code} {detail}");
         }

@@ -2,12 +2,19 @@
 
 use redis_script_codes::NOSCRIPT;
 
-/// One Lua script embedded in the binary by `#[redis_script]`.
+use crate::library::Library;
+
+/// One Lua script embedded in the binary by `#[redis_script]`, or one
+/// function of a library embedded by `#[redis_library]`.
 ///
 /// Everything is computed at compile time: the SHA1 that `EVALSHA` needs,
 /// whether the script only reads (so `EVALSHA_RO` is used), and whether it
 /// declared `#!lua flags=allow-cross-slot-keys`. Each generated function has
 /// one `Script` constant, reachable as `<function name>::SCRIPT`.
+///
+/// A function of a library ([`Script::library`] is `Some`) is called with
+/// `FCALL <function> …` (`FCALL_RO` when it declares the `no-writes` flag);
+/// its source and SHA1 are those of the whole library.
 #[derive(Debug)]
 pub struct Script {
     name: &'static str,
@@ -17,6 +24,16 @@ pub struct Script {
     read_only: bool,
     allow_cross_slot_keys: bool,
     returned_errors: ReturnedErrors,
+    kind: Kind,
+}
+
+/// How a [`Script`] runs on the server.
+#[derive(Debug, Clone, Copy)]
+enum Kind {
+    /// `EVALSHA`/`EVAL` of the script's own source.
+    Eval,
+    /// `FCALL` of a function registered by a library.
+    Function(&'static Library),
 }
 
 /// The error codes a script can return as they are (`redis.error_reply`,
@@ -54,6 +71,15 @@ impl ReturnedErrors {
             || self.codes.contains(&code)
             || (self.forwards_command_errors && code != NOSCRIPT)
     }
+
+    /// Whether the script may reply `ERR Function not found` itself. No
+    /// command a function can call answers with it (`FCALL` and `FUNCTION`
+    /// are refused inside scripts), so only an `ERR` reply the function
+    /// returns can: one built at run time, or a literal `ERR` reply (whose
+    /// text the analysis does not record).
+    pub(crate) fn may_return_function_not_found(&self) -> bool {
+        self.unknown || self.codes.contains(&"ERR")
+    }
 }
 
 /// Used by generated code only; the macro guarantees that `sha1` is the
@@ -75,28 +101,95 @@ pub const fn new_script(
         read_only,
         allow_cross_slot_keys,
         returned_errors,
+        kind: Kind::Eval,
+    }
+}
+
+/// Used by generated code only: the function `name` that `library`
+/// registers (`redis.register_function`), called with `FCALL`.
+///
+/// `read_only` must be true only when the function declares the
+/// `no-writes` flag: `FCALL_RO` refuses every other function, even one
+/// that writes nothing.
+pub const fn new_function(
+    library: &'static Library,
+    name: &'static str,
+    read_only: bool,
+    allow_cross_slot_keys: bool,
+    returned_errors: ReturnedErrors,
+) -> Script {
+    Script {
+        name,
+        path: library.path(),
+        source: library.source(),
+        sha1: library.sha1(),
+        read_only,
+        allow_cross_slot_keys,
+        returned_errors,
+        kind: Kind::Function(library),
     }
 }
 
 impl Script {
-    /// The Rust function name the script was declared with.
+    /// The Rust function name the script was declared with; for a function
+    /// of a library, the name the library registers it under (`FCALL`'s
+    /// first argument), which is also the Rust name.
     pub const fn name(&self) -> &'static str {
         self.name
     }
 
-    /// The `.lua` path as written in the attribute.
+    /// The `.lua` path as written in the attribute (for a function, its
+    /// library's file).
     pub const fn path(&self) -> &'static str {
         self.path
     }
 
-    /// The Lua source, exactly as sent with `EVAL` / `SCRIPT LOAD`.
+    /// The Lua source, exactly as sent with `EVAL` / `SCRIPT LOAD`; for a
+    /// function, the code of its whole library, as sent with `FUNCTION LOAD`.
     pub const fn source(&self) -> &'static str {
         self.source
     }
 
-    /// Lowercase hex SHA1 of the source: the script's id for `EVALSHA`.
+    /// Lowercase hex SHA1 of the source: the script's id for `EVALSHA`; for
+    /// a function, the SHA1 of its library's code ([`Library::sha1`]).
     pub const fn sha1(&self) -> &'static str {
         self.sha1
+    }
+
+    /// The library that registers this function, or `None` for a script
+    /// run with `EVALSHA`.
+    ///
+    /// ```
+    /// # mod quota_lib {
+    /// #     pub const LIBRARY: redis_script::Library = redis_script::__private_v1::new_library(
+    /// #         "quota_lib", "lua/quota_lib.lua", "#!lua name=quota_lib\n", "0000000000000000000000000000000000000000", &["quota_peek"]);
+    /// #     pub struct quota_peek {}
+    /// #     impl quota_peek {
+    /// #         pub const SCRIPT: redis_script::Script = redis_script::__private_v1::new_function(
+    /// #             &LIBRARY, "quota_peek", true, false, redis_script::__private_v1::returned_errors(&[], false, false));
+    /// #     }
+    /// # }
+    /// let library = quota_lib::quota_peek::SCRIPT.library().map(|library| library.name());
+    /// assert_eq!(library, Some("quota_lib"));
+    /// ```
+    pub const fn library(&self) -> Option<&'static Library> {
+        match self.kind {
+            Kind::Eval => None,
+            Kind::Function(library) => Some(library),
+        }
+    }
+
+    /// True for a function of a library (called with `FCALL`).
+    pub(crate) const fn is_function(&self) -> bool {
+        matches!(self.kind, Kind::Function(_))
+    }
+
+    /// True when the function may build an error reply that reads like the
+    /// server's `ERR Function not found`: such a reply may then be its own,
+    /// so the runtime never loads its library on it (see
+    /// [`Error::NotLoaded`](crate::Error::NotLoaded)).
+    pub(crate) fn may_imitate_function_not_found(&self) -> bool {
+        self.returned_errors.may_return_function_not_found()
     }
 
     /// True when the script may build an error reply that reads like the
@@ -104,11 +197,13 @@ impl Script {
     /// calls are sent as `EVAL` with the body, which the server never
     /// answers with `NOSCRIPT`, so such a reply is always the script's own.
     pub(crate) fn may_imitate_noscript(&self) -> bool {
-        self.returned_errors.may_return(NOSCRIPT)
+        !self.is_function() && self.returned_errors.may_return(NOSCRIPT)
     }
 
     /// True when no write command is reachable from the script, so it runs
-    /// with `EVALSHA_RO` (allowed on replicas, safe to retry).
+    /// with `EVALSHA_RO` (allowed on replicas, safe to retry); for a
+    /// function, when it declares the `no-writes` flag, so it runs with
+    /// `FCALL_RO`.
     pub const fn is_read_only(&self) -> bool {
         self.read_only
     }

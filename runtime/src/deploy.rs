@@ -1,0 +1,659 @@
+//! Installing a library on a server, or on every primary of a cluster:
+//! loaded where missing, left alone where identical, never replaced unless
+//! asked.
+
+use redis::aio::ConnectionLike;
+use redis::{Cmd, Value};
+
+use crate::call::function_load;
+use crate::error::{Error, Origin};
+use crate::library::{Library, load_error};
+use crate::refusal::{LoadRefusal, load_refusal};
+use crate::reply::render_reply;
+
+/// What a deploy does when a server holds another version of the library
+/// (a library of the same name whose code differs from this build's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnConflict {
+    /// Leave the other version in place and fail with
+    /// [`Error::LibraryConflict`], which names both versions' SHA1.
+    Refuse,
+    /// Replace the other version with this build's code (`FUNCTION LOAD
+    /// REPLACE`): [`Deployed::Replaced`].
+    Replace,
+}
+
+/// What a deploy did on one server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Deployed {
+    /// The library was missing; it is loaded now.
+    Loaded,
+    /// The server already held this build's code: nothing was written.
+    Unchanged,
+    /// The server held another version, replaced as
+    /// [`OnConflict::Replace`] asked.
+    Replaced {
+        /// Lowercase hex SHA1 of the code that was replaced.
+        previous_sha1: String,
+    },
+}
+
+impl Library {
+    /// Installs the library on the server behind `connection`, comparing
+    /// the code it holds (`FUNCTION LIST LIBRARYNAME … WITHCODE`) with this
+    /// build's:
+    ///
+    /// - absent: `FUNCTION LOAD`, [`Deployed::Loaded`];
+    /// - identical: nothing written, [`Deployed::Unchanged`];
+    /// - another version: with [`OnConflict::Refuse`], left in place and
+    ///   [`Error::LibraryConflict`] with both SHA1s; with
+    ///   [`OnConflict::Replace`], `FUNCTION LOAD REPLACE` and
+    ///   [`Deployed::Replaced`].
+    ///
+    /// One round trip when the library is there, two otherwise. A library
+    /// that another library's function names keep out fails with
+    /// [`Error::FunctionNameTaken`]; code the server rejects with
+    /// [`Error::LoadFailed`].
+    ///
+    /// Calls load a missing library by themselves; deploy to install it
+    /// ahead of the first call, to find out about other versions before
+    /// calls fail on them, and to roll a new version out. On a cluster, use
+    /// `deploy_cluster`, which deploys on every primary (replicas receive
+    /// libraries from their primary).
+    ///
+    /// ```no_run
+    /// # mod quota_lib {
+    /// #     pub const LIBRARY: redis_script::Library = redis_script::__private_v1::new_library(
+    /// #         "quota_lib", "lua/quota_lib.lua", "#!lua name=quota_lib\n",
+    /// #         "0000000000000000000000000000000000000000", &["fixed_window_allow", "quota_peek"]);
+    /// # }
+    /// # async fn demo(connection: &mut redis::aio::MultiplexedConnection) -> Result<(), redis_script::Error> {
+    /// use redis_script::{Error, OnConflict};
+    ///
+    /// match quota_lib::LIBRARY.deploy(connection, OnConflict::Refuse).await {
+    ///     Ok(deployed) => println!("quota_lib: {deployed:?}"),
+    ///     Err(Error::LibraryConflict { deployed_sha1, .. }) => {
+    ///         eprintln!("another quota_lib ({deployed_sha1:?}) is loaded; not replacing it");
+    ///     }
+    ///     Err(error) => return Err(error),
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn deploy<C>(
+        &self,
+        connection: &mut C,
+        on_conflict: OnConflict,
+    ) -> Result<Deployed, Error>
+    where
+        C: ConnectionLike + ?Sized,
+    {
+        let mut deployment = Deployment::new(self, on_conflict, None);
+        let mut step = deployment.start();
+        loop {
+            step = match step {
+                Step::Send(command) => {
+                    let reply = connection.req_packed_command(&command).await;
+                    deployment.received(reply)
+                }
+                Step::Done(result) => return result,
+            };
+        }
+    }
+
+    /// [`Library::deploy`] on a synchronous connection, blocking the thread.
+    ///
+    /// ```no_run
+    /// # mod quota_lib {
+    /// #     pub const LIBRARY: redis_script::Library = redis_script::__private_v1::new_library(
+    /// #         "quota_lib", "lua/quota_lib.lua", "#!lua name=quota_lib\n",
+    /// #         "0000000000000000000000000000000000000000", &["fixed_window_allow", "quota_peek"]);
+    /// # }
+    /// # fn demo() -> Result<(), Box<dyn std::error::Error>> {
+    /// use redis_script::OnConflict;
+    ///
+    /// let client = redis::Client::open("redis://127.0.0.1/")?;
+    /// let mut connection = client.get_connection()?;
+    /// let deployed = quota_lib::LIBRARY.deploy_blocking(&mut connection, OnConflict::Replace)?;
+    /// # Ok(()) }
+    /// ```
+    pub fn deploy_blocking<C>(
+        &self,
+        connection: &mut C,
+        on_conflict: OnConflict,
+    ) -> Result<Deployed, Error>
+    where
+        C: redis::ConnectionLike + ?Sized,
+    {
+        let mut deployment = Deployment::new(self, on_conflict, None);
+        let mut step = deployment.start();
+        loop {
+            step = match step {
+                Step::Send(command) => {
+                    let reply = connection.req_command(&command);
+                    deployment.received(reply)
+                }
+                Step::Done(result) => return result,
+            };
+        }
+    }
+}
+
+/// Deploys `libraries` on every primary of a Redis Cluster, as
+/// [`Library::deploy`] does on one server; replicas receive them from
+/// their primaries. Each library takes one round trip per primary when it
+/// is there, two otherwise.
+///
+/// A node that cannot be reached, refuses, or holds another version does
+/// not stop the others: the report has one entry per primary and library.
+/// This fails as a whole only when the cluster's topology cannot be read.
+///
+/// ```no_run
+/// # mod quota_lib {
+/// #     pub const LIBRARY: redis_script::Library = redis_script::__private_v1::new_library(
+/// #         "quota_lib", "lua/quota_lib.lua", "#!lua name=quota_lib\n",
+/// #         "0000000000000000000000000000000000000000", &["fixed_window_allow", "quota_peek"]);
+/// # }
+/// # async fn demo(connection: &mut redis::cluster_async::ClusterConnection) -> Result<(), redis_script::Error> {
+/// use redis_script::{OnConflict, deploy_cluster};
+///
+/// let report = deploy_cluster(connection, &[&quota_lib::LIBRARY], OnConflict::Refuse).await?;
+/// for failed in report.failed() {
+///     eprintln!("{} on {}: {:?}", failed.library, failed.address, failed.outcome);
+/// }
+/// # Ok(()) }
+/// ```
+#[cfg(feature = "cluster")]
+pub async fn deploy_cluster(
+    connection: &mut redis::cluster_async::ClusterConnection,
+    libraries: &[&Library],
+    on_conflict: OnConflict,
+) -> Result<DeployReport, Error> {
+    use redis::cluster_routing::{RoutingInfo, SingleNodeRoutingInfo};
+
+    use crate::preload::{Nodes, cluster_nodes};
+
+    let primaries = cluster_nodes(connection, DEPLOY, Nodes::Primaries).await?;
+    let mut report = DeployReport {
+        deployments: Vec::with_capacity(primaries.len() * libraries.len()),
+    };
+    for (host, port) in primaries {
+        let address = format!("{host}:{port}");
+        for library in libraries {
+            let mut deployment = Deployment::new(library, on_conflict, Some(&address));
+            let mut step = deployment.start();
+            let outcome = loop {
+                step = match step {
+                    Step::Send(command) => {
+                        let route = RoutingInfo::SingleNode(SingleNodeRoutingInfo::ByAddress {
+                            host: host.clone(),
+                            port,
+                        });
+                        let reply = connection.route_command(command, route).await;
+                        deployment.received(reply)
+                    }
+                    Step::Done(outcome) => break outcome,
+                };
+            };
+            report.deployments.push(NodeDeploy {
+                address: address.clone(),
+                library: library.name(),
+                outcome,
+            });
+        }
+    }
+    Ok(report)
+}
+
+/// Label of errors that concern a cluster deploy as a whole.
+#[cfg(feature = "cluster")]
+const DEPLOY: &str = "deploy";
+
+/// What [`deploy_cluster`] did: one entry per primary and library.
+#[cfg(feature = "cluster")]
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct DeployReport {
+    /// Per primary (in the order `CLUSTER SLOTS` lists them), per library
+    /// (in the order given).
+    pub deployments: Vec<NodeDeploy>,
+}
+
+#[cfg(feature = "cluster")]
+impl DeployReport {
+    /// True when every library is on every primary, in this build's
+    /// version (loaded, unchanged or replaced).
+    pub fn is_complete(&self) -> bool {
+        self.deployments
+            .iter()
+            .all(|deployment| deployment.outcome.is_ok())
+    }
+
+    /// The deployments that failed (unreachable node, refusal, another
+    /// version refused).
+    pub fn failed(&self) -> impl Iterator<Item = &NodeDeploy> {
+        self.deployments
+            .iter()
+            .filter(|deployment| deployment.outcome.is_err())
+    }
+
+    /// The outcome of `library` on the primary at `address` (`host:port`).
+    pub fn outcome(&self, address: &str, library: &str) -> Option<&Result<Deployed, Error>> {
+        self.deployments
+            .iter()
+            .find(|deployment| deployment.address == address && deployment.library == library)
+            .map(|deployment| &deployment.outcome)
+    }
+}
+
+/// The outcome of one library on one primary, in a [`DeployReport`].
+#[cfg(feature = "cluster")]
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct NodeDeploy {
+    /// `host:port` of the primary, as `CLUSTER SLOTS` names it.
+    pub address: String,
+    /// The library's name.
+    pub library: &'static str,
+    /// What the deploy did there, or why it failed
+    /// ([`Error::LibraryConflict`] names the version the node holds).
+    pub outcome: Result<Deployed, Error>,
+}
+
+/// The steps of one deploy of one library on one server, apart from their
+/// I/O: list, then load (or replace) when needed.
+struct Deployment<'d> {
+    library: &'d Library,
+    on_conflict: OnConflict,
+    /// `host:port`, when deploying on one node of a cluster.
+    node: Option<&'d str>,
+    stage: DeployStage,
+    /// `FUNCTION LIST` was sent again after a load found the library
+    /// there: someone loaded it between the two commands.
+    listed_again: bool,
+}
+
+enum DeployStage {
+    Listing,
+    Loading,
+    Replacing { previous_sha1: String },
+}
+
+/// What the driver of a deploy does next.
+enum Step {
+    Send(Cmd),
+    Done(Result<Deployed, Error>),
+}
+
+impl<'d> Deployment<'d> {
+    fn new(library: &'d Library, on_conflict: OnConflict, node: Option<&'d str>) -> Self {
+        Self {
+            library,
+            on_conflict,
+            node,
+            stage: DeployStage::Listing,
+            listed_again: false,
+        }
+    }
+
+    fn start(&mut self) -> Step {
+        self.stage = DeployStage::Listing;
+        Step::Send(list_command(self.library.name()))
+    }
+
+    fn received(&mut self, reply: redis::RedisResult<Value>) -> Step {
+        let origin = Origin::label(self.library.name());
+        let reply = match reply {
+            Ok(reply) => reply,
+            Err(error) => match redis::ServerError::try_from(error) {
+                Ok(error) => Value::ServerError(error),
+                Err(error) => return self.done(Err(Error::from_failure(origin, error))),
+            },
+        };
+        match std::mem::replace(&mut self.stage, DeployStage::Listing) {
+            DeployStage::Listing => self.listed(&reply),
+            DeployStage::Loading => match &reply {
+                Value::ServerError(error) => {
+                    let (code, detail) = (error.code(), error.details().unwrap_or_default());
+                    if load_refusal(code, detail) == LoadRefusal::LibraryExists
+                        && !self.listed_again
+                    {
+                        self.listed_again = true;
+                        return self.start();
+                    }
+                    self.done(Err(self.load_error(code, detail)))
+                }
+                _ => self.done(Ok(Deployed::Loaded)),
+            },
+            DeployStage::Replacing { previous_sha1 } => match &reply {
+                Value::ServerError(error) => {
+                    let error = self.load_error(error.code(), error.details().unwrap_or_default());
+                    self.done(Err(error))
+                }
+                _ => self.done(Ok(Deployed::Replaced { previous_sha1 })),
+            },
+        }
+    }
+
+    /// The reply to `FUNCTION LIST LIBRARYNAME … WITHCODE`.
+    fn listed(&mut self, reply: &Value) -> Step {
+        let name = self.library.name();
+        if let Value::ServerError(error) = reply {
+            return self.done(Err(Error::from_server(Origin::label(name), error)));
+        }
+        let deployed = match listed_code(reply, name) {
+            Ok(deployed) => deployed,
+            Err(reason) => {
+                return self.done(Err(Error::Decode {
+                    script: name,
+                    expected: "the reply of FUNCTION LIST WITHCODE",
+                    reply: render_reply(reply),
+                    reason,
+                }));
+            }
+        };
+        let Some(deployed) = deployed else {
+            self.stage = DeployStage::Loading;
+            return Step::Send(function_load(self.library));
+        };
+        if deployed == self.library.source().as_bytes() {
+            return self.done(Ok(Deployed::Unchanged));
+        }
+        let deployed_sha1 = sha1_smol::Sha1::from(deployed).digest().to_string();
+        match self.on_conflict {
+            OnConflict::Refuse => self.done(Err(Error::LibraryConflict {
+                script: name,
+                library: name,
+                node: self.node.map(str::to_owned),
+                deployed_sha1: Some(deployed_sha1),
+                compiled_sha1: self.library.sha1(),
+            })),
+            OnConflict::Replace => {
+                self.stage = DeployStage::Replacing {
+                    previous_sha1: deployed_sha1,
+                };
+                let mut command = Cmd::with_capacity(4, self.library.source().len() + 24);
+                command
+                    .arg("FUNCTION")
+                    .arg("LOAD")
+                    .arg("REPLACE")
+                    .arg(self.library.source());
+                Step::Send(command)
+            }
+        }
+    }
+
+    fn load_error(&self, code: &str, detail: &str) -> Error {
+        let mut error = load_error(self.library.name(), self.library, code, detail);
+        if let Error::LibraryConflict { node, .. } = &mut error {
+            *node = self.node.map(str::to_owned);
+        }
+        error
+    }
+
+    fn done(&self, result: Result<Deployed, Error>) -> Step {
+        match &result {
+            Ok(deployed) => tracing::debug!(
+                library = self.library.name(),
+                sha = self.library.sha1_prefix(),
+                node = self.node.unwrap_or_default(),
+                ?deployed,
+                "library deployed"
+            ),
+            Err(error) => tracing::debug!(
+                library = self.library.name(),
+                sha = self.library.sha1_prefix(),
+                node = self.node.unwrap_or_default(),
+                %error,
+                "library not deployed"
+            ),
+        }
+        Step::Done(result)
+    }
+}
+
+/// `FUNCTION LIST LIBRARYNAME <name> WITHCODE`. The name is a glob pattern
+/// matched without regard to case (`quota_lib` also lists `Quota_Lib`), so
+/// the reply is filtered for the exact name ([`listed_code`]) and glob
+/// characters are escaped (library names cannot hold them today).
+fn list_command(name: &str) -> Cmd {
+    let mut pattern = String::with_capacity(name.len() + 2);
+    for character in name.chars() {
+        if matches!(character, '*' | '?' | '[' | ']' | '\\') {
+            pattern.push('\\');
+        }
+        pattern.push(character);
+    }
+    let mut command = Cmd::with_capacity(5, pattern.len() + 40);
+    command
+        .arg("FUNCTION")
+        .arg("LIST")
+        .arg("LIBRARYNAME")
+        .arg(pattern)
+        .arg("WITHCODE");
+    command
+}
+
+/// The code of the library named exactly `name` in a `FUNCTION LIST …
+/// WITHCODE` reply (RESP2: an array of flat key-value arrays; RESP3: an
+/// array of maps); `None` when it is not listed.
+fn listed_code<'v>(reply: &'v Value, name: &str) -> Result<Option<&'v [u8]>, String> {
+    let Value::Array(libraries) = reply else {
+        return Err("expected an array of libraries".to_owned());
+    };
+    for library in libraries {
+        let field = |wanted: &str| -> Option<&'v [u8]> {
+            let value = match library {
+                Value::Array(flat) => flat
+                    .chunks(2)
+                    .find(|pair| pair.first().and_then(text) == Some(wanted.as_bytes()))
+                    .and_then(|pair| pair.get(1)),
+                Value::Map(pairs) => pairs
+                    .iter()
+                    .find(|(key, _)| text(key) == Some(wanted.as_bytes()))
+                    .map(|(_, value)| value),
+                _ => None,
+            };
+            value.and_then(text)
+        };
+        let Some(listed_name) = field("library_name") else {
+            return Err("a library without library_name".to_owned());
+        };
+        if listed_name != name.as_bytes() {
+            continue;
+        }
+        return match field("library_code") {
+            Some(code) => Ok(Some(code)),
+            None => Err(format!("library `{name}` listed without library_code")),
+        };
+    }
+    Ok(None)
+}
+
+fn text(value: &Value) -> Option<&[u8]> {
+    match value {
+        Value::BulkString(bytes) => Some(bytes),
+        Value::SimpleString(text) => Some(text.as_bytes()),
+        Value::VerbatimString { text, .. } => Some(text.as_bytes()),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    static LIBRARY: Library = crate::library::new_library(
+        "quota_lib",
+        "lua/quota_lib.lua",
+        "#!lua name=quota_lib\nredis.register_function('f', function() return 1 end)\n",
+        "0000000000000000000000000000000000000000",
+        &["f"],
+    );
+
+    fn bulk(text: &str) -> Value {
+        Value::BulkString(text.as_bytes().to_vec())
+    }
+
+    /// A `FUNCTION LIST WITHCODE` entry as RESP2 sends it.
+    fn listed(name: &str, code: &str) -> Value {
+        Value::Array(vec![
+            bulk("library_name"),
+            bulk(name),
+            bulk("engine"),
+            bulk("LUA"),
+            bulk("functions"),
+            Value::Array(vec![]),
+            bulk("library_code"),
+            bulk(code),
+        ])
+    }
+
+    fn arguments(command: &Cmd) -> Vec<String> {
+        command
+            .args_iter()
+            .map(|argument| match argument {
+                redis::Arg::Simple(bytes) => String::from_utf8_lossy(bytes).into_owned(),
+                _ => "<cursor>".to_owned(),
+            })
+            .collect()
+    }
+
+    fn sent(step: &Step) -> Vec<String> {
+        match step {
+            Step::Send(command) => arguments(command),
+            Step::Done(result) => panic!("expected a command, got {result:?}"),
+        }
+    }
+
+    fn done(step: Step) -> Result<Deployed, Error> {
+        match step {
+            Step::Done(result) => result,
+            Step::Send(command) => panic!("expected the end, got {:?}", arguments(&command)),
+        }
+    }
+
+    fn server_error(text: &str) -> Value {
+        match redis::parse_redis_value(format!("-{text}\r\n").as_bytes()) {
+            Ok(value) => value,
+            Err(error) => panic!("{text}: {error}"),
+        }
+    }
+
+    #[test]
+    fn only_the_exact_name_counts_in_the_listing() {
+        let reply = Value::Array(vec![
+            listed("Quota_Lib", "other case"),
+            listed("quota_lib", "the code"),
+        ]);
+        assert_eq!(listed_code(&reply, "quota_lib"), Ok(Some(&b"the code"[..])));
+        assert_eq!(listed_code(&reply, "quota"), Ok(None));
+        let resp3 = Value::Array(vec![Value::Map(vec![
+            (bulk("library_name"), bulk("quota_lib")),
+            (bulk("library_code"), bulk("resp3 code")),
+        ])]);
+        assert_eq!(
+            listed_code(&resp3, "quota_lib"),
+            Ok(Some(&b"resp3 code"[..]))
+        );
+        assert!(listed_code(&Value::Int(1), "quota_lib").is_err());
+        assert_eq!(
+            arguments(&list_command("a*b")),
+            ["FUNCTION", "LIST", "LIBRARYNAME", "a\\*b", "WITHCODE"]
+        );
+    }
+
+    #[test]
+    fn absent_is_loaded_identical_is_left_alone() {
+        let mut deployment = Deployment::new(&LIBRARY, OnConflict::Refuse, None);
+        let step = deployment.start();
+        assert_eq!(
+            sent(&step),
+            ["FUNCTION", "LIST", "LIBRARYNAME", "quota_lib", "WITHCODE"]
+        );
+        let step = deployment.received(Ok(Value::Array(vec![])));
+        assert_eq!(sent(&step), ["FUNCTION", "LOAD", LIBRARY.source()]);
+        assert_eq!(
+            done(deployment.received(Ok(bulk("quota_lib")))).ok(),
+            Some(Deployed::Loaded)
+        );
+
+        let mut deployment = Deployment::new(&LIBRARY, OnConflict::Replace, None);
+        deployment.start();
+        let identical = Value::Array(vec![listed("quota_lib", LIBRARY.source())]);
+        assert_eq!(
+            done(deployment.received(Ok(identical))).ok(),
+            Some(Deployed::Unchanged)
+        );
+    }
+
+    #[test]
+    fn another_version_is_refused_or_replaced() {
+        let other = Value::Array(vec![listed("quota_lib", "old code")]);
+        let old_sha1 = sha1_smol::Sha1::from("old code").digest().to_string();
+
+        let mut deployment = Deployment::new(&LIBRARY, OnConflict::Refuse, Some("10.0.0.1:6379"));
+        deployment.start();
+        match done(deployment.received(Ok(other.clone()))) {
+            Err(error @ Error::LibraryConflict { .. }) => {
+                assert!(!error.may_have_executed());
+                let Error::LibraryConflict {
+                    node,
+                    deployed_sha1,
+                    compiled_sha1,
+                    ..
+                } = &error
+                else {
+                    unreachable!()
+                };
+                assert_eq!(node.as_deref(), Some("10.0.0.1:6379"));
+                assert_eq!(deployed_sha1.as_deref(), Some(old_sha1.as_str()));
+                assert_eq!(*compiled_sha1, LIBRARY.sha1());
+                let message = error.to_string();
+                assert!(message.contains("10.0.0.1:6379"), "{message}");
+                assert!(message.contains(&old_sha1), "{message}");
+                assert!(message.contains(LIBRARY.sha1()), "{message}");
+            }
+            other => panic!("expected a conflict, got {other:?}"),
+        }
+
+        let mut deployment = Deployment::new(&LIBRARY, OnConflict::Replace, None);
+        deployment.start();
+        let step = deployment.received(Ok(other));
+        assert_eq!(
+            sent(&step),
+            ["FUNCTION", "LOAD", "REPLACE", LIBRARY.source()]
+        );
+        assert_eq!(
+            done(deployment.received(Ok(bulk("quota_lib")))).ok(),
+            Some(Deployed::Replaced {
+                previous_sha1: old_sha1
+            })
+        );
+    }
+
+    #[test]
+    fn a_load_that_finds_the_library_lists_once_more() {
+        let mut deployment = Deployment::new(&LIBRARY, OnConflict::Refuse, None);
+        deployment.start();
+        deployment.received(Ok(Value::Array(vec![])));
+        // Loaded by someone else between LIST and LOAD: look again.
+        let step = deployment.received(Ok(server_error("ERR Library 'quota_lib' already exists")));
+        assert_eq!(sent(&step)[1], "LIST");
+        let identical = Value::Array(vec![listed("quota_lib", LIBRARY.source())]);
+        assert_eq!(
+            done(deployment.received(Ok(identical))).ok(),
+            Some(Deployed::Unchanged)
+        );
+
+        // A function name held by another library.
+        let mut deployment = Deployment::new(&LIBRARY, OnConflict::Refuse, None);
+        deployment.start();
+        deployment.received(Ok(Value::Array(vec![])));
+        match done(deployment.received(Ok(server_error("ERR Function f already exists")))) {
+            Err(Error::FunctionNameTaken {
+                function, library, ..
+            }) => assert_eq!((function.as_str(), library), ("f", "quota_lib")),
+            other => panic!("expected FunctionNameTaken, got {other:?}"),
+        }
+    }
+}
