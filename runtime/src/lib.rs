@@ -74,7 +74,7 @@ pub use redis;
 pub use redis_script_macros::ScriptError;
 #[doc = include_str!("doc/script_reply.md")]
 pub use redis_script_macros::ScriptReply;
-pub use redis_script_macros::redis_script;
+pub use redis_script_macros::{redis_library, redis_script};
 pub use retry::RetryRefusals;
 pub use script::Script;
 pub use script_error::{Failure, ScriptError};
