@@ -206,6 +206,15 @@ impl Analyzer<'_> {
             None => {
                 let diagnostic = self.missing_global(name, span, next_member);
                 self.diagnostics.push(diagnostic);
+                // A function reading `KEYS` meant its keys: reported once,
+                // not again as keys it never reads.
+                if environment == sandbox::Environment::FunctionCall {
+                    match name {
+                        "KEYS" => self.param_dynamic(Param::Keys, span),
+                        "ARGV" => self.param_dynamic(Param::Argv, span),
+                        _ => {}
+                    }
+                }
                 Value::Unknown
             }
         }

@@ -4,6 +4,7 @@
 use std::collections::BTreeSet;
 
 use super::diagnostic::Diagnostic;
+use super::sandbox::Environment;
 use super::span::Span;
 use super::text::plural_or_no;
 use super::value::{Param, Value};
@@ -182,6 +183,11 @@ impl<'a> Analyzer<'a> {
         let noun = declared.noun();
         let signature = self.context.signature;
         let is_keys = declared.param == Param::Keys;
+        let code = if self.context.environment == Environment::FunctionCall {
+            "the function"
+        } else {
+            "the script"
+        };
         let names = if is_keys {
             &signature.key_names
         } else {
@@ -204,13 +210,13 @@ impl<'a> Analyzer<'a> {
                 };
                 let remedy = match (signature.declared_by, name) {
                     (DeclaredBy::RustFunction, Some(name)) if is_last => format!(
-                        "read {table}[{index}] in the script, remove `{name}`, or name it `_{name}` if the script ignores it on purpose"
+                        "read {table}[{index}] in {code}, remove `{name}`, or name it `_{name}` if {code} ignores it on purpose"
                     ),
                     (DeclaredBy::RustFunction, Some(name)) => format!(
-                        "read {table}[{index}] in the script, or name it `_{name}` if the script ignores it on purpose (removing it would shift the {noun}s after it to other {table} positions)"
+                        "read {table}[{index}] in {code}, or name it `_{name}` if {code} ignores it on purpose (removing it would shift the {noun}s after it to other {table} positions)"
                     ),
                     (DeclaredBy::RustFunction, None) => format!(
-                        "use {table}[{index}] in the script, remove that parameter from the Rust function, or opt out with `allow_unused`"
+                        "use {table}[{index}] in {code}, remove that parameter from the Rust function, or opt out with `allow_unused`"
                     ),
                     (DeclaredBy::Header, _) => format!(
                         "use {table}[{index}] in the script, remove it from the header, or opt out with `--allow-unused`"

@@ -115,8 +115,11 @@ pub fn check(declaration: &Declaration) -> Result<CheckedScript, syn::Error> {
     } = &file;
 
     let mut errors = Errors::default();
-    let (model, declared_commands_path) =
-        model_options(declaration.options.target.as_ref(), path_literal, &mut errors);
+    let (model, declared_commands_path) = model_options(
+        declaration.options.target.as_ref(),
+        path_literal,
+        &mut errors,
+    );
     let signature = lua::Signature {
         target: model.target,
         declared_commands: model.declared_commands,
@@ -339,13 +342,7 @@ pub fn check_library(declaration: &LibraryDeclaration) -> Result<CheckedLibrary,
             signature: lua_signature(function),
         })
         .collect();
-    let analysis = lua::analyze_library(
-        source,
-        &lua::LibrarySignature {
-            library,
-            functions,
-        },
-    );
+    let analysis = lua::analyze_library(source, &lua::LibrarySignature { library, functions });
     for diagnostic in analysis.errors() {
         let function = diagnostic
             .function

@@ -7,7 +7,9 @@ use syn::{Ident, Type};
 
 use crate::check::{CheckedLibrary, CheckedScript};
 use crate::contract;
-use crate::parse::{CONNECTION_PARAM, Declaration, FunctionSignature, LibraryDeclaration, ModuleShell};
+use crate::parse::{
+    CONNECTION_PARAM, Declaration, FunctionSignature, LibraryDeclaration, ModuleShell,
+};
 use redis_script_analysis as lua;
 
 /// The full expansion for a script that passed every check.
@@ -38,7 +40,11 @@ fn returned_errors(error_codes: &lua::ErrorCodes) -> TokenStream {
 
 /// The typed function, its companion and the compile-time checks of a
 /// script or of one library function.
-fn typed_call(declaration: &Declaration, script: &CheckedScript, kind: CallKind<'_>) -> TokenStream {
+fn typed_call(
+    declaration: &Declaration,
+    script: &CheckedScript,
+    kind: CallKind<'_>,
+) -> TokenStream {
     let signature = &declaration.signature;
     let name = signature.ident.to_string();
     let path = declaration.options.path.value();
@@ -99,7 +105,9 @@ fn typed_call(declaration: &Declaration, script: &CheckedScript, kind: CallKind<
                 #returned_errors,
             );
         },
-        CallKind::Function { registered_name, .. } => quote! {
+        CallKind::Function {
+            registered_name, ..
+        } => quote! {
             /// The library function this calls: its name, its library and the facts checked at compile time.
             pub const SCRIPT: #private::Script = #private::new_function(
                 &LIBRARY,
@@ -370,7 +378,11 @@ fn emit(signature: &FunctionSignature, parts: Expansion<'_>) -> TokenStream {
 
 /// Rustdoc for a library function: its description, what it sends, and
 /// which parameter goes where.
-fn function_doc(declaration: &Declaration, script: &CheckedScript, library: &CheckedLibrary) -> String {
+fn function_doc(
+    declaration: &Declaration,
+    script: &CheckedScript,
+    library: &CheckedLibrary,
+) -> String {
     let signature = &declaration.signature;
     let registered = crate::check::registered_name(declaration);
     let mut doc = String::new();
@@ -394,11 +406,22 @@ fn function_doc(declaration: &Declaration, script: &CheckedScript, library: &Che
         library.sha1,
         if script.read_only { "FCALL_RO" } else { "FCALL" },
     ));
-    let keys = signature.key_params().iter().enumerate().map(|(i, p)| (p, "keys", i + 1));
-    let args = signature.arg_params().iter().enumerate().map(|(i, p)| (p, "args", i + 1));
+    let keys = signature
+        .key_params()
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p, "keys", i + 1));
+    let args = signature
+        .arg_params()
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p, "args", i + 1));
     for (param, table, index) in keys.chain(args) {
         let range = if param.variadic { ".." } else { "" };
-        doc.push_str(&format!("| `{}` | `{table}[{index}{range}]` |\n", param.ident));
+        doc.push_str(&format!(
+            "| `{}` | `{table}[{index}{range}]` |\n",
+            param.ident
+        ));
     }
     doc
 }
@@ -420,7 +443,10 @@ pub fn library_module(declaration: &LibraryDeclaration, library: &CheckedLibrary
     let path = declaration.path.value();
     let warning_site =
         contract::WarningSite::new(declaration.path.span(), &declaration.module.attrs);
-    let warnings: TokenStream = notes.iter().map(|note| warning_site.warning(note)).collect();
+    let warnings: TokenStream = notes
+        .iter()
+        .map(|note| warning_site.warning(note))
+        .collect();
     let rebuild_triggers = rebuild_triggers(declared_commands_path.as_deref());
     let calls: TokenStream = declaration
         .functions

@@ -110,7 +110,11 @@ impl Declaration {
         Self::parse_as(Form::Script, attribute, item)
     }
 
-    fn parse_as(form: Form<'_>, attribute: TokenStream, item: TokenStream) -> Result<Self, ParseFailure> {
+    fn parse_as(
+        form: Form<'_>,
+        attribute: TokenStream,
+        item: TokenStream,
+    ) -> Result<Self, ParseFailure> {
         let mut errors = Errors::default();
         let options = parse_options(attribute, form, &mut errors);
         let keys = options.as_ref().map(|o| (o.keys, o.keys_span));
@@ -295,7 +299,10 @@ fn parse_options(attribute: TokenStream, form: Form<'_>, errors: &mut Errors) ->
             }
             _ => {
                 let text = path_text(&meta.path);
-                let near = redis_script_analysis::suggest::closest(&text, form.arguments().iter().copied());
+                let near = redis_script_analysis::suggest::closest(
+                    &text,
+                    form.arguments().iter().copied(),
+                );
                 let message = match near {
                     Some(near) => {
                         // Reported here only: the argument the user meant
@@ -626,9 +633,11 @@ impl LibraryDeclaration {
                 functions,
             }),
             (result, _, module) => {
-                fallbacks.extend(functions.into_iter().map(|declaration| {
-                    (declaration.signature, declaration.options.errors)
-                }));
+                fallbacks.extend(
+                    functions
+                        .into_iter()
+                        .map(|declaration| (declaration.signature, declaration.options.errors)),
+                );
                 Err(LibraryParseFailure {
                     errors: result.err().unwrap_or_else(|| {
                         syn::Error::new(Span::call_site(), "invalid #[redis_library] declaration")
@@ -665,10 +674,11 @@ fn parse_library_options(
                 return Ok(());
             }
             _ => {
-                let message = match redis_script_analysis::suggest::closest(&name, ["path", "target"]) {
-                    Some(near) => format!("unknown argument `{name}`: did you mean `{near}`?"),
-                    None => format!("unknown argument `{name}`; {LIBRARY_FORM}"),
-                };
+                let message =
+                    match redis_script_analysis::suggest::closest(&name, ["path", "target"]) {
+                        Some(near) => format!("unknown argument `{name}`: did you mean `{near}`?"),
+                        None => format!("unknown argument `{name}`; {LIBRARY_FORM}"),
+                    };
                 errors.push(syn::Error::new(meta.path.span(), message));
                 if meta.input.peek(syn::Token![=]) {
                     let _: syn::Expr = meta.value()?.parse()?;
@@ -721,7 +731,10 @@ fn split_module(
         ..
     } = module;
     if let Some(unsafety) = unsafety {
-        errors.push(syn::Error::new(unsafety.span(), "a library module cannot be `unsafe`"));
+        errors.push(syn::Error::new(
+            unsafety.span(),
+            "a library module cannot be `unsafe`",
+        ));
     }
     let Some((_, items)) = content else {
         errors.push(syn::Error::new(

@@ -26,20 +26,30 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("deploy: {first:?}; deploy again: {again:?}");
 
     let counter = "quota:{demo-tenant}:api";
-    let () = redis::cmd("DEL").arg(counter).query_async(connection).await?;
+    let () = redis::cmd("DEL")
+        .arg(counter)
+        .query_async(connection)
+        .await?;
     println!("{counter}: limit 3 per 10 s, 5 requests");
     for request in 1..=5 {
         let decision = quota_lib::fixed_window_allow(connection, counter, 3, 10_000).await?;
         let shown = match decision {
-            Decision::Allowed { count, remaining } => format!("ALLOWED ({count} admitted, {remaining} left)"),
-            Decision::Denied { retry_after_ms, .. } => format!("DENIED (retry after {retry_after_ms} ms)"),
+            Decision::Allowed { count, remaining } => {
+                format!("ALLOWED ({count} admitted, {remaining} left)")
+            }
+            Decision::Denied { retry_after_ms, .. } => {
+                format!("DENIED (retry after {retry_after_ms} ms)")
+            }
         };
         println!("  request {request}: {shown}");
     }
     let admitted = quota_lib::quota_peek(connection, counter).await?;
     println!("quota_peek (FCALL_RO): {admitted:?} admitted in this window");
 
-    let () = redis::cmd("FUNCTION").arg("FLUSH").query_async(connection).await?;
+    let () = redis::cmd("FUNCTION")
+        .arg("FLUSH")
+        .query_async(connection)
+        .await?;
     println!("FUNCTION FLUSH: the server has no library now");
     let admitted = quota_lib::quota_peek(connection, counter).await?;
     println!("quota_peek again: {admitted:?} (the call loaded the library and ran)");

@@ -58,10 +58,16 @@ where
             }
         }
         admitted.sort_unstable();
-        assert_eq!(admitted, (1..=LIMIT).collect::<Vec<_>>(), "each count admitted once");
+        assert_eq!(
+            admitted,
+            (1..=LIMIT).collect::<Vec<_>>(),
+            "each count admitted once"
+        );
         assert_eq!(denied, REQUESTS - LIMIT as usize);
         let mut connection = connections[0].clone();
-        let peeked = quota_lib::quota_peek(&mut connection, counter).await.expect("peek");
+        let peeked = quota_lib::quota_peek(&mut connection, counter)
+            .await
+            .expect("peek");
         assert_eq!(peeked, Some(LIMIT));
     })
     .await
