@@ -330,6 +330,18 @@ async fn cold_call_loads_the_library_in_its_second_round_trip() {
     assert_eq!(counts, [2]);
     assert_eq!(connection.round_trips, 5);
     assert_eq!(function_calls(&server), (1, 1, 1));
+
+    // The same through a ConnectionManager.
+    function_flush(&server);
+    server.reset_stats();
+    let mut manager = redis::aio::ConnectionManager::new(server.client())
+        .await
+        .expect("connection manager");
+    let reply = fixed_window_allow(&mut manager, "quota:{c}", 5, 60)
+        .await
+        .expect("cold call through a connection manager");
+    assert_eq!(reply, allowed(3));
+    assert_eq!(function_calls(&server), (2, 0, 1));
 }
 
 #[tokio::test]
