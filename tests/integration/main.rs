@@ -9,6 +9,7 @@ mod calls;
 mod corpus;
 mod failover;
 mod faults;
+mod functions;
 mod preload;
 mod replies;
 mod servers;
