@@ -18,6 +18,7 @@ mod cli;
 mod cold;
 mod encode;
 mod external;
+mod functions;
 mod measure;
 mod report;
 mod variants;
@@ -134,6 +135,12 @@ fn run(options: &cli::Options) -> Result<(), BoxError> {
     println!(
         "\nOne batch in flight; latency per batch. Request bytes: the RESP the batch writes.\n"
     );
+    println!("### A function of a library versus a script, same logic, warm\n");
+    print!("{}", report::function_table(&network.functions));
+    println!(
+        "\nThe fixed-window limiter of `lua/quota_lib.lua` and `lua/rate_limit_fixed.lua`, on a full \
+         window (every call GET, PTTL, DENIED); one call in flight, the three ways taking turns.\n"
+    );
     println!(
         "### Cold calls (`SCRIPT FLUSH`, `CONFIG RESETSTAT`, then the calls; counts from `INFO commandstats`)\n"
     );
@@ -165,6 +172,7 @@ struct Network {
     facts: Facts,
     warm: Vec<WarmRow>,
     batches: Vec<batches::BatchRow>,
+    functions: Vec<functions::FunctionRow>,
     cold: Result<Vec<cold::ColdRow>, String>,
 }
 
@@ -235,10 +243,13 @@ async fn network_measurements(
     let deleted = variants::delete_keys(&mut admin).await;
     let (cold, warm, batches) = measured?;
     deleted?;
+    eprintln!("functions: {} calls per row…", options.calls);
+    let functions = functions::measure(&mut connection, options.calls).await?;
     Ok(Network {
         facts,
         warm,
         batches,
+        functions,
         cold,
     })
 }

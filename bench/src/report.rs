@@ -149,6 +149,25 @@ pub fn batch_table(rows: &[crate::batches::BatchRow]) -> String {
     out
 }
 
+/// Markdown for the function-versus-script rows.
+pub fn function_table(rows: &[crate::functions::FunctionRow]) -> String {
+    let mut out = String::from(
+        "| call | p50 µs | p99 µs | mean µs | calls/s |\n| --- | ---: | ---: | ---: | ---: |\n",
+    );
+    for row in rows {
+        let _ = writeln!(
+            out,
+            "| {} | {:.1} | {:.1} | {:.1} | {:.0} |",
+            row.label,
+            row.summary.p50_us,
+            row.summary.p99_us,
+            row.summary.mean_us,
+            row.summary.calls_per_second,
+        );
+    }
+    out
+}
+
 fn stat_cell(stat: CommandStat) -> String {
     let mut notes = Vec::new();
     if stat.failed_calls > 0 {
