@@ -127,7 +127,10 @@ pub async fn measure(
             }
         }
     }
-    let () = redis::cmd("DEL").arg(COUNTER).query_async(connection).await?;
+    let () = redis::cmd("DEL")
+        .arg(COUNTER)
+        .query_async(connection)
+        .await?;
     Ok(Way::ALL
         .into_iter()
         .zip(samples)

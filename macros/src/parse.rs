@@ -582,7 +582,7 @@ pub struct ModuleShell {
 /// emit the module so call sites do not cascade errors.
 pub struct LibraryParseFailure {
     pub errors: syn::Error,
-    pub module: Option<ModuleShell>,
+    pub module: Option<Box<ModuleShell>>,
     pub functions: Vec<(FunctionSignature, Option<Type>)>,
 }
 
@@ -642,7 +642,7 @@ impl LibraryDeclaration {
                     errors: result.err().unwrap_or_else(|| {
                         syn::Error::new(Span::call_site(), "invalid #[redis_library] declaration")
                     }),
-                    module,
+                    module: module.map(Box::new),
                     functions: fallbacks,
                 })
             }
