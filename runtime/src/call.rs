@@ -1102,7 +1102,9 @@ mod tests {
 
     #[test]
     fn a_load_that_did_not_help_says_why() {
-        let cases: [(&str, fn(&Error) -> bool); 4] = [
+        /// A `FUNCTION LOAD` error reply and a test of the error it leads to.
+        type Case = (&'static str, fn(&Error) -> bool);
+        let cases: [Case; 4] = [
             ("ERR Library 'quota_lib' already exists", |error| {
                 matches!(
                     error,
