@@ -540,20 +540,23 @@ impl<'c, T: FromRedisValue, E> Attempts<'c, T, E> {
     fn received_pipeline(&mut self, replies: redis::RedisResult<Vec<Value>>) -> Next<'c, T> {
         let call = self.call;
         let script = call.script;
-        let mut replies = match replies {
+        let replies = match replies {
             Ok(replies) => replies,
             Err(error) => {
                 return self.finish(Err(Error::from_failure(Origin::script(script), error)));
             }
         };
-        let (Some(reply), Some(load), None) = (replies.pop(), replies.pop(), replies.pop()) else {
-            // Which of the two ran is unknown: report what may have run.
-            return self.finish(Err(Error::Decode {
-                script: script.name(),
-                expected: "the replies of FUNCTION LOAD and FCALL",
-                reply: render_reply(&Value::Array(replies)),
-                reason: "the pipeline did not return two replies".to_owned(),
-            }));
+        let [load, reply] = match <[Value; 2]>::try_from(replies) {
+            Ok(pair) => pair,
+            // Whether the call ran is unknown: Decode says it may have.
+            Err(replies) => {
+                return self.finish(Err(Error::Decode {
+                    script: script.name(),
+                    expected: "the replies of FUNCTION LOAD and FCALL",
+                    reply: render_reply(&Value::Array(replies)),
+                    reason: "the pipeline did not return two replies".to_owned(),
+                }));
+            }
         };
         trace_load(script, &load);
         match Outcome::of(Ok(reply), script) {
