@@ -89,8 +89,9 @@ pub struct RegisteredFunction {
     pub description: Option<String>,
     /// The index of the declaration that covers it, if any.
     pub declaration: Option<usize>,
-    /// No write command is reachable from the callback, or it declares
-    /// `no-writes`: it runs with `FCALL_RO`.
+    /// The function is registered with `no-writes`: it runs with
+    /// `FCALL_RO` (which refuses any other function, even one that writes
+    /// nothing).
     pub read_only: bool,
     /// Every way the callback can end.
     pub returns: Vec<ReturnSite>,
@@ -583,7 +584,9 @@ fn analyze_here(
                 .into_iter()
                 .zip(outcome.functions)
                 .map(|(registration, outcome)| RegisteredFunction {
-                    read_only: registration.flags.no_writes || !outcome.may_write,
+                    // FCALL_RO refuses every function registered without
+                    // `no-writes`, whether or not it writes.
+                    read_only: registration.flags.no_writes,
                     name: registration.name,
                     line: registration.span.line,
                     column: registration.span.column,
