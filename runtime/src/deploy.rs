@@ -62,10 +62,12 @@ impl Library {
     /// libraries from their primary).
     ///
     /// ```no_run
+    /// # #[redis_script::redis_library(path = "../lua/quota_lib.lua")]
     /// # mod quota_lib {
-    /// #     pub const LIBRARY: redis_script::Library = redis_script::__private_v1::new_library(
-    /// #         "quota_lib", "lua/quota_lib.lua", "#!lua name=quota_lib\n",
-    /// #         "0000000000000000000000000000000000000000", &["fixed_window_allow", "quota_peek"]);
+    /// #     #[function(keys = 1)]
+    /// #     pub async fn fixed_window_allow(counter: &str, limit: u64, window_ms: u64) -> redis::Value;
+    /// #     #[function(keys = 1)]
+    /// #     pub async fn quota_peek(counter: &str) -> Option<u64>;
     /// # }
     /// # async fn demo(connection: &mut redis::aio::MultiplexedConnection) -> Result<(), redis_script::Error> {
     /// use redis_script::{Error, OnConflict};
@@ -103,10 +105,12 @@ impl Library {
     /// [`Library::deploy`] on a synchronous connection, blocking the thread.
     ///
     /// ```no_run
+    /// # #[redis_script::redis_library(path = "../lua/quota_lib.lua")]
     /// # mod quota_lib {
-    /// #     pub const LIBRARY: redis_script::Library = redis_script::__private_v1::new_library(
-    /// #         "quota_lib", "lua/quota_lib.lua", "#!lua name=quota_lib\n",
-    /// #         "0000000000000000000000000000000000000000", &["fixed_window_allow", "quota_peek"]);
+    /// #     #[function(keys = 1)]
+    /// #     pub async fn fixed_window_allow(counter: &str, limit: u64, window_ms: u64) -> redis::Value;
+    /// #     #[function(keys = 1)]
+    /// #     pub async fn quota_peek(counter: &str) -> Option<u64>;
     /// # }
     /// # fn demo() -> Result<(), Box<dyn std::error::Error>> {
     /// use redis_script::OnConflict;
@@ -148,10 +152,12 @@ impl Library {
 /// This fails as a whole only when the cluster's topology cannot be read.
 ///
 /// ```no_run
+/// # #[redis_script::redis_library(path = "../lua/quota_lib.lua")]
 /// # mod quota_lib {
-/// #     pub const LIBRARY: redis_script::Library = redis_script::__private_v1::new_library(
-/// #         "quota_lib", "lua/quota_lib.lua", "#!lua name=quota_lib\n",
-/// #         "0000000000000000000000000000000000000000", &["fixed_window_allow", "quota_peek"]);
+/// #     #[function(keys = 1)]
+/// #     pub async fn fixed_window_allow(counter: &str, limit: u64, window_ms: u64) -> redis::Value;
+/// #     #[function(keys = 1)]
+/// #     pub async fn quota_peek(counter: &str) -> Option<u64>;
 /// # }
 /// # async fn demo(connection: &mut redis::cluster_async::ClusterConnection) -> Result<(), redis_script::Error> {
 /// use redis_script::{OnConflict, deploy_cluster};

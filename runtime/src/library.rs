@@ -13,10 +13,12 @@
 /// version of it.
 ///
 /// ```no_run
+/// # #[redis_script::redis_library(path = "../lua/quota_lib.lua")]
 /// # mod quota_lib {
-/// #     pub const LIBRARY: redis_script::Library = redis_script::__private_v1::new_library(
-/// #         "quota_lib", "lua/quota_lib.lua", "#!lua name=quota_lib\n",
-/// #         "0000000000000000000000000000000000000000", &["fixed_window_allow", "quota_peek"]);
+/// #     #[function(keys = 1)]
+/// #     pub async fn fixed_window_allow(counter: &str, limit: u64, window_ms: u64) -> redis::Value;
+/// #     #[function(keys = 1)]
+/// #     pub async fn quota_peek(counter: &str) -> Option<u64>;
 /// # }
 /// # async fn demo(connection: &mut redis::aio::MultiplexedConnection) -> Result<(), redis_script::Error> {
 /// use redis_script::{Deployed, OnConflict};
@@ -64,10 +66,12 @@ impl Library {
     /// LOAD` registers it under.
     ///
     /// ```
+    /// # #[redis_script::redis_library(path = "../lua/quota_lib.lua")]
     /// # mod quota_lib {
-    /// #     pub const LIBRARY: redis_script::Library = redis_script::__private_v1::new_library(
-    /// #         "quota_lib", "lua/quota_lib.lua", "#!lua name=quota_lib\n",
-    /// #         "0000000000000000000000000000000000000000", &["fixed_window_allow", "quota_peek"]);
+    /// #     #[function(keys = 1)]
+    /// #     pub async fn fixed_window_allow(counter: &str, limit: u64, window_ms: u64) -> redis::Value;
+    /// #     #[function(keys = 1)]
+    /// #     pub async fn quota_peek(counter: &str) -> Option<u64>;
     /// # }
     /// assert_eq!(quota_lib::LIBRARY.name(), "quota_lib");
     /// ```
@@ -78,12 +82,14 @@ impl Library {
     /// The `.lua` path as written in the attribute.
     ///
     /// ```
+    /// # #[redis_script::redis_library(path = "../lua/quota_lib.lua")]
     /// # mod quota_lib {
-    /// #     pub const LIBRARY: redis_script::Library = redis_script::__private_v1::new_library(
-    /// #         "quota_lib", "lua/quota_lib.lua", "#!lua name=quota_lib\n",
-    /// #         "0000000000000000000000000000000000000000", &["fixed_window_allow", "quota_peek"]);
+    /// #     #[function(keys = 1)]
+    /// #     pub async fn fixed_window_allow(counter: &str, limit: u64, window_ms: u64) -> redis::Value;
+    /// #     #[function(keys = 1)]
+    /// #     pub async fn quota_peek(counter: &str) -> Option<u64>;
     /// # }
-    /// assert_eq!(quota_lib::LIBRARY.path(), "lua/quota_lib.lua");
+    /// assert_eq!(quota_lib::LIBRARY.path(), "../lua/quota_lib.lua");
     /// ```
     pub const fn path(&self) -> &'static str {
         self.path
@@ -93,10 +99,12 @@ impl Library {
     /// `FUNCTION LIST WITHCODE` shows it once loaded).
     ///
     /// ```
+    /// # #[redis_script::redis_library(path = "../lua/quota_lib.lua")]
     /// # mod quota_lib {
-    /// #     pub const LIBRARY: redis_script::Library = redis_script::__private_v1::new_library(
-    /// #         "quota_lib", "lua/quota_lib.lua", "#!lua name=quota_lib\n",
-    /// #         "0000000000000000000000000000000000000000", &["fixed_window_allow", "quota_peek"]);
+    /// #     #[function(keys = 1)]
+    /// #     pub async fn fixed_window_allow(counter: &str, limit: u64, window_ms: u64) -> redis::Value;
+    /// #     #[function(keys = 1)]
+    /// #     pub async fn quota_peek(counter: &str) -> Option<u64>;
     /// # }
     /// assert!(quota_lib::LIBRARY.source().starts_with("#!lua name=quota_lib"));
     /// ```
@@ -108,10 +116,12 @@ impl Library {
     /// version a deploy compares with the one a server holds.
     ///
     /// ```
+    /// # #[redis_script::redis_library(path = "../lua/quota_lib.lua")]
     /// # mod quota_lib {
-    /// #     pub const LIBRARY: redis_script::Library = redis_script::__private_v1::new_library(
-    /// #         "quota_lib", "lua/quota_lib.lua", "#!lua name=quota_lib\n",
-    /// #         "0000000000000000000000000000000000000000", &["fixed_window_allow", "quota_peek"]);
+    /// #     #[function(keys = 1)]
+    /// #     pub async fn fixed_window_allow(counter: &str, limit: u64, window_ms: u64) -> redis::Value;
+    /// #     #[function(keys = 1)]
+    /// #     pub async fn quota_peek(counter: &str) -> Option<u64>;
     /// # }
     /// let version = &quota_lib::LIBRARY.sha1()[..8];
     /// println!("quota_lib version {version}");
@@ -123,10 +133,12 @@ impl Library {
     /// Every function the code registers, declared in Rust or not.
     ///
     /// ```
+    /// # #[redis_script::redis_library(path = "../lua/quota_lib.lua")]
     /// # mod quota_lib {
-    /// #     pub const LIBRARY: redis_script::Library = redis_script::__private_v1::new_library(
-    /// #         "quota_lib", "lua/quota_lib.lua", "#!lua name=quota_lib\n",
-    /// #         "0000000000000000000000000000000000000000", &["fixed_window_allow", "quota_peek"]);
+    /// #     #[function(keys = 1)]
+    /// #     pub async fn fixed_window_allow(counter: &str, limit: u64, window_ms: u64) -> redis::Value;
+    /// #     #[function(keys = 1)]
+    /// #     pub async fn quota_peek(counter: &str) -> Option<u64>;
     /// # }
     /// assert_eq!(quota_lib::LIBRARY.functions(), ["fixed_window_allow", "quota_peek"]);
     /// ```

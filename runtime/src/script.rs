@@ -160,14 +160,12 @@ impl Script {
     /// run with `EVALSHA`.
     ///
     /// ```
+    /// # #[redis_script::redis_library(path = "../lua/quota_lib.lua")]
     /// # mod quota_lib {
-    /// #     pub const LIBRARY: redis_script::Library = redis_script::__private_v1::new_library(
-    /// #         "quota_lib", "lua/quota_lib.lua", "#!lua name=quota_lib\n", "0000000000000000000000000000000000000000", &["quota_peek"]);
-    /// #     pub struct quota_peek {}
-    /// #     impl quota_peek {
-    /// #         pub const SCRIPT: redis_script::Script = redis_script::__private_v1::new_function(
-    /// #             &LIBRARY, "quota_peek", true, false, redis_script::__private_v1::returned_errors(&[], false, false));
-    /// #     }
+    /// #     #[function(keys = 1)]
+    /// #     pub async fn fixed_window_allow(counter: &str, limit: u64, window_ms: u64) -> redis::Value;
+    /// #     #[function(keys = 1)]
+    /// #     pub async fn quota_peek(counter: &str) -> Option<u64>;
     /// # }
     /// let library = quota_lib::quota_peek::SCRIPT.library().map(|library| library.name());
     /// assert_eq!(library, Some("quota_lib"));
