@@ -1,42 +1,13 @@
 //! Cold calls: after `SCRIPT FLUSH` and `CONFIG RESETSTAT`, what each
 //! client sends, read back from the server's `INFO commandstats`.
 
-use redis::aio::{ConnectionLike, MultiplexedConnection};
-use redis::{Cmd, Pipeline, RedisFuture, Value};
+use redis::aio::MultiplexedConnection;
 use redis_script::Batch;
 pub use redis_script_testkit::CommandStat;
-use redis_script_testkit::parse_commandstats;
+use redis_script_testkit::{CountingConnection, parse_commandstats};
 
 use crate::BoxError;
 use crate::variants::{LOCK_KEY, TOKEN, release_lock};
-
-/// Counts what a client hands to its connection: one round trip per
-/// `req_packed_command` and per pipeline (`req_packed_commands`).
-struct CountingConnection {
-    inner: MultiplexedConnection,
-    round_trips: usize,
-}
-
-impl ConnectionLike for CountingConnection {
-    fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
-        self.round_trips += 1;
-        self.inner.req_packed_command(cmd)
-    }
-
-    fn req_packed_commands<'a>(
-        &'a mut self,
-        pipeline: &'a Pipeline,
-        offset: usize,
-        count: usize,
-    ) -> RedisFuture<'a, Vec<Value>> {
-        self.round_trips += 1;
-        self.inner.req_packed_commands(pipeline, offset, count)
-    }
-
-    fn get_db(&self) -> i64 {
-        self.inner.get_db()
-    }
-}
 
 /// One row of the cold-call table.
 #[derive(Debug)]
@@ -166,19 +137,16 @@ async fn cold<F>(
     scenario: F,
 ) -> Result<(usize, String), BoxError>
 where
-    F: AsyncFnOnce(&mut CountingConnection) -> String,
+    F: AsyncFnOnce(&mut CountingConnection<MultiplexedConnection>) -> String,
 {
     redis::cmd("SCRIPT").arg("FLUSH").exec_async(admin).await?;
     redis::cmd("CONFIG")
         .arg("RESETSTAT")
         .exec_async(admin)
         .await?;
-    let mut counting = CountingConnection {
-        inner: connection.clone(),
-        round_trips: 0,
-    };
+    let mut counting = CountingConnection::new(connection.clone());
     let reply = scenario(&mut counting).await;
-    Ok((counting.round_trips, reply))
+    Ok((counting.round_trips(), reply))
 }
 
 async fn row(

@@ -41,6 +41,7 @@
 mod admin;
 mod binaries;
 mod cluster;
+mod counting;
 mod identity;
 mod ports;
 mod server;
@@ -50,6 +51,7 @@ pub use binaries::{
     SERVER_ENV_VAR, ServerFlavor, redis_cli_binary, redis_server_binary, server_flavor,
 };
 pub use cluster::RedisCluster;
+pub use counting::CountingConnection;
 pub use identity::ServerVersion;
 pub use server::RedisServer;
 pub use stats::{CommandStat, Stats, parse_commandstats};

@@ -7,9 +7,9 @@
 use std::time::{Duration, Instant};
 
 use redis::aio::ConnectionLike;
-use redis::{Cmd, Pipeline, RedisFuture, Value};
+use redis::Value;
 use redis_script::{Batch, Deployed, Error, OnConflict, deploy_cluster, key_slot, redis_library};
-use redis_script_testkit::{RedisCluster, RedisServer, Stats};
+use redis_script_testkit::{CountingConnection, RedisCluster, RedisServer, Stats};
 
 /// The library under test (a variant of the workflow's `lua/quota_lib.lua`
 /// with a variadic read-only function).
@@ -48,43 +48,6 @@ fn the_library_constant_matches_its_file() {
         Some("quota_lib")
     );
     assert_eq!(fixed_window_allow::SCRIPT.name(), "fixed_window_allow");
-}
-
-/// An async connection that counts its round trips: one per command or
-/// pipeline it sends.
-struct Counted<C> {
-    inner: C,
-    round_trips: usize,
-}
-
-impl<C> Counted<C> {
-    fn new(inner: C) -> Self {
-        Self {
-            inner,
-            round_trips: 0,
-        }
-    }
-}
-
-impl<C: ConnectionLike + Send> ConnectionLike for Counted<C> {
-    fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
-        self.round_trips += 1;
-        self.inner.req_packed_command(cmd)
-    }
-
-    fn req_packed_commands<'a>(
-        &'a mut self,
-        pipeline: &'a Pipeline,
-        offset: usize,
-        count: usize,
-    ) -> RedisFuture<'a, Vec<Value>> {
-        self.round_trips += 1;
-        self.inner.req_packed_commands(pipeline, offset, count)
-    }
-
-    fn get_db(&self) -> i64 {
-        self.inner.get_db()
-    }
 }
 
 /// A direct, synchronous connection to one server, for setting up and
@@ -235,7 +198,7 @@ async fn typed_calls_use_fcall_and_no_writes_calls_fcall_ro() {
 #[tokio::test]
 async fn cold_call_loads_the_library_in_its_second_round_trip() {
     let server = RedisServer::start();
-    let mut connection = Counted::new(server.connection().await);
+    let mut connection = CountingConnection::new(server.connection().await);
     server.reset_stats();
 
     // A writing function: FCALL, then [FUNCTION LOAD, FCALL].
@@ -243,7 +206,7 @@ async fn cold_call_loads_the_library_in_its_second_round_trip() {
         .await
         .expect("cold call");
     assert_eq!(reply, allowed(1));
-    assert_eq!(connection.round_trips, 2, "cold: two round trips");
+    assert_eq!(connection.round_trips(), 2, "cold: two round trips");
     assert_eq!(function_calls(&server), (2, 0, 1));
     assert_eq!(
         listed_code(&server, "quota_lib").as_deref(),
@@ -254,7 +217,7 @@ async fn cold_call_loads_the_library_in_its_second_round_trip() {
         .await
         .expect("warm call");
     assert_eq!(reply, allowed(2));
-    assert_eq!(connection.round_trips, 3, "warm: one round trip");
+    assert_eq!(connection.round_trips(), 3, "warm: one round trip");
     assert_eq!(function_calls(&server), (3, 0, 1));
 
     // A no-writes function after FUNCTION FLUSH: FCALL_RO, then the load
@@ -265,7 +228,7 @@ async fn cold_call_loads_the_library_in_its_second_round_trip() {
         .await
         .expect("cold read-only call");
     assert_eq!(counts, [2]);
-    assert_eq!(connection.round_trips, 5);
+    assert_eq!(connection.round_trips(), 5);
     assert_eq!(function_calls(&server), (1, 1, 1));
 
     // The same through a ConnectionManager.
@@ -285,7 +248,7 @@ async fn cold_call_loads_the_library_in_its_second_round_trip() {
 async fn another_version_of_the_library_is_never_replaced_by_a_call() {
     let server = RedisServer::start();
     function_load(&server, OLD_VERSION);
-    let mut connection = Counted::new(server.connection().await);
+    let mut connection = CountingConnection::new(server.connection().await);
     server.reset_stats();
 
     let error = fixed_window_allow(&mut connection, "quota:{v}", 5, 60)
@@ -308,7 +271,7 @@ async fn another_version_of_the_library_is_never_replaced_by_a_call() {
     }
     assert!(!error.may_have_executed());
     assert!(error.to_string().contains("OnConflict::Replace"), "{error}");
-    assert_eq!(connection.round_trips, 2, "never a third round trip");
+    assert_eq!(connection.round_trips(), 2, "never a third round trip");
     assert_eq!(function_calls(&server), (2, 0, 1));
     assert_eq!(
         listed_code(&server, "quota_lib").as_deref(),
