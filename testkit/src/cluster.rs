@@ -309,6 +309,24 @@ impl RedisCluster {
         &mut self.nodes[index]
     }
 
+    /// Stops (`kill -9`) the primary serving `slot` right now and returns
+    /// its port, for failover tests; its replica takes over once the
+    /// cluster notices (see [`wait_until_healthy`](Self::wait_until_healthy)).
+    ///
+    /// # Panics
+    ///
+    /// As [`node_for_slot`](Self::node_for_slot).
+    pub fn stop_primary_of_slot(&mut self, slot: u16) -> u16 {
+        let port = self.node_for_slot(slot).port();
+        let index = self
+            .nodes
+            .iter()
+            .position(|node| node.port() == port)
+            .unwrap_or_else(|| panic!("the primary of slot {slot} (port {port}) is not a node"));
+        self.nodes[index].stop();
+        port
+    }
+
     /// The running nodes that are primaries right now (asked with `INFO
     /// replication`, so this follows failovers).
     ///

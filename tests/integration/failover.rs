@@ -70,13 +70,7 @@ async fn cluster_failover_is_handled_by_the_noscript_fallback() {
         .await
         .expect("warm the cache");
 
-    let old_primary = cluster.node_for_slot(key_slot(from.as_bytes())).port();
-    let index = cluster
-        .nodes()
-        .iter()
-        .position(|node| node.port() == old_primary)
-        .expect("the primary is one of the nodes");
-    cluster.node_mut(index).stop();
+    let old_primary = cluster.stop_primary_of_slot(key_slot(from.as_bytes()));
     cluster.wait_until_healthy();
     let new_primary = cluster.node_for_slot(key_slot(from.as_bytes()));
     assert_ne!(new_primary.port(), old_primary, "a replica took over");

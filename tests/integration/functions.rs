@@ -6,8 +6,8 @@
 
 use std::time::{Duration, Instant};
 
-use redis::aio::ConnectionLike;
 use redis::Value;
+use redis::aio::ConnectionLike;
 use redis_script::{Batch, Deployed, Error, OnConflict, deploy_cluster, key_slot, redis_library};
 use redis_script_testkit::{CountingConnection, RedisCluster, RedisServer, Stats};
 
@@ -580,13 +580,7 @@ async fn cluster_failover_keeps_the_library() {
     fixed_window_allow(&mut connection, key, 100, 600)
         .await
         .expect("warm call");
-    let old_primary = cluster.node_for_slot(key_slot(key.as_bytes())).port();
-    let index = cluster
-        .nodes()
-        .iter()
-        .position(|node| node.port() == old_primary)
-        .expect("the primary is one of the nodes");
-    cluster.node_mut(index).stop();
+    let old_primary = cluster.stop_primary_of_slot(key_slot(key.as_bytes()));
     cluster.wait_until_healthy();
     let new_primary = cluster.node_for_slot(key_slot(key.as_bytes()));
     assert_ne!(new_primary.port(), old_primary, "a replica took over");
