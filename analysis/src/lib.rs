@@ -30,6 +30,7 @@ pub mod commands;
 pub mod declared;
 mod diagnostic;
 mod error_codes;
+pub mod exactly_once;
 mod globals;
 mod header;
 mod library;
@@ -144,6 +145,9 @@ pub struct Analysis {
     pub returns: Vec<ReturnSite>,
     /// The error replies the script can return unmarked.
     pub error_codes: ErrorCodes,
+    /// The main chunk uses `...` outside any function (always empty in a
+    /// script, but the wrapper of [`exactly_once`] must keep it legal).
+    pub chunk_varargs: bool,
 }
 
 /// The codes of the error replies a script can return as they are (not
@@ -311,6 +315,7 @@ fn analyze_here(source: &str, prepared: &syntax::Prepared, signature: &Signature
             analysis.returns = outcome.returns;
             analysis.error_codes = outcome.error_codes;
             analysis.read_only = flags.no_writes || !outcome.may_write;
+            analysis.chunk_varargs = outcome.chunk_varargs;
         }
         Err(syntax_errors) => {
             diagnostics.extend(syntax_errors);

@@ -32,6 +32,8 @@ pub(crate) struct Outcome {
     /// A write command is reachable, or a command name is not a literal.
     pub may_write: bool,
     pub error_codes: ErrorCodes,
+    /// The main chunk itself (outside any function) uses `...`.
+    pub chunk_varargs: bool,
 }
 
 /// Runs the analysis: a first walk finds locals that are assigned again
@@ -153,6 +155,7 @@ pub(crate) struct Analyzer<'a> {
     pub returns: Vec<ReturnSite>,
     pub may_write: bool,
     pub error_codes: ErrorCodes,
+    pub chunk_varargs: bool,
     pub params: ParamUsage,
     pub missing: MissingMembers,
     /// Locals assigned after their declaration (collected by the survey).
@@ -183,6 +186,7 @@ impl<'a> Analyzer<'a> {
             returns: Vec::new(),
             may_write: false,
             error_codes: ErrorCodes::default(),
+            chunk_varargs: false,
             params: ParamUsage::default(),
             missing: MissingMembers::default(),
             refused_globals: HashSet::new(),
@@ -208,6 +212,7 @@ impl<'a> Analyzer<'a> {
             returns: self.returns,
             may_write: self.may_write,
             error_codes: self.error_codes,
+            chunk_varargs: self.chunk_varargs,
         }
     }
 
@@ -785,6 +790,7 @@ impl<'a> Analyzer<'a> {
     }
 
     fn check_vararg(&mut self, token: &TokenReference) {
+        self.chunk_varargs |= self.functions.is_empty();
         let allowed = self.functions.last().is_none_or(|function| function.vararg);
         if !allowed {
             let span = self.span(token);

@@ -42,6 +42,9 @@ pub struct CheckedScript {
     /// Absolute path of the declared-commands file, so that editing it
     /// rebuilds the crate.
     pub declared_commands_path: Option<String>,
+    /// For `exactly_once`: the wrapped source, sent instead of the file
+    /// (`sha1` is its SHA1).
+    pub wrapped_source: Option<String>,
 }
 
 /// A `.lua` file as read for one declaration.
@@ -76,10 +79,13 @@ impl LuaFile {
     }
 
     fn sha1(&self) -> String {
-        sha1_smol::Sha1::from(self.source.as_bytes())
-            .digest()
-            .to_string()
+        sha1_hex(&self.source)
     }
+}
+
+/// Lowercase hex SHA1 of `text`: the id `EVALSHA` takes.
+fn sha1_hex(text: &str) -> String {
+    sha1_smol::Sha1::from(text.as_bytes()).digest().to_string()
 }
 
 /// The target and declared commands every analysis of one declaration
@@ -137,11 +143,28 @@ pub fn check(declaration: &Declaration) -> Result<CheckedScript, syn::Error> {
             None => syn::Error::new(path_literal.span(), diagnostic.render(relative, source)),
         });
     }
+    let wrapped_source =
+        declaration.options.exactly_once.as_ref().and_then(
+            |once| match lua::exactly_once::refusal(&analysis) {
+                Some(reason) => {
+                    errors.push(syn::Error::new(
+                        once.span,
+                        format!("{reason} (`{relative}`)"),
+                    ));
+                    None
+                }
+                None => Some(lua::exactly_once::wrap(source, &analysis)),
+            },
+        );
     errors.finish()?;
 
     Ok(CheckedScript {
         absolute_path: file.absolute_path(),
-        sha1: file.sha1(),
+        sha1: match &wrapped_source {
+            Some(wrapped) => sha1_hex(wrapped),
+            None => file.sha1(),
+        },
+        wrapped_source,
         read_only: analysis.read_only,
         allow_cross_slot_keys: analysis.flags.allow_cross_slot_keys,
         error_codes: analysis.error_codes.clone(),
@@ -403,6 +426,7 @@ pub fn check_library(declaration: &LibraryDeclaration) -> Result<CheckedLibrary,
                 returns: registered.returns.clone(),
                 error_codes: registered.error_codes.clone(),
                 declared_commands_path: declared_commands_path.clone(),
+                wrapped_source: None,
             },
         });
     }

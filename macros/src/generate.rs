@@ -59,6 +59,7 @@ fn typed_call(
         returns,
         error_codes,
         declared_commands_path,
+        wrapped_source,
     } = script;
     let rebuild_triggers = rebuild_triggers(declared_commands_path.as_deref());
     let warning_site =
@@ -92,8 +93,8 @@ fn typed_call(
     };
     let private = crate::private();
     let returned_errors = returned_errors(error_codes);
-    let script_const = match kind {
-        CallKind::Script => quote! {
+    let script_const = match (kind, wrapped_source) {
+        (CallKind::Script, None) => quote! {
             /// The embedded script: its source, SHA1 and the facts checked at compile time.
             pub const SCRIPT: #private::Script = #private::new_script(
                 #name,
@@ -105,9 +106,32 @@ fn typed_call(
                 #returned_errors,
             );
         },
-        CallKind::Function {
-            registered_name, ..
-        } => quote! {
+        (CallKind::Script, Some(wrapped)) => {
+            let settings = exactly_once_settings(declaration);
+            quote! {
+                /// The embedded script, wrapped to run at most once per call id: its source, SHA1 and the facts checked at compile time.
+                pub const SCRIPT: #private::Script = #private::with_exactly_once(
+                    #private::new_script(
+                        #name,
+                        #path,
+                        #wrapped,
+                        #sha1,
+                        false,
+                        #allow_cross_slot_keys,
+                        #returned_errors,
+                    ),
+                    #settings,
+                );
+                // The source is embedded wrapped; this makes an edit of the file rebuild the crate.
+                const _: &str = ::core::include_str!(#absolute_path);
+            }
+        }
+        (
+            CallKind::Function {
+                registered_name, ..
+            },
+            _,
+        ) => quote! {
             /// The library function this calls: its name, its library and the facts checked at compile time.
             pub const SCRIPT: #private::Script = #private::new_function(
                 &LIBRARY,
@@ -124,27 +148,46 @@ fn typed_call(
     let call = Ident::new("call", Span::mixed_site());
     // Each value goes through a probe spanned on its declared type, so a
     // type redis-rs cannot encode is reported there, in the library's words.
-    let key_pushes = signature.key_params().iter().map(|param| {
-        let ident = &param.ident;
-        quote_spanned! {param.ty.span()=>
-            #keys.push(#private::Probe::of(&#ident).key(&#ident));
+    let key_pushes: Vec<TokenStream> = signature
+        .key_params()
+        .iter()
+        .map(|param| {
+            let ident = &param.ident;
+            quote_spanned! {param.ty.span()=>
+                #keys.push(#private::Probe::of(&#ident).key(&#ident));
+            }
+        })
+        .collect();
+    let argument_pushes: Vec<TokenStream> = signature
+        .arg_params()
+        .iter()
+        .map(|param| {
+            let ident = &param.ident;
+            quote_spanned! {param.ty.span()=>
+                #private::push_argument(&mut #call, #private::Probe::of(&#ident).argument(&#ident));
+            }
+        })
+        .collect();
+    let call_body = |start: TokenStream| {
+        quote! {
+            use #private::{Encodable as _, Unencodable as _};
+            let mut #keys = #private::Keys::new();
+            #( #key_pushes )*
+            #[allow(unused_mut)]
+            let mut #call = #start;
+            #( #argument_pushes )*
+            #call
         }
-    });
-    let argument_pushes = signature.arg_params().iter().map(|param| {
-        let ident = &param.ident;
-        quote_spanned! {param.ty.span()=>
-            #private::push_argument(&mut #call, #private::Probe::of(&#ident).argument(&#ident));
-        }
-    });
-    let call_body = quote! {
-        use #private::{Encodable as _, Unencodable as _};
-        let mut #keys = #private::Keys::new();
-        #( #key_pushes )*
-        #[allow(unused_mut)]
-        let mut #call = #private::start_call(&Self::SCRIPT, #keys, #argument_count);
-        #( #argument_pushes )*
-        #call
     };
+    let call_id = Ident::new("call_id", Span::mixed_site());
+    let call_with_id_body = wrapped_source.as_ref().map(|_| {
+        call_body(quote! {
+            #private::start_call_with_id(&Self::SCRIPT, #keys, #argument_count, #call_id.into())
+        })
+    });
+    let call_body = call_body(quote! {
+        #private::start_call(&Self::SCRIPT, #keys, #argument_count)
+    });
     let ident = &signature.ident;
     let connection = connection_ident();
     let params = signature.params.iter().map(|param| &param.ident);
@@ -163,9 +206,34 @@ fn typed_call(
         script_const,
         compile_time_checks: quote! { #contract_assertions #warnings #rebuild_triggers },
         call_body,
+        call_with_id_body: call_with_id_body.map(|body| (call_id, body)),
         function_body,
     };
     emit(signature, parts)
+}
+
+/// `exactly_once(…)`'s settings as the runtime's `ExactlyOnce` constant
+/// (`None` for a default).
+fn exactly_once_settings(declaration: &Declaration) -> TokenStream {
+    let private = crate::private();
+    let once = declaration.options.exactly_once.as_ref();
+    let some = |value: Option<TokenStream>| match value {
+        Some(value) => quote! { ::core::option::Option::Some(#value) },
+        None => quote! { ::core::option::Option::None },
+    };
+    let prefix = some(
+        once.and_then(|once| once.prefix.as_ref())
+            .map(|prefix| quote! { #prefix }),
+    );
+    let ttl_ms = some(once.and_then(|once| once.ttl_secs).map(|seconds| {
+        let milliseconds = seconds.saturating_mul(1000);
+        quote! { #milliseconds }
+    }));
+    let retries = some(
+        once.and_then(|once| once.retries)
+            .map(|retries| quote! { #retries }),
+    );
+    quote! { #private::exactly_once(#prefix, #ttl_ms, #retries) }
 }
 
 /// Stable Rust gives procedural macros no way to declare what they read.
@@ -257,8 +325,10 @@ fn script_doc(declaration: &Declaration, script: &CheckedScript, header: &lua::H
 pub fn unreachable_function(
     signature: &FunctionSignature,
     error_type: Option<&Type>,
+    exactly_once: bool,
 ) -> TokenStream {
     let unreachable = quote! { ::core::unreachable!("#[redis_script] failed to compile") };
+    let call_id = Ident::new("call_id", Span::mixed_site());
     let parts = Expansion {
         path: "",
         error_type,
@@ -266,6 +336,7 @@ pub fn unreachable_function(
         script_const: TokenStream::new(),
         compile_time_checks: TokenStream::new(),
         call_body: unreachable.clone(),
+        call_with_id_body: exactly_once.then(|| (call_id, unreachable.clone())),
         function_body: unreachable,
     };
     emit(signature, parts)
@@ -282,6 +353,9 @@ struct Expansion<'a> {
     /// `const` items proving the reply contract, and warnings.
     compile_time_checks: TokenStream,
     call_body: TokenStream,
+    /// For an `exactly_once` script: the id parameter's name and the body
+    /// of `call_with_id`.
+    call_with_id_body: Option<(Ident, TokenStream)>,
     function_body: TokenStream,
 }
 
@@ -297,6 +371,7 @@ fn emit(signature: &FunctionSignature, parts: Expansion<'_>) -> TokenStream {
         script_const,
         compile_time_checks,
         call_body,
+        call_with_id_body,
         function_body,
     } = parts;
     // The fallback ignores its parameters; say so rather than add warnings
@@ -335,6 +410,23 @@ fn emit(signature: &FunctionSignature, parts: Expansion<'_>) -> TokenStream {
     let call_doc = format!(
         "Encodes a call of `{path}` without sending it: same parameters as [`{ident}()`](fn@{ident}), minus the connection."
     );
+    let call_with_id = call_with_id_body.map(|(call_id, body)| {
+        let doc = format!(
+            "Like [`call`](Self::call), with the caller's own id instead of a new one: every call with the same id (from any process, while its record lives) runs `{path}` at most once and gets the first execution's reply."
+        );
+        quote! {
+            #[doc = #doc]
+            #allow_unused
+            pub fn call_with_id<#generic_params>(
+                #call_id: impl ::core::convert::Into<#private::CallId>,
+                #(#typed_params),*
+            ) -> #private::Call<#reply, #failure>
+            #where_clause
+            {
+                #body
+            }
+        }
+    });
     quote! {
         #(#attrs)*
         #doc
@@ -370,6 +462,8 @@ fn emit(signature: &FunctionSignature, parts: Expansion<'_>) -> TokenStream {
             {
                 #call_body
             }
+
+            #call_with_id
         }
 
         #compile_time_checks
@@ -521,7 +615,7 @@ pub fn unreachable_library(
     };
     let calls: TokenStream = functions
         .iter()
-        .map(|(signature, errors)| unreachable_function(signature, *errors))
+        .map(|(signature, errors)| unreachable_function(signature, *errors, false))
         .collect();
     module(shell, library_const, calls)
 }

@@ -70,9 +70,11 @@ fn expand(
         Ok(declaration) => declaration,
         Err(parsed) => {
             let errors = parsed.errors.to_compile_error();
+            // Whether the attribute says `exactly_once` may be what failed
+            // to parse: offer `call_with_id` so that its callers type-check.
             let fallback = parsed
                 .signature
-                .map(|signature| generate::unreachable_function(&signature, None));
+                .map(|signature| generate::unreachable_function(&signature, None, true));
             return quote::quote! { #errors #fallback };
         }
     };
@@ -83,6 +85,7 @@ fn expand(
             let fallback = generate::unreachable_function(
                 &declaration.signature,
                 declaration.options.errors.as_ref(),
+                declaration.options.exactly_once.is_some(),
             );
             quote::quote! { #errors #fallback }
         }

@@ -35,6 +35,17 @@ pub struct Options {
     /// `#[function(name = "…")]`: the name the library registers the
     /// function under, when it differs from the Rust name.
     pub registered_name: Option<LitStr>,
+    /// `exactly_once` or `exactly_once(ttl_secs = N, prefix = "…", retries = N)`.
+    pub exactly_once: Option<ExactlyOnceOptions>,
+}
+
+/// The settings of `exactly_once(…)`, each `None` when left to the default.
+pub struct ExactlyOnceOptions {
+    /// The `exactly_once` word, where errors about the script point.
+    pub span: Span,
+    pub ttl_secs: Option<u64>,
+    pub prefix: Option<String>,
+    pub retries: Option<u32>,
 }
 
 /// Which attribute the arguments belong to.
@@ -137,7 +148,7 @@ impl Declaration {
 const IMPL_BLOCK: &str = "a `#[redis_script]` declaration takes no `self`: declare it outside `impl` and `trait` blocks (at module level or in a function body), where its companion type `name::call`/`name::SCRIPT` can go, and call it as `name(&mut connection, …)`";
 
 /// Every argument `#[redis_script]` takes.
-const SCRIPT_ARGUMENTS: [&str; 7] = [
+const SCRIPT_ARGUMENTS: [&str; 8] = [
     "path",
     "keys",
     "returns",
@@ -145,6 +156,7 @@ const SCRIPT_ARGUMENTS: [&str; 7] = [
     "target",
     "allow_unused",
     "dynamic_keys",
+    "exactly_once",
 ];
 
 /// Every argument `#[function]` takes.
@@ -157,7 +169,7 @@ const FUNCTION_ARGUMENTS: [&str; 6] = [
     "dynamic_keys",
 ];
 
-const SCRIPT_FORM: &str = "expected `#[redis_script(path = \"lua/script.lua\", keys = N)]`, optionally with `returns = Type`, `errors = Type`, `target = \"redis-7.2\"`, `allow_unused` and `dynamic_keys`";
+const SCRIPT_FORM: &str = "expected `#[redis_script(path = \"lua/script.lua\", keys = N)]`, optionally with `returns = Type`, `errors = Type`, `target = \"redis-7.2\"`, `allow_unused`, `dynamic_keys` and `exactly_once`";
 
 const FUNCTION_FORM: &str = "expected `#[function(keys = N)]`, optionally with `name = \"registered_name\"`, `returns = Type`, `errors = Type`, `allow_unused` and `dynamic_keys`";
 
@@ -193,6 +205,7 @@ fn parse_options(attribute: TokenStream, form: Form<'_>, errors: &mut Errors) ->
     let mut error_type: Option<Type> = None;
     let mut target: Option<LitStr> = None;
     let mut registered_name: Option<LitStr> = None;
+    let mut exactly_once: Option<ExactlyOnceOptions> = None;
     let mut misspelt: Vec<&str> = Vec::new();
     let attribute_span = attribute.span();
 
@@ -279,6 +292,23 @@ fn parse_options(attribute: TokenStream, form: Form<'_>, errors: &mut Errors) ->
                     *slot = Some(ty);
                 }
             }
+            "exactly_once" if !known => {
+                errors.push(syn::Error::new(
+                    meta.path.span(),
+                    "`exactly_once` is for `#[redis_script]` scripts: a library function's code is loaded as written, so there is no place to record its calls; call the logic as a script, or make the function idempotent (an owner token, `SET NX`)",
+                ));
+                if !meta.input.is_empty() && !meta.input.peek(syn::Token![,]) {
+                    let _: proc_macro2::TokenStream = meta.input.parse()?;
+                }
+            }
+            "exactly_once" => {
+                let options = parse_exactly_once(&meta, errors)?;
+                if exactly_once.is_some() {
+                    errors.push(duplicate());
+                } else {
+                    exactly_once = Some(options);
+                }
+            }
             "allow_unused" | "dynamic_keys" => {
                 let slot = if name == "allow_unused" {
                     &mut allow_unused
@@ -353,8 +383,103 @@ fn parse_options(attribute: TokenStream, form: Form<'_>, errors: &mut Errors) ->
         errors: error_type,
         target,
         registered_name,
+        exactly_once,
     })
 }
+
+/// The most retries `exactly_once(retries = N)` takes: each one waits up
+/// to a second and then a response timeout.
+const MAX_EXACTLY_ONCE_RETRIES: u32 = 100;
+
+/// `exactly_once` alone, or with `(ttl_secs = N, prefix = "…", retries = N)`.
+fn parse_exactly_once(
+    meta: &syn::meta::ParseNestedMeta<'_>,
+    errors: &mut Errors,
+) -> syn::Result<ExactlyOnceOptions> {
+    let mut options = ExactlyOnceOptions {
+        span: meta.path.span(),
+        ttl_secs: None,
+        prefix: None,
+        retries: None,
+    };
+    if meta.input.peek(syn::Token![=]) {
+        errors.push(meta.error(
+            "`exactly_once` takes no value: write `exactly_once`, or `exactly_once(ttl_secs = 600, prefix = \"rs:once:\", retries = 3)`",
+        ));
+        let _: syn::Expr = meta.value()?.parse()?;
+        return Ok(options);
+    }
+    if !meta.input.peek(syn::token::Paren) {
+        return Ok(options);
+    }
+    meta.parse_nested_meta(|setting| {
+        let name = setting
+            .path
+            .get_ident()
+            .map(Ident::to_string)
+            .unwrap_or_default();
+        let duplicate = |span: Span| {
+            syn::Error::new(span, format!("duplicate `{name}` in `exactly_once(…)`: give it once"))
+        };
+        match name.as_str() {
+            "ttl_secs" | "retries" => {
+                let literal: syn::LitInt = setting.value()?.parse()?;
+                let parsed = literal.base10_parse::<u64>();
+                let error = |message: &str| syn::Error::new(literal.span(), message);
+                if name == "ttl_secs" {
+                    match parsed {
+                        _ if options.ttl_secs.is_some() => errors.push(duplicate(literal.span())),
+                        Ok(seconds @ 1..=MAX_TTL_SECS) => options.ttl_secs = Some(seconds),
+                        _ => errors.push(error(&format!(
+                            "`ttl_secs` must be between 1 and {MAX_TTL_SECS}: how many seconds a call's record lives, e.g. `ttl_secs = 600`"
+                        ))),
+                    }
+                } else {
+                    match parsed.ok().and_then(|retries| u32::try_from(retries).ok()) {
+                        _ if options.retries.is_some() => errors.push(duplicate(literal.span())),
+                        Some(retries) if retries <= MAX_EXACTLY_ONCE_RETRIES => {
+                            options.retries = Some(retries);
+                        }
+                        _ => errors.push(error(&format!(
+                            "`retries` must be between 0 and {MAX_EXACTLY_ONCE_RETRIES}: how many times a call is sent again after a connection failure or a timeout"
+                        ))),
+                    }
+                }
+            }
+            "prefix" => {
+                let literal: LitStr = setting.value()?.parse()?;
+                let prefix = literal.value();
+                if options.prefix.is_some() {
+                    errors.push(duplicate(literal.span()));
+                } else if prefix.is_empty() || prefix.contains(['{', '}']) {
+                    errors.push(syn::Error::new(
+                        literal.span(),
+                        "`prefix` must be non-empty and without `{` or `}`: the record key adds its own hash tag to share the call's slot",
+                    ));
+                } else {
+                    options.prefix = Some(prefix);
+                }
+            }
+            _ => {
+                let text = path_text(&setting.path);
+                let settings = ["ttl_secs", "prefix", "retries"];
+                let message = match redis_script_analysis::suggest::closest(&text, settings) {
+                    Some(near) => format!("unknown `exactly_once` setting `{text}`: did you mean `{near}`?"),
+                    None => format!("unknown `exactly_once` setting `{text}`: expected `ttl_secs = N`, `prefix = \"…\"` or `retries = N`"),
+                };
+                errors.push(syn::Error::new(setting.path.span(), message));
+                if setting.input.peek(syn::Token![=]) {
+                    let _: syn::Expr = setting.value()?.parse()?;
+                }
+            }
+        }
+        Ok(())
+    })?;
+    Ok(options)
+}
+
+/// The longest record TTL `exactly_once(ttl_secs = N)` takes: 30 days.
+const MAX_TTL_SECS: u64 = 30 * 24 * 3600;
 
 /// The reply type of `-> T`. The generated function wraps it in a
 /// `Result` itself, so a declared `Result<T, _>` is a mistake: reported,

@@ -11,10 +11,11 @@ use redis::{Cmd, FromRedisValue, Pipeline, RedisWrite, Value};
 use redis_script_codes::NOSCRIPT;
 
 use crate::error::{Error, KeySlot, Origin, truncate_for_display};
+use crate::exactly_once::CallId;
 use crate::library::{Library, load_error};
 use crate::refusal;
 use crate::reply::render_reply;
-use crate::retry::RetryRefusals;
+use crate::retry::{RetryRefusals, backoff};
 use crate::script::Script;
 use crate::slot::key_slot;
 
@@ -36,6 +37,8 @@ pub struct Call<T, E = Error> {
     command: Cmd,
     routing: Routing,
     retry_refusals: Option<RetryRefusals>,
+    /// The call's id, for a script declared `exactly_once`.
+    call_id: Option<CallId>,
     reply: PhantomData<fn() -> Result<T, E>>,
 }
 
@@ -61,6 +64,7 @@ impl<T, E> std::fmt::Debug for Call<T, E> {
                 &self.command.args_iter().len().saturating_sub(3),
             )
             .field("retry_refusals", &self.retry_refusals)
+            .field("exactly_once", &self.call_id.is_some())
             .finish()
     }
 }
@@ -106,15 +110,60 @@ enum Outcome {
 /// with scripts (or functions) has.
 static READ_ONLY_COMMANDS: AtomicBool = AtomicBool::new(true);
 
+/// The wait before an exactly-once call's first retry after a failed
+/// connection or a timeout; it doubles up to [`FAILURE_RETRY_MAX_DELAY`].
+const FAILURE_RETRY_FIRST_DELAY: Duration = Duration::from_millis(50);
+const FAILURE_RETRY_MAX_DELAY: Duration = Duration::from_secs(1);
+
 /// Bytes reserved per ARGV parameter when sizing a command: enough for
 /// numbers, tokens and short strings; longer values grow the buffer once.
 const ARGUMENT_SIZE_GUESS: usize = 32;
 
 /// Used by generated code: starts a call with its keys already encoded;
 /// `arguments` is how many ARGV parameters will follow (sizing the command
-/// once instead of growing it).
+/// once instead of growing it). A call of an `exactly_once` script gets a
+/// new [`CallId`].
 pub fn start_call<T, E>(script: &'static Script, keys: Keys, arguments: usize) -> Call<T, E> {
-    let routing = keys.routing(script.allows_cross_slot_keys());
+    let call_id = script.exactly_once().map(|_| CallId::generate());
+    start(script, keys, arguments, call_id)
+}
+
+/// Used by generated code: [`start_call`] of an `exactly_once` script with
+/// the caller's id (ignored for any other script).
+pub fn start_call_with_id<T, E>(
+    script: &'static Script,
+    keys: Keys,
+    arguments: usize,
+    call_id: CallId,
+) -> Call<T, E> {
+    start(script, keys, arguments, Some(call_id))
+}
+
+fn start<T, E>(
+    script: &'static Script,
+    keys: Keys,
+    arguments: usize,
+    call_id: Option<CallId>,
+) -> Call<T, E> {
+    let mut routing = keys.routing(script.allows_cross_slot_keys());
+    // An exactly-once call sends its record as one more key, in the slot of
+    // the call's keys; a keyless call is routed by its record.
+    let record = match (script.exactly_once(), call_id) {
+        (Some(once), Some(call_id)) => {
+            let slot = match &routing {
+                Routing::Slot(slot) => *slot,
+                Routing::AnyNode => key_slot(call_id.as_str().as_bytes()),
+                Routing::CrossSlot(keys) => keys.first().map_or(0, |key| key.slot),
+            };
+            if routing == Routing::AnyNode {
+                routing = Routing::Slot(slot);
+            }
+            let key = once.record_key(script.name(), call_id.as_str().as_bytes(), slot);
+            let ttl_ms = call_id.ttl_ms(once);
+            Some((call_id, key, ttl_ms))
+        }
+        _ => None,
+    };
     // A script that can build a NOSCRIPT-looking reply is always sent
     // with its body: the server never answers EVAL with NOSCRIPT, so
     // such a reply cannot be mistaken for a cache miss.
@@ -125,19 +174,28 @@ pub fn start_call<T, E>(script: &'static Script, keys: Keys, arguments: usize) -
     } else {
         (evalsha_name(script), script.sha1())
     };
+    let record_size = record.as_ref().map_or(0, |(_, key, _)| key.len() + 20);
     let mut command = Cmd::with_capacity(
-        3 + keys.ends.len() + arguments,
-        script_id.len() + 16 + keys.data.len() + ARGUMENT_SIZE_GUESS * arguments,
+        5 + keys.ends.len() + arguments,
+        script_id.len() + 16 + keys.data.len() + record_size + ARGUMENT_SIZE_GUESS * arguments,
     );
-    command.arg(name).arg(script_id).arg(keys.ends.len());
+    command
+        .arg(name)
+        .arg(script_id)
+        .arg(keys.ends.len() + usize::from(record.is_some()));
     for key in keys.iter() {
         command.arg(key);
     }
+    let call_id = record.map(|(call_id, key, ttl_ms)| {
+        command.arg(key).arg(ttl_ms);
+        call_id
+    });
     Call {
         script,
         command,
         routing,
         retry_refusals: None,
+        call_id,
         reply: PhantomData,
     }
 }
@@ -159,6 +217,15 @@ impl<T, E> Call<T, E> {
     /// The script this call runs.
     pub fn script(&self) -> &'static Script {
         self.script
+    }
+
+    /// The id of this call of an `exactly_once` script (`None` for other
+    /// scripts). The id is fixed when the call is made: every send of
+    /// this `Call`, by [`Call::invoke`]'s own retries or by invoking it
+    /// again, is the same logical call, so the script runs at most once
+    /// and every send gets the first execution's reply.
+    pub fn call_id(&self) -> Option<&CallId> {
+        self.call_id.as_ref()
     }
 
     /// The command as it will be sent: `EVALSHA` (or `EVALSHA_RO`), or
@@ -456,6 +523,10 @@ struct Attempts<'c, T, E> {
     /// A read-only call may still be sent again after a dropped connection.
     connection_retry: bool,
     refusal_retries: u32,
+    /// An exactly-once call may be sent again after a failed connection or
+    /// a timeout, this many more times.
+    failure_retries_left: u32,
+    failure_retries: u32,
 }
 
 /// Which command of the call is in flight.
@@ -481,6 +552,11 @@ impl<'c, T: FromRedisValue, E> Attempts<'c, T, E> {
             stage: Stage::First,
             connection_retry: call.script.is_read_only() && reconnects == Reconnects::Maybe,
             refusal_retries: 0,
+            failure_retries_left: match (call.script.exactly_once(), &call.call_id, reconnects) {
+                (Some(once), Some(_), Reconnects::Maybe) => once.retries(),
+                _ => 0,
+            },
+            failure_retries: 0,
         }
     }
 
@@ -606,6 +682,22 @@ impl<'c, T: FromRedisValue, E> Attempts<'c, T, E> {
                 self.connection_retry = false;
                 self.trace_retry("connection dropped");
                 self.send_again()
+            }
+            // The same id: a send that ran returns the recorded reply.
+            Error::Connection { .. } | Error::Timeout { .. } if self.failure_retries_left > 0 => {
+                self.failure_retries_left -= 1;
+                let delay = backoff(
+                    FAILURE_RETRY_FIRST_DELAY,
+                    FAILURE_RETRY_MAX_DELAY,
+                    self.failure_retries,
+                );
+                self.failure_retries += 1;
+                self.trace_retry(if error.is_timeout() {
+                    "timeout"
+                } else {
+                    "connection failed"
+                });
+                Next::Wait(delay)
             }
             Error::Refused { code, .. } if refusal::is_transient(code) => {
                 match self.call.retry_refusals {

@@ -43,6 +43,7 @@ mod checked;
 mod decode;
 mod deploy;
 mod error;
+mod exactly_once;
 #[cfg(feature = "json")]
 mod json;
 mod library;
@@ -61,6 +62,9 @@ pub use call::Call;
 pub use deploy::{DeployReport, NodeDeploy, deploy_cluster};
 pub use deploy::{Deployed, OnConflict};
 pub use error::{Error, KeySlot, ScriptLocation};
+pub use exactly_once::{
+    CallId, DEFAULT_RECORD_PREFIX, DEFAULT_RECORD_TTL, DEFAULT_RETRIES, ExactlyOnce,
+};
 #[cfg(feature = "json")]
 pub use json::Json;
 pub use library::Library;
@@ -88,20 +92,23 @@ pub use slot::{SLOT_COUNT, key_slot};
 /// "could not find `__private_v1`" rather than a stranger error.
 #[doc(hidden)]
 pub mod __private_v1 {
-    pub use crate::call::{Keys, push_argument, start_call};
+    pub use crate::call::{Keys, push_argument, start_call, start_call_with_id};
     pub use crate::checked::{Decodable, Encodable, Probe, Undecodable, Unencodable};
     pub use crate::decode::{
         ReplyTag, ReplyTagOwned, error_field, error_fields, error_message, error_optional,
         error_words, reply_array, reply_array_owned, reply_tag, reply_tag_owned,
     };
+    pub use crate::exactly_once::exactly_once;
     pub use crate::library::new_library;
-    pub use crate::script::{new_function, new_script, returned_errors};
+    pub use crate::script::{new_function, new_script, returned_errors, with_exactly_once};
     pub use crate::shape::{
         CheckMessage, accepts_array, accepts_bare, accepts_single_value, accepts_table,
         accepts_tag, array_mismatch, array_shape, contains_code, has_tag, integer_element, str_eq,
         tagged_shape, unknown_code_message, unknown_tag_message, unraised_code, unreturned_variant,
         variant,
     };
-    pub use crate::{Call, Error, Failure, Library, ReplyShape, Script, ScriptError, Shape};
+    pub use crate::{
+        Call, CallId, Error, Failure, Library, ReplyShape, Script, ScriptError, Shape,
+    };
     pub use redis;
 }

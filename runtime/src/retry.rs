@@ -58,9 +58,15 @@ impl RetryRefusals {
 
     /// The wait before retry number `retry` (0-based).
     pub(crate) fn delay(&self, retry: u32) -> Duration {
-        let factor = 1u32.checked_shl(retry.min(16)).unwrap_or(u32::MAX);
-        self.first_delay.saturating_mul(factor).min(self.max_delay)
+        backoff(self.first_delay, self.max_delay, retry)
     }
+}
+
+/// The wait before retry number `retry` (0-based): `first`, doubling up to
+/// `max`.
+pub(crate) fn backoff(first: Duration, max: Duration, retry: u32) -> Duration {
+    let factor = 1u32.checked_shl(retry.min(16)).unwrap_or(u32::MAX);
+    first.saturating_mul(factor).min(max)
 }
 
 /// Waits `delay` before an async call is sent again.

@@ -2,6 +2,7 @@
 
 use redis_script_codes::NOSCRIPT;
 
+use crate::exactly_once::ExactlyOnce;
 use crate::library::Library;
 
 /// One Lua script embedded in the binary by `#[redis_script]`, or one
@@ -25,6 +26,7 @@ pub struct Script {
     allow_cross_slot_keys: bool,
     returned_errors: ReturnedErrors,
     kind: Kind,
+    exactly_once: Option<ExactlyOnce>,
 }
 
 /// How a [`Script`] runs on the server.
@@ -102,6 +104,7 @@ pub const fn new_script(
         allow_cross_slot_keys,
         returned_errors,
         kind: Kind::Eval,
+        exactly_once: None,
     }
 }
 
@@ -127,7 +130,18 @@ pub const fn new_function(
         allow_cross_slot_keys,
         returned_errors,
         kind: Kind::Function(library),
+        exactly_once: None,
     }
+}
+
+/// Used by generated code only: `script` declared `exactly_once`. Its
+/// `source` and `sha1` must be those of the wrapped script
+/// (`redis_script_analysis::exactly_once::wrap`), which never runs
+/// read-only.
+pub const fn with_exactly_once(mut script: Script, exactly_once: ExactlyOnce) -> Script {
+    script.exactly_once = Some(exactly_once);
+    script.read_only = false;
+    script
 }
 
 impl Script {
@@ -146,6 +160,9 @@ impl Script {
 
     /// The Lua source, exactly as sent with `EVAL` / `SCRIPT LOAD`; for a
     /// function, the code of its whole library, as sent with `FUNCTION LOAD`.
+    /// For a script declared `exactly_once`, the `.lua` file wrapped in the
+    /// code that records and replays its replies (the file's lines keep
+    /// their numbers).
     pub const fn source(&self) -> &'static str {
         self.source
     }
@@ -175,6 +192,14 @@ impl Script {
             Kind::Eval => None,
             Kind::Function(library) => Some(library),
         }
+    }
+
+    /// How the script records its calls, when declared `exactly_once`:
+    /// every call then carries a [`CallId`](crate::CallId), and a call sent
+    /// again with the same id returns the first execution's reply instead
+    /// of running the script again.
+    pub const fn exactly_once(&self) -> Option<&ExactlyOnce> {
+        self.exactly_once.as_ref()
     }
 
     /// True for a function of a library (called with `FCALL`).

@@ -1,0 +1,232 @@
+//! Exactly-once scripts: the source actually sent for a script declared
+//! with `exactly_once`, and why a script cannot be one.
+//!
+//! The wrapped script takes one extra key, the call's record, after the
+//! script's own keys, and one extra argument, the record's time to live in
+//! milliseconds, before the script's own arguments:
+//!
+//! ```text
+//! EVALSHA <sha> <numkeys + 1> <key>… <record key> <ttl ms> <argument>…
+//! ```
+//!
+//! Inside the one atomic execution it reads the record: when it exists, the
+//! script returns the recorded reply without running the body again;
+//! otherwise it runs the body with `KEYS` and `ARGV` exactly as the caller
+//! declared them, stores the body's Lua value (MessagePack, before Redis
+//! converts it into a reply) under the record with the TTL, and returns it.
+//! A replayed reply is therefore built from the same Lua value as the first
+//! one: nested tables, integers, floats, booleans, status and error tables,
+//! and tables with `nil` holes all convert the same way.
+//!
+//! The body keeps its line numbers: the wrapper's opening shares the body's
+//! first line (after a `#!lua` line, which stays first), and its closing
+//! follows the body's last line. Errors Redis reports at `user_script:N`
+//! therefore still point at line `N` of the `.lua` file.
+//!
+//! ```
+//! use redis_script_analysis::{Signature, analyze, exactly_once};
+//!
+//! let source = "return redis.call('INCR', KEYS[1])\n";
+//! let analysis = analyze(source, &Signature { keys: 1, ..Signature::default() });
+//! assert_eq!(exactly_once::refusal(&analysis), None);
+//! let wrapped = exactly_once::wrap(source, &analysis);
+//! assert!(wrapped.starts_with("local function"));
+//! assert!(wrapped.lines().next().is_some_and(|line| line.ends_with("return redis.call('INCR', KEYS[1])")));
+//! ```
+
+use crate::Analysis;
+
+/// Why `analysis`'s script cannot be declared `exactly_once`, or `None`
+/// when it can.
+///
+/// The record is a write: a script that declares `no-writes` could not
+/// store it, and a script that writes nothing gains nothing from one, since
+/// sending it again is already harmless.
+pub fn refusal(analysis: &Analysis) -> Option<String> {
+    if analysis.flags.no_writes {
+        return Some(
+            "`exactly_once` records the script's reply, which is a write, but the script declares `#!lua flags=no-writes`: a read-only script is safe to send again as it is; remove `exactly_once`"
+                .to_owned(),
+        );
+    }
+    if analysis.read_only {
+        return Some(
+            "`exactly_once` is for scripts that write, and this script calls no write command: sending it again is already harmless; remove `exactly_once`"
+                .to_owned(),
+        );
+    }
+    None
+}
+
+/// The name the wrapper gives the script's body. It cannot clash with
+/// the body's own names: the body cannot see it (it is being defined), and
+/// the analysis refuses globals a script does not define.
+const BODY: &str = "__redis_script_body";
+
+/// The source sent for `source` declared `exactly_once`: the body wrapped
+/// so that it runs at most once per call id (see the module docs).
+///
+/// `analysis` must be the analysis of `source` without errors.
+pub fn wrap(source: &str, analysis: &Analysis) -> String {
+    let (shebang, body) = split_shebang(source);
+    // The main chunk may use `...` (it is always empty for a script); the
+    // body function declares it only then, because Lua 5.1 builds an `arg`
+    // table for every call of a vararg function that does not use `...`.
+    let parameters = if analysis.chunk_varargs {
+        "KEYS, ARGV, ..."
+    } else {
+        "KEYS, ARGV"
+    };
+    // A body that calls `redis.set_repl` may have turned replication off:
+    // the record must reach replicas and the AOF with the body's writes.
+    let replicate = if source.contains("set_repl") {
+        "redis.set_repl(redis.REPL_ALL)\n"
+    } else {
+        ""
+    };
+    let mut wrapped = String::with_capacity(source.len() + 512);
+    wrapped.push_str(shebang);
+    if !shebang.is_empty() && !shebang.ends_with('\n') {
+        wrapped.push('\n');
+    }
+    wrapped.push_str(&format!("local function {BODY}({parameters}) "));
+    wrapped.push_str(body);
+    wrapped.push_str(&format!(
+        "\nend\n\
+         local record = KEYS[#KEYS]\n\
+         local recorded = redis.call('GET', record)\n\
+         if recorded then\n\
+         \x20 return cmsgpack.unpack(recorded)\n\
+         end\n\
+         local keys, arguments = {{}}, {{}}\n\
+         for i = 1, #KEYS - 1 do keys[i] = KEYS[i] end\n\
+         for i = 2, #ARGV do arguments[i - 1] = ARGV[i] end\n\
+         local reply = {BODY}(keys, arguments)\n\
+         {replicate}\
+         redis.call('SET', record, cmsgpack.pack(reply), 'PX', ARGV[1])\n\
+         return reply\n"
+    ));
+    wrapped
+}
+
+/// The `#!lua …` first line (with its line break) and the rest.
+fn split_shebang(source: &str) -> (&str, &str) {
+    if !source.starts_with("#!") {
+        return ("", source);
+    }
+    match source.find('\n') {
+        Some(end) => source.split_at(end + 1),
+        None => (source, ""),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Signature, analyze};
+
+    fn analysis_of(source: &str, keys: usize, args: usize) -> Analysis {
+        let analysis = analyze(
+            source,
+            &Signature {
+                keys,
+                args,
+                ..Signature::default()
+            },
+        );
+        let errors: Vec<_> = analysis.errors().map(|error| &error.message).collect();
+        assert!(errors.is_empty(), "{errors:?}");
+        analysis
+    }
+
+    /// The wrapped source of a script with 1 key and 1 argument, checked as
+    /// a script of 2 keys and 2 arguments: it must be valid Lua that reads
+    /// its record and calls only what the sandbox offers.
+    fn wrapped_and_checked(source: &str, keys: usize, args: usize) -> String {
+        let wrapped = wrap(source, &analysis_of(source, keys, args));
+        let check = analyze(
+            &wrapped,
+            &Signature {
+                keys: keys + 1,
+                args: args + 1,
+                allow_unused: true,
+                dynamic_keys: true,
+                ..Signature::default()
+            },
+        );
+        let errors: Vec<_> = check
+            .errors()
+            .map(|error| error.render("wrapped.lua", &wrapped))
+            .collect();
+        assert!(errors.is_empty(), "{wrapped}\n{errors:#?}");
+        assert!(!check.read_only);
+        wrapped
+    }
+
+    #[test]
+    fn the_body_keeps_its_line_numbers() {
+        let source = "local n = redis.call('INCR', KEYS[1])\n\nreturn n + ARGV[1]\n";
+        let wrapped = wrapped_and_checked(source, 1, 1);
+        let lines: Vec<&str> = wrapped.lines().collect();
+        assert_eq!(
+            lines[0],
+            "local function __redis_script_body(KEYS, ARGV) local n = redis.call('INCR', KEYS[1])"
+        );
+        assert_eq!(lines[1], "");
+        assert_eq!(lines[2], "return n + ARGV[1]");
+        assert_eq!(lines[3], "");
+        assert_eq!(lines[4], "end");
+    }
+
+    #[test]
+    fn a_shebang_stays_the_first_line() {
+        let source = "#!lua flags=allow-cross-slot-keys\nreturn redis.call('INCR', KEYS[1])";
+        let wrapped = wrapped_and_checked(source, 1, 0);
+        let lines: Vec<&str> = wrapped.lines().collect();
+        assert_eq!(lines[0], "#!lua flags=allow-cross-slot-keys");
+        assert!(lines[1].ends_with(") return redis.call('INCR', KEYS[1])"));
+        assert_eq!(lines[2], "end");
+    }
+
+    #[test]
+    fn a_last_line_comment_does_not_swallow_the_closing() {
+        let wrapped = wrapped_and_checked("redis.call('SET', KEYS[1], ARGV[1]) -- done", 1, 1);
+        assert!(wrapped.contains("-- done\nend\n"));
+    }
+
+    #[test]
+    fn varargs_of_the_chunk_stay_legal() {
+        let source = "redis.call('SET', KEYS[1], select('#', ...))";
+        let wrapped = wrapped_and_checked(source, 1, 0);
+        assert!(wrapped.starts_with("local function __redis_script_body(KEYS, ARGV, ...) "));
+        let plain = wrapped_and_checked(
+            "local function f(...) return ... end\nredis.call('SET', KEYS[1], f(1))",
+            1,
+            0,
+        );
+        assert!(plain.starts_with("local function __redis_script_body(KEYS, ARGV) "));
+    }
+
+    #[test]
+    fn replication_is_restored_for_the_record() {
+        let source = "redis.set_repl(redis.REPL_NONE)\nredis.call('SET', KEYS[1], '1')";
+        let wrapped = wrapped_and_checked(source, 1, 0);
+        assert!(wrapped.contains("redis.set_repl(redis.REPL_ALL)\nredis.call('SET', record"));
+        let plain = wrapped_and_checked("redis.call('SET', KEYS[1], '1')", 1, 0);
+        assert!(!plain.contains("REPL_ALL"));
+    }
+
+    #[test]
+    fn read_only_scripts_are_refused() {
+        let reads = analysis_of("return redis.call('GET', KEYS[1])", 1, 0);
+        assert!(refusal(&reads).is_some_and(|reason| reason.contains("no write command")));
+        let flagged = analysis_of(
+            "#!lua flags=no-writes\nreturn redis.call('GET', KEYS[1])",
+            1,
+            0,
+        );
+        assert!(refusal(&flagged).is_some_and(|reason| reason.contains("no-writes")));
+        let writes = analysis_of("return redis.call('INCR', KEYS[1])", 1, 0);
+        assert_eq!(refusal(&writes), None);
+    }
+}
