@@ -7,6 +7,8 @@ mod batches;
 mod blocking;
 mod calls;
 mod corpus;
+mod exactly_once;
+mod exactly_once_faults;
 mod failover;
 mod faults;
 mod functions;

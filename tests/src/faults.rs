@@ -23,3 +23,12 @@ pub async fn shebang_log_call(counter: &str, log: &str, id: &str) -> i64;
 /// How many times `id` ran; a read-only script.
 #[redis_script(path = "lua/faults/read_log.lua", keys = 1)]
 pub async fn read_log(log: &str, id: &str) -> Option<i64>;
+
+/// [`log_call`], declared `exactly_once`: counts one execution of request
+/// `id` and keeps the first execution's reply in `first`.
+#[redis_script(
+    path = "lua/exactly_once/log_call_once.lua",
+    keys = 3,
+    exactly_once(retries = 10)
+)]
+pub async fn log_call_once(counter: &str, log: &str, first: &str, id: &str) -> i64;

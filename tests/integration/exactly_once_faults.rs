@@ -1,0 +1,1 @@
+//! Exactly-once calls under faults (filled in next).
