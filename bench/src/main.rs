@@ -17,6 +17,7 @@ mod batches;
 mod cli;
 mod cold;
 mod encode;
+mod exactly_once;
 mod external;
 mod functions;
 mod measure;
@@ -141,6 +142,15 @@ fn run(options: &cli::Options) -> Result<(), BoxError> {
         "\nThe fixed-window limiter of `lua/quota_lib.lua` and `lua/rate_limit_fixed.lua`, on a full \
          window (every call GET, PTTL, DENIED); one call in flight, the three ways taking turns.\n"
     );
+    let (once_rows, record) = &network.exactly_once;
+    println!("### `exactly_once`: the same call with and without a call id, warm\n");
+    print!("{}", report::function_table(once_rows));
+    println!(
+        "\n`lua/transfer.lua` (DECRBY, INCRBY); one call in flight, the three ways taking turns. \
+         One record: `MEMORY USAGE` {} bytes (key {} bytes, recorded reply {} bytes, \
+         plus the expiry and the server's overhead).\n",
+        record.memory_usage, record.key_bytes, record.value_bytes
+    );
     println!(
         "### Cold calls (`SCRIPT FLUSH`, `CONFIG RESETSTAT`, then the calls; counts from `INFO commandstats`)\n"
     );
@@ -173,6 +183,7 @@ struct Network {
     warm: Vec<WarmRow>,
     batches: Vec<batches::BatchRow>,
     functions: Vec<functions::FunctionRow>,
+    exactly_once: (Vec<functions::FunctionRow>, exactly_once::RecordSize),
     cold: Result<Vec<cold::ColdRow>, String>,
 }
 
@@ -245,11 +256,14 @@ async fn network_measurements(
     deleted?;
     eprintln!("functions: {} calls per row…", options.calls);
     let functions = functions::measure(&mut connection, options.calls).await?;
+    eprintln!("exactly-once: {} calls per row…", options.calls);
+    let exactly_once = exactly_once::measure(&mut connection, options.calls).await?;
     Ok(Network {
         facts,
         warm,
         batches,
         functions,
+        exactly_once,
         cold,
     })
 }

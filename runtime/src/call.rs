@@ -391,6 +391,16 @@ impl<T: FromRedisValue, E: From<Error>> Call<T, E> {
     /// server; its error says whether it may have run
     /// ([`Error::may_have_executed`]). Refusals are retried only as
     /// [`Call::retry_refusals`] asks.
+    ///
+    /// A script declared `exactly_once` is the exception: its call carries
+    /// a [`CallId`], and after a connection failure or a timeout it is sent
+    /// again with the same id, up to the script's `retries` (3 by default),
+    /// waiting 50 ms before the first retry and doubling up to 1 s. A send
+    /// that reaches a server where the call already ran returns the
+    /// recorded reply, so the script runs at most once and every send gets
+    /// the first execution's reply. When the retries run out, the error
+    /// still says the script may have run; invoking this same `Call` again
+    /// later is safe.
     pub async fn invoke<C>(&self, connection: &mut C) -> Result<T, E>
     where
         C: ConnectionLike + ?Sized,
@@ -424,8 +434,11 @@ impl<T: FromRedisValue, E: From<Error>> Call<T, E> {
     ///
     /// The same round trips and the same errors as [`Call::invoke`], with
     /// one difference: a read-only script is not sent again after its
-    /// connection dropped, because a synchronous connection does not
-    /// reconnect by itself (take a fresh one from the pool and call again).
+    /// connection dropped, and an `exactly_once` call not after a failure
+    /// or a timeout, because a synchronous connection does not reconnect by
+    /// itself, and after a timeout the late reply would be read as the
+    /// next one (take a fresh connection from the pool and invoke the same
+    /// `Call` again: its id makes that safe).
     /// A refusal retry ([`Call::retry_refusals`]) sleeps the thread.
     ///
     /// On a connection that does not pipeline (the synchronous cluster

@@ -30,6 +30,13 @@ use crate::script::Script;
 /// the compile-time analysis knows every error code the script can return.
 /// An error reply that could be either is reported as [`Error::Script`].
 ///
+/// For a script declared `exactly_once`, "may have run" means "ran at most
+/// once": its call was already sent again with the same
+/// [`CallId`](crate::CallId) after connection failures and timeouts, and
+/// invoking the same [`Call`](crate::Call) again (or calling
+/// `f::call_with_id` with its id) returns the first execution's reply if
+/// it ran, or runs it if it did not.
+///
 /// Match on the code to handle the errors a script raises on purpose with
 /// `redis.error_reply('CODE message')`:
 ///
@@ -407,7 +414,8 @@ impl Error {
     /// script again, one that writes included. `true` means it may have
     /// run, in part or in full (Redis does not roll back a script's writes
     /// when it fails): send a script that writes again only if it is
-    /// idempotent.
+    /// idempotent, or declared `exactly_once` and sent with the same call
+    /// id (the same [`Call`](crate::Call)): then it runs at most once.
     pub fn may_have_executed(&self) -> bool {
         match self {
             Self::Refused { .. }
