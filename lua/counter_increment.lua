@@ -11,7 +11,8 @@
 -- is not an integer.
 --
 -- Retry safety: not idempotent. After a connection error that may have
--- reached the server, calling again may add the amount twice.
+-- reached the server, calling again may add the amount twice; declare it
+-- `exactly_once` to make a re-sent call harmless.
 local amount = tonumber(ARGV[1])
 if not amount or amount ~= math.floor(amount) then
   return redis.error_reply('INVALID amount must be an integer')

@@ -7,8 +7,10 @@
 -- Invariant: the sum of both counters never changes, and the source never
 -- goes below zero. Returns {source balance, destination balance}, or the
 -- error `INSUFFICIENT <balance>` when the source holds less than the amount.
--- Retry safety: not idempotent; do not retry after a connection error that
--- may have reached the server.
+-- Retry safety: not idempotent by itself (sent twice, it moves the amount
+-- twice). The transfer workflow declares it `exactly_once`, so a call sent
+-- again with the same payment id moves nothing and gets the first reply.
+-- Used by: examples/src/workflows/transfer.rs.
 local amount = tonumber(ARGV[1])
 if not amount or amount <= 0 then
   return redis.error_reply('BADAMOUNT amount must be a positive integer')

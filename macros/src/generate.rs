@@ -61,7 +61,12 @@ fn typed_call(
         declared_commands_path,
         wrapped_source,
     } = script;
-    let rebuild_triggers = rebuild_triggers(declared_commands_path.as_deref());
+    let mut rebuild_triggers = rebuild_triggers(declared_commands_path.as_deref());
+    if wrapped_source.is_some() {
+        // The source is embedded wrapped, not included: this makes an edit
+        // of the file rebuild the crate.
+        rebuild_triggers.extend(quote! { const _: &str = ::core::include_str!(#absolute_path); });
+    }
     let warning_site =
         contract::WarningSite::new(declaration.options.path.span(), &signature.attrs);
     let warnings: TokenStream = notes
@@ -122,8 +127,6 @@ fn typed_call(
                     ),
                     #settings,
                 );
-                // The source is embedded wrapped; this makes an edit of the file rebuild the crate.
-                const _: &str = ::core::include_str!(#absolute_path);
             }
         }
         (

@@ -8,4 +8,5 @@ pub mod quota;
 pub mod rate_limit;
 pub mod redlock;
 pub mod session;
+pub mod transfer;
 pub mod versioned;

@@ -8,4 +8,5 @@ mod quota;
 mod rate_limit;
 mod redlock;
 mod session;
+mod transfer;
 mod versioned;
