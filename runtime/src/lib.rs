@@ -25,7 +25,11 @@
 //!   for any async redis-rs connection `C` (`MultiplexedConnection`,
 //!   `ConnectionManager`, the async cluster connection, pooled connections);
 //! - `release_lock::SCRIPT`, the embedded [`Script`] (source, SHA1, flags);
-//! - `release_lock::call(lock, token)`, a prepared [`Call`] to invoke later.
+//! - `release_lock::call(lock, token)`, a prepared [`Call`] to invoke later;
+//! - for a script declared `exactly_once`, also `f::call_with_id(id, …)`:
+//!   the call carries the caller's [`CallId`], its reply is recorded on the
+//!   server, and every send with that id runs the script at most once
+//!   ([`ExactlyOnce`]; the README's "Exactly-once writing scripts").
 
 #![cfg_attr(
     not(test),
