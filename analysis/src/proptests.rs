@@ -60,6 +60,35 @@ fn check(source: &str) -> Result<(), TestCaseError> {
         let analysis = analyze(source, signature);
         check_diagnostics(source, &analysis.diagnostics)?;
     }
+    check_exactly_once_wrapper(source)
+}
+
+/// Any script that parses, also as a function body, still parses wrapped
+/// for `exactly_once`, and each of its lines keeps its number. (The parser
+/// accepts some text at the top level only, such as `return return`,
+/// which Lua itself refuses anywhere.)
+fn check_exactly_once_wrapper(source: &str) -> Result<(), TestCaseError> {
+    let parses = |text: &str| crate::syntax::Prepared::new(text).parse().is_ok();
+    let (_, body) = source.split_at(if source.starts_with("#!") {
+        source.find('\n').map_or(source.len(), |end| end + 1)
+    } else {
+        0
+    });
+    if !parses(source) || !parses(&format!("local function f(...) {body}\nend")) {
+        return Ok(());
+    }
+    let wrapped = crate::exactly_once::wrap(source, &analyze(source, &Signature::default()));
+    prop_assert!(
+        crate::syntax::Prepared::new(&wrapped).parse().is_ok(),
+        "the wrapper of {source:?} does not parse:\n{wrapped}"
+    );
+    let mut wrapped_lines = wrapped.lines();
+    for (index, line) in source.lines().enumerate() {
+        let kept = wrapped_lines
+            .next()
+            .is_some_and(|wrapped| wrapped.ends_with(line));
+        prop_assert!(kept, "line {} of {source:?} moved:\n{wrapped}", index + 1);
+    }
     Ok(())
 }
 
