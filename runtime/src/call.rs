@@ -536,9 +536,10 @@ struct Attempts<'c, T, E> {
     /// A read-only call may still be sent again after a dropped connection.
     connection_retry: bool,
     refusal_retries: u32,
-    /// An exactly-once call may be sent again after a failed connection or
-    /// a timeout, this many more times.
-    failure_retries_left: u32,
+    /// How many times an exactly-once call may be sent again after a
+    /// failed connection or a timeout (0 for any other call), and how many
+    /// times it was.
+    failure_retry_limit: u32,
     failure_retries: u32,
 }
 
@@ -565,7 +566,7 @@ impl<'c, T: FromRedisValue, E> Attempts<'c, T, E> {
             stage: Stage::First,
             connection_retry: call.script.is_read_only() && reconnects == Reconnects::Maybe,
             refusal_retries: 0,
-            failure_retries_left: match (call.script.exactly_once(), &call.call_id, reconnects) {
+            failure_retry_limit: match (call.script.exactly_once(), &call.call_id, reconnects) {
                 (Some(once), Some(_), Reconnects::Maybe) => once.retries(),
                 _ => 0,
             },
@@ -697,8 +698,9 @@ impl<'c, T: FromRedisValue, E> Attempts<'c, T, E> {
                 self.send_again()
             }
             // The same id: a send that ran returns the recorded reply.
-            Error::Connection { .. } | Error::Timeout { .. } if self.failure_retries_left > 0 => {
-                self.failure_retries_left -= 1;
+            Error::Connection { .. } | Error::Timeout { .. }
+                if self.failure_retries < self.failure_retry_limit =>
+            {
                 let delay = backoff(
                     FAILURE_RETRY_FIRST_DELAY,
                     FAILURE_RETRY_MAX_DELAY,
@@ -1152,6 +1154,10 @@ mod tests {
         let mut next = attempts.start();
         let mut sent = Vec::new();
         for reply in replies {
+            // A wait takes no reply: the send after it does.
+            while let Next::Wait(_) = next {
+                next = attempts.send_again();
+            }
             next = match next {
                 Next::Send(command) => {
                     sent.push(texts(&command)[0].clone());
@@ -1165,7 +1171,7 @@ mod tests {
                     sent.push(names.join(" | "));
                     attempts.received_pipeline(reply)
                 }
-                Next::Wait(_) => attempts.send_again(),
+                Next::Wait(_) => unreachable!("waits are passed above"),
                 Next::Done(result) => return (sent, Some(result)),
             };
         }
@@ -1345,5 +1351,99 @@ mod tests {
         list.write_arg(b"{a}:2");
         let collected: Vec<&[u8]> = list.iter().collect();
         assert_eq!(collected, vec![&b"{a}:1"[..], &b"{a}:2"[..]]);
+    }
+
+    static ONCE: Script = crate::script::with_exactly_once(
+        crate::script::new_script(
+            "count_once",
+            "lua/count.lua",
+            "return 1",
+            "e0e1f9fabfc9d4800c877a703b823ac0578ff8db",
+            false,
+            false,
+            crate::script::returned_errors(&[], false, false),
+        ),
+        crate::exactly_once::exactly_once(None, None, Some(2)),
+    );
+
+    fn timed_out() -> redis::RedisResult<Vec<Value>> {
+        Err(redis::RedisError::from(io::Error::from(
+            io::ErrorKind::TimedOut,
+        )))
+    }
+
+    fn reset() -> redis::RedisResult<Vec<Value>> {
+        Err(redis::RedisError::from(io::Error::from(
+            io::ErrorKind::ConnectionReset,
+        )))
+    }
+
+    #[test]
+    fn an_exactly_once_call_sends_its_record_after_its_keys_and_its_ttl_first() {
+        let mut call =
+            start_call_with_id::<i64, Error>(&ONCE, keys(&["{q}:a"]), 1, CallId::new("id-1"));
+        push_argument(&mut call, &"x");
+        let sent = texts(call.command());
+        let record = &sent[4];
+        assert_eq!(
+            sent[..4],
+            ["EVALSHA", ONCE.sha1(), "2", "{q}:a"].map(str::to_owned)
+        );
+        assert!(
+            record.starts_with("rs:once:{") && record.ends_with("}count_once:id-1"),
+            "{record}"
+        );
+        assert_eq!(key_slot(record.as_bytes()), key_slot(b"{q}:a"));
+        assert_eq!(sent[5..], ["600000", "x"].map(str::to_owned));
+        assert_eq!(call.call_id().map(CallId::as_str), Some("id-1"));
+
+        // A keyless call is routed by its record.
+        let keyless = start_call_with_id::<i64, Error>(&ONCE, Keys::new(), 0, "{k}7".into());
+        assert_eq!(keyless.slot().ok().flatten(), Some(key_slot(b"{k}")));
+        assert_eq!(texts(keyless.command())[2], "1");
+        // Each call of the generated `call` gets a new id.
+        let first = start_call::<i64, Error>(&ONCE, Keys::new(), 0);
+        let second = start_call::<i64, Error>(&ONCE, Keys::new(), 0);
+        assert_ne!(first.call_id(), second.call_id());
+        // Other scripts carry no id.
+        assert_eq!(
+            start_call::<i64, Error>(&SCRIPT, Keys::new(), 0).call_id(),
+            None
+        );
+    }
+
+    #[test]
+    fn an_exactly_once_call_is_sent_again_after_timeouts_and_failures() {
+        let call = start_call_with_id::<i64, Error>(&ONCE, keys(&["{q}:a"]), 0, "id".into());
+        let (sent, result) = drive(&call, vec![timed_out(), reset(), Ok(vec![Value::Int(3)])]);
+        assert_eq!(sent, ["EVALSHA", "EVALSHA", "EVALSHA"]);
+        assert_eq!(result.map(|result| result.ok()), Some(Some(3)));
+
+        // Two retries, then the error: it may have run (at most once).
+        let (sent, result) = drive(&call, vec![timed_out(), timed_out(), timed_out()]);
+        assert_eq!(sent.len(), 3);
+        match result {
+            Some(Err(error)) => assert!(error.is_timeout() && error.may_have_executed()),
+            other => panic!("{other:?}"),
+        }
+
+        // A script without `exactly_once` that writes is never sent again.
+        let plain = start_call::<i64, Error>(&SCRIPT, keys(&["{q}:a"]), 0);
+        let (sent, result) = drive(&plain, vec![timed_out(), Ok(vec![Value::Int(3)])]);
+        assert_eq!(sent.len(), 1);
+        assert!(
+            matches!(result, Some(Err(Error::Timeout { .. }))),
+            "{result:?}"
+        );
+
+        // Nor is a blocking call: its connection would read the late reply.
+        let mut attempts = Attempts::new(&call, Reconnects::Never);
+        let Next::Send(_) = attempts.start() else {
+            panic!("sends first")
+        };
+        let next = attempts.received(Err(redis::RedisError::from(io::Error::from(
+            io::ErrorKind::TimedOut,
+        ))));
+        assert!(matches!(next, Next::Done(Err(Error::Timeout { .. }))));
     }
 }
