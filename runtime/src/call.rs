@@ -399,8 +399,8 @@ impl<T: FromRedisValue, E: From<Error>> Call<T, E> {
     /// that reaches a server where the call already ran returns the
     /// recorded reply, so the script runs at most once and every send gets
     /// the first execution's reply. When the retries run out, the error
-    /// still says the script may have run; invoking this same `Call` again
-    /// later is safe.
+    /// still says the script may have run, also when the last send was
+    /// refused; invoking this same `Call` again later is safe.
     pub async fn invoke<C>(&self, connection: &mut C) -> Result<T, E>
     where
         C: ConnectionLike + ?Sized,
@@ -541,6 +541,9 @@ struct Attempts<'c, T, E> {
     /// times it was.
     failure_retry_limit: u32,
     failure_retries: u32,
+    /// The first error after which the call was sent again although that
+    /// send may have run.
+    may_have_run: Option<Error>,
 }
 
 /// Which command of the call is in flight.
@@ -571,6 +574,7 @@ impl<'c, T: FromRedisValue, E> Attempts<'c, T, E> {
                 _ => 0,
             },
             failure_retries: 0,
+            may_have_run: None,
         }
     }
 
@@ -688,14 +692,13 @@ impl<'c, T: FromRedisValue, E> Attempts<'c, T, E> {
             Ok(reply) => return Next::Done(Ok(reply)),
             Err(error) => error,
         };
-        match &error {
+        let retry = match &error {
             Error::Connection { source, .. }
                 if self.connection_retry
                     && (source.is_connection_dropped() || source.is_connection_refusal()) =>
             {
                 self.connection_retry = false;
-                self.trace_retry("connection dropped");
-                self.send_again()
+                Some((Duration::ZERO, "connection dropped"))
             }
             // The same id: a send that ran returns the recorded reply.
             Error::Connection { .. } | Error::Timeout { .. }
@@ -707,25 +710,48 @@ impl<'c, T: FromRedisValue, E> Attempts<'c, T, E> {
                     self.failure_retries,
                 );
                 self.failure_retries += 1;
-                self.trace_retry(if error.is_timeout() {
-                    "timeout"
-                } else {
-                    "connection failed"
-                });
-                Next::Wait(delay)
+                Some((
+                    delay,
+                    if error.is_timeout() {
+                        "timeout"
+                    } else {
+                        "connection failed"
+                    },
+                ))
             }
             Error::Refused { code, .. } if refusal::is_transient(code) => {
                 match self.call.retry_refusals {
                     Some(policy) if self.refusal_retries < policy.retries() => {
                         let delay = policy.delay(self.refusal_retries);
                         self.refusal_retries += 1;
-                        self.trace_retry("refused");
-                        Next::Wait(delay)
+                        Some((delay, "refused"))
                     }
-                    _ => Next::Done(Err(error)),
+                    _ => None,
                 }
             }
-            _ => Next::Done(Err(error)),
+            _ => None,
+        };
+        let Some((delay, reason)) = retry else {
+            return Next::Done(Err(self.truthful(error)));
+        };
+        if error.may_have_executed() && self.may_have_run.is_none() {
+            self.may_have_run = Some(error);
+        }
+        self.trace_retry(reason);
+        if delay.is_zero() {
+            self.send_again()
+        } else {
+            Next::Wait(delay)
+        }
+    }
+
+    /// The error a call ends with. After a send that may have run, a later
+    /// send refused (or not sent at all) does not make "did not run" true:
+    /// the call then ends with the error of that earlier send.
+    fn truthful(&mut self, error: Error) -> Error {
+        match self.may_have_run.take() {
+            Some(earlier) if !error.may_have_executed() => earlier,
+            _ => error,
         }
     }
 
@@ -1424,6 +1450,21 @@ mod tests {
         assert_eq!(sent.len(), 3);
         match result {
             Some(Err(error)) => assert!(error.is_timeout() && error.may_have_executed()),
+            other => panic!("{other:?}"),
+        }
+
+        // A send that may have run, then a refusal: the call may have run.
+        let moved = || Ok(vec![server_error("MOVED 7497 127.0.0.1:7001")]);
+        let (sent, result) = drive(&call, vec![reset(), moved()]);
+        assert_eq!(sent.len(), 2);
+        match result {
+            Some(Err(error)) => assert!(error.may_have_executed(), "{error:?}"),
+            other => panic!("{other:?}"),
+        }
+        // A refusal alone says it did not run.
+        let (_, result) = drive(&call, vec![moved()]);
+        match result {
+            Some(Err(error)) => assert!(!error.may_have_executed(), "{error:?}"),
             other => panic!("{other:?}"),
         }
 
