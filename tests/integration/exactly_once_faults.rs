@@ -12,12 +12,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use redis::aio::ConnectionLike;
-use redis::cluster::ClusterClientBuilder;
-use redis::cluster_async::ClusterConnection;
 use redis::{Cmd, Pipeline, RedisFuture, Value};
 use redis_script::{Error, RetryRefusals};
 use redis_script_testkit::{RedisCluster, RedisServer, parse_commandstats};
 use redis_script_tests::faults::log_call_once;
+
+use crate::fault_kit::{
+    RETRY_REFUSALS, Traffic, client_pause, cluster_connection, key_served_elsewhere,
+    manual_failover_of_slot, without_client_retries,
+};
 
 /// A counter of all executions.
 const COUNTER: &str = "{o}:n";
@@ -274,15 +277,6 @@ impl Tally {
     }
 }
 
-/// Polls `condition` every 20 ms until it holds; panics after `limit`.
-async fn wait_until(what: &str, limit: Duration, mut condition: impl FnMut() -> bool) {
-    let deadline = Instant::now() + limit;
-    while !tokio::task::block_in_place(&mut condition) {
-        assert!(Instant::now() < deadline, "{what}: not within {limit:?}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
 // ---------------------------------------------------------------------------
 // CLIENT PAUSE longer than the response timeout
 // ---------------------------------------------------------------------------
@@ -327,28 +321,8 @@ where
     let warm = send(&mut connection.clone(), format!("{scenario}-warm"), None).await;
     assert!(warm.result.is_ok(), "{scenario}: {warm:?}");
     let runs_before = script_runs(node).await;
-    let done = Arc::new(AtomicBool::new(false));
-    let traffic = traffic_key.map(|key| {
-        let (mut connection, done) = (connection.clone(), done.clone());
-        tokio::spawn(async move {
-            while !done.load(Ordering::Relaxed) {
-                let _: Option<String> = redis::cmd("GET")
-                    .arg(&key)
-                    .query_async(&mut connection)
-                    .await
-                    .expect("GET on a node that is not paused");
-                tokio::time::sleep(Duration::from_millis(10)).await;
-            }
-        })
-    });
-    let mut direct = node.connection().await;
-    let () = redis::cmd("CLIENT")
-        .arg("PAUSE")
-        .arg(PAUSE_MS)
-        .arg("ALL")
-        .query_async(&mut direct)
-        .await
-        .expect("CLIENT PAUSE");
+    let traffic = traffic_key.map(|key| Traffic::start(connection, key));
+    let mut direct = client_pause(node, PAUSE_MS).await;
     let paused_at = Instant::now();
     let calls: Vec<_> = (0..PAUSED_CALLS)
         .map(|call| {
@@ -362,9 +336,8 @@ where
         sent.push(call.await.expect("paused call"));
     }
     let calls_took = paused_at.elapsed();
-    done.store(true, Ordering::Relaxed);
     if let Some(traffic) = traffic {
-        traffic.await.expect("traffic");
+        traffic.stop().await;
     }
     // Copies of a call still queued (by redis-rs) have run by then.
     let over = Duration::from_millis(PAUSE_MS + 500);
@@ -436,20 +409,6 @@ async fn client_pause_longer_than_the_response_timeout_standalone() {
     assert_paused_calls_resent_and_replayed("client_pause_standalone", &tally, replays);
 }
 
-/// A cluster connection from `configure` on a builder seeded with the
-/// cluster's URLs.
-async fn cluster_connection(
-    cluster: &RedisCluster,
-    configure: impl FnOnce(ClusterClientBuilder) -> ClusterClientBuilder,
-) -> ClusterConnection {
-    configure(ClusterClientBuilder::new(cluster.urls()))
-        .build()
-        .expect("cluster client")
-        .get_async_connection()
-        .await
-        .expect("cluster connection")
-}
-
 /// The cluster client where redis-rs re-sends a request after each
 /// response timeout until its overall timeout (longer than the pause): in
 /// `faults.rs` the plain script ran up to 5 times per call with it. Here
@@ -460,15 +419,7 @@ async fn client_pause_longer_than_the_response_timeout_cluster() {
     let cluster = RedisCluster::start(3, 1);
     let slot = redis_script::key_slot(LOG.as_bytes());
     let node = cluster.node_for_slot(slot);
-    let other_key = (0..64)
-        .map(|index| format!("{{elsewhere-{index}}}"))
-        .find(|key| {
-            cluster
-                .node_for_slot(redis_script::key_slot(key.as_bytes()))
-                .port()
-                != node.port()
-        })
-        .expect("three primaries serve the slots");
+    let other_key = key_served_elsewhere(&cluster, node.port());
     for (scenario, retries) in [
         ("cluster_client_resends", None),
         ("cluster_retries0", Some(0)),
@@ -589,17 +540,6 @@ async fn kill_and_restart_under_load_runs_every_call_at_most_once() {
 // Cluster failovers under load
 // ---------------------------------------------------------------------------
 
-/// Sends refusals again (`MOVED`, `CLUSTERDOWN`, …) for up to about 2 s.
-const RETRY_REFUSALS: RetryRefusals =
-    RetryRefusals::new(25).with_delays(Duration::from_millis(5), Duration::from_millis(100));
-
-/// The recommended cluster client: no re-sends by redis-rs.
-fn without_client_retries(builder: ClusterClientBuilder) -> ClusterClientBuilder {
-    builder
-        .response_timeout(Duration::from_millis(500))
-        .retries(0)
-}
-
 /// `CLUSTER FAILOVER` on the replica of the `{o}` primary: the primary
 /// stops taking writes until the replica caught up and took over, so no
 /// acknowledged write (nor record) is lost. Calls held meanwhile are
@@ -614,24 +554,7 @@ async fn manual_cluster_failover_under_load_runs_every_ok_call_exactly_once() {
     let connection = cluster_connection(&cluster, without_client_retries).await;
     let load = Load::start(&connection, TASKS, Some(RETRY_REFUSALS));
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let primary = cluster.node_for_slot(slot).port().to_string();
-    let replica = tokio::task::block_in_place(|| {
-        cluster
-            .replicas()
-            .into_iter()
-            .find(|replica| replica.info("replication").get("master_port") == Some(&primary))
-            .expect("the primary has a replica")
-    });
-    let () = redis::cmd("CLUSTER")
-        .arg("FAILOVER")
-        .query_async(&mut replica.connection().await)
-        .await
-        .expect("CLUSTER FAILOVER");
-    wait_until("the replica is a primary", Duration::from_secs(10), || {
-        replica.info("replication").get("role").map(String::as_str) == Some("master")
-    })
-    .await;
-    tokio::task::block_in_place(|| cluster.wait_until_healthy());
+    let replica = manual_failover_of_slot(&cluster, slot).await;
     tokio::time::sleep(Duration::from_millis(500)).await;
     let (sent, ended_ok) = load.stop().await;
     let tally = Tally::of(&sent, &ledger(&mut cluster.connection().await).await);

@@ -11,10 +11,14 @@ use std::time::{Duration, Instant};
 
 use redis::aio::ConnectionLike;
 use redis::cluster::ClusterClientBuilder;
-use redis::cluster_async::ClusterConnection;
 use redis_script::{Batch, Error, RetryRefusals};
 use redis_script_testkit::{CommandStat, RedisCluster, RedisServer, Stats, parse_commandstats};
 use redis_script_tests::faults::{log_call, shebang_log_call, write_then_busy, write_then_error};
+
+use crate::fault_kit::{
+    RETRY_REFUSALS, Traffic, client_pause, cluster_connection, key_served_elsewhere,
+    manual_failover_of_slot, without_client_retries,
+};
 
 /// The counter every test script increments.
 const COUNTER: &str = "{t}:n";
@@ -552,15 +556,6 @@ async fn assert_log_consistent<C: ConnectionLike>(
     );
 }
 
-/// Polls `condition` every 20 ms until it holds; panics after `limit`.
-async fn wait_until(what: &str, limit: Duration, mut condition: impl FnMut() -> bool) {
-    let deadline = Instant::now() + limit;
-    while !tokio::task::block_in_place(&mut condition) {
-        assert!(Instant::now() < deadline, "{what}: not within {limit:?}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
 // ---------------------------------------------------------------------------
 // 4. kill -9 and restart of a standalone server under load
 // ---------------------------------------------------------------------------
@@ -600,33 +595,6 @@ const PAUSED_RESPONSE_TIMEOUT: Duration = Duration::from_millis(250);
 /// (`cluster_handling/client.rs`).
 const REDIS_RS_DEFAULT_RETRIES: i64 = 16;
 
-/// A cluster connection from `configure` on a builder seeded with the
-/// cluster's URLs.
-async fn cluster_connection(
-    cluster: &RedisCluster,
-    configure: impl FnOnce(ClusterClientBuilder) -> ClusterClientBuilder,
-) -> ClusterConnection {
-    configure(ClusterClientBuilder::new(cluster.urls()))
-        .build()
-        .expect("cluster client")
-        .get_async_connection()
-        .await
-        .expect("cluster connection")
-}
-
-/// A key served by another primary than `primary_port`.
-fn key_served_elsewhere(cluster: &RedisCluster, primary_port: u16) -> String {
-    (0..64)
-        .map(|index| format!("{{elsewhere-{index}}}"))
-        .find(|key| {
-            cluster
-                .node_for_slot(redis_script::key_slot(key.as_bytes()))
-                .port()
-                != primary_port
-        })
-        .expect("three primaries serve the slots")
-}
-
 /// Pauses the primary of `{t}` and sends `PAUSED_CALLS` calls through a
 /// cluster client with a 250 ms response timeout, further configured by
 /// `configure`, while other traffic (a `GET` every 10 ms on another primary)
@@ -653,29 +621,8 @@ async fn paused_calls(
 
     let primary = cluster.node_for_slot(redis_script::key_slot(LOG.as_bytes()));
     let other_key = key_served_elsewhere(cluster, primary.port());
-    let done = Arc::new(AtomicBool::new(false));
-    let traffic = {
-        let mut connection = connection.clone();
-        let done = done.clone();
-        tokio::spawn(async move {
-            while !done.load(Ordering::Relaxed) {
-                let _: Option<String> = redis::cmd("GET")
-                    .arg(&other_key)
-                    .query_async(&mut connection)
-                    .await
-                    .expect("GET on a primary that is not paused");
-                tokio::time::sleep(Duration::from_millis(10)).await;
-            }
-        })
-    };
-    let mut direct = primary.connection().await;
-    let () = redis::cmd("CLIENT")
-        .arg("PAUSE")
-        .arg(PAUSE_MS)
-        .arg("ALL")
-        .query_async(&mut direct)
-        .await
-        .expect("CLIENT PAUSE");
+    let traffic = Traffic::start(&connection, other_key);
+    client_pause(primary, PAUSE_MS).await;
     let paused_at = Instant::now();
     let calls: Vec<_> = (0..PAUSED_CALLS)
         .map(|call| {
@@ -690,8 +637,7 @@ async fn paused_calls(
     for call in calls {
         outcomes.push(call.await.expect("paused call"));
     }
-    done.store(true, Ordering::Relaxed);
-    traffic.await.expect("traffic");
+    traffic.stop().await;
     let over = Duration::from_millis(PAUSE_MS + 500);
     tokio::time::sleep(over.saturating_sub(paused_at.elapsed())).await;
     let mut reader = cluster.connection().await;
@@ -788,19 +734,6 @@ async fn client_pause_longer_than_the_response_timeout() {
 // 6. Cluster failover under load
 // ---------------------------------------------------------------------------
 
-/// Sends refusals again (`MOVED`, `ASK`, `TRYAGAIN`, `CLUSTERDOWN`, …) for up
-/// to about 2 s: long enough for a failover or a slot hand-over.
-const RETRY_REFUSALS: RetryRefusals =
-    RetryRefusals::new(25).with_delays(Duration::from_millis(5), Duration::from_millis(100));
-
-/// The recommended cluster client: no re-sends by redis-rs, so redirects
-/// and refusals reach the runtime.
-fn without_client_retries(builder: ClusterClientBuilder) -> ClusterClientBuilder {
-    builder
-        .response_timeout(Duration::from_millis(500))
-        .retries(0)
-}
-
 /// The index, in `cluster.nodes()`, of the primary serving the log's slot.
 fn log_primary(cluster: &RedisCluster) -> usize {
     let primary = cluster
@@ -854,24 +787,7 @@ async fn manual_cluster_failover_under_load_runs_every_ok_call_exactly_once() {
         Some(RETRY_REFUSALS),
     );
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let primary = cluster.nodes()[log_primary(&cluster)].port().to_string();
-    let replica = tokio::task::block_in_place(|| {
-        cluster
-            .replicas()
-            .into_iter()
-            .find(|replica| replica.info("replication").get("master_port") == Some(&primary))
-            .expect("the primary has a replica")
-    });
-    let () = redis::cmd("CLUSTER")
-        .arg("FAILOVER")
-        .query_async(&mut replica.connection().await)
-        .await
-        .expect("CLUSTER FAILOVER");
-    wait_until("the replica is a primary", Duration::from_secs(10), || {
-        replica.info("replication").get("role").map(String::as_str) == Some("master")
-    })
-    .await;
-    tokio::task::block_in_place(|| cluster.wait_until_healthy());
+    let replica = manual_failover_of_slot(&cluster, redis_script::key_slot(LOG.as_bytes())).await;
     tokio::time::sleep(Duration::from_millis(500)).await;
     let (outcomes, ended_ok) = load.stop().await;
     let mut reader = cluster.connection().await;

@@ -10,6 +10,7 @@ mod corpus;
 mod exactly_once;
 mod exactly_once_faults;
 mod failover;
+mod fault_kit;
 mod faults;
 mod functions;
 mod preload;
