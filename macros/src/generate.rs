@@ -182,7 +182,7 @@ fn typed_call(
             #call
         }
     };
-    let call_id = Ident::new("call_id", Span::mixed_site());
+    let call_id = call_id_ident();
     let call_with_id_body = wrapped_source.as_ref().map(|_| {
         call_body(quote! {
             #private::start_call_with_id(&Self::SCRIPT, #keys, #argument_count, #call_id.into())
@@ -209,7 +209,7 @@ fn typed_call(
         script_const,
         compile_time_checks: quote! { #contract_assertions #warnings #rebuild_triggers },
         call_body,
-        call_with_id_body: call_with_id_body.map(|body| (call_id, body)),
+        call_with_id_body,
         function_body,
     };
     emit(signature, parts)
@@ -284,6 +284,9 @@ fn script_doc(declaration: &Declaration, script: &CheckedScript, header: &lua::H
         if script.read_only { "EVALSHA_RO" } else { "EVALSHA" },
         script.sha1,
     ));
+    if script.wrapped_source.is_some() {
+        doc.push_str("\nExactly once: each call carries a call id (`call_with_id` takes yours); the first execution's reply is recorded under it, and a call sent again with the same id returns that reply without running the script again. The record is sent as one more key after the script's keys, its TTL as one more argument before the script's arguments.\n\n");
+    }
     let rows = signature
         .key_params()
         .iter()
@@ -331,7 +334,6 @@ pub fn unreachable_function(
     exactly_once: bool,
 ) -> TokenStream {
     let unreachable = quote! { ::core::unreachable!("#[redis_script] failed to compile") };
-    let call_id = Ident::new("call_id", Span::mixed_site());
     let parts = Expansion {
         path: "",
         error_type,
@@ -339,7 +341,7 @@ pub fn unreachable_function(
         script_const: TokenStream::new(),
         compile_time_checks: TokenStream::new(),
         call_body: unreachable.clone(),
-        call_with_id_body: exactly_once.then(|| (call_id, unreachable.clone())),
+        call_with_id_body: exactly_once.then(|| unreachable.clone()),
         function_body: unreachable,
     };
     emit(signature, parts)
@@ -356,14 +358,20 @@ struct Expansion<'a> {
     /// `const` items proving the reply contract, and warnings.
     compile_time_checks: TokenStream,
     call_body: TokenStream,
-    /// For an `exactly_once` script: the id parameter's name and the body
-    /// of `call_with_id`.
-    call_with_id_body: Option<(Ident, TokenStream)>,
+    /// For an `exactly_once` script: the body of `call_with_id`, whose id
+    /// parameter is [`call_id_ident`].
+    call_with_id_body: Option<TokenStream>,
     function_body: TokenStream,
 }
 
 fn connection_ident() -> Ident {
     Ident::new(CONNECTION_PARAM, Span::call_site())
+}
+
+/// `call_with_id`'s id parameter; mixed-site hygiene keeps it apart from
+/// the declared parameters.
+fn call_id_ident() -> Ident {
+    Ident::new("call_id", Span::mixed_site())
 }
 
 fn emit(signature: &FunctionSignature, parts: Expansion<'_>) -> TokenStream {
@@ -413,7 +421,8 @@ fn emit(signature: &FunctionSignature, parts: Expansion<'_>) -> TokenStream {
     let call_doc = format!(
         "Encodes a call of `{path}` without sending it: same parameters as [`{ident}()`](fn@{ident}), minus the connection."
     );
-    let call_with_id = call_with_id_body.map(|(call_id, body)| {
+    let call_with_id = call_with_id_body.map(|body| {
+        let call_id = call_id_ident();
         let doc = format!(
             "Like [`call`](Self::call), with the caller's own id instead of a new one: every call with the same id (from any process, while its record lives) runs `{path}` at most once and gets the first execution's reply."
         );
