@@ -171,13 +171,14 @@ fn typed_call(
             }
         })
         .collect();
+    let reply_type = &signature.reply;
     let call_body = |start: TokenStream| {
         quote! {
-            use #private::{Encodable as _, Unencodable as _};
+            use #private::{Encodable as _, Unencodable as _, KnownShape as _, UnknownShape as _};
             let mut #keys = #private::Keys::new();
             #( #key_pushes )*
-            #[allow(unused_mut)]
             let mut #call = #start;
+            #private::Probe::<#reply_type>::new().attach_shape(&mut #call);
             #( #argument_pushes )*
             #call
         }

@@ -12,6 +12,8 @@ use crate::library::Library;
 use crate::refusal;
 use crate::reply::render_reply;
 use crate::script::Script;
+use crate::telemetry;
+use tracing::Instrument as _;
 
 /// Label used in errors about the batch as a whole.
 const BATCH: &str = "batch";
@@ -224,11 +226,27 @@ impl Batch {
     where
         C: ConnectionLike + ?Sized,
     {
+        let span = self.span();
         let (offset, count) = self.reply_window(self.entries.len());
         let replies = connection
             .req_packed_commands(&self.pipeline, offset, count)
+            .instrument(span.clone())
             .await;
-        self.replies(self.unpack(replies)?)
+        let result = self.unpack(replies).and_then(|values| self.replies(values));
+        telemetry::span_finished(&span, &result);
+        result
+    }
+
+    /// The span of one run: `MULTI` or `PIPELINE`, how many commands and
+    /// how many of them are script calls.
+    fn span(&self) -> tracing::Span {
+        let operation = if self.atomic { "MULTI" } else { "PIPELINE" };
+        let calls = self
+            .entries
+            .iter()
+            .filter(|entry| matches!(entry, Entry::Script(_)))
+            .count();
+        telemetry::batch_span(operation, self.len(), calls)
     }
 
     /// [`Batch::run`] on a synchronous connection, blocking the thread
@@ -243,13 +261,18 @@ impl Batch {
     where
         C: redis::ConnectionLike + ?Sized,
     {
-        if !self.loads.is_empty() && !connection.supports_pipelining() {
-            return self.run_blocking_loads_first(connection);
-        }
-        let (offset, count) = self.reply_window(self.entries.len());
-        let packed = self.pipeline.get_packed_pipeline();
-        let values = self.unpack(connection.req_packed_commands(&packed, offset, count))?;
-        self.replies(values)
+        let span = self.span();
+        let _entered = span.enter();
+        let result = if !self.loads.is_empty() && !connection.supports_pipelining() {
+            self.run_blocking_loads_first(connection)
+        } else {
+            let (offset, count) = self.reply_window(self.entries.len());
+            let packed = self.pipeline.get_packed_pipeline();
+            self.unpack(connection.req_packed_commands(&packed, offset, count))
+                .and_then(|values| self.replies(values))
+        };
+        telemetry::span_finished(&span, &result);
+        result
     }
 
     fn run_blocking_loads_first<C>(&self, connection: &mut C) -> Result<Replies, Error>
@@ -340,6 +363,12 @@ impl Batch {
                 reply: render_reply(&Value::Array(values)),
                 reason: format!("{} commands were queued", self.entries.len()),
             });
+        }
+        #[cfg(feature = "metrics")]
+        for (entry, value) in self.entries.iter().zip(&values) {
+            if let Entry::Script(script) = entry {
+                telemetry::measures::batch_call(script, value);
+            }
         }
         Ok(Replies {
             values,

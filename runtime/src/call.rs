@@ -9,6 +9,7 @@ use std::time::Duration;
 use redis::aio::ConnectionLike;
 use redis::{Cmd, FromRedisValue, Pipeline, RedisWrite, Value};
 use redis_script_codes::NOSCRIPT;
+use tracing::Instrument as _;
 
 use crate::error::{Error, KeySlot, Origin, truncate_for_display};
 use crate::exactly_once::CallId;
@@ -17,7 +18,9 @@ use crate::refusal;
 use crate::reply::render_reply;
 use crate::retry::{RetryRefusals, backoff};
 use crate::script::Script;
+use crate::shape::Shape;
 use crate::slot::key_slot;
+use crate::telemetry::{self, CallSummary, Path, Started};
 
 /// A script call with its keys and arguments encoded, ready to send.
 ///
@@ -39,6 +42,11 @@ pub struct Call<T, E = Error> {
     retry_refusals: Option<RetryRefusals>,
     /// The call's id, for a script declared `exactly_once`.
     call_id: Option<CallId>,
+    /// How many of the keys are the script's own (not the record).
+    key_count: usize,
+    /// The reply type's shape, when it describes itself, for the reply tag
+    /// in telemetry.
+    reply_shape: Option<fn() -> Shape>,
     reply: PhantomData<fn() -> Result<T, E>>,
 }
 
@@ -66,25 +74,6 @@ impl<T, E> std::fmt::Debug for Call<T, E> {
             .field("retry_refusals", &self.retry_refusals)
             .field("exactly_once", &self.call_id.is_some())
             .finish()
-    }
-}
-
-/// Which path a call took, for tracing.
-#[derive(Clone, Copy)]
-enum Path {
-    Warm,
-    NoScriptEval,
-    /// `Function not found`, then `[FUNCTION LOAD, FCALL]`.
-    FunctionLoad,
-}
-
-impl Path {
-    fn as_str(self) -> &'static str {
-        match self {
-            Self::Warm => "warm",
-            Self::NoScriptEval => "noscript_eval",
-            Self::FunctionLoad => "function_load",
-        }
     }
 }
 
@@ -174,6 +163,7 @@ fn start<T, E>(
     } else {
         (evalsha_name(script), script.sha1())
     };
+    let key_count = keys.ends.len();
     let record_size = record.as_ref().map_or(0, |(_, key, _)| key.len() + 20);
     let mut command = Cmd::with_capacity(
         5 + keys.ends.len() + arguments,
@@ -196,8 +186,16 @@ fn start<T, E>(
         routing,
         retry_refusals: None,
         call_id,
+        key_count,
+        reply_shape: None,
         reply: PhantomData,
     }
+}
+
+/// Used by generated code: the shape of the call's reply type, so that
+/// telemetry can name a tagged reply's tag.
+pub fn set_reply_shape<T, E>(call: &mut Call<T, E>, shape: fn() -> Shape) {
+    call.reply_shape = Some(shape);
 }
 
 /// Used by generated code: appends one ARGV parameter.
@@ -251,6 +249,17 @@ impl<T, E> Call<T, E> {
                 script: self.script.name(),
                 keys: keys.clone(),
             }),
+        }
+    }
+
+    /// The first of the script's own keys, as sent.
+    fn first_key_bytes(&self) -> Option<&[u8]> {
+        if self.key_count == 0 {
+            return None;
+        }
+        match self.command.args_iter().nth(3) {
+            Some(redis::Arg::Simple(bytes)) => Some(bytes),
+            _ => None,
         }
     }
 
@@ -331,6 +340,25 @@ impl<T, E> Call<T, E> {
     }
 }
 
+/// The name of a call's command, as sent.
+fn command_name(command: &Cmd) -> &'static str {
+    const NAMES: [&str; 6] = [
+        "EVALSHA",
+        "EVALSHA_RO",
+        "EVAL",
+        "EVAL_RO",
+        "FCALL",
+        "FCALL_RO",
+    ];
+    match command.args_iter().next() {
+        Some(redis::Arg::Simple(name)) => NAMES
+            .into_iter()
+            .find(|known| known.as_bytes() == name)
+            .unwrap_or("EVALSHA"),
+        _ => "EVALSHA",
+    }
+}
+
 /// `EVAL_RO` for a read-only script on servers that have it.
 fn eval_name(script: &Script) -> &'static str {
     if script.is_read_only() && READ_ONLY_COMMANDS.load(Ordering::Relaxed) {
@@ -405,27 +433,31 @@ impl<T: FromRedisValue, E: From<Error>> Call<T, E> {
     where
         C: ConnectionLike + ?Sized,
     {
-        let mut attempts = Attempts::new(self, Reconnects::Maybe);
+        let span = telemetry::call_span(self.script, connection.get_db(), self.first_key_bytes());
+        let mut attempts = Attempts::new(self, Reconnects::Maybe, span.clone());
         let mut next = attempts.start();
-        loop {
-            next = match next {
-                Next::Send(command) => {
-                    let reply = connection.req_packed_command(&command).await;
-                    attempts.received(reply)
-                }
-                Next::SendPipeline(pipeline) => {
-                    let replies = connection
-                        .req_packed_commands(&pipeline, 0, pipeline.len())
-                        .await;
-                    attempts.received_pipeline(replies)
-                }
-                Next::Wait(delay) => {
-                    crate::retry::wait(delay).await;
-                    attempts.send_again()
-                }
-                Next::Done(result) => return result.map_err(E::from),
-            };
-        }
+        let calls = async move {
+            loop {
+                next = match next {
+                    Next::Send(command) => {
+                        let reply = connection.req_packed_command(&command).await;
+                        attempts.received(reply)
+                    }
+                    Next::SendPipeline(pipeline) => {
+                        let replies = connection
+                            .req_packed_commands(&pipeline, 0, pipeline.len())
+                            .await;
+                        attempts.received_pipeline(replies)
+                    }
+                    Next::Wait(delay) => {
+                        crate::retry::wait(delay).await;
+                        attempts.send_again()
+                    }
+                    Next::Done(result) => return result.map_err(E::from),
+                };
+            }
+        };
+        calls.instrument(span).await
     }
 
     /// [`Call::invoke`] on a synchronous connection (`redis::Connection`,
@@ -462,7 +494,9 @@ impl<T: FromRedisValue, E: From<Error>> Call<T, E> {
     where
         C: redis::ConnectionLike + ?Sized,
     {
-        let mut attempts = Attempts::new(self, Reconnects::Never);
+        let span = telemetry::call_span(self.script, connection.get_db(), self.first_key_bytes());
+        let _entered = span.enter();
+        let mut attempts = Attempts::new(self, Reconnects::Never, span.clone());
         let mut next = attempts.start();
         loop {
             next = match next {
@@ -544,6 +578,13 @@ struct Attempts<'c, T, E> {
     /// The first error after which the call was sent again although that
     /// send may have run.
     may_have_run: Option<Error>,
+    /// What telemetry reports when the call ends.
+    span: tracing::Span,
+    started: Started,
+    attempts: u32,
+    retries: u32,
+    command: &'static str,
+    reply_tag: Option<&'static str>,
 }
 
 /// Which command of the call is in flight.
@@ -563,7 +604,7 @@ enum Stage {
 }
 
 impl<'c, T: FromRedisValue, E> Attempts<'c, T, E> {
-    fn new(call: &'c Call<T, E>, reconnects: Reconnects) -> Self {
+    fn new(call: &'c Call<T, E>, reconnects: Reconnects, span: tracing::Span) -> Self {
         Self {
             call,
             stage: Stage::First,
@@ -575,19 +616,56 @@ impl<'c, T: FromRedisValue, E> Attempts<'c, T, E> {
             },
             failure_retries: 0,
             may_have_run: None,
+            span,
+            started: Started::now(),
+            attempts: 0,
+            retries: 0,
+            command: "",
+            reply_tag: None,
         }
     }
 
     fn start(&mut self) -> Next<'c, T> {
         if let Err(error) = self.call.check_slots() {
-            return Next::Done(Err(error));
+            return self.done(Err(error));
         }
         self.send_again()
     }
 
     fn send_again(&mut self) -> Next<'c, T> {
         self.stage = Stage::First;
-        Next::Send(Cow::Borrowed(&self.call.command))
+        self.send(Cow::Borrowed(&self.call.command))
+    }
+
+    fn send(&mut self, command: Cow<'c, Cmd>) -> Next<'c, T> {
+        self.attempts += 1;
+        self.command = command_name(&command);
+        Next::Send(command)
+    }
+
+    /// The call ends: telemetry reports it.
+    fn done(&mut self, result: Result<T, Error>) -> Next<'c, T> {
+        let path = match self.stage {
+            Stage::First => Path::Warm,
+            Stage::FirstWithoutReadOnly => Path::ReadOnlyFallback,
+            Stage::Eval | Stage::EvalWithoutReadOnly => Path::NoScriptEval,
+            Stage::LoadAndCall => Path::FunctionLoad,
+        };
+        let summary = CallSummary {
+            command: self.command,
+            path,
+            attempts: self.attempts,
+            retries: self.retries,
+            reply_tag: self.reply_tag,
+        };
+        telemetry::call_finished(
+            &self.span,
+            self.call.script,
+            &summary,
+            self.started,
+            &result,
+        );
+        Next::Done(result)
     }
 
     fn received(&mut self, reply: redis::RedisResult<Value>) -> Next<'c, T> {
@@ -606,6 +684,8 @@ impl<'c, T: FromRedisValue, E> Attempts<'c, T, E> {
             (Stage::First | Stage::FirstWithoutReadOnly, Outcome::NoFunction) => {
                 if let Some(library) = call.script.library() {
                     self.stage = Stage::LoadAndCall;
+                    self.attempts += 1;
+                    self.command = "FCALL";
                     return Next::SendPipeline(call.load_and_call(library));
                 }
                 return self.finish(Err(self.unexpected_refusal()));
@@ -615,6 +695,7 @@ impl<'c, T: FromRedisValue, E> Attempts<'c, T, E> {
                 (Stage::EvalWithoutReadOnly, call.plain_eval())
             }
             (_, Outcome::Reply(value)) => {
+                self.reply_tag = telemetry::reply_tag(call.reply_shape, &value);
                 return self.finish(decode_value(call.script.name(), &value));
             }
             (_, Outcome::Failed(error)) => return self.finish(Err(error)),
@@ -624,7 +705,7 @@ impl<'c, T: FromRedisValue, E> Attempts<'c, T, E> {
             }
         };
         self.stage = stage;
-        Next::Send(Cow::Owned(next))
+        self.send(Cow::Owned(next))
     }
 
     /// The replies of `[FUNCTION LOAD, FCALL]`: the call's reply is the
@@ -654,7 +735,10 @@ impl<'c, T: FromRedisValue, E> Attempts<'c, T, E> {
         };
         trace_load(script, &load);
         match Outcome::of(Ok(reply), script) {
-            Outcome::Reply(value) => self.finish(decode_value(script.name(), &value)),
+            Outcome::Reply(value) => {
+                self.reply_tag = telemetry::reply_tag(call.reply_shape, &value);
+                self.finish(decode_value(script.name(), &value))
+            }
             Outcome::Failed(error) => self.finish(Err(error)),
             Outcome::NoFunction => self.finish(Err(not_found_after_load(script, &load))),
             Outcome::NoScript | Outcome::NoReadOnlyCommands => {
@@ -682,14 +766,8 @@ impl<'c, T: FromRedisValue, E> Attempts<'c, T, E> {
 
     /// The call's result, or another try when the error allows one.
     fn finish(&mut self, result: Result<T, Error>) -> Next<'c, T> {
-        let path = match self.stage {
-            Stage::First | Stage::FirstWithoutReadOnly => Path::Warm,
-            Stage::Eval | Stage::EvalWithoutReadOnly => Path::NoScriptEval,
-            Stage::LoadAndCall => Path::FunctionLoad,
-        };
-        trace_outcome(self.call.script, path, &result);
         let error = match result {
-            Ok(reply) => return Next::Done(Ok(reply)),
+            Ok(reply) => return self.done(Ok(reply)),
             Err(error) => error,
         };
         let retry = match &error {
@@ -732,12 +810,14 @@ impl<'c, T: FromRedisValue, E> Attempts<'c, T, E> {
             _ => None,
         };
         let Some((delay, reason)) = retry else {
-            return Next::Done(Err(self.truthful(error)));
+            let error = self.truthful(error);
+            return self.done(Err(error));
         };
         if error.may_have_executed() && self.may_have_run.is_none() {
             self.may_have_run = Some(error);
         }
-        self.trace_retry(reason);
+        self.retries += 1;
+        telemetry::call_retried(self.call.script, reason);
         if delay.is_zero() {
             self.send_again()
         } else {
@@ -753,15 +833,6 @@ impl<'c, T: FromRedisValue, E> Attempts<'c, T, E> {
             Some(earlier) if !error.may_have_executed() => earlier,
             _ => error,
         }
-    }
-
-    fn trace_retry(&self, reason: &'static str) {
-        tracing::debug!(
-            script = self.call.script.name(),
-            sha = self.call.script.sha1_prefix(),
-            reason,
-            "sending the script again"
-        );
     }
 }
 
@@ -842,27 +913,6 @@ fn decode_value<T: FromRedisValue>(script: &'static str, value: &Value) -> Resul
         reply: render_reply(value),
         reason: crate::decode::reason(&error),
     })
-}
-
-fn trace_outcome<T>(script: &Script, path: Path, result: &Result<T, Error>) {
-    match result {
-        Ok(_) => tracing::debug!(
-            script = script.name(),
-            sha = script.sha1_prefix(),
-            path = path.as_str(),
-            outcome = "ok",
-            "script call"
-        ),
-        Err(error) => tracing::debug!(
-            script = script.name(),
-            sha = script.sha1_prefix(),
-            path = path.as_str(),
-            outcome = "error",
-            may_have_executed = error.may_have_executed(),
-            %error,
-            "script call"
-        ),
-    }
 }
 
 impl Outcome {
@@ -1176,7 +1226,7 @@ mod tests {
         call: &Call<i64, Error>,
         replies: Vec<redis::RedisResult<Vec<Value>>>,
     ) -> (Vec<String>, Option<Result<i64, Error>>) {
-        let mut attempts = Attempts::new(call, Reconnects::Maybe);
+        let mut attempts = Attempts::new(call, Reconnects::Maybe, tracing::Span::none());
         let mut next = attempts.start();
         let mut sent = Vec::new();
         for reply in replies {
@@ -1478,7 +1528,7 @@ mod tests {
         );
 
         // Nor is a blocking call: its connection would read the late reply.
-        let mut attempts = Attempts::new(&call, Reconnects::Never);
+        let mut attempts = Attempts::new(&call, Reconnects::Never, tracing::Span::none());
         let Next::Send(_) = attempts.start() else {
             panic!("sends first")
         };

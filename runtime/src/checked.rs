@@ -17,6 +17,7 @@ use std::vec::IntoIter;
 use redis::{FromRedisValue, ParsingError, ToRedisArgs, Value};
 
 use crate::call::Call;
+use crate::shape::{ReplyShape, Shape};
 
 /// Asks for the trait `T` needs; see the module documentation.
 #[derive(Debug)]
@@ -229,4 +230,34 @@ pub struct NotEncoded;
 
 impl ToRedisArgs for NotEncoded {
     fn write_redis_args<W: ?Sized + redis::RedisWrite>(&self, _out: &mut W) {}
+}
+
+/// The reply type describes its shape: telemetry can name the tag of a
+/// tagged reply.
+pub trait KnownShape<T> {
+    /// Gives `call` the shape of `T`.
+    fn attach_shape<E>(self, call: &mut Call<T, E>);
+}
+
+impl<T: ReplyShape> KnownShape<T> for Probe<T> {
+    #[inline(always)]
+    fn attach_shape<E>(self, call: &mut Call<T, E>) {
+        crate::call::set_reply_shape(call, shape_of::<T>);
+    }
+}
+
+/// The reply type does not describe its shape (or is generic): nothing to
+/// attach.
+pub trait UnknownShape<T> {
+    /// Leaves `call` as it is.
+    fn attach_shape<E>(&self, call: &mut Call<T, E>);
+}
+
+impl<T> UnknownShape<T> for Probe<T> {
+    #[inline(always)]
+    fn attach_shape<E>(&self, _call: &mut Call<T, E>) {}
+}
+
+fn shape_of<T: ReplyShape>() -> Shape {
+    T::SHAPE
 }

@@ -10,6 +10,8 @@ use crate::error::{Error, Origin};
 use crate::library::{Library, load_error};
 use crate::refusal::{LoadRefusal, load_refusal};
 use crate::reply::render_reply;
+use crate::telemetry;
+use tracing::Instrument as _;
 
 /// What a deploy does when a server holds another version of the library
 /// (a library of the same name whose code differs from this build's).
@@ -89,17 +91,23 @@ impl Library {
     where
         C: ConnectionLike + ?Sized,
     {
-        let mut deployment = Deployment::new(self, on_conflict, None);
-        let mut step = deployment.start();
-        loop {
-            step = match step {
-                Step::Send(command) => {
-                    let reply = connection.req_packed_command(&command).await;
-                    deployment.received(reply)
-                }
-                Step::Done(result) => return result,
-            };
-        }
+        let span = telemetry::admin_span("FUNCTION LOAD", self.name(), 1);
+        let deploys = async {
+            let mut deployment = Deployment::new(self, on_conflict, None);
+            let mut step = deployment.start();
+            loop {
+                step = match step {
+                    Step::Send(command) => {
+                        let reply = connection.req_packed_command(&command).await;
+                        deployment.received(reply)
+                    }
+                    Step::Done(result) => return result,
+                };
+            }
+        };
+        let result = deploys.instrument(span.clone()).await;
+        telemetry::span_finished(&span, &result);
+        result
     }
 
     /// [`Library::deploy`] on a synchronous connection, blocking the thread.
@@ -128,17 +136,21 @@ impl Library {
     where
         C: redis::ConnectionLike + ?Sized,
     {
+        let span = telemetry::admin_span("FUNCTION LOAD", self.name(), 1);
+        let _entered = span.enter();
         let mut deployment = Deployment::new(self, on_conflict, None);
         let mut step = deployment.start();
-        loop {
+        let result = loop {
             step = match step {
                 Step::Send(command) => {
                     let reply = connection.req_command(&command);
                     deployment.received(reply)
                 }
-                Step::Done(result) => return result,
+                Step::Done(result) => break result,
             };
-        }
+        };
+        telemetry::span_finished(&span, &result);
+        result
     }
 }
 
@@ -170,6 +182,24 @@ impl Library {
 /// ```
 #[cfg(feature = "cluster")]
 pub async fn deploy_cluster(
+    connection: &mut redis::cluster_async::ClusterConnection,
+    libraries: &[&Library],
+    on_conflict: OnConflict,
+) -> Result<DeployReport, Error> {
+    let span = telemetry::admin_span(
+        "FUNCTION LOAD",
+        "libraries on every primary",
+        libraries.len(),
+    );
+    let result = deploy_on_every_primary(connection, libraries, on_conflict)
+        .instrument(span.clone())
+        .await;
+    telemetry::span_finished(&span, &result);
+    result
+}
+
+#[cfg(feature = "cluster")]
+async fn deploy_on_every_primary(
     connection: &mut redis::cluster_async::ClusterConnection,
     libraries: &[&Library],
     on_conflict: OnConflict,

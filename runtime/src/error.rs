@@ -459,6 +459,25 @@ impl Error {
         }
     }
 
+    /// The variant's name in snake case (`refused`, `script`,
+    /// `connection`, `timeout`, `decode`, `cross_slot`, `library_conflict`,
+    /// `function_name_taken`, `load_failed`, `not_loaded`): the `error.type`
+    /// of a call's span and the `kind` label of its error metric.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::Refused { .. } => "refused",
+            Self::Script { .. } => "script",
+            Self::Connection { .. } => "connection",
+            Self::Timeout { .. } => "timeout",
+            Self::Decode { .. } => "decode",
+            Self::CrossSlot { .. } => "cross_slot",
+            Self::LibraryConflict { .. } => "library_conflict",
+            Self::FunctionNameTaken { .. } => "function_name_taken",
+            Self::LoadFailed { .. } => "load_failed",
+            Self::NotLoaded { .. } => "not_loaded",
+        }
+    }
+
     /// True for [`Error::Refused`]: the server did not run the script.
     pub fn is_refusal(&self) -> bool {
         matches!(self, Self::Refused { .. })

@@ -59,6 +59,7 @@ mod script;
 mod script_error;
 mod shape;
 mod slot;
+pub mod telemetry;
 
 pub use batch::{Batch, Handle, Replies};
 pub use call::Call;
@@ -97,7 +98,9 @@ pub use slot::{SLOT_COUNT, key_slot};
 #[doc(hidden)]
 pub mod __private_v1 {
     pub use crate::call::{Keys, push_argument, start_call, start_call_with_id};
-    pub use crate::checked::{Decodable, Encodable, Probe, Undecodable, Unencodable};
+    pub use crate::checked::{
+        Decodable, Encodable, KnownShape, Probe, Undecodable, Unencodable, UnknownShape,
+    };
     pub use crate::decode::{
         ReplyTag, ReplyTagOwned, error_field, error_fields, error_message, error_optional,
         error_words, reply_array, reply_array_owned, reply_tag, reply_tag_owned,

@@ -6,6 +6,8 @@ use redis::{Pipeline, Value};
 use crate::error::{Error, Origin};
 use crate::reply::render_reply;
 use crate::script::Script;
+use crate::telemetry;
+use tracing::Instrument as _;
 
 /// Label used in errors that concern the preload as a whole.
 const PRELOAD: &str = "preload";
@@ -33,6 +35,18 @@ pub async fn preload<C>(connection: &mut C, scripts: &[&'static Script]) -> Resu
 where
     C: ConnectionLike + ?Sized,
 {
+    let span = telemetry::admin_span("SCRIPT LOAD", "scripts", scripts.len());
+    let result = load_scripts(connection, scripts)
+        .instrument(span.clone())
+        .await;
+    telemetry::span_finished(&span, &result);
+    result
+}
+
+async fn load_scripts<C>(connection: &mut C, scripts: &[&'static Script]) -> Result<(), Error>
+where
+    C: ConnectionLike + ?Sized,
+{
     if scripts.is_empty() {
         return Ok(());
     }
@@ -45,6 +59,17 @@ where
 
 /// [`preload`] on a synchronous connection, blocking the thread.
 pub fn preload_blocking<C>(connection: &mut C, scripts: &[&'static Script]) -> Result<(), Error>
+where
+    C: redis::ConnectionLike + ?Sized,
+{
+    let span = telemetry::admin_span("SCRIPT LOAD", "scripts", scripts.len());
+    let _entered = span.enter();
+    let result = load_scripts_blocking(connection, scripts);
+    telemetry::span_finished(&span, &result);
+    result
+}
+
+fn load_scripts_blocking<C>(connection: &mut C, scripts: &[&'static Script]) -> Result<(), Error>
 where
     C: redis::ConnectionLike + ?Sized,
 {
@@ -81,6 +106,19 @@ where
 /// ```
 #[cfg(feature = "cluster")]
 pub async fn preload_cluster(
+    connection: &mut redis::cluster_async::ClusterConnection,
+    scripts: &[&'static Script],
+) -> Result<PreloadReport, Error> {
+    let span = telemetry::admin_span("SCRIPT LOAD", "scripts on every node", scripts.len());
+    let result = load_scripts_on_every_node(connection, scripts)
+        .instrument(span.clone())
+        .await;
+    telemetry::span_finished(&span, &result);
+    result
+}
+
+#[cfg(feature = "cluster")]
+async fn load_scripts_on_every_node(
     connection: &mut redis::cluster_async::ClusterConnection,
     scripts: &[&'static Script],
 ) -> Result<PreloadReport, Error> {

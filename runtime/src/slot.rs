@@ -23,7 +23,7 @@ pub fn key_slot(key: &[u8]) -> u16 {
 }
 
 /// The part of `key` that Redis Cluster hashes (the Cluster spec's rules).
-fn hash_tag(key: &[u8]) -> &[u8] {
+pub(crate) fn hash_tag(key: &[u8]) -> &[u8] {
     let Some(open) = key.iter().position(|&byte| byte == b'{') else {
         return key;
     };

@@ -17,4 +17,5 @@ mod preload;
 mod replies;
 mod servers;
 mod slots;
+mod telemetry;
 mod workflows;

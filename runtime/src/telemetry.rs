@@ -1,0 +1,373 @@
+//! What calls tell operators: one `tracing` span per call, batch, preload
+//! and deploy, with the OpenTelemetry database conventions, and (feature
+//! `metrics`) counters and a latency histogram through the `metrics`
+//! facade.
+//!
+//! Keys and arguments never appear: they carry user ids and tokens. A
+//! call's hash tag (the `{…}` part of its first key) appears only after
+//! [`show_hash_tags`]`(true)`.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use redis::Value;
+use tracing::Span;
+use tracing::field::Empty;
+
+use crate::error::Error;
+use crate::script::Script;
+use crate::shape::Shape;
+
+static HASH_TAGS: AtomicBool = AtomicBool::new(false);
+
+/// Shows each call's hash tag (the part of its first key between `{` and
+/// `}`, such as a tenant id) in the span field `redis_script.hash_tag`.
+/// Off by default: keys carry user ids. Keys without a hash tag, the rest
+/// of the key, and arguments never appear.
+///
+/// ```
+/// redis_script::telemetry::show_hash_tags(true);
+/// ```
+pub fn show_hash_tags(show: bool) {
+    HASH_TAGS.store(show, Ordering::Relaxed);
+}
+
+/// Which way a call went, for the span and the metrics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Path {
+    /// The first command answered.
+    Warm,
+    /// `NOSCRIPT`, then `EVAL` with the body.
+    NoScriptEval,
+    /// `Function not found`, then `[FUNCTION LOAD, FCALL]`.
+    FunctionLoad,
+    /// The server did not know the `_RO` command; sent again without it.
+    ReadOnlyFallback,
+}
+
+impl Path {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Self::Warm => "warm",
+            Self::NoScriptEval => "noscript_eval",
+            Self::FunctionLoad => "function_load",
+            Self::ReadOnlyFallback => "read_only_fallback",
+        }
+    }
+}
+
+/// The span of one call, named after the script.
+pub(crate) fn call_span(script: &Script, database: i64, first_key: Option<&[u8]>) -> Span {
+    let span = tracing::info_span!(
+        "redis_script.call",
+        otel.name = script.name(),
+        otel.kind = "client",
+        otel.status_code = Empty,
+        db.system.name = "redis",
+        db.namespace = database,
+        db.operation.name = Empty,
+        db.stored_procedure.name = script.name(),
+        error.type = Empty,
+        redis_script.sha = script.sha1_prefix(),
+        redis_script.library = Empty,
+        redis_script.exactly_once = script.exactly_once().is_some(),
+        redis_script.path = Empty,
+        redis_script.attempts = Empty,
+        redis_script.retries = Empty,
+        redis_script.outcome = Empty,
+        redis_script.may_have_executed = Empty,
+        redis_script.reply_tag = Empty,
+        redis_script.hash_tag = Empty,
+    );
+    if !span.is_disabled() {
+        if let Some(library) = script.library() {
+            span.record("redis_script.library", library.name());
+        }
+        if let Some(tag) = first_key.and_then(shown_hash_tag) {
+            span.record(
+                "redis_script.hash_tag",
+                String::from_utf8_lossy(tag).as_ref(),
+            );
+        }
+    }
+    span
+}
+
+/// The hash tag of `key`, when hash tags are shown and it has one.
+fn shown_hash_tag(key: &[u8]) -> Option<&[u8]> {
+    if !HASH_TAGS.load(Ordering::Relaxed) {
+        return None;
+    }
+    let tag = crate::slot::hash_tag(key);
+    (tag.len() < key.len()).then_some(tag)
+}
+
+/// How one call went, recorded once it ends.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct CallSummary {
+    /// The last command sent (`EVALSHA`, `EVAL`, `FCALL_RO`, …).
+    pub command: &'static str,
+    pub path: Path,
+    /// Commands (or pipelines) sent.
+    pub attempts: u32,
+    /// Sends after a failure or a refusal.
+    pub retries: u32,
+    /// The tag of a derived tagged reply (`ALLOWED`).
+    pub reply_tag: Option<&'static str>,
+}
+
+/// When a call started, for the latency histogram.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Started {
+    #[cfg(feature = "metrics")]
+    at: std::time::Instant,
+}
+
+impl Started {
+    pub(crate) fn now() -> Self {
+        Self {
+            #[cfg(feature = "metrics")]
+            at: std::time::Instant::now(),
+        }
+    }
+}
+
+/// Records the end of a call: span fields, one debug event, metrics.
+pub(crate) fn call_finished<T>(
+    span: &Span,
+    script: &Script,
+    summary: &CallSummary,
+    started: Started,
+    result: &Result<T, Error>,
+) {
+    let outcome = if result.is_ok() { "ok" } else { "error" };
+    if !span.is_disabled() {
+        span.record("db.operation.name", summary.command);
+        span.record("redis_script.path", summary.path.as_str());
+        span.record("redis_script.attempts", summary.attempts);
+        span.record("redis_script.retries", summary.retries);
+        span.record("redis_script.outcome", outcome);
+        if let Some(tag) = summary.reply_tag {
+            span.record("redis_script.reply_tag", tag);
+        }
+        if let Err(error) = result {
+            span.record("otel.status_code", "ERROR");
+            span.record("error.type", error.kind());
+            span.record("redis_script.may_have_executed", error.may_have_executed());
+        }
+    }
+    match result {
+        Ok(_) => tracing::debug!(
+            script = script.name(),
+            sha = script.sha1_prefix(),
+            path = summary.path.as_str(),
+            outcome,
+            "script call"
+        ),
+        Err(error) => tracing::debug!(
+            script = script.name(),
+            sha = script.sha1_prefix(),
+            path = summary.path.as_str(),
+            outcome,
+            may_have_executed = error.may_have_executed(),
+            %error,
+            "script call"
+        ),
+    }
+    #[cfg(feature = "metrics")]
+    measures::call(script.name(), summary, started, result.as_ref().err());
+    #[cfg(not(feature = "metrics"))]
+    let _ = started;
+}
+
+/// A call is sent again, for `reason`.
+pub(crate) fn call_retried(script: &Script, reason: &'static str) {
+    tracing::debug!(
+        script = script.name(),
+        sha = script.sha1_prefix(),
+        reason,
+        "sending the script again"
+    );
+    #[cfg(feature = "metrics")]
+    metrics::counter!(
+        measures::RETRIES,
+        "operation" => script.name(),
+        "reason" => reason
+    )
+    .increment(1);
+}
+
+/// The tag of `value` when `shape` is a tagged reply type and the value
+/// carries one of its tags: `{'DENIED', …}`, or a bare `'BUSY'`. Only the
+/// type's own tags are returned, never other reply data.
+pub(crate) fn reply_tag(shape: Option<fn() -> Shape>, value: &Value) -> Option<&'static str> {
+    let Shape::Tagged { variants, .. } = shape?() else {
+        return None;
+    };
+    let word: &[u8] = match value {
+        Value::Array(items) => match items.first()? {
+            Value::BulkString(bytes) => bytes,
+            Value::SimpleString(text) => text.as_bytes(),
+            _ => return None,
+        },
+        Value::BulkString(bytes) => bytes,
+        Value::SimpleString(text) => text.as_bytes(),
+        Value::Okay => b"OK",
+        _ => return None,
+    };
+    variants
+        .iter()
+        .find(|variant| variant.tag.as_bytes() == word)
+        .map(|variant| variant.tag)
+}
+
+/// The span of a batch: `MULTI` for a transaction, `PIPELINE` otherwise.
+pub(crate) fn batch_span(operation: &'static str, commands: usize, calls: usize) -> Span {
+    tracing::info_span!(
+        "redis_script.batch",
+        otel.name = operation,
+        otel.kind = "client",
+        otel.status_code = Empty,
+        db.system.name = "redis",
+        db.operation.name = operation,
+        db.operation.batch.size = commands,
+        error.type = Empty,
+        redis_script.calls = calls,
+        redis_script.outcome = Empty,
+    )
+}
+
+/// The span of loading scripts or deploying libraries on one server.
+pub(crate) fn admin_span(operation: &'static str, what: &str, count: usize) -> Span {
+    tracing::info_span!(
+        "redis_script.admin",
+        otel.name = operation,
+        otel.kind = "client",
+        otel.status_code = Empty,
+        db.system.name = "redis",
+        db.operation.name = operation,
+        error.type = Empty,
+        redis_script.target = what,
+        redis_script.count = count,
+        redis_script.outcome = Empty,
+    )
+}
+
+/// Records how a batch, preload or deploy ended on its span.
+pub(crate) fn span_finished<T>(span: &Span, result: &Result<T, Error>) {
+    if span.is_disabled() {
+        return;
+    }
+    match result {
+        Ok(_) => span.record("redis_script.outcome", "ok"),
+        Err(error) => {
+            span.record("redis_script.outcome", "error");
+            span.record("otel.status_code", "ERROR");
+            span.record("error.type", error.kind())
+        }
+    };
+}
+
+#[cfg(feature = "metrics")]
+pub(crate) mod measures {
+    //! The metric names and how a call feeds them.
+
+    use super::{CallSummary, Path, Started};
+    use crate::error::Error;
+
+    /// Calls by `operation` (the script) and `status` (`ok`, `error`).
+    pub const CALLS: &str = "redis.atomic.operation.count";
+    /// Call latency in seconds by `operation`, retries included.
+    pub const DURATION: &str = "redis.atomic.operation.duration";
+    /// Calls that found the script missing (`NOSCRIPT`, then `EVAL`; or a
+    /// function's library, then `FUNCTION LOAD`) by `operation`.
+    pub const NOSCRIPT: &str = "redis.atomic.noscript.count";
+    /// Sends again by `operation` and `reason`.
+    pub const RETRIES: &str = "redis.atomic.retry.count";
+    /// Failed calls by `operation` and `kind` ([`Error::kind`]).
+    pub const ERRORS: &str = "redis.atomic.error.count";
+    /// Replies of tagged reply types by `operation` and `tag`.
+    pub const REPLIES: &str = "redis.atomic.reply.count";
+
+    pub(crate) fn call(
+        operation: &'static str,
+        summary: &CallSummary,
+        started: Started,
+        error: Option<&Error>,
+    ) {
+        let status = if error.is_some() { "error" } else { "ok" };
+        metrics::counter!(CALLS, "operation" => operation, "status" => status).increment(1);
+        metrics::histogram!(DURATION, "operation" => operation)
+            .record(started.at.elapsed().as_secs_f64());
+        if matches!(summary.path, Path::NoScriptEval | Path::FunctionLoad) {
+            metrics::counter!(NOSCRIPT, "operation" => operation).increment(1);
+        }
+        if let Some(error) = error {
+            metrics::counter!(ERRORS, "operation" => operation, "kind" => error.kind())
+                .increment(1);
+        }
+        if let Some(tag) = summary.reply_tag {
+            metrics::counter!(REPLIES, "operation" => operation, "tag" => tag).increment(1);
+        }
+    }
+
+    /// One script call of a batch, by its raw reply (a batch is timed and
+    /// retried as a whole, so only the call and its error are counted).
+    pub(crate) fn batch_call(script: &'static crate::script::Script, reply: &redis::Value) {
+        let operation = script.name();
+        let error = match reply {
+            redis::Value::ServerError(error) => Some(Error::from_server(
+                crate::error::Origin::script(script),
+                error,
+            )),
+            _ => None,
+        };
+        let status = if error.is_some() { "error" } else { "ok" };
+        metrics::counter!(CALLS, "operation" => operation, "status" => status).increment(1);
+        if let Some(error) = error {
+            metrics::counter!(ERRORS, "operation" => operation, "kind" => error.kind())
+                .increment(1);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::shape::Variant;
+
+    fn tagged() -> Shape {
+        const VARIANTS: &[Variant] = &[
+            crate::shape::variant("Allowed", "ALLOWED", 1, 1, false),
+            crate::shape::variant("Busy", "BUSY", 0, 0, true),
+        ];
+        crate::shape::tagged_shape("Decision", VARIANTS)
+    }
+
+    #[test]
+    fn reply_tags_are_the_types_own_tags_only() {
+        let bulk = |text: &str| Value::BulkString(text.as_bytes().to_vec());
+        let denied = Value::Array(vec![bulk("ALLOWED"), Value::Int(3)]);
+        assert_eq!(reply_tag(Some(tagged), &denied), Some("ALLOWED"));
+        assert_eq!(reply_tag(Some(tagged), &bulk("BUSY")), Some("BUSY"));
+        assert_eq!(
+            reply_tag(Some(tagged), &Value::SimpleString("BUSY".into())),
+            Some("BUSY")
+        );
+        // Other data is never taken for a tag.
+        let user_data = Value::Array(vec![bulk("alice@example.com"), Value::Int(3)]);
+        assert_eq!(reply_tag(Some(tagged), &user_data), None);
+        // Nor is anything of a type that is not tagged.
+        assert_eq!(reply_tag(None, &denied), None);
+        assert_eq!(reply_tag(Some(|| Shape::Any), &denied), None);
+    }
+
+    #[test]
+    fn hash_tags_are_shown_only_when_asked_and_only_the_tag() {
+        assert_eq!(shown_hash_tag(b"user:{42}:profile"), None);
+        show_hash_tags(true);
+        assert_eq!(shown_hash_tag(b"user:{42}:profile"), Some(&b"42"[..]));
+        assert_eq!(shown_hash_tag(b"user:42:profile"), None);
+        assert_eq!(shown_hash_tag(b"{}x"), None);
+        show_hash_tags(false);
+    }
+}
