@@ -72,7 +72,7 @@ const BATCHES: usize = 10;
 /// Calls `f` `iterations` times; nanoseconds per call (best batch).
 /// Allocations per call are counted in a separate, shorter pass so the
 /// count does not slow the timed one.
-fn measure(iterations: usize, mut f: impl FnMut()) -> (f64, f64) {
+pub fn measure(iterations: usize, mut f: impl FnMut()) -> (f64, f64) {
     for _ in 0..iterations.min(10_000) {
         f();
     }

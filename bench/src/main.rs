@@ -20,6 +20,7 @@ mod encode;
 mod exactly_once;
 mod external;
 mod functions;
+mod instrumentation;
 mod measure;
 mod report;
 mod variants;
@@ -115,6 +116,11 @@ fn run(options: &cli::Options) -> Result<(), BoxError> {
         options.encode_iterations
     );
     let encoding = encode::encoding(options.encode_iterations);
+    eprintln!(
+        "instrumentation: {} iterations per row…",
+        options.encode_iterations / 4
+    );
+    let instrumentation = instrumentation::instrumentation(options.encode_iterations / 4);
 
     println!("## redis-script benchmark\n");
     print!("{}", network.facts.render());
@@ -174,6 +180,16 @@ fn run(options: &cli::Options) -> Result<(), BoxError> {
          ¹ redis-rs builds its `EVALSHA` `Cmd` inside `invoke_async` (`eval_cmd` is private), \
          so only the invocation is measured; that `Cmd` (sized exactly: 2 allocations) and its \
          packing come on top at call time."
+    );
+    println!(
+        "\n### Telemetry cost of one call, no network ({} iterations)\n",
+        options.encode_iterations / 4
+    );
+    print!("{}", report::instrumentation_table(&instrumentation));
+    println!(
+        "\nA blocking call of `lua/rate_limit_fixed.lua` on a connection that answers `DENIED` at once: \
+         build, pack, reply, decode. This binary is built with the `metrics` feature; \
+         with nothing installed, spans and metrics cost a check each."
     );
     Ok(())
 }

@@ -149,6 +149,25 @@ pub fn batch_table(rows: &[crate::batches::BatchRow]) -> String {
     out
 }
 
+/// Markdown for the telemetry-cost rows.
+pub fn instrumentation_table(rows: &[crate::instrumentation::InstrumentationRow]) -> String {
+    let mut out = String::from(
+        "| call | ns | allocs | vs no subscriber |\n| --- | ---: | ---: | ---: |\n",
+    );
+    let idle = rows.get(1).map_or(f64::NAN, |row| row.ns);
+    for row in rows {
+        let _ = writeln!(
+            out,
+            "| {} | {:.0} | {:.1} | {:.2}× |",
+            row.label,
+            row.ns,
+            row.allocations,
+            row.ns / idle,
+        );
+    }
+    out
+}
+
 /// Markdown for the function-versus-script rows.
 pub fn function_table(rows: &[crate::functions::FunctionRow]) -> String {
     let mut out = String::from(
