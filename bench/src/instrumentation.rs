@@ -33,7 +33,9 @@ impl redis::ConnectionLike for Canned {
         _offset: usize,
         count: usize,
     ) -> RedisResult<Vec<Value>> {
-        (0..count).map(|_| self.req_packed_command(commands)).collect()
+        (0..count)
+            .map(|_| self.req_packed_command(commands))
+            .collect()
     }
 
     fn get_db(&self) -> i64 {

@@ -151,9 +151,8 @@ pub fn batch_table(rows: &[crate::batches::BatchRow]) -> String {
 
 /// Markdown for the telemetry-cost rows.
 pub fn instrumentation_table(rows: &[crate::instrumentation::InstrumentationRow]) -> String {
-    let mut out = String::from(
-        "| call | ns | allocs | vs no subscriber |\n| --- | ---: | ---: | ---: |\n",
-    );
+    let mut out =
+        String::from("| call | ns | allocs | vs no subscriber |\n| --- | ---: | ---: | ---: |\n");
     let idle = rows.get(1).map_or(f64::NAN, |row| row.ns);
     for row in rows {
         let _ = writeln!(
