@@ -73,6 +73,10 @@ Results go to stdout as Markdown; progress goes to stderr.
 pub enum Request {
     Help,
     Run(Options),
+    /// `--telemetry-rows N`: only the telemetry-cost rows of this build, as
+    /// tab-separated lines (the main run asks a build with the `telemetry`
+    /// feature for them).
+    TelemetryRows(usize),
 }
 
 /// Parses the flags; `Err` says what is wrong, followed by the usage.
@@ -93,6 +97,13 @@ pub fn parse(arguments: impl IntoIterator<Item = String>) -> Result<Request, Str
             "--current-thread" => {
                 options.current_thread = true;
                 continue;
+            }
+            "--telemetry-rows" => {
+                let value = inline.or_else(|| arguments.next()).unwrap_or_default();
+                return value
+                    .parse()
+                    .map(Request::TelemetryRows)
+                    .map_err(|_| format!("`{name}` needs a whole number, got `{value}`"));
             }
             "--calls" => &mut options.calls,
             "--warmup" => &mut options.warmup,

@@ -1,9 +1,13 @@
 //! What the telemetry costs a call, without the network: the generated
 //! call of `lua/rate_limit_fixed.lua` (a tagged reply, so the reply tag is
 //! read too) on a connection that answers at once with a canned reply,
-//! with nothing listening, with a `tracing` subscriber recording its span,
-//! with a `metrics` recorder (Prometheus) recording its metrics, and with
-//! both; next to a hand-written `EVALSHA` on the same connection.
+//! next to a hand-written `EVALSHA` on the same connection; with nothing
+//! listening, with a `tracing` subscriber recording the span, and, in the
+//! build with the runtime's `metrics` feature, with a `metrics` recorder
+//! (Prometheus) and with both.
+//!
+//! This program runs without the feature, as users do by default; it asks
+//! a second build of itself (`--features telemetry`) for the rows with it.
 
 use std::hint::black_box;
 
@@ -13,6 +17,9 @@ use crate::encode::measure;
 use crate::functions::{Decision, rate_limit_fixed};
 
 const COUNTER: &str = "redis-script-bench:{quota}:counter";
+
+/// Whether this build has the runtime's `metrics` feature.
+const METRICS: bool = cfg!(feature = "telemetry");
 
 /// A synchronous connection that answers every command with `DENIED`.
 struct Canned;
@@ -52,11 +59,27 @@ impl redis::ConnectionLike for Canned {
 }
 
 /// One row: nanoseconds and allocations per call.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct InstrumentationRow {
-    pub label: &'static str,
+    pub label: String,
     pub ns: f64,
     pub allocations: f64,
+}
+
+impl InstrumentationRow {
+    /// The row as one tab-separated line, for the main run.
+    pub fn to_line(&self) -> String {
+        format!("{}\t{}\t{}", self.label, self.ns, self.allocations)
+    }
+
+    fn from_line(line: &str) -> Option<Self> {
+        let mut parts = line.split('\t');
+        Some(Self {
+            label: parts.next()?.to_owned(),
+            ns: parts.next()?.parse().ok()?,
+            allocations: parts.next()?.parse().ok()?,
+        })
+    }
 }
 
 fn generated_call(connection: &mut Canned) {
@@ -64,62 +87,120 @@ fn generated_call(connection: &mut Canned) {
     assert!(matches!(decision, Ok(Decision::Denied { .. })));
 }
 
-/// Runs on one thread with nothing else running, like the encoding table.
-pub fn instrumentation(iterations: usize) -> Vec<InstrumentationRow> {
+fn subscriber() -> impl tracing::Subscriber + Send + Sync {
+    tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::INFO)
+        .with_writer(std::io::sink)
+        .finish()
+}
+
+/// The rows this build can measure. Runs on one thread with nothing else
+/// running, like the encoding table.
+pub fn this_build(iterations: usize) -> Vec<InstrumentationRow> {
+    let feature = if METRICS { "on" } else { "off" };
     let mut connection = Canned;
     let mut rows = Vec::new();
-    let mut row = |label, (ns, allocations)| {
+    let mut row = |label: String, (ns, allocations)| {
         rows.push(InstrumentationRow {
             label,
             ns,
             allocations,
         })
     };
-    let sha = rate_limit_fixed::SCRIPT.sha1();
+    if !METRICS {
+        let sha = rate_limit_fixed::SCRIPT.sha1();
+        row(
+            "hand-written `cmd(\"EVALSHA\")…query()`, no decoding".to_owned(),
+            measure(iterations, || {
+                let reply: Value = redis::cmd("EVALSHA")
+                    .arg(sha)
+                    .arg(1)
+                    .arg(COUNTER)
+                    .arg(1)
+                    .arg(60_000)
+                    .query(&mut connection)
+                    .unwrap_or(Value::Nil);
+                black_box(reply);
+            }),
+        );
+    }
     row(
-        "hand-written `cmd(\"EVALSHA\")…query()`",
-        measure(iterations, || {
-            let reply: Value = redis::cmd("EVALSHA")
-                .arg(sha)
-                .arg(1)
-                .arg(COUNTER)
-                .arg(1)
-                .arg(60_000)
-                .query(&mut connection)
-                .unwrap_or(Value::Nil);
-            black_box(reply);
-        }),
-    );
-    row(
-        "generated call, no subscriber, no recorder",
+        format!("generated call, `metrics` feature {feature}, no subscriber, no recorder"),
         measure(iterations, || generated_call(&mut connection)),
     );
-    let subscriber = || {
-        tracing_subscriber::fmt()
-            .with_max_level(tracing::Level::INFO)
-            .with_writer(std::io::sink)
-            .finish()
-    };
     row(
-        "generated call, `tracing` subscriber (fmt, INFO): span recorded",
+        format!("generated call, `metrics` feature {feature}, `tracing` subscriber (fmt, INFO)"),
         tracing::subscriber::with_default(subscriber(), || {
             measure(iterations, || generated_call(&mut connection))
         }),
     );
-    let recorder = metrics_exporter_prometheus::PrometheusBuilder::new().build_recorder();
-    row(
-        "generated call, Prometheus recorder: metrics recorded",
-        metrics::with_local_recorder(&recorder, || {
-            measure(iterations, || generated_call(&mut connection))
-        }),
-    );
-    row(
-        "generated call, both",
-        tracing::subscriber::with_default(subscriber(), || {
+    #[cfg(feature = "telemetry")]
+    {
+        let recorder = metrics_exporter_prometheus::PrometheusBuilder::new().build_recorder();
+        row(
+            "generated call, `metrics` feature on, Prometheus recorder".to_owned(),
             metrics::with_local_recorder(&recorder, || {
                 measure(iterations, || generated_call(&mut connection))
-            })
-        }),
-    );
+            }),
+        );
+        row(
+            "generated call, `metrics` feature on, subscriber and recorder".to_owned(),
+            tracing::subscriber::with_default(subscriber(), || {
+                metrics::with_local_recorder(&recorder, || {
+                    measure(iterations, || generated_call(&mut connection))
+                })
+            }),
+        );
+    }
     rows
+}
+
+/// This build's rows, then those of the build with the `metrics` feature,
+/// which this one builds and runs (`cargo run --release --features
+/// telemetry`); when that fails, the reason instead of its rows.
+pub fn both_builds(iterations: usize) -> (Vec<InstrumentationRow>, Result<(), String>) {
+    let mut rows = this_build(iterations);
+    let other = with_metrics_feature(iterations).map(|other| rows.extend(other));
+    (rows, other)
+}
+
+fn with_metrics_feature(iterations: usize) -> Result<Vec<InstrumentationRow>, String> {
+    if METRICS {
+        return Ok(Vec::new());
+    }
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    eprintln!("telemetry: building and running this benchmark with `--features telemetry`…");
+    let output = std::process::Command::new(cargo)
+        .args([
+            "run",
+            "--quiet",
+            "--release",
+            "-p",
+            "redis-script-bench",
+            "--bin",
+            "bench",
+            "--features",
+            "telemetry",
+            "--",
+            "--telemetry-rows",
+            &iterations.to_string(),
+        ])
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .map_err(|error| format!("cannot run cargo: {error}"))?;
+    if !output.status.success() {
+        return Err(format!(
+            "the build with the feature failed ({})",
+            output.status
+        ));
+    }
+    let text = String::from_utf8_lossy(&output.stdout);
+    let rows: Vec<InstrumentationRow> = text
+        .lines()
+        .filter_map(InstrumentationRow::from_line)
+        .collect();
+    if rows.is_empty() {
+        return Err("the build with the feature printed no rows".to_owned());
+    }
+    Ok(rows)
 }

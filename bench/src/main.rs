@@ -46,6 +46,12 @@ fn main() -> ExitCode {
             print!("{}", cli::USAGE);
             return ExitCode::SUCCESS;
         }
+        Ok(cli::Request::TelemetryRows(iterations)) => {
+            for row in instrumentation::this_build(iterations) {
+                println!("{}", row.to_line());
+            }
+            return ExitCode::SUCCESS;
+        }
         Err(text) => {
             eprintln!("{text}");
             return ExitCode::from(2);
@@ -120,7 +126,7 @@ fn run(options: &cli::Options) -> Result<(), BoxError> {
         "instrumentation: {} iterations per row…",
         options.encode_iterations / 4
     );
-    let instrumentation = instrumentation::instrumentation(options.encode_iterations / 4);
+    let instrumentation = instrumentation::both_builds(options.encode_iterations / 4);
 
     println!("## redis-script benchmark\n");
     print!("{}", network.facts.render());
@@ -188,8 +194,8 @@ fn run(options: &cli::Options) -> Result<(), BoxError> {
     print!("{}", report::instrumentation_table(&instrumentation));
     println!(
         "\nA blocking call of `lua/rate_limit_fixed.lua` on a connection that answers `DENIED` at once: \
-         build, pack, reply, decode. This binary is built with the `metrics` feature; \
-         with nothing installed, spans and metrics cost a check each."
+         build, pack, reply, decode. The rows with the `metrics` feature come from a second \
+         build of this program (`--features telemetry`), run by this one on the same machine."
     );
     Ok(())
 }

@@ -149,10 +149,17 @@ pub fn batch_table(rows: &[crate::batches::BatchRow]) -> String {
     out
 }
 
-/// Markdown for the telemetry-cost rows.
-pub fn instrumentation_table(rows: &[crate::instrumentation::InstrumentationRow]) -> String {
-    let mut out =
-        String::from("| call | ns | allocs | vs no subscriber |\n| --- | ---: | ---: | ---: |\n");
+/// Markdown for the telemetry-cost rows: relative to the generated call
+/// without the feature and with nothing installed.
+pub fn instrumentation_table(
+    (rows, other_build): &(
+        Vec<crate::instrumentation::InstrumentationRow>,
+        Result<(), String>,
+    ),
+) -> String {
+    let mut out = String::from(
+        "| call | ns | allocs | vs generated, feature off, nothing installed |\n| --- | ---: | ---: | ---: |\n",
+    );
     let idle = rows.get(1).map_or(f64::NAN, |row| row.ns);
     for row in rows {
         let _ = writeln!(
@@ -162,6 +169,12 @@ pub fn instrumentation_table(rows: &[crate::instrumentation::InstrumentationRow]
             row.ns,
             row.allocations,
             row.ns / idle,
+        );
+    }
+    if let Err(reason) = other_build {
+        let _ = writeln!(
+            out,
+            "| rows with the `metrics` feature | n/a: {reason} | | |"
         );
     }
     out

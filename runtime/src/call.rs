@@ -776,7 +776,7 @@ impl<'c, T: FromRedisValue, E> Attempts<'c, T, E> {
                     && (source.is_connection_dropped() || source.is_connection_refusal()) =>
             {
                 self.connection_retry = false;
-                Some((Duration::ZERO, "connection dropped"))
+                Some((Duration::ZERO, "connection_dropped"))
             }
             // The same id: a send that ran returns the recorded reply.
             Error::Connection { .. } | Error::Timeout { .. }
@@ -793,7 +793,7 @@ impl<'c, T: FromRedisValue, E> Attempts<'c, T, E> {
                     if error.is_timeout() {
                         "timeout"
                     } else {
-                        "connection failed"
+                        "connection_failed"
                     },
                 ))
             }
