@@ -47,6 +47,10 @@ async fn telemetry_transfer(source: &str, destination: &str, amount: i64) -> (i6
 #[redis_script(path = "../lua/transfer.lua", keys = 2)]
 async fn telemetry_preloaded(source: &str, destination: &str, amount: i64) -> (i64, i64);
 
+/// Adds to a counter, exactly once per call.
+#[redis_script(path = "lua/exactly_once/incr_once.lua", keys = 1, exactly_once)]
+async fn telemetry_once(counter: &str, amount: i64) -> i64;
+
 /// The JSON document given, as a Lua value: decoded as an integer here.
 #[redis_script(path = "lua/replies/echo.lua", keys = 0)]
 async fn telemetry_echo(json: &str) -> i64;
@@ -226,6 +230,7 @@ const DURATION: &str = "samples:redis.atomic.operation.duration";
 const NOSCRIPT: &str = "redis.atomic.noscript.count";
 const ERRORS: &str = "redis.atomic.error.count";
 const REPLIES: &str = "redis.atomic.reply.count";
+const RETRIES: &str = "redis.atomic.retry.count";
 
 // ---------------------------------------------------------------------------
 // The scenarios
@@ -422,4 +427,49 @@ async fn preloads_and_blocking_calls_have_spans_too() {
     assert_eq!(call[0].field("error.type"), Some("script"));
     assert_eq!(call[0].field("redis_script.path"), Some("warm"));
     assert_eq!(call[0].parent, None);
+}
+
+#[tokio::test]
+async fn retries_are_counted_by_reason() {
+    let counts = counts();
+    let spans = Spans::default();
+    let subscriber = tracing_subscriber::registry().with(spans.clone());
+    let _default = tracing::subscriber::set_default(subscriber);
+    let server = RedisServer::start();
+    let config = redis::AsyncConnectionConfig::new()
+        .set_response_timeout(Some(std::time::Duration::from_millis(100)));
+    let mut connection = server
+        .client()
+        .get_multiplexed_async_connection_with_config(&config)
+        .await
+        .expect("connection");
+    // Warm, then paused longer than the response timeout: the call times
+    // out and is sent again with its id until the pause ends.
+    telemetry_once(&mut connection, "retry:{r}", 1)
+        .await
+        .expect("warm");
+    let () = redis::cmd("CLIENT")
+        .arg("PAUSE")
+        .arg(250)
+        .arg("ALL")
+        .query_async(&mut server.connection().await)
+        .await
+        .expect("CLIENT PAUSE");
+    let added = telemetry_once(&mut connection, "retry:{r}", 1).await;
+    assert_eq!(added.expect("retried until the pause ended"), 2);
+    let captured = spans.take();
+    let paused = calls_of(&captured, "telemetry_once")[1];
+    let retries: u64 = paused
+        .field("redis_script.retries")
+        .and_then(|retries| retries.parse().ok())
+        .unwrap_or_default();
+    assert!(retries >= 1, "{paused:?}");
+    assert_eq!(paused.field("redis_script.exactly_once"), Some("true"));
+    assert_eq!(paused.field("redis_script.outcome"), Some("ok"));
+    let operation = ("operation", "telemetry_once");
+    assert_eq!(
+        counts.get(RETRIES, &[operation, ("reason", "timeout")]),
+        retries
+    );
+    assert_eq!(counts.get(CALLS, &[operation, ("status", "ok")]), 2);
 }
