@@ -13,7 +13,6 @@ use crate::refusal;
 use crate::reply::render_reply;
 use crate::script::Script;
 use crate::telemetry;
-use tracing::Instrument as _;
 
 /// Label used in errors about the batch as a whole.
 const BATCH: &str = "batch";
@@ -226,15 +225,14 @@ impl Batch {
     where
         C: ConnectionLike + ?Sized,
     {
-        let span = self.span();
-        let (offset, count) = self.reply_window(self.entries.len());
-        let replies = connection
-            .req_packed_commands(&self.pipeline, offset, count)
-            .instrument(span.clone())
-            .await;
-        let result = self.unpack(replies).and_then(|values| self.replies(values));
-        telemetry::span_finished(&span, &result);
-        result
+        let runs = async {
+            let (offset, count) = self.reply_window(self.entries.len());
+            let replies = connection
+                .req_packed_commands(&self.pipeline, offset, count)
+                .await;
+            self.unpack(replies).and_then(|values| self.replies(values))
+        };
+        telemetry::traced(self.span(), runs).await
     }
 
     /// The span of one run: `MULTI` or `PIPELINE`, how many commands and
@@ -261,18 +259,15 @@ impl Batch {
     where
         C: redis::ConnectionLike + ?Sized,
     {
-        let span = self.span();
-        let _entered = span.enter();
-        let result = if !self.loads.is_empty() && !connection.supports_pipelining() {
-            self.run_blocking_loads_first(connection)
-        } else {
+        telemetry::traced_blocking(self.span(), || {
+            if !self.loads.is_empty() && !connection.supports_pipelining() {
+                return self.run_blocking_loads_first(connection);
+            }
             let (offset, count) = self.reply_window(self.entries.len());
             let packed = self.pipeline.get_packed_pipeline();
             self.unpack(connection.req_packed_commands(&packed, offset, count))
                 .and_then(|values| self.replies(values))
-        };
-        telemetry::span_finished(&span, &result);
-        result
+        })
     }
 
     fn run_blocking_loads_first<C>(&self, connection: &mut C) -> Result<Replies, Error>

@@ -11,7 +11,6 @@ use crate::library::{Library, load_error};
 use crate::refusal::{LoadRefusal, load_refusal};
 use crate::reply::render_reply;
 use crate::telemetry;
-use tracing::Instrument as _;
 
 /// What a deploy does when a server holds another version of the library
 /// (a library of the same name whose code differs from this build's).
@@ -92,7 +91,7 @@ impl Library {
         C: ConnectionLike + ?Sized,
     {
         let span = telemetry::admin_span("FUNCTION LOAD", self.name(), 1);
-        let deploys = async {
+        let deploys = async move {
             let mut deployment = Deployment::new(self, on_conflict, None);
             let mut step = deployment.start();
             loop {
@@ -105,9 +104,7 @@ impl Library {
                 };
             }
         };
-        let result = deploys.instrument(span.clone()).await;
-        telemetry::span_finished(&span, &result);
-        result
+        telemetry::traced(span, deploys).await
     }
 
     /// [`Library::deploy`] on a synchronous connection, blocking the thread.
@@ -137,20 +134,19 @@ impl Library {
         C: redis::ConnectionLike + ?Sized,
     {
         let span = telemetry::admin_span("FUNCTION LOAD", self.name(), 1);
-        let _entered = span.enter();
-        let mut deployment = Deployment::new(self, on_conflict, None);
-        let mut step = deployment.start();
-        let result = loop {
-            step = match step {
-                Step::Send(command) => {
-                    let reply = connection.req_command(&command);
-                    deployment.received(reply)
-                }
-                Step::Done(result) => break result,
-            };
-        };
-        telemetry::span_finished(&span, &result);
-        result
+        telemetry::traced_blocking(span, || {
+            let mut deployment = Deployment::new(self, on_conflict, None);
+            let mut step = deployment.start();
+            loop {
+                step = match step {
+                    Step::Send(command) => {
+                        let reply = connection.req_command(&command);
+                        deployment.received(reply)
+                    }
+                    Step::Done(result) => return result,
+                };
+            }
+        })
     }
 }
 
@@ -191,11 +187,11 @@ pub async fn deploy_cluster(
         "libraries on every primary",
         libraries.len(),
     );
-    let result = deploy_on_every_primary(connection, libraries, on_conflict)
-        .instrument(span.clone())
-        .await;
-    telemetry::span_finished(&span, &result);
-    result
+    telemetry::traced(
+        span,
+        deploy_on_every_primary(connection, libraries, on_conflict),
+    )
+    .await
 }
 
 #[cfg(feature = "cluster")]

@@ -7,7 +7,6 @@ use crate::error::{Error, Origin};
 use crate::reply::render_reply;
 use crate::script::Script;
 use crate::telemetry;
-use tracing::Instrument as _;
 
 /// Label used in errors that concern the preload as a whole.
 const PRELOAD: &str = "preload";
@@ -36,11 +35,7 @@ where
     C: ConnectionLike + ?Sized,
 {
     let span = telemetry::admin_span("SCRIPT LOAD", "scripts", scripts.len());
-    let result = load_scripts(connection, scripts)
-        .instrument(span.clone())
-        .await;
-    telemetry::span_finished(&span, &result);
-    result
+    telemetry::traced(span, load_scripts(connection, scripts)).await
 }
 
 async fn load_scripts<C>(connection: &mut C, scripts: &[&'static Script]) -> Result<(), Error>
@@ -63,10 +58,7 @@ where
     C: redis::ConnectionLike + ?Sized,
 {
     let span = telemetry::admin_span("SCRIPT LOAD", "scripts", scripts.len());
-    let _entered = span.enter();
-    let result = load_scripts_blocking(connection, scripts);
-    telemetry::span_finished(&span, &result);
-    result
+    telemetry::traced_blocking(span, || load_scripts_blocking(connection, scripts))
 }
 
 fn load_scripts_blocking<C>(connection: &mut C, scripts: &[&'static Script]) -> Result<(), Error>
@@ -110,11 +102,7 @@ pub async fn preload_cluster(
     scripts: &[&'static Script],
 ) -> Result<PreloadReport, Error> {
     let span = telemetry::admin_span("SCRIPT LOAD", "scripts on every node", scripts.len());
-    let result = load_scripts_on_every_node(connection, scripts)
-        .instrument(span.clone())
-        .await;
-    telemetry::span_finished(&span, &result);
-    result
+    telemetry::traced(span, load_scripts_on_every_node(connection, scripts)).await
 }
 
 #[cfg(feature = "cluster")]

@@ -252,8 +252,28 @@ pub(crate) fn admin_span(operation: &'static str, what: &str, count: usize) -> S
     )
 }
 
+/// Runs a batch, preload or deploy inside `span`, and records how it ended.
+pub(crate) async fn traced<T>(
+    span: Span,
+    work: impl std::future::Future<Output = Result<T, Error>>,
+) -> Result<T, Error> {
+    let result = tracing::Instrument::instrument(work, span.clone()).await;
+    span_finished(&span, &result);
+    result
+}
+
+/// [`traced`] for blocking work.
+pub(crate) fn traced_blocking<T>(
+    span: Span,
+    work: impl FnOnce() -> Result<T, Error>,
+) -> Result<T, Error> {
+    let result = span.in_scope(work);
+    span_finished(&span, &result);
+    result
+}
+
 /// Records how a batch, preload or deploy ended on its span.
-pub(crate) fn span_finished<T>(span: &Span, result: &Result<T, Error>) {
+fn span_finished<T>(span: &Span, result: &Result<T, Error>) {
     if span.is_disabled() {
         return;
     }

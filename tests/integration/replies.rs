@@ -8,22 +8,7 @@ use std::collections::BTreeMap;
 
 use redis_script::{Error, Failure, Json, ScriptError, ScriptReply, redis_script};
 use redis_script_testkit::RedisServer;
-
-/// What `lua/replies/decision.lua` returns.
-#[derive(Debug, PartialEq, ScriptReply)]
-enum Decision {
-    Allowed {
-        count: u64,
-    },
-    Denied {
-        count: u64,
-        retry_ms: u64,
-    },
-    TooMany(u64, Option<u64>),
-    Busy,
-    #[reply(tag = "OK")]
-    Idle,
-}
+use redis_script_tests::Decision;
 
 /// A positional reply whose trailing fields may be cut by a nil.
 #[derive(Debug, PartialEq, ScriptReply)]

@@ -12,28 +12,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use metrics::{Counter, Gauge, Histogram, Key, KeyName, Metadata, Recorder, SharedString, Unit};
-use redis_script::{Batch, Error, ScriptReply, redis_script};
+use redis_script::{Batch, Error, redis_script};
 use redis_script_testkit::RedisServer;
+use redis_script_tests::Decision;
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
 use tracing_subscriber::layer::{Context, SubscriberExt as _};
 use tracing_subscriber::registry::LookupSpan;
-
-/// A tagged reply.
-#[derive(Debug, PartialEq, ScriptReply)]
-enum Decision {
-    Allowed {
-        count: u64,
-    },
-    Denied {
-        count: u64,
-        retry_ms: u64,
-    },
-    TooMany(u64, Option<u64>),
-    Busy,
-    #[reply(tag = "OK")]
-    Idle,
-}
 
 /// `{'ALLOWED', n}` and its siblings; writes a counter.
 #[redis_script(path = "lua/replies/decision.lua", keys = 1)]

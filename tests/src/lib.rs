@@ -16,3 +16,20 @@ pub async fn transfer(source: &str, destination: &str, amount: i64) -> (i64, i64
 pub async fn release_lock_as<T: redis::FromRedisValue>(lock: &str, token: &str) -> T;
 
 pub mod faults;
+
+/// What `tests/lua/replies/decision.lua` returns: every kind of tagged
+/// variant `#[derive(ScriptReply)]` decodes.
+#[derive(Debug, PartialEq, redis_script::ScriptReply)]
+pub enum Decision {
+    Allowed {
+        count: u64,
+    },
+    Denied {
+        count: u64,
+        retry_ms: u64,
+    },
+    TooMany(u64, Option<u64>),
+    Busy,
+    #[reply(tag = "OK")]
+    Idle,
+}
