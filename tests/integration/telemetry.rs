@@ -387,7 +387,7 @@ async fn calls_report_spans_with_database_conventions_and_metrics() {
 }
 
 #[tokio::test]
-async fn preloads_and_blocking_calls_have_spans_too() {
+async fn preloads_deploys_and_blocking_calls_have_spans_too() {
     let spans = Spans::default();
     let subscriber = tracing_subscriber::registry().with(spans.clone());
     let _default = tracing::subscriber::set_default(subscriber);
@@ -396,18 +396,30 @@ async fn preloads_and_blocking_calls_have_spans_too() {
     redis_script::preload(&mut connection, &[&telemetry_preloaded::SCRIPT])
         .await
         .expect("preload");
+    let library = &redis_script_examples::workflows::quota::quota_lib::LIBRARY;
+    let deployed = library
+        .deploy(&mut connection, redis_script::OnConflict::Refuse)
+        .await
+        .expect("deploy");
+    assert_eq!(deployed, redis_script::Deployed::Loaded);
     let mut blocking = server.client().get_connection().expect("connection");
     let moved = telemetry_preloaded::call("{p}:source", "{p}:destination", 0)
         .invoke_blocking(&mut blocking);
     assert!(moved.is_err());
     let captured = spans.take();
-    let admin = captured
+    let admin: Vec<&CapturedSpan> = captured
         .iter()
-        .find(|span| span.name == "redis_script.admin")
-        .expect("a preload span");
-    assert_eq!(admin.field("db.operation.name"), Some("SCRIPT LOAD"));
-    assert_eq!(admin.field("redis_script.count"), Some("1"));
-    assert_eq!(admin.field("redis_script.outcome"), Some("ok"));
+        .filter(|span| span.name == "redis_script.admin")
+        .collect();
+    let [preload, deploy] = admin[..] else {
+        panic!("a preload span and a deploy span: {captured:#?}");
+    };
+    assert_eq!(preload.field("db.operation.name"), Some("SCRIPT LOAD"));
+    assert_eq!(preload.field("redis_script.count"), Some("1"));
+    assert_eq!(preload.field("redis_script.outcome"), Some("ok"));
+    assert_eq!(deploy.field("db.operation.name"), Some("FUNCTION LOAD"));
+    assert_eq!(deploy.field("redis_script.target"), Some("quota_lib"));
+    assert_eq!(deploy.field("redis_script.outcome"), Some("ok"));
     let call = calls_of(&captured, "telemetry_preloaded");
     assert_eq!(call[0].field("error.type"), Some("script"));
     assert_eq!(call[0].field("redis_script.path"), Some("warm"));
