@@ -188,12 +188,7 @@ pub(crate) fn call_retried(script: &Script, reason: &'static str) {
         "sending the script again"
     );
     #[cfg(feature = "metrics")]
-    metrics::counter!(
-        measures::RETRIES,
-        "operation" => script.name(),
-        "reason" => reason
-    )
-    .increment(1);
+    measures::retry(script.name(), reason);
 }
 
 /// The tag of `value` when `shape` is a tagged reply type and the value
@@ -290,6 +285,16 @@ fn span_finished<T>(span: &Span, result: &Result<T, Error>) {
 #[cfg(feature = "metrics")]
 pub(crate) mod measures {
     //! The metric names and how a call feeds them.
+    //!
+    //! Every label value is a `&'static str` (a script name, a status, an
+    //! error kind, a reply tag), so each label set is built once and kept:
+    //! a call builds its metric keys without allocating, recorder or not.
+
+    use std::collections::HashMap;
+    use std::hash::BuildHasherDefault;
+    use std::sync::{OnceLock, PoisonError, RwLock};
+
+    use metrics::{Key, Label, Level, Metadata};
 
     use super::{CallSummary, Path, Started};
     use crate::error::Error;
@@ -308,6 +313,74 @@ pub(crate) mod measures {
     /// Replies of tagged reply types by `operation` and `tag`.
     pub const REPLIES: &str = "redis.atomic.reply.count";
 
+    static METADATA: Metadata<'static> =
+        Metadata::new(module_path!(), Level::INFO, Some(module_path!()));
+
+    /// A label set by the addresses and lengths of its static strings:
+    /// hashed and compared as integers. Two copies of one string at two
+    /// addresses only make two entries for the same labels.
+    type LabelSet = [(usize, usize); 3];
+
+    /// Hashes a [`LabelSet`]'s integers with a rotate and a multiply: the
+    /// keys are few and chosen by the program, not by its input.
+    #[derive(Default)]
+    struct AddressHasher(u64);
+
+    impl std::hash::Hasher for AddressHasher {
+        fn finish(&self) -> u64 {
+            self.0
+        }
+
+        fn write(&mut self, bytes: &[u8]) {
+            for byte in bytes {
+                self.write_u64(u64::from(*byte));
+            }
+        }
+
+        fn write_usize(&mut self, value: usize) {
+            self.write_u64(value as u64);
+        }
+
+        fn write_u64(&mut self, value: u64) {
+            self.0 = (self.0.rotate_left(5) ^ value).wrapping_mul(0x517c_c1b7_2722_0a95);
+        }
+    }
+
+    type Sets = HashMap<LabelSet, &'static [Label], BuildHasherDefault<AddressHasher>>;
+
+    /// The labels `operation=<operation>` and `<label>=<value>`, built once
+    /// per distinct set (there are as many as scripts times label values).
+    fn labels(
+        operation: &'static str,
+        label: &'static str,
+        value: &'static str,
+    ) -> &'static [Label] {
+        static SETS: OnceLock<RwLock<Sets>> = OnceLock::new();
+        let sets = SETS.get_or_init(RwLock::default);
+        let address = |text: &str| (text.as_ptr() as usize, text.len());
+        let key = [address(operation), address(label), address(value)];
+        if let Some(found) = sets
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&key)
+        {
+            return found;
+        }
+        let mut sets = sets.write().unwrap_or_else(PoisonError::into_inner);
+        sets.entry(key).or_insert_with(|| {
+            let mut built = vec![Label::from_static_parts("operation", operation)];
+            if !label.is_empty() {
+                built.push(Label::from_static_parts(label, value));
+            }
+            Box::leak(built.into_boxed_slice())
+        })
+    }
+
+    fn increment(name: &'static str, labels: &'static [Label]) {
+        let key = Key::from_static_parts(name, labels);
+        metrics::with_recorder(|recorder| recorder.register_counter(&key, &METADATA).increment(1));
+    }
+
     pub(crate) fn call(
         operation: &'static str,
         summary: &CallSummary,
@@ -315,25 +388,31 @@ pub(crate) mod measures {
         error: Option<&Error>,
     ) {
         let status = if error.is_some() { "error" } else { "ok" };
-        metrics::counter!(CALLS, "operation" => operation, "status" => status).increment(1);
-        metrics::histogram!(DURATION, "operation" => operation)
-            .record(started.at.elapsed().as_secs_f64());
+        increment(CALLS, labels(operation, "status", status));
+        let key = Key::from_static_parts(DURATION, labels(operation, "", ""));
+        let seconds = started.at.elapsed().as_secs_f64();
+        metrics::with_recorder(|recorder| {
+            recorder.register_histogram(&key, &METADATA).record(seconds);
+        });
         if matches!(summary.path, Path::NoScriptEval | Path::FunctionLoad) {
-            metrics::counter!(NOSCRIPT, "operation" => operation).increment(1);
+            increment(NOSCRIPT, labels(operation, "", ""));
         }
         if let Some(error) = error {
-            metrics::counter!(ERRORS, "operation" => operation, "kind" => error.kind())
-                .increment(1);
+            increment(ERRORS, labels(operation, "kind", error.kind()));
         }
         if let Some(tag) = summary.reply_tag {
-            metrics::counter!(REPLIES, "operation" => operation, "tag" => tag).increment(1);
+            increment(REPLIES, labels(operation, "tag", tag));
         }
+    }
+
+    /// A call is sent again, for `reason`.
+    pub(crate) fn retry(operation: &'static str, reason: &'static str) {
+        increment(RETRIES, labels(operation, "reason", reason));
     }
 
     /// One script call of a batch, by its raw reply (a batch is timed and
     /// retried as a whole, so only the call and its error are counted).
     pub(crate) fn batch_call(script: &'static crate::script::Script, reply: &redis::Value) {
-        let operation = script.name();
         let error = match reply {
             redis::Value::ServerError(error) => Some(Error::from_server(
                 crate::error::Origin::script(script),
@@ -342,10 +421,9 @@ pub(crate) mod measures {
             _ => None,
         };
         let status = if error.is_some() { "error" } else { "ok" };
-        metrics::counter!(CALLS, "operation" => operation, "status" => status).increment(1);
+        increment(CALLS, labels(script.name(), "status", status));
         if let Some(error) = error {
-            metrics::counter!(ERRORS, "operation" => operation, "kind" => error.kind())
-                .increment(1);
+            increment(ERRORS, labels(script.name(), "kind", error.kind()));
         }
     }
 }
