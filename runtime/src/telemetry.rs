@@ -350,7 +350,7 @@ pub(crate) mod measures {
 
     /// The labels `operation=<operation>` and `<label>=<value>`, built once
     /// per distinct set (there are as many as scripts times label values).
-    fn labels(
+    pub(super) fn labels(
         operation: &'static str,
         label: &'static str,
         value: &'static str,
@@ -457,6 +457,27 @@ mod tests {
         // Nor is anything of a type that is not tagged.
         assert_eq!(reply_tag(None, &denied), None);
         assert_eq!(reply_tag(Some(|| Shape::Any), &denied), None);
+    }
+
+    #[cfg(feature = "metrics")]
+    #[test]
+    fn each_label_set_is_built_once() {
+        let ok = measures::labels("release_lock", "status", "ok");
+        assert!(std::ptr::eq(
+            ok,
+            measures::labels("release_lock", "status", "ok")
+        ));
+        let pairs: Vec<(&str, &str)> = ok
+            .iter()
+            .map(|label| (label.key(), label.value()))
+            .collect();
+        assert_eq!(pairs, [("operation", "release_lock"), ("status", "ok")]);
+        let alone = measures::labels("release_lock", "", "");
+        assert_eq!(alone.len(), 1);
+        assert!(!std::ptr::eq(
+            ok,
+            measures::labels("release_lock", "status", "error")
+        ));
     }
 
     #[test]
