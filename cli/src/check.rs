@@ -19,6 +19,8 @@ pub struct CheckedScript {
     /// The keys and arguments it was checked against; `None` when neither
     /// the header nor the options declare them.
     pub signature: Option<Signature>,
+    /// A function library (`#!lua name=…`) rather than a script.
+    pub library: bool,
     pub diagnostics: Vec<Diagnostic>,
 }
 
@@ -136,6 +138,7 @@ fn check(path: String, source: String, options: &Options) -> CheckedScript {
         path,
         source,
         signature,
+        library: false,
         diagnostics,
     }
 }
@@ -158,6 +161,7 @@ fn check_library(path: String, source: String, options: &Options) -> CheckedScri
         path,
         source,
         signature: None,
+        library: true,
         diagnostics,
     }
 }

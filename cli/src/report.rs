@@ -25,7 +25,17 @@ pub fn human(outcome: &Outcome, deny_warnings: bool) -> String {
         }
     }
     let (errors, warnings) = (outcome.errors(), outcome.warnings());
-    let checked = plural(outcome.scripts.len() + outcome.unreadable.len(), "script");
+    let libraries = outcome
+        .scripts
+        .iter()
+        .filter(|script| script.library)
+        .count();
+    let scripts = outcome.scripts.len() - libraries + outcome.unreadable.len();
+    let checked = match libraries {
+        0 => plural(scripts, "script"),
+        1 => format!("{} and 1 library", plural(scripts, "script")),
+        _ => format!("{} and {libraries} libraries", plural(scripts, "script")),
+    };
     let found = match (errors, warnings) {
         (0, 0) => "no problems found".to_string(),
         (0, _) => plural(warnings, "warning"),
