@@ -70,7 +70,8 @@ fn unknown_tag(check: &ContractCheck, tag: &str, shape: &TokenStream, span: Span
     }
 }
 
-/// The checks for a script's return sites. Reply-shape checks are made
+/// The checks for the return sites of a script or a library function
+/// (`subject` names it in messages: "the script", "the function `name`"). Reply-shape checks are made
 /// only when the script returns tagged tables (the reply type is then
 /// expected to be a `#[derive(ScriptReply)]` type); error-code checks only
 /// when an `errors` type is declared.
@@ -78,6 +79,7 @@ pub fn checks(
     returns: &[ReturnSite],
     reply: &Type,
     errors: Option<&Type>,
+    subject: &str,
     path: &str,
     source: &str,
 ) -> Vec<ContractCheck> {
@@ -101,14 +103,14 @@ pub fn checks(
             kind: CheckKind::Table,
             message: render(
                 site,
-                format!("the script returns a table, but `{reply_name}` is decoded from a single value"),
+                format!("{subject} returns a table, but `{reply_name}` is decoded from a single value"),
                 "declare a type that decodes the table (a tuple, a `Vec`, or a `#[derive(ScriptReply)]` struct or enum), or return a single value".to_owned(),
             ),
             second_message: None,
         });
     }
     for site in returns {
-        checks.extend(float_checks(site, &reply_name, &render));
+        checks.extend(float_checks(site, &reply_name, subject, &render));
         match &site.shape {
             ReturnShape::Array {
                 elements,
@@ -120,7 +122,7 @@ pub fn checks(
                     message: render(
                         site,
                         format!(
-                            "the script returns {}, but {FILLED_IN}",
+                            "{subject} returns {}, but {FILLED_IN}",
                             plural(count, "element")
                         ),
                         format!("return one element per field of `{reply_name}`, in order (trailing `Option` fields may be left out), or change the type"),
@@ -135,7 +137,7 @@ pub fn checks(
                     kind: CheckKind::SingleValue,
                     message: render(
                         site,
-                        format!("the script returns a single value, but `{reply_name}` is decoded from a table"),
+                        format!("{subject} returns a single value, but `{reply_name}` is decoded from a table"),
                         format!("return a table that `{reply_name}` decodes, or declare a single-value type such as `i64`"),
                     ),
                     second_message: None,
@@ -149,7 +151,7 @@ pub fn checks(
                 let unknown = render(
                     site,
                     format!(
-                        "the script returns the tag \"{tag}\", which the reply type `{reply_name}` does not handle"
+                        "{subject} returns the tag \"{tag}\", which the reply type `{reply_name}` does not handle"
                     ),
                     format!(
                         "{FILLED_IN}add a variant for it to `{reply_name}` (`#[reply(tag = \"{tag}\")]`), or change the script"
@@ -166,7 +168,7 @@ pub fn checks(
                     let wrong_count = render(
                         site,
                         format!(
-                            "the script returns \"{tag}\" with {} after the tag, but the variant of `{reply_name}` tagged \"{tag}\" does not take {count}",
+                            "{subject} returns \"{tag}\" with {} after the tag, but the variant of `{reply_name}` tagged \"{tag}\" does not take {count}",
                             plural(count, "element")
                         ),
                         "give the table one element per field of the variant (trailing `Option` fields may be left out), or change the variant".to_owned(),
@@ -189,7 +191,7 @@ pub fn checks(
                     kind: CheckKind::Bare { text: text.clone() },
                     message: render(
                         site,
-                        format!("the script returns the bare string \"{text}\", which the reply type `{reply_name}` does not accept"),
+                        format!("{subject} returns the bare string \"{text}\", which the reply type `{reply_name}` does not accept"),
                         format!("add a unit variant for it to `{reply_name}` (`#[reply(tag = \"{text}\")]`), or return a table"),
                     ),
                     second_message: None,
@@ -346,6 +348,7 @@ impl WarningSite {
 fn float_checks(
     site: &ReturnSite,
     reply_name: &str,
+    subject: &str,
     render: &impl Fn(&ReturnSite, String, String) -> String,
 ) -> Vec<ContractCheck> {
     let (tag, elements) = match &site.shape {
@@ -370,7 +373,7 @@ fn float_checks(
                 },
                 message: render(
                     site,
-                    format!("the script returns a float literal as {position}, which `{reply_name}` decodes into an integer field: Redis truncates Lua numbers to integers in replies"),
+                    format!("{subject} returns a float literal as {position}, which `{reply_name}` decodes into an integer field: Redis truncates Lua numbers to integers in replies"),
                     "return it as a string (`tostring(x)`) into a `String` or `f64` field, or return an integer".to_owned(),
                 ),
                 second_message: None,
