@@ -70,11 +70,11 @@ fn unknown_tag(check: &ContractCheck, tag: &str, shape: &TokenStream, span: Span
     }
 }
 
-/// The checks for the return sites of a script or a library function
-/// (`subject` names it in messages: "the script", "the function `name`"). Reply-shape checks are made
-/// only when the script returns tagged tables (the reply type is then
-/// expected to be a `#[derive(ScriptReply)]` type); error-code checks only
-/// when an `errors` type is declared.
+/// The checks for the return sites of a script or a library function,
+/// which messages call `subject` ("the script", "the function `name`").
+/// Reply-shape checks are made only when it returns tagged tables (the
+/// reply type is then expected to be a `#[derive(ScriptReply)]` type);
+/// error-code checks only when an `errors` type is declared.
 pub fn checks(
     returns: &[ReturnSite],
     reply: &Type,
