@@ -4,7 +4,7 @@
 use redis::aio::ConnectionLike;
 use redis_script::Error;
 use redis_script_testkit::{RedisCluster, RedisServer, Stats};
-use redis_script_tests::{release_lock, transfer};
+use redis_script_tests::{get, release_lock, transfer};
 
 /// Runs `$scenario(connection, stats)` once against a fresh standalone
 /// server and once against a fresh cluster.
@@ -47,14 +47,6 @@ async fn set<C: ConnectionLike>(connection: &mut C, key: &str, value: i64) {
         .query_async(connection)
         .await
         .expect("SET");
-}
-
-async fn get<C: ConnectionLike>(connection: &mut C, key: &str) -> Option<i64> {
-    redis::cmd("GET")
-        .arg(key)
-        .query_async(connection)
-        .await
-        .expect("GET")
 }
 
 fn script_calls(stats: &dyn Stats) -> (u64, u64, u64) {

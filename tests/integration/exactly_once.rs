@@ -11,6 +11,7 @@ use redis::Value;
 use redis::aio::ConnectionLike;
 use redis_script::{CallId, Error, ScriptReply, redis_script};
 use redis_script_testkit::RedisServer;
+use redis_script_tests::get;
 
 /// Adds `amount` to `counter`; the new value.
 #[redis_script(path = "lua/exactly_once/incr_once.lua", keys = 1, exactly_once)]
@@ -54,14 +55,6 @@ async fn shapes(counter: &str, case: &str, bytes: &[u8]) -> Value;
 enum Decision {
     Allowed { count: u64 },
     Denied { count: u64, retry_ms: u64 },
-}
-
-async fn get<C: ConnectionLike>(connection: &mut C, key: &str) -> Option<i64> {
-    redis::cmd("GET")
-        .arg(key)
-        .query_async(connection)
-        .await
-        .expect("GET")
 }
 
 /// The record key of `call` (its last key) and its TTL in milliseconds.

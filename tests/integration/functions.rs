@@ -23,6 +23,7 @@ mod quota_lib {
 }
 
 use quota_lib::{LIBRARY, fixed_window_allow, quota_peek};
+use redis_script_tests::get;
 
 /// Another version of `quota_lib`: it registers neither declared function.
 const OLD_VERSION: &str = "#!lua name=quota_lib\nredis.register_function('quota_old', function(keys, args) return 0 end)\n";
@@ -142,14 +143,6 @@ fn primary_function_calls(cluster: &RedisCluster) -> (u64, u64, u64) {
         .fold((0, 0, 0), |sum, calls| {
             (sum.0 + calls.0, sum.1 + calls.1, sum.2 + calls.2)
         })
-}
-
-async fn get<C: ConnectionLike>(connection: &mut C, key: &str) -> Option<i64> {
-    redis::cmd("GET")
-        .arg(key)
-        .query_async(connection)
-        .await
-        .expect("GET")
 }
 
 fn allowed(count: i64) -> (String, i64) {

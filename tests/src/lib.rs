@@ -17,6 +17,16 @@ pub async fn release_lock_as<T: redis::FromRedisValue>(lock: &str, token: &str) 
 
 pub mod faults;
 
+/// The integer at `key` (`None` when it is missing): what a test reads back
+/// after its script calls.
+pub async fn get<C: redis::aio::ConnectionLike>(connection: &mut C, key: &str) -> Option<i64> {
+    redis::cmd("GET")
+        .arg(key)
+        .query_async(connection)
+        .await
+        .expect("GET")
+}
+
 /// What `tests/lua/replies/decision.lua` returns: every kind of tagged
 /// variant `#[derive(ScriptReply)]` decodes.
 #[derive(Debug, PartialEq, redis_script::ScriptReply)]
