@@ -105,15 +105,41 @@ impl Analyzer<'_> {
                     .record(sent, message_span, &mut self.diagnostics);
                 Value::Reply(Reply::Error(error_code(sent)))
             }
-            // The error of a protected `redis.call` is a command's reply.
-            ("pcall" | "xpcall", None) => {
+            // The error a protected call catches may be a command's error
+            // reply, handed back as a table.
+            ("pcall" | "xpcall", None) | ("coroutine", Some("resume")) => {
                 self.error_codes.forwards_command_errors();
                 Value::Unknown
             }
+            ("rawset", None) => {
+                let key = operands
+                    .get(1)
+                    .map_or(Value::Nil, |operand| operand.value.clone());
+                let value = operands
+                    .get(2)
+                    .map_or(Value::Nil, |operand| operand.value.clone());
+                match key {
+                    Value::Str(name) if name == "err" => {
+                        let value_span = operands.get(2).map_or(span, |operand| operand.span);
+                        self.error_codes
+                            .err_field(&value, value_span, &mut self.diagnostics);
+                    }
+                    key => self.error_codes.computed_field(&key, &value),
+                }
+                first.cloned().unwrap_or(Value::Unknown).stored()
+            }
             // Their results may carry an `err` field from run-time data.
-            ("rawset", None) | ("cjson", Some("decode")) | ("cmsgpack", Some("unpack")) => {
+            ("cjson", Some("decode")) | ("cmsgpack", Some("unpack")) => {
                 self.error_codes.forwards_unknown();
                 Value::Unknown
+            }
+            // After `redis.setresp(3)`, a map reply is `{map = {…}}`: its
+            // inner table may hold an `err` field read from the data.
+            ("redis", Some("setresp")) => {
+                if first.and_then(Value::as_number) != Some(2.0) {
+                    self.error_codes.forwards_unknown();
+                }
+                Value::Nil
             }
             ("redis", Some("register_function")) => {
                 let understood = self

@@ -1,17 +1,27 @@
-//! The error replies a script can hand back unmarked.
+//! The error replies a script can end with, found where they are made.
 //!
-//! Redis marks an error raised inside a script (`error(...)`, a failing
-//! `redis.call`) with ` script: …, on @user_script:N.`, but an error reply
-//! the script *returns* (`redis.error_reply('CODE …')`, `{err = …}`, a
-//! `redis.pcall` result) reaches the client exactly as written. The runtime
-//! must tell such replies apart from the server's own refusals, which mean
-//! the script never ran; knowing every code a script can return unmarked is
-//! what makes that decision unforgeable.
+//! A table is an error reply when its raw `err` field is a string. Rather
+//! than follow tables to the `return`, the analysis looks at every way one
+//! gets such a field: a constructor (`{err = …}`, `{['err'] = …}`, `{[k] =
+//! …}`), an assignment (`t.err = …`, `t[k] = …`), `rawset`,
+//! `redis.error_reply`, a caught command error (`redis.pcall`, `pcall`,
+//! `coroutine.resume`), decoded data (`cjson.decode`, `cmsgpack.unpack`),
+//! a RESP3 map reply after `redis.setresp(3)`, and code compiled at run
+//! time. The union over the whole script is every code it can end with;
+//! an `err` field whose text is only known at run time makes it unknown.
+//!
+//! The runtime does not rely on these codes to tell a script's error from
+//! a server refusal (the source sent marks returned errors, see
+//! [`sent`](crate::sent)); one case escapes the mark, and is found here
+//! too: a raised table whose `__newindex` metamethod keeps Redis from
+//! adding its ` script: …` suffix ([`ErrorCodes::raises_unmarked`]).
 
+use full_moon::ast::{Call, Expression, Field, FunctionArgs, Suffix};
 use redis_script_codes::{is_error_code, reserved, split_error_reply};
 
 use super::span::Span;
 use super::value::Value;
+use super::walker::{Analyzer, identifier, string_literal};
 use super::{Diagnostic, ErrorCodes};
 
 /// The code a client reads from an error message: its first word, as
@@ -59,15 +69,148 @@ impl ErrorCodes {
         self.codes.insert(code);
     }
 
+    /// Adds what `other` may end with.
+    pub(crate) fn merge(&mut self, other: &ErrorCodes) {
+        self.codes.extend(other.codes.iter().cloned());
+        self.forwards_command_errors |= other.forwards_command_errors;
+        self.unknown |= other.unknown;
+        self.raises_unmarked |= other.raises_unmarked;
+    }
+
     /// The script may hand back error replies whose text is only known at
-    /// run time (decoded tables, `t.err = x`).
+    /// run time (decoded tables, code compiled at run time).
     pub(crate) fn forwards_unknown(&mut self) {
         self.unknown = true;
+    }
+
+    /// A table's `err` field is set to `value` at `span`: an error reply
+    /// when the value is a string.
+    pub(crate) fn err_field(
+        &mut self,
+        value: &Value,
+        span: Span,
+        diagnostics: &mut Vec<Diagnostic>,
+    ) {
+        if may_be_string(value) {
+            self.record(value, span, diagnostics);
+        }
+    }
+
+    /// A table's field under a key computed at run time is set to `value`
+    /// (`t[k] = v`, `{[k] = v}`, `rawset(t, k, v)`): an error reply of
+    /// unknown code when the key may be `'err'` and the value a string.
+    pub(crate) fn computed_field(&mut self, key: &Value, value: &Value) {
+        if may_be_err_key(key) && may_be_string(value) {
+            self.unknown = true;
+        }
     }
 
     /// The script may hand back the error replies of the commands it calls
     /// (`redis.pcall`, `pcall(redis.call, …)`).
     pub(crate) fn forwards_command_errors(&mut self) {
         self.forwards_command_errors = true;
+    }
+}
+
+/// Globals through which a script reaches any global by a computed name,
+/// or compiles code at run time (Redis scripts have no `getfenv`): from
+/// them it reaches `setmetatable`, and can build any reply.
+const OPEN_DOORS: &[&str] = &["_G", "loadstring", "load"];
+
+/// How the script uses metatables, as far as an unmarked raise goes.
+#[derive(Debug, Default)]
+pub(crate) struct Metatables {
+    /// `setmetatable` is read (always with a literal metatable without
+    /// `__newindex`; any other read is an unmarked raise at once).
+    pub set: bool,
+    /// `getmetatable` is read: a metatable set by the script may gain a
+    /// `__newindex` later.
+    pub read: bool,
+    /// The `setmetatable` being read is called at once with a literal
+    /// metatable that has no `__newindex` field.
+    pub literal_call: bool,
+}
+
+impl Analyzer<'_> {
+    /// A read of the global `name`: the ways to give a table a `__newindex`
+    /// metamethod, which keeps Redis from marking an error raised with it.
+    pub(crate) fn reaches_metatables(&mut self, name: &str) {
+        let metatables = &mut self.metatables;
+        let unmarked = match name {
+            "setmetatable" => {
+                metatables.set = true;
+                !metatables.literal_call || metatables.read
+            }
+            "getmetatable" => {
+                metatables.read = true;
+                metatables.set
+            }
+            name if OPEN_DOORS.contains(&name) => {
+                self.error_codes.forwards_unknown();
+                true
+            }
+            _ => false,
+        };
+        self.error_codes.raises_unmarked |= unmarked;
+    }
+}
+
+/// Whether `suffix` calls a function with a literal second argument that
+/// cannot be a metatable with `__newindex`: `setmetatable(t, {__index =
+/// f})`.
+pub(crate) fn is_literal_metatable_call(map: &super::span::SourceMap<'_>, suffix: &Suffix) -> bool {
+    let Suffix::Call(Call::AnonymousCall(call)) = suffix else {
+        return false;
+    };
+    let FunctionArgs::Parentheses { arguments, .. } = &**call else {
+        return false;
+    };
+    let Some(Expression::TableConstructor(metatable)) = arguments.iter().nth(1) else {
+        return false;
+    };
+    metatable.fields().iter().all(|field| match field {
+        Field::NameKey { key, .. } => identifier(key) != "__newindex",
+        Field::ExpressionKey { key, .. } => match &**key {
+            Expression::String(token) => string_literal(map, token) != "__newindex",
+            _ => false,
+        },
+        Field::NoKey(_) => true,
+        _ => false,
+    })
+}
+
+/// Whether `value` may be a Lua string at run time (Redis reads an `err`
+/// field only when it is one; a number is not).
+pub(crate) fn may_be_string(value: &Value) -> bool {
+    matches!(
+        value,
+        Value::Str(_) | Value::ComputedString(_) | Value::Key | Value::Arg(_) | Value::Unknown
+    )
+}
+
+/// Whether a key computed at run time may be the string `'err'`.
+fn may_be_err_key(key: &Value) -> bool {
+    match key {
+        Value::Str(text) => text == "err",
+        Value::ComputedString(Some(prefix)) => "err".starts_with(prefix.as_str()),
+        other => may_be_string(other),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_strings_that_may_read_err_make_error_fields() {
+        assert!(may_be_err_key(&Value::Str("err".into())));
+        assert!(!may_be_err_key(&Value::Str("error".into())));
+        assert!(may_be_err_key(&Value::ComputedString(Some("e".into()))));
+        assert!(!may_be_err_key(&Value::ComputedString(Some("x".into()))));
+        assert!(may_be_err_key(&Value::Arg(Some(1))));
+        assert!(!may_be_err_key(&Value::ComputedNumber));
+        assert!(!may_be_string(&Value::Number(1.0)));
+        assert!(!may_be_string(&Value::Table(None)));
+        assert!(may_be_string(&Value::Unknown));
     }
 }

@@ -1,5 +1,6 @@
-//! Exactly-once scripts: the source actually sent for a script declared
-//! with `exactly_once`, and why a script cannot be one.
+//! Exactly-once scripts: what the source sent for a script declared with
+//! `exactly_once` ([`sent::script`](crate::sent::script)) adds, and why a
+//! script cannot be one.
 //!
 //! The wrapped script takes one extra key, the call's record, after the
 //! script's own keys, and one extra argument, the record's time to live in
@@ -24,12 +25,12 @@
 //! therefore still point at line `N` of the `.lua` file.
 //!
 //! ```
-//! use redis_script_analysis::{Signature, analyze, exactly_once};
+//! use redis_script_analysis::{Signature, analyze, exactly_once, sent};
 //!
 //! let source = "return redis.call('INCR', KEYS[1])\n";
 //! let analysis = analyze(source, &Signature { keys: 1, ..Signature::default() });
 //! assert_eq!(exactly_once::refusal(&analysis), None);
-//! let wrapped = exactly_once::wrap(source, &analysis);
+//! let wrapped = sent::script(source, &analysis, true);
 //! assert!(wrapped.starts_with("local function"));
 //! assert!(wrapped.lines().next().is_some_and(|line| line.ends_with("return redis.call('INCR', KEYS[1])")));
 //! ```
@@ -58,66 +59,33 @@ pub fn refusal(analysis: &Analysis) -> Option<String> {
     None
 }
 
-/// The name the wrapper gives the script's body. It cannot clash with
-/// the body's own names: the body cannot see it (it is being defined), and
-/// the analysis refuses globals a script does not define.
-const BODY: &str = "__redis_script_body";
-
-/// The source sent for `source` declared `exactly_once`: the body wrapped
-/// so that it runs at most once per call id (see the module docs).
-///
-/// `analysis` must be the analysis of `source` without errors.
-pub fn wrap(source: &str, analysis: &Analysis) -> String {
-    let (shebang, body) = split_shebang(source);
-    // The main chunk may use `...` (it is always empty for a script); the
-    // body function declares it only then, because Lua 5.1 builds an `arg`
-    // table for every call of a vararg function that does not use `...`.
-    let parameters = if analysis.chunk_varargs {
-        "KEYS, ARGV, ..."
-    } else {
-        "KEYS, ARGV"
-    };
+/// The Lua that follows the definition of the body (named
+/// [`BODY`](crate::sent::BODY), taking `KEYS, ARGV`) in the source sent for
+/// an `exactly_once` script: it leaves in the local `reply` either the
+/// recorded reply of an earlier send, or the body's reply, recorded.
+pub(crate) fn reply_of_body(source: &str) -> String {
+    let body = crate::sent::BODY;
     // A body that calls `redis.set_repl` may have turned replication off:
     // the record must reach replicas and the AOF with the body's writes.
     let replicate = if source.contains("set_repl") {
-        "redis.set_repl(redis.REPL_ALL)\n"
+        "  redis.set_repl(redis.REPL_ALL)\n"
     } else {
         ""
     };
-    let mut wrapped = String::with_capacity(source.len() + 512);
-    wrapped.push_str(shebang);
-    if !shebang.is_empty() && !shebang.ends_with('\n') {
-        wrapped.push('\n');
-    }
-    wrapped.push_str(&format!("local function {BODY}({parameters}) "));
-    wrapped.push_str(body);
-    wrapped.push_str(&format!(
-        "\nend\n\
-         local record = KEYS[#KEYS]\n\
-         local recorded = redis.call('GET', record)\n\
-         if recorded then\n\
-         \x20 return cmsgpack.unpack(recorded)\n\
-         end\n\
-         local keys, arguments = {{}}, {{}}\n\
-         for i = 1, #KEYS - 1 do keys[i] = KEYS[i] end\n\
-         for i = 2, #ARGV do arguments[i - 1] = ARGV[i] end\n\
-         local reply = {BODY}(keys, arguments)\n\
+    format!(
+        "local record = KEYS[#KEYS]\n\
+         local reply = redis.call('GET', record)\n\
+         if reply then\n\
+         \x20 reply = cmsgpack.unpack(reply)\n\
+         else\n\
+         \x20 local keys, arguments = {{}}, {{}}\n\
+         \x20 for i = 1, #KEYS - 1 do keys[i] = KEYS[i] end\n\
+         \x20 for i = 2, #ARGV do arguments[i - 1] = ARGV[i] end\n\
+         \x20 reply = {body}(keys, arguments)\n\
          {replicate}\
-         redis.call('SET', record, cmsgpack.pack(reply), 'PX', ARGV[1])\n\
-         return reply\n"
-    ));
-    wrapped
-}
-
-/// The `#!lua …` first line (with its line break) and the rest.
-fn split_shebang(source: &str) -> (&str, &str) {
-    if !source.starts_with("#!") {
-        return ("", source);
-    }
-    match source.find('\n') {
-        Some(end) => source.split_at(end + 1),
-        None => (source, ""),
-    }
+         \x20 redis.call('SET', record, cmsgpack.pack(reply), 'PX', ARGV[1])\n\
+         end\n"
+    )
 }
 
 #[cfg(test)]
@@ -143,7 +111,7 @@ mod tests {
     /// a script of 2 keys and 2 arguments: it must be valid Lua that reads
     /// its record and calls only what the sandbox offers.
     fn wrapped_and_checked(source: &str, keys: usize, args: usize) -> String {
-        let wrapped = wrap(source, &analysis_of(source, keys, args));
+        let wrapped = crate::sent::script(source, &analysis_of(source, keys, args), true);
         let check = analyze(
             &wrapped,
             &Signature {
@@ -211,7 +179,7 @@ mod tests {
     fn replication_is_restored_for_the_record() {
         let source = "redis.set_repl(redis.REPL_NONE)\nredis.call('SET', KEYS[1], '1')";
         let wrapped = wrapped_and_checked(source, 1, 0);
-        assert!(wrapped.contains("redis.set_repl(redis.REPL_ALL)\nredis.call('SET', record"));
+        assert!(wrapped.contains("redis.set_repl(redis.REPL_ALL)\n  redis.call('SET', record"));
         let plain = wrapped_and_checked("redis.call('SET', KEYS[1], '1')", 1, 0);
         assert!(!plain.contains("REPL_ALL"));
     }

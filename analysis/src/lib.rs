@@ -38,6 +38,7 @@ mod params;
 mod returns;
 pub mod sandbox;
 mod scope;
+pub mod sent;
 mod shebang;
 mod span;
 pub mod suggest;
@@ -150,9 +151,11 @@ pub struct Analysis {
     pub chunk_varargs: bool,
 }
 
-/// The codes of the error replies a script can return as they are (not
-/// raised: Redis marks raised errors with the script's line), so that the
-/// runtime can tell them from the server's own refusals.
+/// The codes of the error replies a script can end with (returned, or
+/// raised as a table), found from every way a table gets a string `err`
+/// field: literal and computed table keys, field assignments, `rawset`,
+/// `redis.error_reply`, caught command errors, decoded data, RESP3 maps.
+/// The contract checks compare them with a declared error type.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ErrorCodes {
     /// Codes of literal messages: `redis.error_reply('CONFLICT …')`.
@@ -162,6 +165,23 @@ pub struct ErrorCodes {
     pub forwards_command_errors: bool,
     /// Some error reply's text is built at run time: it may have any code.
     pub unknown: bool,
+    /// The script can give a table a `__newindex` metamethod (it reaches
+    /// `setmetatable` other than with a literal metatable, or globals and
+    /// the compiler by name): an error raised with such a table reaches
+    /// the client without Redis's ` script: …` suffix, so it could read
+    /// like a refusal of the server. Every other error reply of a script
+    /// is marked: by the source sent ([`sent`]) when returned, by Redis
+    /// when raised.
+    pub raises_unmarked: bool,
+}
+
+impl ErrorCodes {
+    /// Whether the script may end with an error reply of this code.
+    pub fn may_return(&self, code: &str) -> bool {
+        self.unknown
+            || self.codes.contains(code)
+            || (self.forwards_command_errors && code != redis_script_codes::NOSCRIPT)
+    }
 }
 
 impl Analysis {

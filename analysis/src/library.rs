@@ -95,8 +95,11 @@ pub struct RegisteredFunction {
     pub read_only: bool,
     /// Every way the callback can end.
     pub returns: Vec<ReturnSite>,
-    /// The error replies the callback can return unmarked.
+    /// The error replies the callback can return.
     pub error_codes: ErrorCodes,
+    /// Where the callback expression is written in the source (bytes), so
+    /// that the source sent can wrap it ([`sent::library`](crate::sent::library)).
+    pub callback: std::ops::Range<usize>,
 }
 
 /// What the walk needs to know about the library before it starts.
@@ -123,6 +126,8 @@ pub(crate) struct Registration {
     /// The declaration's signature, or one that accepts any use.
     pub signature: Signature,
     pub declaration: Option<usize>,
+    /// The callback expression, in bytes of the source.
+    pub callback: std::ops::Range<usize>,
 }
 
 /// The named arguments of the table form.
@@ -166,6 +171,8 @@ struct Reader<'a, 'm> {
 /// A callback as written in a registration.
 struct Callback<'a> {
     body: &'a FunctionBody,
+    /// The expression naming or defining it, in bytes of the source.
+    written: std::ops::Range<usize>,
 }
 
 impl<'a> Reader<'a, '_> {
@@ -341,12 +348,16 @@ impl<'a> Reader<'a, '_> {
     }
 
     fn callback(&mut self, expression: &'a Expression) -> Option<Callback<'a>> {
+        let start = super::span::expression_start(expression).map_or(0, |at| at.bytes());
+        let end = super::span::expression_end(expression).map_or(0, |at| at.bytes());
+        let written = start..end;
         match expression {
             Expression::Function(function) => Some(Callback {
                 body: function.body(),
+                written,
             }),
             Expression::Var(Var::Name(token)) => match self.functions.get(identifier(token)) {
-                Some(body) => Some(Callback { body }),
+                Some(body) => Some(Callback { body, written }),
                 None => {
                     let name = identifier(token);
                     self.diagnostics.push(self.map.token(token).error(
@@ -462,6 +473,7 @@ impl<'a> Reader<'a, '_> {
             tables,
             signature,
             declaration,
+            callback: callback.written,
         });
     }
 }
@@ -595,6 +607,7 @@ fn analyze_here(
                     declaration: registration.declaration,
                     returns: outcome.returns,
                     error_codes: outcome.error_codes,
+                    callback: registration.callback,
                 })
                 .collect();
         }

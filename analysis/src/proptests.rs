@@ -60,14 +60,15 @@ fn check(source: &str) -> Result<(), TestCaseError> {
         let analysis = analyze(source, signature);
         check_diagnostics(source, &analysis.diagnostics)?;
     }
-    check_exactly_once_wrapper(source)
+    check_sent_wrappers(source)
 }
 
 /// Any script that parses, also as a function body, still parses wrapped
-/// for `exactly_once`, and each of its lines keeps its number. (The parser
+/// as it is sent (plain and `exactly_once`), and each of its lines keeps
+/// its number. (The parser
 /// accepts some text at the top level only, such as `return return`,
 /// which Lua itself refuses anywhere.)
-fn check_exactly_once_wrapper(source: &str) -> Result<(), TestCaseError> {
+fn check_sent_wrappers(source: &str) -> Result<(), TestCaseError> {
     let parses = |text: &str| crate::syntax::Prepared::new(text).parse().is_ok();
     let (_, body) = source.split_at(if source.starts_with("#!") {
         source.find('\n').map_or(source.len(), |end| end + 1)
@@ -77,17 +78,20 @@ fn check_exactly_once_wrapper(source: &str) -> Result<(), TestCaseError> {
     if !parses(source) || !parses(&format!("local function f(...) {body}\nend")) {
         return Ok(());
     }
-    let wrapped = crate::exactly_once::wrap(source, &analyze(source, &Signature::default()));
-    prop_assert!(
-        crate::syntax::Prepared::new(&wrapped).parse().is_ok(),
-        "the wrapper of {source:?} does not parse:\n{wrapped}"
-    );
-    let mut wrapped_lines = wrapped.lines();
-    for (index, line) in source.lines().enumerate() {
-        let kept = wrapped_lines
-            .next()
-            .is_some_and(|wrapped| wrapped.ends_with(line));
-        prop_assert!(kept, "line {} of {source:?} moved:\n{wrapped}", index + 1);
+    let analysis = analyze(source, &Signature::default());
+    for exactly_once in [false, true] {
+        let wrapped = crate::sent::script(source, &analysis, exactly_once);
+        prop_assert!(
+            crate::syntax::Prepared::new(&wrapped).parse().is_ok(),
+            "the wrapper of {source:?} does not parse:\n{wrapped}"
+        );
+        let mut wrapped_lines = wrapped.lines();
+        for (index, line) in source.lines().enumerate() {
+            let kept = wrapped_lines
+                .next()
+                .is_some_and(|wrapped| wrapped.ends_with(line));
+            prop_assert!(kept, "line {} of {source:?} moved:\n{wrapped}", index + 1);
+        }
     }
     Ok(())
 }

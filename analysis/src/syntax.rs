@@ -107,12 +107,14 @@ fn parse_lexable(source: &str) -> Result<Ast, Vec<Diagnostic>> {
 }
 
 /// Redis strips the `#!lua …` line before compiling, so the parser must
-/// not see it either; spaces keep every position. (full_moon also panics
+/// not see it either; spaces keep every position after it. (full_moon also panics
 /// on a shebang followed only by an unterminated `--[[` comment.)
 fn blank_shebang(source: &mut String) {
     if source.starts_with("#!") {
         let end = source.find('\n').unwrap_or(source.len());
-        let blanks = " ".repeat(source[..end].chars().count());
+        // As many spaces as bytes: byte offsets into the source stay valid
+        // (the source sent for a library is edited at them).
+        let blanks = " ".repeat(end);
         source.replace_range(..end, &blanks);
     }
 }

@@ -59,7 +59,7 @@ fn smoke() {
     assert!(error_messages("return 1", &signature(0, 0)).is_empty());
 }
 
-// ----- error codes the script can return unmarked -------------------------
+// ----- error codes the script can end with --------------------------------
 
 fn codes(source: &str) -> (Vec<String>, bool) {
     let analysis = analyze(source, &signature(0, 0));
@@ -72,9 +72,12 @@ fn protected_calls_forward_command_errors_only() {
     for source in [
         "return redis.pcall('GET', 'k')",
         "local ok, e = pcall(redis.call, 'GET', 'k') return e",
+        "return select(2, pcall(redis.call, 'GET', 'k'))",
+        "local co = coroutine.create(function() redis.call('GET', 'k') end) local ok, e = coroutine.resume(co) return e",
     ] {
         let codes = analyze(source, &signature(0, 0)).error_codes;
         assert!(codes.forwards_command_errors && !codes.unknown, "{source}");
+        assert!(codes.may_return("WRONGTYPE") && !codes.may_return("NOSCRIPT"));
     }
 }
 
@@ -97,6 +100,27 @@ fn literal_error_codes_are_collected() {
         (vec!["busy".to_string()], false)
     );
     assert_eq!(codes("return 1"), (vec![], false));
+    // Every way a table gets a literal `err` string, wherever it goes.
+    for source in [
+        "return {['err'] = 'TAKEN by another'}",
+        "local t = {} t.err = 'TAKEN by another' return t",
+        "local t = {} t['err'] = 'TAKEN by another' return t",
+        "local t = {} rawset(t, 'err', 'TAKEN by another') return t",
+        "local function fail() return {err = 'TAKEN by another'} end local r = {fail()} return r[1]",
+        "local ok, e = pcall(error, {err = 'TAKEN by another'}) return e",
+    ] {
+        let (found, unknown) = codes(source);
+        assert!(
+            found.contains(&"TAKEN".to_string()) && !unknown,
+            "{source}: {found:?}"
+        );
+    }
+    // A number under `err` is no error reply (Redis wants a string).
+    assert_eq!(codes("return {err = 5}"), (vec![], false));
+    assert_eq!(
+        codes("local t = {} t[ARGV[1]] = 0 return t"),
+        (vec![], false)
+    );
 }
 
 #[test]
@@ -107,14 +131,54 @@ fn run_time_error_codes_make_the_set_unknown() {
         "return {err = tostring(ARGV)}",
         "return cjson.decode('{}')",
         "return cmsgpack.unpack('')",
-        "local t = {} t.err = 'X' return t",
-        "local t = {} t['err'] = 'X' return t",
+        "local t = {} t.err = ARGV[1] return t",
+        "local t = {} t[ARGV[1]] = ARGV[2] return t",
+        "return {[ARGV[1]] = ARGV[2]}",
+        "local k = 'e' .. 'rr' return {[k] = 'X y'}",
+        "local t = {} rawset(t, ARGV[1], 'X y') return t",
+        "redis.setresp(3) return redis.call('HGETALL', KEYS[1]).map",
+        "return loadstring('return 1')()",
     ] {
         assert!(codes(source).1, "{source}");
     }
-    // Writes under keys known only at run time are not counted: a script
-    // would also need the server's exact wording to pass for a refusal.
-    assert!(!codes("local t = {} for i = 1, 3 do t[i] = i end t[ARGV[1]] = 0 return t").1);
+    // Keys that cannot read `err`, values that are no strings.
+    for source in [
+        "local t = {} for i = 1, 3 do t[i] = ARGV[i] end return t",
+        "local t = {} t['x' .. ARGV[1]] = ARGV[2] return t",
+        "local t = {} t[ARGV[1]] = tonumber(ARGV[2]) return t",
+        "redis.setresp(2) return 1",
+    ] {
+        assert!(!codes(source).1, "{source}");
+    }
+}
+
+#[test]
+fn raising_a_table_with_newindex_escapes_the_mark() {
+    let raises_unmarked = |source: &str| {
+        analyze(source, &signature(0, 0))
+            .error_codes
+            .raises_unmarked
+    };
+    for source in [
+        "error(setmetatable({err = 'BUSY x'}, {__newindex = function() end}))",
+        "local mt = {} mt.__newindex = function() end error(setmetatable({err = 'BUSY x'}, mt))",
+        "local smt = setmetatable local t = smt({}, {})",
+        "local t = setmetatable({}, {}) getmetatable(t).__newindex = function() end",
+        "local t = setmetatable({}, {['__newindex'] = function() end})",
+        "local t = setmetatable({}, {[ARGV[1]] = 1})",
+        "return _G.type(1)",
+        "return loadstring('return 1')()",
+    ] {
+        assert!(raises_unmarked(source), "{source}");
+    }
+    for source in [
+        "local t = setmetatable({}, {__index = function() return 0 end}) return t.x",
+        "local t = setmetatable({}, {__index = {a = 1}, __call = function() end})",
+        "return redis.error_reply('BUSY x')",
+        "error({err = 'CONFLICT x'})",
+    ] {
+        assert!(!raises_unmarked(source), "{source}");
+    }
 }
 
 #[test]

@@ -110,6 +110,11 @@ pub(crate) fn run_library(
     analyzer.diagnostics.extend(missing.into_notes());
     let mut functions = analyzer.function_outcomes;
     functions.resize_with(plan.registrations.len(), FunctionOutcome::default);
+    // Code outside the callbacks (their helpers) runs when any of them
+    // calls it: each callback can end with the replies it builds.
+    for function in &mut functions {
+        function.error_codes.merge(&analyzer.error_codes);
+    }
     LibraryOutcome {
         diagnostics: analyzer.diagnostics,
         functions,
@@ -162,6 +167,8 @@ pub(crate) struct Analyzer<'a> {
     pub reassigned_found: HashSet<usize>,
     /// Set by a call to `error`: the statement never completes.
     pub raised: bool,
+    /// What the script does with metatables (see `error_codes`).
+    pub metatables: super::error_codes::Metatables,
     /// Set by each call: it may return any number of values.
     pub last_call_many: bool,
     /// Globals the script tried to create: already reported, so reading
@@ -194,6 +201,7 @@ impl<'a> Analyzer<'a> {
             reply_depth: 0,
             reassigned_found: HashSet::new(),
             raised: false,
+            metatables: Default::default(),
             last_call_many: false,
             functions: Vec::new(),
             depth: 0,
@@ -359,15 +367,19 @@ impl<'a> Analyzer<'a> {
     }
 
     fn walk_assignment(&mut self, assignment: &Assignment) {
-        for expression in assignment.expressions() {
-            self.value_of(expression);
-        }
-        for variable in assignment.variables() {
-            self.assign_to(variable);
+        let operands = self.eval_list(assignment.expressions().iter(), true);
+        let trailing_many = operands.last().is_some_and(|operand| operand.many);
+        for (position, variable) in assignment.variables().iter().enumerate() {
+            let value = match operands.get(position) {
+                Some(operand) => operand.value.clone(),
+                None if trailing_many => Value::Unknown,
+                None => Value::Nil,
+            };
+            self.assign_to(variable, &value);
         }
     }
 
-    fn assign_to(&mut self, variable: &Var) {
+    fn assign_to(&mut self, variable: &Var, value: &Value) {
         match variable {
             Var::Name(token) => self.assign_name(token, false),
             Var::Expression(target) => {
@@ -379,11 +391,12 @@ impl<'a> Analyzer<'a> {
                 let span = self.context.map.chain(target.prefix(), last);
                 match last {
                     Suffix::Index(Index::Dot { name, .. }) => {
-                        self.field_write(&base, identifier(name), span);
+                        self.field_write(&base, identifier(name), span, value);
                     }
                     Suffix::Index(Index::Brackets { expression, .. }) => {
-                        if let Value::Str(member) = self.value_of(expression) {
-                            self.field_write(&base, &member, span);
+                        match self.value_of(expression) {
+                            Value::Str(member) => self.field_write(&base, &member, span, value),
+                            key => self.error_codes.computed_field(&key, value),
                         }
                     }
                     _ => {}
@@ -393,11 +406,12 @@ impl<'a> Analyzer<'a> {
         }
     }
 
-    /// `base.member = …`: `err` turns a table into an error reply whose
-    /// code is not known here.
-    fn field_write(&mut self, base: &Value, member: &str, span: Span) {
+    /// `base.member = value`: an `err` string turns a table into an error
+    /// reply.
+    fn field_write(&mut self, base: &Value, member: &str, span: Span, value: &Value) {
         if member == "err" {
-            self.error_codes.forwards_unknown();
+            self.error_codes
+                .err_field(value, span, &mut self.diagnostics);
         }
         self.member_write(base, member, span);
     }
@@ -814,7 +828,12 @@ impl<'a> Analyzer<'a> {
                     Some(Suffix::Index(Index::Dot { name, .. })) => Some(identifier(name)),
                     _ => None,
                 };
-                self.read_name(token, next_member)
+                self.metatables.literal_call = suffixes.first().is_some_and(|suffix| {
+                    super::error_codes::is_literal_metatable_call(self.context.map, suffix)
+                });
+                let value = self.read_name(token, next_member);
+                self.metatables.literal_call = false;
+                value
             }
             Prefix::Expression(expression) => self.value_of(expression),
             _ => Value::Unknown,
@@ -945,19 +964,27 @@ impl<'a> Analyzer<'a> {
                     ..
                 } => {
                     let value = self.value_of(expression);
-                    match identifier(key) {
-                        "err" => {
-                            let span = self.context.map.expression(expression);
-                            self.error_codes.record(&value, span, &mut self.diagnostics);
-                            reply = Some(Reply::Error(error_code(&value)));
-                        }
-                        "ok" => reply = Some(Reply::Status(value.as_str().map(str::to_string))),
-                        _ => {}
+                    let span = self.context.map.expression(expression);
+                    if let Some(field_reply) = self.reply_field(identifier(key), &value, span) {
+                        reply = Some(field_reply);
                     }
                 }
-                Field::ExpressionKey { key, value, .. } => {
-                    self.value_of(key);
-                    self.value_of(value);
+                Field::ExpressionKey {
+                    key,
+                    value: expression,
+                    ..
+                } => {
+                    let key = self.value_of(key);
+                    let value = self.value_of(expression);
+                    match key {
+                        Value::Str(name) => {
+                            let span = self.context.map.expression(expression);
+                            if let Some(field_reply) = self.reply_field(&name, &value, span) {
+                                reply = Some(field_reply);
+                            }
+                        }
+                        key => self.error_codes.computed_field(&key, &value),
+                    }
                 }
                 _ => {}
             }
@@ -977,6 +1004,22 @@ impl<'a> Analyzer<'a> {
             elements: array.iter().map(|(value, _)| value.kind()).collect(),
             open_ended,
         })))
+    }
+}
+
+impl Analyzer<'_> {
+    /// A constructor's field `name = value`: `err` and `ok` make the table
+    /// a reply of its own.
+    fn reply_field(&mut self, name: &str, value: &Value, span: Span) -> Option<Reply> {
+        match name {
+            "err" if super::error_codes::may_be_string(value) => {
+                self.error_codes
+                    .err_field(value, span, &mut self.diagnostics);
+                Some(Reply::Error(error_code(value)))
+            }
+            "ok" => Some(Reply::Status(value.as_str().map(str::to_string))),
+            _ => None,
+        }
     }
 }
 

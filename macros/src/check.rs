@@ -42,9 +42,13 @@ pub struct CheckedScript {
     /// Absolute path of the declared-commands file, so that editing it
     /// rebuilds the crate.
     pub declared_commands_path: Option<String>,
-    /// For `exactly_once`: the wrapped source, sent instead of the file
-    /// (`sha1` is its SHA1).
-    pub wrapped_source: Option<String>,
+    /// The source sent instead of the file: it marks the error replies the
+    /// script returns and, with `exactly_once`, records its replies (`sha1`
+    /// is its SHA1). For a library function, the library's (see
+    /// [`CheckedLibrary::sent_source`]).
+    pub sent_source: String,
+    /// The script is declared `exactly_once`.
+    pub exactly_once: bool,
 }
 
 /// A `.lua` file as read for one declaration.
@@ -76,10 +80,6 @@ impl LuaFile {
 
     fn absolute_path(&self) -> String {
         self.absolute.to_string_lossy().into_owned()
-    }
-
-    fn sha1(&self) -> String {
-        sha1_hex(&self.source)
     }
 }
 
@@ -143,28 +143,23 @@ pub fn check(declaration: &Declaration) -> Result<CheckedScript, syn::Error> {
             None => syn::Error::new(path_literal.span(), diagnostic.render(relative, source)),
         });
     }
-    let wrapped_source =
-        declaration.options.exactly_once.as_ref().and_then(
-            |once| match lua::exactly_once::refusal(&analysis) {
-                Some(reason) => {
-                    errors.push(syn::Error::new(
-                        once.span,
-                        format!("{reason} (`{relative}`)"),
-                    ));
-                    None
-                }
-                None => Some(lua::exactly_once::wrap(source, &analysis)),
-            },
-        );
+    if let Some(once) = &declaration.options.exactly_once
+        && let Some(reason) = lua::exactly_once::refusal(&analysis)
+    {
+        errors.push(syn::Error::new(
+            once.span,
+            format!("{reason} (`{relative}`)"),
+        ));
+    }
     errors.finish()?;
 
+    let exactly_once = declaration.options.exactly_once.is_some();
+    let sent_source = lua::sent::script(source, &analysis, exactly_once);
     Ok(CheckedScript {
         absolute_path: file.absolute_path(),
-        sha1: match &wrapped_source {
-            Some(wrapped) => sha1_hex(wrapped),
-            None => file.sha1(),
-        },
-        wrapped_source,
+        sha1: sha1_hex(&sent_source),
+        sent_source,
+        exactly_once,
         read_only: analysis.read_only,
         allow_cross_slot_keys: analysis.flags.allow_cross_slot_keys,
         error_codes: analysis.error_codes.clone(),
@@ -325,8 +320,12 @@ fn lua_signature(declaration: &Declaration) -> lua::Signature {
 pub struct CheckedLibrary {
     /// Absolute path, for `include_str!`.
     pub absolute_path: String,
-    /// Lowercase hex SHA1 of the code: its version, compared by `deploy`.
+    /// Lowercase hex SHA1 of the code sent: its version, compared by
+    /// `deploy`.
     pub sha1: String,
+    /// The code sent with `FUNCTION LOAD`: the file with each callback
+    /// wrapped to mark the error replies it returns.
+    pub sent_source: String,
     /// The name from `#!lua name=…`.
     pub name: String,
     /// Every function the file registers.
@@ -395,7 +394,8 @@ pub fn check_library(declaration: &LibraryDeclaration) -> Result<CheckedLibrary,
     }
     errors.finish()?;
 
-    let sha1 = file.sha1();
+    let sent_source = lua::sent::library(source, &analysis);
+    let sha1 = sha1_hex(&sent_source);
     let absolute_path = file.absolute_path();
     let mut checked = Vec::new();
     for function in &declaration.functions {
@@ -428,13 +428,15 @@ pub fn check_library(declaration: &LibraryDeclaration) -> Result<CheckedLibrary,
                 returns: registered.returns.clone(),
                 error_codes: registered.error_codes.clone(),
                 declared_commands_path: declared_commands_path.clone(),
-                wrapped_source: None,
+                sent_source: sent_source.clone(),
+                exactly_once: false,
             },
         });
     }
     Ok(CheckedLibrary {
         absolute_path,
         sha1,
+        sent_source,
         name: analysis.name.clone().unwrap_or_default(),
         registered: analysis
             .functions

@@ -29,15 +29,6 @@ enum CallKind<'a> {
     },
 }
 
-/// `returned_errors(…)` of a script or function.
-fn returned_errors(error_codes: &lua::ErrorCodes) -> TokenStream {
-    let private = crate::private();
-    let codes = error_codes.codes.iter();
-    let unknown = error_codes.unknown;
-    let forwards = error_codes.forwards_command_errors;
-    quote! { #private::returned_errors(&[#(#codes),*], #forwards, #unknown) }
-}
-
 /// The typed function, its companion and the compile-time checks of a
 /// script or of one library function.
 fn typed_call(
@@ -59,14 +50,10 @@ fn typed_call(
         returns,
         error_codes,
         declared_commands_path,
-        wrapped_source,
+        sent_source,
+        exactly_once,
     } = script;
-    let mut rebuild_triggers = rebuild_triggers(declared_commands_path.as_deref());
-    if wrapped_source.is_some() {
-        // The source is embedded wrapped, not included: this makes an edit
-        // of the file rebuild the crate.
-        rebuild_triggers.extend(quote! { const _: &str = ::core::include_str!(#absolute_path); });
-    }
+    let rebuild_triggers = rebuild_triggers(declared_commands_path.as_deref(), absolute_path);
     let warning_site =
         contract::WarningSite::new(declaration.options.path.span(), &signature.attrs);
     let warnings: TokenStream = notes
@@ -97,21 +84,9 @@ fn typed_call(
         CallKind::Function { library, .. } => function_doc(declaration, script, library),
     };
     let private = crate::private();
-    let returned_errors = returned_errors(error_codes);
-    let script_const = match (kind, wrapped_source) {
-        (CallKind::Script, None) => quote! {
-            /// The embedded script: its source, SHA1 and the facts checked at compile time.
-            pub const SCRIPT: #private::Script = #private::new_script(
-                #name,
-                #path,
-                ::core::include_str!(#absolute_path),
-                #sha1,
-                #read_only,
-                #allow_cross_slot_keys,
-                #returned_errors,
-            );
-        },
-        (CallKind::Script, Some(wrapped)) => {
+    let raises_unmarked = error_codes.raises_unmarked;
+    let script_const = match kind {
+        CallKind::Script if *exactly_once => {
             let settings = exactly_once_settings(declaration);
             quote! {
                 /// The embedded script, wrapped to run at most once per call id: its source, SHA1 and the facts checked at compile time.
@@ -119,29 +94,38 @@ fn typed_call(
                     #private::new_script(
                         #name,
                         #path,
-                        #wrapped,
+                        #sent_source,
                         #sha1,
                         false,
                         #allow_cross_slot_keys,
-                        #returned_errors,
+                        #raises_unmarked,
                     ),
                     #settings,
                 );
             }
         }
-        (
-            CallKind::Function {
-                registered_name, ..
-            },
-            _,
-        ) => quote! {
+        CallKind::Script => quote! {
+            /// The embedded script: its source, SHA1 and the facts checked at compile time.
+            pub const SCRIPT: #private::Script = #private::new_script(
+                #name,
+                #path,
+                #sent_source,
+                #sha1,
+                #read_only,
+                #allow_cross_slot_keys,
+                #raises_unmarked,
+            );
+        },
+        CallKind::Function {
+            registered_name, ..
+        } => quote! {
             /// The library function this calls: its name, its library and the facts checked at compile time.
             pub const SCRIPT: #private::Script = #private::new_function(
                 &LIBRARY,
                 #registered_name,
                 #read_only,
                 #allow_cross_slot_keys,
-                #returned_errors,
+                #raises_unmarked,
             );
         },
     };
@@ -184,7 +168,7 @@ fn typed_call(
         }
     };
     let call_id = call_id_ident();
-    let call_with_id_body = wrapped_source.as_ref().map(|_| {
+    let call_with_id_body = exactly_once.then(|| {
         call_body(quote! {
             #private::start_call_with_id(&Self::SCRIPT, #keys, #argument_count, #call_id.into())
         })
@@ -244,8 +228,9 @@ fn exactly_once_settings(declaration: &Declaration) -> TokenStream {
 /// `option_env!` makes rustc record the target and declared-commands
 /// variables as dependencies of the crate, so Cargo rebuilds it when they
 /// change (also through `.cargo/config.toml` `[env]`); `include_bytes!`
-/// does the same for the declared-commands file.
-fn rebuild_triggers(declared_commands_path: Option<&str>) -> TokenStream {
+/// and `include_str!` do the same for the declared-commands file and the
+/// `.lua` file.
+fn rebuild_triggers(declared_commands_path: Option<&str>, lua_path: &str) -> TokenStream {
     let target = crate::check::TARGET_VARIABLE;
     let commands = crate::check::COMMANDS_VARIABLE;
     let file = declared_commands_path.map(|path| {
@@ -254,6 +239,8 @@ fn rebuild_triggers(declared_commands_path: Option<&str>) -> TokenStream {
     quote! {
         const _: ::core::option::Option<&str> = ::core::option_env!(#target);
         const _: ::core::option::Option<&str> = ::core::option_env!(#commands);
+        // The source is embedded as sent (wrapped), not included.
+        const _: &str = ::core::include_str!(#lua_path);
         #file
     }
 }
@@ -285,7 +272,7 @@ fn script_doc(declaration: &Declaration, script: &CheckedScript, header: &lua::H
         if script.read_only { "EVALSHA_RO" } else { "EVALSHA" },
         script.sha1,
     ));
-    if script.wrapped_source.is_some() {
+    if script.exactly_once {
         doc.push_str("\nExactly once: each call carries a call id (`call_with_id` takes yours); the first execution's reply is recorded under it, and a call sent again with the same id returns that reply without running the script again. The record is sent as one more key after the script's keys, its TTL as one more argument before the script's arguments.\n\n");
     }
     let rows = signature
@@ -540,6 +527,7 @@ pub fn library_module(declaration: &LibraryDeclaration, library: &CheckedLibrary
     let CheckedLibrary {
         absolute_path,
         sha1,
+        sent_source,
         name,
         registered,
         notes,
@@ -554,7 +542,7 @@ pub fn library_module(declaration: &LibraryDeclaration, library: &CheckedLibrary
         .iter()
         .map(|note| warning_site.warning(note))
         .collect();
-    let rebuild_triggers = rebuild_triggers(declared_commands_path.as_deref());
+    let rebuild_triggers = rebuild_triggers(declared_commands_path.as_deref(), absolute_path);
     let calls: TokenStream = declaration
         .functions
         .iter()
@@ -581,7 +569,7 @@ pub fn library_module(declaration: &LibraryDeclaration, library: &CheckedLibrary
         pub const LIBRARY: #private::Library = #private::new_library(
             #name,
             #path,
-            ::core::include_str!(#absolute_path),
+            #sent_source,
             #sha1,
             &[#(#registered),*],
         );

@@ -422,7 +422,7 @@ impl Replies {
             return None;
         };
         if !refusal::is_function_not_found(error.code(), error.details().unwrap_or_default())
-            || script.may_imitate_function_not_found()
+            || script.may_forge_refusals()
         {
             return None;
         }
@@ -446,20 +446,8 @@ mod tests {
         "0000000000000000000000000000000000000000",
         &["allow"],
     );
-    static ALLOW: Script = crate::script::new_function(
-        &LIBRARY,
-        "allow",
-        false,
-        false,
-        crate::script::returned_errors(&[], false, false),
-    );
-    static COMPUTED: Script = crate::script::new_function(
-        &LIBRARY,
-        "allow",
-        false,
-        false,
-        crate::script::returned_errors(&[], false, true),
-    );
+    static ALLOW: Script = crate::script::new_function(&LIBRARY, "allow", false, false, false);
+    static COMPUTED: Script = crate::script::new_function(&LIBRARY, "allow", false, false, true);
 
     fn allow(script: &'static Script, key: &str) -> Call<i64, Error> {
         let mut keys = Keys::new();

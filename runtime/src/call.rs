@@ -153,12 +153,12 @@ fn start<T, E>(
         }
         _ => None,
     };
-    // A script that can build a NOSCRIPT-looking reply is always sent
-    // with its body: the server never answers EVAL with NOSCRIPT, so
-    // such a reply cannot be mistaken for a cache miss.
+    // A script that can raise a NOSCRIPT-looking error is always sent
+    // with its body: the server never answers EVAL with NOSCRIPT, so such
+    // a reply cannot be mistaken for a cache miss.
     let (name, script_id) = if script.is_function() {
         (fcall_name(script), script.name())
-    } else if script.may_imitate_noscript() {
+    } else if script.may_forge_refusals() {
         (eval_name(script), script.source())
     } else {
         (evalsha_name(script), script.sha1())
@@ -289,7 +289,7 @@ impl<T, E> Call<T, E> {
     fn without_read_only_commands(&self) -> Cmd {
         if self.script.is_function() {
             self.plain_fcall()
-        } else if self.script.may_imitate_noscript() {
+        } else if self.script.may_forge_refusals() {
             self.plain_eval()
         } else {
             self.plain_evalsha()
@@ -932,12 +932,10 @@ impl Outcome {
             );
         if function_not_found {
             return match script.library() {
-                Some(library) if script.may_imitate_function_not_found() => {
-                    Self::Failed(Error::NotLoaded {
-                        script: script.name(),
-                        library: library.name(),
-                    })
-                }
+                Some(library) if script.may_forge_refusals() => Self::Failed(Error::NotLoaded {
+                    script: script.name(),
+                    library: library.name(),
+                }),
                 _ => Self::NoFunction,
             };
         }
@@ -1056,7 +1054,7 @@ mod tests {
         "e0e1f9fabfc9d4800c877a703b823ac0578ff8db",
         false,
         false,
-        crate::script::returned_errors(&[], false, false),
+        false,
     );
 
     fn keys(names: &[&str]) -> Keys {
@@ -1134,28 +1132,10 @@ mod tests {
         "0000000000000000000000000000000000000000",
         &["allow", "peek"],
     );
-    static ALLOW: Script = crate::script::new_function(
-        &LIBRARY,
-        "allow",
-        false,
-        false,
-        crate::script::returned_errors(&["INVALID"], false, false),
-    );
-    static PEEK: Script = crate::script::new_function(
-        &LIBRARY,
-        "peek",
-        true,
-        false,
-        crate::script::returned_errors(&[], true, false),
-    );
-    /// A function whose error replies are built at run time.
-    static COMPUTED: Script = crate::script::new_function(
-        &LIBRARY,
-        "allow",
-        false,
-        false,
-        crate::script::returned_errors(&[], false, true),
-    );
+    static ALLOW: Script = crate::script::new_function(&LIBRARY, "allow", false, false, false);
+    static PEEK: Script = crate::script::new_function(&LIBRARY, "peek", true, false, false);
+    /// A function that can raise errors Redis does not mark.
+    static COMPUTED: Script = crate::script::new_function(&LIBRARY, "allow", false, false, true);
 
     fn texts(command: &Cmd) -> Vec<String> {
         arguments(command)
@@ -1343,7 +1323,7 @@ mod tests {
     }
 
     #[test]
-    fn a_function_that_can_build_the_reply_is_not_loaded_on_the_way() {
+    fn a_function_that_can_raise_the_reply_unmarked_is_not_loaded_on_the_way() {
         let (sent, result) = drive(&function_call(&COMPUTED), vec![not_found()]);
         assert_eq!(sent, ["FCALL"]);
         match result {
@@ -1353,8 +1333,7 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        // A function that forwards command errors cannot: no command a
-        // function may call answers `Function not found`.
+        // Any other function cannot: its own error replies are marked.
         let (sent, _) = drive(&function_call(&PEEK), vec![not_found(), not_found()]);
         assert_eq!(sent, ["FCALL_RO", "FUNCTION LOAD | FCALL peek"]);
     }
@@ -1437,7 +1416,7 @@ mod tests {
             "e0e1f9fabfc9d4800c877a703b823ac0578ff8db",
             false,
             false,
-            crate::script::returned_errors(&[], false, false),
+            false,
         ),
         crate::exactly_once::exactly_once(None, None, Some(2)),
     );

@@ -312,11 +312,14 @@ impl Origin {
         self.name
     }
 
-    fn may_return(&self, code: &str) -> bool {
+    /// Whether an unmarked error reply with the server's wording and this
+    /// code may still be the script's own (see
+    /// [`Script::may_forge_refusals`]).
+    fn may_forge_refusal(&self, code: &str) -> bool {
         self.script.is_some_and(|script| {
-            script.returned_errors().may_return(code)
+            script.may_forge_refusals()
                 // The server never answers FCALL with NOSCRIPT: for a
-                // function, such a reply can only be its own.
+                // function, such a reply is not the server's.
                 || (script.library().is_some() && code == redis_script_codes::NOSCRIPT)
         })
     }
@@ -332,6 +335,19 @@ impl Error {
 
     pub(crate) fn from_reply_text(origin: Origin, code: &str, detail: &str) -> Self {
         let script = origin.name;
+        // An error reply the script returned: the source sent marks its
+        // code, so it reads as the script wrote it.
+        if origin.script.is_some()
+            && let Some(code) = redis_script_codes::unmarked(code)
+        {
+            let code = code.strip_prefix('-').unwrap_or(code);
+            return Self::Script {
+                script,
+                code: code.to_owned(),
+                message: detail.to_owned(),
+                location: None,
+            };
+        }
         if let Some(raised) = refusal::raised_in_script(detail) {
             return Self::Script {
                 script,
@@ -346,7 +362,7 @@ impl Error {
                     }),
             };
         }
-        if refusal::is_server_refusal(code, detail) && !origin.may_return(code) {
+        if refusal::is_server_refusal(code, detail) && !origin.may_forge_refusal(code) {
             return Self::Refused {
                 script,
                 code: code.to_owned(),
@@ -552,10 +568,9 @@ mod tests {
         assert!(!error.may_have_executed());
     }
 
-    use crate::script::ReturnedErrors;
-
-    /// A script at `lua/test.lua` that can return the errors `returned`.
-    const fn test_script(returned: ReturnedErrors) -> Script {
+    /// A script at `lua/test.lua`; `raises_unmarked`: it can raise errors
+    /// Redis does not mark.
+    const fn test_script(raises_unmarked: bool) -> Script {
         crate::script::new_script(
             "test",
             "lua/test.lua",
@@ -563,24 +578,23 @@ mod tests {
             "e0e1f9fabfc9d4800c877a703b823ac0578ff8db",
             false,
             false,
-            returned,
+            raises_unmarked,
         )
     }
 
-    static PLAIN: Script = test_script(crate::script::returned_errors(&["CONFLICT"], false, false));
-    static RETURNS_BUSY: Script =
-        test_script(crate::script::returned_errors(&["BUSY"], false, false));
-    static COMPUTED: Script = test_script(crate::script::returned_errors(&[], false, true));
+    static PLAIN: Script = test_script(false);
+    static RAISES_UNMARKED: Script = test_script(true);
 
     const BUSY: &str =
         "Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSCRIPT.";
+    const NOSCRIPT: &str = "No matching script. Please use EVAL.";
 
     fn classify(script: &'static Script, code: &str, detail: &str) -> Error {
         Error::from_reply_text(Origin::script(script), code, detail)
     }
 
     #[test]
-    fn the_servers_wording_is_a_refusal_only_when_the_script_cannot_return_the_code() {
+    fn the_servers_wording_without_a_mark_is_a_refusal() {
         let refused = classify(&PLAIN, "BUSY", BUSY);
         assert!(
             refused.is_refusal() && !refused.may_have_executed(),
@@ -590,20 +604,22 @@ mod tests {
             (refused.code(), refused.message()),
             (Some("BUSY"), Some(BUSY))
         );
+        assert!(classify(&PLAIN, "NOSCRIPT", NOSCRIPT).is_refusal());
+        assert!(!PLAIN.may_forge_refusals());
         for (script, code, detail) in [
             // Other wording: the script's own reply.
             (&PLAIN, "BUSY", "come back later"),
-            // The script itself returns BUSY replies.
-            (&RETURNS_BUSY, "BUSY", BUSY),
-            // The script computes its error codes at run time.
-            (&COMPUTED, "BUSY", BUSY),
+            (&PLAIN, "NOSCRIPT", "gone"),
+            // A code the server never refuses with.
+            (&PLAIN, "CONFLICT", "expected 3"),
+            // The script can raise errors Redis does not mark.
+            (&RAISES_UNMARKED, "BUSY", BUSY),
+            (&RAISES_UNMARKED, "NOSCRIPT", NOSCRIPT),
             (
-                &COMPUTED,
+                &RAISES_UNMARKED,
                 "OOM",
                 "command not allowed when used memory > 'maxmemory'.",
             ),
-            // A code the server never refuses with.
-            (&PLAIN, "CONFLICT", "expected 3"),
         ] {
             let error = classify(script, code, detail);
             assert!(
@@ -614,21 +630,34 @@ mod tests {
         }
     }
 
-    static FORWARDS: Script = test_script(crate::script::returned_errors(&[], true, false));
-
     #[test]
-    fn noscript_is_a_cache_miss_unless_the_script_can_build_it() {
-        const NOSCRIPT: &str = "No matching script. Please use EVAL.";
-        for script in [&PLAIN, &FORWARDS] {
-            assert!(classify(script, "NOSCRIPT", NOSCRIPT).is_refusal());
-            assert!(!script.may_imitate_noscript());
+    fn a_marked_reply_is_the_scripts_own_whatever_its_wording() {
+        for (code, detail) in [
+            ("~NOSCRIPT", NOSCRIPT),
+            ("~BUSY", BUSY),
+            ("~MOVED", "3999 127.0.0.1:6381"),
+            ("~ERR", "Function not found"),
+            ("~CONFLICT", "expected 3"),
+        ] {
+            let error = classify(&PLAIN, code, detail);
+            match &error {
+                Error::Script {
+                    code: read,
+                    message,
+                    location: None,
+                    ..
+                } => {
+                    assert_eq!(read, &code[1..]);
+                    assert_eq!(message, detail);
+                }
+                other => panic!("{code}: {other:?}"),
+            }
+            assert!(error.may_have_executed());
         }
-        // Forwarded command errors may be anything else.
-        assert!(!classify(&FORWARDS, "BUSY", BUSY).is_refusal());
-        // A script with error texts built at run time: its own reply.
-        assert!(!classify(&COMPUTED, "NOSCRIPT", NOSCRIPT).is_refusal());
-        assert!(COMPUTED.may_imitate_noscript());
-        assert!(!classify(&PLAIN, "NOSCRIPT", "gone").is_refusal());
+        // `{err = '-X y'}` reaches the client as `--X y`: the code is `X`.
+        assert_eq!(classify(&PLAIN, "~-X", "y").code(), Some("X"));
+        // Only a script's reply carries the mark.
+        assert!(Error::from_reply_text(Origin::label("batch"), "~X", "y").code() == Some("~X"));
     }
 
     #[test]

@@ -94,9 +94,9 @@ pub use slot::{SLOT_COUNT, key_slot};
 /// public API: it may change in any release. The version in its name
 /// changes whenever generated code and this crate stop fitting together,
 /// so a mismatch of `redis-script-macros` and `redis-script` fails with
-/// "could not find `__private_v1`" rather than a stranger error.
+/// "could not find `__private_v2`" rather than a stranger error.
 #[doc(hidden)]
-pub mod __private_v1 {
+pub mod __private_v2 {
     pub use crate::call::{Keys, push_argument, start_call, start_call_with_id};
     pub use crate::checked::{
         Decodable, Encodable, KnownShape, Probe, Undecodable, Unencodable, UnknownShape,
@@ -107,7 +107,7 @@ pub mod __private_v1 {
     };
     pub use crate::exactly_once::exactly_once;
     pub use crate::library::new_library;
-    pub use crate::script::{new_function, new_script, returned_errors, with_exactly_once};
+    pub use crate::script::{new_function, new_script, with_exactly_once};
     pub use crate::shape::{
         CheckMessage, accepts_array, accepts_bare, accepts_single_value, accepts_table,
         accepts_tag, array_mismatch, array_shape, contains_code, has_tag, integer_element, str_eq,

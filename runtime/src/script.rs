@@ -1,7 +1,5 @@
 //! A script as the macro embeds it: name, body, and compile-time facts.
 
-use redis_script_codes::NOSCRIPT;
-
 use crate::exactly_once::ExactlyOnce;
 use crate::library::Library;
 
@@ -24,7 +22,7 @@ pub struct Script {
     sha1: &'static str,
     read_only: bool,
     allow_cross_slot_keys: bool,
-    returned_errors: ReturnedErrors,
+    raises_unmarked_errors: bool,
     kind: Kind,
     exactly_once: Option<ExactlyOnce>,
 }
@@ -38,54 +36,11 @@ enum Kind {
     Function(&'static Library),
 }
 
-/// The error codes a script can return as they are (`redis.error_reply`,
-/// `{err = …}`, forwarded `redis.pcall` results), as the compile-time
-/// analysis found them. A server refusal with one of these codes cannot be
-/// told apart from the script's own reply.
-#[doc(hidden)]
-#[derive(Debug, Clone, Copy)]
-pub struct ReturnedErrors {
-    codes: &'static [&'static str],
-    forwards_command_errors: bool,
-    unknown: bool,
-}
-
-/// Used by generated code only: what the analysis found out about the
-/// script's error replies.
-pub const fn returned_errors(
-    codes: &'static [&'static str],
-    forwards_command_errors: bool,
-    unknown: bool,
-) -> ReturnedErrors {
-    ReturnedErrors {
-        codes,
-        forwards_command_errors,
-        unknown,
-    }
-}
-
-impl ReturnedErrors {
-    /// Whether the script may reply with an error of this code. Commands
-    /// called from a script never answer `NOSCRIPT` (scripts cannot call
-    /// scripts), so only a reply built at run time can carry it.
-    pub(crate) fn may_return(&self, code: &str) -> bool {
-        self.unknown
-            || self.codes.contains(&code)
-            || (self.forwards_command_errors && code != NOSCRIPT)
-    }
-
-    /// Whether the script may reply `ERR Function not found` itself. No
-    /// command a function can call answers with it (`FCALL` and `FUNCTION`
-    /// are refused inside scripts), so only an `ERR` reply the function
-    /// returns can: one built at run time, or a literal `ERR` reply (whose
-    /// text the analysis does not record).
-    pub(crate) fn may_return_function_not_found(&self) -> bool {
-        self.unknown || self.codes.contains(&"ERR")
-    }
-}
-
 /// Used by generated code only; the macro guarantees that `sha1` is the
-/// lowercase hex SHA1 of `source`.
+/// lowercase hex SHA1 of `source`, and that `source` marks the error
+/// replies it returns ([`redis_script_codes::RETURNED_ERROR_MARK`]).
+/// `raises_unmarked_errors`: the analysis found that the script can raise
+/// an error Redis does not mark (a table with a `__newindex` metamethod).
 pub const fn new_script(
     name: &'static str,
     path: &'static str,
@@ -93,7 +48,7 @@ pub const fn new_script(
     sha1: &'static str,
     read_only: bool,
     allow_cross_slot_keys: bool,
-    returned_errors: ReturnedErrors,
+    raises_unmarked_errors: bool,
 ) -> Script {
     Script {
         name,
@@ -102,7 +57,7 @@ pub const fn new_script(
         sha1,
         read_only,
         allow_cross_slot_keys,
-        returned_errors,
+        raises_unmarked_errors,
         kind: Kind::Eval,
         exactly_once: None,
     }
@@ -119,7 +74,7 @@ pub const fn new_function(
     name: &'static str,
     read_only: bool,
     allow_cross_slot_keys: bool,
-    returned_errors: ReturnedErrors,
+    raises_unmarked_errors: bool,
 ) -> Script {
     Script {
         name,
@@ -128,7 +83,7 @@ pub const fn new_function(
         sha1: library.sha1(),
         read_only,
         allow_cross_slot_keys,
-        returned_errors,
+        raises_unmarked_errors,
         kind: Kind::Function(library),
         exactly_once: None,
     }
@@ -160,9 +115,12 @@ impl Script {
 
     /// The Lua source, exactly as sent with `EVAL` / `SCRIPT LOAD`; for a
     /// function, the code of its whole library, as sent with `FUNCTION LOAD`.
-    /// For a script declared `exactly_once`, the `.lua` file wrapped in the
-    /// code that records and replays its replies (the file's lines keep
-    /// their numbers).
+    ///
+    /// It is the `.lua` file wrapped in a few lines that mark the error
+    /// replies it returns, so that they can never be mistaken for the
+    /// server's refusals ([`redis_script_codes::RETURNED_ERROR_MARK`]); for
+    /// a script declared `exactly_once`, also in the code that records and
+    /// replays its replies. The file's lines keep their numbers.
     pub const fn source(&self) -> &'static str {
         self.source
     }
@@ -207,20 +165,20 @@ impl Script {
         matches!(self.kind, Kind::Function(_))
     }
 
-    /// True when the function may build an error reply that reads like the
-    /// server's `ERR Function not found`: such a reply may then be its own,
-    /// so the runtime never loads its library on it (see
-    /// [`Error::NotLoaded`](crate::Error::NotLoaded)).
-    pub(crate) fn may_imitate_function_not_found(&self) -> bool {
-        self.returned_errors.may_return_function_not_found()
-    }
-
-    /// True when the script may build an error reply that reads like the
-    /// server's `NOSCRIPT` (its error texts are computed at run time): its
-    /// calls are sent as `EVAL` with the body, which the server never
-    /// answers with `NOSCRIPT`, so such a reply is always the script's own.
-    pub(crate) fn may_imitate_noscript(&self) -> bool {
-        !self.is_function() && self.returned_errors.may_return(NOSCRIPT)
+    /// True when the script (or function) may end with an error reply
+    /// that reads like a refusal of the server although it ran.
+    ///
+    /// Error replies a script returns carry the mark the source sent adds
+    /// ([`redis_script_codes::RETURNED_ERROR_MARK`]), and errors it raises
+    /// carry Redis's ` script: …` suffix; the one exception is a raised
+    /// table with a `__newindex` metamethod, which keeps Redis from adding
+    /// the suffix. A script that can build one is sent with `EVAL` and the
+    /// body (the server never answers `EVAL` with `NOSCRIPT`), a function
+    /// of one is never loaded on a `Function not found` (it fails with
+    /// [`Error::NotLoaded`](crate::Error::NotLoaded)), and a refusal-looking
+    /// reply from either means it may have run.
+    pub(crate) const fn may_forge_refusals(&self) -> bool {
+        self.raises_unmarked_errors
     }
 
     /// True when no write command is reachable from the script, so it runs
@@ -235,10 +193,6 @@ impl Script {
     /// which turns off the client-side same-slot check.
     pub const fn allows_cross_slot_keys(&self) -> bool {
         self.allow_cross_slot_keys
-    }
-
-    pub(crate) fn returned_errors(&self) -> &ReturnedErrors {
-        &self.returned_errors
     }
 
     pub(crate) fn sha1_prefix(&self) -> &'static str {

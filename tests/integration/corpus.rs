@@ -1,8 +1,8 @@
 //! The analysis corpus (`tests/lua/corpus/*.lua`, scripts the checker must
-//! accept) is also accepted by a real redis-server, as written and wrapped
-//! for `exactly_once`.
+//! accept) is also accepted by a real redis-server, as written and as sent
+//! (wrapped to mark returned errors, and for `exactly_once`).
 
-use redis_script_analysis::{Signature, analyze, exactly_once};
+use redis_script_analysis::{Signature, analyze, exactly_once, sent};
 use redis_script_testkit::RedisServer;
 
 fn corpus() -> Vec<std::path::PathBuf> {
@@ -21,24 +21,37 @@ fn corpus() -> Vec<std::path::PathBuf> {
     paths
 }
 
+/// `SCRIPT LOAD` compiles a script without running it: the server's
+/// verdict on `source`, or a panic naming `what`.
+fn loads(connection: &mut redis::Connection, source: &str, what: &str) {
+    let loaded: redis::RedisResult<String> = redis::cmd("SCRIPT")
+        .arg("LOAD")
+        .arg(source)
+        .query(connection);
+    let sha = loaded.unwrap_or_else(|error| panic!("{what} was refused: {error}\n{source}"));
+    assert_eq!(sha.len(), 40, "{what}");
+}
+
 #[test]
-fn every_corpus_script_loads_into_redis() {
+fn every_corpus_script_loads_into_redis_as_written_and_as_sent() {
     let paths = corpus();
     let server = RedisServer::start();
     let mut connection = server.client().get_connection().expect("connection");
     for path in &paths {
         let source = std::fs::read_to_string(path).expect("read script");
-        let loaded: redis::RedisResult<String> = redis::cmd("SCRIPT")
-            .arg("LOAD")
-            .arg(&source)
-            .query(&mut connection);
-        let sha = loaded.unwrap_or_else(|error| panic!("{} was refused: {error}", path.display()));
-        assert_eq!(sha.len(), 40, "{}", path.display());
+        let shown = path.display().to_string();
+        loads(&mut connection, &source, &shown);
+        let analysis = analyze(&source, &Signature::default());
+        loads(
+            &mut connection,
+            &sent::script(&source, &analysis, false),
+            &format!("{shown} as sent"),
+        );
     }
 }
 
-/// Every corpus script that writes, wrapped as `exactly_once` would send it,
-/// compiles on the server (`SCRIPT LOAD` compiles without running).
+/// Every corpus script that writes, as `exactly_once` sends it, compiles
+/// on the server.
 #[test]
 fn every_writing_corpus_script_loads_wrapped_for_exactly_once() {
     let server = RedisServer::start();
@@ -50,14 +63,12 @@ fn every_writing_corpus_script_loads_wrapped_for_exactly_once() {
         if exactly_once::refusal(&analysis).is_some() {
             continue;
         }
-        let wrapped = exactly_once::wrap(&source, &analysis);
-        let loaded: redis::RedisResult<String> = redis::cmd("SCRIPT")
-            .arg("LOAD")
-            .arg(&wrapped)
-            .query(&mut connection);
-        if let Err(error) = loaded {
-            panic!("{} wrapped was refused: {error}\n{wrapped}", path.display());
-        }
+        let wrapped = sent::script(&source, &analysis, true);
+        loads(
+            &mut connection,
+            &wrapped,
+            &format!("{} wrapped for exactly_once", path.display()),
+        );
         wrapped_count += 1;
     }
     eprintln!("corpus: {wrapped_count} writing scripts load wrapped");

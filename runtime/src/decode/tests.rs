@@ -111,7 +111,7 @@ fn reasons_lose_the_prefix_and_are_bounded() {
 mod derived {
     use redis::{FromRedisValue, Value};
 
-    use crate::__private_v1::{ReplyShape, Shape, accepts_bare, accepts_tag};
+    use crate::__private_v2::{ReplyShape, Shape, accepts_bare, accepts_tag};
     #[cfg(feature = "json")]
     use crate::Json;
     use crate::Variant;
