@@ -84,15 +84,21 @@ impl ErrorCodes {
     }
 
     /// A table's `err` field is set to `value` at `span`: an error reply
-    /// when the value is a string.
+    /// when the value is a string (a raised table's message may also be a
+    /// number, which Redis turns into text).
     pub(crate) fn err_field(
         &mut self,
         value: &Value,
         span: Span,
         diagnostics: &mut Vec<Diagnostic>,
     ) {
-        if may_be_string(value) {
-            self.record(value, span, diagnostics);
+        match value {
+            Value::Number(number) => {
+                self.codes.insert(lua_number_text(*number));
+            }
+            Value::ComputedNumber => self.unknown = true,
+            value if may_be_string(value) => self.record(value, span, diagnostics),
+            _ => {}
         }
     }
 
@@ -151,7 +157,12 @@ impl Analyzer<'_> {
             }
             _ => false,
         };
-        self.error_codes.raises_unmarked |= unmarked;
+        if unmarked {
+            // Redis reads a raised table's `err` through `__index` (a
+            // function can answer any text): its code is unknown too.
+            self.error_codes.raises_unmarked = true;
+            self.error_codes.forwards_unknown();
+        }
     }
 }
 
@@ -186,6 +197,16 @@ pub(crate) fn may_be_string(value: &Value) -> bool {
         value,
         Value::Str(_) | Value::ComputedString(_) | Value::Key | Value::Arg(_) | Value::Unknown
     )
+}
+
+/// How Lua 5.1 writes a number as text (`%.14g`), for integers and the
+/// usual fractions.
+fn lua_number_text(number: f64) -> String {
+    if number.fract() == 0.0 && number.abs() < 1e15 {
+        format!("{}", number as i64)
+    } else {
+        format!("{number}")
+    }
 }
 
 /// Whether a key computed at run time may be the string `'err'`.

@@ -115,8 +115,13 @@ fn literal_error_codes_are_collected() {
             "{source}: {found:?}"
         );
     }
-    // A number under `err` is no error reply (Redis wants a string).
-    assert_eq!(codes("return {err = 5}"), (vec![], false));
+    // A number under `err` makes no error reply when returned (Redis wants
+    // a string), but a raised one reads `5`.
+    assert_eq!(codes("return {err = 5}"), (vec!["5".to_string()], false));
+    assert!(matches!(
+        analyze("return {err = 5}", &signature(0, 0)).returns[0].shape,
+        ReturnShape::Array { .. }
+    ));
     assert_eq!(
         codes("local t = {} t[ARGV[1]] = 0 return t"),
         (vec![], false)

@@ -1012,10 +1012,12 @@ impl Analyzer<'_> {
     /// a reply of its own.
     fn reply_field(&mut self, name: &str, value: &Value, span: Span) -> Option<Reply> {
         match name {
-            "err" if super::error_codes::may_be_string(value) => {
+            "err" => {
                 self.error_codes
                     .err_field(value, span, &mut self.diagnostics);
-                Some(Reply::Error(error_code(value)))
+                // Returned, the table is an error reply only when `err` is
+                // a string.
+                super::error_codes::may_be_string(value).then(|| Reply::Error(error_code(value)))
             }
             "ok" => Some(Reply::Status(value.as_str().map(str::to_string))),
             _ => None,

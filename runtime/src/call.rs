@@ -919,6 +919,13 @@ impl Outcome {
     fn of(reply: redis::RedisResult<Value>, script: &'static Script) -> Self {
         let origin = Origin::script(script);
         let error = match reply {
+            // An error reply the script returned (its code is marked):
+            // whatever its words, the script ran.
+            Ok(Value::ServerError(error))
+                if redis_script_codes::unmarked(error.code()).is_some() =>
+            {
+                return Self::Failed(Error::from_server(origin, &error));
+            }
             Ok(Value::ServerError(error)) => Error::from_server(origin, &error),
             Ok(value) => return Self::Reply(value),
             Err(error) => Error::from_failure(origin, error),
@@ -1336,6 +1343,22 @@ mod tests {
         // Any other function cannot: its own error replies are marked.
         let (sent, _) = drive(&function_call(&PEEK), vec![not_found(), not_found()]);
         assert_eq!(sent, ["FCALL_RO", "FUNCTION LOAD | FCALL peek"]);
+        let (sent, result) = drive(
+            &function_call(&ALLOW),
+            vec![Ok(vec![server_error("~ERR Function not found")])],
+        );
+        assert_eq!(
+            sent,
+            ["FCALL"],
+            "a returned reply: never loaded and sent again"
+        );
+        match result {
+            Some(Err(error @ Error::Script { .. })) => {
+                assert!(error.may_have_executed());
+                assert_eq!(error.code(), Some("ERR"));
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

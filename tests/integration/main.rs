@@ -12,6 +12,7 @@ mod exactly_once_faults;
 mod failover;
 mod fault_kit;
 mod faults;
+mod forged_refusals;
 mod functions;
 mod preload;
 mod replies;
