@@ -60,7 +60,7 @@ impl ErrorCodes {
         if let Some(reserved) = reserved(&code) {
             diagnostics.push(span.error(
                 format!(
-                    "the script replies with the error code {code}, which belongs to the server: {}, so a script that writes would run twice",
+                    "the script replies with the error code {code}, which belongs to the server: {}; redis-script marks the replies a script returns so that no client mistakes them, but raised with `error()` or sent by another client this reply would make a script that writes run twice",
                     reserved.reason
                 ),
                 "use a code of your own, e.g. `redis.error_reply('RETRY_LATER …')`",

@@ -47,7 +47,7 @@ const MARK_CALLBACK: &str = "__redis_script_mark";
 /// The source sent for the script `source` (whose analysis, without
 /// errors, is `analysis`): its body run as a function, marking a returned
 /// error reply; with `exactly_once`, also recording and replaying its
-/// replies (see [`exactly_once`](crate::exactly_once)).
+/// replies (see [`exactly_once`]).
 pub fn script(source: &str, analysis: &Analysis, exactly_once: bool) -> String {
     let (shebang, body) = split_shebang(source);
     let mut wrapped = String::with_capacity(source.len() + 640);

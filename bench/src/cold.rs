@@ -83,7 +83,7 @@ pub async fn cold_calls(
     );
 
     let (round_trips, reply) = cold(admin, connection, async |counting| {
-        let script = redis::Script::new(release_lock::SCRIPT.source());
+        let script = redis::Script::new(crate::variants::RELEASE_LOCK_FILE);
         let reply = script
             .key(LOCK_KEY)
             .arg(TOKEN)
@@ -104,7 +104,7 @@ pub async fn cold_calls(
 
     let (round_trips, reply) = cold(admin, connection, async |counting| {
         let reply = redis::cmd("EVALSHA")
-            .arg(release_lock::SCRIPT.sha1())
+            .arg(crate::variants::Workload::ReleaseLock.file_sha1())
             .arg(1)
             .arg(LOCK_KEY)
             .arg(TOKEN)

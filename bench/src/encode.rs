@@ -114,8 +114,8 @@ pub fn encoding(iterations: usize) -> Vec<EncodeRow> {
             });
         };
 
-    let release_sha = release_lock::SCRIPT.sha1();
-    let release_rs = redis::Script::new(release_lock::SCRIPT.source());
+    let release_sha = crate::variants::Workload::ReleaseLock.file_sha1();
+    let release_rs = redis::Script::new(crate::variants::RELEASE_LOCK_FILE);
     push(
         Workload::ReleaseLock,
         "generated `release_lock::call(…)`",
@@ -160,8 +160,8 @@ pub fn encoding(iterations: usize) -> Vec<EncodeRow> {
         None,
     );
 
-    let transfer_sha = transfer::SCRIPT.sha1();
-    let transfer_rs = redis::Script::new(transfer::SCRIPT.source());
+    let transfer_sha = crate::variants::Workload::Transfer.file_sha1();
+    let transfer_rs = redis::Script::new(crate::variants::TRANSFER_FILE);
     push(
         Workload::Transfer,
         "generated `transfer::call(…)`",

@@ -65,7 +65,7 @@ fn run_once(
         .arg("3")
         .arg("--csv")
         .arg("EVALSHA")
-        .arg(workload.script().sha1())
+        .arg(workload.file_sha1())
         .args(workload.evalsha_tail());
     let output = command
         .output()

@@ -155,6 +155,105 @@ pub fn this_build(iterations: usize) -> Vec<InstrumentationRow> {
     rows
 }
 
+/// An async connection that answers every command with `DENIED` at once.
+struct CannedAsync;
+
+impl redis::aio::ConnectionLike for CannedAsync {
+    fn req_packed_command<'a>(
+        &'a mut self,
+        command: &'a redis::Cmd,
+    ) -> redis::RedisFuture<'a, Value> {
+        black_box(command);
+        Box::pin(async { redis::ConnectionLike::req_packed_command(&mut Canned, b"") })
+    }
+
+    fn req_packed_commands<'a>(
+        &'a mut self,
+        commands: &'a redis::Pipeline,
+        offset: usize,
+        count: usize,
+    ) -> redis::RedisFuture<'a, Vec<Value>> {
+        black_box(commands);
+        Box::pin(async move {
+            redis::ConnectionLike::req_packed_commands(&mut Canned, b"", offset, count)
+        })
+    }
+
+    fn get_db(&self) -> i64 {
+        0
+    }
+}
+
+/// What an async call's deadline costs, without the network: the same
+/// call as the telemetry rows on an async connection that answers at once,
+/// on tokio's current-thread runtime (one `block_on` per call in every
+/// row), next to a hand-written `query_async` and the deadline's timer
+/// alone.
+pub fn deadline_rows(iterations: usize) -> Vec<InstrumentationRow> {
+    let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    else {
+        return Vec::new();
+    };
+    let mut connection = CannedAsync;
+    let sha = rate_limit_fixed::SCRIPT.sha1();
+    let mut rows = Vec::new();
+    let mut row = |label: &str, (ns, allocations)| {
+        rows.push(InstrumentationRow {
+            label: label.to_owned(),
+            ns,
+            allocations,
+        })
+    };
+    row(
+        "hand-written `cmd(\"EVALSHA\")…query_async()`, no decoding",
+        measure(iterations, || {
+            runtime.block_on(async {
+                let reply: Value = redis::cmd("EVALSHA")
+                    .arg(sha)
+                    .arg(1)
+                    .arg(COUNTER)
+                    .arg(1)
+                    .arg(60_000)
+                    .query_async(&mut connection)
+                    .await
+                    .unwrap_or(Value::Nil);
+                black_box(reply);
+            })
+        }),
+    );
+    row(
+        "generated call, `invoke` (its deadline included)",
+        measure(iterations, || {
+            runtime.block_on(async {
+                let decision = rate_limit_fixed::call(COUNTER, 1, 60_000)
+                    .invoke(&mut connection)
+                    .await;
+                assert!(matches!(decision, Ok(Decision::Denied { .. })));
+            })
+        }),
+    );
+    row(
+        "`block_on` of a ready future (what every row pays for its `block_on`)",
+        measure(iterations, || {
+            runtime.block_on(async {
+                black_box(async { 1 }.await);
+            })
+        }),
+    );
+    row(
+        "`block_on` of `tokio::time::timeout` of a ready future (the deadline's timer)",
+        measure(iterations, || {
+            runtime.block_on(async {
+                let ready = tokio::time::timeout(redis_script::DEFAULT_DEADLINE, async { 1 }).await;
+                black_box(ready.ok());
+            })
+        }),
+    );
+    rows
+}
+
 /// This build's rows, then those of the build with the `metrics` feature,
 /// which this one builds and runs (`cargo run --release --features
 /// telemetry`); when that fails, the reason instead of its rows.

@@ -23,6 +23,7 @@ mod functions;
 mod instrumentation;
 mod measure;
 mod report;
+mod server_time;
 mod variants;
 
 use std::process::ExitCode;
@@ -127,6 +128,7 @@ fn run(options: &cli::Options) -> Result<(), BoxError> {
         options.encode_iterations / 4
     );
     let instrumentation = instrumentation::both_builds(options.encode_iterations / 4);
+    let deadlines = instrumentation::deadline_rows(options.encode_iterations / 4);
 
     println!("## redis-script benchmark\n");
     print!("{}", network.facts.render());
@@ -139,6 +141,18 @@ fn run(options: &cli::Options) -> Result<(), BoxError> {
          redis-benchmark opens {} connections instead, one request in flight on each. \
          Latency is measured per call around the `.await`; calls/s is calls over wall time.\n",
         options.tasks, options.tasks
+    );
+    println!("### What the source sent costs the server\n");
+    match &network.server_time {
+        Ok(rows) => print!("{}", report::server_time_table(rows)),
+        Err(reason) => println!("{reason}"),
+    }
+    println!(
+        "\nThe same `EVALSHA` of each `.lua` file as written (what the hand-written rows send) and \
+         as the generated call sends it: wrapped so that an error reply the script returns is \
+         marked (`~CODE`) and can never pass for a refusal of the server. Microseconds per call \
+         as the server counts them (`INFO commandstats`), {} calls per source in pipelines of 100.\n",
+        options.calls
     );
     println!(
         "### Batches of {} `transfer` calls on a warm server\n",
@@ -197,6 +211,16 @@ fn run(options: &cli::Options) -> Result<(), BoxError> {
          build, pack, reply, decode. The rows with the `metrics` feature come from a second \
          build of this program (`--features telemetry`), run by this one on the same machine."
     );
+    println!(
+        "\n### The deadline of an async call, no network ({} iterations)\n",
+        options.encode_iterations / 4
+    );
+    print!("{}", report::deadline_table(&deadlines));
+    println!(
+        "\nThe same call on an async connection that answers `DENIED` at once, one `block_on` of \
+         tokio's current-thread runtime per call in every row. Every async call runs under its \
+         deadline (10 s by default): the last two rows tell what that timer costs by itself."
+    );
     Ok(())
 }
 
@@ -207,6 +231,8 @@ struct Network {
     functions: Vec<functions::FunctionRow>,
     exactly_once: (Vec<functions::FunctionRow>, exactly_once::RecordSize),
     cold: Result<Vec<cold::ColdRow>, String>,
+    /// The server's time per call of each source, when stats may be reset.
+    server_time: Result<Vec<server_time::ServerTimeRow>, String>,
 }
 
 async fn network_measurements(
@@ -274,7 +300,7 @@ async fn network_measurements(
     .await;
     // Clean up also after a failure (matters with REDIS_URL).
     let deleted = variants::delete_keys(&mut admin).await;
-    let (cold, warm, batches) = measured?;
+    let (cold, warm, batches, server_time) = measured?;
     deleted?;
     eprintln!("functions: {} calls per row…", options.calls);
     let functions = functions::measure(&mut connection, options.calls).await?;
@@ -287,6 +313,7 @@ async fn network_measurements(
         functions,
         exactly_once,
         cold,
+        server_time,
     })
 }
 
@@ -302,6 +329,7 @@ async fn cold_and_warm(
         Result<Vec<cold::ColdRow>, String>,
         Vec<WarmRow>,
         Vec<batches::BatchRow>,
+        Result<Vec<server_time::ServerTimeRow>, String>,
     ),
     BoxError,
 > {
@@ -316,19 +344,21 @@ async fn cold_and_warm(
         )
     };
 
-    // The hand-written EVALSHA has no fallback: load both scripts first.
+    // The hand-written EVALSHA has no fallback: load both files first (and
+    // the generated calls' sources, checking their compile-time SHA1).
     for workload in Workload::ALL {
-        let sha: String = redis::cmd("SCRIPT")
-            .arg("LOAD")
-            .arg(workload.script().source())
-            .query_async(admin)
-            .await?;
-        if sha != workload.script().sha1() {
-            return Err(format!(
-                "SCRIPT LOAD answered {sha}, the compile-time SHA1 is {}",
-                workload.script().sha1()
-            )
-            .into());
+        for (source, expected) in [
+            (workload.file(), workload.file_sha1()),
+            (workload.script().source(), workload.script().sha1()),
+        ] {
+            let sha: String = redis::cmd("SCRIPT")
+                .arg("LOAD")
+                .arg(source)
+                .query_async(admin)
+                .await?;
+            if sha != expected {
+                return Err(format!("SCRIPT LOAD answered {sha}, expected {expected}").into());
+            }
         }
     }
     for workload in Workload::ALL {
@@ -376,7 +406,17 @@ async fn cold_and_warm(
         batches::CALLS_PER_BATCH
     );
     let batches = batches::measure(connection, batch_count).await?;
-    Ok((cold, warm, batches))
+    let server_time = if target.server.is_some() || options.flush_scripts {
+        eprintln!("server time: {} calls per source…", options.calls);
+        Ok(server_time::measure(admin, options.calls, options.rounds).await?)
+    } else {
+        Err(
+            "Skipped: this needs `CONFIG RESETSTAT` on the REDIS_URL server; pass \
+             `--flush-scripts` to allow it, or unset REDIS_URL to use a throwaway server."
+                .to_owned(),
+        )
+    };
+    Ok((cold, warm, batches, server_time))
 }
 
 /// `redis-benchmark` with `clients` connections, off the runtime's threads.

@@ -180,6 +180,32 @@ pub fn instrumentation_table(
     out
 }
 
+/// Markdown for the server's time per call of each source.
+pub fn server_time_table(rows: &[crate::server_time::ServerTimeRow]) -> String {
+    let mut out = String::from("| script | source | server µs per call |\n| --- | --- | ---: |\n");
+    for row in rows {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {:.2} |",
+            row.workload, row.source, row.usec_per_call
+        );
+    }
+    out
+}
+
+/// Markdown for the rows about an async call's deadline.
+pub fn deadline_table(rows: &[crate::instrumentation::InstrumentationRow]) -> String {
+    let mut out = String::from("| async call | ns | allocs |\n| --- | ---: | ---: |\n");
+    for row in rows {
+        let _ = writeln!(
+            out,
+            "| {} | {:.0} | {:.1} |",
+            row.label, row.ns, row.allocations
+        );
+    }
+    out
+}
+
 /// Markdown for the function-versus-script rows.
 pub fn function_table(rows: &[crate::functions::FunctionRow]) -> String {
     let mut out = String::from(

@@ -2,11 +2,12 @@
 //! `MULTI`/`EXEC` transaction.
 
 use std::marker::PhantomData;
+use std::time::Duration;
 
 use redis::aio::ConnectionLike;
 use redis::{Cmd, FromRedisValue, Value};
 
-use crate::call::{Call, decode_reply, function_load, not_found_after_load};
+use crate::call::{Call, DEFAULT_DEADLINE, decode_reply, function_load, not_found_after_load};
 use crate::error::{Error, KeySlot, Origin};
 use crate::library::Library;
 use crate::refusal;
@@ -84,6 +85,8 @@ pub struct Batch {
     bodies_sent: Vec<&'static str>,
     /// The slot of the batch's first keyed call, and that call's first key.
     slot: Option<KeySlot>,
+    /// How long [`Batch::run`] may take.
+    deadline: Duration,
 }
 
 /// What one command of a batch is.
@@ -122,6 +125,7 @@ impl Batch {
             atomic: false,
             bodies_sent: Vec::new(),
             slot: None,
+            deadline: DEFAULT_DEADLINE,
         }
     }
 
@@ -132,6 +136,15 @@ impl Batch {
         batch.pipeline.atomic();
         batch.atomic = true;
         batch
+    }
+
+    /// Ends [`Batch::run`] with [`Error::Timeout`] (its calls may have run)
+    /// when its replies have not all arrived after `deadline`, whatever the
+    /// connection's own settings; [`DEFAULT_DEADLINE`] (10 s) unless set.
+    /// (A blocking run is bounded by the connection's read timeout.)
+    pub fn deadline(mut self, deadline: Duration) -> Self {
+        self.deadline = deadline;
+        self
     }
 
     /// Queues a script call; fails with [`Error::CrossSlot`] (and queues
@@ -232,7 +245,21 @@ impl Batch {
                 .await;
             self.unpack(replies).and_then(|values| self.replies(values))
         };
-        telemetry::traced(self.span(), runs).await
+        let deadline = self.deadline;
+        let bounded = async move {
+            crate::timer::within(deadline, runs)
+                .await
+                .unwrap_or_else(|| {
+                    Err(Error::Timeout {
+                        script: BATCH,
+                        source: redis::RedisError::from(std::io::Error::new(
+                            std::io::ErrorKind::TimedOut,
+                            format!("the batch's deadline of {deadline:?} passed"),
+                        )),
+                    })
+                })
+        };
+        telemetry::traced(self.span(), bounded).await
     }
 
     /// The span of one run: `MULTI` or `PIPELINE`, how many commands and

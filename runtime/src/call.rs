@@ -40,6 +40,8 @@ pub struct Call<T, E = Error> {
     command: Cmd,
     routing: Routing,
     retry_refusals: Option<RetryRefusals>,
+    /// How long the call may take, retries included.
+    deadline: Duration,
     /// The call's id, for a script declared `exactly_once`.
     call_id: Option<CallId>,
     /// How many of the keys are the script's own (not the record).
@@ -72,6 +74,7 @@ impl<T, E> std::fmt::Debug for Call<T, E> {
                 &self.command.args_iter().len().saturating_sub(3),
             )
             .field("retry_refusals", &self.retry_refusals)
+            .field("deadline", &self.deadline)
             .field("exactly_once", &self.call_id.is_some())
             .finish()
     }
@@ -98,6 +101,14 @@ enum Outcome {
 /// `EVALSHA`/`EVAL` and read-only functions `FCALL`, which every server
 /// with scripts (or functions) has.
 static READ_ONLY_COMMANDS: AtomicBool = AtomicBool::new(true);
+
+/// How long a call may take by default, retries included: then it ends
+/// with [`Error::Timeout`] (the script may have run), whatever the
+/// connection's own timeouts. Twice the servers' default
+/// `busy-reply-threshold` (5 s), after which a script that still runs makes
+/// the server answer `BUSY` to everyone. Set another with
+/// [`Call::deadline`] (and [`Batch::deadline`](crate::Batch::deadline)).
+pub const DEFAULT_DEADLINE: Duration = Duration::from_secs(10);
 
 /// The wait before an exactly-once call's first retry after a failed
 /// connection or a timeout; it doubles up to [`FAILURE_RETRY_MAX_DELAY`].
@@ -185,6 +196,7 @@ fn start<T, E>(
         command,
         routing,
         retry_refusals: None,
+        deadline: DEFAULT_DEADLINE,
         call_id,
         key_count,
         reply_shape: None,
@@ -209,6 +221,37 @@ impl<T, E> Call<T, E> {
     /// it, a refusal is returned at once as [`Error::Refused`].
     pub fn retry_refusals(mut self, policy: RetryRefusals) -> Self {
         self.retry_refusals = Some(policy);
+        self
+    }
+
+    /// Ends the call with [`Error::Timeout`] (the script may have run) when
+    /// it has not ended after `deadline`, retries and the cold path
+    /// included, whatever the connection's own settings: redis-rs's cluster
+    /// connection, for one, waits for a node that stopped answering for as
+    /// long as the node stays up. [`DEFAULT_DEADLINE`] (10 s) unless set.
+    ///
+    /// On async connections the call is dropped at the deadline, wherever
+    /// it is. A blocking call ([`Call::invoke_blocking`]) cannot be
+    /// interrupted: it sends nothing more after its deadline, and each send
+    /// is bounded by the connection's read timeout
+    /// (`redis::Connection::set_read_timeout`).
+    ///
+    /// ```no_run
+    /// # async fn demo(connection: &mut redis::aio::MultiplexedConnection) -> Result<(), redis_script::Error> {
+    /// use std::time::Duration;
+    /// use redis_script::redis_script;
+    ///
+    /// #[redis_script(path = "../lua/release_lock.lua", keys = 1)]
+    /// async fn release_lock(lock: &str, token: &str) -> i64;
+    ///
+    /// let released = release_lock::call("lock:{a}", "token-1")
+    ///     .deadline(Duration::from_millis(250))
+    ///     .invoke(connection)
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn deadline(mut self, deadline: Duration) -> Self {
+        self.deadline = deadline;
         self
     }
 
@@ -435,8 +478,8 @@ impl<T: FromRedisValue, E: From<Error>> Call<T, E> {
     {
         let span = telemetry::call_span(self.script, connection.get_db(), self.first_key_bytes());
         let mut attempts = Attempts::new(self, Reconnects::Maybe, span.clone());
-        let mut next = attempts.start();
-        let calls = async move {
+        let calls = async {
+            let mut next = attempts.start();
             loop {
                 next = match next {
                     Next::Send(command) => {
@@ -450,14 +493,21 @@ impl<T: FromRedisValue, E: From<Error>> Call<T, E> {
                         attempts.received_pipeline(replies)
                     }
                     Next::Wait(delay) => {
-                        crate::retry::wait(delay).await;
+                        crate::timer::sleep(delay).await;
                         attempts.send_again()
                     }
-                    Next::Done(result) => return result.map_err(E::from),
+                    Next::Done(result) => return result,
                 };
             }
         };
-        calls.instrument(span).await
+        let ended = crate::timer::within(self.deadline, calls)
+            .instrument(span)
+            .await;
+        let result = match ended {
+            Some(result) => result,
+            None => Err(attempts.deadline_passed()),
+        };
+        result.map_err(E::from)
     }
 
     /// [`Call::invoke`] on a synchronous connection (`redis::Connection`,
@@ -496,9 +546,14 @@ impl<T: FromRedisValue, E: From<Error>> Call<T, E> {
     {
         let span = telemetry::call_span(self.script, connection.get_db(), self.first_key_bytes());
         let _entered = span.enter();
+        let began = std::time::Instant::now();
         let mut attempts = Attempts::new(self, Reconnects::Never, span.clone());
         let mut next = attempts.start();
         loop {
+            let sends = matches!(next, Next::Send(_) | Next::SendPipeline(_));
+            if sends && began.elapsed() >= self.deadline {
+                return Err(E::from(attempts.deadline_passed()));
+            }
             next = match next {
                 Next::Send(command) => {
                     let reply = connection.req_command(&command);
@@ -643,8 +698,28 @@ impl<'c, T: FromRedisValue, E> Attempts<'c, T, E> {
         Next::Send(command)
     }
 
+    /// The call did not end before its deadline: it ends now, as a
+    /// timeout (a send may be in flight, or may have run).
+    fn deadline_passed(&mut self) -> Error {
+        let script = self.call.script.name();
+        let deadline = self.call.deadline;
+        let source = redis::RedisError::from(io::Error::new(
+            io::ErrorKind::TimedOut,
+            format!("the call's deadline of {deadline:?} passed"),
+        ));
+        let error = self.truthful(Error::Timeout { script, source });
+        self.report(Some(&error));
+        error
+    }
+
     /// The call ends: telemetry reports it.
     fn done(&mut self, result: Result<T, Error>) -> Next<'c, T> {
+        self.report(result.as_ref().err());
+        Next::Done(result)
+    }
+
+    /// Telemetry of the call's end (`failure`: how it failed, if it did).
+    fn report(&mut self, failure: Option<&Error>) {
         let path = match self.stage {
             Stage::First => Path::Warm,
             Stage::FirstWithoutReadOnly => Path::ReadOnlyFallback,
@@ -663,9 +738,8 @@ impl<'c, T: FromRedisValue, E> Attempts<'c, T, E> {
             self.call.script,
             &summary,
             self.started,
-            &result,
+            failure,
         );
-        Next::Done(result)
     }
 
     fn received(&mut self, reply: redis::RedisResult<Value>) -> Next<'c, T> {

@@ -16,7 +16,7 @@ use crate::script::Script;
 /// | [`Refused`](Error::Refused) | the server refused the command before running the script (`BUSY`, `LOADING`, `OOM`, `READONLY`, `NOPERM`, `MOVED`, …) | `false` |
 /// | [`Script`](Error::Script) | the script ended with an error: raised (`error()`, a failing `redis.call`) or returned (`redis.error_reply`) | `true` |
 /// | [`Connection`](Error::Connection) | the connection failed | `false` only when nothing was sent |
-/// | [`Timeout`](Error::Timeout) | no reply within the client's response timeout | `true` |
+/// | [`Timeout`](Error::Timeout) | no reply within the connection's response timeout or the call's deadline ([`Call::deadline`](crate::Call::deadline)) | `true` |
 /// | [`Decode`](Error::Decode) | the reply does not fit the Rust type | `true` |
 /// | [`CrossSlot`](Error::CrossSlot) | the keys hash to different cluster slots; nothing was sent | `false` |
 /// | [`LibraryConflict`](Error::LibraryConflict) | another version of the function's library is loaded; it was left in place | `false` |
@@ -103,12 +103,12 @@ pub enum Error {
         source: redis::RedisError,
     },
 
-    /// No reply came within the connection's response timeout (redis-rs
-    /// waits 500 ms by default). The request was sent: the script may have
-    /// run, or may still be running.
-    #[error(
-        "script `{script}`: no reply within the response timeout, the script may have run: {source}"
-    )]
+    /// No reply came in time: within the connection's response timeout
+    /// (redis-rs's multiplexed connection waits 500 ms by default), or
+    /// before the call's deadline ([`Call::deadline`](crate::Call::deadline),
+    /// 10 s by default). The request may have been sent: the script may
+    /// have run, or may still be running.
+    #[error("script `{script}`: no reply in time, the script may have run: {source}")]
     #[non_exhaustive]
     Timeout {
         /// Name of the script.

@@ -60,9 +60,10 @@ mod script_error;
 mod shape;
 mod slot;
 pub mod telemetry;
+mod timer;
 
 pub use batch::{Batch, Handle, Replies};
-pub use call::Call;
+pub use call::{Call, DEFAULT_DEADLINE};
 #[cfg(feature = "cluster")]
 pub use deploy::{DeployReport, NodeDeploy, deploy_cluster};
 pub use deploy::{Deployed, OnConflict};

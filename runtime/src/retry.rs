@@ -69,87 +69,6 @@ pub(crate) fn backoff(first: Duration, max: Duration, retry: u32) -> Duration {
     first.saturating_mul(factor).min(max)
 }
 
-/// Waits `delay` before an async call is sent again.
-#[cfg(feature = "tokio")]
-pub(crate) async fn wait(delay: Duration) {
-    tokio::time::sleep(delay).await;
-}
-
-/// Waits `delay` before an async call is sent again, on any async runtime:
-/// a thread sleeps and then wakes the task. Refusal retries are rare and
-/// few, so a thread per wait costs nothing that matters.
-#[cfg(not(feature = "tokio"))]
-pub(crate) async fn wait(delay: Duration) {
-    ThreadTimer::new(delay).await;
-}
-
-#[cfg(not(feature = "tokio"))]
-use thread_timer::ThreadTimer;
-
-#[cfg(not(feature = "tokio"))]
-mod thread_timer {
-    use std::future::Future;
-    use std::pin::Pin;
-    use std::sync::{Arc, Mutex, PoisonError};
-    use std::task::{Context, Poll, Waker};
-    use std::time::Duration;
-
-    /// Completes once a thread slept `delay`.
-    pub(crate) struct ThreadTimer {
-        state: Arc<Mutex<TimerState>>,
-        delay: Duration,
-        started: bool,
-    }
-
-    #[derive(Default)]
-    struct TimerState {
-        elapsed: bool,
-        waker: Option<Waker>,
-    }
-
-    impl ThreadTimer {
-        pub(crate) fn new(delay: Duration) -> Self {
-            Self {
-                state: Arc::default(),
-                delay,
-                started: false,
-            }
-        }
-    }
-
-    impl Future for ThreadTimer {
-        type Output = ();
-
-        fn poll(mut self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<()> {
-            let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-            if state.elapsed {
-                return Poll::Ready(());
-            }
-            state.waker = Some(context.waker().clone());
-            drop(state);
-            if !self.started {
-                self.started = true;
-                let (shared, delay) = (Arc::clone(&self.state), self.delay);
-                let spawned = std::thread::Builder::new()
-                    .name("redis-script-retry-wait".into())
-                    .spawn(move || {
-                        std::thread::sleep(delay);
-                        let mut state = shared.lock().unwrap_or_else(PoisonError::into_inner);
-                        state.elapsed = true;
-                        if let Some(waker) = state.waker.take() {
-                            waker.wake();
-                        }
-                    });
-                // Without a thread there is nothing to wait with: retry now.
-                if spawned.is_err() {
-                    return Poll::Ready(());
-                }
-            }
-            Poll::Pending
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -163,13 +82,5 @@ mod tests {
             .collect();
         assert_eq!(delays, [10, 20, 40, 50, 50]);
         assert_eq!(policy.delay(1000), Duration::from_millis(50));
-    }
-
-    #[cfg(not(feature = "tokio"))]
-    #[tokio::test]
-    async fn the_thread_timer_waits_at_least_its_delay() {
-        let began = std::time::Instant::now();
-        wait(Duration::from_millis(30)).await;
-        assert!(began.elapsed() >= Duration::from_millis(30));
     }
 }

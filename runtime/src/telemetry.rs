@@ -131,15 +131,16 @@ impl Started {
     }
 }
 
-/// Records the end of a call: span fields, one debug event, metrics.
-pub(crate) fn call_finished<T>(
+/// Records the end of a call (`failure`: how it failed, if it did): span
+/// fields, one debug event, metrics.
+pub(crate) fn call_finished(
     span: &Span,
     script: &Script,
     summary: &CallSummary,
     started: Started,
-    result: &Result<T, Error>,
+    failure: Option<&Error>,
 ) {
-    let outcome = if result.is_ok() { "ok" } else { "error" };
+    let outcome = if failure.is_none() { "ok" } else { "error" };
     if !span.is_disabled() {
         span.record("db.operation.name", summary.command);
         span.record("redis_script.path", summary.path.as_str());
@@ -149,21 +150,21 @@ pub(crate) fn call_finished<T>(
         if let Some(tag) = summary.reply_tag {
             span.record("redis_script.reply_tag", tag);
         }
-        if let Err(error) = result {
+        if let Some(error) = failure {
             span.record("otel.status_code", "ERROR");
             span.record("error.type", error.kind());
             span.record("redis_script.may_have_executed", error.may_have_executed());
         }
     }
-    match result {
-        Ok(_) => tracing::debug!(
+    match failure {
+        None => tracing::debug!(
             script = script.name(),
             sha = script.sha1_prefix(),
             path = summary.path.as_str(),
             outcome,
             "script call"
         ),
-        Err(error) => tracing::debug!(
+        Some(error) => tracing::debug!(
             script = script.name(),
             sha = script.sha1_prefix(),
             path = summary.path.as_str(),
@@ -174,7 +175,7 @@ pub(crate) fn call_finished<T>(
         ),
     }
     #[cfg(feature = "metrics")]
-    measures::call(script.name(), summary, started, result.as_ref().err());
+    measures::call(script.name(), summary, started, failure);
     #[cfg(not(feature = "metrics"))]
     let _ = started;
 }

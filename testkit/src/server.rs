@@ -249,6 +249,44 @@ impl RedisServer {
         self.pid().is_some()
     }
 
+    /// Freezes the process (`SIGSTOP`): it keeps its connections open and
+    /// answers nothing, like a server that hangs, until
+    /// [`thaw`](Self::thaw). Dropping or stopping a frozen server still
+    /// kills it.
+    ///
+    /// # Panics
+    ///
+    /// If the server is not running or the signal cannot be sent.
+    pub fn freeze(&self) {
+        self.signal("STOP");
+    }
+
+    /// Lets a [frozen](Self::freeze) process run again (`SIGCONT`).
+    ///
+    /// # Panics
+    ///
+    /// If the server is not running or the signal cannot be sent.
+    pub fn thaw(&self) {
+        self.signal("CONT");
+    }
+
+    fn signal(&self, name: &str) {
+        let Some(pid) = self.pid() else {
+            panic!(
+                "cannot send SIG{name} to {}: it is not running",
+                self.addr()
+            );
+        };
+        let sent = std::process::Command::new("kill")
+            .arg(format!("-{name}"))
+            .arg(pid.to_string())
+            .status();
+        match sent {
+            Ok(status) if status.success() => {}
+            other => panic!("kill -{name} {pid} ({}): {other:?}", self.addr()),
+        }
+    }
+
     /// Kills the process and waits for it. Does nothing if it is not running.
     /// The temp directory (and so a cluster node's `nodes.conf`) is kept for
     /// [`restart`](Self::restart).

@@ -7,6 +7,7 @@ mod batches;
 mod blocking;
 mod calls;
 mod corpus;
+mod deadlines;
 mod exactly_once;
 mod exactly_once_faults;
 mod failover;
