@@ -270,8 +270,8 @@ impl<T, E> Call<T, E> {
     }
 
     /// The command as it will be sent: `EVALSHA` (or `EVALSHA_RO`), or
-    /// `EVAL` with the body for a script whose error replies are built at
-    /// run time; `FCALL` (or `FCALL_RO`) for a function of a library.
+    /// `EVAL` with the body for a script that could raise an error past
+    /// Redis's mark; `FCALL` (or `FCALL_RO`) for a function of a library.
     pub fn command(&self) -> &Cmd {
         &self.command
     }
@@ -450,9 +450,8 @@ impl<T: FromRedisValue, E: From<Error>> Call<T, E> {
     /// version of the library is loaded and lacks the function, the call
     /// fails with [`Error::LibraryConflict`]; when another library holds
     /// one of its function names, with [`Error::FunctionNameTaken`]. A
-    /// function that can build the reply `ERR Function not found` itself
-    /// (its error replies are computed at run time, or it returns `ERR`
-    /// replies) is never loaded on the way: it fails with
+    /// function that could raise `ERR Function not found` past Redis's mark
+    /// (see [`Error::Script`]) is never loaded on the way: it fails with
     /// [`Error::NotLoaded`] until its library is deployed
     /// ([`Library::deploy`]).
     ///

@@ -22,13 +22,17 @@ use crate::script::Script;
 /// | [`LibraryConflict`](Error::LibraryConflict) | another version of the function's library is loaded; it was left in place | `false` |
 /// | [`FunctionNameTaken`](Error::FunctionNameTaken) | another library registers a function of the same name, so the library could not be loaded | `false` |
 /// | [`LoadFailed`](Error::LoadFailed) | `FUNCTION LOAD` of the function's library failed | `false` |
-/// | [`NotLoaded`](Error::NotLoaded) | the server answered `Function not found` to a function that can build that reply itself | `true` |
+/// | [`NotLoaded`](Error::NotLoaded) | the server answered `Function not found` to a function that can raise that error unmarked | `true` |
 ///
-/// A refusal is told apart from an error the script returns by facts a
-/// script cannot forge: Redis marks errors raised inside a script with the
-/// script's line, the server's refusals carry the server's own wording, and
-/// the compile-time analysis knows every error code the script can return.
-/// An error reply that could be either is reported as [`Error::Script`].
+/// A refusal is told apart from the script's own errors by marks a script
+/// cannot forge: the source sent puts `~` before the code of every error
+/// reply the script returns ([`redis_script_codes::RETURNED_ERROR_MARK`];
+/// [`Error::code`] is the code without it), and Redis appends the script's
+/// line to every error the script raises. A reply without either mark and
+/// in the server's own words is a refusal. The one way past both marks (a
+/// raised table whose `__newindex` keeps Redis from adding the line) is
+/// found at compile time, and such a script's refusal-looking replies are
+/// reported as [`Error::Script`].
 ///
 /// For a script declared `exactly_once`, "may have run" means "ran at most
 /// once": its call was already sent again with the same
@@ -208,10 +212,11 @@ pub enum Error {
     },
 
     /// The server answered `ERR Function not found`, and the function can
-    /// build that very error reply itself (its error replies are computed
-    /// at run time, or it returns `ERR` replies). The runtime cannot tell
-    /// a missing library from the function's own reply, so it does not
-    /// load the library on the way: deploy it before calling
+    /// raise that very error without Redis's mark (a table whose
+    /// `__newindex` keeps Redis from adding its line; see
+    /// [`Error::Script`]). The runtime cannot tell a missing library from
+    /// the function's own error, so it does not load the library on the
+    /// way: deploy it before calling
     /// ([`Library::deploy`](crate::Library::deploy)). As the reply may be
     /// the function's own, the function may have run.
     #[error(
