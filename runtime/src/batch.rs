@@ -2,12 +2,16 @@
 //! `MULTI`/`EXEC` transaction.
 
 use std::marker::PhantomData;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use redis::aio::ConnectionLike;
 use redis::{Cmd, FromRedisValue, Value};
 
-use crate::call::{Call, DEFAULT_DEADLINE, decode_reply, function_load, not_found_after_load};
+use crate::call::{
+    Call, DEFAULT_DEADLINE, FAILURE_RETRY_FIRST_DELAY, FAILURE_RETRY_MAX_DELAY, decode_reply,
+    function_load, not_found_after_load,
+};
 use crate::error::{Error, KeySlot, Origin};
 use crate::library::Library;
 use crate::refusal;
@@ -19,6 +23,10 @@ use crate::telemetry;
 const BATCH: &str = "batch";
 /// Label used in errors of a batch's plain commands.
 const COMMAND: &str = "command";
+
+/// The id the next batch gets: its handles and replies carry it, so that
+/// a handle cannot read the replies of another batch.
+static NEXT_BATCH: AtomicU64 = AtomicU64::new(1);
 
 /// Several script calls and commands sent in one round trip.
 ///
@@ -72,6 +80,8 @@ const COMMAND: &str = "command";
 /// ```
 #[derive(Debug)]
 pub struct Batch {
+    /// This batch's id (see [`NEXT_BATCH`]).
+    id: u64,
     pipeline: redis::Pipeline,
     /// Per command of the pipeline (the loads the batch adds included):
     /// what it is. A handle's index is its command's place here.
@@ -107,8 +117,35 @@ enum Entry {
 #[must_use = "a handle is the only way to read its command's reply"]
 #[derive(Debug)]
 pub struct Handle<T, E = Error> {
+    /// The batch that made it.
+    batch: u64,
     index: usize,
     reply: PhantomData<fn() -> Result<T, E>>,
+}
+
+/// What [`Batch::add`] takes: a prepared [`Call`]. A batch sends its calls
+/// once, together, so it takes no call that carries options of its own
+/// ([`Call::retry_refusals`], [`Call::deadline`] make an
+/// [`Invocation`](crate::Invocation)).
+#[diagnostic::on_unimplemented(
+    message = "a batch takes a prepared `Call`, not `{Self}`",
+    label = "this call carries options of its own, which a batch cannot honour",
+    note = "a batch sends its calls once, together: add the call itself (`batch.add(f::call(…))`) and give the batch its deadline with `Batch::deadline`"
+)]
+pub trait Batchable<T, E>: sealed::Sealed {
+    #[doc(hidden)]
+    fn into_call(self) -> Call<T, E>;
+}
+
+impl<T, E> Batchable<T, E> for Call<T, E> {
+    fn into_call(self) -> Call<T, E> {
+        self
+    }
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl<T, E> Sealed for crate::Call<T, E> {}
 }
 
 impl Batch {
@@ -119,6 +156,7 @@ impl Batch {
         // hide the others' replies.
         pipeline.ignore_errors();
         Self {
+            id: NEXT_BATCH.fetch_add(1, Ordering::Relaxed),
             pipeline,
             entries: Vec::new(),
             loads: Vec::new(),
@@ -149,7 +187,16 @@ impl Batch {
 
     /// Queues a script call; fails with [`Error::CrossSlot`] (and queues
     /// nothing) when its keys do not share the batch's cluster slot.
-    pub fn add<T: FromRedisValue, E>(&mut self, call: Call<T, E>) -> Result<Handle<T, E>, Error> {
+    ///
+    /// A call takes no options into a batch (see [`Batchable`]); a call of
+    /// an `exactly_once` script keeps its id, and a batch of only such
+    /// calls is sent again after a connection failure or a timeout, as
+    /// each would be on its own (see [`Batch::run`]).
+    pub fn add<T: FromRedisValue, E>(
+        &mut self,
+        call: impl Batchable<T, E>,
+    ) -> Result<Handle<T, E>, Error> {
+        let call = call.into_call();
         let script = call.script();
         if let Some(slot) = call.slot()? {
             // The key's text is kept only for error messages: render it
@@ -226,6 +273,7 @@ impl Batch {
         self.pipeline.add_command(command);
         self.entries.push(entry);
         Handle {
+            batch: self.id,
             index: self.entries.len() - 1,
             reply: PhantomData,
         }
@@ -234,16 +282,40 @@ impl Batch {
     /// Sends every queued command in one round trip. Errors of single
     /// commands are reported by [`Replies::take`]; this fails only when the
     /// batch as a whole failed (connection, or an aborted transaction).
+    ///
+    /// A batch is sent once: its calls may hold writes that must not run
+    /// twice. The exception is a batch of nothing but calls of
+    /// `exactly_once` scripts: every one of them replays its recorded reply
+    /// when it already ran, so after a connection failure or a timeout the
+    /// whole batch is sent again, as each call would be on its own (up to
+    /// the fewest `retries` among them, waiting 50 ms and doubling up to
+    /// 1 s). Running the same `Batch` again later is just as safe for them.
     pub async fn run<C>(&self, connection: &mut C) -> Result<Replies, Error>
     where
         C: ConnectionLike + ?Sized,
     {
+        let retries = self.failure_retries();
         let runs = async {
-            let (offset, count) = self.reply_window(self.entries.len());
-            let replies = connection
-                .req_packed_commands(&self.pipeline, offset, count)
-                .await;
-            self.unpack(replies).and_then(|values| self.replies(values))
+            let mut retried = 0;
+            loop {
+                let (offset, count) = self.reply_window(self.entries.len());
+                let replies = connection
+                    .req_packed_commands(&self.pipeline, offset, count)
+                    .await;
+                let result = self.unpack(replies).and_then(|values| self.replies(values));
+                match result {
+                    Err(Error::Connection { .. } | Error::Timeout { .. }) if retried < retries => {
+                        crate::timer::sleep(crate::retry::backoff(
+                            FAILURE_RETRY_FIRST_DELAY,
+                            FAILURE_RETRY_MAX_DELAY,
+                            retried,
+                        ))
+                        .await;
+                        retried += 1;
+                    }
+                    result => return result,
+                }
+            }
         };
         let deadline = self.deadline;
         let bounded = async move {
@@ -260,6 +332,23 @@ impl Batch {
                 })
         };
         telemetry::traced(self.span(), bounded).await
+    }
+
+    /// How many times [`Batch::run`] sends the batch again after a
+    /// connection failure or a timeout: only when every queued command is a
+    /// call of an `exactly_once` script, the fewest `retries` among them.
+    fn failure_retries(&self) -> u32 {
+        let mut fewest = None;
+        for entry in &self.entries {
+            let Entry::Script(script) = entry else {
+                return 0;
+            };
+            let Some(once) = script.exactly_once() else {
+                return 0;
+            };
+            fewest = Some(fewest.map_or(once.retries(), |fewest: u32| fewest.min(once.retries())));
+        }
+        fewest.unwrap_or(0)
     }
 
     /// The span of one run: `MULTI` or `PIPELINE`, how many commands and
@@ -393,6 +482,7 @@ impl Batch {
             }
         }
         Ok(Replies {
+            batch: self.id,
             values,
             entries: self.entries.clone(),
             loads: self
@@ -407,6 +497,8 @@ impl Batch {
 /// The replies of a [`Batch`], read one by one through their handles.
 #[derive(Debug)]
 pub struct Replies {
+    /// The batch they answer.
+    batch: u64,
     values: Vec<Value>,
     entries: Vec<Entry>,
     /// Name, SHA1 and reply index of each library's `FUNCTION LOAD`.
@@ -422,6 +514,12 @@ impl Replies {
         &mut self,
         handle: Handle<T, E>,
     ) -> Result<T, E> {
+        if handle.batch != self.batch {
+            return Err(E::from(Error::ForeignHandle {
+                handle_batch: handle.batch,
+                replies_batch: self.batch,
+            }));
+        }
         let script = match self.entries.get(handle.index) {
             Some(Entry::Script(script)) => Some(*script),
             _ => None,
@@ -527,9 +625,10 @@ mod tests {
         }
     }
 
-    /// The handle of the command at `index` of a batch.
-    fn handle(index: usize) -> Handle<i64> {
+    /// The handle of the command at `index` of `batch`.
+    fn handle(batch: &Batch, index: usize) -> Handle<i64> {
         Handle {
+            batch: batch.id,
             index,
             reply: PhantomData,
         }
@@ -554,12 +653,12 @@ mod tests {
         };
 
         let mut taken = replies(vec![exists(), Value::Int(1), Value::Int(2)]);
-        assert_eq!(taken.take(handle(call)).ok(), Some(1));
-        assert_eq!(taken.take(handle(imitating)).ok(), Some(2));
+        assert_eq!(taken.take(handle(&batch, call)).ok(), Some(1));
+        assert_eq!(taken.take(handle(&batch, imitating)).ok(), Some(2));
 
         // Another version of the library is loaded.
         let mut taken = replies(vec![exists(), not_found(), not_found()]);
-        match taken.take(handle(call)) {
+        match taken.take(handle(&batch, call)) {
             Err(error @ Error::LibraryConflict { .. }) => {
                 assert_eq!(error.script(), "allow");
                 assert!(!error.may_have_executed());
@@ -567,7 +666,7 @@ mod tests {
             other => panic!("{other:?}"),
         }
         // Maybe the function's own reply: it may have run.
-        match taken.take(handle(imitating)) {
+        match taken.take(handle(&batch, imitating)) {
             Err(error @ Error::Script { .. }) => assert!(error.may_have_executed()),
             other => panic!("{other:?}"),
         }
@@ -577,7 +676,7 @@ mod tests {
             not_found(),
             not_found(),
         ]);
-        match taken.take(handle(call)) {
+        match taken.take(handle(&batch, call)) {
             Err(Error::FunctionNameTaken { function, .. }) => assert_eq!(function, "other"),
             other => panic!("{other:?}"),
         }
@@ -587,9 +686,82 @@ mod tests {
             not_found(),
             not_found(),
         ]);
-        match taken.take(handle(call)) {
+        match taken.take(handle(&batch, call)) {
             Err(error @ Error::Script { .. }) => assert!(error.may_have_executed()),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn a_handle_reads_only_its_own_batchs_replies() {
+        let mut first = Batch::pipeline();
+        let mut second = Batch::pipeline();
+        let mine = first.add_command::<i64>(redis::cmd("INCR").arg("{h}:a").to_owned());
+        let theirs = second.add_command::<i64>(redis::cmd("INCR").arg("{h}:b").to_owned());
+        let mut replies = first
+            .replies(vec![Value::Int(7)])
+            .unwrap_or_else(|error| panic!("{error}"));
+        match replies.take(theirs) {
+            Err(error @ Error::ForeignHandle { .. }) => {
+                assert_eq!(error.kind(), "foreign_handle");
+                assert!(error.to_string().contains("another"), "{error}");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(replies.take(mine).ok(), Some(7));
+    }
+
+    static ONCE: Script = crate::script::with_exactly_once(
+        crate::script::new_script(
+            "count_once",
+            "lua/count.lua",
+            "return 1",
+            "e0e1f9fabfc9d4800c877a703b823ac0578ff8db",
+            false,
+            false,
+            false,
+        ),
+        crate::exactly_once::exactly_once(None, None, Some(2)),
+    );
+
+    static ONCE_MORE: Script = crate::script::with_exactly_once(
+        crate::script::new_script(
+            "count_once_more",
+            "lua/count.lua",
+            "return 1",
+            "e0e1f9fabfc9d4800c877a703b823ac0578ff8db",
+            false,
+            false,
+            false,
+        ),
+        crate::exactly_once::exactly_once(None, None, Some(5)),
+    );
+
+    #[test]
+    fn only_a_batch_of_exactly_once_calls_is_sent_again() {
+        let once = |script: &'static Script| {
+            let mut keys = Keys::new();
+            keys.push(&"{h}:counter");
+            start_call::<i64, Error>(script, keys, 0)
+        };
+        let mut both = Batch::pipeline();
+        for script in [&ONCE, &ONCE_MORE] {
+            if let Err(error) = both.add(once(script)) {
+                panic!("{error}");
+            }
+        }
+        assert_eq!(both.failure_retries(), 2, "the fewest retries");
+        let mut mixed = Batch::transaction();
+        if let Err(error) = mixed.add(once(&ONCE)) {
+            panic!("{error}");
+        }
+        let _plain = mixed.add_command::<i64>(redis::cmd("INCR").arg("{h}:a").to_owned());
+        assert_eq!(mixed.failure_retries(), 0);
+        let mut other = Batch::pipeline();
+        if let Err(error) = other.add(allow(&ALLOW, "{q}:a")) {
+            panic!("{error}");
+        }
+        assert_eq!(other.failure_retries(), 0);
+        assert_eq!(Batch::pipeline().failure_retries(), 0);
     }
 }

@@ -39,9 +39,6 @@ pub struct Call<T, E = Error> {
     script: &'static Script,
     command: Cmd,
     routing: Routing,
-    retry_refusals: Option<RetryRefusals>,
-    /// How long the call may take, retries included.
-    deadline: Duration,
     /// The call's id, for a script declared `exactly_once`.
     call_id: Option<CallId>,
     /// How many of the keys are the script's own (not the record).
@@ -73,8 +70,6 @@ impl<T, E> std::fmt::Debug for Call<T, E> {
                 "arguments",
                 &self.command.args_iter().len().saturating_sub(3),
             )
-            .field("retry_refusals", &self.retry_refusals)
-            .field("deadline", &self.deadline)
             .field("exactly_once", &self.call_id.is_some())
             .finish()
     }
@@ -112,8 +107,8 @@ pub const DEFAULT_DEADLINE: Duration = Duration::from_secs(10);
 
 /// The wait before an exactly-once call's first retry after a failed
 /// connection or a timeout; it doubles up to [`FAILURE_RETRY_MAX_DELAY`].
-const FAILURE_RETRY_FIRST_DELAY: Duration = Duration::from_millis(50);
-const FAILURE_RETRY_MAX_DELAY: Duration = Duration::from_secs(1);
+pub(crate) const FAILURE_RETRY_FIRST_DELAY: Duration = Duration::from_millis(50);
+pub(crate) const FAILURE_RETRY_MAX_DELAY: Duration = Duration::from_secs(1);
 
 /// Bytes reserved per ARGV parameter when sizing a command: enough for
 /// numbers, tokens and short strings; longer values grow the buffer once.
@@ -195,8 +190,6 @@ fn start<T, E>(
         script,
         command,
         routing,
-        retry_refusals: None,
-        deadline: DEFAULT_DEADLINE,
         call_id,
         key_count,
         reply_shape: None,
@@ -215,13 +208,50 @@ pub fn push_argument<T, E, A: redis::ToRedisArgs>(call: &mut Call<T, E>, argumen
     argument.write_redis_args(&mut call.command);
 }
 
+/// How a call is invoked: what [`Call::retry_refusals`] and
+/// [`Call::deadline`] set.
+#[derive(Debug, Clone, Copy)]
+struct Options {
+    retry_refusals: Option<RetryRefusals>,
+    /// How long the call may take, retries included.
+    deadline: Duration,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            retry_refusals: None,
+            deadline: DEFAULT_DEADLINE,
+        }
+    }
+}
+
+/// A [`Call`] with invocation options: what [`Call::retry_refusals`] and
+/// [`Call::deadline`] return. It is invoked like the call itself; it cannot
+/// be added to a [`Batch`](crate::Batch), which sends its calls once,
+/// together, and could not honour one call's options (a batch has a
+/// deadline of its own: [`Batch::deadline`](crate::Batch::deadline)).
+pub struct Invocation<T, E = Error> {
+    call: Call<T, E>,
+    options: Options,
+}
+
+impl<T, E> std::fmt::Debug for Invocation<T, E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Invocation")
+            .field("call", &self.call)
+            .field("retry_refusals", &self.options.retry_refusals)
+            .field("deadline", &self.options.deadline)
+            .finish()
+    }
+}
+
 impl<T, E> Call<T, E> {
     /// Sends the call again when the server refuses it with a refusal that
     /// passes (`LOADING`, `BUSY`, `TRYAGAIN`, …), as `policy` says. Without
     /// it, a refusal is returned at once as [`Error::Refused`].
-    pub fn retry_refusals(mut self, policy: RetryRefusals) -> Self {
-        self.retry_refusals = Some(policy);
-        self
+    pub fn retry_refusals(self, policy: RetryRefusals) -> Invocation<T, E> {
+        Invocation::of(self).retry_refusals(policy)
     }
 
     /// Ends the call with [`Error::Timeout`] (the script may have run) when
@@ -250,9 +280,8 @@ impl<T, E> Call<T, E> {
     ///     .await?;
     /// # Ok(()) }
     /// ```
-    pub fn deadline(mut self, deadline: Duration) -> Self {
-        self.deadline = deadline;
-        self
+    pub fn deadline(self, deadline: Duration) -> Invocation<T, E> {
+        Invocation::of(self).deadline(deadline)
     }
 
     /// The script this call runs.
@@ -475,8 +504,15 @@ impl<T: FromRedisValue, E: From<Error>> Call<T, E> {
     where
         C: ConnectionLike + ?Sized,
     {
+        self.invoke_with(Options::default(), connection).await
+    }
+
+    async fn invoke_with<C>(&self, options: Options, connection: &mut C) -> Result<T, E>
+    where
+        C: ConnectionLike + ?Sized,
+    {
         let span = telemetry::call_span(self.script, connection.get_db(), self.first_key_bytes());
-        let mut attempts = Attempts::new(self, Reconnects::Maybe, span.clone());
+        let mut attempts = Attempts::new(self, options, Reconnects::Maybe, span.clone());
         let calls = async {
             let mut next = attempts.start();
             loop {
@@ -499,7 +535,7 @@ impl<T: FromRedisValue, E: From<Error>> Call<T, E> {
                 };
             }
         };
-        let ended = crate::timer::within(self.deadline, calls)
+        let ended = crate::timer::within(options.deadline, calls)
             .instrument(span)
             .await;
         let result = match ended {
@@ -543,14 +579,21 @@ impl<T: FromRedisValue, E: From<Error>> Call<T, E> {
     where
         C: redis::ConnectionLike + ?Sized,
     {
+        self.invoke_blocking_with(Options::default(), connection)
+    }
+
+    fn invoke_blocking_with<C>(&self, options: Options, connection: &mut C) -> Result<T, E>
+    where
+        C: redis::ConnectionLike + ?Sized,
+    {
         let span = telemetry::call_span(self.script, connection.get_db(), self.first_key_bytes());
         let _entered = span.enter();
         let began = std::time::Instant::now();
-        let mut attempts = Attempts::new(self, Reconnects::Never, span.clone());
+        let mut attempts = Attempts::new(self, options, Reconnects::Never, span.clone());
         let mut next = attempts.start();
         loop {
             let sends = matches!(next, Next::Send(_) | Next::SendPipeline(_));
-            if sends && began.elapsed() >= self.deadline {
+            if sends && began.elapsed() >= options.deadline {
                 return Err(E::from(attempts.deadline_passed()));
             }
             next = match next {
@@ -574,6 +617,61 @@ impl<T: FromRedisValue, E: From<Error>> Call<T, E> {
                 Next::Done(result) => return result.map_err(E::from),
             };
         }
+    }
+}
+
+/// The call with the default options, to which options can then be added
+/// one by one (`if let Some(policy) = retry { invocation =
+/// invocation.retry_refusals(policy) }`).
+impl<T, E> From<Call<T, E>> for Invocation<T, E> {
+    fn from(call: Call<T, E>) -> Self {
+        Self::of(call)
+    }
+}
+
+impl<T, E> Invocation<T, E> {
+    fn of(call: Call<T, E>) -> Self {
+        Self {
+            call,
+            options: Options::default(),
+        }
+    }
+
+    /// See [`Call::retry_refusals`].
+    pub fn retry_refusals(mut self, policy: RetryRefusals) -> Self {
+        self.options.retry_refusals = Some(policy);
+        self
+    }
+
+    /// See [`Call::deadline`].
+    pub fn deadline(mut self, deadline: Duration) -> Self {
+        self.options.deadline = deadline;
+        self
+    }
+
+    /// The call this invokes.
+    pub fn call(&self) -> &Call<T, E> {
+        &self.call
+    }
+}
+
+impl<T: FromRedisValue, E: From<Error>> Invocation<T, E> {
+    /// [`Call::invoke`] with these options. Invoking the same
+    /// `Invocation` again is invoking the same call again (for an
+    /// `exactly_once` script, with the same [`CallId`]).
+    pub async fn invoke<C>(&self, connection: &mut C) -> Result<T, E>
+    where
+        C: ConnectionLike + ?Sized,
+    {
+        self.call.invoke_with(self.options, connection).await
+    }
+
+    /// [`Call::invoke_blocking`] with these options.
+    pub fn invoke_blocking<C>(&self, connection: &mut C) -> Result<T, E>
+    where
+        C: redis::ConnectionLike + ?Sized,
+    {
+        self.call.invoke_blocking_with(self.options, connection)
     }
 }
 
@@ -620,6 +718,7 @@ enum Next<'c, T> {
 /// the blocking call share it.
 struct Attempts<'c, T, E> {
     call: &'c Call<T, E>,
+    options: Options,
     stage: Stage,
     /// A read-only call may still be sent again after a dropped connection.
     connection_retry: bool,
@@ -658,9 +757,15 @@ enum Stage {
 }
 
 impl<'c, T: FromRedisValue, E> Attempts<'c, T, E> {
-    fn new(call: &'c Call<T, E>, reconnects: Reconnects, span: tracing::Span) -> Self {
+    fn new(
+        call: &'c Call<T, E>,
+        options: Options,
+        reconnects: Reconnects,
+        span: tracing::Span,
+    ) -> Self {
         Self {
             call,
+            options,
             stage: Stage::First,
             connection_retry: call.script.is_read_only() && reconnects == Reconnects::Maybe,
             refusal_retries: 0,
@@ -701,7 +806,7 @@ impl<'c, T: FromRedisValue, E> Attempts<'c, T, E> {
     /// timeout (a send may be in flight, or may have run).
     fn deadline_passed(&mut self) -> Error {
         let script = self.call.script.name();
-        let deadline = self.call.deadline;
+        let deadline = self.options.deadline;
         let source = redis::RedisError::from(io::Error::new(
             io::ErrorKind::TimedOut,
             format!("the call's deadline of {deadline:?} passed"),
@@ -871,7 +976,7 @@ impl<'c, T: FromRedisValue, E> Attempts<'c, T, E> {
                 ))
             }
             Error::Refused { code, .. } if refusal::is_transient(code) => {
-                match self.call.retry_refusals {
+                match self.options.retry_refusals {
                     Some(policy) if self.refusal_retries < policy.retries() => {
                         let delay = policy.delay(self.refusal_retries);
                         self.refusal_retries += 1;
@@ -1286,7 +1391,12 @@ mod tests {
         call: &Call<i64, Error>,
         replies: Vec<redis::RedisResult<Vec<Value>>>,
     ) -> (Vec<String>, Option<Result<i64, Error>>) {
-        let mut attempts = Attempts::new(call, Reconnects::Maybe, tracing::Span::none());
+        let mut attempts = Attempts::new(
+            call,
+            Options::default(),
+            Reconnects::Maybe,
+            tracing::Span::none(),
+        );
         let mut next = attempts.start();
         let mut sent = Vec::new();
         for reply in replies {
@@ -1603,7 +1713,12 @@ mod tests {
         );
 
         // Nor is a blocking call: its connection would read the late reply.
-        let mut attempts = Attempts::new(&call, Reconnects::Never, tracing::Span::none());
+        let mut attempts = Attempts::new(
+            &call,
+            Options::default(),
+            Reconnects::Never,
+            tracing::Span::none(),
+        );
         let Next::Send(_) = attempts.start() else {
             panic!("sends first")
         };

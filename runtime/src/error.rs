@@ -23,6 +23,7 @@ use crate::script::Script;
 /// | [`FunctionNameTaken`](Error::FunctionNameTaken) | another library registers a function of the same name, so the library could not be loaded | `false` |
 /// | [`LoadFailed`](Error::LoadFailed) | `FUNCTION LOAD` of the function's library failed | `false` |
 /// | [`NotLoaded`](Error::NotLoaded) | the server answered `Function not found` to a function that can raise that error unmarked | `true` |
+/// | [`ForeignHandle`](Error::ForeignHandle) | a batch handle was read from another batch's replies | `true` |
 ///
 /// A refusal is told apart from the script's own errors by marks a script
 /// cannot forge: the source sent puts `~` before the code of every error
@@ -229,6 +230,21 @@ pub enum Error {
         /// Name of its library.
         library: &'static str,
     },
+
+    /// A [`Handle`](crate::Handle) was read from the replies of another
+    /// batch: a handle belongs to the batch that made it, and reads only
+    /// that batch's replies. The handle's call may have run with its own
+    /// batch.
+    #[error(
+        "a handle of one batch was read from the replies of another (batch {handle_batch}, replies of batch {replies_batch}): read each reply from the replies of the batch that made its handle"
+    )]
+    #[non_exhaustive]
+    ForeignHandle {
+        /// The batch that made the handle.
+        handle_batch: u64,
+        /// The batch whose replies it was read from.
+        replies_batch: u64,
+    },
 }
 
 /// A line of a `.lua` file, where Redis says a script raised its error.
@@ -413,6 +429,7 @@ impl Error {
             | Self::FunctionNameTaken { script, .. }
             | Self::LoadFailed { script, .. }
             | Self::NotLoaded { script, .. } => script,
+            Self::ForeignHandle { .. } => "batch",
         }
     }
 
@@ -450,7 +467,8 @@ impl Error {
             Self::Script { .. }
             | Self::Timeout { .. }
             | Self::Decode { .. }
-            | Self::NotLoaded { .. } => true,
+            | Self::NotLoaded { .. }
+            | Self::ForeignHandle { .. } => true,
         }
     }
 
@@ -482,7 +500,8 @@ impl Error {
 
     /// The variant's name in snake case (`refused`, `script`,
     /// `connection`, `timeout`, `decode`, `cross_slot`, `library_conflict`,
-    /// `function_name_taken`, `load_failed`, `not_loaded`): the `error.type`
+    /// `function_name_taken`, `load_failed`, `not_loaded`, `foreign_handle`):
+    /// the `error.type`
     /// of a call's span and the `kind` label of its error metric.
     pub fn kind(&self) -> &'static str {
         match self {
@@ -496,6 +515,7 @@ impl Error {
             Self::FunctionNameTaken { .. } => "function_name_taken",
             Self::LoadFailed { .. } => "load_failed",
             Self::NotLoaded { .. } => "not_loaded",
+            Self::ForeignHandle { .. } => "foreign_handle",
         }
     }
 

@@ -62,8 +62,8 @@ mod slot;
 pub mod telemetry;
 mod timer;
 
-pub use batch::{Batch, Handle, Replies};
-pub use call::{Call, DEFAULT_DEADLINE};
+pub use batch::{Batch, Batchable, Handle, Replies};
+pub use call::{Call, DEFAULT_DEADLINE, Invocation};
 #[cfg(feature = "cluster")]
 pub use deploy::{DeployReport, NodeDeploy, deploy_cluster};
 pub use deploy::{Deployed, OnConflict};

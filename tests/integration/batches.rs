@@ -147,3 +147,104 @@ fn cross_slot_calls_are_refused_when_added() {
     ));
     assert!(batch.is_empty());
 }
+
+#[tokio::test]
+async fn a_handle_reads_only_the_replies_of_its_own_batch() {
+    let server = RedisServer::start();
+    let mut connection = server.connection().await;
+    seed(&mut connection, &["{h}:a"]).await;
+    let mut first = Batch::pipeline();
+    let mut second = Batch::pipeline();
+    let moved = first
+        .add(transfer::call("{h}:a", "{h}:b", 1))
+        .expect("same slot");
+    let read = second.add_command::<i64>(redis::cmd("GET").arg("{h}:a").to_owned());
+    let _first_replies = first.run(&mut connection).await.expect("first batch");
+    let mut second_replies = second.run(&mut connection).await.expect("second batch");
+    match second_replies.take(moved) {
+        Err(error @ Error::ForeignHandle { .. }) => assert!(error.may_have_executed()),
+        other => panic!("a foreign handle must fail, got {other:?}"),
+    }
+    assert_eq!(second_replies.take(read).expect("GET"), 99);
+}
+
+/// Adds to a counter, exactly once per call.
+#[redis_script::redis_script(path = "lua/exactly_once/incr_once.lua", keys = 1, exactly_once)]
+async fn incr_once(counter: &str, amount: i64) -> i64;
+
+/// A connection that gives up on a reply after 150 ms, and the server
+/// paused for 600 ms: the first sends time out.
+async fn paused(server: &RedisServer) -> redis::aio::MultiplexedConnection {
+    let config = redis::AsyncConnectionConfig::new()
+        .set_response_timeout(Some(std::time::Duration::from_millis(150)));
+    let connection = server
+        .client()
+        .get_multiplexed_async_connection_with_config(&config)
+        .await
+        .expect("connection");
+    let mut admin = server.connection().await;
+    let () = redis::cmd("CLIENT")
+        .arg("PAUSE")
+        .arg(600)
+        .arg("ALL")
+        .query_async(&mut admin)
+        .await
+        .expect("CLIENT PAUSE");
+    connection
+}
+
+#[tokio::test]
+async fn a_batch_of_exactly_once_calls_is_sent_again_after_a_timeout_and_runs_once() {
+    let server = RedisServer::start();
+    let mut batch = Batch::pipeline();
+    let handles: Vec<_> = [1, 2, 4]
+        .into_iter()
+        .map(|amount| {
+            batch
+                .add(incr_once::call("{once}:counter", amount))
+                .expect("same slot")
+        })
+        .collect();
+    let mut connection = paused(&server).await;
+    let mut replies = batch
+        .run(&mut connection)
+        .await
+        .expect("sent again until it ran");
+    let values: Vec<i64> = handles
+        .into_iter()
+        .map(|handle| replies.take(handle).expect("reply"))
+        .collect();
+    assert_eq!(values, [1, 3, 7], "the first execution's replies");
+    let mut check = server.connection().await;
+    assert_eq!(
+        redis_script_tests::get(&mut check, "{once}:counter").await,
+        Some(7),
+        "each call ran once"
+    );
+}
+
+#[tokio::test]
+async fn a_batch_with_other_commands_is_never_sent_again() {
+    let server = RedisServer::start();
+    let mut batch = Batch::pipeline();
+    let _once = batch
+        .add(incr_once::call("{mixed}:counter", 1))
+        .expect("same slot");
+    let _plain = batch.add_command::<i64>(redis::cmd("INCR").arg("{mixed}:plain").to_owned());
+    let mut connection = paused(&server).await;
+    match batch.run(&mut connection).await {
+        Err(error @ Error::Timeout { .. }) => assert!(error.may_have_executed()),
+        other => panic!("a timeout was expected, got {other:?}"),
+    }
+    // Once the pause is over, the one send has run, once.
+    tokio::time::sleep(std::time::Duration::from_millis(900)).await;
+    let mut check = server.connection().await;
+    assert_eq!(
+        redis_script_tests::get(&mut check, "{mixed}:plain").await,
+        Some(1)
+    );
+    assert_eq!(
+        redis_script_tests::get(&mut check, "{mixed}:counter").await,
+        Some(1)
+    );
+}

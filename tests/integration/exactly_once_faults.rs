@@ -38,7 +38,7 @@ const RECORDS: &str = "rs:once:*";
 struct Sent {
     id: String,
     /// The call itself, with its call id, to invoke again after the fault.
-    call: redis_script::Call<i64>,
+    call: redis_script::Invocation<i64>,
     result: Result<i64, Error>,
     resends: usize,
     sends: Vec<String>,
@@ -111,7 +111,7 @@ async fn send<C: ConnectionLike + Send>(
     id: String,
     retry: Option<RetryRefusals>,
 ) -> Sent {
-    let mut call = log_call_once::call(COUNTER, LOG, FIRST, &id);
+    let mut call = redis_script::Invocation::from(log_call_once::call(COUNTER, LOG, FIRST, &id));
     if let Some(policy) = retry {
         call = call.retry_refusals(policy);
     }

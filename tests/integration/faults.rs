@@ -475,7 +475,7 @@ async fn load_task<C: ConnectionLike>(
             break;
         }
         let id = format!("{task}-{round}");
-        let mut call = log_call::call(COUNTER, LOG, &id);
+        let mut call = redis_script::Invocation::from(log_call::call(COUNTER, LOG, &id));
         if let Some(policy) = retry {
             call = call.retry_refusals(policy);
         }
