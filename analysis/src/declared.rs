@@ -57,7 +57,43 @@ pub struct DeclarationError {
     pub message: String,
 }
 
+/// The environment variable naming a project's declared-commands file, for
+/// the attribute (relative to the crate's directory) and the command-line
+/// checker (relative to the current directory).
+pub const COMMANDS_VARIABLE: &str = "REDIS_SCRIPT_COMMANDS";
+
 impl DeclaredCommands {
+    /// Reads and parses the declared-commands file at `path`, which
+    /// messages call `shown` (as the user wrote it); `relative_to` says
+    /// what a relative path is relative to, for the hint of an unreadable
+    /// file. Each message is ready to print: where, what, the line, and a
+    /// hint. The attribute and the command-line checker both load the file
+    /// this way, so that they check the same commands.
+    pub fn read_file(
+        path: &std::path::Path,
+        shown: &str,
+        relative_to: &str,
+    ) -> Result<Self, Vec<String>> {
+        let text = std::fs::read_to_string(path).map_err(|error| {
+            vec![format!(
+                "cannot read the declared commands `{}` ({COMMANDS_VARIABLE}): {error}\n = hint: the path is relative to {relative_to}",
+                path.display()
+            )]
+        })?;
+        Self::parse(&text).map_err(|mistakes| {
+            mistakes
+                .iter()
+                .map(|mistake| {
+                    let line = text.lines().nth(mistake.line.saturating_sub(1)).unwrap_or_default();
+                    format!(
+                        "{shown}:{}:{}: {}\n  |\n  | {line}\n = hint: declare one command per line: `NAME arity=N keys=POSITIONS write|readonly` (see the redis-script docs, \"Commands the model does not know\")",
+                        mistake.line, mistake.column, mistake.message
+                    )
+                })
+                .collect()
+        })
+    }
+
     /// Parses the declarations; every mistake is reported, with its position.
     pub fn parse(text: &str) -> Result<Self, Vec<DeclarationError>> {
         let mut commands: Vec<DeclaredCommand> = Vec::new();

@@ -57,7 +57,7 @@ mod target_checks;
 #[cfg(test)]
 mod tests;
 
-pub use declared::{DeclarationError, DeclaredCommands};
+pub use declared::{COMMANDS_VARIABLE, DeclarationError, DeclaredCommands};
 pub use diagnostic::{Diagnostic, Severity};
 pub use header::{Header, ParamDoc};
 pub use library::{
@@ -65,6 +65,7 @@ pub use library::{
     is_library,
 };
 pub use shebang::ScriptFlags;
+pub use target::TARGET_VARIABLE;
 pub use target::{Target, TargetError, TargetScope};
 
 /// What the Rust signature declares about the script's inputs.

@@ -272,6 +272,11 @@ static FALLBACK_RELEASE: Release = Release {
     source: "",
 };
 
+/// The environment variable with a crate's target (`redis-7.2`, `any`, …),
+/// usually set in `.cargo/config.toml` under `[env]`; the command-line
+/// checker reads it too.
+pub const TARGET_VARIABLE: &str = "REDIS_SCRIPT_TARGET";
+
 /// The servers the scripts of a crate (or one script) must run on.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Target {

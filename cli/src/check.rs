@@ -150,6 +150,7 @@ fn check_library(path: String, source: String, options: &Options) -> CheckedScri
     let library = Signature {
         dynamic_keys: options.dynamic_keys,
         target: options.target.clone(),
+        declared_commands: options.declared_commands.clone(),
         ..Signature::default()
     };
     let declaration = analysis::LibrarySignature {
@@ -196,6 +197,7 @@ pub fn signature_for(header: &Header, source: &str, options: &Options) -> Option
         allow_unused: options.allow_unused,
         dynamic_keys: options.dynamic_keys,
         target: options.target.clone(),
+        declared_commands: options.declared_commands.clone(),
         ..signature
     })
 }

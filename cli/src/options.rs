@@ -3,10 +3,9 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-use redis_script_analysis::Target;
-
-/// The variable the attribute reads the crate's target from.
-const TARGET_VARIABLE: &str = "REDIS_SCRIPT_TARGET";
+use redis_script_analysis::{
+    COMMANDS_VARIABLE, DeclaredCommands, TARGET_VARIABLE, Target, TargetScope,
+};
 
 pub const USAGE: &str = "\
 Usage: redis-script-check [OPTIONS] <PATH>...
@@ -31,6 +30,10 @@ Options:
                        with modules (redis-7.2+json), or a comma-separated
                        list; REDIS_SCRIPT_TARGET sets it too, as for the
                        attribute
+      --commands <F>   the project's declared commands (commands the model
+                       does not know); REDIS_SCRIPT_COMMANDS names the file
+                       too, as for the attribute, relative to the current
+                       directory
       --format <F>     human (the default) or json
       --deny-warnings  warnings fail the check too
   -h, --help           print this help
@@ -72,11 +75,16 @@ pub struct Options {
     pub deny_warnings: bool,
     /// `--target`, else `REDIS_SCRIPT_TARGET`, else any supported server.
     pub target: Target,
+    /// The file `--commands` or `REDIS_SCRIPT_COMMANDS` names.
+    pub declared_commands: DeclaredCommands,
 }
 
-/// A target string, or the message naming where it came from.
+/// A target string, or the message naming where it came from. Messages
+/// about it say "this script targets …": each script is checked for it.
 fn target(source: &str, text: &str) -> Result<Target, String> {
-    Target::parse(text).map_err(|error| format!("`{source}`: {error}"))
+    Target::parse(text)
+        .map(|target| target.with_scope(TargetScope::Script))
+        .map_err(|error| format!("`{source}`: {error}"))
 }
 
 /// `N` or `N+`.
@@ -104,7 +112,9 @@ pub fn parse(arguments: impl IntoIterator<Item = OsString>) -> Result<Command, S
         format: Format::Human,
         deny_warnings: false,
         target: Target::default(),
+        declared_commands: DeclaredCommands::default(),
     };
+    let mut commands_file = std::env::var_os(COMMANDS_VARIABLE).map(PathBuf::from);
     if let Ok(text) = std::env::var(TARGET_VARIABLE) {
         options.target = target(&format!("{TARGET_VARIABLE}={text}"), &text)?;
     }
@@ -140,6 +150,7 @@ pub fn parse(arguments: impl IntoIterator<Item = OsString>) -> Result<Command, S
             "--dynamic-keys" => options.dynamic_keys = true,
             "--deny-warnings" => options.deny_warnings = true,
             "--target" => options.target = target("--target", &value("--target")?)?,
+            "--commands" => commands_file = Some(PathBuf::from(value("--commands")?)),
             "--format" => {
                 options.format = match value("--format")?.as_str() {
                     "human" => Format::Human,
@@ -163,6 +174,12 @@ pub fn parse(arguments: impl IntoIterator<Item = OsString>) -> Result<Command, S
     }
     if options.paths.is_empty() {
         return Err("no script given: pass .lua files or directories".to_string());
+    }
+    if let Some(file) = commands_file {
+        let shown = file.display().to_string();
+        options.declared_commands =
+            DeclaredCommands::read_file(&file, &shown, "the current directory")
+                .map_err(|messages| messages.join("\n\n"))?;
     }
     Ok(Command::Check(options))
 }

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use redis_script_analysis::text::plural;
-use redis_script_analysis::{DeclaredBy, Diagnostic, Severity, Signature};
+use redis_script_analysis::{DeclaredBy, Diagnostic, Parameter, Severity, Signature};
 
 use crate::check::Outcome;
 
@@ -66,7 +66,7 @@ pub fn json(outcome: &Outcome) -> String {
             string(&unreadable.path)
         ));
         diagnostics.push(format!(
-            "{{\"severity\": \"error\", \"path\": {}, \"line\": null, \"column\": null, \"width\": null, \"message\": {}, \"hint\": null}}",
+            "{{\"severity\": \"error\", \"path\": {}, \"line\": null, \"column\": null, \"width\": null, \"message\": {}, \"hint\": null, \"parameter\": null}}",
             string(&unreadable.path),
             string(&format!("cannot read `{}`: {}", unreadable.path, unreadable.reason)),
         ));
@@ -121,8 +121,13 @@ fn diagnostic(path: &str, diagnostic: &Diagnostic) -> String {
         Severity::Error => "error",
         Severity::Note => "warning",
     };
+    let parameter = match diagnostic.parameter {
+        Some(Parameter::Key(index)) => string(&format!("KEYS[{index}]")),
+        Some(Parameter::Arg(index)) => string(&format!("ARGV[{index}]")),
+        None => "null".to_string(),
+    };
     format!(
-        "{{\"severity\": \"{severity}\", \"path\": {}, \"line\": {}, \"column\": {}, \"width\": {}, \"message\": {}, \"hint\": {}}}",
+        "{{\"severity\": \"{severity}\", \"path\": {}, \"line\": {}, \"column\": {}, \"width\": {}, \"message\": {}, \"hint\": {}, \"parameter\": {parameter}}}",
         string(path),
         diagnostic.line,
         diagnostic.column,

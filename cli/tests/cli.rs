@@ -144,9 +144,9 @@ fn json_holds_every_file_and_diagnostic() {
     {"path": "fixtures/failing/undeclared.lua", "signature": null}
   ],
   "diagnostics": [
-    {"severity": "error", "path": "fixtures/failing/key_out_of_range.lua", "line": 6, "column": 28, "width": 7, "message": "`KEYS[2]` is out of range: the script's header declares 1 key", "hint": "document it in the header (`-- KEYS[2] = …`), or the script must read one of the declared keys"},
-    {"severity": "error", "path": "fixtures/failing/indexes_missing_member.lua", "line": 3, "column": 15, "width": 4, "message": "`string.utf8` does not exist: the `string` library has no member `utf8`, so indexing it fails with \"attempt to index field 'utf8' (a nil value)\"", "hint": "see the Redis Lua API reference for what `string` offers"},
-    {"severity": "error", "path": "fixtures/failing/undeclared.lua", "line": 1, "column": 1, "width": 1, "message": "the script does not declare the keys and arguments it takes", "hint": "document them in its header comment (`-- KEYS[1] = …`, `-- ARGV[1] = …`, `-- ARGV[2..] = …` for a variadic list), or pass `--keys N --args N`"}
+    {"severity": "error", "path": "fixtures/failing/key_out_of_range.lua", "line": 6, "column": 28, "width": 7, "message": "`KEYS[2]` is out of range: the script's header declares 1 key", "hint": "document it in the header (`-- KEYS[2] = …`), or the script must read one of the declared keys", "parameter": null},
+    {"severity": "error", "path": "fixtures/failing/indexes_missing_member.lua", "line": 3, "column": 15, "width": 4, "message": "`string.utf8` does not exist: the `string` library has no member `utf8`, so indexing it fails with \"attempt to index field 'utf8' (a nil value)\"", "hint": "see the Redis Lua API reference for what `string` offers", "parameter": null},
+    {"severity": "error", "path": "fixtures/failing/undeclared.lua", "line": 1, "column": 1, "width": 1, "message": "the script does not declare the keys and arguments it takes", "hint": "document them in its header comment (`-- KEYS[1] = …`, `-- ARGV[1] = …`, `-- ARGV[2..] = …` for a variadic list), or pass `--keys N --args N`", "parameter": null}
   ],
   "errors": 3,
   "warnings": 0
@@ -258,6 +258,7 @@ fn directories_are_searched_recursively_in_order() {
     assert_eq!(
         paths,
         [
+            "fixtures/declared/acme_put.lua",
             "fixtures/failing/indexes_missing_member.lua",
             "fixtures/failing/key_out_of_range.lua",
             "fixtures/failing/unclosed_at_end.lua",
@@ -272,7 +273,7 @@ fn directories_are_searched_recursively_in_order() {
     assert!(
         found
             .stdout
-            .ends_with("  \"errors\": 5,\n  \"warnings\": 1\n}\n"),
+            .ends_with("  \"errors\": 6,\n  \"warnings\": 1\n}\n"),
         "{}",
         found.stdout
     );
@@ -371,4 +372,39 @@ fn a_function_library_is_checked_as_its_functions_run() {
         "{report}"
     );
     assert!(report.contains("1 error"), "{report}");
+}
+
+#[test]
+fn declared_commands_come_from_the_option_or_the_variable() {
+    let script = "fixtures/declared/acme_put.lua";
+    let undeclared = run(&[script]);
+    assert_eq!(undeclared.status, 1);
+    assert!(
+        undeclared
+            .stdout
+            .contains("unknown Redis command `ACME.PUT`"),
+        "{}",
+        undeclared.stdout
+    );
+    let with_option = run(&["--commands", "fixtures/declared/acme.commands", script]);
+    assert_eq!(
+        (with_option.status, with_option.stdout.as_str()),
+        (0, "checked 1 script: no problems found\n")
+    );
+    let with_variable = Command::new(env!("CARGO_BIN_EXE_redis-script-check"))
+        .arg(script)
+        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests"))
+        .env("REDIS_SCRIPT_COMMANDS", "fixtures/declared/acme.commands")
+        .output()
+        .expect("run redis-script-check");
+    assert_eq!(with_variable.status.code(), Some(0));
+    let broken = run(&["--commands", "fixtures/declared/broken.commands", script]);
+    assert_eq!(broken.status, 2);
+    assert!(
+        broken
+            .stderr
+            .starts_with("error: fixtures/declared/broken.commands:1:17: "),
+        "{}",
+        broken.stderr
+    );
 }

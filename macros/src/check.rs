@@ -12,13 +12,7 @@ use redis_script_analysis as lua;
 /// directory (such as compile-fail test harnesses) set this one.
 const BASE_DIR_OVERRIDE: &str = "REDIS_SCRIPT_BASE_DIR";
 
-/// Environment variable with the crate-wide target (`redis-7.2`, `any`, ...),
-/// usually set in `.cargo/config.toml` under `[env]`.
-pub const TARGET_VARIABLE: &str = "REDIS_SCRIPT_TARGET";
-
-/// Environment variable naming the file of declared commands, relative to
-/// the crate's directory.
-pub const COMMANDS_VARIABLE: &str = "REDIS_SCRIPT_COMMANDS";
+pub use lua::{COMMANDS_VARIABLE, TARGET_VARIABLE};
 
 /// What the generator needs about a script that passed every check.
 pub struct CheckedScript {
@@ -222,26 +216,15 @@ fn declared_commands(
     };
     let shown = relative.to_string_lossy().into_owned();
     let absolute = resolve(&shown);
-    let text = std::fs::read_to_string(&absolute).map_err(|error| {
-        syn::Error::new(
-            span,
-            format!(
-                "cannot read the declared commands `{}` ({COMMANDS_VARIABLE}): {error}\n = hint: the path is relative to the crate's directory (the one with Cargo.toml)",
-                absolute.display()
-            ),
-        )
-    })?;
-    let commands = lua::DeclaredCommands::parse(&text).map_err(|mistakes| {
+    let commands = lua::DeclaredCommands::read_file(
+        &absolute,
+        &shown,
+        "the crate's directory (the one with Cargo.toml)",
+    )
+    .map_err(|messages| {
         let mut errors = Errors::default();
-        for mistake in mistakes {
-            let line = text.lines().nth(mistake.line.saturating_sub(1)).unwrap_or_default();
-            errors.push(syn::Error::new(
-                span,
-                format!(
-                    "{shown}:{}:{}: {}\n  |\n  | {line}\n = hint: declare one command per line: `NAME arity=N keys=POSITIONS write|readonly` (see the redis-script docs, \"Commands the model does not know\")",
-                    mistake.line, mistake.column, mistake.message
-                ),
-            ));
+        for message in messages {
+            errors.push(syn::Error::new(span, message));
         }
         match errors.finish() {
             Err(error) => error,

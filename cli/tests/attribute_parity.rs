@@ -1,0 +1,361 @@
+//! The command-line checker runs the attribute's checks: every `.lua` case
+//! of the compile-fail suite (`tests/ui/*/*.rs` and the `.lua` files they
+//! name) goes through `redis-script-check` with the declaration its `.rs`
+//! case gives the attribute (keys, arguments, variadic lists, options,
+//! the suite's declared commands), and the diagnostics placed in the
+//! `.lua` file must be the same in both: message, line and column.
+//!
+//! The only difference allowed is who declares the parameters ("the Rust
+//! function declares 1 key" / "the command line declares 1 key").
+//! Diagnostics about a declared parameter itself (a key never read) point
+//! at the Rust parameter in the attribute's output, so they are compared
+//! by the suite itself, not here; so are library functions' declarations,
+//! which a library file's header cannot give the command line.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use proc_macro2::{Delimiter, TokenStream, TokenTree};
+use quote::quote;
+
+/// What an attribute case declares for its script.
+#[derive(Debug, Default)]
+struct Declared {
+    lua: String,
+    keys: usize,
+    variadic_keys: bool,
+    args: usize,
+    variadic_args: bool,
+    dynamic_keys: bool,
+    allow_unused: bool,
+    target: Option<String>,
+    library: bool,
+    /// The attribute refuses the declaration itself (no `keys`, an option
+    /// it does not know, more keys than parameters) before the analysis.
+    refused: bool,
+}
+
+/// The options of `#[redis_script]` and `#[redis_library]`.
+const OPTIONS: &[&str] = &[
+    "path",
+    "keys",
+    "returns",
+    "errors",
+    "allow_unused",
+    "dynamic_keys",
+    "target",
+    "exactly_once",
+];
+
+/// One diagnostic placed in a `.lua` file: line, column, message, and
+/// whether it is an error (else a warning).
+type Placed = (usize, usize, String, bool);
+
+fn suite() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace")
+        .join("tests")
+}
+
+/// `&[T]`, `&mut [T]`, `Vec<T>` and `&Vec<T>` spread into one element each
+/// (the attribute's rule), except byte strings.
+fn is_variadic(ty: &syn::Type) -> bool {
+    let is_u8 = |ty: &syn::Type| quote!(#ty).to_string() == "u8";
+    let vec_element = |ty: &syn::Type| -> Option<syn::Type> {
+        let syn::Type::Path(path) = ty else {
+            return None;
+        };
+        let segment = path.path.segments.last()?;
+        if segment.ident != "Vec" {
+            return None;
+        }
+        match &segment.arguments {
+            syn::PathArguments::AngleBracketed(arguments) => match arguments.args.first()? {
+                syn::GenericArgument::Type(element) => Some(element.clone()),
+                _ => None,
+            },
+            _ => None,
+        }
+    };
+    match ty {
+        syn::Type::Reference(reference) => match &*reference.elem {
+            syn::Type::Slice(slice) => !is_u8(&slice.elem),
+            other => vec_element(other).is_some_and(|element| !is_u8(&element)),
+        },
+        other => vec_element(other).is_some_and(|element| !is_u8(&element)),
+    }
+}
+
+/// The declarations of a `.rs` case: each `#[redis_script(…)]` function,
+/// and each `#[redis_library(path = …)]` module (checked without function
+/// declarations, as the command line checks a library).
+fn declarations(source: &str) -> Vec<Declared> {
+    let tokens: Vec<TokenTree> = source
+        .parse::<TokenStream>()
+        .expect("the case tokenizes")
+        .into_iter()
+        .collect();
+    let mut found = Vec::new();
+    for (index, token) in tokens.iter().enumerate() {
+        let TokenTree::Group(group) = token else {
+            continue;
+        };
+        if group.delimiter() != Delimiter::Bracket || index == 0 {
+            continue;
+        }
+        let Ok(attribute) = syn::parse2::<syn::Meta>(group.stream()) else {
+            continue;
+        };
+        let syn::Meta::List(list) = attribute else {
+            continue;
+        };
+        let name = list
+            .path
+            .segments
+            .last()
+            .map(|segment| segment.ident.to_string());
+        let mut declared = Declared {
+            library: name.as_deref() == Some("redis_library"),
+            ..Declared::default()
+        };
+        if !declared.library && name.as_deref() != Some("redis_script") {
+            continue;
+        }
+        let mut keys_given = false;
+        let parsed = list.parse_nested_meta(|meta| {
+            let key = meta
+                .path
+                .get_ident()
+                .map(ToString::to_string)
+                .unwrap_or_default();
+            declared.refused |= !OPTIONS.contains(&key.as_str());
+            keys_given |= key == "keys";
+            match key.as_str() {
+                "path" => declared.lua = meta.value()?.parse::<syn::LitStr>()?.value(),
+                "target" => declared.target = Some(meta.value()?.parse::<syn::LitStr>()?.value()),
+                "keys" => declared.keys = meta.value()?.parse::<syn::LitInt>()?.base10_parse()?,
+                "dynamic_keys" => declared.dynamic_keys = true,
+                "allow_unused" => declared.allow_unused = true,
+                _ => {
+                    // Options the command line has no use for.
+                    if meta.input.peek(syn::Token![=]) {
+                        meta.value()?.parse::<syn::Expr>()?;
+                    } else if meta.input.peek(syn::token::Paren) {
+                        let _: TokenStream = meta.input.parse::<proc_macro2::Group>()?.stream();
+                    }
+                }
+            }
+            Ok(())
+        });
+        if parsed.is_err() || declared.lua.is_empty() {
+            continue;
+        }
+        if !declared.library {
+            let Some(parameters) = function_parameters(&tokens[index + 1..]) else {
+                continue;
+            };
+            declared.refused |= !keys_given || declared.keys > parameters.len();
+            let key_parameters = parameters.iter().take(declared.keys);
+            let arg_parameters = parameters.iter().skip(declared.keys);
+            let count = |parameters: Vec<bool>| {
+                let variadic = parameters.last().copied().unwrap_or(false);
+                (parameters.len() - usize::from(variadic), variadic)
+            };
+            (declared.keys, declared.variadic_keys) = count(key_parameters.copied().collect());
+            (declared.args, declared.variadic_args) = count(arg_parameters.copied().collect());
+        }
+        found.push(declared);
+    }
+    found
+}
+
+/// The parameters (variadic or not) of the bodyless function that follows
+/// an attribute: its tokens up to `;`, given a body so that syn reads them.
+fn function_parameters(tokens: &[TokenTree]) -> Option<Vec<bool>> {
+    let end = tokens
+        .iter()
+        .position(|token| matches!(token, TokenTree::Punct(punct) if punct.as_char() == ';'))?;
+    let signature: TokenStream = tokens[..end].iter().cloned().collect();
+    let function = syn::parse2::<syn::ItemFn>(quote!(#signature {})).ok()?;
+    Some(
+        function
+            .sig
+            .inputs
+            .iter()
+            .filter_map(|input| match input {
+                syn::FnArg::Typed(typed) => Some(is_variadic(&typed.ty)),
+                syn::FnArg::Receiver(_) => None,
+            })
+            .collect(),
+    )
+}
+
+/// What the attribute reported in `lua`, from the case's `.stderr`:
+/// `error: <lua>:L:C: message` and the notes it shows as warnings.
+fn attribute_diagnostics(stderr: &str, lua: &str) -> BTreeSet<Placed> {
+    let note = "warning: use of deprecated constant `_::redis_script_note`: ";
+    stderr
+        .lines()
+        .filter_map(|line| {
+            let (rest, error) = match line.strip_prefix("error: ") {
+                Some(rest) => (rest, true),
+                None => (line.strip_prefix(note)?, false),
+            };
+            placed(rest.strip_prefix(lua)?.strip_prefix(':')?, error)
+        })
+        .collect()
+}
+
+/// `L:C: message`.
+fn placed(text: &str, error: bool) -> Option<Placed> {
+    let mut parts = text.splitn(3, ':');
+    let line = parts.next()?.parse().ok()?;
+    let column = parts.next()?.parse().ok()?;
+    let message = parts.next()?.strip_prefix(' ')?.to_owned();
+    Some((line, column, message, error))
+}
+
+/// A message of the command line in the words the attribute uses for the
+/// same finding: only who declares the parameters differs.
+fn in_the_attributes_words(message: &str) -> String {
+    for option in ["`--keys ", "`--args "] {
+        if let Some(rest) = message.strip_prefix(option)
+            && let Some((_, after)) = rest.split_once("+` declares a variadic list")
+        {
+            return format!("the Rust function passes a variadic list{after}");
+        }
+    }
+    message.replace("the command line declares", "the Rust function declares")
+}
+
+/// What the command line reports in `declared.lua`, checked as declared,
+/// from the suite's directory with its declared commands.
+fn command_line_diagnostics(declared: &Declared) -> Option<BTreeSet<Placed>> {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_redis-script-check"));
+    command
+        .current_dir(suite())
+        .env("REDIS_SCRIPT_COMMANDS", "ui/targets/declared.commands")
+        .env_remove("REDIS_SCRIPT_TARGET")
+        .args(["--format", "json"]);
+    if !declared.library {
+        let count =
+            |fixed: usize, variadic: bool| format!("{fixed}{}", if variadic { "+" } else { "" });
+        command
+            .arg("--keys")
+            .arg(count(declared.keys, declared.variadic_keys))
+            .arg("--args")
+            .arg(count(declared.args, declared.variadic_args));
+    }
+    if declared.dynamic_keys {
+        command.arg("--dynamic-keys");
+    }
+    if declared.allow_unused {
+        command.arg("--allow-unused");
+    }
+    if let Some(target) = &declared.target {
+        command.arg("--target").arg(target);
+    }
+    let output = command
+        .arg(&declared.lua)
+        .output()
+        .expect("run redis-script-check");
+    if output.status.code() == Some(2) {
+        // A declaration the command line refuses as a usage error (an
+        // unknown target); the attribute refuses it on the Rust side.
+        return None;
+    }
+    let report: serde_json::Value =
+        serde_json::from_slice(&output.stdout).unwrap_or_else(|error| {
+            panic!(
+                "{}: not JSON ({error}): {}{}",
+                declared.lua,
+                String::from_utf8_lossy(&output.stdout),
+                String::from_utf8_lossy(&output.stderr)
+            )
+        });
+    let diagnostics = report["diagnostics"]
+        .as_array()
+        .expect("diagnostics")
+        .iter()
+        .filter(|diagnostic| diagnostic["parameter"].is_null())
+        .filter_map(|diagnostic| {
+            Some((
+                usize::try_from(diagnostic["line"].as_u64()?).ok()?,
+                usize::try_from(diagnostic["column"].as_u64()?).ok()?,
+                in_the_attributes_words(diagnostic["message"].as_str()?),
+                diagnostic["severity"] == "error",
+            ))
+        })
+        .collect();
+    Some(diagnostics)
+}
+
+#[test]
+fn the_command_line_reports_what_the_attribute_reports() {
+    let mut cases: Vec<PathBuf> = std::fs::read_dir(suite().join("ui"))
+        .expect("ui directory")
+        .flat_map(|category| {
+            std::fs::read_dir(category.expect("entry").path())
+                .into_iter()
+                .flatten()
+        })
+        .map(|entry| entry.expect("entry").path())
+        .filter(|path| path.extension().is_some_and(|extension| extension == "rs"))
+        .collect();
+    cases.sort();
+    let mut compared = 0;
+    let mut placed_diagnostics = 0;
+    let mut mismatches = Vec::new();
+    for case in &cases {
+        let source = std::fs::read_to_string(case).expect("case");
+        let stderr = std::fs::read_to_string(case.with_extension("stderr")).unwrap_or_default();
+        for declared in declarations(&source) {
+            let Ok(lua) = std::fs::read_to_string(suite().join(&declared.lua)) else {
+                // A case about a missing or misspelled file.
+                continue;
+            };
+            // The command line checks a file as what it is; the attribute
+            // refuses a library declared as a script, and the reverse.
+            if declared.refused || declared.library != redis_script_analysis::is_library(&lua) {
+                continue;
+            }
+            let attribute = attribute_diagnostics(&stderr, &declared.lua);
+            let Some(mut command_line) = command_line_diagnostics(&declared) else {
+                assert!(
+                    stderr.contains("invalid `target`"),
+                    "{}: the command line refused the declaration",
+                    case.display()
+                );
+                continue;
+            };
+            // The attribute shows its warnings only when the script has no
+            // error (a build that fails shows what makes it fail).
+            if attribute.iter().any(|(_, _, _, error)| *error) {
+                command_line.retain(|(_, _, _, error)| *error);
+            }
+            compared += 1;
+            placed_diagnostics += attribute.len();
+            if attribute != command_line {
+                mismatches.push(format!(
+                    "{} ({}):\n  only the attribute: {:#?}\n  only the command line: {:#?}",
+                    case.display(),
+                    declared.lua,
+                    attribute.difference(&command_line).collect::<Vec<_>>(),
+                    command_line.difference(&attribute).collect::<Vec<_>>(),
+                ));
+            }
+        }
+    }
+    assert!(mismatches.is_empty(), "{}", mismatches.join("\n\n"));
+    assert!(compared >= 60, "only {compared} declarations compared");
+    assert!(
+        placed_diagnostics >= 40,
+        "only {placed_diagnostics} diagnostics placed in .lua files"
+    );
+    eprintln!(
+        "{compared} declarations of {} cases: {placed_diagnostics} diagnostics in .lua files, the same from both",
+        cases.len()
+    );
+}
