@@ -98,6 +98,11 @@ impl ReleaseSet {
         Self(self.0 | other.0)
     }
 
+    /// Holds every release of `other`.
+    pub const fn contains_all(self, other: Self) -> bool {
+        self.0 & other.0 == other.0
+    }
+
     pub const fn intersection(self, other: Self) -> Self {
         Self(self.0 & other.0)
     }
