@@ -6,11 +6,13 @@ use full_moon::ast::FunctionArgs;
 
 use super::commands::{self, Command, CommandEntry, Resolved};
 use super::error_codes::error_code;
+use super::globals::MissingUse;
 use super::sandbox::Environment;
 use super::span::Span;
 use super::target::{Platform, ReleaseSet};
 use super::text::plural;
-use super::value::{Reply, Value};
+use super::types::{Kinds, TableType, Type};
+use super::value::{Param, Reply, Value};
 use super::walker::{Analyzer, Operand};
 use super::{ReturnShape, ReturnSite};
 
@@ -64,10 +66,14 @@ impl Analyzer<'_> {
     /// Evaluates a call of `callee` and returns what it yields.
     pub fn call(&mut self, callee: Value, arguments: &FunctionArgs, span: Span) -> Value {
         let operands = self.eval_arguments(arguments, span);
+        if let Value::Builtin { global, member } = &callee {
+            self.track_table_writes(global, member.as_deref(), arguments);
+        }
         let result = match &callee {
             Value::Builtin { global, member } => {
                 self.builtin_call(global, member.as_deref(), &operands, span)
             }
+            Value::Function(Some(summary)) => Value::Typed((**summary).clone()),
             _ => Value::Unknown,
         };
         self.last_call_many = match &callee {
@@ -97,6 +103,15 @@ impl Analyzer<'_> {
                 self.check_redis_call(operands, span);
                 Value::Unknown
             }
+            ("tonumber", None) => tonumber(self, operands),
+            ("unpack", None) | ("table", Some("unpack")) => {
+                Value::Spread(Box::new(self.spread_table(first)))
+            }
+            ("math", Some("floor" | "ceil")) => Value::Typed(Type::of(Kinds::INTEGER)),
+            ("string", Some("len" | "byte")) | ("table", Some("getn" | "maxn")) => {
+                Value::Typed(Type::of(Kinds::INTEGER))
+            }
+            ("bit", Some(member)) if member != "tohex" => Value::Typed(Type::of(Kinds::INTEGER)),
             ("redis", Some("error_reply")) => {
                 let message_span = operands.first().map_or(span, |operand| operand.span);
                 let sent = first.map(|message| self.error_reply_as_sent(message, message_span));
@@ -109,6 +124,14 @@ impl Analyzer<'_> {
             // reply, handed back as a table.
             ("pcall" | "xpcall", None) | ("coroutine", Some("resume")) => {
                 self.error_codes.forwards_command_errors();
+                if let Some(Value::Missing(missing)) = first {
+                    let caller = match (global, member) {
+                        ("xpcall", _) => "xpcall",
+                        ("coroutine", _) => "coroutine.resume",
+                        _ => "pcall",
+                    };
+                    self.use_missing(missing, MissingUse::ProtectedCall(caller));
+                }
                 Value::Unknown
             }
             ("rawset", None) => {
@@ -177,13 +200,13 @@ impl Analyzer<'_> {
                 first.cloned().unwrap_or(Value::Unknown)
             }
             ("tostring", None)
-            | ("string", Some(_))
+            | ("string", Some("format" | "rep" | "lower" | "upper" | "sub" | "reverse" | "char"))
             | ("table", Some("concat"))
             | ("cjson", Some("encode"))
             | ("cmsgpack", Some("pack"))
             | ("struct", Some("pack"))
             | ("bit", Some("tohex")) => Value::ComputedString(None),
-            ("tonumber", None) | ("math", Some(_)) | ("bit", Some(_)) => Value::ComputedNumber,
+            ("math", Some(_)) => Value::ComputedNumber,
             ("select", None) if first.and_then(Value::as_str) == Some("#") => Value::ComputedNumber,
             _ => Value::Unknown,
         }
@@ -215,6 +238,12 @@ impl Analyzer<'_> {
         let texts: Vec<Option<String>> = operands.iter().map(literal_text).collect();
         let arguments: Vec<Option<&str>> = texts.iter().map(Option::as_deref).collect();
         let name_span = operands.first().map_or(span, |operand| operand.span);
+        let shown_name = arguments
+            .first()
+            .copied()
+            .flatten()
+            .map_or_else(|| "the command".to_owned(), str::to_ascii_uppercase);
+        self.check_argument_values(&shown_name, operands);
         let declared = arguments
             .first()
             .copied()
@@ -349,8 +378,22 @@ impl Analyzer<'_> {
                 remedy,
             ));
         }
-        // A trailing call or `...` passes an unknown number of arguments.
-        if operands.last().is_some_and(|operand| operand.many) {
+        // A trailing call or `...` passes an unknown number of arguments;
+        // `unpack(t)` of a table that may be empty may pass none.
+        if let Some(last) = operands.last().filter(|operand| operand.many) {
+            if let Value::Spread(table) = &last.value {
+                let before = operands.len() - 1;
+                let needed = candidates
+                    .iter()
+                    .map(|candidate| candidate.command.min_args().saturating_sub(before))
+                    .min()
+                    .unwrap_or(0);
+                let name = candidates
+                    .first()
+                    .map(|candidate| display(candidate.command.name))
+                    .unwrap_or_default();
+                self.check_spread(&name, &Value::Typed((**table).clone()), needed, last.span);
+            }
             return;
         }
         let passed = operands.len();
@@ -647,4 +690,74 @@ fn literal_text(operand: &Operand) -> Option<String> {
 
 fn display(name: &str) -> String {
     name.replace('|', " ").to_ascii_uppercase()
+}
+
+/// `tonumber(x)`: a number, or nil when `x` is not one. Only a missing
+/// argument is evidence for a finding: what text the caller sends or the
+/// data holds is the script author's to know.
+fn tonumber(analyzer: &Analyzer<'_>, operands: &[Operand]) -> Value {
+    let Some(operand) = operands.first() else {
+        return Value::Typed(Type::of(Kinds::NIL));
+    };
+    let ty = operand.value.ty();
+    if ty.kinds.within(Kinds::NUMBER | Kinds::NUMERIC_STRING) {
+        return Value::Typed(Type::of(Kinds::NUMBER));
+    }
+    let number = Type::of(Kinds::NUMBER | Kinds::NIL);
+    match &ty.absence {
+        Some(absence) if ty.kinds.intersects(Kinds::FALSY) => {
+            let shown = analyzer.quote(operand.span, "its argument");
+            Value::Typed(number.absent(
+                format!("`tonumber({shown})`"),
+                format!(
+                    "is nil when its argument is missing ({} {})",
+                    absence.source, absence.when
+                ),
+            ))
+        }
+        _ => Value::Typed(number),
+    }
+}
+
+impl Analyzer<'_> {
+    /// The table `unpack(table)` spreads: its type, with what the
+    /// declaration says of KEYS and ARGV (a variadic list with no fixed
+    /// element may be empty).
+    fn spread_table(&self, table: Option<&Value>) -> Type {
+        match table {
+            Some(Value::Params(param)) => {
+                let signature = self.context.signature;
+                let (fixed, variadic) = match param {
+                    Param::Keys => (signature.keys, signature.variadic_keys),
+                    Param::Argv => (signature.args, signature.variadic_args),
+                };
+                Type::table(TableType {
+                    may_be_empty: fixed == 0 && variadic,
+                    ..TableType::default()
+                })
+            }
+            Some(value) => value.ty(),
+            None => Type::unknown(),
+        }
+    }
+
+    /// `table.insert(t, v)` and `rawset(t, k, v)` of a local table: from
+    /// here on it is not known to be empty.
+    fn track_table_writes(&mut self, global: &str, member: Option<&str>, arguments: &FunctionArgs) {
+        let writes = matches!(
+            (global, member),
+            ("table", Some("insert")) | ("rawset", None)
+        );
+        if !writes {
+            return;
+        }
+        let FunctionArgs::Parentheses { arguments, .. } = arguments else {
+            return;
+        };
+        if let Some(full_moon::ast::Expression::Var(full_moon::ast::Var::Name(token))) =
+            arguments.iter().next()
+        {
+            self.table_written(token);
+        }
+    }
 }

@@ -32,6 +32,9 @@ pub struct Diagnostic {
     /// index among the declarations), so that the declaration can point
     /// at that function.
     pub function: Option<usize>,
+    /// The class of a value finding (`always_true`, …), which opt-outs
+    /// name: see [`FINDINGS`](crate::FINDINGS).
+    pub finding: Option<&'static str>,
 }
 
 impl Diagnostic {
@@ -46,6 +49,7 @@ impl Diagnostic {
             hint: None,
             parameter: None,
             function: None,
+            finding: None,
         }
     }
 

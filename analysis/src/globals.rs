@@ -18,6 +18,9 @@ use super::walker::{Analyzer, identifier};
 pub(crate) enum MissingUse {
     Call,
     Index,
+    /// Passed to `pcall` (or `xpcall`), which calls it: the call always
+    /// fails, and the protected call hides why.
+    ProtectedCall(&'static str),
 }
 
 /// Reads of library members that do not exist. Each read is worth a note
@@ -173,7 +176,7 @@ impl Analyzer<'_> {
     /// `next_member` is the `.member` that follows, for better suggestions.
     pub fn read_name(&mut self, token: &TokenReference, next_member: Option<&str>) -> Value {
         let name = identifier(token);
-        match self.scopes.resolve(name) {
+        match self.scopes.resolve(name, self.functions_depth()) {
             Binding::Local { value, .. } => value,
             Binding::Global => {
                 let span = self.span(token);
@@ -405,14 +408,22 @@ impl Analyzer<'_> {
             environment,
             ..
         } = missing;
-        let (verb, lua_error) = match usage {
-            MissingUse::Call => ("calling", "call"),
-            MissingUse::Index => ("indexing", "index"),
+        let message = match usage {
+            MissingUse::Call | MissingUse::Index => {
+                let (verb, lua_error) = match usage {
+                    MissingUse::Call => ("calling", "call"),
+                    _ => ("indexing", "index"),
+                };
+                format!(
+                    "`{library}.{member}` does not exist: the `{library}` library has no member `{member}`, so {verb} it fails with \"attempt to {lua_error} field '{member}' (a nil value)\""
+                )
+            }
+            MissingUse::ProtectedCall(caller) => format!(
+                "`{library}.{member}` does not exist: the `{library}` library has no member `{member}`, so `{caller}` calls nil and always fails (\"attempt to call a nil value\"), and hides why"
+            ),
         };
         self.diagnostics.push(missing.span.error(
-            format!(
-                "`{library}.{member}` does not exist: the `{library}` library has no member `{member}`, so {verb} it fails with \"attempt to {lua_error} field '{member}' (a nil value)\""
-            ),
+            message,
             replacement_hint(*environment, library, member).unwrap_or_else(|| {
                 format!("see the Redis Lua API reference for what `{library}` offers")
             }),
@@ -481,8 +492,8 @@ impl Analyzer<'_> {
         else {
             return None;
         };
-        let is_type =
-            identifier(function) == "type" && self.scopes.resolve("type") == Binding::Global;
+        let is_type = identifier(function) == "type"
+            && self.scopes.resolve("type", self.functions_depth()) == Binding::Global;
         match &**arguments {
             FunctionArgs::Parentheses { arguments, .. } if is_type && arguments.len() == 1 => {
                 arguments.iter().next()
@@ -495,7 +506,10 @@ impl Analyzer<'_> {
     /// a local that holds it.
     fn member_named(&self, expression: &Expression) -> Option<(String, String)> {
         match expression {
-            Expression::Var(Var::Name(token)) => match self.scopes.resolve(identifier(token)) {
+            Expression::Var(Var::Name(token)) => match self
+                .scopes
+                .resolve(identifier(token), self.functions_depth())
+            {
                 Binding::Local {
                     value: Value::Missing(missing),
                     ..
@@ -513,7 +527,8 @@ impl Analyzer<'_> {
                     return None;
                 };
                 let library = identifier(library);
-                let is_global = self.scopes.resolve(library) == Binding::Global;
+                let is_global =
+                    self.scopes.resolve(library, self.functions_depth()) == Binding::Global;
                 is_global.then(|| (library.to_string(), identifier(name).to_string()))
             }
             _ => None,

@@ -31,9 +31,11 @@ pub mod declared;
 mod diagnostic;
 mod error_codes;
 pub mod exactly_once;
+mod findings;
 mod globals;
 mod header;
 mod library;
+mod narrowing;
 mod params;
 mod returns;
 pub mod sandbox;
@@ -45,6 +47,7 @@ pub mod suggest;
 mod syntax;
 pub mod target;
 pub mod text;
+mod types;
 mod value;
 mod walker;
 
@@ -59,6 +62,7 @@ mod tests;
 
 pub use declared::{COMMANDS_VARIABLE, DeclarationError, DeclaredCommands};
 pub use diagnostic::{Diagnostic, Severity};
+pub use findings::{FINDINGS, FindingClass, finding};
 pub use header::{Header, ParamDoc};
 pub use library::{
     DeclaredFunction, LibraryAnalysis, LibrarySignature, RegisteredFunction, analyze_library,
@@ -96,6 +100,9 @@ pub struct Signature {
     pub key_names: Vec<String>,
     /// The names of the fixed argument parameters, in order.
     pub arg_names: Vec<String>,
+    /// Value findings silenced for the whole script (the attribute's
+    /// `allow(…)`, the command line's `--allow`): see [`FINDINGS`].
+    pub allow: Vec<String>,
 }
 
 /// A declared parameter, for diagnostics about the parameter itself
@@ -344,8 +351,22 @@ fn analyze_here(source: &str, prepared: &syntax::Prepared, signature: &Signature
             analysis.read_only = flags.no_writes;
         }
     }
-    analysis.diagnostics = finish_diagnostics(source, diagnostics);
+    analysis.diagnostics =
+        finish_diagnostics(source, silence(source, &signature.allow, diagnostics));
     analysis
+}
+
+/// Drops the findings the script's comments or `allowed` silence, and
+/// adds the errors of opt-outs that name no finding.
+pub(crate) fn silence(
+    source: &str,
+    allowed: &[String],
+    mut diagnostics: Vec<Diagnostic>,
+) -> Vec<Diagnostic> {
+    let (silenced, errors) = findings::allow::silenced(source, allowed);
+    diagnostics.retain(|diagnostic| !silenced.covers(diagnostic));
+    diagnostics.extend(errors);
+    diagnostics
 }
 
 /// Keeps every position inside the source, sorts by position and drops

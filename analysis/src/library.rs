@@ -613,6 +613,7 @@ fn analyze_here(
         }
         Err(syntax_errors) => diagnostics.extend(syntax_errors),
     }
+    let diagnostics = super::silence(source, &declaration.library.allow, diagnostics);
     analysis.diagnostics = super::finish_diagnostics(source, diagnostics);
     analysis
 }

@@ -3,6 +3,7 @@
 use full_moon::ast::Return;
 
 use super::span;
+use super::types::{Kinds, Type};
 use super::value::{Reply, Value};
 use super::walker::Analyzer;
 use super::{ReturnShape, ReturnSite};
@@ -16,6 +17,9 @@ impl Analyzer<'_> {
             values.push(self.value_of(expression));
         }
         if !self.in_main_chunk() {
+            // A function's return: the summary its calls take.
+            let returned = values.first().map_or(Type::of(Kinds::NIL), Value::ty);
+            self.function_returned(returned);
             return;
         }
         let end = statement
@@ -28,6 +32,18 @@ impl Analyzer<'_> {
             .context
             .map
             .span_between(Some(statement.token().token().start_position()), end);
+        match values.first() {
+            Some(Value::Table(Some(table))) => self.check_reply_elements(&table.values),
+            Some(value) => {
+                let first = statement
+                    .returns()
+                    .iter()
+                    .next()
+                    .map_or(span, |expression| self.context.map.expression(expression));
+                self.check_reply_number(value, first);
+            }
+            None => {}
+        }
         // Redis replies with the first value only.
         let shape = values.first().map_or(ReturnShape::Nil, shape_of);
         self.returns.push(ReturnSite {

@@ -109,7 +109,7 @@ fn parse_lexable(source: &str) -> Result<Ast, Vec<Diagnostic>> {
 /// Redis strips the `#!lua …` line before compiling, so the parser must
 /// not see it either; spaces keep every position after it. (full_moon also panics
 /// on a shebang followed only by an unterminated `--[[` comment.)
-fn blank_shebang(source: &mut String) {
+pub(crate) fn blank_shebang(source: &mut String) {
     if source.starts_with("#!") {
         let end = source.find('\n').unwrap_or(source.len());
         // As many spaces as bytes: byte offsets into the source stay valid

@@ -2,6 +2,7 @@
 
 use super::ValueKind;
 use super::span::Span;
+use super::types::{Kinds, TableType, Type};
 
 /// `KEYS` or `ARGV`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,7 +36,9 @@ pub(crate) enum Value {
     Nil,
     /// A table; the shape is kept only for a constructor used directly.
     Table(Option<Box<TableShape>>),
-    Function,
+    /// A function written in the script: the type of the first value its
+    /// calls return, when its body has been walked.
+    Function(Option<Box<Type>>),
     /// A sandbox global or one of its members: `redis`, `redis.call`.
     Builtin {
         global: String,
@@ -46,6 +49,11 @@ pub(crate) enum Value {
     /// A member a library table does not have (`table.unpack` on Lua 5.1):
     /// nil, which is fine to test but fails when called or indexed.
     Missing(MissingMember),
+    /// A value known by its type only: a command's reply, the result of an
+    /// operator, the meeting of two branches.
+    Typed(Type),
+    /// What `unpack(t)` gives: the elements of a table of this type.
+    Spread(Box<Type>),
 }
 
 /// `library.member` where the library has no such member.
@@ -74,6 +82,9 @@ pub(crate) struct TableShape {
     /// The first element when it is a string constant.
     pub tag: Option<String>,
     pub elements: Vec<ValueKind>,
+    /// The elements' values and where they are written, for the checks of
+    /// a returned table.
+    pub values: Vec<(Value, Span)>,
     /// The last element is a call or `...`: more elements may follow.
     pub open_ended: bool,
 }
@@ -97,12 +108,60 @@ impl Value {
     }
 
     /// What a local keeps of this value: a table constructor's shape does
-    /// not survive, since the table can be changed later.
+    /// not survive, since the table can be changed later; the local keeps
+    /// its type (an empty constructor: a table that may be empty).
     pub fn stored(self) -> Self {
         match self {
-            Value::Table(_) => Value::Table(None),
+            Value::Table(Some(shape)) => Value::Typed(Type::table(TableType {
+                may_be_empty: shape.values.is_empty() && !shape.open_ended,
+                ..TableType::default()
+            })),
             other => other,
         }
+    }
+
+    /// The value's type, as far as it is known.
+    pub fn ty(&self) -> Type {
+        let kinds = match self {
+            Value::Typed(ty) => return ty.clone(),
+            Value::Function(Some(_)) | Value::Function(None) | Value::ParamIterator(_) => {
+                Kinds::FUNCTION
+            }
+            Value::Key | Value::Arg(_) | Value::ComputedString(_) => Kinds::STRING,
+            Value::Str(text) => {
+                if is_numeric(text) {
+                    Kinds::NUMERIC_STRING
+                } else {
+                    Kinds::TEXT
+                }
+            }
+            Value::Number(number) if number.fract() == 0.0 => Kinds::INTEGER,
+            Value::Number(_) => Kinds::FRACTION,
+            Value::ComputedNumber => Kinds::NUMBER,
+            Value::Bool(Some(true)) => Kinds::TRUE,
+            Value::Bool(Some(false)) => Kinds::FALSE,
+            Value::Bool(None) => Kinds::BOOLEAN,
+            Value::Nil | Value::Missing(_) => Kinds::NIL,
+            Value::Table(_) | Value::Reply(_) | Value::Params(_) => Kinds::TABLE,
+            Value::Unknown | Value::Builtin { .. } | Value::Spread(_) => Kinds::ANY,
+        };
+        let mut ty = Type::of(kinds);
+        if let Value::Number(number) = self
+            && number.fract() == 0.0
+            && number.abs() < 9.0e15
+        {
+            ty.integers = Some(std::rc::Rc::from(vec![*number as i64]));
+        }
+        ty
+    }
+
+    /// The value where control from two branches meets: itself when both
+    /// agree, else its type.
+    pub fn join(&self, other: &Value) -> Value {
+        if self == other {
+            return self.clone();
+        }
+        Value::Typed(self.ty().join(&other.ty()))
     }
 
     /// How this value would look as a reply element.
@@ -116,6 +175,27 @@ impl Value {
             Value::Bool(Some(value)) => ValueKind::Boolean(*value),
             Value::Nil | Value::Missing(_) => ValueKind::Nil,
             Value::Table(_) | Value::Reply(_) | Value::Params(_) => ValueKind::Table,
+            Value::Typed(ty) => {
+                // What it is when it is there (whether it may be missing is
+                // not a kind of its own).
+                let kinds = match ty.kinds.without(Kinds::FALSY) {
+                    Kinds::NONE => ty.kinds,
+                    present => present,
+                };
+                if kinds.within(Kinds::FRACTION) {
+                    ValueKind::Float
+                } else if kinds.within(Kinds::NUMBER) {
+                    ValueKind::Integer
+                } else if kinds.within(Kinds::STRING) {
+                    ValueKind::String(None)
+                } else if kinds.within(Kinds::TABLE) {
+                    ValueKind::Table
+                } else if kinds.within(Kinds::NIL) {
+                    ValueKind::Nil
+                } else {
+                    ValueKind::Unknown
+                }
+            }
             _ => ValueKind::Unknown,
         }
     }
@@ -131,10 +211,51 @@ impl Value {
             Value::Bool(_) => "a boolean".to_string(),
             Value::Nil | Value::Missing(_) => "nil".to_string(),
             Value::Table(_) | Value::Reply(_) | Value::Params(_) => "a table".to_string(),
+            Value::Typed(ty) if !ty.kinds.intersects(Kinds::STRING) && !ty.is_unknown() => {
+                let kinds = ty.kinds;
+                if kinds.within(Kinds::NUMBER) {
+                    "a number".to_string()
+                } else if kinds.within(Kinds::TABLE) {
+                    "a table".to_string()
+                } else if kinds.within(Kinds::BOOLEAN) {
+                    "a boolean".to_string()
+                } else if kinds.within(Kinds::NIL) {
+                    "nil".to_string()
+                } else {
+                    return None;
+                }
+            }
             _ => return None,
         };
         Some(what)
     }
+}
+
+/// Whether Lua 5.1 reads `text` as a number (`tonumber` succeeds, and
+/// arithmetic on it works): decimal with an optional exponent, or
+/// hexadecimal, with spaces around.
+pub(crate) fn is_numeric(text: &str) -> bool {
+    let trimmed = text.trim_matches(|c: char| c.is_ascii_whitespace());
+    if trimmed.is_empty() {
+        return false;
+    }
+    let unsigned = trimmed
+        .strip_prefix('-')
+        .or_else(|| trimmed.strip_prefix('+'))
+        .unwrap_or(trimmed);
+    if let Some(hex) = unsigned
+        .strip_prefix("0x")
+        .or_else(|| unsigned.strip_prefix("0X"))
+    {
+        return !hex.is_empty() && hex.chars().all(|c| c.is_ascii_hexdigit());
+    }
+    // Lua converts with C's `strtod`, which takes `inf` and `nan` too.
+    let lower = unsigned.to_ascii_lowercase();
+    matches!(lower.as_str(), "inf" | "infinity" | "nan")
+        || (unsigned
+            .chars()
+            .all(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '+' | '-'))
+            && unsigned.parse::<f64>().is_ok())
 }
 
 /// The text of a Lua string literal, with the common escapes decoded.

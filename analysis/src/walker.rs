@@ -12,15 +12,17 @@ use full_moon::tokenizer::{StringLiteralQuoteType, Symbol, TokenReference, Token
 
 use super::diagnostic::Diagnostic;
 use super::error_codes::error_code;
+use super::findings::comparisons::Side;
 use super::globals::{MissingMembers, MissingUse};
 use super::header::Header;
 use super::library::{self, Plan};
 use super::params::ParamUsage;
 use super::sandbox::Environment;
-use super::scope::{Binding, Scopes};
+use super::scope::{Assignments, Binding, Scopes, Snapshot};
 use super::shebang::ScriptFlags;
 use super::span::{self, SourceMap, Span};
 use super::syntax::MAX_NESTING;
+use super::types::{Kinds, Type};
 use super::value::{self, Reply, TableShape, Value};
 use super::{ErrorCodes, ReturnShape, ReturnSite, Signature};
 
@@ -60,10 +62,10 @@ pub(crate) fn run(
 
 /// The first walk finds the locals assigned again, the second checks.
 fn walk_twice<'a>(context: Context<'a>, ast: &Ast) -> Analyzer<'a> {
-    let mut survey = Analyzer::new(context, HashSet::new());
+    let mut survey = Analyzer::new(context, Assignments::default());
     survey.walk_chunk(ast);
-    let reassigned = std::mem::take(&mut survey.reassigned_found);
-    let mut analyzer = Analyzer::new(context, reassigned);
+    let assignments = std::mem::take(&mut survey.assignments_found);
+    let mut analyzer = Analyzer::new(context, assignments);
     analyzer.walk_chunk(ast);
     analyzer
 }
@@ -137,11 +139,49 @@ pub(crate) struct Context<'a> {
     pub plan: Option<&'a Plan>,
 }
 
-/// Per-function state: whether `...` is allowed.
+/// Per-function state: whether `...` is allowed, and the types its
+/// `return`s give (its calls' summary).
 #[derive(Debug)]
 struct Function {
     vararg: bool,
+    returns: Option<Type>,
 }
+
+impl Function {
+    fn new() -> Self {
+        Self {
+            vararg: false,
+            returns: None,
+        }
+    }
+}
+
+/// A loop being walked: the values at each way out of it found in the
+/// current pass (a `break`, a `repeat`'s condition holding).
+#[derive(Debug, Default)]
+struct Loop {
+    exits: Vec<Snapshot>,
+}
+
+/// Where a loop ends, besides its `break`s.
+#[derive(Clone, Copy)]
+enum Exit<'e> {
+    /// At its head: a `for` when its range is done, a `while` where its
+    /// condition (given) is false.
+    AtHead(Option<&'e Expression>),
+    /// Inside a pass, which records it: a `repeat` where its condition
+    /// holds.
+    InPass,
+}
+
+/// Loops nested deeper than this settle after one pass: every value their
+/// body changes becomes unknown, so that nested loops cost a bounded number
+/// of passes.
+const PRECISE_LOOP_DEPTH: usize = 3;
+
+/// Passes over a loop's body before the values it changes are made
+/// unknown.
+const LOOP_PASSES: usize = 3;
 
 /// One evaluated call argument or table element.
 #[derive(Debug)]
@@ -163,8 +203,9 @@ pub(crate) struct Analyzer<'a> {
     pub chunk_varargs: bool,
     pub params: ParamUsage,
     pub missing: MissingMembers,
-    /// Locals assigned after their declaration (collected by the survey).
-    pub reassigned_found: HashSet<usize>,
+    /// Locals assigned after their declaration, and which of them from a
+    /// closure (collected by the survey).
+    pub assignments_found: Assignments,
     /// Set by a call to `error`: the statement never completes.
     pub raised: bool,
     /// What the script does with metatables (see `error_codes`).
@@ -180,15 +221,17 @@ pub(crate) struct Analyzer<'a> {
     /// none for a script, the callback for a library function.
     reply_depth: usize,
     functions: Vec<Function>,
+    /// The loops around the code being walked, innermost last.
+    loops: Vec<Loop>,
     depth: usize,
     too_deep: bool,
 }
 
 impl<'a> Analyzer<'a> {
-    fn new(context: Context<'a>, reassigned: HashSet<usize>) -> Self {
+    fn new(context: Context<'a>, assignments: Assignments) -> Self {
         Self {
             context,
-            scopes: Scopes::new(reassigned),
+            scopes: Scopes::new(assignments),
             diagnostics: Vec::new(),
             returns: Vec::new(),
             may_write: false,
@@ -199,14 +242,37 @@ impl<'a> Analyzer<'a> {
             refused_globals: HashSet::new(),
             function_outcomes: Vec::new(),
             reply_depth: 0,
-            reassigned_found: HashSet::new(),
+            assignments_found: Assignments::default(),
             raised: false,
             metatables: Default::default(),
             last_call_many: false,
             functions: Vec::new(),
+            loops: Vec::new(),
             depth: 0,
             too_deep: false,
         }
+    }
+
+    /// The innermost function returns a value of type `returned`.
+    pub fn function_returned(&mut self, returned: Type) {
+        if let Some(function) = self.functions.last_mut() {
+            function.returns = Some(match function.returns.take() {
+                Some(returns) => returns.join(&returned),
+                None => returned,
+            });
+        }
+    }
+
+    /// How many functions enclose the code being walked (0 in the main
+    /// chunk).
+    pub fn functions_depth(&self) -> usize {
+        self.functions.len()
+    }
+
+    /// Declares a local of the function being walked.
+    fn declare(&mut self, name: &str, declared_at: usize, value: Value) {
+        let depth = self.functions_depth();
+        self.scopes.declare(name, declared_at, depth, value);
     }
 
     fn finish(mut self) -> Outcome {
@@ -304,9 +370,19 @@ impl<'a> Analyzer<'a> {
         for stmt in block.stmts() {
             terminates |= self.walk_stmt(stmt);
         }
-        if let Some(LastStmt::Return(statement)) = block.last_stmt() {
-            self.walk_return(statement);
-            terminates = true;
+        match block.last_stmt() {
+            Some(LastStmt::Return(statement)) => {
+                self.walk_return(statement);
+                terminates = true;
+            }
+            Some(LastStmt::Break(_)) => {
+                let here = self.scopes.snapshot();
+                if let Some(innermost) = self.loops.last_mut() {
+                    innermost.exits.push(here);
+                }
+                terminates = true;
+            }
+            _ => {}
         }
         terminates
     }
@@ -349,9 +425,10 @@ impl<'a> Analyzer<'a> {
             }
             Stmt::LocalFunction(function) => {
                 let name = function.name();
+                self.declare(identifier(name), offset(name), Value::Function(None));
+                let summary = self.walk_function_body(function.body(), None);
                 self.scopes
-                    .declare(identifier(name), offset(name), Value::Function);
-                self.walk_function_body(function.body(), None);
+                    .assign(offset(name), Value::Function(summary.map(Box::new)));
                 false
             }
             Stmt::NumericFor(numeric_for) => {
@@ -381,7 +458,7 @@ impl<'a> Analyzer<'a> {
 
     fn assign_to(&mut self, variable: &Var, value: &Value) {
         match variable {
-            Var::Name(token) => self.assign_name(token, false),
+            Var::Name(token) => self.assign_name(token, false, value.clone()),
             Var::Expression(target) => {
                 let suffixes: Vec<&Suffix> = target.suffixes().collect();
                 let Some((last, path)) = suffixes.split_last() else {
@@ -396,7 +473,13 @@ impl<'a> Analyzer<'a> {
                     Suffix::Index(Index::Brackets { expression, .. }) => {
                         match self.value_of(expression) {
                             Value::Str(member) => self.field_write(&base, &member, span, value),
-                            key => self.error_codes.computed_field(&key, value),
+                            key => {
+                                self.error_codes.computed_field(&key, value);
+                                // `t[#t + 1] = v`: an element of a local table.
+                                if let (Prefix::Name(table), []) = (target.prefix(), path) {
+                                    self.table_written(table);
+                                }
+                            }
                         }
                     }
                     _ => {}
@@ -416,12 +499,18 @@ impl<'a> Analyzer<'a> {
         self.member_write(base, member, span);
     }
 
-    /// `name = ...` or `function name() end`.
-    fn assign_name(&mut self, token: &TokenReference, is_function: bool) {
+    /// `name = value` or `function name() end`.
+    fn assign_name(&mut self, token: &TokenReference, is_function: bool, value: Value) {
         let name = identifier(token);
-        match self.scopes.resolve(name) {
-            Binding::Local { declared_at, .. } => {
-                self.reassigned_found.insert(declared_at);
+        match self.scopes.resolve(name, self.functions_depth()) {
+            Binding::Local {
+                declared_at, depth, ..
+            } => {
+                self.assignments_found.reassigned.insert(declared_at);
+                if depth != self.functions_depth() {
+                    self.assignments_found.from_closures.insert(declared_at);
+                }
+                self.scopes.assign(declared_at, value);
             }
             Binding::Global => {
                 let span = self.span(token);
@@ -440,7 +529,7 @@ impl<'a> Analyzer<'a> {
                 None if trailing_many => Value::Unknown,
                 None => Value::Nil,
             };
-            self.scopes.declare(identifier(name), offset(name), value);
+            self.declare(identifier(name), offset(name), value);
         }
     }
 
@@ -449,7 +538,11 @@ impl<'a> Analyzer<'a> {
         let names: Vec<&TokenReference> = function_name.names().iter().collect();
         let method = function_name.method_name();
         match (names.split_first(), method) {
-            (Some((only, [])), None) => self.assign_name(only, true),
+            (Some((only, [])), None) => {
+                let summary = self.walk_function_body(declaration.body(), None);
+                self.assign_name(only, true, Value::Function(summary.map(Box::new)));
+                return;
+            }
             (Some((first, rest)), _) => {
                 let next = rest.first().map(|name| identifier(name));
                 let mut base = self.read_name(first, next);
@@ -468,7 +561,16 @@ impl<'a> Analyzer<'a> {
         self.walk_function_body(declaration.body(), method);
     }
 
-    fn walk_function_body(&mut self, body: &FunctionBody, method: Option<&TokenReference>) {
+    /// Walks a function's body where it is defined (its parameters
+    /// unknown), and returns the type of the first value its calls return
+    /// (`None` for a library's registered callback, which has no caller in
+    /// the file). The values of the enclosing function's locals are left
+    /// as they were: the body runs later.
+    fn walk_function_body(
+        &mut self,
+        body: &FunctionBody,
+        method: Option<&TokenReference>,
+    ) -> Option<Type> {
         let plan = self.context.plan;
         if let Some(registrations) =
             plan.and_then(|plan| plan.callbacks.get(&library::callback_offset(body)))
@@ -476,23 +578,23 @@ impl<'a> Analyzer<'a> {
             for &registration in registrations {
                 self.walk_callback(body, registration);
             }
-            return;
+            return None;
         }
         // Code in a library's own functions runs when its callbacks call it.
         let environment = self.context.environment;
         if plan.is_some() {
             self.context.environment = Environment::FunctionCall;
         }
-        self.functions.push(Function { vararg: false });
+        let outer = self.scopes.snapshot();
+        self.functions.push(Function::new());
         self.scopes.push();
         if let Some(method) = method {
-            self.scopes.declare("self", offset(method), Value::Unknown);
+            self.declare("self", offset(method), Value::Unknown);
         }
         for parameter in body.parameters() {
             match parameter {
                 Parameter::Name(name) => {
-                    self.scopes
-                        .declare(identifier(name), offset(name), Value::Unknown);
+                    self.declare(identifier(name), offset(name), Value::Unknown);
                 }
                 Parameter::Ellipsis(_) => {
                     if let Some(function) = self.functions.last_mut() {
@@ -502,10 +604,17 @@ impl<'a> Analyzer<'a> {
                 _ => {}
             }
         }
-        self.walk_block(body.block());
+        let terminates = self.walk_block(body.block());
         self.scopes.pop();
-        self.functions.pop();
+        let function = self.functions.pop();
+        self.scopes.restore(&outer);
         self.context.environment = environment;
+        let mut summary = function.and_then(|function| function.returns);
+        if !terminates {
+            let falls_off = Type::of(Kinds::NIL);
+            summary = Some(summary.map_or(falls_off.clone(), |returns| returns.join(&falls_off)));
+        }
+        summary
     }
 
     /// A registered function's callback: checked as `FCALL` runs it, its
@@ -532,7 +641,8 @@ impl<'a> Analyzer<'a> {
         let outer_params = std::mem::take(&mut self.params);
         let outer_reply_depth = self.reply_depth;
 
-        self.functions.push(Function { vararg: false });
+        let outer_values = self.scopes.snapshot();
+        self.functions.push(Function::new());
         self.reply_depth = self.functions.len();
         self.scopes.push();
         for (position, parameter) in body.parameters().iter().enumerate() {
@@ -543,7 +653,7 @@ impl<'a> Analyzer<'a> {
                         1 => Value::Params(super::value::Param::Argv),
                         _ => Value::Unknown,
                     };
-                    self.scopes.declare(identifier(name), offset(name), value);
+                    self.declare(identifier(name), offset(name), value);
                 }
                 Parameter::Ellipsis(_) => {
                     if let Some(function) = self.functions.last_mut() {
@@ -564,6 +674,7 @@ impl<'a> Analyzer<'a> {
         }
         self.scopes.pop();
         self.functions.pop();
+        self.scopes.restore(&outer_values);
 
         if registration.declaration.is_some() {
             for mut finding in self.param_findings() {
@@ -595,31 +706,63 @@ impl<'a> Analyzer<'a> {
     }
 
     fn walk_if(&mut self, statement: &If) -> bool {
-        let (_, mut all_terminate) = self.guarded_block(statement.condition(), statement.block());
-        for branch in statement.else_if().into_iter().flatten() {
-            all_terminate &= self.guarded_block(branch.condition(), branch.block()).1;
+        let branches = std::iter::once((statement.condition(), statement.block())).chain(
+            statement
+                .else_if()
+                .into_iter()
+                .flatten()
+                .map(|branch| (branch.condition(), branch.block())),
+        );
+        // Where each branch that completes ends; where the conditions
+        // tested so far were all false.
+        let mut ends = Vec::new();
+        let mut all_terminate = true;
+        for (condition, block) in branches {
+            let (_, terminates, otherwise) = self.guarded_block(condition, block);
+            if !terminates {
+                ends.push(self.scopes.snapshot());
+            }
+            all_terminate &= terminates;
+            self.scopes.restore(&otherwise);
         }
-        match statement.else_block() {
-            Some(block) => self.scoped_block(block) && all_terminate,
-            None => false,
+        let terminates = match statement.else_block() {
+            Some(block) => {
+                let terminates = self.scoped_block(block);
+                if !terminates {
+                    ends.push(self.scopes.snapshot());
+                }
+                terminates && all_terminate
+            }
+            None => {
+                ends.push(self.scopes.snapshot());
+                false
+            }
+        };
+        if let Some(joined) = Snapshot::join_all(&ends) {
+            self.scopes.restore(&joined);
         }
+        terminates
     }
 
     fn walk_numeric_for(&mut self, numeric_for: &NumericFor) {
-        self.value_of(numeric_for.start());
+        let start = self.value_of(numeric_for.start());
         self.value_of(numeric_for.end());
-        if let Some(step) = numeric_for.step() {
-            self.value_of(step);
-        }
-        self.scopes.push();
+        let step = numeric_for.step().map(|step| self.value_of(step));
+        // Integer bounds and step give integer indices.
+        let integral = |value: &Value| value.ty().kinds.within(Kinds::INTEGER);
+        let index = if integral(&start) && step.as_ref().is_none_or(integral) {
+            Value::Typed(Type::of(Kinds::INTEGER))
+        } else {
+            Value::ComputedNumber
+        };
         let variable = numeric_for.index_variable();
-        self.scopes.declare(
-            identifier(variable),
-            offset(variable),
-            Value::ComputedNumber,
-        );
-        self.walk_block(numeric_for.block());
-        self.scopes.pop();
+        self.walk_loop(Exit::AtHead(None), |analyzer| {
+            analyzer.scopes.push();
+            analyzer.declare(identifier(variable), offset(variable), index.clone());
+            let terminates = analyzer.walk_block(numeric_for.block());
+            analyzer.scopes.pop();
+            terminates
+        });
     }
 
     fn walk_generic_for(&mut self, generic_for: &GenericFor) {
@@ -628,45 +771,131 @@ impl<'a> Analyzer<'a> {
             Some(Value::ParamIterator(param)) => Some(*param),
             _ => None,
         };
-        self.scopes.push();
-        for (position, name) in generic_for.names().iter().enumerate() {
-            let value = match (position, iterated) {
-                (0, Some(_)) => Value::ComputedNumber,
-                (1, Some(param)) => param.element(),
-                _ => Value::Unknown,
-            };
-            self.scopes.declare(identifier(name), offset(name), value);
-        }
-        self.walk_block(generic_for.block());
-        self.scopes.pop();
+        self.walk_loop(Exit::AtHead(None), |analyzer| {
+            analyzer.scopes.push();
+            for (position, name) in generic_for.names().iter().enumerate() {
+                let value = match (position, iterated) {
+                    (0, Some(_)) => Value::Typed(Type::of(Kinds::INTEGER)),
+                    (1, Some(param)) => param.element(),
+                    _ => Value::Unknown,
+                };
+                analyzer.declare(identifier(name), offset(name), value);
+            }
+            let terminates = analyzer.walk_block(generic_for.block());
+            analyzer.scopes.pop();
+            terminates
+        });
     }
 
     fn walk_repeat(&mut self, repeat: &Repeat) -> bool {
-        // The until-condition sees the body's locals.
-        self.scopes.push();
-        let terminates = self.walk_block(repeat.block());
-        let until = self.value_of(repeat.until());
-        self.tested(&until);
-        self.scopes.pop();
+        let terminates = self.walk_loop(Exit::InPass, |analyzer| {
+            // The until-condition sees the body's locals: the loop ends
+            // where it holds, and goes on where it does not.
+            analyzer.scopes.push();
+            let terminates = analyzer.walk_block(repeat.block());
+            if !terminates {
+                let until = analyzer.value_of(repeat.until());
+                analyzer.tested(&until);
+                let span = analyzer.context.map.expression(repeat.until());
+                analyzer.check_truth(&until, repeat.until(), span);
+                let end = analyzer.scopes.snapshot();
+                analyzer.narrow(repeat.until(), true);
+                let exit = analyzer.scopes.snapshot();
+                if let Some(innermost) = analyzer.loops.last_mut() {
+                    innermost.exits.push(exit);
+                }
+                analyzer.scopes.restore(&end);
+                analyzer.narrow(repeat.until(), false);
+            }
+            analyzer.scopes.pop();
+            terminates
+        });
         terminates && !breaks_out(repeat.block())
     }
 
     fn walk_while(&mut self, while_loop: &While) -> bool {
-        let (condition, _) = self.guarded_block(while_loop.condition(), while_loop.block());
+        let mut condition = Value::Unknown;
+        self.walk_loop(Exit::AtHead(Some(while_loop.condition())), |analyzer| {
+            let (value, terminates, _) =
+                analyzer.guarded_block(while_loop.condition(), while_loop.block());
+            condition = value;
+            terminates
+        });
         condition == Value::Bool(Some(true)) && !breaks_out(while_loop.block())
     }
 
+    /// Walks a loop whose one pass is `pass` (from the values at the loop's
+    /// head; true when the pass cannot complete), until the values at the
+    /// head settle: silent passes first, then one that reports. After it,
+    /// the values are those where the loop ends (see [`Exit`]) or a
+    /// `break` leaves it. Returns whether the last pass cannot complete.
+    fn walk_loop(&mut self, exit: Exit<'_>, mut pass: impl FnMut(&mut Self) -> bool) -> bool {
+        let entry = self.scopes.snapshot();
+        let mut head = entry.clone();
+        let precise = self.loops.len() < PRECISE_LOOP_DEPTH;
+        let passes = if precise { LOOP_PASSES } else { 1 };
+        for done in 0..passes {
+            let (diagnostics, returns) = (self.diagnostics.len(), self.returns.len());
+            self.loops.push(Loop::default());
+            self.scopes.restore(&head);
+            let terminates = pass(self);
+            let end = (!terminates).then(|| self.scopes.snapshot());
+            self.loops.pop();
+            self.diagnostics.truncate(diagnostics);
+            self.returns.truncate(returns);
+            let next = match end {
+                Some(end) => entry.join(&end),
+                None => entry.clone(),
+            };
+            if next == head {
+                break;
+            }
+            head = if done + 1 == passes {
+                entry.widen(&next)
+            } else {
+                next
+            };
+        }
+        self.loops.push(Loop::default());
+        self.scopes.restore(&head);
+        let terminates = pass(self);
+        let mut exits = self
+            .loops
+            .pop()
+            .map(|innermost| innermost.exits)
+            .unwrap_or_default();
+        self.scopes.restore(&head);
+        if let Exit::AtHead(condition) = exit {
+            if let Some(condition) = condition {
+                self.narrow(condition, false);
+            }
+            exits.push(self.scopes.snapshot());
+        }
+        if let Some(joined) = Snapshot::join_all(&exits) {
+            self.scopes.restore(&joined);
+        }
+        terminates
+    }
+
     /// A block that runs when `condition` holds: the library members the
-    /// condition tests exist there. Returns the condition's value and
-    /// whether the block never completes normally.
-    fn guarded_block(&mut self, condition: &Expression, block: &Block) -> (Value, bool) {
+    /// condition tests exist there, and its locals are narrowed by it.
+    /// Returns the condition's value, whether the block never completes
+    /// normally, and the values where the condition is false.
+    fn guarded_block(&mut self, condition: &Expression, block: &Block) -> (Value, bool, Snapshot) {
         let value = self.value_of(condition);
         self.tested(&value);
+        let span = self.context.map.expression(condition);
+        self.check_truth(&value, condition, span);
+        let before = self.scopes.snapshot();
+        self.narrow(condition, false);
+        let otherwise = self.scopes.snapshot();
+        self.scopes.restore(&before);
+        self.narrow(condition, true);
         let guards = self.guards_of(condition);
         let pushed = self.missing.push_guards(guards);
         let terminates = self.scoped_block(block);
         self.missing.pop_guards(pushed);
-        (value, terminates)
+        (value, terminates, otherwise)
     }
 
     // ----- expressions ------------------------------------------------
@@ -702,8 +931,8 @@ impl<'a> Analyzer<'a> {
             Expression::Parentheses { expression, .. } => self.value_of(expression),
             Expression::UnaryOperator { unop, expression } => self.unary(unop, expression),
             Expression::Function(function) => {
-                self.walk_function_body(function.body(), None);
-                Value::Function
+                let summary = self.walk_function_body(function.body(), None);
+                Value::Function(summary.map(Box::new))
             }
             Expression::FunctionCall(call) => self.eval_function_call(call),
             Expression::TableConstructor(table) => self.eval_table(table),
@@ -723,13 +952,21 @@ impl<'a> Analyzer<'a> {
 
     fn binary(&mut self, lhs: &Expression, operator: &BinOp, rhs: &Expression) -> Value {
         let left = self.value_of(lhs);
-        // `t.m and t.m(x)`: the right side runs only when `t.m` exists.
+        // `t.m and t.m(x)`: the right side runs only when `t.m` exists,
+        // and `v and v + 1` only where `v` is true.
         let guards = match operator {
             BinOp::And(_) => self.guards_of(lhs),
             _ => Vec::new(),
         };
         let pushed = self.missing.push_guards(guards);
+        let before = self.scopes.snapshot();
+        match operator {
+            BinOp::And(_) => self.narrow(lhs, true),
+            BinOp::Or(_) => self.narrow(lhs, false),
+            _ => {}
+        }
         let right = self.value_of(rhs);
+        self.scopes.restore(&before);
         self.missing.pop_guards(pushed);
         if matches!(
             operator,
@@ -738,47 +975,124 @@ impl<'a> Analyzer<'a> {
             self.tested(&left);
             self.tested(&right);
         }
+        self.check_binary(lhs, operator, rhs, &left, &right);
         let constants = left.as_number().zip(right.as_number());
-        let fold = |apply: fn(f64, f64) -> f64| match constants {
+        let (left_kinds, right_kinds) = (left.ty().kinds, right.ty().kinds);
+        let divided = left.ty().divided || right.ty().divided;
+        let fold = |apply: fn(f64, f64) -> f64, keeps_integers: bool| match constants {
             Some((a, b)) => Value::Number(apply(a, b)),
+            None if keeps_integers
+                && left_kinds.within(Kinds::INTEGER)
+                && right_kinds.within(Kinds::INTEGER) =>
+            {
+                Value::Typed(Type::of(Kinds::INTEGER))
+            }
+            // `/` and `^` make fractions; other operators keep them.
+            None if !keeps_integers || divided => Value::Typed(Type::divided()),
             None => Value::ComputedNumber,
         };
         match operator {
-            BinOp::Plus(_) => fold(|a, b| a + b),
-            BinOp::Minus(_) => fold(|a, b| a - b),
-            BinOp::Star(_) => fold(|a, b| a * b),
-            BinOp::Slash(_) => fold(|a, b| a / b),
-            BinOp::Percent(_) => fold(|a, b| a - (a / b).floor() * b),
-            BinOp::Caret(_) => fold(f64::powf),
+            BinOp::Plus(_) => fold(|a, b| a + b, true),
+            BinOp::Minus(_) => fold(|a, b| a - b, true),
+            BinOp::Star(_) => fold(|a, b| a * b, true),
+            BinOp::Slash(_) => fold(|a, b| a / b, false),
+            BinOp::Percent(_) => fold(|a, b| a - (a / b).floor() * b, true),
+            BinOp::Caret(_) => fold(f64::powf, false),
             BinOp::TwoDots(_) => Value::ComputedString(match left {
                 Value::Str(text) | Value::ComputedString(Some(text)) => Some(text),
                 _ => None,
             }),
-            BinOp::And(_) | BinOp::Or(_) => Value::Unknown,
+            BinOp::And(_) => logical(&left, right, true),
+            BinOp::Or(_) => logical(&left, right, false),
             _ => Value::Bool(None),
         }
     }
 
     fn unary(&mut self, operator: &UnOp, operand: &Expression) -> Value {
+        let span = self.context.map.span_between(
+            Some(operator.token().token().start_position()),
+            span::expression_end(operand),
+        );
+        let operand_span = self.context.map.expression(operand);
         match operator {
             UnOp::Hash(_) => {
                 let value = self.raw_value_of(operand);
-                let span = self.context.map.span_between(
-                    Some(operator.token().token().start_position()),
-                    span::expression_end(operand),
-                );
+                self.check_nil_use(&value, operand_span, "get the length of", span);
                 self.settle(value, span);
-                Value::ComputedNumber
+                Value::Typed(Type::of(Kinds::INTEGER))
             }
-            UnOp::Minus(_) => match self.value_of(operand).as_number() {
-                Some(number) => Value::Number(-number),
-                None => Value::ComputedNumber,
-            },
+            UnOp::Minus(_) => {
+                let value = self.value_of(operand);
+                self.check_nil_use(&value, operand_span, "perform arithmetic on", span);
+                match value.as_number() {
+                    Some(number) => Value::Number(-number),
+                    None if value.ty().kinds.within(Kinds::INTEGER) => {
+                        Value::Typed(Type::of(Kinds::INTEGER))
+                    }
+                    None => Value::ComputedNumber,
+                }
+            }
             _ => {
                 let value = self.value_of(operand);
                 self.tested(&value);
+                self.check_truth(&value, operand, operand_span);
                 Value::Bool(None)
             }
+        }
+    }
+
+    /// The value findings of `lhs <operator> rhs`.
+    fn check_binary(
+        &mut self,
+        lhs: &Expression,
+        operator: &BinOp,
+        rhs: &Expression,
+        left: &Value,
+        right: &Value,
+    ) {
+        let map = self.context.map;
+        let span = map.span_between(span::expression_start(lhs), span::expression_end(rhs));
+        let (left_span, right_span) = (map.expression(lhs), map.expression(rhs));
+        let sides = || {
+            (
+                Side {
+                    value: left,
+                    span: left_span,
+                },
+                Side {
+                    value: right,
+                    span: right_span,
+                },
+            )
+        };
+        match operator {
+            BinOp::LessThan(_)
+            | BinOp::LessThanEqual(_)
+            | BinOp::GreaterThan(_)
+            | BinOp::GreaterThanEqual(_) => {
+                let (left, right) = sides();
+                self.check_ordering(left, right, span);
+            }
+            BinOp::TwoEqual(_) | BinOp::TildeEqual(_) => {
+                let (left, right) = sides();
+                let equal = matches!(operator, BinOp::TwoEqual(_));
+                self.check_equality(left, right, equal, span);
+            }
+            BinOp::Plus(_)
+            | BinOp::Minus(_)
+            | BinOp::Star(_)
+            | BinOp::Slash(_)
+            | BinOp::Percent(_)
+            | BinOp::Caret(_) => {
+                self.check_nil_use(left, left_span, "perform arithmetic on", span);
+                self.check_nil_use(right, right_span, "perform arithmetic on", span);
+            }
+            BinOp::TwoDots(_) => {
+                self.check_nil_use(left, left_span, "concatenate", span);
+                self.check_nil_use(right, right_span, "concatenate", span);
+            }
+            BinOp::And(_) => self.check_truth(left, lhs, left_span),
+            _ => {}
         }
     }
 
@@ -838,14 +1152,28 @@ impl<'a> Analyzer<'a> {
             Prefix::Expression(expression) => self.value_of(expression),
             _ => Value::Unknown,
         };
+        let mut base_span = match prefix {
+            Prefix::Name(token) => self.span(token),
+            Prefix::Expression(expression) => self.context.map.expression(expression),
+            _ => Span::TOP,
+        };
         for suffix in suffixes {
             let span = self.context.map.chain(prefix, suffix);
-            value = self.apply_suffix(value, suffix, span);
+            value = self.apply_suffix(value, suffix, base_span, span);
+            base_span = span;
         }
         value
     }
 
-    fn apply_suffix(&mut self, value: Value, suffix: &Suffix, span: Span) -> Value {
+    /// `value` (written at `base_span`) followed by `suffix`, together at
+    /// `span`.
+    fn apply_suffix(
+        &mut self,
+        value: Value,
+        suffix: &Suffix,
+        base_span: Span,
+        span: Span,
+    ) -> Value {
         if let Value::Missing(missing) = &value {
             let usage = match suffix {
                 Suffix::Call(Call::AnonymousCall(_)) => MissingUse::Call,
@@ -853,6 +1181,11 @@ impl<'a> Analyzer<'a> {
             };
             self.use_missing(missing, usage);
         }
+        let operation = match suffix {
+            Suffix::Call(Call::AnonymousCall(_)) => "call",
+            _ => "index",
+        };
+        self.check_nil_use(&value, base_span, operation, span);
         match suffix {
             Suffix::Index(Index::Dot { name, .. }) => {
                 let member_span = self.span(name);
@@ -869,6 +1202,7 @@ impl<'a> Analyzer<'a> {
                     (base @ Value::Builtin { .. }, Value::Str(member)) => {
                         self.index_member(base, &member, span)
                     }
+                    (Value::Typed(ty), key) => element(&ty, &key),
                     _ => Value::Unknown,
                 }
             }
@@ -956,7 +1290,8 @@ impl<'a> Analyzer<'a> {
                     self.last_call_many = false;
                     let value = self.value_of(expression);
                     let many = position + 1 == count && self.expands(expression);
-                    array.push((value, many));
+                    let span = self.context.map.expression(expression);
+                    array.push((value, many, span));
                 }
                 Field::NameKey {
                     key,
@@ -992,16 +1327,20 @@ impl<'a> Analyzer<'a> {
         if let Some(reply) = reply {
             return Value::Reply(reply);
         }
-        let open_ended = array.last().is_some_and(|(_, many)| *many);
+        let open_ended = array.last().is_some_and(|(_, many, _)| *many);
         if open_ended {
             array.pop();
         }
         let tag = array
             .first()
-            .and_then(|(value, _)| value.as_str().map(str::to_string));
+            .and_then(|(value, _, _)| value.as_str().map(str::to_string));
         Value::Table(Some(Box::new(TableShape {
             tag,
-            elements: array.iter().map(|(value, _)| value.kind()).collect(),
+            elements: array.iter().map(|(value, _, _)| value.kind()).collect(),
+            values: array
+                .into_iter()
+                .map(|(value, _, span)| (value, span))
+                .collect(),
             open_ended,
         })))
     }
@@ -1023,6 +1362,44 @@ impl Analyzer<'_> {
             _ => None,
         }
     }
+}
+
+/// `table[key]` of a table of type `table`: the element's type where the
+/// table's shape tells it (its position, or what all its elements are,
+/// or nil past its end).
+fn element(table: &Type, key: &Value) -> Value {
+    let Some(shape) = table.table_type() else {
+        return Value::Unknown;
+    };
+    if let Some(index) = key
+        .as_integer()
+        .and_then(|index| usize::try_from(index).ok())
+        && let Some(position) = index.checked_sub(1).and_then(|at| shape.positions.get(at))
+    {
+        return Value::Typed(position.clone());
+    }
+    match (&shape.elements, key.ty().kinds.within(Kinds::NUMBER)) {
+        (Some(elements), true) => Value::Typed(elements.join(&Type::of(Kinds::NIL))),
+        _ => Value::Unknown,
+    }
+}
+
+/// The value of `left and right` (`and_`) or `left or right`: the left
+/// side when it decides, else the right side.
+fn logical(left: &Value, right: Value, and_: bool) -> Value {
+    let ty = left.ty();
+    let (decides, goes_on) = if and_ {
+        (ty.falsy(), ty.truthy())
+    } else {
+        (ty.truthy(), ty.falsy())
+    };
+    if decides.kinds.is_empty() {
+        return right;
+    }
+    if goes_on.kinds.is_empty() {
+        return left.clone();
+    }
+    Value::Typed(decides).join(&right)
 }
 
 /// Source order, with falling off the end last.

@@ -1,0 +1,225 @@
+//! Opt-outs: `-- redis-script: allow(name, …)` comments, and the names a
+//! declaration allows for its whole script.
+
+use std::collections::BTreeSet;
+
+use full_moon::LuaVersion;
+use full_moon::tokenizer::{Lexer, LexerResult, TokenType};
+
+use super::{FINDINGS, Silenced, finding};
+use crate::diagnostic::Diagnostic;
+use crate::suggest;
+
+/// What opens an opt-out in a comment.
+const DIRECTIVE: &str = "redis-script:";
+
+/// The findings silenced in `source`, with the names `declared` allows
+/// for the whole script (the attribute's `allow(…)`, the command line's
+/// `--allow`), and the errors for names that are no finding.
+pub(crate) fn silenced(source: &str, declared: &[String]) -> (Silenced, Vec<Diagnostic>) {
+    let mut silenced = Silenced::default();
+    let mut errors = Vec::new();
+    for name in declared {
+        if finding(name).is_some() {
+            silenced.everywhere.insert(name.clone());
+        } else {
+            errors.push(unknown(name, 1, 1, 1));
+        }
+    }
+    if !source.contains(DIRECTIVE) {
+        return (silenced, errors);
+    }
+    // Comments, with the line of the code they are about: their own line
+    // when code comes first on it, else the next line with code (`None`
+    // before any code: the header, about the whole script).
+    let mut lexable = source.to_owned();
+    crate::syntax::blank_shebang(&mut lexable);
+    let mut lexer = Lexer::new(&lexable, LuaVersion::lua51());
+    let mut last_code_line = None;
+    let mut pending: Vec<(usize, usize, String)> = Vec::new();
+    let mut directives: Vec<(Option<usize>, usize, usize, String)> = Vec::new();
+    while let Some(result) = lexer.consume() {
+        let reference = match result {
+            LexerResult::Ok(token) | LexerResult::Recovered(token, _) => token,
+            LexerResult::Fatal(_) => break,
+        };
+        let leading = reference.leading_trivia();
+        let trailing = reference.trailing_trivia();
+        let main = reference.token();
+        for trivia in leading {
+            if let Some(comment) = comment_of(trivia) {
+                pending.push(comment);
+            }
+        }
+        if !matches!(main.token_type(), TokenType::Eof) {
+            let line = main.start_position().line();
+            // The comments above are about this line (or, before the
+            // first code, about the whole script).
+            let about = last_code_line.map(|_| line);
+            directives.extend(
+                pending
+                    .drain(..)
+                    .map(|(at, column, text)| (about, at, column, text)),
+            );
+            last_code_line = Some(line);
+        }
+        for trivia in trailing {
+            if let Some((at, column, text)) = comment_of(trivia) {
+                if last_code_line == Some(at) {
+                    directives.push((Some(at), at, column, text));
+                } else {
+                    pending.push((at, column, text));
+                }
+            }
+        }
+    }
+    // Comments after the last code are about no line (but still read, so
+    // that a mistake in them is reported); in a file without code, they
+    // are its header.
+    let about = last_code_line.map(|_| 0);
+    directives.extend(
+        pending
+            .drain(..)
+            .map(|(at, column, text)| (about, at, column, text)),
+    );
+    for (about, line, column, text) in directives {
+        let Some(names) = allowed_names(&text) else {
+            continue;
+        };
+        let names = match names {
+            Ok(names) => names,
+            Err(message) => {
+                errors.push(
+                    Diagnostic::error(line, column, 2, message).with_hint(format!(
+                        "write `-- {DIRECTIVE} allow(name)`; the names are {}",
+                        all_names()
+                    )),
+                );
+                continue;
+            }
+        };
+        for name in names {
+            if finding(&name).is_none() {
+                errors.push(unknown(&name, line, column, 2));
+                continue;
+            }
+            match about {
+                Some(code_line) => {
+                    silenced.lines.entry(code_line).or_default().insert(name);
+                }
+                None => {
+                    silenced.everywhere.insert(name);
+                }
+            }
+        }
+    }
+    (silenced, errors)
+}
+
+/// A comment's line, column and text.
+fn comment_of(token: &full_moon::tokenizer::Token) -> Option<(usize, usize, String)> {
+    let text = match token.token_type() {
+        TokenType::SingleLineComment { comment } | TokenType::MultiLineComment { comment, .. } => {
+            comment.to_string()
+        }
+        _ => return None,
+    };
+    let start = token.start_position();
+    Some((start.line(), start.character(), text))
+}
+
+/// The names of `allow(a, b)` in a comment's text; `None` when the comment
+/// is no opt-out; an error when it starts like one but is not.
+fn allowed_names(comment: &str) -> Option<Result<BTreeSet<String>, String>> {
+    let rest = comment.trim().strip_prefix(DIRECTIVE)?.trim();
+    let Some(inner) = rest
+        .strip_prefix("allow")
+        .map(str::trim_start)
+        .and_then(|rest| rest.strip_prefix('('))
+        .and_then(|rest| rest.split_once(')'))
+        .map(|(inner, _)| inner)
+    else {
+        return Some(Err(format!(
+            "`{DIRECTIVE} {rest}` is not an opt-out: the checker reads `{DIRECTIVE} allow(name, …)`"
+        )));
+    };
+    Some(Ok(inner
+        .split(',')
+        .map(|name| name.trim().to_owned())
+        .filter(|name| !name.is_empty())
+        .collect()))
+}
+
+fn unknown(name: &str, line: usize, column: usize, width: usize) -> Diagnostic {
+    let hint = match suggest::closest(name, FINDINGS.iter().map(|class| class.name)) {
+        Some(near) => format!("did you mean `{near}`? the names are {}", all_names()),
+        None => format!("the names are {}", all_names()),
+    };
+    Diagnostic::error(
+        line,
+        column,
+        width,
+        format!("`{name}` is not a finding of the checker, so `allow({name})` silences nothing"),
+    )
+    .with_hint(hint)
+}
+
+fn all_names() -> String {
+    FINDINGS
+        .iter()
+        .map(|class| format!("`{}`", class.name))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn covers(silenced: &Silenced, name: &'static str, line: usize) -> bool {
+        let mut diagnostic = Diagnostic::note(line, 1, 1, "x");
+        diagnostic.finding = Some(name);
+        silenced.covers(&diagnostic)
+    }
+
+    #[test]
+    fn comments_silence_their_line_the_next_or_the_script() {
+        let source = "-- a header\n-- redis-script: allow(always_true)\nlocal a = 1\nlocal b = 2 -- redis-script: allow(nil_value, reply_hole)\n-- redis-script: allow(empty_unpack)\n\nlocal c = 3\n";
+        let (silenced, errors) = silenced(source, &[]);
+        assert!(errors.is_empty(), "{errors:?}");
+        assert!(covers(&silenced, "always_true", 7));
+        assert!(covers(&silenced, "nil_value", 4) && covers(&silenced, "reply_hole", 4));
+        assert!(!covers(&silenced, "nil_value", 3));
+        assert!(covers(&silenced, "empty_unpack", 7));
+        assert!(!covers(&silenced, "empty_unpack", 4));
+    }
+
+    #[test]
+    fn declared_names_silence_everywhere_and_unknown_names_are_errors() {
+        let (silenced, errors) = silenced(
+            "return 1 -- redis-script: allow(nil_valeu)\n-- redis-script: alow(x)\n",
+            &["reply_hole".to_owned(), "nope".to_owned()],
+        );
+        assert!(covers(&silenced, "reply_hole", 12));
+        let messages: Vec<&str> = errors.iter().map(|error| error.message.as_str()).collect();
+        assert_eq!(messages.len(), 3, "{messages:?}");
+        assert!(messages[0].starts_with("`nope` is not a finding"));
+        assert!(
+            errors[1]
+                .hint
+                .as_deref()
+                .is_some_and(|hint| hint.contains("did you mean `nil_value`"))
+        );
+        assert!(messages[2].contains("is not an opt-out"));
+    }
+
+    #[test]
+    fn a_directive_inside_a_string_is_no_opt_out() {
+        let (silenced, errors) = silenced(
+            "local s = '-- redis-script: allow(nil_value)'\nreturn s\n",
+            &[],
+        );
+        assert!(errors.is_empty());
+        assert!(!covers(&silenced, "nil_value", 1));
+    }
+}

@@ -1,0 +1,153 @@
+//! The findings about values: bugs the value analysis proves, each class
+//! with a stable name that messages show, `--format json` reports, and an
+//! opt-out takes.
+//!
+//! A finding is an error when the bug happens on every execution that
+//! reaches the line, and a warning when it depends on data or input (the
+//! message says when). What the analysis cannot prove is unknown and says
+//! nothing. One module per class; the walk calls them where the values
+//! meet the operators, calls and returns they are about.
+//!
+//! Any finding can be silenced, for one line or a whole script:
+//!
+//! ```lua
+//! -- redis-script: allow(always_true)          -- in the header: the whole script
+//! local n = redis.call('INCR', KEYS[1]) -- redis-script: allow(always_true)
+//! -- redis-script: allow(nil_value)            -- on its own line: the next line
+//! ```
+//!
+//! and for a whole declaration with the attribute's `allow(…)` or the
+//! command line's `--allow`.
+
+use std::collections::{BTreeSet, HashMap};
+
+use super::diagnostic::Diagnostic;
+use super::span::Span;
+use super::walker::Analyzer;
+
+pub(crate) mod allow;
+mod arguments;
+pub(crate) mod comparisons;
+mod nils;
+mod replies;
+mod truth;
+
+/// One class of findings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FindingClass {
+    /// The stable name: in messages, JSON and opt-outs.
+    pub name: &'static str,
+    /// What it finds, for documentation and `--explain`.
+    pub summary: &'static str,
+}
+
+/// Every class of findings.
+pub const FINDINGS: &[FindingClass] = &[
+    FindingClass {
+        name: MISMATCHED_COMPARISON,
+        summary: "`<`, `<=`, `>`, `>=` between a number and a string (or a boolean, nil, a table): Lua raises on every call",
+    },
+    FindingClass {
+        name: CONSTANT_EQUALITY,
+        summary: "`==` or `~=` whose result the types fix: a string against a number, a reply that is never nil against `nil`",
+    },
+    FindingClass {
+        name: ALWAYS_TRUE,
+        summary: "a number tested for truth (`if`, `while`, `not`, `and`): 0 is true in Lua",
+    },
+    FindingClass {
+        name: REFUSED_ARGUMENT,
+        summary: "a `redis.call` argument that is a boolean, nil or a table: Redis refuses it",
+    },
+    FindingClass {
+        name: FRACTIONAL_ARGUMENT,
+        summary: "a number that may have a fraction passed where the command takes an integer",
+    },
+    FindingClass {
+        name: EMPTY_UNPACK,
+        summary: "`unpack(t)` supplying a command's required arguments when `t` may be empty",
+    },
+    FindingClass {
+        name: NIL_VALUE,
+        summary: "arithmetic, concatenation, comparison, indexing or calling a value that may be nil or false",
+    },
+    FindingClass {
+        name: REPLY_HOLE,
+        summary: "a returned table whose element may be nil: the reply stops there",
+    },
+    FindingClass {
+        name: FRACTIONAL_REPLY,
+        summary: "a returned number that may have a fraction: Redis truncates it to an integer",
+    },
+];
+
+pub(crate) const MISMATCHED_COMPARISON: &str = "mismatched_comparison";
+pub(crate) const CONSTANT_EQUALITY: &str = "constant_equality";
+pub(crate) const ALWAYS_TRUE: &str = "always_true";
+pub(crate) const REFUSED_ARGUMENT: &str = "refused_argument";
+pub(crate) const FRACTIONAL_ARGUMENT: &str = "fractional_argument";
+pub(crate) const EMPTY_UNPACK: &str = "empty_unpack";
+pub(crate) const NIL_VALUE: &str = "nil_value";
+pub(crate) const REPLY_HOLE: &str = "reply_hole";
+pub(crate) const FRACTIONAL_REPLY: &str = "fractional_reply";
+
+/// The class named `name`, if there is one.
+pub fn finding(name: &str) -> Option<&'static FindingClass> {
+    FINDINGS.iter().find(|class| class.name == name)
+}
+
+/// How sure a finding is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Certainty {
+    /// On every execution that reaches the line: an error.
+    Always,
+    /// Depending on data or input: a warning.
+    Sometimes,
+}
+
+impl Analyzer<'_> {
+    /// Reports a finding of class `name` at `span`. The message starts
+    /// with the class's name; the hint ends with the opt-out.
+    pub(crate) fn report(
+        &mut self,
+        name: &'static str,
+        certainty: Certainty,
+        span: Span,
+        message: impl Into<String>,
+        hint: impl Into<String>,
+    ) {
+        let message = format!("[{name}] {}", message.into());
+        let hint = format!(
+            "{}; if this is intended, add `-- redis-script: allow({name})` to the line",
+            hint.into()
+        );
+        let mut diagnostic = match certainty {
+            Certainty::Always => span.error(message, hint),
+            Certainty::Sometimes => span.note(message, hint),
+        };
+        diagnostic.finding = Some(name);
+        self.diagnostics.push(diagnostic);
+    }
+}
+
+/// The findings silenced for a script: by name for the whole script, and
+/// by line.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Silenced {
+    everywhere: BTreeSet<String>,
+    lines: HashMap<usize, BTreeSet<String>>,
+}
+
+impl Silenced {
+    /// Whether `diagnostic` is a finding silenced where it is.
+    pub fn covers(&self, diagnostic: &Diagnostic) -> bool {
+        let Some(name) = diagnostic.finding else {
+            return false;
+        };
+        self.everywhere.contains(name)
+            || self
+                .lines
+                .get(&diagnostic.line)
+                .is_some_and(|names| names.contains(name))
+    }
+}

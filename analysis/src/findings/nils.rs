@@ -1,0 +1,70 @@
+//! `nil_value`: arithmetic, concatenation, comparison, indexing or calling
+//! a value that may be nil or false. Always nil or false: an error on every
+//! call that gets there. Sometimes: a warning that says when (a missing
+//! key, a non-numeric input).
+
+use super::{Certainty, NIL_VALUE};
+use crate::span::Span;
+use crate::types::Kinds;
+use crate::value::Value;
+use crate::walker::Analyzer;
+
+impl Analyzer<'_> {
+    /// `value` (at `value_span`) is used by `operation` ("perform
+    /// arithmetic on", "concatenate", "compare", "index", "call", "get the
+    /// length of") in the expression at `span`.
+    pub(crate) fn check_nil_use(
+        &mut self,
+        value: &Value,
+        value_span: Span,
+        operation: &str,
+        span: Span,
+    ) {
+        // Missing library members have findings of their own.
+        if matches!(value, Value::Missing(_)) {
+            return;
+        }
+        let ty = value.ty();
+        if ty.is_unknown() || !ty.kinds.intersects(Kinds::FALSY) {
+            return;
+        }
+        let shown = self.quote(value_span, "this value");
+        let expression = self.quote(span, "the expression");
+        let lua_error = if operation == "compare" {
+            "attempt to compare".to_owned()
+        } else {
+            format!("attempt to {operation} … (a nil value)")
+        };
+        let what = if ty.kinds.within(Kinds::FALSE) {
+            "false"
+        } else if ty.kinds.within(Kinds::NIL) {
+            "nil"
+        } else {
+            "nil or false"
+        };
+        if ty.kinds.within(Kinds::FALSY) {
+            self.report(
+                NIL_VALUE,
+                Certainty::Always,
+                span,
+                format!("`{shown}` is always {what} here: `{expression}` raises \"{lua_error}\" on every call that gets here"),
+                "use a value that exists here",
+            );
+            return;
+        }
+        // Sometimes: only when the analysis knows when.
+        let Some(absence) = &ty.absence else {
+            return;
+        };
+        self.report(
+            NIL_VALUE,
+            Certainty::Sometimes,
+            span,
+            format!(
+                "`{shown}` may be {what}: {} {}, and `{expression}` then raises \"{lua_error}\"",
+                absence.source, absence.when
+            ),
+            format!("give it a default (`({shown} or 0)`), or test it before this line"),
+        );
+    }
+}

@@ -1,0 +1,90 @@
+//! `reply_hole` and `fractional_reply`: what a script returns. Redis reads
+//! a returned table up to its first nil, so an element that may be nil cuts
+//! the reply there; and it truncates Lua numbers to integers, so `0.75`
+//! arrives as `0`.
+
+use super::{Certainty, FRACTIONAL_REPLY, REPLY_HOLE};
+use crate::span::Span;
+use crate::types::Kinds;
+use crate::value::Value;
+use crate::walker::Analyzer;
+
+impl Analyzer<'_> {
+    /// A value the script returns as its reply (or an element of it).
+    pub(crate) fn check_reply_number(&mut self, value: &Value, span: Span) {
+        let ty = value.ty();
+        if ty.is_unknown()
+            || !ty.kinds.intersects(Kinds::FRACTION)
+            || !ty.kinds.within(Kinds::NUMBER)
+        {
+            return;
+        }
+        // Sometimes a fraction: only when the script's own `/` or `^`
+        // makes one possible.
+        if !ty.kinds.within(Kinds::FRACTION) && !ty.divided {
+            return;
+        }
+        let shown = self.quote(span, "this value");
+        let certainty = if ty.kinds.within(Kinds::FRACTION) {
+            Certainty::Always
+        } else {
+            Certainty::Sometimes
+        };
+        let may = match certainty {
+            Certainty::Always => "has a fraction",
+            Certainty::Sometimes => "may have a fraction (`/` and `^` make fractions)",
+        };
+        self.report(
+            FRACTIONAL_REPLY,
+            certainty,
+            span,
+            format!("`{shown}` {may}, and Redis truncates a Lua number in a reply to an integer: 0.75 arrives as 0"),
+            format!("return it as a string (`tostring({shown})`), or round it on purpose (`math.floor({shown})`)"),
+        );
+    }
+
+    /// The elements of a table the script returns, built by a constructor:
+    /// the reply ends at the first nil.
+    pub(crate) fn check_reply_elements(&mut self, elements: &[(Value, Span)]) {
+        let last = elements.len();
+        for (position, (value, span)) in elements.iter().enumerate() {
+            self.check_reply_number(value, *span);
+            let ty = value.ty();
+            if ty.is_unknown() || !ty.kinds.intersects(Kinds::NIL) || position + 1 == last {
+                continue;
+            }
+            let shown = self.quote(*span, "this element");
+            let lost = last - position - 1;
+            let lost = if lost == 1 {
+                "the element after it is lost".to_owned()
+            } else {
+                format!("the {lost} elements after it are lost")
+            };
+            if ty.kinds.within(Kinds::NIL) {
+                self.report(
+                    REPLY_HOLE,
+                    Certainty::Always,
+                    *span,
+                    format!("element {} of the reply, `{shown}`, is always nil: Redis reads a table up to its first nil, so the reply stops here and {lost}", position + 1),
+                    "put a value there (`false` arrives as a null element), or move it to the end",
+                );
+                continue;
+            }
+            let Some(absence) = &ty.absence else {
+                continue;
+            };
+            self.report(
+                REPLY_HOLE,
+                Certainty::Sometimes,
+                *span,
+                format!(
+                    "element {} of the reply, `{shown}`, may be nil: {} {}, and Redis reads a table up to its first nil, so the reply then stops here and {lost}",
+                    position + 1,
+                    absence.source,
+                    absence.when
+                ),
+                format!("give it a default (`{shown} or false` arrives as a null element)"),
+            );
+        }
+    }
+}

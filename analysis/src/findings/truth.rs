@@ -1,0 +1,45 @@
+//! `always_true`: a number tested for truth. Every number is true in Lua,
+//! 0 included, so `if redis.call('SISMEMBER', …) then` always runs.
+
+use full_moon::ast::Expression;
+
+use super::{ALWAYS_TRUE, Certainty};
+use crate::span::Span;
+use crate::types::Kinds;
+use crate::value::Value;
+use crate::walker::Analyzer;
+
+impl Analyzer<'_> {
+    /// `value`, the value of `expression`, decides a branch (`if`,
+    /// `while`, `until`, `not`, the left side of `and`).
+    pub(crate) fn check_truth(&mut self, value: &Value, expression: &Expression, span: Span) {
+        // `while true do`, `while 1 do`: written on purpose.
+        if is_literal(expression) {
+            return;
+        }
+        let ty = value.ty();
+        if !ty.kinds.within(Kinds::NUMBER) {
+            return;
+        }
+        let shown = self.quote(span, "this value");
+        let compare = match ty.integers.as_deref() {
+            Some([0, 1]) => format!("`{shown} == 1`"),
+            _ => format!("`{shown} > 0` (or `~= 0`)"),
+        };
+        self.report(
+            ALWAYS_TRUE,
+            Certainty::Always,
+            span,
+            format!("`{shown}` is a number, and every number is true in Lua (0 included): this test always passes"),
+            format!("compare it: {compare}"),
+        );
+    }
+}
+
+fn is_literal(expression: &Expression) -> bool {
+    match expression {
+        Expression::Number(_) | Expression::String(_) | Expression::Symbol(_) => true,
+        Expression::Parentheses { expression, .. } => is_literal(expression),
+        _ => false,
+    }
+}
