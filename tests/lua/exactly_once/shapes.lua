@@ -4,6 +4,10 @@
 -- KEYS[1] = a counter of executions
 -- ARGV[1] = which reply to send
 -- ARGV[2] = bytes to send back (binary-safe)
+--
+-- The fractions and nil holes are the point: they test what Redis makes
+-- of them.
+-- redis-script: allow(fractional_reply, reply_hole)
 local count = redis.call('INCR', KEYS[1])
 local case = ARGV[1]
 if case == 'integer' then
