@@ -63,6 +63,10 @@ mod tests;
 pub use declared::{COMMANDS_VARIABLE, DeclarationError, DeclaredCommands};
 pub use diagnostic::{Diagnostic, Severity};
 pub use findings::{FINDINGS, FindingClass, finding};
+
+/// The environment variable that makes warnings fail the build (`1`),
+/// for a crate that wants every finding fixed or silenced.
+pub const DENY_WARNINGS_VARIABLE: &str = "REDIS_SCRIPT_DENY_WARNINGS";
 pub use header::{Header, ParamDoc};
 pub use library::{
     DeclaredFunction, LibraryAnalysis, LibrarySignature, RegisteredFunction, analyze_library,

@@ -151,6 +151,7 @@ fn check_library(path: String, source: String, options: &Options) -> CheckedScri
         dynamic_keys: options.dynamic_keys,
         target: options.target.clone(),
         declared_commands: options.declared_commands.clone(),
+        allow: options.allow.clone(),
         ..Signature::default()
     };
     let declaration = analysis::LibrarySignature {
@@ -198,6 +199,7 @@ pub fn signature_for(header: &Header, source: &str, options: &Options) -> Option
         dynamic_keys: options.dynamic_keys,
         target: options.target.clone(),
         declared_commands: options.declared_commands.clone(),
+        allow: options.allow.clone(),
         ..signature
     })
 }

@@ -34,6 +34,10 @@ Options:
                        does not know); REDIS_SCRIPT_COMMANDS names the file
                        too, as for the attribute, relative to the current
                        directory
+      --allow <NAMES>  silence these value findings in every script
+                       (comma-separated, e.g. reply_hole,nil_value); a
+                       script silences one with a comment:
+                       `-- redis-script: allow(name)`
       --format <F>     human (the default) or json
       --deny-warnings  warnings fail the check too
   -h, --help           print this help
@@ -77,6 +81,8 @@ pub struct Options {
     pub target: Target,
     /// The file `--commands` or `REDIS_SCRIPT_COMMANDS` names.
     pub declared_commands: DeclaredCommands,
+    /// `--allow`: value findings silenced everywhere.
+    pub allow: Vec<String>,
 }
 
 /// A target string, or the message naming where it came from. Messages
@@ -113,6 +119,7 @@ pub fn parse(arguments: impl IntoIterator<Item = OsString>) -> Result<Command, S
         deny_warnings: false,
         target: Target::default(),
         declared_commands: DeclaredCommands::default(),
+        allow: Vec::new(),
     };
     let mut commands_file = std::env::var_os(COMMANDS_VARIABLE).map(PathBuf::from);
     if let Ok(text) = std::env::var(TARGET_VARIABLE) {
@@ -151,6 +158,14 @@ pub fn parse(arguments: impl IntoIterator<Item = OsString>) -> Result<Command, S
             "--deny-warnings" => options.deny_warnings = true,
             "--target" => options.target = target("--target", &value("--target")?)?,
             "--commands" => commands_file = Some(PathBuf::from(value("--commands")?)),
+            "--allow" => {
+                for name in value("--allow")?.split(',').map(str::trim) {
+                    if redis_script_analysis::finding(name).is_none() {
+                        return Err(unknown_finding(name));
+                    }
+                    options.allow.push(name.to_owned());
+                }
+            }
             "--format" => {
                 options.format = match value("--format")?.as_str() {
                     "human" => Format::Human,
@@ -182,6 +197,24 @@ pub fn parse(arguments: impl IntoIterator<Item = OsString>) -> Result<Command, S
                 .map_err(|messages| messages.join("\n\n"))?;
     }
     Ok(Command::Check(options))
+}
+
+/// The message for `--allow` of a name that is no finding.
+fn unknown_finding(name: &str) -> String {
+    let names = redis_script_analysis::FINDINGS
+        .iter()
+        .map(|class| class.name);
+    match redis_script_analysis::suggest::closest(name, names) {
+        Some(near) => format!("`--allow {name}`: no finding has that name; did you mean `{near}`?"),
+        None => format!(
+            "`--allow {name}`: no finding has that name; the findings are {}",
+            redis_script_analysis::FINDINGS
+                .iter()
+                .map(|class| class.name)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
 }
 
 /// `2` or `2+`.

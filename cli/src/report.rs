@@ -66,7 +66,7 @@ pub fn json(outcome: &Outcome) -> String {
             string(&unreadable.path)
         ));
         diagnostics.push(format!(
-            "{{\"severity\": \"error\", \"path\": {}, \"line\": null, \"column\": null, \"width\": null, \"message\": {}, \"hint\": null, \"parameter\": null}}",
+            "{{\"severity\": \"error\", \"path\": {}, \"line\": null, \"column\": null, \"width\": null, \"message\": {}, \"hint\": null, \"parameter\": null, \"finding\": null}}",
             string(&unreadable.path),
             string(&format!("cannot read `{}`: {}", unreadable.path, unreadable.reason)),
         ));
@@ -127,7 +127,7 @@ fn diagnostic(path: &str, diagnostic: &Diagnostic) -> String {
         None => "null".to_string(),
     };
     format!(
-        "{{\"severity\": \"{severity}\", \"path\": {}, \"line\": {}, \"column\": {}, \"width\": {}, \"message\": {}, \"hint\": {}, \"parameter\": {parameter}}}",
+        "{{\"severity\": \"{severity}\", \"path\": {}, \"line\": {}, \"column\": {}, \"width\": {}, \"message\": {}, \"hint\": {}, \"parameter\": {parameter}, \"finding\": {}}}",
         string(path),
         diagnostic.line,
         diagnostic.column,
@@ -137,6 +137,7 @@ fn diagnostic(path: &str, diagnostic: &Diagnostic) -> String {
             .hint
             .as_deref()
             .map_or("null".to_string(), string),
+        diagnostic.finding.map_or("null".to_string(), string),
     )
 }
 

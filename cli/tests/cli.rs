@@ -144,9 +144,9 @@ fn json_holds_every_file_and_diagnostic() {
     {"path": "fixtures/failing/undeclared.lua", "signature": null}
   ],
   "diagnostics": [
-    {"severity": "error", "path": "fixtures/failing/key_out_of_range.lua", "line": 6, "column": 28, "width": 7, "message": "`KEYS[2]` is out of range: the script's header declares 1 key", "hint": "document it in the header (`-- KEYS[2] = …`), or the script must read one of the declared keys", "parameter": null},
-    {"severity": "error", "path": "fixtures/failing/indexes_missing_member.lua", "line": 3, "column": 15, "width": 4, "message": "`string.utf8` does not exist: the `string` library has no member `utf8`, so indexing it fails with \"attempt to index field 'utf8' (a nil value)\"", "hint": "see the Redis Lua API reference for what `string` offers", "parameter": null},
-    {"severity": "error", "path": "fixtures/failing/undeclared.lua", "line": 1, "column": 1, "width": 1, "message": "the script does not declare the keys and arguments it takes", "hint": "document them in its header comment (`-- KEYS[1] = …`, `-- ARGV[1] = …`, `-- ARGV[2..] = …` for a variadic list), or pass `--keys N --args N`", "parameter": null}
+    {"severity": "error", "path": "fixtures/failing/key_out_of_range.lua", "line": 6, "column": 28, "width": 7, "message": "`KEYS[2]` is out of range: the script's header declares 1 key", "hint": "document it in the header (`-- KEYS[2] = …`), or the script must read one of the declared keys", "parameter": null, "finding": null},
+    {"severity": "error", "path": "fixtures/failing/indexes_missing_member.lua", "line": 3, "column": 15, "width": 4, "message": "`string.utf8` does not exist: the `string` library has no member `utf8`, so indexing it fails with \"attempt to index field 'utf8' (a nil value)\"", "hint": "see the Redis Lua API reference for what `string` offers", "parameter": null, "finding": null},
+    {"severity": "error", "path": "fixtures/failing/undeclared.lua", "line": 1, "column": 1, "width": 1, "message": "the script does not declare the keys and arguments it takes", "hint": "document them in its header comment (`-- KEYS[1] = …`, `-- ARGV[1] = …`, `-- ARGV[2..] = …` for a variadic list), or pass `--keys N --args N`", "parameter": null, "finding": null}
   ],
   "errors": 3,
   "warnings": 0

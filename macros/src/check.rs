@@ -12,7 +12,23 @@ use redis_script_analysis as lua;
 /// directory (such as compile-fail test harnesses) set this one.
 const BASE_DIR_OVERRIDE: &str = "REDIS_SCRIPT_BASE_DIR";
 
-pub use lua::{COMMANDS_VARIABLE, TARGET_VARIABLE};
+pub use lua::{COMMANDS_VARIABLE, DENY_WARNINGS_VARIABLE, TARGET_VARIABLE};
+
+/// Whether the crate asks for warnings to fail the build
+/// (`REDIS_SCRIPT_DENY_WARNINGS=1`, usually in `.cargo/config.toml`).
+fn deny_warnings() -> bool {
+    std::env::var(DENY_WARNINGS_VARIABLE)
+        .is_ok_and(|value| matches!(value.trim(), "1" | "true" | "yes"))
+}
+
+/// The diagnostics that fail the build: errors, and warnings too when the
+/// crate denies them.
+fn failing(diagnostics: &[lua::Diagnostic]) -> impl Iterator<Item = &lua::Diagnostic> {
+    let deny = deny_warnings();
+    diagnostics
+        .iter()
+        .filter(move |diagnostic| deny || diagnostic.severity == lua::Severity::Error)
+}
 
 /// What the generator needs about a script that passed every check.
 pub struct CheckedScript {
@@ -126,7 +142,7 @@ pub fn check(declaration: &Declaration) -> Result<CheckedScript, syn::Error> {
         ..lua_signature(declaration)
     };
     let analysis = lua::analyze(source, &signature);
-    for diagnostic in analysis.errors() {
+    for diagnostic in failing(&analysis.diagnostics) {
         errors.push(match parameter_ident(declaration, diagnostic.parameter) {
             // About a parameter rather than a place in the script: point at
             // its name in the signature.
@@ -200,6 +216,9 @@ fn target(
 
 /// The notes among `diagnostics`, rendered.
 fn notes(diagnostics: &[lua::Diagnostic], relative: &str, source: &str) -> Vec<String> {
+    if deny_warnings() {
+        return Vec::new();
+    }
     diagnostics
         .iter()
         .filter(|diagnostic| diagnostic.severity == lua::Severity::Note)
@@ -295,6 +314,7 @@ fn lua_signature(declaration: &Declaration) -> lua::Signature {
         variadic_args,
         allow_unused: declaration.options.allow_unused,
         dynamic_keys: declaration.options.dynamic_keys,
+        allow: declaration.options.allow.clone(),
         ..lua::Signature::default()
     }
 }
@@ -338,8 +358,9 @@ pub fn check_library(declaration: &LibraryDeclaration) -> Result<CheckedLibrary,
         relative, source, ..
     } = &file;
     let mut errors = Errors::default();
-    let (library, declared_commands_path) =
+    let (mut library, declared_commands_path) =
         model_options(declaration.target.as_ref(), path_literal, &mut errors);
+    library.allow.clone_from(&declaration.allow);
     let functions: Vec<lua::DeclaredFunction> = declaration
         .functions
         .iter()
@@ -349,7 +370,7 @@ pub fn check_library(declaration: &LibraryDeclaration) -> Result<CheckedLibrary,
         })
         .collect();
     let analysis = lua::analyze_library(source, &lua::LibrarySignature { library, functions });
-    for diagnostic in analysis.errors() {
+    for diagnostic in failing(&analysis.diagnostics) {
         let function = diagnostic
             .function
             .and_then(|index| declaration.functions.get(index));

@@ -225,20 +225,22 @@ fn exactly_once_settings(declaration: &Declaration) -> TokenStream {
 }
 
 /// Stable Rust gives procedural macros no way to declare what they read.
-/// `option_env!` makes rustc record the target and declared-commands
-/// variables as dependencies of the crate, so Cargo rebuilds it when they
+/// `option_env!` makes rustc record the target, declared-commands and
+/// deny-warnings variables as dependencies of the crate, so Cargo rebuilds it when they
 /// change (also through `.cargo/config.toml` `[env]`); `include_bytes!`
 /// and `include_str!` do the same for the declared-commands file and the
 /// `.lua` file.
 fn rebuild_triggers(declared_commands_path: Option<&str>, lua_path: &str) -> TokenStream {
     let target = crate::check::TARGET_VARIABLE;
     let commands = crate::check::COMMANDS_VARIABLE;
+    let deny = crate::check::DENY_WARNINGS_VARIABLE;
     let file = declared_commands_path.map(|path| {
         quote! { const _: &[u8] = ::core::include_bytes!(#path); }
     });
     quote! {
         const _: ::core::option::Option<&str> = ::core::option_env!(#target);
         const _: ::core::option::Option<&str> = ::core::option_env!(#commands);
+        const _: ::core::option::Option<&str> = ::core::option_env!(#deny);
         // The source is embedded as sent (wrapped), not included.
         const _: &str = ::core::include_str!(#lua_path);
         #file

@@ -3,6 +3,7 @@
 use crate::errors::Errors;
 use proc_macro2::{Span, TokenStream};
 use redis_script_analysis::text::plural;
+use syn::ext::IdentExt as _;
 use syn::parse::Parser as _;
 use syn::spanned::Spanned as _;
 use syn::{Attribute, FnArg, Generics, Ident, LitStr, Pat, Type, Visibility};
@@ -37,6 +38,8 @@ pub struct Options {
     pub registered_name: Option<LitStr>,
     /// `exactly_once` or `exactly_once(ttl_secs = N, prefix = "…", retries = N)`.
     pub exactly_once: Option<ExactlyOnceOptions>,
+    /// `allow(name, …)`: value findings silenced for the whole script.
+    pub allow: Vec<String>,
 }
 
 /// The settings of `exactly_once(…)`, each `None` when left to the default.
@@ -148,7 +151,7 @@ impl Declaration {
 const IMPL_BLOCK: &str = "a `#[redis_script]` declaration takes no `self`: declare it outside `impl` and `trait` blocks (at module level or in a function body), where its companion type `name::call`/`name::SCRIPT` can go, and call it as `name(&mut connection, …)`";
 
 /// Every argument `#[redis_script]` takes.
-const SCRIPT_ARGUMENTS: [&str; 8] = [
+const SCRIPT_ARGUMENTS: [&str; 9] = [
     "path",
     "keys",
     "returns",
@@ -157,6 +160,7 @@ const SCRIPT_ARGUMENTS: [&str; 8] = [
     "allow_unused",
     "dynamic_keys",
     "exactly_once",
+    "allow",
 ];
 
 /// Every argument `#[function]` takes.
@@ -169,9 +173,45 @@ const FUNCTION_ARGUMENTS: [&str; 6] = [
     "dynamic_keys",
 ];
 
-const SCRIPT_FORM: &str = "expected `#[redis_script(path = \"lua/script.lua\", keys = N)]`, optionally with `returns = Type`, `errors = Type`, `target = \"redis-7.2\"`, `allow_unused`, `dynamic_keys` and `exactly_once`";
+const SCRIPT_FORM: &str = "expected `#[redis_script(path = \"lua/script.lua\", keys = N)]`, optionally with `returns = Type`, `errors = Type`, `target = \"redis-7.2\"`, `allow_unused`, `dynamic_keys`, `exactly_once` and `allow(finding, …)`";
 
 const FUNCTION_FORM: &str = "expected `#[function(keys = N)]`, optionally with `name = \"registered_name\"`, `returns = Type`, `errors = Type`, `allow_unused` and `dynamic_keys`";
+
+/// `allow(name, …)`: the names of value findings, each checked.
+fn parse_allow(
+    meta: &syn::meta::ParseNestedMeta<'_>,
+    errors: &mut Errors,
+) -> syn::Result<Vec<String>> {
+    let content;
+    syn::parenthesized!(content in meta.input);
+    let names = content.parse_terminated(Ident::parse_any, syn::Token![,])?;
+    let mut allowed = Vec::new();
+    for name in names {
+        let text = name.to_string();
+        if redis_script_analysis::finding(&text).is_some() {
+            allowed.push(text);
+            continue;
+        }
+        let known = redis_script_analysis::FINDINGS
+            .iter()
+            .map(|class| class.name);
+        let message = match redis_script_analysis::suggest::closest(&text, known) {
+            Some(near) => {
+                format!("`{text}` is not a finding of the checker: did you mean `{near}`?")
+            }
+            None => format!(
+                "`{text}` is not a finding of the checker; the findings are {}",
+                redis_script_analysis::FINDINGS
+                    .iter()
+                    .map(|class| format!("`{}`", class.name))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
+        errors.push(syn::Error::new(name.span(), message));
+    }
+    Ok(allowed)
+}
 
 /// `returns = T` fills in a missing `-> T`; when both are written they
 /// must name the same type.
@@ -206,6 +246,7 @@ fn parse_options(attribute: TokenStream, form: Form<'_>, errors: &mut Errors) ->
     let mut target: Option<LitStr> = None;
     let mut registered_name: Option<LitStr> = None;
     let mut exactly_once: Option<ExactlyOnceOptions> = None;
+    let mut allow: Option<Vec<String>> = None;
     let mut misspelt: Vec<&str> = Vec::new();
     let attribute_span = attribute.span();
 
@@ -309,6 +350,14 @@ fn parse_options(attribute: TokenStream, form: Form<'_>, errors: &mut Errors) ->
                     exactly_once = Some(options);
                 }
             }
+            "allow" => {
+                let names = parse_allow(&meta, errors)?;
+                if allow.is_some() {
+                    errors.push(duplicate());
+                } else {
+                    allow = Some(names);
+                }
+            }
             "allow_unused" | "dynamic_keys" => {
                 let slot = if name == "allow_unused" {
                     &mut allow_unused
@@ -374,6 +423,7 @@ fn parse_options(attribute: TokenStream, form: Form<'_>, errors: &mut Errors) ->
     }
     let ((keys, keys_span), path) = (keys?, path?);
     Some(Options {
+        allow: allow.unwrap_or_default(),
         path,
         keys,
         keys_span,
@@ -689,6 +739,8 @@ pub struct LibraryDeclaration {
     pub path: LitStr,
     /// `target = "redis-7.2"`, for every function of the library.
     pub target: Option<LitStr>,
+    /// `allow(name, …)`: value findings silenced in the whole file.
+    pub allow: Vec<String>,
     pub module: ModuleShell,
     /// One per `#[function(…)]` signature, in order.
     pub functions: Vec<Declaration>,
@@ -711,7 +763,7 @@ pub struct LibraryParseFailure {
     pub functions: Vec<(FunctionSignature, Option<Type>)>,
 }
 
-const LIBRARY_FORM: &str = "expected `#[redis_library(path = \"lua/library.lua\")]` on a module, optionally with `target = \"redis-7.2\"`";
+const LIBRARY_FORM: &str = "expected `#[redis_library(path = \"lua/library.lua\")]` on a module, optionally with `target = \"redis-7.2\"` and `allow(finding, …)`";
 
 /// The attribute that declares one function inside the module.
 const FUNCTION_ATTRIBUTE: &str = "function";
@@ -727,7 +779,7 @@ impl LibraryDeclaration {
             Ok(item) => {
                 let (shell, declared) = split_module(item, &mut errors);
                 module = shell;
-                if let Some((path, _)) = &library_options {
+                if let Some((path, _, _)) = &library_options {
                     for (function, attribute) in declared {
                         match Declaration::parse_as(
                             Form::Function { library_path: path },
@@ -751,9 +803,10 @@ impl LibraryDeclaration {
             )),
         }
         match (errors.finish(), library_options, module) {
-            (Ok(()), Some((path, target)), Some(module)) => Ok(Self {
+            (Ok(()), Some((path, target, allow)), Some(module)) => Ok(Self {
                 path,
                 target,
+                allow,
                 module,
                 functions,
             }),
@@ -779,15 +832,28 @@ impl LibraryDeclaration {
 fn parse_library_options(
     attribute: TokenStream,
     errors: &mut Errors,
-) -> Option<(LitStr, Option<LitStr>)> {
+) -> Option<(LitStr, Option<LitStr>, Vec<String>)> {
     let mut path: Option<LitStr> = None;
     let mut target: Option<LitStr> = None;
+    let mut allow: Option<Vec<String>> = None;
     let attribute_span = attribute.span();
     let parser = syn::meta::parser(|meta| {
         let name = path_text(&meta.path);
         let slot = match name.as_str() {
             "path" => &mut path,
             "target" => &mut target,
+            "allow" => {
+                let names = parse_allow(&meta, errors)?;
+                if allow.is_some() {
+                    errors.push(syn::Error::new(
+                        meta.path.span(),
+                        "duplicate `allow` argument: give it once",
+                    ));
+                } else {
+                    allow = Some(names);
+                }
+                return Ok(());
+            }
             "keys" | "returns" | "errors" | "allow_unused" | "dynamic_keys" | "name" => {
                 errors.push(syn::Error::new(
                     meta.path.span(),
@@ -799,11 +865,13 @@ fn parse_library_options(
                 return Ok(());
             }
             _ => {
-                let message =
-                    match redis_script_analysis::suggest::closest(&name, ["path", "target"]) {
-                        Some(near) => format!("unknown argument `{name}`: did you mean `{near}`?"),
-                        None => format!("unknown argument `{name}`; {LIBRARY_FORM}"),
-                    };
+                let message = match redis_script_analysis::suggest::closest(
+                    &name,
+                    ["path", "target", "allow"],
+                ) {
+                    Some(near) => format!("unknown argument `{name}`: did you mean `{near}`?"),
+                    None => format!("unknown argument `{name}`; {LIBRARY_FORM}"),
+                };
                 errors.push(syn::Error::new(meta.path.span(), message));
                 if meta.input.peek(syn::Token![=]) {
                     let _: syn::Expr = meta.value()?.parse()?;
@@ -838,7 +906,7 @@ fn parse_library_options(
         ));
         return None;
     };
-    Some((path, target))
+    Some((path, target, allow.unwrap_or_default()))
 }
 
 /// The module's own items, and each `#[function(…)]` signature with the
