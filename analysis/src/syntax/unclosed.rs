@@ -95,8 +95,16 @@ enum Step {
 /// Walks the tokens keeping the stack of open blocks and brackets; `None`
 /// when they are balanced or the mistake is of another kind.
 pub(crate) fn find(lexemes: &[Lexeme]) -> Option<Unclosed> {
+    let indents = Indents::of(lexemes);
     let mut open: Vec<Open> = Vec::new();
-    for lexeme in lexemes {
+    // The block that the indentation says lacks its `end`: the first one
+    // an `end` closed although it stands left of the block's own line, in
+    // line with an enclosing block.
+    let mut suspect: Option<(Construct, usize)> = None;
+    for (index, lexeme) in lexemes.iter().enumerate() {
+        if suspect.is_none() {
+            suspect = indents.misplaced_end(&open, lexemes, index);
+        }
         match step(&mut open, lexeme) {
             Step::Continue => {}
             Step::Unknown => return None,
@@ -108,7 +116,7 @@ pub(crate) fn find(lexemes: &[Lexeme]) -> Option<Unclosed> {
                 } else {
                     1
                 };
-                let message = expected(innermost, "");
+                let message = expected(innermost, "", suspect);
                 let diagnostic = Diagnostic::error(lexeme.line, lexeme.column, width, message)
                     .with_hint(innermost.construct.hint());
                 return Some(Unclosed {
@@ -132,7 +140,7 @@ pub(crate) fn find(lexemes: &[Lexeme]) -> Option<Unclosed> {
         line,
         column,
         1,
-        expected(innermost, " at the end of the file"),
+        expected(innermost, " at the end of the file", suspect),
     )
     .with_hint(innermost.construct.hint());
     Some(Unclosed {
@@ -141,14 +149,63 @@ pub(crate) fn find(lexemes: &[Lexeme]) -> Option<Unclosed> {
     })
 }
 
-fn expected(innermost: &Open, place: &str) -> String {
+fn expected(innermost: &Open, place: &str, suspect: Option<(Construct, usize)>) -> String {
     let construct = innermost.construct;
-    format!(
+    let lua = format!(
         "syntax error: `{}` expected (to close `{}` at line {}){place}",
         construct.closing(),
         construct.opening(),
         innermost.line
-    )
+    );
+    match suspect {
+        Some((block, line)) if line != innermost.line => format!(
+            "{lua}; by the indentation, the `{}` missing is that of `{}` at line {line}",
+            block.closing(),
+            block.opening()
+        ),
+        _ => lua,
+    }
+}
+
+/// How far each line is indented: the column of its first token.
+struct Indents(std::collections::HashMap<usize, usize>);
+
+impl Indents {
+    fn of(lexemes: &[Lexeme]) -> Self {
+        let mut first = std::collections::HashMap::new();
+        for lexeme in lexemes {
+            first.entry(lexeme.line).or_insert(lexeme.column);
+        }
+        Self(first)
+    }
+
+    /// When `lexemes[index]` is an `end` (or `until`) first on its line,
+    /// left of the line that opened the innermost block and in line with
+    /// the line of an enclosing one, that innermost block is the one whose
+    /// own closing word is missing.
+    fn misplaced_end(
+        &self,
+        open: &[Open],
+        lexemes: &[Lexeme],
+        index: usize,
+    ) -> Option<(Construct, usize)> {
+        let lexeme = lexemes.get(index)?;
+        let closes_block = matches!(lexeme.kind, LexemeKind::Symbol(Symbol::End | Symbol::Until));
+        let first_on_line = index == 0
+            || lexemes
+                .get(index - 1)
+                .is_some_and(|previous| previous.end_line < lexeme.line);
+        if !closes_block || !first_on_line {
+            return None;
+        }
+        let (innermost, enclosing) = open.split_last()?;
+        let inner_indent = *self.0.get(&innermost.line)?;
+        let aligned = enclosing.iter().any(|block| {
+            !block.construct.is_bracket() && self.0.get(&block.line) == Some(&lexeme.column)
+        });
+        (lexeme.column < inner_indent && aligned && !innermost.construct.is_bracket())
+            .then_some((innermost.construct, innermost.line))
+    }
 }
 
 fn step(open: &mut Vec<Open>, lexeme: &Lexeme) -> Step {
