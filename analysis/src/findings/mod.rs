@@ -30,6 +30,8 @@ mod arguments;
 pub(crate) mod comparisons;
 mod nils;
 mod replies;
+#[cfg(test)]
+mod tests;
 mod truth;
 
 /// One class of findings.

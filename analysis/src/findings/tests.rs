@@ -1,0 +1,249 @@
+//! The value findings on small scripts: each class fires where the bug is
+//! proven, stays silent where it is not, and yields to its opt-outs.
+
+use crate::{Severity, Signature, analyze};
+
+/// `(finding, severity, line)` of every value finding of `source`, checked
+/// with 2 keys and 3 arguments, none of them required to be read.
+fn findings(source: &str) -> Vec<(&'static str, Severity, usize)> {
+    let signature = Signature {
+        keys: 2,
+        args: 3,
+        allow_unused: true,
+        ..Signature::default()
+    };
+    analyze(source, &signature)
+        .diagnostics
+        .iter()
+        .filter_map(|diagnostic| {
+            diagnostic
+                .finding
+                .map(|name| (name, diagnostic.severity, diagnostic.line))
+        })
+        .collect()
+}
+
+fn names(source: &str) -> Vec<&'static str> {
+    findings(source)
+        .into_iter()
+        .map(|(name, _, _)| name)
+        .collect()
+}
+
+#[track_caller]
+fn silent(source: &str) {
+    assert_eq!(findings(source), [], "{source}");
+}
+
+const ERROR: Severity = Severity::Error;
+const WARNING: Severity = Severity::Note;
+
+#[test]
+fn ordering_comparisons_between_strings_and_numbers_raise() {
+    assert_eq!(
+        findings("if ARGV[2] >= 10 then return 1 end"),
+        [("mismatched_comparison", ERROR, 1)]
+    );
+    assert_eq!(
+        findings("local limit = 5\nif ARGV[1] < limit then return 1 end"),
+        [("mismatched_comparison", ERROR, 2)]
+    );
+    assert_eq!(
+        findings("if true > 1 then return 1 end"),
+        [("mismatched_comparison", ERROR, 1)]
+    );
+    // Converted first, both strings, both numbers, or unknown: fine.
+    silent("if tonumber(ARGV[2]) >= 10 then return 1 end");
+    silent("if ARGV[1] < ARGV[2] then return 1 end");
+    silent("local n = #ARGV if n > 2 then return 1 end");
+    silent("local function f(x) return x < 3 end return f(1)");
+}
+
+#[test]
+fn equality_the_types_decide() {
+    let found = findings("local n = #KEYS\nif n == '2' then return 1 end");
+    assert_eq!(found, [("constant_equality", ERROR, 2)]);
+    assert_eq!(
+        names("if ARGV[1] == 2 then return 1 end\nif ARGV[1] ~= 2 then return 2 end"),
+        ["constant_equality", "constant_equality"]
+    );
+    // A value that is never nil against nil.
+    assert_eq!(
+        names("local v = ARGV[1] .. 'x'\nif v == nil then return 1 end"),
+        ["constant_equality"]
+    );
+    // Same types, or nil possible: fine.
+    silent("if ARGV[1] == '2' then return 1 end");
+    silent("local n = tonumber(ARGV[1]) if n == nil then return 1 end");
+    silent("local v if ARGV[1] == 'a' then v = 1 end if v == nil then return 2 end");
+}
+
+#[test]
+fn a_number_tested_for_truth_is_always_true() {
+    assert_eq!(
+        findings("if #KEYS then return 1 end"),
+        [("always_true", ERROR, 1)]
+    );
+    assert_eq!(
+        names("local n = #ARGV\nwhile n do n = n - 1 end"),
+        ["always_true"]
+    );
+    assert_eq!(names("return not #ARGV"), ["always_true"]);
+    assert_eq!(
+        names("local ok = #ARGV and 'yes' or 'no' return ok"),
+        ["always_true"]
+    );
+    // Literal loops are written on purpose; `or` defaults are no test.
+    silent("while true do if ARGV[1] then break end end");
+    silent("while 1 do break end");
+    silent("local n = #ARGV or 0 return n");
+    silent("local n = tonumber(ARGV[1]) if not n then return 0 end return n");
+}
+
+#[test]
+fn arguments_redis_refuses() {
+    assert_eq!(
+        findings("redis.call('HSET', KEYS[1], 'seen', true)"),
+        [("refused_argument", ERROR, 1)]
+    );
+    assert_eq!(
+        names("redis.call('SET', KEYS[1], {})\nredis.call('SET', KEYS[2], nil)"),
+        ["refused_argument", "refused_argument"]
+    );
+    silent("redis.call('SET', KEYS[1], ARGV[1])\nredis.call('SET', KEYS[2], 5)");
+    silent("redis.call('SET', KEYS[1], tostring(#ARGV > 1))");
+}
+
+#[test]
+fn unpack_of_a_table_that_may_be_empty() {
+    let script = "local ids = {}\nfor i = 1, #ARGV do\n  if ARGV[i] ~= '' then ids[#ids + 1] = ARGV[i] end\nend\nredis.call('SREM', KEYS[1], unpack(ids))";
+    assert_eq!(findings(script), [("empty_unpack", WARNING, 5)]);
+    // Guarded, filled unconditionally, or a fixed constructor: fine.
+    silent(&script.replace(
+        "redis.call('SREM', KEYS[1], unpack(ids))",
+        "if #ids > 0 then redis.call('SREM', KEYS[1], unpack(ids)) end",
+    ));
+    silent("local ids = {}\nids[1] = ARGV[1]\nredis.call('SREM', KEYS[1], unpack(ids))");
+    silent("local ids = {ARGV[1], ARGV[2]}\nredis.call('SREM', KEYS[1], unpack(ids))");
+    // A command that needs nothing from the spread: fine.
+    silent("local ids = {}\nredis.call('DEL', KEYS[1], unpack(ids))");
+}
+
+#[test]
+fn nil_values_in_operations() {
+    assert_eq!(findings("local x\nreturn x + 1"), [("nil_value", ERROR, 2)]);
+    assert_eq!(
+        findings("local x = nil\nreturn 'a' .. x"),
+        [("nil_value", ERROR, 2)]
+    );
+    assert_eq!(
+        findings("local t\nreturn t.field"),
+        [("nil_value", ERROR, 2)]
+    );
+    // Where it may be nil for reasons the analysis cannot name, nothing.
+    silent("local n = tonumber(ARGV[1])\nreturn n + 1");
+    silent("local x if ARGV[1] == 'a' then x = 1 end return x + 1");
+    // Narrowed by a test.
+    silent("local x\nif x then return x + 1 end return 0");
+}
+
+#[test]
+fn replies_cut_by_nils_and_truncated_fractions() {
+    assert_eq!(findings("return {1, nil, 3}"), [("reply_hole", ERROR, 1)]);
+    silent("return {1, 2, nil}");
+    assert_eq!(
+        findings("local used = #KEYS\nlocal limit = #ARGV\nreturn used / limit"),
+        [("fractional_reply", WARNING, 3)]
+    );
+    assert_eq!(findings("return 0.5"), [("fractional_reply", ERROR, 1)]);
+    assert_eq!(
+        findings("return {'OK', 1.5}"),
+        [("fractional_reply", ERROR, 1)]
+    );
+    // Rounded, integral by construction, or read (not computed) numbers.
+    silent("return math.floor(#KEYS / 2)");
+    silent("return #KEYS * 2 + 1");
+    silent("return tonumber(ARGV[1])");
+}
+
+#[test]
+fn values_follow_branches_loops_and_functions() {
+    // Joined after a branch: either.
+    silent("local v = 1\nif ARGV[1] == 'x' then v = 'one' end\nif v > 0 then return 1 end");
+    // Assigned on every path: the new value.
+    assert_eq!(
+        names(
+            "local v = 1\nif ARGV[1] == 'x' then v = 'a' else v = 'b' end\nif v > 0 then return 1 end"
+        ),
+        ["mismatched_comparison"]
+    );
+    // A loop's body sees the values of every iteration.
+    silent(
+        "local v = 'a'\nfor i = 1, 3 do\n  if i > 1 then v = v .. 'x' else v = 0 end\nend\nreturn 1",
+    );
+    // A local function's summary is what its calls return.
+    assert_eq!(
+        names("local function count() return #KEYS end\nif count() then return 1 end"),
+        ["always_true"]
+    );
+    // A closure cannot know when it runs: it reads what may have changed.
+    silent("local v = 1\nlocal function f() return v .. 'x' end\nv = nil\nreturn f()");
+}
+
+#[test]
+fn findings_yield_to_their_opt_outs() {
+    let script = "if #KEYS then return 1 end";
+    assert_eq!(names(script), ["always_true"]);
+    silent(&format!("{script} -- redis-script: allow(always_true)"));
+    silent(&format!("-- redis-script: allow(always_true)\n{script}"));
+    silent(&format!(
+        "-- header\n-- redis-script: allow(always_true, nil_value)\nlocal a = 1\n{script}"
+    ));
+    let signature = Signature {
+        allow: vec!["always_true".to_owned()],
+        ..Signature::default()
+    };
+    assert!(
+        analyze(script, &signature)
+            .diagnostics
+            .iter()
+            .all(|diagnostic| diagnostic.finding.is_none())
+    );
+    // Another name silences nothing.
+    assert_eq!(
+        names(&format!("{script} -- redis-script: allow(nil_value)")),
+        ["always_true"]
+    );
+}
+
+#[test]
+fn every_message_names_its_finding_and_its_opt_out() {
+    for source in [
+        "if ARGV[2] >= 10 then return 1 end",
+        "if ARGV[1] == 2 then return 1 end",
+        "if #KEYS then return 1 end",
+        "redis.call('SET', KEYS[1], true)",
+        "local x\nreturn x + 1",
+        "return {1, nil, 3}",
+        "return 0.5",
+    ] {
+        let analysis = analyze(source, &Signature::default());
+        let diagnostic = analysis
+            .diagnostics
+            .iter()
+            .find(|diagnostic| diagnostic.finding.is_some())
+            .unwrap_or_else(|| panic!("no finding for {source}"));
+        let name = diagnostic.finding.unwrap_or_default();
+        assert!(
+            diagnostic.message.starts_with(&format!("[{name}] ")),
+            "{diagnostic:?}"
+        );
+        assert!(
+            diagnostic
+                .hint
+                .as_deref()
+                .is_some_and(|hint| hint.contains(&format!("-- redis-script: allow({name})"))),
+            "{diagnostic:?}"
+        );
+    }
+}
