@@ -59,8 +59,14 @@ Usage::
         --git-dir bloom=PATH --server redis-8.2=PATH/redis-server
     scripts/gen-server-model.py collect --modules-only --git-dir json=PATH \\
         --git-dir search=PATH --git-dir timeseries=PATH --git-dir bloom=PATH
+    scripts/gen-server-model.py values --git-dir redis=PATH --git-dir valkey=PATH
     scripts/gen-server-model.py render
     scripts/gen-server-model.py --check
+
+``values`` writes ``analysis/value-model.json``: each command's argument
+grammar with argument types, its reply type and its ACL categories per
+release (see ``scripts/value_model.py`` for the sources of each part);
+``render`` and ``--check`` cover its Rust table too.
 
 ``--server NAME=PATH`` names a server binary for a live release (default:
 ``redis-server`` on PATH for redis-7.0, ``scripts/ensure-valkey`` for
@@ -84,6 +90,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+import value_model
 
 REPO = Path(__file__).resolve().parent.parent
 ANALYSIS = REPO / "analysis"
@@ -710,6 +718,8 @@ def read_live(server: str, cli: str, family: str) -> dict:
         "sandbox": sandbox,
         "function_sandbox": function_sandbox,
         "load_sandbox": load_sandbox,
+        "docs": docs,
+        "command_info": raw,
     }
 
 
@@ -2040,11 +2050,42 @@ def rustfmt(source: str, rustfmt_bin: str) -> str:
 
 def rendered(model: dict, rustfmt_bin: str) -> dict[Path, str]:
     src = ANALYSIS / "src"
+    values = json.loads((REPO / value_model.VALUE_MODEL_JSON).read_text())
+    shapes = value_model.render(values, rust_str, lambda releases: release_set(model, releases))
     return {
         src / "target" / "table.rs": rustfmt(releases_rs(model), rustfmt_bin),
         src / "commands" / "table.rs": rustfmt(commands_rs(model), rustfmt_bin),
         src / "sandbox" / "table.rs": rustfmt(sandbox_rs(model), rustfmt_bin),
+        REPO / value_model.SHAPES_TABLE: rustfmt(shapes, rustfmt_bin),
     }
+
+
+def collect_values(model: dict, args: argparse.Namespace) -> dict:
+    """The value model (`value_model`): specification files at the tags it
+    names and the live servers of the releases read live."""
+    git_dirs = {k: Path(v) for k, v in (item.split("=", 1) for item in args.git_dir)}
+    for family in ("redis", "valkey"):
+        if family not in git_dirs:
+            raise GenError(f"values: give --git-dir {family}=PATH")
+
+    def list_dir(family: str, tag: str) -> list[str]:
+        return git(git_dirs[family], "ls-tree", "--name-only", f"{tag}:src/commands").split()
+
+    def show(family: str, tag: str, name: str) -> str:
+        return git(git_dirs[family], "show", f"{tag}:src/commands/{name}")
+
+    servers = dict(item.split("=", 1) for item in args.server)
+    by_name = {r["name"]: r for r in model["releases"]}
+    live = {}
+    for release in CHECKED_LIVE:
+        family = by_name[release]["server"]
+        binary = servers.get(release) or default_server(release)
+        data = read_live(binary, cli_for(binary, family), family)
+        live[release] = (data["docs"], data["command_info"], data["version"])
+    try:
+        return value_model.collect([r["name"] for r in model["releases"]], list_dir, show, live)
+    except value_model.ValueModelError as exc:
+        raise GenError(str(exc)) from exc
 
 
 def model_json(model: dict) -> str:
@@ -2116,6 +2157,8 @@ def check(model: dict, args: argparse.Namespace) -> list[str]:
         ):
             if sandbox_of(model, release, key) != data[key]:
                 problems.append(f"{release}: {probe} differs from the model")
+        values = json.loads((REPO / value_model.VALUE_MODEL_JSON).read_text())
+        problems += value_model.compare_live(values, release, data["docs"], data["command_info"])
         print(f"{release}: checked against live {family}-server {data['version']}", file=sys.stderr)
     return problems
 
@@ -2125,7 +2168,7 @@ def check(model: dict, args: argparse.Namespace) -> list[str]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("mode", nargs="?", choices=["collect", "render"], help="collect or render")
+    parser.add_argument("mode", nargs="?", choices=["collect", "values", "render"], help="collect, values or render")
     parser.add_argument("--check", action="store_true", help="verify tables and live servers; write nothing")
     parser.add_argument("--git-dir", action="append", default=[], metavar="SOURCE=PATH")
     parser.add_argument("--server", action="append", default=[], metavar="RELEASE=PATH")
@@ -2154,6 +2197,11 @@ def main() -> int:
             model = collect_modules(args) if args.modules_only else collect(args)
             MODEL_JSON.write_text(model_json(model))
             print(f"wrote {MODEL_JSON.relative_to(REPO)}")
+        elif args.mode == "values":
+            model = json.loads(MODEL_JSON.read_text())
+            values = collect_values(model, args)
+            (REPO / value_model.VALUE_MODEL_JSON).write_text(value_model.model_json(values))
+            print(f"wrote {value_model.VALUE_MODEL_JSON}")
         else:
             model = json.loads(MODEL_JSON.read_text())
         for path, text in rendered(model, args.rustfmt).items():

@@ -4,6 +4,7 @@
 
 use full_moon::ast::FunctionArgs;
 
+use super::command_replies::{Caller, reply_type};
 use super::commands::{self, Command, CommandEntry, Resolved};
 use super::error_codes::error_code;
 use super::globals::MissingUse;
@@ -100,8 +101,27 @@ impl Analyzer<'_> {
                 if member == "pcall" {
                     self.error_codes.forwards_command_errors();
                 }
-                self.check_redis_call(operands, span);
-                Value::Unknown
+                let Some((name, releases)) = self.check_redis_call(operands, span) else {
+                    return Value::Unknown;
+                };
+                let command = operands
+                    .first()
+                    .and_then(|operand| operand.value.as_str())
+                    .map_or_else(|| name.to_ascii_uppercase(), str::to_ascii_uppercase);
+                let key = operands
+                    .get(1)
+                    .filter(|operand| matches!(operand.value, Value::Key))
+                    .map(|operand| self.quote(operand.span, "the key"));
+                let caller = Caller {
+                    command: &command,
+                    key: key.as_deref(),
+                };
+                let reply = reply_type(name, releases, self.context.resp, caller);
+                if member == "pcall" {
+                    // A refused command comes back as `{err = …}`.
+                    return Value::Typed(reply.join(&Type::of(Kinds::TABLE)));
+                }
+                Value::Typed(reply)
             }
             ("tonumber", None) => tonumber(self, operands),
             ("unpack", None) | ("table", Some("unpack")) => {
@@ -227,13 +247,20 @@ impl Analyzer<'_> {
         });
     }
 
-    fn check_redis_call(&mut self, operands: &[Operand], span: Span) {
+    /// Checks a `redis.call` and returns the command it calls (`get`,
+    /// `config|get`) with the releases it may run on, when the model
+    /// knows it.
+    fn check_redis_call(
+        &mut self,
+        operands: &[Operand],
+        span: Span,
+    ) -> Option<(&'static str, ReleaseSet)> {
         if operands.is_empty() {
             self.diagnostics.push(span.error(
                 "`redis.call` without a command name fails at run time",
                 "pass the command name first: redis.call('GET', KEYS[1])",
             ));
-            return;
+            return None;
         }
         let texts: Vec<Option<String>> = operands.iter().map(literal_text).collect();
         let arguments: Vec<Option<&str>> = texts.iter().map(Option::as_deref).collect();
@@ -255,24 +282,24 @@ impl Analyzer<'_> {
                 command,
             }];
             self.check_candidates(candidates, operands, &arguments, span, name_span);
-            return;
+            return None;
         }
         let entry = match commands::resolve(&arguments) {
             Resolved::Command(entry) => entry,
             Resolved::NonLiteralName | Resolved::NonLiteralSubcommand { .. } => {
                 // The command is chosen at run time: it may write.
                 self.may_write = true;
-                return;
+                return None;
             }
             Resolved::UnknownCommand => {
                 self.unknown_command(arguments.first().copied().flatten(), name_span);
-                return;
+                return None;
             }
             Resolved::UnknownSubcommand { parent } => {
                 let sub = arguments.get(1).copied().flatten().unwrap_or_default();
                 let sub_span = operands.get(1).map_or(span, |operand| operand.span);
                 self.unknown_subcommand(parent, sub, sub_span);
-                return;
+                return None;
             }
         };
         let target = &self.context.signature.target;
@@ -294,7 +321,7 @@ impl Analyzer<'_> {
             // Whatever it does on other servers, it may write.
             self.may_write = true;
             self.not_available(entry, &missing, name_span);
-            return;
+            return None;
         }
         if let Some(deprecation) = entry.deprecation {
             let name = display(entry.name);
@@ -307,7 +334,14 @@ impl Analyzer<'_> {
                 "deprecated commands still run, but may be removed from future servers",
             ));
         }
+        let releases = candidates
+            .iter()
+            .filter_map(|candidate| candidate.platform)
+            .fold(ReleaseSet::NONE, |releases, platform| {
+                releases.union(ReleaseSet::only(platform.release))
+            });
         self.check_candidates(candidates, operands, &arguments, span, name_span);
+        Some((entry.name, releases))
     }
 
     /// Checks a call against the forms the target's servers know it by:
@@ -733,6 +767,7 @@ impl Analyzer<'_> {
                 };
                 Type::table(TableType {
                     may_be_empty: fixed == 0 && variadic,
+                    even_length: false,
                     ..TableType::default()
                 })
             }

@@ -24,6 +24,7 @@ use std::fmt;
 use super::suggest;
 use super::target::{Module, ReleaseSet};
 
+pub mod shapes;
 mod table;
 
 pub use table::COMMANDS;

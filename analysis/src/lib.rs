@@ -26,6 +26,7 @@
 )]
 
 mod calls;
+mod command_replies;
 pub mod commands;
 pub mod declared;
 mod diagnostic;

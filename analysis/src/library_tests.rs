@@ -91,7 +91,7 @@ fn the_quota_library_is_clean_and_each_function_is_described() {
             .map(|site| &site.shape)
             .collect::<Vec<_>>(),
         [&ReturnShape::Array {
-            elements: vec![ValueKind::Integer, ValueKind::Unknown],
+            elements: vec![ValueKind::Integer, ValueKind::Integer],
             open_ended: false
         }; 2]
     );

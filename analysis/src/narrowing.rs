@@ -44,8 +44,14 @@ impl Analyzer<'_> {
                     self.narrow(lhs, false);
                     self.narrow(rhs, false);
                 }
-                BinOp::TwoEqual(_) => self.narrow_equality(lhs, rhs, truth),
-                BinOp::TildeEqual(_) => self.narrow_equality(lhs, rhs, !truth),
+                BinOp::TwoEqual(_) => {
+                    self.narrow_equality(lhs, rhs, truth);
+                    self.narrow_length(lhs, binop, rhs, truth);
+                }
+                BinOp::TildeEqual(_) => {
+                    self.narrow_equality(lhs, rhs, !truth);
+                    self.narrow_length(lhs, binop, rhs, truth);
+                }
                 BinOp::GreaterThan(_)
                 | BinOp::GreaterThanEqual(_)
                 | BinOp::LessThan(_)
@@ -196,6 +202,25 @@ impl Analyzer<'_> {
                 _ => None,
             }
         }
+        let (local, other) = match (length_of(lhs), length_of(rhs)) {
+            (Some(local), None) => (local, rhs),
+            (None, Some(local)) => (local, lhs),
+            _ => return,
+        };
+        // `#t == n` holding for n >= 1, or `#t == 0` failing (and the
+        // same for `~=` the other way round): at least one element.
+        let equal = match operator {
+            BinOp::TwoEqual(_) => Some(truth),
+            BinOp::TildeEqual(_) => Some(!truth),
+            _ => None,
+        };
+        if let Some(equal) = equal {
+            let Some(bound) = number(other) else { return };
+            if (equal && bound >= 1.0) || (!equal && bound == 0.0) {
+                self.known_non_empty(local);
+            }
+            return;
+        }
         // Normalised to `#t <op> n`.
         let (local, bound, greater, strict) = match (length_of(lhs), length_of(rhs)) {
             (Some(local), None) => {
@@ -228,15 +253,20 @@ impl Analyzer<'_> {
             _ => false,
         };
         if non_empty {
-            self.narrow_local(local, |ty| {
-                let mut table = ty.table_type().cloned().unwrap_or_default();
-                table.may_be_empty = false;
-                Type {
-                    table: Some(Rc::new(table)),
-                    ..ty.only(Kinds::TABLE)
-                }
-            });
+            self.known_non_empty(local);
         }
+    }
+
+    /// The local table `local` has at least one element here.
+    fn known_non_empty(&mut self, local: &TokenReference) {
+        self.narrow_local(local, |ty| {
+            let mut table = ty.table_type().cloned().unwrap_or_default();
+            table.may_be_empty = false;
+            Type {
+                table: Some(Rc::new(table)),
+                ..ty.only(Kinds::TABLE)
+            }
+        });
     }
 
     /// Replaces the value of the local `token` by `narrowing` of its type,

@@ -200,12 +200,17 @@ impl<'a> SourceMap<'a> {
 
     /// The source text under `span`, if it is short enough to quote.
     pub fn snippet(&self, span: Span) -> Option<String> {
+        self.snippet_up_to(span, MAX_SNIPPET_CHARS)
+    }
+
+    /// The text under `span` when it is at most `max` characters long.
+    pub fn snippet_up_to(&self, span: Span, max: usize) -> Option<String> {
         let text: String = self
             .line_text(span.line)
             .chars()
             .skip(span.column.saturating_sub(1))
             .take(span.width)
             .collect();
-        (!text.is_empty() && text.chars().count() <= MAX_SNIPPET_CHARS).then_some(text)
+        (!text.is_empty() && text.chars().count() <= max).then_some(text)
     }
 }

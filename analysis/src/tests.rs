@@ -1215,7 +1215,7 @@ fn tagged_and_array_returns() {
             },
             ReturnShape::Tagged {
                 tag: "ALLOWED".into(),
-                elements: vec![ValueKind::Integer, ValueKind::Unknown],
+                elements: vec![ValueKind::Integer, ValueKind::Integer],
                 open_ended: false
             },
             ReturnShape::Tagged {
@@ -1252,7 +1252,7 @@ fn status_error_nil_and_scalar_returns() {
             ReturnShape::Nil,
             ReturnShape::Value(ValueKind::String(Some("text".into()))),
             ReturnShape::Value(ValueKind::Integer),
-            ReturnShape::Value(ValueKind::Unknown),
+            ReturnShape::Value(ValueKind::String(None)),
         ]
     );
 }

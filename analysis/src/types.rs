@@ -144,6 +144,9 @@ pub(crate) struct TableType {
     pub positions: Vec<Type>,
     /// The array part may be empty.
     pub may_be_empty: bool,
+    /// Its length is even: a map or a list of pairs sent flat (RESP2
+    /// `HGETALL`, `ZRANGE … WITHSCORES`), so `#t / 2` is whole.
+    pub even_length: bool,
 }
 
 impl TableType {
@@ -163,6 +166,7 @@ impl TableType {
             elements,
             positions,
             may_be_empty: self.may_be_empty || other.may_be_empty,
+            even_length: self.even_length && other.even_length,
         }
     }
 }
@@ -183,6 +187,9 @@ pub(crate) struct Type {
     /// only reads (`tonumber` of a reply) may have a fraction too, but
     /// nothing says it does.
     pub divided: bool,
+    /// For integers: the value is even (the length of an even-length
+    /// table), so halving it keeps it whole.
+    pub even: bool,
 }
 
 impl Type {
@@ -193,6 +200,7 @@ impl Type {
             table: None,
             integers: None,
             divided: false,
+            even: false,
         }
     }
 
@@ -262,6 +270,7 @@ impl Type {
             table,
             integers,
             divided: self.divided || other.divided,
+            even: self.even && other.even,
         }
     }
 

@@ -114,6 +114,7 @@ impl Value {
         match self {
             Value::Table(Some(shape)) => Value::Typed(Type::table(TableType {
                 may_be_empty: shape.values.is_empty() && !shape.open_ended,
+                even_length: false,
                 ..TableType::default()
             })),
             other => other,

@@ -10,6 +10,7 @@ use full_moon::ast::{
 };
 use full_moon::tokenizer::{StringLiteralQuoteType, Symbol, TokenReference, TokenType};
 
+use super::command_replies::Resp;
 use super::diagnostic::Diagnostic;
 use super::error_codes::error_code;
 use super::findings::comparisons::Side;
@@ -56,6 +57,7 @@ pub(crate) fn run(
         environment: Environment::Eval,
         tables: ["KEYS", "ARGV"],
         plan: None,
+        resp: Resp::of_source(source),
     };
     walk_twice(context, ast).finish()
 }
@@ -106,6 +108,7 @@ pub(crate) fn run_library(
         environment: Environment::LibraryLoad,
         tables: ["KEYS", "ARGV"],
         plan: Some(plan),
+        resp: Resp::of_source(source),
     };
     let mut analyzer = walk_twice(context, ast);
     let missing = std::mem::take(&mut analyzer.missing);
@@ -137,6 +140,8 @@ pub(crate) struct Context<'a> {
     pub tables: [&'a str; 2],
     /// The registrations of a library; `None` for a script.
     pub plan: Option<&'a Plan>,
+    /// The protocol its `redis.call` replies arrive in.
+    pub resp: Resp,
 }
 
 /// Per-function state: whether `...` is allowed, and the types its
@@ -979,6 +984,8 @@ impl<'a> Analyzer<'a> {
         let constants = left.as_number().zip(right.as_number());
         let (left_kinds, right_kinds) = (left.ty().kinds, right.ty().kinds);
         let divided = left.ty().divided || right.ty().divided;
+        // The length of a flat map or list of pairs, halved: whole.
+        let halves_even = left.ty().even && right.as_number() == Some(2.0);
         let fold = |apply: fn(f64, f64) -> f64, keeps_integers: bool| match constants {
             Some((a, b)) => Value::Number(apply(a, b)),
             None if keeps_integers
@@ -995,6 +1002,7 @@ impl<'a> Analyzer<'a> {
             BinOp::Plus(_) => fold(|a, b| a + b, true),
             BinOp::Minus(_) => fold(|a, b| a - b, true),
             BinOp::Star(_) => fold(|a, b| a * b, true),
+            BinOp::Slash(_) if halves_even => Value::Typed(Type::of(Kinds::INTEGER)),
             BinOp::Slash(_) => fold(|a, b| a / b, false),
             BinOp::Percent(_) => fold(|a, b| a - (a / b).floor() * b, true),
             BinOp::Caret(_) => fold(f64::powf, false),
@@ -1018,8 +1026,15 @@ impl<'a> Analyzer<'a> {
             UnOp::Hash(_) => {
                 let value = self.raw_value_of(operand);
                 self.check_nil_use(&value, operand_span, "get the length of", span);
+                let even = value
+                    .ty()
+                    .table_type()
+                    .is_some_and(|table| table.even_length);
                 self.settle(value, span);
-                Value::Typed(Type::of(Kinds::INTEGER))
+                Value::Typed(Type {
+                    even,
+                    ..Type::of(Kinds::INTEGER)
+                })
             }
             UnOp::Minus(_) => {
                 let value = self.value_of(operand);

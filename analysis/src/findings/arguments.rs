@@ -25,7 +25,8 @@ impl Analyzer<'_> {
             if ty.is_unknown() || ty.kinds.is_empty() {
                 continue;
             }
-            let shown = self.quote(operand.span, "this argument");
+            let shown = self.shown(operand.span, "this argument");
+            let (shown_named, shown_code) = (shown.named(), shown.code().to_owned());
             if !ty.kinds.intersects(Kinds::STRING | Kinds::NUMBER) {
                 let what = super::comparisons::describe(ty.kinds);
                 self.report(
@@ -33,7 +34,7 @@ impl Analyzer<'_> {
                     Certainty::Always,
                     operand.span,
                     format!(
-                        "argument `{shown}` of `{command}` is {what}: Redis refuses the call on every execution (\"{REFUSAL}\")"
+                        "argument {shown_named} of `{command}` is {what}: Redis refuses the call on every execution (\"{REFUSAL}\")"
                     ),
                     "pass a string or a number: `tostring(…)`, or `v and '1' or '0'` for a boolean",
                 );
@@ -50,10 +51,10 @@ impl Analyzer<'_> {
                 Certainty::Sometimes,
                 operand.span,
                 format!(
-                    "argument `{shown}` of `{command}` may be nil or false: {} {}, and Redis then refuses the call (\"{REFUSAL}\")",
+                    "argument {shown_named} of `{command}` may be nil or false: {} {}, and Redis then refuses the call (\"{REFUSAL}\")",
                     absence.source, absence.when
                 ),
-                format!("give it a default (`{shown} or ''`), or test it before the call"),
+                format!("give it a default (`{shown_code} or ''`), or test it before the call"),
             );
         }
     }
@@ -76,13 +77,14 @@ impl Analyzer<'_> {
         if !may_be_empty || !ty.kinds.within(Kinds::TABLE) {
             return;
         }
-        let shown = self.quote(span, "the unpacked table");
+        let shown = self.shown(span, "the unpacked table");
+        let shown_named = shown.named();
         self.report(
             EMPTY_UNPACK,
             Certainty::Sometimes,
             span,
             format!(
-                "`{shown}` may be empty, and then `{command}` gets too few arguments: Redis fails with \"Wrong number of args calling Redis command from script\""
+                "{shown_named} may be empty, and then `{command}` gets too few arguments: Redis fails with \"Wrong number of args calling Redis command from script\""
             ),
             "guard the call: `if #t > 0 then … end`",
         );

@@ -33,14 +33,17 @@ impl Analyzer<'_> {
             }
             return;
         }
-        let shown = self.quote(span, "this comparison");
+        let shown = self.shown(span, "this comparison");
+        let shown_named = shown.named();
         let (left_type, right_type) = (describe(a), describe(b));
         let hint = if a.within(Kinds::STRING) && b.within(Kinds::NUMBER) {
-            let left_text = self.quote(left.span, "the string");
-            format!("convert the string first: `tonumber({left_text})`")
+            let left_text = self.shown(left.span, "the string");
+            let left_text_code = left_text.code();
+            format!("convert the string first: `tonumber({left_text_code})`")
         } else if a.within(Kinds::NUMBER) && b.within(Kinds::STRING) {
-            let right_text = self.quote(right.span, "the string");
-            format!("convert the string first: `tonumber({right_text})`")
+            let right_text = self.shown(right.span, "the string");
+            let right_text_code = right_text.code();
+            format!("convert the string first: `tonumber({right_text_code})`")
         } else {
             "compare values of one type: two numbers, or two strings".to_owned()
         };
@@ -49,7 +52,7 @@ impl Analyzer<'_> {
             Certainty::Always,
             span,
             format!(
-                "`{shown}` compares {left_type} with {right_type}: Lua raises \"attempt to compare\" on every call (it converts strings to numbers in arithmetic, never in comparisons)"
+                "{shown_named} compares {left_type} with {right_type}: Lua raises \"attempt to compare\" on every call (it converts strings to numbers in arithmetic, never in comparisons)"
             ),
             hint,
         );
@@ -75,30 +78,33 @@ impl Analyzer<'_> {
         if shared {
             return;
         }
-        let shown = self.quote(span, "this comparison");
+        let shown = self.shown(span, "this comparison");
+        let shown_named = shown.named();
         let outcome = if equal { "false" } else { "true" };
         let (tested, other_kinds) = if matches!(right.value, Value::Nil) {
             (&left, b)
         } else {
             (&right, a)
         };
-        let tested_text = self.quote(tested.span, "the value");
+        let tested_text = self.shown(tested.span, "the value");
+        let (tested_text_named, tested_text_code) =
+            (tested_text.named(), tested_text.code().to_owned());
         let tested_kinds = tested.value.ty().kinds;
         let (message, hint) = if other_kinds == Kinds::NIL && tested_kinds.intersects(Kinds::FALSE)
         {
             (
                 format!(
-                    "`{shown}` is always {outcome}: `{tested_text}` is never nil ({}; a missing value is `false` in a script)",
+                    "{shown_named} is always {outcome}: {tested_text_named} is never nil ({}; a missing value is `false` in a script)",
                     describe(tested_kinds)
                 ),
                 format!(
-                    "test for the missing value: `{tested_text} == false`, or `not {tested_text}`"
+                    "test for the missing value: `{tested_text_code} == false`, or `not {tested_text_code}`"
                 ),
             )
         } else if other_kinds == Kinds::NIL {
             (
                 format!(
-                    "`{shown}` is always {outcome}: `{tested_text}` is never nil ({})",
+                    "{shown_named} is always {outcome}: {tested_text_named} is never nil ({})",
                     describe(tested_kinds)
                 ),
                 "remove the test, or test what can really be missing".to_owned(),
@@ -115,7 +121,7 @@ impl Analyzer<'_> {
             };
             (
                 format!(
-                    "`{shown}` is always {outcome}: it compares {} with {}, and values of different types are never equal in Lua",
+                    "{shown_named} is always {outcome}: it compares {} with {}, and values of different types are never equal in Lua",
                     describe(a),
                     describe(b)
                 ),

@@ -34,6 +34,40 @@ mod replies;
 mod tests;
 mod truth;
 
+/// How a finding names the expression it is about: quoted when it is short
+/// enough to read in a message, described otherwise.
+pub(crate) struct Shown {
+    text: Option<String>,
+    description: &'static str,
+}
+
+/// Expressions longer than this are described instead of quoted.
+const MAX_SHOWN_CHARS: usize = 72;
+
+impl Shown {
+    /// For a message: `` `x > 1` ``, or "this comparison".
+    pub fn named(&self) -> String {
+        self.text
+            .as_ref()
+            .map_or_else(|| self.description.to_owned(), |text| format!("`{text}`"))
+    }
+
+    /// For code in a hint: the expression, or `v` standing for it.
+    pub fn code(&self) -> &str {
+        self.text.as_deref().unwrap_or("v")
+    }
+}
+
+impl Analyzer<'_> {
+    /// The expression under `span`, to name in a finding.
+    pub(crate) fn shown(&self, span: Span, description: &'static str) -> Shown {
+        Shown {
+            text: self.context.map.snippet_up_to(span, MAX_SHOWN_CHARS),
+            description,
+        }
+    }
+}
+
 /// One class of findings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FindingClass {

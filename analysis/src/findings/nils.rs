@@ -28,7 +28,8 @@ impl Analyzer<'_> {
         if ty.is_unknown() || !ty.kinds.intersects(Kinds::FALSY) {
             return;
         }
-        let shown = self.quote(value_span, "this value");
+        let shown = self.shown(value_span, "this value");
+        let (shown_named, shown_code) = (shown.named(), shown.code().to_owned());
         let expression = self.quote(span, "the expression");
         let lua_error = if operation == "compare" {
             "attempt to compare".to_owned()
@@ -47,7 +48,7 @@ impl Analyzer<'_> {
                 NIL_VALUE,
                 Certainty::Always,
                 span,
-                format!("`{shown}` is always {what} here: `{expression}` raises \"{lua_error}\" on every call that gets here"),
+                format!("{shown_named} is always {what} here: `{expression}` raises \"{lua_error}\" on every call that gets here"),
                 "use a value that exists here",
             );
             return;
@@ -61,10 +62,10 @@ impl Analyzer<'_> {
             Certainty::Sometimes,
             span,
             format!(
-                "`{shown}` may be {what}: {} {}, and `{expression}` then raises \"{lua_error}\"",
+                "{shown_named} may be {what}: {} {}, and `{expression}` then raises \"{lua_error}\"",
                 absence.source, absence.when
             ),
-            format!("give it a default (`({shown} or 0)`), or test it before this line"),
+            format!("give it a default (`({shown_code} or 0)`), or test it before this line"),
         );
     }
 }

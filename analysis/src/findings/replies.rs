@@ -24,7 +24,8 @@ impl Analyzer<'_> {
         if !ty.kinds.within(Kinds::FRACTION) && !ty.divided {
             return;
         }
-        let shown = self.quote(span, "this value");
+        let shown = self.shown(span, "this value");
+        let (shown_named, shown_code) = (shown.named(), shown.code().to_owned());
         let certainty = if ty.kinds.within(Kinds::FRACTION) {
             Certainty::Always
         } else {
@@ -38,8 +39,8 @@ impl Analyzer<'_> {
             FRACTIONAL_REPLY,
             certainty,
             span,
-            format!("`{shown}` {may}, and Redis truncates a Lua number in a reply to an integer: 0.75 arrives as 0"),
-            format!("return it as a string (`tostring({shown})`), or round it on purpose (`math.floor({shown})`)"),
+            format!("{shown_named} {may}, and Redis truncates a Lua number in a reply to an integer: 0.75 arrives as 0"),
+            format!("return it as a string (`tostring({shown_code})`), or round it on purpose (`math.floor({shown_code})`)"),
         );
     }
 
@@ -53,7 +54,8 @@ impl Analyzer<'_> {
             if ty.is_unknown() || !ty.kinds.intersects(Kinds::NIL) || position + 1 == last {
                 continue;
             }
-            let shown = self.quote(*span, "this element");
+            let shown = self.shown(*span, "this element");
+            let (shown_named, shown_code) = (shown.named(), shown.code().to_owned());
             let lost = last - position - 1;
             let lost = if lost == 1 {
                 "the element after it is lost".to_owned()
@@ -65,7 +67,7 @@ impl Analyzer<'_> {
                     REPLY_HOLE,
                     Certainty::Always,
                     *span,
-                    format!("element {} of the reply, `{shown}`, is always nil: Redis reads a table up to its first nil, so the reply stops here and {lost}", position + 1),
+                    format!("element {} of the reply, {shown_named}, is always nil: Redis reads a table up to its first nil, so the reply stops here and {lost}", position + 1),
                     "put a value there (`false` arrives as a null element), or move it to the end",
                 );
                 continue;
@@ -78,12 +80,12 @@ impl Analyzer<'_> {
                 Certainty::Sometimes,
                 *span,
                 format!(
-                    "element {} of the reply, `{shown}`, may be nil: {} {}, and Redis reads a table up to its first nil, so the reply then stops here and {lost}",
+                    "element {} of the reply, {shown_named}, may be nil: {} {}, and Redis reads a table up to its first nil, so the reply then stops here and {lost}",
                     position + 1,
                     absence.source,
                     absence.when
                 ),
-                format!("give it a default (`{shown} or false` arrives as a null element)"),
+                format!("give it a default (`{shown_code} or false` arrives as a null element)"),
             );
         }
     }

@@ -247,3 +247,88 @@ fn every_message_names_its_finding_and_its_opt_out() {
         );
     }
 }
+
+#[test]
+fn command_replies_are_typed_from_the_server_model() {
+    // HGET answers false for a missing field, never nil.
+    assert_eq!(
+        findings("if redis.call('HGET', KEYS[1], 'owner') == nil then return 1 end"),
+        [("constant_equality", ERROR, 1)]
+    );
+    // SISMEMBER answers 0 or 1: both true.
+    assert_eq!(
+        findings("if redis.call('SISMEMBER', KEYS[1], ARGV[1]) then return 1 end"),
+        [("always_true", ERROR, 1)]
+    );
+    // A string reply never equals a number.
+    assert_eq!(
+        findings("if redis.call('HGET', KEYS[1], 'state') == 2 then return 1 end"),
+        [("constant_equality", ERROR, 1)]
+    );
+    assert_eq!(
+        findings("if tonumber(ARGV[1]) > redis.call('HGET', KEYS[1], 'max') then return 1 end"),
+        [("mismatched_comparison", ERROR, 1)]
+    );
+    // A missing key makes GET false.
+    assert_eq!(
+        findings("local n = redis.call('GET', KEYS[1]) + 1\nreturn n"),
+        [("nil_value", WARNING, 1)]
+    );
+    assert_eq!(
+        findings("return {'OK', tonumber(redis.call('GET', KEYS[2])), 5}"),
+        [("reply_hole", WARNING, 1)]
+    );
+    // The right tests of the same replies.
+    silent("if redis.call('HGET', KEYS[1], 'owner') == false then return 1 end");
+    silent("if not redis.call('HGET', KEYS[1], 'owner') then return 1 end");
+    silent("if redis.call('SISMEMBER', KEYS[1], ARGV[1]) == 1 then return 1 end");
+    silent("if redis.call('HGET', KEYS[1], 'state') == '2' then return 1 end");
+    silent("local n = tonumber(redis.call('GET', KEYS[1]) or '0') + 1\nreturn n");
+    silent("local n = redis.call('INCR', KEYS[1])\nif n > 10 then return 0 end\nreturn n");
+    silent("local v = redis.call('GET', KEYS[1])\nif v then return v .. 'x' end\nreturn 'none'");
+    // Commands the model has no reply type for stay unknown.
+    silent("local r = redis.call('EVALSHA', ARGV[1], 0)\nif r == nil then return 1 end\nreturn 2");
+}
+
+#[test]
+fn pcall_may_return_an_error_table_and_resp3_replies_differ() {
+    // pcall hands back {err = …} for a refused command: never nil either.
+    assert_eq!(
+        findings("if redis.pcall('GET', KEYS[1]) == nil then return 1 end"),
+        [("constant_equality", ERROR, 1)]
+    );
+    // After setresp(3), a missing key is nil: both tests are meaningful.
+    silent("redis.setresp(3)\nif redis.call('GET', KEYS[1]) == nil then return 1 end\nreturn 2");
+    silent("redis.setresp(3)\nif redis.call('GET', KEYS[1]) == false then return 1 end\nreturn 2");
+    // setresp(2) changes nothing.
+    assert_eq!(
+        findings("redis.setresp(2)\nif redis.call('GET', KEYS[1]) == nil then return 1 end"),
+        [("constant_equality", ERROR, 2)]
+    );
+}
+
+#[test]
+fn flat_maps_have_even_lengths_and_guards_make_tables_non_empty() {
+    silent("local h = redis.call('HGETALL', KEYS[1])\nreturn #h / 2");
+    assert_eq!(
+        findings("local h = redis.call('LRANGE', KEYS[1], 0, -1)\nreturn #h / 2"),
+        [("fractional_reply", WARNING, 2)]
+    );
+    let guarded = |guard: &str| {
+        format!(
+            "local fields = {{}}\nfor f in string.gmatch(ARGV[1], '[^,]+') do fields[#fields + 1] = f end\n{guard}\nreturn redis.call('HMGET', KEYS[1], unpack(fields))"
+        )
+    };
+    for guard in [
+        "if #fields == 0 then return {} end",
+        "if 0 == #fields then return {} end",
+        "if not (#fields > 0) then return {} end",
+        "if #fields < 1 then return {} end",
+    ] {
+        silent(&guarded(guard));
+    }
+    assert_eq!(
+        names(&guarded("if #fields == 1 then return {} end")),
+        ["empty_unpack"]
+    );
+}

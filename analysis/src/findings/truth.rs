@@ -21,16 +21,17 @@ impl Analyzer<'_> {
         if !ty.kinds.within(Kinds::NUMBER) {
             return;
         }
-        let shown = self.quote(span, "this value");
+        let shown = self.shown(span, "this value");
+        let (shown_named, shown_code) = (shown.named(), shown.code().to_owned());
         let compare = match ty.integers.as_deref() {
-            Some([0, 1]) => format!("`{shown} == 1`"),
-            _ => format!("`{shown} > 0` (or `~= 0`)"),
+            Some([0, 1]) => format!("`{shown_code} == 1`"),
+            _ => format!("`{shown_code} > 0` (or `~= 0`)"),
         };
         self.report(
             ALWAYS_TRUE,
             Certainty::Always,
             span,
-            format!("`{shown}` is a number, and every number is true in Lua (0 included): this test always passes"),
+            format!("{shown_named} is a number, and every number is true in Lua (0 included): this test always passes"),
             format!("compare it: {compare}"),
         );
     }

@@ -1,0 +1,468 @@
+"""The value model: argument grammars, reply types and ACL categories.
+
+Part of ``scripts/gen-server-model.py`` (its ``values`` mode, and its
+``render`` and ``--check``), kept in its own module because it reads other
+parts of the same sources: for every command and subcommand of every
+release, the grammar of its arguments with each argument's type
+(``arguments``), the type of its reply (``reply_schema``) and its ACL
+categories. The result is ``analysis/value-model.json`` and its rendering
+``analysis/src/commands/shapes/table.rs``.
+
+Where each part of a release comes from:
+
+* arguments and categories: a live server's ``COMMAND DOCS`` and
+  ``COMMAND`` for the releases the server model reads live (Redis 7.0.15,
+  Valkey 8.1.8), the specification files at the release tag otherwise;
+  a release read from neither (Redis 8.0 and 8.2: no tag in the sources
+  read, no binary here) takes the newest tag of its family read, and says
+  so in its source;
+* replies: the specification files' ``reply_schema`` at the release tag or,
+  where the tag's files have none (Redis 7.0) or no tag is read, at the
+  nearest tag of the same family that has them (Redis 7.2.6 for 7.0, 7.4.1
+  for 8.0 and 8.2, Valkey 8.0.1 for 8.1), for the commands both have.
+
+The specification files describe a reply as RESP3 sends it. Two facts they
+leave implicit are added here, each with its source:
+
+* ``TYPE`` answers a simple string, ``none`` for a missing key, never null
+  (``typeCommand`` in ``src/db.c``): its schema says null;
+* which arrays are RESP3 sets: the set group's unique-item arrays (the
+  ``addReplySetLen`` calls of ``src/t_set.c``); the sorted set group's
+  unique-item arrays are plain arrays;
+* an array of pairs that RESP2 sends flat (``ZRANGE … WITHSCORES``) says so
+  in its description ("In RESP2 this is returned as a flat array").
+
+Module commands' documentation files have no reply schemas: their replies
+are unknown to the model, and so are the replies of commands no schema
+read describes. The value analysis draws no conclusion from an unknown.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Callable
+
+# Release name -> (where its arguments come from, where its reply come from).
+# `live`: the live server's COMMAND DOCS; otherwise (family, tag).
+SOURCES = {
+    "redis-7.0": ("live", ("redis", "7.2.6")),
+    "redis-7.2": (("redis", "7.2.6"), ("redis", "7.2.6")),
+    "redis-7.4": (("redis", "7.4.1"), ("redis", "7.4.1")),
+    "redis-8.0": (("redis", "7.4.1"), ("redis", "7.4.1")),
+    "redis-8.2": (("redis", "7.4.1"), ("redis", "7.4.1")),
+    "valkey-7.2": (("valkey", "7.2.7"), ("valkey", "7.2.7")),
+    "valkey-8.0": (("valkey", "8.0.1"), ("valkey", "8.0.1")),
+    "valkey-8.1": ("live", ("valkey", "8.0.1")),
+}
+
+# The categories in the order of their bits in `AclCategories`.
+CATEGORIES = [
+    "keyspace", "read", "write", "set", "sortedset", "list", "hash", "string",
+    "bitmap", "hyperloglog", "geo", "stream", "pubsub", "admin", "fast",
+    "slow", "blocking", "dangerous", "connection", "transaction", "scripting",
+]
+
+ARGUMENT_KINDS = {
+    "key": "Key",
+    "string": "String",
+    "integer": "Integer",
+    "double": "Double",
+    "unix-time": "UnixTime",
+    "pattern": "Pattern",
+    "pure-token": "PureToken",
+    "oneof": "OneOf",
+    "block": "Block",
+}
+
+FLAT_IN_RESP2 = "in resp2 this is returned as a flat array"
+
+STATUS_REPLIES = {"type": "typeCommand in src/db.c answers a simple string, `none` for a missing key"}
+
+
+class ValueModelError(Exception):
+    pass
+
+
+# --------------------------------------------------------------------------
+# Arguments
+
+
+def argument(raw: dict, where: str) -> dict:
+    """One argument, from a specification file or from COMMAND DOCS (which
+    puts optional/multiple/multiple_token under `flags`)."""
+    kind = raw.get("type")
+    if kind not in ARGUMENT_KINDS:
+        raise ValueModelError(f"{where}: argument {raw.get('name')!r} has the unknown type {kind!r}")
+    flags = set(raw.get("flags", []))
+    entry = {
+        "name": raw["name"],
+        "kind": kind,
+        "token": raw.get("token"),
+        "optional": bool(raw.get("optional")) or "optional" in flags,
+        "multiple": bool(raw.get("multiple")) or "multiple" in flags,
+        "multiple_token": bool(raw.get("multiple_token")) or "multiple_token" in flags,
+    }
+    if kind in ("oneof", "block"):
+        entry["arguments"] = [argument(inner, where) for inner in raw.get("arguments", [])]
+    return entry
+
+
+# --------------------------------------------------------------------------
+# Replies
+
+
+def reply(schema: object, command: str, group: str) -> object:
+    """The reply described by a `reply_schema` (a JSON schema), in the
+    model's notation: "bulk", "double", "boolean", "unknown", {"integer":
+    [values] | None}, {"status": text | None}, {"null": description},
+    {"array": r}, {"flat_pairs": [r, r]}, {"set": r}, {"tuple": [r…]},
+    {"map": [r, r]}, {"one_of": [r…]}."""
+    if not isinstance(schema, dict):
+        return "unknown"
+    for key in ("oneOf", "anyOf"):
+        if key in schema:
+            return one_of([reply(inner, command, group) for inner in schema[key]])
+    if "const" in schema:
+        value = schema["const"]
+        if isinstance(value, bool):
+            return "boolean"
+        if isinstance(value, int):
+            return {"integer": [value]}
+        if isinstance(value, str):
+            return {"status": value}
+        return "unknown"
+    kind = schema.get("type")
+    description = str(schema.get("description", "")).strip()
+    if isinstance(kind, list):
+        return one_of([reply({**schema, "type": k}, command, group) for k in kind])
+    if kind == "integer":
+        values = schema.get("enum")
+        return {"integer": sorted(values) if values else None}
+    if kind == "string":
+        return "bulk"
+    if kind == "number":
+        return "double"
+    if kind == "boolean":
+        return "boolean"
+    if kind == "null":
+        return {"null": description}
+    if kind == "array":
+        items = schema.get("items")
+        if isinstance(items, list):
+            positions = [reply(item, command, group) for item in items]
+            return {"tuple": positions}
+        element = reply(items, command, group) if isinstance(items, dict) else "unknown"
+        pair = pair_of(items)
+        if pair is not None and FLAT_IN_RESP2 in description.lower():
+            return {"flat_pairs": pair_replies(pair, command, group)}
+        if schema.get("uniqueItems") and group == "set":
+            return {"set": element}
+        return {"array": element}
+    if kind == "object":
+        values = []
+        if isinstance(schema.get("additionalProperties"), dict):
+            values.append(reply(schema["additionalProperties"], command, group))
+        for inner in (schema.get("properties") or {}).values():
+            values.append(reply(inner, command, group))
+        for inner in (schema.get("patternProperties") or {}).values():
+            values.append(reply(inner, command, group))
+        value = one_of(values) if values else "unknown"
+        return {"map": ["bulk", value]}
+    return "unknown"
+
+
+def pair_of(items: object) -> list | None:
+    if isinstance(items, dict) and items.get("type") == "array":
+        inner = items.get("items")
+        if isinstance(inner, list) and len(inner) == 2:
+            return inner
+    return None
+
+
+def pair_replies(pair: list, command: str, group: str) -> list:
+    return [reply(item, command, group) for item in pair]
+
+
+def one_of(replies: list) -> object:
+    """Alternatives, flattened and deduplicated; integer constants merge
+    into one integer reply with their values."""
+    flat: list = []
+    for item in replies:
+        for inner in item["one_of"] if isinstance(item, dict) and "one_of" in item else [item]:
+            integer = next((i for i, v in enumerate(flat) if isinstance(v, dict) and "integer" in v), None)
+            if isinstance(inner, dict) and "integer" in inner and integer is not None:
+                values = flat[integer]["integer"]
+                merged = None if values is None or inner["integer"] is None else sorted(set(values) | set(inner["integer"]))
+                flat[integer] = {"integer": merged}
+            elif inner not in flat:
+                flat.append(inner)
+    if any(item == "unknown" for item in flat):
+        return "unknown"
+    if len(flat) == 1:
+        return flat[0]
+    return {"one_of": flat}
+
+
+def overridden(name: str, parsed: object) -> object:
+    if name in STATUS_REPLIES:
+        return {"status": None}
+    return parsed
+
+
+# --------------------------------------------------------------------------
+# Categories
+
+
+def implied_categories(flags: list[str]) -> set[str]:
+    """The categories the server adds from a command's flags
+    (`setImplicitACLCategories` in `src/server.c`)."""
+    flags = {flag.lower() for flag in flags}
+    implied = set()
+    if "write" in flags:
+        implied.add("write")
+    if "readonly" in flags:
+        implied.add("read")
+    if "admin" in flags:
+        implied |= {"admin", "dangerous"}
+    if "pubsub" in flags:
+        implied.add("pubsub")
+    if "fast" in flags:
+        implied.add("fast")
+    if "blocking" in flags:
+        implied.add("blocking")
+    if "fast" not in flags:
+        implied.add("slow")
+    return implied
+
+
+def categories(names: set[str], where: str) -> list[str]:
+    unknown = sorted(name for name in names if name not in CATEGORIES)
+    if unknown:
+        raise ValueModelError(f"{where}: unknown ACL categories {unknown}")
+    return [name for name in CATEGORIES if name in names]
+
+
+# --------------------------------------------------------------------------
+# Reading the sources
+
+
+def spec_files(list_dir: Callable[[str, str], list[str]], show: Callable[[str, str, str], str], family: str, tag: str) -> dict[str, dict]:
+    """name ('get', 'client|kill') -> the command's specification body."""
+    bodies = {}
+    for path in list_dir(family, tag):
+        if not path.endswith(".json"):
+            continue
+        data = json.loads(show(family, tag, path))
+        for upper, body in data.items():
+            container = body.get("container")
+            name = f"{container}|{upper}".lower() if container else upper.lower()
+            bodies[name] = body
+    return bodies
+
+
+def spec_view(bodies: dict[str, dict], family: str, tag: str) -> dict[str, dict]:
+    view = {}
+    for name, body in bodies.items():
+        where = f"{family} {tag} {name}"
+        names = {c.lower() for c in body.get("acl_categories", [])}
+        names |= implied_categories(body.get("command_flags", []))
+        view[name] = {
+            "arguments": [argument(raw, where) for raw in body.get("arguments", [])],
+            "categories": categories(names, where),
+        }
+    return view
+
+
+def live_view(docs: dict, command_info: list) -> dict[str, dict]:
+    """From a live server: COMMAND DOCS (RESP3 JSON: name -> doc) and COMMAND
+    (its entries: name, arity, flags, first, last, step, categories, tips,
+    key specs, subcommands)."""
+    view: dict[str, dict] = {}
+
+    def add_docs(name: str, doc: dict) -> None:
+        where = f"live {name}"
+        view.setdefault(name, {})["arguments"] = [
+            argument(raw, where) for raw in doc.get("arguments", [])
+        ]
+        for sub_name, sub in (doc.get("subcommands") or {}).items():
+            add_docs(sub_name.lower(), sub)
+
+    for name, doc in docs.items():
+        add_docs(name.lower(), doc)
+
+    def add_info(entry: list) -> None:
+        name = str(entry[0]).lower()
+        names = {str(c).lstrip("@").lower() for c in entry[6]}
+        view.setdefault(name, {"arguments": []})["categories"] = categories(names, f"live {name}")
+        for sub in entry[9] if len(entry) > 9 else []:
+            add_info(sub)
+
+    for entry in command_info:
+        add_info(entry)
+    return view
+
+
+def replies_of(bodies: dict[str, dict]) -> dict[str, object]:
+    return {
+        name: overridden(name, reply(body["reply_schema"], name, body.get("group", "")))
+        for name, body in bodies.items()
+        if "reply_schema" in body
+    }
+
+
+def collect(
+    releases: list[str],
+    list_dir: Callable[[str, str], list[str]],
+    show: Callable[[str, str, str], str],
+    live: dict[str, tuple[dict, list, str]],
+) -> dict:
+    """The model: {"releases": [...], "sources": [...], "commands": [{name,
+    forms: [{releases, arguments, reply, categories, source}]}]}.
+
+    `live` maps a live release to (COMMAND DOCS, COMMAND, version)."""
+    bodies_cache: dict[tuple[str, str], dict] = {}
+
+    def bodies(family: str, tag: str) -> dict:
+        if (family, tag) not in bodies_cache:
+            bodies_cache[(family, tag)] = spec_files(list_dir, show, family, tag)
+        return bodies_cache[(family, tag)]
+
+    sources: list[str] = []
+    per_command: dict[str, list[dict]] = {}
+    for release in releases:
+        argument_source, reply_source = SOURCES[release]
+        if argument_source == "live":
+            if release not in live:
+                raise ValueModelError(f"{release}: its arguments come from a live server: give one")
+            docs, info, version = live[release]
+            view = live_view(docs, info)
+            where = f"live {release.split('-')[0]}-server {version}: COMMAND DOCS, COMMAND"
+        else:
+            family, tag = argument_source
+            view = spec_view(bodies(family, tag), family, tag)
+            where = f"{family} tag {tag}: src/commands/*.json"
+            if not release.endswith(tag.rsplit(".", 1)[0]):
+                where += f" (no {release} tag read: the newest {family} tag read)"
+        family, tag = reply_source
+        replies = replies_of(bodies(family, tag))
+        reply_where = f"reply_schema at {family} tag {tag}"
+        sources.append(f"{release}: arguments and categories from {where}; replies from {reply_where}")
+        for name, entry in view.items():
+            form = {
+                "arguments": entry.get("arguments", []),
+                "categories": entry.get("categories", []),
+                "reply": replies.get(name, "unknown"),
+            }
+            forms = per_command.setdefault(name, [])
+            for existing in forms:
+                if {k: v for k, v in existing.items() if k != "releases"} == form:
+                    existing["releases"].append(release)
+                    break
+            else:
+                forms.append({**form, "releases": [release]})
+    return {
+        "releases": releases,
+        "sources": sources,
+        "commands": [{"name": name, "forms": per_command[name]} for name in sorted(per_command)],
+    }
+
+
+def compare_live(model: dict, release: str, docs: dict, info: list) -> list[str]:
+    """Differences between the model's arguments and categories of a live
+    release and what its live server reports."""
+    live = live_view(docs, info)
+    problems = []
+    stored = {}
+    for command in model["commands"]:
+        for form in command["forms"]:
+            if release in form["releases"]:
+                stored[command["name"]] = {"arguments": form["arguments"], "categories": form["categories"]}
+    for name in sorted(set(stored) | set(live)):
+        ours, theirs = stored.get(name), live.get(name)
+        if ours is None or theirs is None:
+            problems.append(f"{release}: {name}: only in the {'live server' if ours is None else 'model'}")
+        elif ours != {"arguments": theirs.get("arguments", []), "categories": theirs.get("categories", [])}:
+            problems.append(f"{release}: {name}: arguments or categories differ from the live server")
+    return problems
+
+
+# --------------------------------------------------------------------------
+# Rust
+
+
+def render(model: dict, rust_str: Callable[[str], str], release_bits: Callable[[list[str]], str]) -> str:
+    out = [
+        "// @generated by scripts/gen-server-model.py (values) from analysis/value-model.json.",
+        "// Do not edit: change the generator or its sources and run it again.",
+        "",
+        "use super::{AclCategories, Argument, ArgumentKind, CommandShape, Reply, ShapeForm};",
+        "use crate::target::ReleaseSet;",
+        "",
+        "/// Where each release's forms were read, in the order of `RELEASES`.",
+        "pub static SOURCES: &[&str] = &[",
+    ]
+    out += [f"    {rust_str(source)}," for source in model["sources"]]
+    out += ["];", "", "/// Every command and subcommand, sorted by name.", "pub static SHAPES: &[CommandShape] = &["]
+    for command in model["commands"]:
+        out.append(f"CommandShape {{ name: {rust_str(command['name'])}, forms: &[")
+        for form in command["forms"]:
+            bits = sum(1 << CATEGORIES.index(name) for name in form["categories"])
+            out.append(
+                "ShapeForm { "
+                f"releases: {release_bits(form['releases'])}, "
+                f"arguments: &[{', '.join(argument_rs(a, rust_str) for a in form['arguments'])}], "
+                f"reply: &{reply_rs(form['reply'], rust_str)}, "
+                f"categories: AclCategories::from_bits({bits:#x}) }},"
+            )
+        out.append("] },")
+    out.append("];")
+    return "\n".join(out) + "\n"
+
+
+def argument_rs(arg: dict, rust_str: Callable[[str], str]) -> str:
+    kind = ARGUMENT_KINDS[arg["kind"]]
+    if kind in ("OneOf", "Block"):
+        inner = ", ".join(argument_rs(a, rust_str) for a in arg["arguments"])
+        kind = f"{kind}(&[{inner}])"
+    kind = f"ArgumentKind::{kind}"
+    token = f"Some({rust_str(arg['token'])})" if arg["token"] is not None else "None"
+    return (
+        f"Argument {{ name: {rust_str(arg['name'])}, kind: {kind}, token: {token}, "
+        f"optional: {str(arg['optional']).lower()}, multiple: {str(arg['multiple']).lower()}, "
+        f"multiple_token: {str(arg['multiple_token']).lower()} }}"
+    )
+
+
+def reply_rs(value: object, rust_str: Callable[[str], str]) -> str:
+    simple = {"bulk": "Reply::BulkString", "double": "Reply::Double", "boolean": "Reply::Boolean", "unknown": "Reply::Unknown"}
+    if isinstance(value, str):
+        return simple[value]
+    (key, inner), = value.items()
+    if key == "integer":
+        return "Reply::Integer(None)" if inner is None else f"Reply::Integer(Some(&[{', '.join(str(v) for v in inner)}]))"
+    if key == "status":
+        return "Reply::Status(None)" if inner is None else f"Reply::Status(Some({rust_str(inner)}))"
+    if key == "null":
+        return f"Reply::Null({rust_str(inner)})"
+    if key == "array":
+        return f"Reply::Array(&{reply_rs(inner, rust_str)})"
+    if key == "set":
+        return f"Reply::Set(&{reply_rs(inner, rust_str)})"
+    if key == "flat_pairs":
+        return f"Reply::FlatPairs(&[{', '.join(reply_rs(v, rust_str) for v in inner)}])"
+    if key == "tuple":
+        return f"Reply::Tuple(&[{', '.join(reply_rs(v, rust_str) for v in inner)}])"
+    if key == "map":
+        return f"Reply::Map {{ key: &{reply_rs(inner[0], rust_str)}, value: &{reply_rs(inner[1], rust_str)} }}"
+    if key == "one_of":
+        return f"Reply::OneOf(&[{', '.join(reply_rs(v, rust_str) for v in inner)}])"
+    raise ValueModelError(f"unknown reply notation {key!r}")
+
+
+def model_json(model: dict) -> str:
+    return json.dumps(model, indent=1, sort_keys=True) + "\n"
+
+
+VALUE_MODEL_JSON = Path("analysis") / "value-model.json"
+SHAPES_TABLE = Path("analysis") / "src" / "commands" / "shapes" / "table.rs"
