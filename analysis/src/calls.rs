@@ -341,6 +341,7 @@ impl Analyzer<'_> {
                 releases.union(ReleaseSet::only(platform.release))
             });
         self.check_candidates(candidates, operands, &arguments, span, name_span);
+        self.check_integer_arguments(entry.name, releases, operands);
         Some((entry.name, releases))
     }
 
@@ -708,7 +709,7 @@ struct Candidate<'a> {
 
 /// The text Redis receives for an argument, when it is a literal: strings
 /// as written, numbers as Lua 5.1 converts them (`%.14g`).
-fn literal_text(operand: &Operand) -> Option<String> {
+pub(crate) fn literal_text(operand: &Operand) -> Option<String> {
     if operand.many {
         return None;
     }

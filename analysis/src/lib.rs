@@ -25,6 +25,7 @@
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
+mod argument_grammar;
 mod calls;
 mod command_replies;
 pub mod commands;

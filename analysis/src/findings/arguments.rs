@@ -3,8 +3,12 @@
 //! a number with a fraction is sent as `3.5`, which an integer argument
 //! refuses; `unpack` of an empty table supplies no argument at all.
 
-use super::{Certainty, EMPTY_UNPACK, REFUSED_ARGUMENT};
+use super::{Certainty, EMPTY_UNPACK, FRACTIONAL_ARGUMENT, REFUSED_ARGUMENT};
+use crate::argument_grammar;
+use crate::calls::literal_text;
+use crate::commands::shapes::{self, ArgumentKind};
 use crate::span::Span;
+use crate::target::ReleaseSet;
 use crate::types::Kinds;
 use crate::value::Value;
 use crate::walker::{Analyzer, Operand};
@@ -57,6 +61,90 @@ impl Analyzer<'_> {
                 format!("give it a default (`{shown_code} or ''`), or test it before the call"),
             );
         }
+    }
+
+    /// The operands of a `redis.call` of `name` (the model's name, `get`,
+    /// `config|get`) on `releases`: a number that may have a fraction where
+    /// every release's grammar takes an integer.
+    pub(crate) fn check_integer_arguments(
+        &mut self,
+        name: &str,
+        releases: ReleaseSet,
+        operands: &[Operand],
+    ) {
+        let Some(shape) = shapes::shape(name) else {
+            return;
+        };
+        let forms: Vec<_> = shape.forms_for(releases).collect();
+        let covered = forms.iter().fold(ReleaseSet::NONE, |covered, form| {
+            covered.union(form.releases)
+        });
+        if forms.is_empty() || !covered.contains_all(releases) {
+            return;
+        }
+        // The grammar starts after the command name (and subcommand name).
+        let skip = if name.contains('|') { 2 } else { 1 };
+        let operands = operands.get(skip..).unwrap_or_default();
+        let texts: Vec<Option<String>> = operands.iter().map(literal_text).collect();
+        let words: Vec<Option<&str>> = texts.iter().map(Option::as_deref).collect();
+        let spread_from = operands.iter().position(|operand| operand.many);
+        let mut integers: Option<Vec<(usize, &'static str)>> = None;
+        for form in forms {
+            let here: Vec<(usize, &'static str)> =
+                argument_grammar::place(form.arguments, &words, spread_from)
+                    .into_iter()
+                    .filter(|placed| {
+                        matches!(
+                            placed.argument.kind,
+                            ArgumentKind::Integer | ArgumentKind::UnixTime
+                        )
+                    })
+                    .map(|placed| (placed.operand, placed.argument.name))
+                    .collect();
+            integers = Some(match integers {
+                None => here,
+                Some(before) => before
+                    .into_iter()
+                    .filter(|item| here.contains(item))
+                    .collect(),
+            });
+        }
+        let command = name.replace('|', " ").to_ascii_uppercase();
+        for (index, argument) in integers.unwrap_or_default() {
+            if let Some(operand) = operands.get(index) {
+                self.check_integer_argument(&command, argument, &operand.value, operand.span);
+            }
+        }
+    }
+
+    /// `value` (at `span`) is the `argument` of `command`, which takes an
+    /// integer: a number with a fraction is sent as `3.5` and refused.
+    fn check_integer_argument(&mut self, command: &str, argument: &str, value: &Value, span: Span) {
+        let ty = value.ty();
+        if ty.is_unknown() || !ty.kinds.intersects(Kinds::FRACTION) {
+            return;
+        }
+        let (certainty, when) = if ty.kinds.within(Kinds::FRACTION) {
+            (Certainty::Always, "is a number with a fraction")
+        } else if ty.divided {
+            (
+                Certainty::Sometimes,
+                "may be a number with a fraction (`/` and `^` make fractions)",
+            )
+        } else {
+            return;
+        };
+        let shown = self.shown(span, "this argument");
+        self.report(
+            FRACTIONAL_ARGUMENT,
+            certainty,
+            span,
+            format!(
+                "{}, the `{argument}` of `{command}`, {when}: Lua sends it as `3.5`, and Redis refuses it (\"value is not an integer or out of range\")",
+                shown.named()
+            ),
+            format!("round it: `math.floor({})`", shown.code()),
+        );
     }
 
     /// `unpack(table)`, whose table is `table_value`, supplies the

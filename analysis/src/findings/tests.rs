@@ -332,3 +332,27 @@ fn flat_maps_have_even_lengths_and_guards_make_tables_non_empty() {
         ["empty_unpack"]
     );
 }
+
+#[test]
+fn fractions_into_integer_arguments() {
+    assert_eq!(
+        findings("local ttl = tonumber(ARGV[1])\nredis.call('EXPIRE', KEYS[1], ttl / 2)\nreturn 1"),
+        [("fractional_argument", WARNING, 2)]
+    );
+    assert_eq!(
+        findings("redis.call('SET', KEYS[1], ARGV[1], 'EX', 1.5)\nreturn 1"),
+        [("fractional_argument", ERROR, 1)]
+    );
+    assert_eq!(
+        findings("local n = tonumber(ARGV[1])\nredis.call('LTRIM', KEYS[1], 0, n / 2)\nreturn 1"),
+        [("fractional_argument", WARNING, 2)]
+    );
+    // Rounded, a double argument, a value read (not divided), or a string.
+    silent(
+        "local ttl = tonumber(ARGV[1])\nredis.call('EXPIRE', KEYS[1], math.floor(ttl / 2))\nreturn 1",
+    );
+    silent("local n = tonumber(ARGV[1])\nredis.call('INCRBYFLOAT', KEYS[1], n / 2)\nreturn 1");
+    silent("redis.call('ZADD', KEYS[1], tonumber(ARGV[1]) / 3, ARGV[2])\nreturn 1");
+    silent("redis.call('EXPIRE', KEYS[1], tonumber(ARGV[1]))\nreturn 1");
+    silent("redis.call('SET', KEYS[1], tonumber(ARGV[1]) / 2)\nreturn 1");
+}
