@@ -94,7 +94,7 @@ impl Analyzer<'_> {
         {
             (
                 format!(
-                    "{shown_named} is always {outcome}: {tested_text_named} is never nil ({}; a missing value is `false` in a script)",
+                    "{shown_named} is always {outcome}: {tested_text_named} is never nil: it is {}, and a missing value is `false` in a script",
                     describe(tested_kinds)
                 ),
                 format!(
@@ -104,7 +104,7 @@ impl Analyzer<'_> {
         } else if other_kinds == Kinds::NIL {
             (
                 format!(
-                    "{shown_named} is always {outcome}: {tested_text_named} is never nil ({})",
+                    "{shown_named} is always {outcome}: {tested_text_named} is never nil: it is {}",
                     describe(tested_kinds)
                 ),
                 "remove the test, or test what can really be missing".to_owned(),
@@ -134,6 +134,16 @@ impl Analyzer<'_> {
 
 /// "a string", "a number or nil", … for messages.
 pub(crate) fn describe(kinds: Kinds) -> String {
+    // "a string (or false)": what it is, then how it may be missing.
+    let present = kinds.without(Kinds::FALSY);
+    let absent = kinds.intersection(Kinds::FALSY);
+    if !present.is_empty() && !absent.is_empty() && !kinds.intersects(Kinds::TRUE) {
+        return format!("{} (or {})", list(present), list(absent));
+    }
+    list(kinds)
+}
+
+fn list(kinds: Kinds) -> String {
     let names: Vec<&str> = kinds
         .lua_types()
         .into_iter()

@@ -30,25 +30,26 @@ impl Analyzer<'_> {
         }
         let shown = self.shown(value_span, "this value");
         let (shown_named, shown_code) = (shown.named(), shown.code().to_owned());
-        let expression = self.quote(span, "the expression");
+        let expression = self.shown(span, "the expression").named();
+        let absent = ty.kinds.intersection(Kinds::FALSY);
+        let (what, lua_type) = if absent == Kinds::FALSE {
+            ("false", "a boolean value")
+        } else if absent == Kinds::NIL {
+            ("nil", "a nil value")
+        } else {
+            ("nil or false", "a nil value")
+        };
         let lua_error = if operation == "compare" {
             "attempt to compare".to_owned()
         } else {
-            format!("attempt to {operation} … (a nil value)")
-        };
-        let what = if ty.kinds.within(Kinds::FALSE) {
-            "false"
-        } else if ty.kinds.within(Kinds::NIL) {
-            "nil"
-        } else {
-            "nil or false"
+            format!("attempt to {operation} … ({lua_type})")
         };
         if ty.kinds.within(Kinds::FALSY) {
             self.report(
                 NIL_VALUE,
                 Certainty::Always,
                 span,
-                format!("{shown_named} is always {what} here: `{expression}` raises \"{lua_error}\" on every call that gets here"),
+                format!("{shown_named} is always {what} here: {expression} raises \"{lua_error}\" on every call that gets here"),
                 "use a value that exists here",
             );
             return;
@@ -62,7 +63,7 @@ impl Analyzer<'_> {
             Certainty::Sometimes,
             span,
             format!(
-                "{shown_named} may be {what}: {} {}, and `{expression}` then raises \"{lua_error}\"",
+                "{shown_named} may be {what}: {} {}, and {expression} then raises \"{lua_error}\"",
                 absence.source, absence.when
             ),
             format!("give it a default (`({shown_code} or 0)`), or test it before this line"),
