@@ -256,6 +256,9 @@ pub enum ValueKind {
     Boolean(bool),
     Nil,
     Table,
+    /// Some value, or nil or false (which arrives as nil): a missing
+    /// key's reply, `tonumber` of an input.
+    MaybeNil,
     Unknown,
 }
 

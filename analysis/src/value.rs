@@ -177,10 +177,12 @@ impl Value {
             Value::Nil | Value::Missing(_) => ValueKind::Nil,
             Value::Table(_) | Value::Reply(_) | Value::Params(_) => ValueKind::Table,
             Value::Typed(ty) => {
-                // What it is when it is there (whether it may be missing is
-                // not a kind of its own).
                 let kinds = match ty.kinds.without(Kinds::FALSY) {
                     Kinds::NONE => ty.kinds,
+                    // Nil or false only where the analysis knows when.
+                    _ if ty.absence.is_some() && ty.kinds.intersects(Kinds::FALSY) => {
+                        return ValueKind::MaybeNil;
+                    }
                     present => present,
                 };
                 if kinds.within(Kinds::FRACTION) {

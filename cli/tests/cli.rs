@@ -408,3 +408,27 @@ fn declared_commands_come_from_the_option_or_the_variable() {
         broken.stderr
     );
 }
+
+/// The report of every value finding class, one script each (the
+/// compile-fail suite's `values` cases), as a user reads it: compared with
+/// `tests/snapshots/values.txt`; `SNAPSHOTS=overwrite` writes it anew for
+/// review after a deliberate change of wording.
+#[test]
+fn every_value_finding_reads_well() {
+    let report = run_in(&workspace().join("tests"), &["ui/values"]);
+    assert_eq!(report.status, 1, "{}", report.stderr);
+    let snapshot = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots/values.txt");
+    if std::env::var_os("SNAPSHOTS").is_some_and(|mode| mode == "overwrite") {
+        std::fs::write(&snapshot, &report.stdout).expect("write the snapshot");
+    }
+    let expected = std::fs::read_to_string(&snapshot).expect("read the snapshot");
+    assert_eq!(report.stdout, expected);
+    // Each class is in it, with its name and its opt-out.
+    for class in redis_script_analysis::FINDINGS {
+        assert!(
+            report.stdout.contains(&format!("[{}]", class.name)),
+            "no case of {}",
+            class.name
+        );
+    }
+}

@@ -34,9 +34,16 @@ enum CheckKind {
     Bare { text: String },
     /// `redis.error_reply('CODE …')`: the error type declares `CODE`.
     ErrorCode { code: String },
-    /// A float literal at element `index` (after the tag; `tag` is empty
-    /// for an untagged array) must not land in an integer field.
-    FloatElement { tag: String, index: usize },
+    /// Element `index` (after the tag; `tag` is empty for an untagged
+    /// array) must not land in a field of the reply type's `list`: a float
+    /// literal or a non-numeric string in an integer field, a value that
+    /// may be nil in a field that is not an `Option`, a table in a scalar
+    /// field.
+    Element {
+        tag: String,
+        index: usize,
+        list: &'static str,
+    },
     /// `{e1, …, en}`: the reply type takes an array of `elements`. The
     /// message is completed by the reply type's constants (its field
     /// count) where `message` holds [`FILLED_IN`].
@@ -110,7 +117,7 @@ pub fn checks(
         });
     }
     for site in returns {
-        checks.extend(float_checks(site, &reply_name, subject, &render));
+        checks.extend(element_checks(site, &reply_name, subject, &render));
         match &site.shape {
             ReturnShape::Array {
                 elements,
@@ -343,9 +350,15 @@ impl WarningSite {
     }
 }
 
+/// The element checks of a returned table: what each element is, as far
+/// as the analysis knows, against the field it decodes into.
+///
 /// Redis converts a Lua number reply to an integer by truncating it, so a
-/// float literal returned into an integer field silently loses its fraction.
-fn float_checks(
+/// float literal returned into an integer field silently loses its
+/// fraction; a string that is not a number fails to decode into one; a
+/// Lua `false` (a missing key's reply) arrives as nil, which only an
+/// `Option` field takes; a table decodes into no scalar.
+fn element_checks(
     site: &ReturnSite,
     reply_name: &str,
     subject: &str,
@@ -359,25 +372,44 @@ fn float_checks(
     elements
         .iter()
         .enumerate()
-        .filter(|(_, kind)| **kind == lua::ValueKind::Float)
-        .map(|(index, _)| {
+        .filter_map(|(index, kind)| {
             let position = if tag.is_empty() {
                 format!("element {}", index + 1)
             } else {
                 format!("element {} after the tag \"{tag}\"", index + 1)
             };
-            ContractCheck {
-                kind: CheckKind::FloatElement {
-                    tag: tag.to_owned(),
-                    index,
-                },
-                message: render(
-                    site,
+            let (list, message, hint) = match kind {
+                lua::ValueKind::Float => (
+                    "INTEGER_ELEMENTS",
                     format!("{subject} returns a float literal as {position}, which `{reply_name}` decodes into an integer field: Redis truncates Lua numbers to integers in replies"),
                     "return it as a string (`tostring(x)`) into a `String` or `f64` field, or return an integer".to_owned(),
                 ),
+                lua::ValueKind::String(Some(text)) if text.trim().parse::<i64>().is_err() => (
+                    "INTEGER_ELEMENTS",
+                    format!("{subject} returns the string '{text}' as {position}, which `{reply_name}` decodes into an integer field: it is not a number, so decoding fails on every call"),
+                    "return a number there, or declare the field a `String`".to_owned(),
+                ),
+                lua::ValueKind::MaybeNil => (
+                    "REQUIRED_ELEMENTS",
+                    format!("{subject} returns {position} as a value that may be nil or false (a missing key's reply, for one), which arrives as nil, but `{reply_name}` decodes it into a field that is not an `Option`"),
+                    "declare the field as `Option<…>`, or give the element a default in the script (`v or ''`)".to_owned(),
+                ),
+                lua::ValueKind::Table => (
+                    "SCALAR_ELEMENTS",
+                    format!("{subject} returns a table as {position}, but `{reply_name}` decodes it into a scalar field (a number, a string or a boolean)"),
+                    "declare a type that decodes the table there (a `Vec`, a tuple, a `#[derive(ScriptReply)]` type), or return a scalar".to_owned(),
+                ),
+                _ => return None,
+            };
+            Some(ContractCheck {
+                kind: CheckKind::Element {
+                    tag: tag.to_owned(),
+                    index,
+                    list,
+                },
+                message: render(site, message, hint),
                 second_message: None,
-            }
+            })
         })
         .collect()
 }
@@ -407,12 +439,15 @@ pub fn assertions(
             CheckKind::Bare { text } => quote_spanned! {span=>
                 ::core::assert!(#private::accepts_bare(#shape, #text), #message);
             },
-            CheckKind::FloatElement { tag, index } => quote_spanned! {span=>
-                ::core::assert!(
-                    !#private::integer_element(<#reply as #private::ReplyShape>::INTEGER_ELEMENTS, #tag, #index),
-                    #message
-                );
-            },
+            CheckKind::Element { tag, index, list } => {
+                let list = syn::Ident::new(list, span);
+                quote_spanned! {span=>
+                    ::core::assert!(
+                        !#private::has_element(<#reply as #private::ReplyShape>::#list, #tag, #index),
+                        #message
+                    );
+                }
+            }
             CheckKind::Array { elements } => {
                 let (before, after) = split_filled_in(&check.message);
                 quote_spanned! {span=>

@@ -111,7 +111,7 @@ pub mod __private_v2 {
     pub use crate::script::{new_function, new_script, with_exactly_once};
     pub use crate::shape::{
         CheckMessage, accepts_array, accepts_bare, accepts_single_value, accepts_table,
-        accepts_tag, array_mismatch, array_shape, contains_code, has_tag, integer_element, str_eq,
+        accepts_tag, array_mismatch, array_shape, contains_code, has_element, has_tag, str_eq,
         tagged_shape, unknown_code_message, unknown_tag_message, unraised_code, unreturned_variant,
         variant,
     };

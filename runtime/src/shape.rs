@@ -134,19 +134,28 @@ pub trait ReplyShape {
     /// Lua float reply into an integer by truncating it, so the attribute
     /// rejects a literal float returned into one of these.
     const INTEGER_ELEMENTS: &'static [(&'static str, usize)] = &[];
+
+    /// The elements whose field is not an `Option`, as `(tag, index)`: a
+    /// nil there (a Lua `false`, or a missing key's reply) fails to decode,
+    /// so the attribute rejects an element the script may leave nil.
+    const REQUIRED_ELEMENTS: &'static [(&'static str, usize)] = &[];
+
+    /// The elements whose field is a number, a string or a boolean, as
+    /// `(tag, index)`: the attribute rejects a table returned there.
+    const SCALAR_ELEMENTS: &'static [(&'static str, usize)] = &[];
 }
 
-/// Whether element `index` of a reply tagged `tag` (`""` for an untagged
-/// array) decodes into a Rust integer field of the type behind `elements`
-/// ([`ReplyShape::INTEGER_ELEMENTS`]).
+/// Whether `elements` (one of the [`ReplyShape`] element lists) holds
+/// element `index` of a reply tagged `tag` (`""` for an untagged array;
+/// `index` counts the elements after the tag).
 ///
 /// ```
-/// use redis_script::__private_v2::integer_element;
+/// use redis_script::__private_v2::has_element;
 /// const DENIED: &[(&str, usize)] = &[("DENIED", 0), ("DENIED", 1)];
-/// const _: () = assert!(integer_element(DENIED, "DENIED", 1));
-/// const _: () = assert!(!integer_element(DENIED, "ALLOWED", 0));
+/// const _: () = assert!(has_element(DENIED, "DENIED", 1));
+/// const _: () = assert!(!has_element(DENIED, "ALLOWED", 0));
 /// ```
-pub const fn integer_element(elements: &[(&str, usize)], tag: &str, index: usize) -> bool {
+pub const fn has_element(elements: &[(&str, usize)], tag: &str, index: usize) -> bool {
     let mut position = 0;
     while position < elements.len() {
         let (element_tag, element_index) = elements[position];
@@ -726,16 +735,22 @@ impl<K, V> ReplyShape for BTreeMap<K, V> {
 impl<T: ReplyShape> ReplyShape for Option<T> {
     const SHAPE: Shape = T::SHAPE;
     const INTEGER_ELEMENTS: &'static [(&'static str, usize)] = T::INTEGER_ELEMENTS;
+    const REQUIRED_ELEMENTS: &'static [(&'static str, usize)] = T::REQUIRED_ELEMENTS;
+    const SCALAR_ELEMENTS: &'static [(&'static str, usize)] = T::SCALAR_ELEMENTS;
 }
 
 impl<T: ReplyShape> ReplyShape for Box<T> {
     const SHAPE: Shape = T::SHAPE;
     const INTEGER_ELEMENTS: &'static [(&'static str, usize)] = T::INTEGER_ELEMENTS;
+    const REQUIRED_ELEMENTS: &'static [(&'static str, usize)] = T::REQUIRED_ELEMENTS;
+    const SCALAR_ELEMENTS: &'static [(&'static str, usize)] = T::SCALAR_ELEMENTS;
 }
 
 impl<T: ReplyShape> ReplyShape for std::sync::Arc<T> {
     const SHAPE: Shape = T::SHAPE;
     const INTEGER_ELEMENTS: &'static [(&'static str, usize)] = T::INTEGER_ELEMENTS;
+    const REQUIRED_ELEMENTS: &'static [(&'static str, usize)] = T::REQUIRED_ELEMENTS;
+    const SCALAR_ELEMENTS: &'static [(&'static str, usize)] = T::SCALAR_ELEMENTS;
 }
 
 macro_rules! tuple_shape {

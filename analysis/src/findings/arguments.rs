@@ -140,7 +140,7 @@ impl Analyzer<'_> {
             certainty,
             span,
             format!(
-                "{}, the `{argument}` of `{command}`, {when}: Lua sends it as `3.5`, and Redis refuses it (\"value is not an integer or out of range\")",
+                "{}, the `{argument}` of `{command}`, {when}: Redis refuses a number with a fraction there (\"value is not an integer or out of range\")",
                 shown.named()
             ),
             format!("round it: `math.floor({})`", shown.code()),

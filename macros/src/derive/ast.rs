@@ -190,6 +190,12 @@ impl Field<'_> {
     pub fn is_integer(&self) -> bool {
         is_integer(self.ty)
     }
+
+    /// Whether the field is a number, a `String` or a `bool` (or an
+    /// `Option` of one), read from how its type is spelled.
+    pub fn is_scalar(&self) -> bool {
+        is_scalar(self.ty)
+    }
 }
 
 /// `TooMany` → `TOO_MANY`, `HTTPError` → `HTTP_ERROR`, `V2` → `V2`.
@@ -234,6 +240,21 @@ fn is_integer(ty: &Type) -> bool {
     const INTEGERS: &[&str] = &[
         "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128", "usize",
     ];
+    is_named(ty, INTEGERS)
+}
+
+/// A number, `String` or `bool`, or `Option` of one.
+fn is_scalar(ty: &Type) -> bool {
+    const SCALARS: &[&str] = &[
+        "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128", "usize",
+        "f32", "f64", "bool", "String",
+    ];
+    is_named(ty, SCALARS)
+}
+
+/// Whether `ty` is spelled as one of the single-segment type `names`, or an
+/// `Option` of one.
+fn is_named(ty: &Type, names: &[&str]) -> bool {
     match ty {
         Type::Path(path) if path.qself.is_none() => {
             let Some(segment) = path.path.segments.last() else {
@@ -242,15 +263,15 @@ fn is_integer(ty: &Type) -> bool {
             if segment.ident == "Option" {
                 if let syn::PathArguments::AngleBracketed(arguments) = &segment.arguments {
                     return arguments.args.iter().any(|argument| {
-                        matches!(argument, syn::GenericArgument::Type(inner) if is_integer(inner))
+                        matches!(argument, syn::GenericArgument::Type(inner) if is_named(inner, names))
                     });
                 }
                 return false;
             }
-            path.path.segments.len() == 1 && INTEGERS.iter().any(|name| segment.ident == name)
+            path.path.segments.len() == 1 && names.iter().any(|name| segment.ident == name)
         }
-        Type::Group(group) => is_integer(&group.elem),
-        Type::Paren(paren) => is_integer(&paren.elem),
+        Type::Group(group) => is_named(&group.elem, names),
+        Type::Paren(paren) => is_named(&paren.elem, names),
         _ => false,
     }
 }

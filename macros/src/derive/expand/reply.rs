@@ -50,14 +50,23 @@ impl<'f, 'a> Elements<'f, 'a> {
         }
     }
 
-    /// Indices of the fields whose type is a Rust integer.
-    fn integer_indices(&self) -> impl Iterator<Item = usize> + '_ {
+    /// Indices of the fields `keep` selects (a Rust integer, a field that
+    /// is not an `Option`, a scalar).
+    fn indices<'s>(&'s self, keep: fn(&Field<'_>) -> bool) -> impl Iterator<Item = usize> + 's {
         self.fields
             .fields
             .iter()
             .enumerate()
-            .filter(|(_, field)| field.is_integer())
+            .filter(move |(_, field)| keep(field))
             .map(|(index, _)| index)
+    }
+
+    /// `(tag, index)` of the fields `keep` selects, for a `ReplyShape`
+    /// element list.
+    fn listed(&self, tag: &str, keep: fn(&Field<'_>) -> bool) -> Vec<TokenStream> {
+        self.indices(keep)
+            .map(|index| quote!((#tag, #index)))
+            .collect()
     }
 
     /// `path { a: …, b: … }`, `path(…, …)` or `path`, each field decoded
@@ -110,16 +119,13 @@ pub fn impls(container: &Container<'_>) -> TokenStream {
             .predicates
             .push(syn::parse_quote!(#param: #private::redis::FromRedisValue));
     }
-    let (by_ref, by_value, shape, integer_elements) = match &container.data {
+    let (by_ref, by_value, shape, lists) = match &container.data {
         Data::Struct(_, fields) => {
             let elements = Elements::new(&name, fields, 0);
             let (expected, min, max) = elements.bounds();
             let by_ref = elements.construct(quote!(Self), false);
             let by_value = elements.construct(quote!(Self), true);
-            let integers: Vec<TokenStream> = elements
-                .integer_indices()
-                .map(|index| quote!(("", #index)))
-                .collect();
+            let lists = ElementLists::of(&[("", &elements)]);
             (
                 quote! {
                     let __items = #private::reply_array(__value, #expected, #min, #max)?;
@@ -132,7 +138,7 @@ pub fn impls(container: &Container<'_>) -> TokenStream {
                 quote! {
                     #private::array_shape(#name, #min, #max)
                 },
-                integers,
+                lists,
             )
         }
         Data::Enum(variants) => {
@@ -180,16 +186,12 @@ pub fn impls(container: &Container<'_>) -> TokenStream {
                     #private::variant(#variant_name, #tag, #min, #max, #unit)
                 }
             });
-            let integers: Vec<TokenStream> = variants
+            let tagged: Vec<(&str, &Elements<'_, '_>)> = variants
                 .iter()
                 .zip(&elements)
-                .flat_map(|(variant, elements)| {
-                    let tag = &variant.label.value;
-                    elements
-                        .integer_indices()
-                        .map(move |index| quote!((#tag, #index)))
-                })
+                .map(|(variant, elements)| (variant.label.value.as_str(), elements))
                 .collect();
+            let lists = ElementLists::of(&tagged);
             let unknown = quote! {
                 _ => ::core::result::Result::Err(
                     #private::redis::ParsingError::from("unknown variant index"),
@@ -213,12 +215,17 @@ pub fn impls(container: &Container<'_>) -> TokenStream {
                 quote! {
                     #private::tagged_shape(#name, &[#(#shapes),*])
                 },
-                integers,
+                lists,
             )
         }
         // Rejected by validation; the fallback stands in.
         Data::Union(_) => return fallback(container),
     };
+    let ElementLists {
+        integers,
+        required,
+        scalars,
+    } = lists;
     quote! {
         #[automatically_derived]
         impl #impl_generics #private::redis::FromRedisValue for #ident #type_generics #decode_where {
@@ -240,7 +247,36 @@ pub fn impls(container: &Container<'_>) -> TokenStream {
         #[automatically_derived]
         impl #impl_generics #private::ReplyShape for #ident #type_generics #where_clause {
             const SHAPE: #private::Shape = #shape;
-            const INTEGER_ELEMENTS: &'static [(&'static str, usize)] = &[#(#integer_elements),*];
+            const INTEGER_ELEMENTS: &'static [(&'static str, usize)] = &[#(#integers),*];
+            const REQUIRED_ELEMENTS: &'static [(&'static str, usize)] = &[#(#required),*];
+            const SCALAR_ELEMENTS: &'static [(&'static str, usize)] = &[#(#scalars),*];
+        }
+    }
+}
+
+/// The `(tag, index)` lists of a reply type's `ReplyShape` impl.
+struct ElementLists {
+    /// Fields of a Rust integer type.
+    integers: Vec<TokenStream>,
+    /// Fields that are not an `Option`: a nil there fails to decode.
+    required: Vec<TokenStream>,
+    /// Fields of a scalar type (a number, a string, a boolean): a table
+    /// there fails to decode.
+    scalars: Vec<TokenStream>,
+}
+
+impl ElementLists {
+    fn of(tagged: &[(&str, &Elements<'_, '_>)]) -> Self {
+        let list = |keep: fn(&Field<'_>) -> bool| {
+            tagged
+                .iter()
+                .flat_map(|(tag, elements)| elements.listed(tag, keep))
+                .collect()
+        };
+        Self {
+            integers: list(|field| field.is_integer()),
+            required: list(|field| !field.is_optional()),
+            scalars: list(|field| field.is_scalar()),
         }
     }
 }

@@ -1,0 +1,3 @@
+-- KEYS[1] = first
+local missing
+return {redis.call('GET', KEYS[1]) or 'none', missing, 5}
