@@ -91,6 +91,13 @@ pub use script_error::{Failure, ScriptError};
 pub use shape::{ReplyShape, Shape, Variant};
 pub use slot::{SLOT_COUNT, key_slot};
 
+/// Guides: what the checks prove and how to read them. Each page is
+/// reference material for one topic; the crate root has the overview.
+pub mod guide {
+    #[doc = include_str!("doc/guide/values.md")]
+    pub mod values {}
+}
+
 /// Items used by the code `#[redis_script]` and the derives generate. Not a
 /// public API: it may change in any release. The version in its name
 /// changes whenever generated code and this crate stop fitting together,
