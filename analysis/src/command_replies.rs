@@ -197,3 +197,19 @@ fn condition(description: &str, caller: Caller<'_>) -> String {
         _ => format!("as the server documents it: \"{text}\""),
     }
 }
+
+/// The Lua types (`"number"`, `"string"`, `"boolean"`, `"nil"`, `"table"`)
+/// a script may see from `redis.call` of `command` (lowercase,
+/// `parent|sub`) on `release` (`redis-7.0`), by default or after
+/// `redis.setresp(3)`; `None` where the model has no reply type for it.
+/// What the live tests of the conversion rules compare with a server.
+#[doc(hidden)]
+pub fn reply_lua_types(command: &str, release: &str, resp3: bool) -> Option<Vec<&'static str>> {
+    let index = crate::target::RELEASES
+        .iter()
+        .position(|known| known.name == release)?;
+    let resp = if resp3 { Resp::Three } else { Resp::Two };
+    let caller = Caller { command, key: None };
+    let ty = reply_type(command, ReleaseSet::only(index), resp, caller);
+    (!ty.is_unknown()).then(|| ty.kinds.lua_types())
+}

@@ -62,6 +62,7 @@ mod target_checks;
 #[cfg(test)]
 mod tests;
 
+pub use command_replies::reply_lua_types;
 pub use declared::{COMMANDS_VARIABLE, DeclarationError, DeclaredCommands};
 pub use diagnostic::{Diagnostic, Severity};
 pub use findings::{FINDINGS, FindingClass, finding};

@@ -17,6 +17,7 @@ mod forged_refusals;
 mod functions;
 mod preload;
 mod replies;
+mod reply_conversions;
 mod servers;
 mod slots;
 mod telemetry;
