@@ -38,7 +38,7 @@ pub(crate) enum Value {
     Table(Option<Box<TableShape>>),
     /// A function written in the script: the type of the first value its
     /// calls return, when its body has been walked.
-    Function(Option<Box<Type>>),
+    Function(Option<std::rc::Rc<Type>>),
     /// A sandbox global or one of its members: `redis`, `redis.call`.
     Builtin {
         global: String,

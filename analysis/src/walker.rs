@@ -433,7 +433,7 @@ impl<'a> Analyzer<'a> {
                 self.declare(identifier(name), offset(name), Value::Function(None));
                 let summary = self.walk_function_body(function.body(), None);
                 self.scopes
-                    .assign(offset(name), Value::Function(summary.map(Box::new)));
+                    .assign(offset(name), Value::Function(summary.map(std::rc::Rc::new)));
                 false
             }
             Stmt::NumericFor(numeric_for) => {
@@ -545,7 +545,7 @@ impl<'a> Analyzer<'a> {
         match (names.split_first(), method) {
             (Some((only, [])), None) => {
                 let summary = self.walk_function_body(declaration.body(), None);
-                self.assign_name(only, true, Value::Function(summary.map(Box::new)));
+                self.assign_name(only, true, Value::Function(summary.map(std::rc::Rc::new)));
                 return;
             }
             (Some((first, rest)), _) => {
@@ -937,7 +937,7 @@ impl<'a> Analyzer<'a> {
             Expression::UnaryOperator { unop, expression } => self.unary(unop, expression),
             Expression::Function(function) => {
                 let summary = self.walk_function_body(function.body(), None);
-                Value::Function(summary.map(Box::new))
+                Value::Function(summary.map(std::rc::Rc::new))
             }
             Expression::FunctionCall(call) => self.eval_function_call(call),
             Expression::TableConstructor(table) => self.eval_table(table),
