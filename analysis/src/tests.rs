@@ -1252,7 +1252,7 @@ fn status_error_nil_and_scalar_returns() {
             ReturnShape::Nil,
             ReturnShape::Value(ValueKind::String(Some("text".into()))),
             ReturnShape::Value(ValueKind::Integer),
-            ReturnShape::Value(ValueKind::String(None)),
+            ReturnShape::Value(ValueKind::MaybeNil),
         ]
     );
 }
