@@ -54,6 +54,15 @@ impl Analyzer<'_> {
             if ty.is_unknown() || !ty.kinds.intersects(Kinds::NIL) || position + 1 == last {
                 continue;
             }
+            // `{nil, nil}`: nothing after it can be lost (an empty reply,
+            // written that way on purpose).
+            let later_always_nil = elements.iter().skip(position + 1).all(|(later, _)| {
+                let later = later.ty();
+                !later.is_unknown() && later.kinds.within(Kinds::NIL)
+            });
+            if later_always_nil {
+                continue;
+            }
             let shown = self.shown(*span, "this element");
             let (shown_named, shown_code) = (shown.named(), shown.code().to_owned());
             let lost = last - position - 1;

@@ -81,8 +81,12 @@ fn equality_the_types_decide() {
 #[test]
 fn a_number_tested_for_truth_is_always_true() {
     assert_eq!(
-        findings("if #KEYS then return 1 end"),
+        findings("if redis.call('EXISTS', KEYS[1]) then return 1 end"),
         [("always_true", ERROR, 1)]
+    );
+    assert_eq!(
+        findings("local n = redis.call('INCR', KEYS[1]) - 1\nif n then return 1 end\nreturn 0"),
+        [("always_true", ERROR, 2)]
     );
     assert_eq!(
         names("local n = #ARGV\nwhile n do n = n - 1 end"),
@@ -355,4 +359,20 @@ fn fractions_into_integer_arguments() {
     silent("redis.call('ZADD', KEYS[1], tonumber(ARGV[1]) / 3, ARGV[2])\nreturn 1");
     silent("redis.call('EXPIRE', KEYS[1], tonumber(ARGV[1]))\nreturn 1");
     silent("redis.call('SET', KEYS[1], tonumber(ARGV[1]) / 2)\nreturn 1");
+}
+
+#[test]
+fn a_length_tested_for_truth_is_a_warning() {
+    assert_eq!(
+        findings(
+            "local r = redis.call('ZRANGE', KEYS[1], 0, 0)\nif #r then return r[1] end\nreturn 1"
+        ),
+        [("always_true", WARNING, 2)]
+    );
+}
+
+#[test]
+fn a_table_of_nothing_but_nils_loses_nothing() {
+    silent("return {nil, nil}");
+    assert_eq!(findings("return {nil, 1}"), [("reply_hole", ERROR, 1)]);
 }

@@ -1,7 +1,7 @@
 //! `always_true`: a number tested for truth. Every number is true in Lua,
 //! 0 included, so `if redis.call('SISMEMBER', …) then` always runs.
 
-use full_moon::ast::Expression;
+use full_moon::ast::{Expression, UnOp};
 
 use super::{ALWAYS_TRUE, Certainty};
 use crate::span::Span;
@@ -27,13 +27,32 @@ impl Analyzer<'_> {
             Some([0, 1]) => format!("`{shown_code} == 1`"),
             _ => format!("`{shown_code} > 0` (or `~= 0`)"),
         };
+        // A length tested for truth (`if #t then`) is the same mistake,
+        // but scripts that make it usually test the elements they read
+        // next, so it rarely changes what they do: a warning.
+        let certainty = if is_length(expression) {
+            Certainty::Sometimes
+        } else {
+            Certainty::Always
+        };
         self.report(
             ALWAYS_TRUE,
-            Certainty::Always,
+            certainty,
             span,
             format!("{shown_named} is a number, and every number is true in Lua (0 included): this test always passes"),
             format!("compare it: {compare}"),
         );
+    }
+}
+
+fn is_length(expression: &Expression) -> bool {
+    match expression {
+        Expression::UnaryOperator {
+            unop: UnOp::Hash(_),
+            ..
+        } => true,
+        Expression::Parentheses { expression, .. } => is_length(expression),
+        _ => false,
     }
 }
 
