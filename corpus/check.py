@@ -32,14 +32,13 @@ def main() -> int:
     report = json.loads(run.stdout)
     counts = collections.Counter()
     listed = []
-    for file in report["files"]:
-        for diagnostic in file["diagnostics"]:
-            name = diagnostic.get("finding")
-            if not name:
-                continue
-            counts[(name, diagnostic["severity"])] += 1
-            where = f"{Path(file['path']).relative_to(scripts)}:{diagnostic['line']}"
-            listed.append(f"{diagnostic['severity']:7} {name:22} {where}: {diagnostic['message']}")
+    for diagnostic in report["diagnostics"]:
+        name = diagnostic.get("finding")
+        if not name:
+            continue
+        counts[(name, diagnostic["severity"])] += 1
+        where = f"{Path(diagnostic['path']).resolve().relative_to(scripts)}:{diagnostic['line']}"
+        listed.append(f"{diagnostic['severity']:7} {name:22} {where}: {diagnostic['message']}")
     print(f"{len(report['files'])} scripts")
     for (name, severity), count in sorted(counts.items()):
         print(f"{count:4} {severity:7} {name}")
