@@ -7,6 +7,7 @@ use super::diagnostic::Diagnostic;
 use super::sandbox::Environment;
 use super::span::Span;
 use super::text::plural_or_no;
+use super::types::{Kinds, Type};
 use super::value::{Param, Value};
 use super::walker::Analyzer;
 use super::{DeclaredBy, Parameter};
@@ -88,11 +89,22 @@ impl<'a> Analyzer<'a> {
 
     /// `KEYS[index]` / `ARGV[index]`.
     pub fn param_index(&mut self, param: Param, index: &Value, span: Span) -> Value {
+        let declared = self.declared(param);
         let element = match (param, index.as_integer()) {
+            // Past the fixed arguments of a variadic signature the
+            // element may be absent: nil, for a test to find. Nothing
+            // says when, so no finding warns about the nil.
+            (Param::Argv, Some(literal))
+                if declared.variadic
+                    && usize::try_from(literal).is_ok_and(|index| index > declared.fixed) =>
+            {
+                Value::Typed(Type::of(Kinds::STRING | Kinds::NIL))
+            }
             (Param::Argv, Some(literal)) => Value::Arg(usize::try_from(literal).ok()),
+            // A computed index (`ARGV[i + 1]`) may be past the end.
+            (Param::Argv, None) => Value::Typed(Type::of(Kinds::STRING | Kinds::NIL)),
             _ => param.element(),
         };
-        let declared = self.declared(param);
         match index.as_integer() {
             Some(literal) if literal < 1 => self.push_never_set(declared, span, literal),
             Some(literal) => self.read_literal(declared, literal, span),

@@ -190,6 +190,13 @@ pub(crate) struct Type {
     /// For integers: the value is even (the length of an even-length
     /// table), so halving it keeps it whole.
     pub even: bool,
+    /// For integers: the value is odd (a loop index counting from 1 in
+    /// steps of 2), so the value after it halves whole.
+    pub odd: bool,
+    /// The kinds it had before the script's own tests narrowed it. A test
+    /// that the narrowed kinds decide but these do not repeats an earlier
+    /// guard (`if not id or id == false`): redundant, not a bug.
+    pub unguarded: Kinds,
 }
 
 impl Type {
@@ -201,6 +208,8 @@ impl Type {
             integers: None,
             divided: false,
             even: false,
+            odd: false,
+            unguarded: kinds,
         }
     }
 
@@ -218,6 +227,30 @@ impl Type {
 
     pub fn is_unknown(&self) -> bool {
         self.kinds.is_unknown()
+    }
+
+    /// The kinds it may have, or had before a test of the script narrowed
+    /// them: what a finding about a redundant test must also hold for.
+    pub fn kinds_before_tests(&self) -> Kinds {
+        self.kinds | self.unguarded
+    }
+
+    /// An integer of known parity.
+    pub fn integer_with_parity(even: Option<bool>) -> Self {
+        Self {
+            even: even == Some(true),
+            odd: even == Some(false),
+            ..Self::of(Kinds::INTEGER)
+        }
+    }
+
+    /// Whether it is an even integer, when that is known.
+    pub fn parity(&self) -> Option<bool> {
+        match (self.even, self.odd) {
+            (true, false) => Some(true),
+            (false, true) => Some(false),
+            _ => None,
+        }
     }
 
     /// The type with the reason it may be nil or false.
@@ -271,6 +304,8 @@ impl Type {
             integers,
             divided: self.divided || other.divided,
             even: self.even && other.even,
+            odd: self.odd && other.odd,
+            unguarded: self.unguarded | other.unguarded,
         }
     }
 

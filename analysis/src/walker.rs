@@ -756,7 +756,10 @@ impl<'a> Analyzer<'a> {
         // Integer bounds and step give integer indices.
         let integral = |value: &Value| value.ty().kinds.within(Kinds::INTEGER);
         let index = if integral(&start) && step.as_ref().is_none_or(integral) {
-            Value::Typed(Type::of(Kinds::INTEGER))
+            // `for i = 1, #pairs, 2`: every index has the start's parity.
+            let steps_even = step.as_ref().and_then(parity) == Some(true);
+            let even = parity(&start).filter(|_| steps_even);
+            Value::Typed(Type::integer_with_parity(even))
         } else {
             Value::ComputedNumber
         };
@@ -986,13 +989,19 @@ impl<'a> Analyzer<'a> {
         let divided = left.ty().divided || right.ty().divided;
         // The length of a flat map or list of pairs, halved: whole.
         let halves_even = left.ty().even && right.as_number() == Some(2.0);
+        let parities = parity(&left).zip(parity(&right));
         let fold = |apply: fn(f64, f64) -> f64, keeps_integers: bool| match constants {
             Some((a, b)) => Value::Number(apply(a, b)),
             None if keeps_integers
                 && left_kinds.within(Kinds::INTEGER)
                 && right_kinds.within(Kinds::INTEGER) =>
             {
-                Value::Typed(Type::of(Kinds::INTEGER))
+                let even = match operator {
+                    BinOp::Plus(_) | BinOp::Minus(_) => parities.map(|(a, b)| a == b),
+                    BinOp::Star(_) => parities.map(|(a, b)| a || b),
+                    _ => None,
+                };
+                Value::Typed(Type::integer_with_parity(even))
             }
             // `/` and `^` make fractions; other operators keep them.
             None if !keeps_integers || divided => Value::Typed(Type::divided()),
@@ -1498,6 +1507,15 @@ fn long_string(written: &str, depth: usize) -> String {
         .or_else(|| inner.strip_prefix('\n'))
         .unwrap_or(inner);
     inner.to_string()
+}
+
+/// Whether an integer value is even, when that is known.
+fn parity(value: &Value) -> Option<bool> {
+    match value.as_number() {
+        Some(number) if number.fract() == 0.0 => Some(number % 2.0 == 0.0),
+        Some(_) => None,
+        None => value.ty().parity(),
+    }
 }
 
 impl Value {

@@ -359,6 +359,14 @@ fn fractions_into_integer_arguments() {
     silent("redis.call('ZADD', KEYS[1], tonumber(ARGV[1]) / 3, ARGV[2])\nreturn 1");
     silent("redis.call('EXPIRE', KEYS[1], tonumber(ARGV[1]))\nreturn 1");
     silent("redis.call('SET', KEYS[1], tonumber(ARGV[1]) / 2)\nreturn 1");
+    // An odd index of a list of pairs, one past it halved: whole.
+    silent(
+        "local r = redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')\nfor i = 1, #r, 2 do\n  redis.call('ZREMRANGEBYRANK', KEYS[1], (i + 1) / 2 - 1, (i + 1) / 2 - 1)\nend\nreturn 1",
+    );
+    assert_eq!(
+        findings("for i = 1, 9, 2 do redis.call('EXPIRE', KEYS[1], i / 2) end\nreturn 1"),
+        [("fractional_argument", WARNING, 1)]
+    );
 }
 
 #[test]
@@ -375,4 +383,61 @@ fn a_length_tested_for_truth_is_a_warning() {
 fn a_table_of_nothing_but_nils_loses_nothing() {
     silent("return {nil, nil}");
     assert_eq!(findings("return {nil, 1}"), [("reply_hole", ERROR, 1)]);
+}
+
+#[test]
+fn a_test_repeating_an_earlier_guard_is_redundant_not_a_bug() {
+    // Seen in production scripts: the second test only repeats the first.
+    silent(
+        "local id = redis.call('HGET', KEYS[1], 'id')\nif not id or id == false then return 0 end",
+    );
+    silent(
+        "local ms = tonumber(ARGV[1])\nif not ms then ms = redis.call('TIME')[1] * 1000 end\nif ms and ms > 5 then return 1 end",
+    );
+    // The narrowing of one branch does not hide the bug after both meet.
+    assert_eq!(
+        findings(
+            "local v = redis.call('GET', KEYS[1])\nif v then redis.call('SET', KEYS[2], v) end\nif v == nil then return 1 end"
+        ),
+        [("constant_equality", ERROR, 3)]
+    );
+    // An integer reply was never anything but a number.
+    assert_eq!(
+        findings(
+            "local n = redis.call('SISMEMBER', KEYS[1], ARGV[1])\nif n == false then return 0 end\nif n then return 1 end"
+        ),
+        [("constant_equality", ERROR, 2), ("always_true", ERROR, 3)]
+    );
+}
+
+#[test]
+fn arguments_past_the_fixed_ones_of_a_variadic_signature_may_be_nil() {
+    let signature = Signature {
+        keys: 1,
+        args: 1,
+        variadic_args: true,
+        allow_unused: true,
+        ..Signature::default()
+    };
+    let found = |source: &str| -> Vec<&'static str> {
+        analyze(source, &signature)
+            .diagnostics
+            .iter()
+            .filter_map(|diagnostic| diagnostic.finding)
+            .collect()
+    };
+    assert_eq!(
+        found("if ARGV[3] == nil then return 0 end return ARGV[3]"),
+        [] as [&str; 0]
+    );
+    assert_eq!(
+        found("if ARGV[1] == nil then return 0 end"),
+        ["constant_equality"]
+    );
+    assert_eq!(found("local i = 2\nif ARGV[i + 1] == nil then return 0 end"), [] as [&str; 0]);
+    // Absent or not, it is never a number.
+    assert_eq!(
+        found("if ARGV[3] == 1 then return 0 end"),
+        ["constant_equality"]
+    );
 }

@@ -18,7 +18,7 @@ impl Analyzer<'_> {
             return;
         }
         let ty = value.ty();
-        if !ty.kinds.within(Kinds::NUMBER) {
+        if !ty.kinds_before_tests().within(Kinds::NUMBER) {
             return;
         }
         let shown = self.shown(span, "this value");
