@@ -7,7 +7,7 @@
 
 use std::rc::Rc;
 
-use full_moon::ast::{BinOp, Expression, FunctionArgs, Prefix, Suffix, UnOp, Var};
+use full_moon::ast::{BinOp, Call, Expression, FunctionArgs, Index, Prefix, Suffix, UnOp, Var};
 use full_moon::tokenizer::{Symbol, TokenReference, TokenType};
 
 use super::scope::Binding;
@@ -61,6 +61,14 @@ impl Analyzer<'_> {
             Expression::Var(Var::Name(token)) => {
                 self.narrow_local(token, |ty| if truth { ty.truthy() } else { ty.falsy() })
             }
+            // `if next(t) then`: `t` has an element.
+            call @ Expression::FunctionCall(_) if truth => {
+                if let Some(declared_at) =
+                    local_argument(call, &["next"]).and_then(|table| self.local_declaration(table))
+                {
+                    self.known_non_empty(declared_at);
+                }
+            }
             _ => {}
         }
     }
@@ -71,6 +79,17 @@ impl Analyzer<'_> {
             (Some(local), None) => (local, self.compared(rhs)),
             (None, Some(local)) => (local, self.compared(lhs)),
             _ => {
+                // `next(t) ~= nil`: `t` has an element.
+                let next_of = |expression| local_argument(expression, &["next"]);
+                if !truth
+                    && let Some(table) = next_of(lhs)
+                        .filter(|_| is_nil(rhs))
+                        .or_else(|| next_of(rhs).filter(|_| is_nil(lhs)))
+                    && let Some(declared_at) = self.local_declaration(table)
+                {
+                    self.known_non_empty(declared_at);
+                    return;
+                }
                 // `type(v) == 'string'`, either way round.
                 if let Some((local, kinds)) = self
                     .type_test(lhs, rhs)
@@ -184,6 +203,24 @@ impl Analyzer<'_> {
         arguments.next().is_none().then_some((local, kinds))
     }
 
+    /// `local n = #t` (or `table.getn(t)`): `n` keeps the link to `t`.
+    pub fn with_length_link(&self, expression: &Expression, value: Value) -> Value {
+        let table = match expression {
+            Expression::UnaryOperator {
+                unop: UnOp::Hash(_),
+                expression,
+            } => local_name(expression),
+            call => local_argument(call, &["table", "getn"]),
+        };
+        let Some(declared_at) = table.and_then(|table| self.local_declaration(table)) else {
+            return value;
+        };
+        Value::Typed(Type {
+            length_of: Some(declared_at),
+            ..value.ty()
+        })
+    }
+
     /// `#t > 0` and its equivalents: where it holds, `t` is not empty.
     fn narrow_length(&mut self, lhs: &Expression, operator: &BinOp, rhs: &Expression, truth: bool) {
         let number = |expression: &Expression| match expression {
@@ -193,15 +230,23 @@ impl Analyzer<'_> {
             },
             _ => None,
         };
-        fn length_of(expression: &Expression) -> Option<&TokenReference> {
+        // The table whose length `expression` is: `#t`, or a local that
+        // holds it (`local n = #t`).
+        let length_of = |expression: &Expression| -> Option<usize> {
             match expression {
                 Expression::UnaryOperator {
                     unop: UnOp::Hash(_),
                     expression,
-                } => local_name(expression),
-                _ => None,
+                } => self.local_declaration(local_name(expression)?),
+                _ => match self
+                    .scopes
+                    .resolve(identifier(local_name(expression)?), self.functions_depth())
+                {
+                    Binding::Local { value, .. } => value.ty().length_of,
+                    Binding::Global => None,
+                },
             }
-        }
+        };
         let (local, other) = match (length_of(lhs), length_of(rhs)) {
             (Some(local), None) => (local, rhs),
             (None, Some(local)) => (local, lhs),
@@ -257,9 +302,10 @@ impl Analyzer<'_> {
         }
     }
 
-    /// The local table `local` has at least one element here.
-    fn known_non_empty(&mut self, local: &TokenReference) {
-        self.narrow_local(local, |ty| {
+    /// The local table declared at `declared_at` has at least one
+    /// element here.
+    fn known_non_empty(&mut self, declared_at: usize) {
+        self.narrow_declared(declared_at, |ty| {
             let mut table = ty.table_type().cloned().unwrap_or_default();
             table.may_be_empty = false;
             Type {
@@ -272,12 +318,13 @@ impl Analyzer<'_> {
     /// Replaces the value of the local `token` by `narrowing` of its type,
     /// unless that changes nothing (the value keeps what else it knows).
     fn narrow_local(&mut self, token: &TokenReference, narrowing: impl Fn(&Type) -> Type) {
-        let Binding::Local {
-            declared_at, value, ..
-        } = self
-            .scopes
-            .resolve(identifier(token), self.functions_depth())
-        else {
+        if let Some(declared_at) = self.local_declaration(token) {
+            self.narrow_declared(declared_at, narrowing);
+        }
+    }
+
+    fn narrow_declared(&mut self, declared_at: usize, narrowing: impl Fn(&Type) -> Type) {
+        let Some(value) = self.scopes.value_at(declared_at, self.functions_depth()) else {
             return;
         };
         let ty = value.ty();
@@ -322,4 +369,44 @@ fn local_name(expression: &Expression) -> Option<&TokenReference> {
         Expression::Parentheses { expression, .. } => local_name(expression),
         _ => None,
     }
+}
+
+fn is_nil(expression: &Expression) -> bool {
+    matches!(
+        expression,
+        Expression::Symbol(token) if matches!(token.token_type(), TokenType::Symbol { symbol: Symbol::Nil })
+    )
+}
+
+/// The local `t` of a call `name(t)` or `table.name(t)` (`path` is the
+/// dotted name), with no other argument.
+fn local_argument<'e>(expression: &'e Expression, path: &[&str]) -> Option<&'e TokenReference> {
+    let Expression::FunctionCall(call) = expression else {
+        return None;
+    };
+    let Prefix::Name(first) = call.prefix() else {
+        return None;
+    };
+    let (head, members) = path.split_first()?;
+    if identifier(first) != *head {
+        return None;
+    }
+    let mut suffixes = call.suffixes();
+    for member in members {
+        match suffixes.next() {
+            Some(Suffix::Index(Index::Dot { name, .. })) if identifier(name) == *member => {}
+            _ => return None,
+        }
+    }
+    let (Some(Suffix::Call(Call::AnonymousCall(arguments))), None) =
+        (suffixes.next(), suffixes.next())
+    else {
+        return None;
+    };
+    let FunctionArgs::Parentheses { arguments, .. } = &**arguments else {
+        return None;
+    };
+    let mut arguments = arguments.iter();
+    let local = local_name(arguments.next()?)?;
+    arguments.next().is_none().then_some(local)
 }

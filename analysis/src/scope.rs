@@ -144,6 +144,22 @@ impl Scopes {
         })
     }
 
+    /// The value of the local declared at `declared_at`, read from a
+    /// function at `depth`, when it is visible.
+    pub fn value_at(&self, declared_at: usize, depth: usize) -> Option<Value> {
+        let local = self
+            .blocks
+            .iter()
+            .flatten()
+            .find(|local| local.declared_at == declared_at)?;
+        let followed = depth == local.depth || !self.assignments.reassigned.contains(&declared_at);
+        Some(if followed {
+            local.value.clone()
+        } else {
+            Value::Unknown
+        })
+    }
+
     /// The innermost local named `name`.
     fn local(&self, name: &str) -> Option<&Local> {
         self.blocks

@@ -193,6 +193,9 @@ pub(crate) struct Type {
     /// For integers: the value is odd (a loop index counting from 1 in
     /// steps of 2), so the value after it halves whole.
     pub odd: bool,
+    /// For integers: the length of the local table declared at this
+    /// offset (`local n = #t`), so `n > 0` says `t` is not empty.
+    pub length_of: Option<usize>,
     /// The kinds it had before the script's own tests narrowed it. A test
     /// that the narrowed kinds decide but these do not repeats an earlier
     /// guard (`if not id or id == false`): redundant, not a bug.
@@ -209,6 +212,7 @@ impl Type {
             divided: false,
             even: false,
             odd: false,
+            length_of: None,
             unguarded: kinds,
         }
     }
@@ -305,6 +309,9 @@ impl Type {
             divided: self.divided || other.divided,
             even: self.even && other.even,
             odd: self.odd && other.odd,
+            length_of: self
+                .length_of
+                .filter(|table| other.length_of == Some(*table)),
             unguarded: self.unguarded | other.unguarded,
         }
     }

@@ -457,6 +457,10 @@ impl<'a> Analyzer<'a> {
                 None if trailing_many => Value::Unknown,
                 None => Value::Nil,
             };
+            let value = match assignment.expressions().iter().nth(position) {
+                Some(expression) => self.with_length_link(expression, value),
+                None => value,
+            };
             self.assign_to(variable, &value);
         }
     }
@@ -533,6 +537,10 @@ impl<'a> Analyzer<'a> {
                 Some(operand) => operand.value.clone(),
                 None if trailing_many => Value::Unknown,
                 None => Value::Nil,
+            };
+            let value = match local.expressions().iter().nth(position) {
+                Some(expression) => self.with_length_link(expression, value),
+                None => value,
             };
             self.declare(identifier(name), offset(name), value);
         }

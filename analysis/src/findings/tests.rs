@@ -131,6 +131,29 @@ fn unpack_of_a_table_that_may_be_empty() {
     silent("local ids = {ARGV[1], ARGV[2]}\nredis.call('SREM', KEYS[1], unpack(ids))");
     // A command that needs nothing from the spread: fine.
     silent("local ids = {}\nredis.call('DEL', KEYS[1], unpack(ids))");
+    // The length kept in a local guards as well, until the local changes.
+    let members = "local ids = redis.call('SMEMBERS', KEYS[1])\n";
+    silent(&format!(
+        "{members}local n = #ids\nif n > 0 then redis.call('RPUSH', KEYS[2], unpack(ids)) end"
+    ));
+    silent(&format!(
+        "{members}local n = table.getn(ids)\nif n == 0 then return 0 end\nredis.call('RPUSH', KEYS[2], unpack(ids))"
+    ));
+    silent(&format!(
+        "{members}local n = 0\nn = #ids\nif n > 0 then redis.call('RPUSH', KEYS[2], unpack(ids)) end"
+    ));
+    silent(&format!(
+        "{members}if next(ids) ~= nil then redis.call('RPUSH', KEYS[2], unpack(ids)) end"
+    ));
+    silent(&format!(
+        "{members}if next(ids) then redis.call('RPUSH', KEYS[2], unpack(ids)) end"
+    ));
+    assert_eq!(
+        findings(&format!(
+            "{members}local n = #ids\nn = 5\nif n > 0 then redis.call('RPUSH', KEYS[2], unpack(ids)) end"
+        )),
+        [("empty_unpack", WARNING, 4)]
+    );
 }
 
 #[test]
@@ -434,7 +457,10 @@ fn arguments_past_the_fixed_ones_of_a_variadic_signature_may_be_nil() {
         found("if ARGV[1] == nil then return 0 end"),
         ["constant_equality"]
     );
-    assert_eq!(found("local i = 2\nif ARGV[i + 1] == nil then return 0 end"), [] as [&str; 0]);
+    assert_eq!(
+        found("local i = 2\nif ARGV[i + 1] == nil then return 0 end"),
+        [] as [&str; 0]
+    );
     // Absent or not, it is never a number.
     assert_eq!(
         found("if ARGV[3] == 1 then return 0 end"),
