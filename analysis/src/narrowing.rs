@@ -119,9 +119,18 @@ impl Analyzer<'_> {
             }
             (Compared::TypeName(kinds), true) => self.narrow_local(local, |ty| ty.only(kinds)),
             (Compared::TypeName(kinds), false) => self.narrow_local(local, |ty| ty.without(kinds)),
-            // Equal to a constant: it is that constant.
+            // Equal to a constant: it is that constant. Unless it never
+            // can be (a string against a number): the branch never runs,
+            // and what it would make of the local must not leak out of it.
             (Compared::Constant(constant), true) => {
-                if let Some(declared_at) = self.local_declaration(local) {
+                let Some(declared_at) = self.local_declaration(local) else {
+                    return;
+                };
+                let possible = self
+                    .scopes
+                    .value_at(declared_at, self.functions_depth())
+                    .is_some_and(|value| value.ty().kinds.intersects(constant.ty().kinds));
+                if possible {
                     self.scopes.assign(declared_at, constant);
                 }
             }

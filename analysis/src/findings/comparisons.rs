@@ -20,14 +20,12 @@ impl Analyzer<'_> {
     /// two strings, and raises for anything else.
     pub(crate) fn check_ordering(&mut self, left: Side<'_>, right: Side<'_>, span: Span) {
         let (a, b) = (left.value.ty().kinds, right.value.ty().kinds);
-        if a.is_unknown() || b.is_unknown() || a.is_empty() || b.is_empty() {
-            return;
-        }
         let comparable = (a.intersects(Kinds::NUMBER) && b.intersects(Kinds::NUMBER))
             || (a.intersects(Kinds::STRING) && b.intersects(Kinds::STRING))
             || (a.intersects(Kinds::TABLE) && b.intersects(Kinds::TABLE));
-        if comparable {
-            // Where a side may be nil or false, the nil findings say when.
+        if a.is_unknown() || b.is_unknown() || a.is_empty() || b.is_empty() || comparable {
+            // Where a side may be nil or false, the nil findings say when:
+            // nil and false raise against anything.
             for side in [&left, &right] {
                 self.check_nil_use(side.value, side.span, "compare", span);
             }

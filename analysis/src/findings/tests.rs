@@ -424,6 +424,13 @@ fn a_test_repeating_an_earlier_guard_is_redundant_not_a_bug() {
         ),
         [("constant_equality", ERROR, 3)]
     );
+    // A branch that never runs changes nothing, in a loop either.
+    assert_eq!(
+        findings(
+            "local s = ARGV[1]\nfor i = 1, 3 do\n  if s == 1 then redis.call('DEL', KEYS[1]) end\nend"
+        ),
+        [("constant_equality", ERROR, 3)]
+    );
     // An integer reply was never anything but a number.
     assert_eq!(
         findings(
