@@ -10,6 +10,7 @@
 //! enclosing function that is ever assigned again cannot know when it runs,
 //! so it reads an unknown value too.
 
+use std::cell::RefCell;
 use std::collections::HashSet;
 
 use super::value::Value;
@@ -38,6 +39,9 @@ pub(crate) struct Assignments {
 pub(crate) struct Scopes {
     blocks: Vec<Vec<Local>>,
     assignments: Assignments,
+    /// Locals read from a function nested in the one declaring them: the
+    /// only reads whose value depends on `assignments.reassigned`.
+    nested_reads: RefCell<HashSet<usize>>,
 }
 
 /// What a name refers to.
@@ -96,6 +100,7 @@ impl Scopes {
         Self {
             blocks: vec![Vec::new()],
             assignments,
+            nested_reads: RefCell::default(),
         }
     }
 
@@ -130,8 +135,7 @@ impl Scopes {
     /// What `name` refers to, read from a function at `depth`.
     pub fn resolve(&self, name: &str, depth: usize) -> Binding {
         self.local(name).map_or(Binding::Global, |local| {
-            let followed =
-                depth == local.depth || !self.assignments.reassigned.contains(&local.declared_at);
+            let followed = depth == local.depth || self.nested_read(local.declared_at);
             Binding::Local {
                 declared_at: local.declared_at,
                 depth: local.depth,
@@ -152,12 +156,32 @@ impl Scopes {
             .iter()
             .flatten()
             .find(|local| local.declared_at == declared_at)?;
-        let followed = depth == local.depth || !self.assignments.reassigned.contains(&declared_at);
+        let followed = depth == local.depth || self.nested_read(declared_at);
         Some(if followed {
             local.value.clone()
         } else {
             Value::Unknown
         })
+    }
+
+    /// A read of a local from a nested function: followed unless the local
+    /// is assigned again somewhere.
+    fn nested_read(&self, declared_at: usize) -> bool {
+        self.nested_reads.borrow_mut().insert(declared_at);
+        !self.assignments.reassigned.contains(&declared_at)
+    }
+
+    /// Whether a walk with `found` would have answered every question this
+    /// walk asked the same way, so that walking again with them changes
+    /// nothing.
+    pub fn agrees_with(&self, found: &Assignments) -> bool {
+        let same_closures = found.from_closures == self.assignments.from_closures;
+        let nested_reads = self.nested_reads.borrow();
+        let same_reads = nested_reads.iter().all(|declared_at| {
+            found.reassigned.contains(declared_at)
+                == self.assignments.reassigned.contains(declared_at)
+        });
+        same_closures && same_reads
     }
 
     /// The innermost local named `name`.

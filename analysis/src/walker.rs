@@ -62,11 +62,25 @@ pub(crate) fn run(
     walk_twice(context, ast).finish()
 }
 
-/// The first walk finds the locals assigned again, the second checks.
+/// The first walk finds the locals assigned again, the second checks;
+/// unless no answer of the first depended on what it did not know yet.
 fn walk_twice<'a>(context: Context<'a>, ast: &Ast) -> Analyzer<'a> {
+    let (survey, assignments) = survey(context, ast);
+    if survey.scopes.agrees_with(&assignments) {
+        return survey;
+    }
+    walk_knowing(context, ast, assignments)
+}
+
+/// A walk that knows no assignment yet, and the assignments it found.
+fn survey<'a>(context: Context<'a>, ast: &Ast) -> (Analyzer<'a>, Assignments) {
     let mut survey = Analyzer::new(context, Assignments::default());
     survey.walk_chunk(ast);
     let assignments = std::mem::take(&mut survey.assignments_found);
+    (survey, assignments)
+}
+
+fn walk_knowing<'a>(context: Context<'a>, ast: &Ast, assignments: Assignments) -> Analyzer<'a> {
     let mut analyzer = Analyzer::new(context, assignments);
     analyzer.walk_chunk(ast);
     analyzer
@@ -1549,5 +1563,86 @@ impl super::value::Param {
             super::value::Param::Keys => Value::Key,
             super::value::Param::Argv => Value::Arg(None),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::syntax::Prepared;
+
+    fn lua_files(directory: &Path, found: &mut Vec<String>) {
+        let Ok(entries) = std::fs::read_dir(directory) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                lua_files(&path, found);
+            } else if path.extension().is_some_and(|extension| extension == "lua") {
+                found.extend(std::fs::read_to_string(&path).ok());
+            }
+        }
+    }
+
+    /// Skipping the second walk is exact: on every script of the test
+    /// suite, and on closures that read and assign outer locals, the
+    /// outcome is the one two walks give.
+    #[test]
+    fn the_second_walk_is_skipped_only_when_it_changes_nothing() {
+        let mut sources = Vec::new();
+        lua_files(
+            &Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/lua"),
+            &mut sources,
+        );
+        assert!(sources.len() > 40, "the test scripts were not found");
+        sources.extend(
+            [
+                "local n = 0\nlocal function bump() n = n + 1 end\nbump()\nreturn n + 1",
+                "local v = redis.call('GET', KEYS[1])\nlocal function read() return v end\nv = 'x'\nreturn read()",
+                "local v = redis.call('GET', KEYS[1])\nlocal function read() return v == nil end\nreturn read()",
+                "local t = {}\nlocal function add(x) t[#t + 1] = x end\nadd(ARGV[1])\nreturn redis.call('DEL', unpack(t))",
+            ]
+            .map(str::to_owned),
+        );
+        let signature = Signature {
+            keys: 2,
+            args: 3,
+            variadic_keys: true,
+            variadic_args: true,
+            allow_unused: true,
+            dynamic_keys: true,
+            ..Signature::default()
+        };
+        let (flags, header) = (ScriptFlags::default(), Header::default());
+        let mut skipped = 0;
+        for source in &sources {
+            let prepared = Prepared::new(source);
+            let Ok(ast) = prepared.parse() else { continue };
+            let map = SourceMap::new(source);
+            let context = Context {
+                map: &map,
+                signature: &signature,
+                flags: &flags,
+                header: &header,
+                environment: Environment::Eval,
+                tables: ["KEYS", "ARGV"],
+                plan: None,
+                resp: Resp::of_source(source),
+            };
+            let (first, assignments) = survey(context, &ast);
+            skipped += usize::from(first.scopes.agrees_with(&assignments));
+            let twice = walk_knowing(context, &ast, assignments).finish();
+            let shortcut = walk_twice(context, &ast).finish();
+            assert_eq!(format!("{shortcut:?}"), format!("{twice:?}"), "{source}");
+        }
+        // Both ways are exercised.
+        assert!(
+            skipped > 0 && skipped < sources.len(),
+            "{skipped} of {}",
+            sources.len()
+        );
     }
 }
