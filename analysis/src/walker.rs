@@ -14,6 +14,7 @@ use super::command_replies::Resp;
 use super::diagnostic::Diagnostic;
 use super::error_codes::error_code;
 use super::findings::comparisons::Side;
+use super::findings::loops::Forever;
 use super::globals::{MissingMembers, MissingUse};
 use super::header::Header;
 use super::library::{self, Plan};
@@ -773,8 +774,22 @@ impl<'a> Analyzer<'a> {
 
     fn walk_numeric_for(&mut self, numeric_for: &NumericFor) {
         let start = self.value_of(numeric_for.start());
-        self.value_of(numeric_for.end());
+        let end = self.value_of(numeric_for.end());
         let step = numeric_for.step().map(|step| self.value_of(step));
+        let end_span = self.context.map.expression(numeric_for.end());
+        // `math.huge` is a number the analysis does not fold.
+        let end = match self
+            .context
+            .map
+            .snippet(end_span)
+            .map(|text| text.split_whitespace().collect::<String>())
+            .as_deref()
+        {
+            Some("math.huge") => Value::Number(f64::INFINITY),
+            Some("-math.huge") => Value::Number(f64::NEG_INFINITY),
+            _ => end,
+        };
+        let forever = Forever::numeric_range(&start, &end, step.as_ref());
         // Integer bounds and step give integer indices.
         let integral = |value: &Value| value.ty().kinds.within(Kinds::INTEGER);
         let index = if integral(&start) && step.as_ref().is_none_or(integral) {
@@ -793,6 +808,9 @@ impl<'a> Analyzer<'a> {
             analyzer.scopes.pop();
             terminates
         });
+        if let Some(forever) = forever {
+            self.check_endless_loop(forever, numeric_for.for_token(), numeric_for.block());
+        }
     }
 
     fn walk_generic_for(&mut self, generic_for: &GenericFor) {
@@ -818,16 +836,18 @@ impl<'a> Analyzer<'a> {
     }
 
     fn walk_repeat(&mut self, repeat: &Repeat) -> bool {
+        let mut until = None;
         let terminates = self.walk_loop(Exit::InPass, |analyzer| {
             // The until-condition sees the body's locals: the loop ends
             // where it holds, and goes on where it does not.
             analyzer.scopes.push();
             let terminates = analyzer.walk_block(repeat.block());
             if !terminates {
-                let until = analyzer.value_of(repeat.until());
-                analyzer.tested(&until);
+                let value = analyzer.value_of(repeat.until());
+                analyzer.tested(&value);
                 let span = analyzer.context.map.expression(repeat.until());
-                analyzer.check_truth(&until, repeat.until(), span);
+                analyzer.check_truth(&value, repeat.until(), span);
+                until = Some(value);
                 let end = analyzer.scopes.snapshot();
                 analyzer.narrow(repeat.until(), true);
                 let exit = analyzer.scopes.snapshot();
@@ -840,6 +860,9 @@ impl<'a> Analyzer<'a> {
             analyzer.scopes.pop();
             terminates
         });
+        if let Some(forever) = until.as_ref().and_then(Forever::until_condition) {
+            self.check_endless_loop(forever, repeat.repeat_token(), repeat.block());
+        }
         terminates && !breaks_out(repeat.block())
     }
 
@@ -851,6 +874,9 @@ impl<'a> Analyzer<'a> {
             condition = value;
             terminates
         });
+        if let Some(forever) = Forever::while_condition(&condition) {
+            self.check_endless_loop(forever, while_loop.while_token(), while_loop.block());
+        }
         condition == Value::Bool(Some(true)) && !breaks_out(while_loop.block())
     }
 

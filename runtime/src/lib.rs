@@ -96,6 +96,9 @@ pub use slot::{SLOT_COUNT, key_slot};
 pub mod guide {
     #[doc = include_str!("doc/guide/values.md")]
     pub mod values {}
+
+    #[doc = include_str!("doc/guide/safety.md")]
+    pub mod safety {}
 }
 
 /// Items used by the code `#[redis_script]` and the derives generate. Not a

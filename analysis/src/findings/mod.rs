@@ -28,6 +28,7 @@ use super::walker::Analyzer;
 pub(crate) mod allow;
 mod arguments;
 pub(crate) mod comparisons;
+pub(crate) mod loops;
 mod nils;
 mod replies;
 #[cfg(test)]
@@ -115,6 +116,10 @@ pub const FINDINGS: &[FindingClass] = &[
         name: FRACTIONAL_REPLY,
         summary: "a returned number that may have a fraction: Redis truncates it to an integer",
     },
+    FindingClass {
+        name: ENDLESS_LOOP,
+        summary: "a loop that nothing ends (`while true` with no `break`, `return` or raise): the server answers BUSY to everyone",
+    },
 ];
 
 pub(crate) const MISMATCHED_COMPARISON: &str = "mismatched_comparison";
@@ -126,6 +131,7 @@ pub(crate) const EMPTY_UNPACK: &str = "empty_unpack";
 pub(crate) const NIL_VALUE: &str = "nil_value";
 pub(crate) const REPLY_HOLE: &str = "reply_hole";
 pub(crate) const FRACTIONAL_REPLY: &str = "fractional_reply";
+pub(crate) const ENDLESS_LOOP: &str = "endless_loop";
 
 /// The class named `name`, if there is one.
 pub fn finding(name: &str) -> Option<&'static FindingClass> {

@@ -88,9 +88,10 @@ fn a_number_tested_for_truth_is_always_true() {
         findings("local n = redis.call('INCR', KEYS[1]) - 1\nif n then return 1 end\nreturn 0"),
         [("always_true", ERROR, 2)]
     );
+    // Since a number is never false, this loop never ends either.
     assert_eq!(
         names("local n = #ARGV\nwhile n do n = n - 1 end"),
-        ["always_true"]
+        ["endless_loop", "always_true"]
     );
     assert_eq!(names("return not #ARGV"), ["always_true"]);
     assert_eq!(
@@ -473,4 +474,54 @@ fn arguments_past_the_fixed_ones_of_a_variadic_signature_may_be_nil() {
         found("if ARGV[3] == 1 then return 0 end"),
         ["constant_equality"]
     );
+}
+
+#[test]
+fn loops_that_nothing_ends() {
+    for script in [
+        "while true do redis.call('LPOP', KEYS[1]) end",
+        "while 1 do redis.call('LPOP', KEYS[1]) end",
+        "repeat redis.call('INCR', KEYS[1]) until false",
+        "repeat redis.call('INCR', KEYS[1]) until nil",
+        "for i = 1, math.huge do redis.call('INCR', KEYS[1]) end",
+        "for i = 1, 1/0 do redis.call('INCR', KEYS[1]) end",
+        "for i = 10, 1, 0 do redis.call('INCR', KEYS[1]) end",
+        "for i = 1, -math.huge, -1 do redis.call('INCR', KEYS[1]) end",
+        // A return of a nested function and a break of a nested loop do
+        // not leave it; pcall does not raise.
+        "while true do local f = function() return 1 end end",
+        "while true do for i = 1, 3 do break end end",
+        "while true do pcall(redis.call, 'INCR', KEYS[1]) end",
+    ] {
+        assert_eq!(findings(script), [("endless_loop", ERROR, 1)], "{script}");
+    }
+    // An integer tested for truth is always true: the loop never ends either.
+    assert_eq!(
+        findings(
+            "local n = redis.call('LLEN', KEYS[1])\nwhile n do redis.call('RPOP', KEYS[1]) end"
+        ),
+        [("endless_loop", ERROR, 2), ("always_true", ERROR, 2)]
+    );
+    // A way out, or a condition that depends on data: fine.
+    silent(
+        "while true do\n  local job = redis.call('LPOP', KEYS[1])\n  if not job then break end\nend",
+    );
+    silent(
+        "while true do\n  if redis.call('LLEN', KEYS[1]) == 0 then return 0 end\n  redis.call('RPOP', KEYS[1])\nend",
+    );
+    silent("while true do\n  local v = redis.call('LPOP', KEYS[1])\n  assert(v, 'empty')\nend");
+    silent("while true do error('stop') end");
+    silent(
+        "local function step() return redis.call('LPOP', KEYS[1]) end\nwhile true do step() end",
+    );
+    silent("while redis.call('LPOP', KEYS[1]) do end");
+    silent(
+        "local cursor = '0'\nrepeat\n  local r = redis.call('SCAN', cursor)\n  cursor = r[1]\nuntil cursor == '0'",
+    );
+    silent("for i = 1, tonumber(ARGV[1]) do redis.call('INCR', KEYS[1]) end");
+    // A step of 0 from below the bound never runs; to `math.huge` downwards
+    // ends at once.
+    silent("for i = 1, 10, 0 do redis.call('INCR', KEYS[1]) end");
+    silent("for i = 1, math.huge, -1 do redis.call('INCR', KEYS[1]) end");
+    silent("while true do redis.call('LPOP', KEYS[1]) end -- redis-script: allow(endless_loop)");
 }
