@@ -104,6 +104,8 @@ impl Analyzer<'_> {
                 let Some((name, releases)) = self.check_redis_call(operands, span) else {
                     return Value::Unknown;
                 };
+                let name_span = operands.first().map_or(span, |operand| operand.span);
+                self.check_server_wide(name, releases, name_span);
                 let command = operands
                     .first()
                     .and_then(|operand| operand.value.as_str())

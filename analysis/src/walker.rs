@@ -290,6 +290,11 @@ impl<'a> Analyzer<'a> {
     }
 
     /// Declares a local of the function being walked.
+    /// The code being walked runs in a loop of its function.
+    pub(crate) fn in_loop(&self) -> bool {
+        !self.loops.is_empty()
+    }
+
     fn declare(&mut self, name: &str, declared_at: usize, value: Value) {
         let depth = self.functions_depth();
         self.scopes.declare(name, declared_at, depth, value);

@@ -157,6 +157,9 @@ const CATEGORIES: &[(u32, &str)] = &[
 impl AclCategories {
     /// No category.
     pub const NONE: Self = Self(0);
+    /// `@dangerous`: commands that act on the whole server or on keys
+    /// they find themselves.
+    pub const DANGEROUS: Self = Self(1 << 17);
 
     /// The set with these bits (generated tables only).
     pub const fn from_bits(bits: u32) -> Self {

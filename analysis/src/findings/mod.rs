@@ -31,6 +31,7 @@ pub(crate) mod comparisons;
 pub(crate) mod loops;
 mod nils;
 mod replies;
+mod server_wide;
 #[cfg(test)]
 mod tests;
 mod truth;
@@ -117,6 +118,14 @@ pub const FINDINGS: &[FindingClass] = &[
         summary: "a returned number that may have a fraction: Redis truncates it to an integer",
     },
     FindingClass {
+        name: KEYSPACE_WALK,
+        summary: "`KEYS`, or `SCAN`/`HSCAN`/`SSCAN`/`ZSCAN` in a loop: the whole keyspace or collection in one atomic step",
+    },
+    FindingClass {
+        name: DANGEROUS_COMMAND,
+        summary: "a command the servers' ACL categories mark @dangerous (`FLUSHALL`, `SWAPDB`, `SORT`, `INFO`, …)",
+    },
+    FindingClass {
         name: ENDLESS_LOOP,
         summary: "a loop that nothing ends (`while true` with no `break`, `return` or raise): the server answers BUSY to everyone",
     },
@@ -132,6 +141,8 @@ pub(crate) const NIL_VALUE: &str = "nil_value";
 pub(crate) const REPLY_HOLE: &str = "reply_hole";
 pub(crate) const FRACTIONAL_REPLY: &str = "fractional_reply";
 pub(crate) const ENDLESS_LOOP: &str = "endless_loop";
+pub(crate) const KEYSPACE_WALK: &str = "keyspace_walk";
+pub(crate) const DANGEROUS_COMMAND: &str = "dangerous_command";
 
 /// The class named `name`, if there is one.
 pub fn finding(name: &str) -> Option<&'static FindingClass> {

@@ -515,13 +515,39 @@ fn loops_that_nothing_ends() {
         "local function step() return redis.call('LPOP', KEYS[1]) end\nwhile true do step() end",
     );
     silent("while redis.call('LPOP', KEYS[1]) do end");
-    silent(
-        "local cursor = '0'\nrepeat\n  local r = redis.call('SCAN', cursor)\n  cursor = r[1]\nuntil cursor == '0'",
-    );
+    silent("repeat\n  local v = redis.call('LPOP', KEYS[1])\nuntil not v");
     silent("for i = 1, tonumber(ARGV[1]) do redis.call('INCR', KEYS[1]) end");
     // A step of 0 from below the bound never runs; to `math.huge` downwards
     // ends at once.
     silent("for i = 1, 10, 0 do redis.call('INCR', KEYS[1]) end");
     silent("for i = 1, math.huge, -1 do redis.call('INCR', KEYS[1]) end");
     silent("while true do redis.call('LPOP', KEYS[1]) end -- redis-script: allow(endless_loop)");
+}
+
+#[test]
+fn commands_that_walk_the_keyspace_or_act_on_the_server() {
+    assert_eq!(
+        findings("for _, k in ipairs(redis.call('KEYS', ARGV[1])) do redis.call('DEL', k) end"),
+        [("keyspace_walk", WARNING, 1)]
+    );
+    assert_eq!(
+        findings(
+            "local cursor = '0'\nrepeat\n  local page = redis.call('SCAN', cursor, 'MATCH', ARGV[1])\n  cursor = page[1]\nuntil cursor == '0'"
+        ),
+        [("keyspace_walk", WARNING, 3)]
+    );
+    assert_eq!(
+        findings(
+            "local cursor = '0'\nrepeat\n  local page = redis.call('HSCAN', KEYS[1], cursor)\n  cursor = page[1]\nuntil cursor == '0'"
+        ),
+        [("keyspace_walk", WARNING, 3)]
+    );
+    assert_eq!(findings("redis.call('FLUSHALL')"), [("dangerous_command", WARNING, 1)]);
+    assert_eq!(
+        findings("return redis.call('SORT', KEYS[1], 'BY', 'w_*')"),
+        [("dangerous_command", WARNING, 1)]
+    );
+    // One page of a scan is bounded by its COUNT.
+    silent("return redis.call('SSCAN', KEYS[1], ARGV[1], 'COUNT', 100)");
+    silent("return redis.call('KEYS', ARGV[1]) -- redis-script: allow(keyspace_walk)");
 }
