@@ -160,6 +160,8 @@ impl AclCategories {
     /// `@dangerous`: commands that act on the whole server or on keys
     /// they find themselves.
     pub const DANGEROUS: Self = Self(1 << 17);
+    /// `@fast`: O(1) or O(log N) commands, whose replies are small.
+    pub const FAST: Self = Self(1 << 14);
 
     /// The set with these bits (generated tables only).
     pub const fn from_bits(bits: u32) -> Self {
@@ -229,10 +231,186 @@ pub fn sources(form: &ShapeForm) -> impl Iterator<Item = &'static str> {
         .filter_map(|(index, _)| table::SOURCES.get(index).copied())
 }
 
+/// How large a command's reply can grow, as its specification decides:
+/// what the server model says of the work a script does with it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReplySize {
+    /// Bounded by the request: a single value, one per argument given, a
+    /// count, a page of a cursor.
+    Bounded,
+    /// The whole collection, whatever the arguments (`SMEMBERS`,
+    /// `HGETALL`, `SINTER`).
+    Whole,
+    /// The whole range the call asks for, unless it gives this token
+    /// (`LIMIT` of `ZRANGEBYSCORE`, `COUNT` of `XRANGE`).
+    WholeUnless(&'static str),
+    /// The elements between two indices, the operands at these positions
+    /// (after the command name): `0` to `-1` is the whole collection.
+    /// Ranges by score or by name (`ZRANGE … BYSCORE`) are bounded only by
+    /// `limit`, when the grammar has it.
+    IndexRange {
+        start: usize,
+        stop: usize,
+        limit: Option<&'static str>,
+    },
+}
+
+/// The words of the grammars that bound a range.
+const LIMIT_TOKENS: [&str; 2] = ["LIMIT", "COUNT"];
+
+impl ShapeForm {
+    /// How large the reply can grow, derived from the reply's type, the
+    /// command's ACL categories and its argument grammar:
+    ///
+    /// - a reply that is no collection, or a `@fast` command's, is bounded;
+    /// - so is a cursor's page (`SCAN`, `HSCAN`) and a reply that reads no
+    ///   key;
+    /// - `start` and `stop` arguments are an index range;
+    /// - an optional `LIMIT` or `COUNT` bounds a range only when given;
+    /// - an optional count without a token (`SRANDMEMBER`, `LPOP`) returns
+    ///   one element or that many, and a list of arguments without a token
+    ///   (`GEOPOS key member …`) one element per argument;
+    /// - anything else that reads a key returns the whole collection.
+    pub fn reply_size(&self) -> ReplySize {
+        if !holds_collection(self.reply) || self.categories.contains(AclCategories::FAST) {
+            return ReplySize::Bounded;
+        }
+        let named = |name: &str| {
+            self.arguments
+                .iter()
+                .position(|argument| argument.name == name)
+        };
+        let keyed = any_argument(self.arguments, &|argument| {
+            argument.kind == ArgumentKind::Key
+        });
+        if !keyed || named("cursor").is_some() {
+            return ReplySize::Bounded;
+        }
+        let limit = limit_token(self.arguments, false);
+        if let (Some(start), Some(stop)) = (named("start"), named("stop")) {
+            return ReplySize::IndexRange { start, stop, limit };
+        }
+        if let Some(token) = limit {
+            return ReplySize::WholeUnless(token);
+        }
+        // One element per argument given (`GEOPOS key member …`,
+        // `BITFIELD`'s operations), or a count of its own.
+        let listed = self.arguments.iter().any(|argument| {
+            argument.multiple && argument.token.is_none() && argument.kind != ArgumentKind::Key
+        });
+        let counted = any_argument(self.arguments, &|argument| {
+            argument.name == "count" && argument.token.is_none()
+        });
+        if listed || counted {
+            return ReplySize::Bounded;
+        }
+        ReplySize::Whole
+    }
+}
+
+/// Whether a reply is (or may be) an array, set or map whose length the
+/// data decides.
+fn holds_collection(reply: &Reply) -> bool {
+    match reply {
+        Reply::Array(_) | Reply::FlatPairs(_) | Reply::Map { .. } | Reply::Set(_) => true,
+        Reply::OneOf(replies) => replies.iter().any(holds_collection),
+        _ => false,
+    }
+}
+
+/// Whether an argument of the grammar, inside blocks and alternatives too,
+/// is one that `test` accepts.
+fn any_argument(arguments: &'static [Argument], test: &dyn Fn(&Argument) -> bool) -> bool {
+    arguments.iter().any(|argument| match argument.kind {
+        ArgumentKind::Block(inner) | ArgumentKind::OneOf(inner) => any_argument(inner, test),
+        _ => test(argument),
+    })
+}
+
+/// The token of an optional `LIMIT` or `COUNT` argument, anywhere in the
+/// grammar (inside blocks and alternatives too).
+fn limit_token(arguments: &'static [Argument], optional: bool) -> Option<&'static str> {
+    arguments.iter().find_map(|argument| {
+        let optional = optional || argument.optional;
+        let token = argument.token.filter(|token| {
+            optional
+                && LIMIT_TOKENS
+                    .iter()
+                    .any(|limit| limit.eq_ignore_ascii_case(token))
+        });
+        match argument.kind {
+            _ if token.is_some() => token,
+            ArgumentKind::Block(inner) | ArgumentKind::OneOf(inner) => limit_token(inner, optional),
+            _ => None,
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::target::RELEASES;
+
+    /// The sizes the grammar derives for the reads the production guidance
+    /// names, and for the commands that look like them but are bounded.
+    #[test]
+    fn reply_sizes_follow_from_the_grammar() {
+        let size = |name: &str| {
+            shape(name)
+                .and_then(|shape| shape.forms.last())
+                .map(ShapeForm::reply_size)
+        };
+        for whole in [
+            "smembers", "hgetall", "hkeys", "hvals", "sinter", "sunion", "sdiff", "zunion",
+        ] {
+            assert_eq!(size(whole), Some(ReplySize::Whole), "{whole}");
+        }
+        for (name, token) in [
+            ("zrangebyscore", "LIMIT"),
+            ("zrevrangebylex", "LIMIT"),
+            ("sort", "LIMIT"),
+            ("xrange", "COUNT"),
+            ("xread", "COUNT"),
+            ("geosearch", "COUNT"),
+        ] {
+            assert_eq!(size(name), Some(ReplySize::WholeUnless(token)), "{name}");
+        }
+        assert_eq!(
+            size("lrange"),
+            Some(ReplySize::IndexRange {
+                start: 1,
+                stop: 2,
+                limit: None
+            })
+        );
+        assert_eq!(
+            size("zrange"),
+            Some(ReplySize::IndexRange {
+                start: 1,
+                stop: 2,
+                limit: Some("LIMIT")
+            })
+        );
+        // `KEYS` reads no key of its own: `keyspace_walk` reports it.
+        for bounded in [
+            "get",
+            "mget",
+            "hmget",
+            "scan",
+            "hscan",
+            "srandmember",
+            "hrandfield",
+            "lpop",
+            "spop",
+            "geopos",
+            "bitfield",
+            "xpending",
+            "zscore",
+            "keys",
+        ] {
+            assert_eq!(size(bounded), Some(ReplySize::Bounded), "{bounded}");
+        }
+    }
 
     #[test]
     fn shapes_are_sorted_for_lookup_and_cover_their_releases_once() {
