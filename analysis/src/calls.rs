@@ -118,7 +118,8 @@ impl Analyzer<'_> {
                     command: &command,
                     key: key.as_deref(),
                 };
-                let reply = reply_type(name, releases, self.context.resp, caller);
+                let mut reply = reply_type(name, releases, self.context.resp, caller);
+                reply.unbounded = self.unbounded_read(name, releases, operands, span);
                 if member == "pcall" {
                     // A refused command comes back as `{err = …}`.
                     return Value::Typed(reply.join(&Type::of(Kinds::TABLE)));
@@ -127,6 +128,9 @@ impl Analyzer<'_> {
             }
             ("tonumber", None) => tonumber(self, operands),
             ("unpack", None) | ("table", Some("unpack")) => {
+                if let Some(table) = first {
+                    self.check_unbounded_use(table, "`unpack` passes every element as an argument");
+                }
                 Value::Spread(Box::new(self.spread_table(first)))
             }
             ("math", Some("floor" | "ceil")) => Value::Typed(Type::of(Kinds::INTEGER)),
@@ -215,7 +219,15 @@ impl Analyzer<'_> {
             }
             ("ipairs" | "pairs", None) => match first {
                 Some(Value::Params(param)) => Value::ParamIterator(*param),
-                _ => Value::Unknown,
+                // The iteration of a read that grows with the data.
+                Some(value) => match value.ty().unbounded {
+                    Some(read) => Value::Typed(Type {
+                        unbounded: Some(read),
+                        ..Type::unknown()
+                    }),
+                    None => Value::Unknown,
+                },
+                None => Value::Unknown,
             },
             // A key or a literal converted to a string is still that value.
             ("tostring", None) if matches!(first, Some(Value::Key | Value::Str(_))) => {

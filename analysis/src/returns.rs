@@ -22,6 +22,14 @@ impl Analyzer<'_> {
             self.function_returned(returned);
             return;
         }
+        // A returned table of a read that grows with the data (a length
+        // of it is small).
+        if let Some(first) = values
+            .first()
+            .filter(|first| first.ty().kinds.intersects(Kinds::TABLE))
+        {
+            self.check_unbounded_use(first, "the script returns it whole");
+        }
         let end = statement
             .returns()
             .iter()

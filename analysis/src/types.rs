@@ -134,6 +134,21 @@ pub(crate) struct Absence {
     pub when: String,
 }
 
+/// A read whose reply grows with the data (`SMEMBERS`, `LRANGE … 0 -1`,
+/// `ZRANGEBYSCORE` without `LIMIT`): where it is, for the finding that
+/// reports the loop, `unpack` or `return` that uses it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct UnboundedRead {
+    /// The command name as written in the call.
+    pub command: String,
+    /// What it reads: "the whole set", "every element in the range".
+    pub reads: &'static str,
+    /// The command name's place in the script.
+    pub span: crate::span::Span,
+    /// How to bound it.
+    pub bound: String,
+}
+
 /// What a table holds, as far as the analysis knows.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub(crate) struct TableType {
@@ -196,6 +211,9 @@ pub(crate) struct Type {
     /// For integers: the length of the local table declared at this
     /// offset (`local n = #t`), so `n > 0` says `t` is not empty.
     pub length_of: Option<usize>,
+    /// It holds (or measures, or iterates) the reply of a read that grows
+    /// with the data.
+    pub unbounded: Option<Rc<UnboundedRead>>,
     /// The kinds it had before the script's own tests narrowed it. A test
     /// that the narrowed kinds decide but these do not repeats an earlier
     /// guard (`if not id or id == false`): redundant, not a bug.
@@ -213,6 +231,7 @@ impl Type {
             even: false,
             odd: false,
             length_of: None,
+            unbounded: None,
             unguarded: kinds,
         }
     }
@@ -312,6 +331,7 @@ impl Type {
             length_of: self
                 .length_of
                 .filter(|table| other.length_of == Some(*table)),
+            unbounded: self.unbounded.clone().or_else(|| other.unbounded.clone()),
             unguarded: self.unguarded | other.unguarded,
         }
     }

@@ -795,6 +795,7 @@ impl<'a> Analyzer<'a> {
             _ => end,
         };
         let forever = Forever::numeric_range(&start, &end, step.as_ref());
+        self.check_unbounded_use(&end, "a loop runs once per element");
         // Integer bounds and step give integer indices.
         let integral = |value: &Value| value.ty().kinds.within(Kinds::INTEGER);
         let index = if integral(&start) && step.as_ref().is_none_or(integral) {
@@ -820,6 +821,9 @@ impl<'a> Analyzer<'a> {
 
     fn walk_generic_for(&mut self, generic_for: &GenericFor) {
         let operands = self.eval_list(generic_for.expressions().iter(), false);
+        if let Some(iterated) = operands.first() {
+            self.check_unbounded_use(&iterated.value, "a loop iterates it");
+        }
         let iterated = match operands.first().map(|operand| &operand.value) {
             Some(Value::ParamIterator(param)) => Some(*param),
             _ => None,
@@ -1088,13 +1092,12 @@ impl<'a> Analyzer<'a> {
             UnOp::Hash(_) => {
                 let value = self.raw_value_of(operand);
                 self.check_nil_use(&value, operand_span, "get the length of", span);
-                let even = value
-                    .ty()
-                    .table_type()
-                    .is_some_and(|table| table.even_length);
+                let ty = value.ty();
+                let even = ty.table_type().is_some_and(|table| table.even_length);
                 self.settle(value, span);
                 Value::Typed(Type {
                     even,
+                    unbounded: ty.unbounded,
                     ..Type::of(Kinds::INTEGER)
                 })
             }

@@ -27,6 +27,7 @@ use super::walker::Analyzer;
 
 pub(crate) mod allow;
 mod arguments;
+mod bounds;
 pub(crate) mod comparisons;
 pub(crate) mod loops;
 mod nils;
@@ -118,6 +119,10 @@ pub const FINDINGS: &[FindingClass] = &[
         summary: "a returned number that may have a fraction: Redis truncates it to an integer",
     },
     FindingClass {
+        name: UNBOUNDED_READ,
+        summary: "a loop, `unpack` or `return` over a read that grows with the data (`SMEMBERS`, `LRANGE … 0 -1`, `ZRANGEBYSCORE` without `LIMIT`)",
+    },
+    FindingClass {
         name: KEYSPACE_WALK,
         summary: "`KEYS`, or `SCAN`/`HSCAN`/`SSCAN`/`ZSCAN` in a loop: the whole keyspace or collection in one atomic step",
     },
@@ -142,6 +147,7 @@ pub(crate) const REPLY_HOLE: &str = "reply_hole";
 pub(crate) const FRACTIONAL_REPLY: &str = "fractional_reply";
 pub(crate) const ENDLESS_LOOP: &str = "endless_loop";
 pub(crate) const KEYSPACE_WALK: &str = "keyspace_walk";
+pub(crate) const UNBOUNDED_READ: &str = "unbounded_read";
 pub(crate) const DANGEROUS_COMMAND: &str = "dangerous_command";
 
 /// The class named `name`, if there is one.

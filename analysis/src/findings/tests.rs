@@ -133,7 +133,7 @@ fn unpack_of_a_table_that_may_be_empty() {
     // A command that needs nothing from the spread: fine.
     silent("local ids = {}\nredis.call('DEL', KEYS[1], unpack(ids))");
     // The length kept in a local guards as well, until the local changes.
-    let members = "local ids = redis.call('SMEMBERS', KEYS[1])\n";
+    let members = "local ids = redis.call('LRANGE', KEYS[1], 0, 99)\n";
     silent(&format!(
         "{members}local n = #ids\nif n > 0 then redis.call('RPUSH', KEYS[2], unpack(ids)) end"
     ));
@@ -385,7 +385,7 @@ fn fractions_into_integer_arguments() {
     silent("redis.call('SET', KEYS[1], tonumber(ARGV[1]) / 2)\nreturn 1");
     // An odd index of a list of pairs, one past it halved: whole.
     silent(
-        "local r = redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')\nfor i = 1, #r, 2 do\n  redis.call('ZREMRANGEBYRANK', KEYS[1], (i + 1) / 2 - 1, (i + 1) / 2 - 1)\nend\nreturn 1",
+        "local r = redis.call('ZRANGE', KEYS[1], 0, 99, 'WITHSCORES')\nfor i = 1, #r, 2 do\n  redis.call('ZREMRANGEBYRANK', KEYS[1], (i + 1) / 2 - 1, (i + 1) / 2 - 1)\nend\nreturn 1",
     );
     assert_eq!(
         findings("for i = 1, 9, 2 do redis.call('EXPIRE', KEYS[1], i / 2) end\nreturn 1"),
@@ -542,12 +542,61 @@ fn commands_that_walk_the_keyspace_or_act_on_the_server() {
         ),
         [("keyspace_walk", WARNING, 3)]
     );
-    assert_eq!(findings("redis.call('FLUSHALL')"), [("dangerous_command", WARNING, 1)]);
     assert_eq!(
-        findings("return redis.call('SORT', KEYS[1], 'BY', 'w_*')"),
+        findings("redis.call('FLUSHALL')"),
+        [("dangerous_command", WARNING, 1)]
+    );
+    assert_eq!(
+        findings("return redis.call('SORT', KEYS[1], 'BY', 'w_*', 'LIMIT', 0, 10)"),
         [("dangerous_command", WARNING, 1)]
     );
     // One page of a scan is bounded by its COUNT.
     silent("return redis.call('SSCAN', KEYS[1], ARGV[1], 'COUNT', 100)");
     silent("return redis.call('KEYS', ARGV[1]) -- redis-script: allow(keyspace_walk)");
+}
+
+#[test]
+fn reads_that_grow_with_the_data() {
+    let warned = |script: &str, line: usize| {
+        assert_eq!(
+            findings(script),
+            [("unbounded_read", WARNING, line)],
+            "{script}"
+        );
+    };
+    warned(
+        "for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do redis.call('HDEL', KEYS[2], id) end",
+        1,
+    );
+    warned(
+        "local ids = redis.call('SMEMBERS', KEYS[1])\nfor i = 1, #ids do redis.call('DEL', ids[i]) end",
+        1,
+    );
+    warned("return redis.call('HGETALL', KEYS[1])", 1);
+    warned(
+        "local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])\nif #due > 0 then redis.call('ZREM', KEYS[1], unpack(due)) end",
+        1,
+    );
+    warned(
+        "local all = redis.call('LRANGE', KEYS[1], 0, -1)\nreturn all",
+        1,
+    );
+    warned(
+        "return redis.call('ZRANGE', KEYS[1], '-inf', '+inf', 'BYSCORE')",
+        1,
+    );
+    warned("return redis.call('XRANGE', KEYS[1], '-', '+')", 1);
+    warned("return redis.call('ZRANGE', KEYS[1], '-inf', ARGV[1], 'BYSCORE')", 1);
+    // Bounded by a LIMIT or COUNT, by the range, by ARGV; or only measured.
+    silent("return redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, 100)");
+    silent("return redis.call('ZRANGE', KEYS[1], '-inf', '+inf', 'BYSCORE', 'LIMIT', 0, 10)");
+    silent("return redis.call('XRANGE', KEYS[1], '-', '+', 'COUNT', 10)");
+    silent("return redis.call('LRANGE', KEYS[1], 0, 99)");
+    silent("return redis.call('LRANGE', KEYS[1], -10, -1)");
+    silent("return redis.call('LRANGE', KEYS[1], 0, tonumber(ARGV[1]))");
+    silent("return #redis.call('SMEMBERS', KEYS[1])");
+    silent(
+        "local members = redis.call('SMEMBERS', KEYS[1])\nif #members == 0 then return 0 end\nreturn 1",
+    );
+    silent("return redis.call('HGETALL', KEYS[1]) -- redis-script: allow(unbounded_read)");
 }
