@@ -10,7 +10,10 @@ integer reply. A mutant counts only when it really misbehaves: the
 original and the mutant run on a live redis-server with the same inputs
 (an empty database, then the same keys with several argument vectors) and
 differ in reply, error or data, on inputs where two runs of the original
-agree. Then the checker runs on the mutant, and the mutant is caught when
+agree (each comparison is made twice; keys about to expire are left out of
+the data compared). A dropped `math.floor` counts only where Redis refuses
+the fraction on a line that uses the mutated value itself. Then the
+checker runs on the mutant, and the mutant is caught when
 it has a finding of the operator's classes that the original does not
 have, on the mutated line (or, for a dropped default or guard, where the
 value it changed is used).
@@ -389,8 +392,12 @@ class Server:
                 reply = re.sub(r"[0-9a-f]{40}", "<sha1>", str(reply))
             data = []
             for key in sorted(connection.command("KEYS", "*") or []):
-                data.append((key, connection.command("TYPE", key), connection.command("DUMP", key),
-                             connection.command("PTTL", key) > 0))
+                ttl = connection.command("PTTL", key)
+                # A key about to expire may be gone by the next run's
+                # snapshot: it tells nothing.
+                if not isinstance(ttl, int) or 0 <= ttl < 5000 or ttl == -2:
+                    continue
+                data.append((key, connection.command("TYPE", key), connection.command("DUMP", key), ttl > 0))
             return (repr(reply), tuple(data))
         except (socket.timeout, ConnectionError):
             self.restart()
@@ -414,24 +421,64 @@ def inputs(text: str):
             yield key_names, [value] * args, (text, [first] * args)
 
 
-def misbehaves(server: Server, operator: str, original: str, mutant: str) -> bool:
-    """The mutant does something else than the original, on an input where
-    each gives the same outcome twice (time and randomness tell nothing)."""
-    for keys, args, setup in inputs(original):
-        expected = server.outcome(original, keys, args, setup)
-        got = server.outcome(mutant, keys, args, setup)
-        if expected != server.outcome(original, keys, args, setup) or got != server.outcome(
-            mutant, keys, args, setup
-        ):
-            continue
-        if got == expected:
-            continue
-        # A fraction is this class's bug only where Redis refuses it: a
-        # double argument takes it, and stores another number.
-        if operator == "drop_floor" and "not an integer" not in got[0]:
-            continue
+def value_names(mutant: "Mutant") -> set[str]:
+    """The names that carry the mutated value: the local the mutated line
+    assigns, or the local function it returns from, and the locals
+    assigned from those."""
+    lines = mutant.text.split("\n")
+    names = {mutant.assigned} if mutant.assigned else set()
+    if re.match(r"\s*return\b", lines[mutant.line - 1]):
+        for line in reversed(lines[: mutant.line - 1]):
+            function = re.match(r"\s*local\s+function\s+([A-Za-z_]\w*)", line)
+            if function:
+                names.add(function.group(1))
+                break
+    for line in lines:
+        assigned = LOCAL_ASSIGNED.match(line)
+        if assigned and any(re.search(rf"\b{re.escape(name)}\b", line.split("=", 1)[1]) for name in names):
+            names.add(assigned.group(1))
+    return names
+
+
+def raised_where_used(mutant: "Mutant", error: str) -> bool:
+    """The error names a line of the script that uses the mutated value
+    itself, not one that reads back what it stored."""
+    place = re.search(r"user_script:(\d+)", error)
+    if not place:
+        return False
+    line = int(place.group(1))
+    if line == mutant.line:
         return True
-    return False
+    text = mutant.text.split("\n")[line - 1]
+    return any(re.search(rf"\b{re.escape(name)}\b", text) for name in value_names(mutant))
+
+
+def differs(server: Server, mutant: "Mutant", original: str, keys, args, setup) -> bool:
+    """One trial: the original, the mutant, the original, the mutant; the
+    mutant differs when each run agrees with its own twin and not with the
+    other (time and randomness make a twin disagree)."""
+    expected = server.outcome(original, keys, args, setup)
+    got = server.outcome(mutant.text, keys, args, setup)
+    if expected != server.outcome(original, keys, args, setup):
+        return False
+    if got != server.outcome(mutant.text, keys, args, setup) or got == expected:
+        return False
+    # A fraction is this class's bug only where Redis refuses it (a double
+    # argument takes it and stores another number), and only where the
+    # script passes it on itself: a fraction stored in a score and read
+    # back later is the reading line's assumption, there in the original.
+    if mutant.operator == "drop_floor":
+        return "not an integer" in got[0] and raised_where_used(mutant, got[0])
+    return True
+
+
+def misbehaves(server: Server, original: str, mutant: "Mutant") -> bool:
+    """The mutant does something else than the original on some input, in
+    two trials out of two."""
+    return any(
+        all(differs(server, mutant, original, keys, args, setup) for _ in range(2))
+        for keys, args, setup in inputs(original)
+    )
 
 
 def main() -> int:
@@ -458,7 +505,7 @@ def main() -> int:
             original = None
             for number, mutant in enumerate(mutants(entry["project"], path.name, text)):
                 counts[mutant.operator]["mutants"] += 1
-                if not misbehaves(server, mutant.operator, text, mutant.text):
+                if not misbehaves(server, text, mutant):
                     continue
                 counts[mutant.operator]["kept"] += 1
                 if original is None:
