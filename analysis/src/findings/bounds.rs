@@ -32,7 +32,9 @@ impl Analyzer<'_> {
         span: Span,
     ) -> Option<Rc<UnboundedRead>> {
         // Where the releases differ in grammar, only a size they agree on.
-        let mut sizes = shapes::shape(command)?.forms_for(releases).map(|form| form.reply_size());
+        let mut sizes = shapes::shape(command)?
+            .forms_for(releases)
+            .map(|form| form.reply_size());
         let size = sizes.next()?;
         if sizes.any(|other| other != size) {
             return None;

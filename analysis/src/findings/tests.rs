@@ -586,7 +586,10 @@ fn reads_that_grow_with_the_data() {
         1,
     );
     warned("return redis.call('XRANGE', KEYS[1], '-', '+')", 1);
-    warned("return redis.call('ZRANGE', KEYS[1], '-inf', ARGV[1], 'BYSCORE')", 1);
+    warned(
+        "return redis.call('ZRANGE', KEYS[1], '-inf', ARGV[1], 'BYSCORE')",
+        1,
+    );
     // Bounded by a LIMIT or COUNT, by the range, by ARGV; or only measured.
     silent("return redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, 100)");
     silent("return redis.call('ZRANGE', KEYS[1], '-inf', '+inf', 'BYSCORE', 'LIMIT', 0, 10)");
