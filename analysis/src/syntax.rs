@@ -31,12 +31,7 @@ pub(crate) struct Prepared {
 
 impl Prepared {
     pub(crate) fn new(source: &str) -> Self {
-        // full_moon's lexer panics on a backtick (a string quote only in
-        // dialects not compiled in); `$` is as invalid in Lua 5.1 and keeps
-        // every position. String literals are read back from the original
-        // source.
-        let mut lexable = source.replace('`', "$");
-        blank_shebang(&mut lexable);
+        let lexable = lexable(source);
         let lexemes = quick_scan::lexemes(&lexable);
         let (depth, too_deep) = deepest(&lexemes);
         let too_deep = too_deep.map(nesting_error);
@@ -61,6 +56,16 @@ impl Prepared {
             None => parse_lexable(&self.lexable),
         }
     }
+}
+
+/// `source` as full_moon's lexer can take it, every position kept: its
+/// lexer panics on a backtick (a string quote only in dialects not compiled
+/// in), so that becomes `$`, as invalid in Lua 5.1; and a shebang line is
+/// blanked. String literals are read back from the original source.
+pub(crate) fn lexable(source: &str) -> String {
+    let mut lexable = source.replace('`', "$");
+    blank_shebang(&mut lexable);
+    lexable
 }
 
 fn parse_lexable(source: &str) -> Result<Ast, Vec<Diagnostic>> {
@@ -109,7 +114,7 @@ fn parse_lexable(source: &str) -> Result<Ast, Vec<Diagnostic>> {
 /// Redis strips the `#!lua …` line before compiling, so the parser must
 /// not see it either; spaces keep every position after it. (full_moon also panics
 /// on a shebang followed only by an unterminated `--[[` comment.)
-pub(crate) fn blank_shebang(source: &mut String) {
+fn blank_shebang(source: &mut String) {
     if source.starts_with("#!") {
         let end = source.find('\n').unwrap_or(source.len());
         // As many spaces as bytes: byte offsets into the source stay valid

@@ -32,8 +32,7 @@ pub(crate) fn silenced(source: &str, declared: &[String]) -> (Silenced, Vec<Diag
     // Comments, with the line of the code they are about: their own line
     // when code comes first on it, else the next line with code (`None`
     // before any code: the header, about the whole script).
-    let mut lexable = source.to_owned();
-    crate::syntax::blank_shebang(&mut lexable);
+    let lexable = crate::syntax::lexable(source);
     let mut lexer = Lexer::new(&lexable, LuaVersion::lua51());
     let mut last_code_line = None;
     let mut pending: Vec<(usize, usize, String)> = Vec::new();

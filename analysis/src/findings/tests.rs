@@ -603,3 +603,21 @@ fn reads_that_grow_with_the_data() {
     );
     silent("return redis.call('HGETALL', KEYS[1]) -- redis-script: allow(unbounded_read)");
 }
+
+#[test]
+fn opt_outs_are_read_in_scripts_with_a_stray_backtick() {
+    // full_moon's lexer panics on a backtick: the opt-out reader must not
+    // give it one either.
+    let analysis = analyze(
+        "-- redis-script: allow(nil_value)\n- `table.unpack` is tested first\nreturn 1",
+        &Signature::default(),
+    );
+    assert!(
+        analysis
+            .diagnostics
+            .iter()
+            .all(|diagnostic| !diagnostic.message.starts_with(crate::INTERNAL_ERROR)),
+        "{:?}",
+        analysis.diagnostics
+    );
+}
