@@ -5,9 +5,9 @@
 //!
 //! A loop is endless when its condition can never end it (`while true`,
 //! `while 1`, `repeat … until false`, a numeric `for` to `math.huge`, or
-//! with a step of 0 from a start at or past its bound) and its body has no way out: no `break` of its own,
-//! no `return`, and no call that may raise (`error`, `assert`, or any
-//! function that is not a library member known not to).
+//! with a step of 0 from a start at or past its bound) and its body has no
+//! way out: no `break` of its own, no `return`, and no call that may raise
+//! (`error`, `assert`, or any function that is not a library member).
 
 use full_moon::ast::{Block, Call, FunctionCall, LastStmt, Prefix, Suffix};
 use full_moon::tokenizer::TokenReference;
@@ -173,9 +173,9 @@ impl Visitor for Exits {
 }
 
 /// Library members that never raise for a script that calls them right,
-/// or whose raising is not a way out anyone writes: a loop calling only
-/// these has no exit through them. `redis.call` raises on a command
-/// error, but a loop that means to end that way says so with `pcall`.
+/// or whose raising is no way out anyone writes: a loop calling only these
+/// has no exit through them. (`redis.call` raises on a command error, but
+/// no loop is written to end by failing a command.)
 const QUIET_TABLES: &[&str] = &[
     "redis", "server", "string", "table", "math", "cjson", "cmsgpack", "struct", "bit",
 ];
