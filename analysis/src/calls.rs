@@ -8,6 +8,7 @@ use super::command_replies::{Caller, reply_type};
 use super::commands::{self, Command, CommandEntry, Resolved};
 use super::error_codes::error_code;
 use super::globals::MissingUse;
+use super::review::ReadSite;
 use super::sandbox::Environment;
 use super::span::Span;
 use super::target::{Platform, ReleaseSet};
@@ -120,6 +121,14 @@ impl Analyzer<'_> {
                 };
                 let mut reply = reply_type(name, releases, self.context.resp, caller);
                 reply.unbounded = self.unbounded_read(name, releases, operands, span);
+                if let Some(read) = &reply.unbounded {
+                    self.review.read(ReadSite {
+                        line: read.span.line,
+                        column: read.span.column,
+                        command: read.command.clone(),
+                        reads: read.reads,
+                    });
+                }
                 if member == "pcall" {
                     // A refused command comes back as `{err = …}`.
                     return Value::Typed(reply.join(&Type::of(Kinds::TABLE)));
@@ -400,8 +409,13 @@ impl Analyzer<'_> {
             .iter()
             .filter(|candidate| commands::is_write_for_no_writes(&candidate.command))
             .count();
-        if writers > 0 || candidates.iter().any(|c| c.command.flags_unknown()) {
+        let writes = writers > 0 || candidates.iter().any(|c| c.command.flags_unknown());
+        if writes {
             self.may_write = true;
+        }
+        if let Some(candidate) = candidates.first() {
+            let name = display(candidate.command.name);
+            self.review.command(&name, name_span.line, writes);
         }
         if self.context.flags.no_writes && writers > 0 && fails(writers, candidates.len()) {
             let name = candidates
@@ -470,9 +484,7 @@ impl Analyzer<'_> {
         candidates.retain(|candidate| candidate.command.arity_accepts(passed));
         let opted_out =
             self.context.flags.allow_cross_slot_keys || self.context.signature.dynamic_keys;
-        if !opted_out {
-            self.check_keys(&candidates, operands, arguments, strict);
-        }
+        self.check_keys(&candidates, operands, arguments, strict, !opted_out);
     }
 
     fn unknown_command(&mut self, name: Option<&str>, span: Span) {
@@ -652,12 +664,15 @@ impl Analyzer<'_> {
         ));
     }
 
+    /// Keys that do not come from KEYS: recorded for the review, and
+    /// reported unless the script or declaration opted out (`report`).
     fn check_keys(
         &mut self,
         candidates: &[Candidate<'_>],
         operands: &[Operand],
         arguments: &[Option<&str>],
         strict: bool,
+        report: bool,
     ) {
         // An argument is a key when one form (strict) or every form (`any`)
         // says so.
@@ -691,6 +706,10 @@ impl Analyzer<'_> {
             let Some(what) = operand.value.not_a_key() else {
                 continue;
             };
+            self.review.key_outside(operand.span.line);
+            if !report {
+                continue;
+            }
             let shown = self.quote(operand.span, "this argument");
             let keys = self.context.tables[0];
             let (routed, opt_out) = if self.context.environment == Environment::FunctionCall {

@@ -40,6 +40,7 @@ mod library;
 mod narrowing;
 mod params;
 mod returns;
+mod review;
 pub mod sandbox;
 mod scope;
 pub mod sent;
@@ -66,6 +67,7 @@ pub use command_replies::reply_lua_types;
 pub use declared::{COMMANDS_VARIABLE, DeclarationError, DeclaredCommands};
 pub use diagnostic::{Diagnostic, Severity};
 pub use findings::{FINDINGS, FindingClass, finding};
+pub use review::{CommandUse, LoopBound, LoopSite, ReadSite, Review};
 
 /// The environment variable that makes warnings fail the build (`1`),
 /// for a crate that wants every finding fixed or silenced.
@@ -164,6 +166,9 @@ pub struct Analysis {
     /// The main chunk uses `...` outside any function (always empty in a
     /// script, but the wrapper of [`exactly_once`] must keep it legal).
     pub chunk_varargs: bool,
+    /// What a reviewer checks: commands, loops and their bounds, reads
+    /// that grow with the data.
+    pub review: Review,
 }
 
 /// The codes of the error replies a script can end with (returned, or
@@ -352,6 +357,7 @@ fn analyze_here(source: &str, prepared: &syntax::Prepared, signature: &Signature
             diagnostics.extend(outcome.diagnostics);
             analysis.returns = outcome.returns;
             analysis.error_codes = outcome.error_codes;
+            analysis.review = outcome.review;
             analysis.read_only = flags.no_writes || !outcome.may_write;
             analysis.chunk_varargs = outcome.chunk_varargs;
         }

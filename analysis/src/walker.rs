@@ -19,6 +19,7 @@ use super::globals::{MissingMembers, MissingUse};
 use super::header::Header;
 use super::library::{self, Plan};
 use super::params::ParamUsage;
+use super::review::{LoopBound, LoopSite, Review};
 use super::sandbox::Environment;
 use super::scope::{Assignments, Binding, Scopes, Snapshot};
 use super::shebang::ScriptFlags;
@@ -38,6 +39,7 @@ pub(crate) struct Outcome {
     pub error_codes: ErrorCodes,
     /// The main chunk itself (outside any function) uses `...`.
     pub chunk_varargs: bool,
+    pub review: Review,
 }
 
 /// Runs the analysis: a first walk finds locals that are assigned again
@@ -221,6 +223,8 @@ pub(crate) struct Analyzer<'a> {
     pub may_write: bool,
     pub error_codes: ErrorCodes,
     pub chunk_varargs: bool,
+    /// The facts of the script for its review (`--report`).
+    pub review: Review,
     pub params: ParamUsage,
     pub missing: MissingMembers,
     /// Locals assigned after their declaration, and which of them from a
@@ -257,6 +261,7 @@ impl<'a> Analyzer<'a> {
             may_write: false,
             error_codes: ErrorCodes::default(),
             chunk_varargs: false,
+            review: Review::default(),
             params: ParamUsage::default(),
             missing: MissingMembers::default(),
             refused_globals: HashSet::new(),
@@ -290,6 +295,35 @@ impl<'a> Analyzer<'a> {
     }
 
     /// Declares a local of the function being walked.
+    /// Records the loop opened by `keyword` for the review: endless, one
+    /// pass per element of a read that grows with the data (`driven`, its
+    /// range or iterated value), or bounded as written at `written`.
+    fn record_loop(
+        &mut self,
+        keyword: &TokenReference,
+        kind: &'static str,
+        endless: bool,
+        driven: Option<&Value>,
+        written: Span,
+    ) {
+        let at = self.span(keyword);
+        let growing = driven.and_then(|value| value.ty().unbounded);
+        let bound = match (endless, growing) {
+            (true, _) => LoopBound::Never,
+            (false, Some(read)) => LoopBound::GrowingRead {
+                command: read.command.clone(),
+                line: read.span.line,
+            },
+            (false, None) => LoopBound::Written(self.quote(written, "its condition")),
+        };
+        self.review.loop_site(LoopSite {
+            line: at.line,
+            column: at.column,
+            kind,
+            bound,
+        });
+    }
+
     /// The code being walked runs in a loop of its function.
     pub(crate) fn in_loop(&self) -> bool {
         !self.loops.is_empty()
@@ -306,12 +340,14 @@ impl<'a> Analyzer<'a> {
         let missing = std::mem::take(&mut self.missing);
         self.diagnostics.extend(missing.into_notes());
         sort_returns(&mut self.returns);
+        self.review.finish();
         Outcome {
             diagnostics: self.diagnostics,
             returns: self.returns,
             may_write: self.may_write,
             error_codes: self.error_codes,
             chunk_varargs: self.chunk_varargs,
+            review: self.review,
         }
     }
 
@@ -814,9 +850,15 @@ impl<'a> Analyzer<'a> {
             analyzer.scopes.pop();
             terminates
         });
-        if let Some(forever) = forever {
-            self.check_endless_loop(forever, numeric_for.for_token(), numeric_for.block());
-        }
+        let endless = forever.is_some_and(|forever| {
+            self.check_endless_loop(forever, numeric_for.for_token(), numeric_for.block())
+        });
+        let last = numeric_for.step().unwrap_or_else(|| numeric_for.end());
+        let range = self.context.map.span_between(
+            Some(numeric_for.index_variable().token().start_position()),
+            span::expression_end(last),
+        );
+        self.record_loop(numeric_for.for_token(), "for", endless, Some(&end), range);
     }
 
     fn walk_generic_for(&mut self, generic_for: &GenericFor) {
@@ -842,6 +884,13 @@ impl<'a> Analyzer<'a> {
             analyzer.scopes.pop();
             terminates
         });
+        let expressions = generic_for.expressions();
+        let range = self.context.map.span_between(
+            expressions.iter().next().and_then(span::expression_start),
+            expressions.iter().last().and_then(span::expression_end),
+        );
+        let driven = operands.first().map(|operand| &operand.value);
+        self.record_loop(generic_for.for_token(), "for … in", false, driven, range);
     }
 
     fn walk_repeat(&mut self, repeat: &Repeat) -> bool {
@@ -869,9 +918,14 @@ impl<'a> Analyzer<'a> {
             analyzer.scopes.pop();
             terminates
         });
-        if let Some(forever) = until.as_ref().and_then(Forever::until_condition) {
-            self.check_endless_loop(forever, repeat.repeat_token(), repeat.block());
-        }
+        let endless = until
+            .as_ref()
+            .and_then(Forever::until_condition)
+            .is_some_and(|forever| {
+                self.check_endless_loop(forever, repeat.repeat_token(), repeat.block())
+            });
+        let condition = self.context.map.expression(repeat.until());
+        self.record_loop(repeat.repeat_token(), "repeat", endless, None, condition);
         terminates && !breaks_out(repeat.block())
     }
 
@@ -883,9 +937,11 @@ impl<'a> Analyzer<'a> {
             condition = value;
             terminates
         });
-        if let Some(forever) = Forever::while_condition(&condition) {
-            self.check_endless_loop(forever, while_loop.while_token(), while_loop.block());
-        }
+        let endless = Forever::while_condition(&condition).is_some_and(|forever| {
+            self.check_endless_loop(forever, while_loop.while_token(), while_loop.block())
+        });
+        let written = self.context.map.expression(while_loop.condition());
+        self.record_loop(while_loop.while_token(), "while", endless, None, written);
         condition == Value::Bool(Some(true)) && !breaks_out(while_loop.block())
     }
 

@@ -70,14 +70,15 @@ impl Forever {
 impl Analyzer<'_> {
     /// The loop opened by `keyword`, which `forever` keeps going, with
     /// `body`: an error when nothing in the body can leave it.
+    /// Returns whether it reported one.
     pub(crate) fn check_endless_loop(
         &mut self,
         forever: Forever,
         keyword: &TokenReference,
         body: &Block,
-    ) {
+    ) -> bool {
         if may_leave(body) {
-            return;
+            return false;
         }
         let why = match forever {
             Forever::While => "its condition is never false",
@@ -94,6 +95,7 @@ impl Analyzer<'_> {
             ),
             "give it an exit (`if not item then break end`) or a bound (`for i = 1, tonumber(ARGV[1]) do`)",
         );
+        true
     }
 }
 

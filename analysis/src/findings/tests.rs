@@ -621,3 +621,57 @@ fn opt_outs_are_read_in_scripts_with_a_stray_backtick() {
         analysis.diagnostics
     );
 }
+
+#[test]
+fn the_review_lists_commands_loops_and_growing_reads() {
+    use crate::{CommandUse, LoopBound};
+    let source = "local ids = redis.call('SMEMBERS', KEYS[1])\nfor _, id in ipairs(ids) do\n  redis.call('DEL', 'job:' .. id)\nend\nfor i = 1, tonumber(ARGV[1]) do redis.call('GET', KEYS[1]) end\nwhile true do redis.call('GET', KEYS[1]) end";
+    let signature = Signature {
+        keys: 1,
+        args: 1,
+        dynamic_keys: true,
+        ..Signature::default()
+    };
+    let review = analyze(source, &signature).review;
+    let command = |name: &str, line, writes| CommandUse {
+        name: name.to_owned(),
+        line,
+        writes,
+    };
+    assert_eq!(
+        review.commands,
+        [
+            command("SMEMBERS", 1, false),
+            command("DEL", 3, true),
+            command("GET", 5, false)
+        ]
+    );
+    let bounds: Vec<(usize, &str, LoopBound)> = review
+        .loops
+        .iter()
+        .map(|site| (site.line, site.kind, site.bound.clone()))
+        .collect();
+    assert_eq!(
+        bounds,
+        [
+            (
+                2,
+                "for … in",
+                LoopBound::GrowingRead {
+                    command: "SMEMBERS".to_owned(),
+                    line: 1
+                }
+            ),
+            (
+                5,
+                "for",
+                LoopBound::Written("i = 1, tonumber(ARGV[1])".to_owned())
+            ),
+            (6, "while", LoopBound::Never),
+        ]
+    );
+    assert_eq!(review.growing_reads.len(), 1);
+    assert_eq!(review.growing_reads[0].command, "SMEMBERS");
+    // Opted out with `dynamic_keys`: not an error, still in the review.
+    assert_eq!(review.keys_outside, [3]);
+}
