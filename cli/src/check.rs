@@ -22,6 +22,19 @@ pub struct CheckedScript {
     /// A function library (`#!lua name=…`) rather than a script.
     pub library: bool,
     pub diagnostics: Vec<Diagnostic>,
+    /// What the analysis proved of a script, for `--report`; `None` for a
+    /// library and for a script whose parameters are not declared.
+    pub facts: Option<Facts>,
+}
+
+/// What the review report shows of a script besides its findings.
+#[derive(Debug)]
+pub struct Facts {
+    pub review: analysis::Review,
+    pub read_only: bool,
+    pub header: Header,
+    pub flags: analysis::ScriptFlags,
+    pub returns: Vec<analysis::ReturnSite>,
 }
 
 impl CheckedScript {
@@ -130,9 +143,19 @@ fn check(path: String, source: String, options: &Options) -> CheckedScript {
         return check_library(path, source, options);
     }
     let signature = signature_for(&Header::parse(&source), &source, options);
-    let diagnostics = match &signature {
-        Some(signature) => analysis::analyze(&source, signature).diagnostics,
-        None => vec![undeclared()],
+    let (diagnostics, facts) = match &signature {
+        Some(signature) => {
+            let analysis = analysis::analyze(&source, signature);
+            let facts = Facts {
+                review: analysis.review,
+                read_only: analysis.read_only,
+                header: analysis.header,
+                flags: analysis.flags,
+                returns: analysis.returns,
+            };
+            (analysis.diagnostics, Some(facts))
+        }
+        None => (vec![undeclared()], None),
     };
     CheckedScript {
         path,
@@ -140,6 +163,7 @@ fn check(path: String, source: String, options: &Options) -> CheckedScript {
         signature,
         library: false,
         diagnostics,
+        facts,
     }
 }
 
@@ -165,6 +189,7 @@ fn check_library(path: String, source: String, options: &Options) -> CheckedScri
         signature: None,
         library: true,
         diagnostics,
+        facts: None,
     }
 }
 

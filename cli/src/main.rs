@@ -12,6 +12,7 @@ use std::process::ExitCode;
 mod check;
 mod options;
 mod report;
+mod review;
 
 use options::{Command, Format};
 
@@ -35,6 +36,7 @@ fn main() -> ExitCode {
     let report = match options.format {
         Format::Human => report::human(&outcome, options.deny_warnings),
         Format::Json => report::json(&outcome),
+        Format::Report => review::markdown(&outcome),
     };
     let failed = outcome.errors() > 0 || (options.deny_warnings && outcome.warnings() > 0);
     match (print(&report), failed) {

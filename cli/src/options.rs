@@ -39,6 +39,10 @@ Options:
                        script silences one with a comment:
                        `-- redis-script: allow(name)`
       --format <F>     human (the default) or json
+      --report         print each script's production review in Markdown:
+                       keys, writes, retry safety, loops and their bounds,
+                       reads that grow with the data, replies, findings and
+                       opt-outs (for a pull request)
       --deny-warnings  warnings fail the check too
   -h, --help           print this help
   -V, --version        print the version
@@ -104,6 +108,8 @@ pub struct Count {
 pub enum Format {
     Human,
     Json,
+    /// `--report`: the review checklist in Markdown.
+    Report,
 }
 
 /// Reads the command line (without the program name). The error is the
@@ -156,6 +162,7 @@ pub fn parse(arguments: impl IntoIterator<Item = OsString>) -> Result<Command, S
             "--allow-unused" => options.allow_unused = true,
             "--dynamic-keys" => options.dynamic_keys = true,
             "--deny-warnings" => options.deny_warnings = true,
+            "--report" => options.format = Format::Report,
             "--target" => options.target = target("--target", &value("--target")?)?,
             "--commands" => commands_file = Some(PathBuf::from(value("--commands")?)),
             "--allow" => {
@@ -181,7 +188,7 @@ pub fn parse(arguments: impl IntoIterator<Item = OsString>) -> Result<Command, S
         }
         let takes_no_value = matches!(
             name,
-            "--" | "--allow-unused" | "--dynamic-keys" | "--deny-warnings"
+            "--" | "--allow-unused" | "--dynamic-keys" | "--deny-warnings" | "--report"
         );
         if takes_no_value && inline_value.is_some() {
             return Err(format!("`{name}` takes no value"));

@@ -432,3 +432,40 @@ fn every_value_finding_reads_well() {
         );
     }
 }
+
+/// `--report` on a clean script of the project and on the operational
+/// safety cases, as a reviewer reads it: compared with
+/// `tests/snapshots/report.md` (`SNAPSHOTS=overwrite` writes it anew). The
+/// exit status is the check's.
+#[test]
+fn the_review_report_reads_well() {
+    let report = run_in(
+        &workspace(),
+        &[
+            "--report",
+            "lua/release_lock.lua",
+            "tests/ui/values/unbounded_read.lua",
+            "tests/ui/values/endless_loop.lua",
+            "--dynamic-keys",
+        ],
+    );
+    assert_eq!(report.status, 1, "{}", report.stderr);
+    let snapshot = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots/report.md");
+    if std::env::var_os("SNAPSHOTS").is_some_and(|mode| mode == "overwrite") {
+        std::fs::write(&snapshot, &report.stdout).expect("write the snapshot");
+    }
+    let expected = std::fs::read_to_string(&snapshot).expect("read the snapshot");
+    assert_eq!(report.stdout, expected);
+    for row in [
+        "| keys |",
+        "| writes |",
+        "| retry safety |",
+        "| loops |",
+        "| reads that grow with the data |",
+        "| replies |",
+        "| findings |",
+        "| opt-outs |",
+    ] {
+        assert_eq!(report.stdout.matches(row).count(), 3, "{row}");
+    }
+}

@@ -1,0 +1,377 @@
+//! `--report`: the production checklist of each script in Markdown, filled
+//! in with what the analysis proved, to paste into a pull request.
+
+use std::fmt::Write as _;
+
+use redis_script_analysis::text::plural;
+use redis_script_analysis::{Diagnostic, LoopBound, ReturnShape, Severity, ValueKind};
+
+use crate::check::{CheckedScript, Facts, Outcome};
+
+/// Every script's checklist, then the scripts it could not review.
+pub fn markdown(outcome: &Outcome) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "# Script review\n\n{} checked by redis-script-check.",
+        plural(outcome.scripts.len() + outcome.unreadable.len(), "file")
+    );
+    for script in &outcome.scripts {
+        section(&mut out, script);
+    }
+    for unreadable in &outcome.unreadable {
+        let _ = writeln!(
+            out,
+            "\n## `{}`\n\nNot reviewed: cannot read it ({}).",
+            unreadable.path, unreadable.reason
+        );
+    }
+    out
+}
+
+fn section(out: &mut String, script: &CheckedScript) {
+    let _ = writeln!(out, "\n## `{}`\n", script.path);
+    let Some(facts) = &script.facts else {
+        let why = if script.library {
+            "a function library; the review covers scripts (its findings are below)"
+        } else {
+            "its keys and arguments are not declared (see the findings below)"
+        };
+        let _ = writeln!(out, "Not reviewed: {why}.\n");
+        findings(out, &script.diagnostics);
+        return;
+    };
+    // The header's first paragraph says what the script is for.
+    let summary: Vec<&str> = facts
+        .header
+        .doc
+        .iter()
+        .map(|line| line.trim())
+        // The keys and arguments have rows of their own.
+        .filter(|line| !line.starts_with("KEYS[") && !line.starts_with("ARGV["))
+        .skip_while(|line| line.is_empty())
+        .take_while(|line| !line.is_empty() && !starts_label(line))
+        .collect();
+    if !summary.is_empty() {
+        let _ = writeln!(out, "{}\n", summary.join(" "));
+    }
+    let _ = writeln!(out, "| check | what the analysis found |\n| --- | --- |");
+    let rows = [
+        ("keys", keys(script, facts)),
+        ("arguments", arguments(script, facts)),
+        ("writes", writes(facts)),
+        ("retry safety", retry_safety(facts)),
+        ("loops", loops(facts)),
+        ("reads that grow with the data", growing_reads(facts)),
+        ("replies", replies(facts)),
+        (
+            "findings",
+            counts(&script.diagnostics).unwrap_or_else(|| "none".to_owned()),
+        ),
+        ("opt-outs", opt_outs(&script.source)),
+    ];
+    for (check, found) in rows {
+        let _ = writeln!(out, "| {check} | {} |", cell(&found));
+    }
+    if !script.diagnostics.is_empty() {
+        out.push('\n');
+    }
+    findings(out, &script.diagnostics);
+}
+
+/// A table cell: no line breaks, no bare `|`.
+fn cell(text: &str) -> String {
+    text.replace('\n', " ").replace('|', "\\|")
+}
+
+fn keys(script: &CheckedScript, facts: &Facts) -> String {
+    let signature = script.signature.as_ref();
+    let declared = declared(
+        signature.map(|s| (s.keys, s.variadic_keys)),
+        &facts.header.keys,
+        "KEYS",
+    );
+    let keys = &facts.review.keys_outside;
+    let opted_out = facts.flags.allow_cross_slot_keys
+        || signature.is_some_and(|signature| signature.dynamic_keys);
+    let source = match (keys.as_slice(), opted_out) {
+        ([], _) => "every key a command takes comes from KEYS".to_owned(),
+        (lines, true) => format!(
+            "keys that do not come from KEYS on {} (the script opts out: Cluster cannot route it by KEYS)",
+            lines_list(lines)
+        ),
+        (lines, false) => format!(
+            "keys that do not come from KEYS on {}: errors below",
+            lines_list(lines)
+        ),
+    };
+    format!("{declared}; {source}")
+}
+
+fn arguments(script: &CheckedScript, facts: &Facts) -> String {
+    let signature = script.signature.as_ref();
+    declared(
+        signature.map(|s| (s.args, s.variadic_args)),
+        &facts.header.args,
+        "ARGV",
+    )
+}
+
+/// "2: `KEYS[1]` lock key, `KEYS[2]` owner" from the header's docs.
+fn declared(
+    count: Option<(usize, bool)>,
+    docs: &[redis_script_analysis::ParamDoc],
+    table: &str,
+) -> String {
+    let Some((fixed, variadic)) = count else {
+        return "not declared".to_owned();
+    };
+    let count = match (fixed, variadic) {
+        (0, true) => "any number".to_owned(),
+        (fixed, true) => format!("{fixed} or more"),
+        (fixed, false) => fixed.to_string(),
+    };
+    let named: Vec<String> = docs
+        .iter()
+        .map(|doc| {
+            let index = if doc.variadic {
+                format!("{}..", doc.index)
+            } else {
+                doc.index.to_string()
+            };
+            format!("`{table}[{index}]` {}", doc.text.trim())
+        })
+        .collect();
+    if named.is_empty() {
+        count
+    } else {
+        format!("{count}: {}", named.join(", "))
+    }
+}
+
+fn writes(facts: &Facts) -> String {
+    let listed = |writes: bool| -> Vec<String> {
+        facts
+            .review
+            .commands
+            .iter()
+            .filter(|command| command.writes == writes)
+            .map(|command| format!("`{}` (line {})", command.name, command.line))
+            .collect()
+    };
+    let (written, read) = (listed(true), listed(false));
+    let reads = if read.is_empty() {
+        String::new()
+    } else {
+        format!("; reads with {}", read.join(", "))
+    };
+    if facts.read_only {
+        format!("no: read-only, sent as `EVALSHA_RO`{reads}")
+    } else if written.is_empty() {
+        format!("may write (a command chosen at run time){reads}")
+    } else {
+        format!("yes: {}{reads}", written.join(", "))
+    }
+}
+
+/// The header's `Retry safety:` line, which the project's scripts keep.
+fn retry_safety(facts: &Facts) -> String {
+    let doc = &facts.header.doc;
+    let Some(start) = doc.iter().position(|line| {
+        line.trim_start()
+            .to_ascii_lowercase()
+            .starts_with("retry safety:")
+    }) else {
+        return "not stated: say in the header whether a call may be sent twice (`Retry safety: …`), or declare it `exactly_once`".to_owned();
+    };
+    // The statement runs on until a blank line or the next `Label:`.
+    let mut statement = doc[start]
+        .trim_start()
+        .split_once(':')
+        .map_or(String::new(), |(_, rest)| rest.trim().to_owned());
+    for line in &doc[start + 1..] {
+        let line = line.trim();
+        if line.is_empty() || starts_label(line) {
+            break;
+        }
+        statement.push(' ');
+        statement.push_str(line);
+    }
+    statement
+}
+
+/// `Used by: …`, `Invariant: …`: a header line that starts a statement of
+/// its own.
+fn starts_label(line: &str) -> bool {
+    line.split_once(':').is_some_and(|(label, _)| {
+        (1..=3).contains(&label.split_whitespace().count())
+            && label.chars().next().is_some_and(char::is_uppercase)
+    })
+}
+
+fn loops(facts: &Facts) -> String {
+    if facts.review.loops.is_empty() {
+        return "none".to_owned();
+    }
+    facts
+        .review
+        .loops
+        .iter()
+        .map(|site| {
+            let bound = match &site.bound {
+                LoopBound::Written(text) => format!("bounded by `{text}`"),
+                LoopBound::GrowingRead { command, line } => {
+                    format!(
+                        "one pass per element of `{command}` (line {line}): grows with the data"
+                    )
+                }
+                LoopBound::Never => "never ends: error below".to_owned(),
+            };
+            format!("line {} `{}`: {bound}", site.line, site.kind)
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+fn growing_reads(facts: &Facts) -> String {
+    if facts.review.growing_reads.is_empty() {
+        return "none".to_owned();
+    }
+    facts
+        .review
+        .growing_reads
+        .iter()
+        .map(|read| {
+            format!(
+                "`{}` (line {}) reads {}",
+                read.command, read.line, read.reads
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+fn replies(facts: &Facts) -> String {
+    let mut shown: Vec<String> = Vec::new();
+    for site in &facts.returns {
+        let shape = shape(&site.shape);
+        let entry = format!("{shape} (line {})", site.line);
+        if !shown.contains(&entry) {
+            shown.push(entry);
+        }
+    }
+    if shown.is_empty() {
+        "none".to_owned()
+    } else {
+        shown.join("; ")
+    }
+}
+
+fn shape(shape: &ReturnShape) -> String {
+    match shape {
+        ReturnShape::Tagged {
+            tag,
+            elements,
+            open_ended,
+        } => format!(
+            "`{{'{tag}', …}}` with {}{}",
+            plural(elements.len(), "element"),
+            if *open_ended { " or more" } else { "" }
+        ),
+        ReturnShape::Array {
+            elements,
+            open_ended,
+        } => format!(
+            "a table of {}{}",
+            plural(elements.len(), "element"),
+            if *open_ended { " or more" } else { "" }
+        ),
+        ReturnShape::Status(Some(status)) => format!("status `{status}`"),
+        ReturnShape::Status(None) => "a status".to_owned(),
+        ReturnShape::Error(Some(code)) => format!("error `{code}`"),
+        ReturnShape::Error(None) => "an error".to_owned(),
+        ReturnShape::Nil => "nil".to_owned(),
+        ReturnShape::FallsOffEnd => "nil (the end of the script)".to_owned(),
+        ReturnShape::Value(kind) => value(kind),
+    }
+}
+
+fn value(kind: &ValueKind) -> String {
+    match kind {
+        ValueKind::Integer => "an integer".to_owned(),
+        ValueKind::Float => "a number with a fraction (truncated by Redis)".to_owned(),
+        ValueKind::String(Some(text)) => format!("`'{text}'`"),
+        ValueKind::String(None) => "a string".to_owned(),
+        ValueKind::Boolean(true) => "`true` (1)".to_owned(),
+        ValueKind::Boolean(false) => "`false` (nil)".to_owned(),
+        ValueKind::Nil => "nil".to_owned(),
+        ValueKind::Table => "a table".to_owned(),
+        ValueKind::MaybeNil => "a value or nil".to_owned(),
+        ValueKind::Unknown => "a value".to_owned(),
+    }
+}
+
+/// "1 error, 2 warnings", or `None` when there is none.
+fn counts(diagnostics: &[Diagnostic]) -> Option<String> {
+    let count = |severity| {
+        diagnostics
+            .iter()
+            .filter(|diagnostic| diagnostic.severity == severity)
+            .count()
+    };
+    match (count(Severity::Error), count(Severity::Note)) {
+        (0, 0) => None,
+        (errors, 0) => Some(plural(errors, "error")),
+        (0, warnings) => Some(plural(warnings, "warning")),
+        (errors, warnings) => Some(format!(
+            "{}, {}",
+            plural(errors, "error"),
+            plural(warnings, "warning")
+        )),
+    }
+}
+
+/// Every `-- redis-script: allow(…)` comment, with its line.
+fn opt_outs(source: &str) -> String {
+    let found: Vec<String> = source
+        .lines()
+        .enumerate()
+        .filter_map(|(index, line)| {
+            let at = line.find("redis-script: allow(")?;
+            let directive = &line[at + "redis-script: ".len()..];
+            let end = directive.find(')')?;
+            Some(format!("`{}` (line {})", &directive[..=end], index + 1))
+        })
+        .collect();
+    if found.is_empty() {
+        "none".to_owned()
+    } else {
+        found.join(", ")
+    }
+}
+
+fn findings(out: &mut String, diagnostics: &[Diagnostic]) {
+    for diagnostic in diagnostics {
+        let severity = match diagnostic.severity {
+            Severity::Error => "error",
+            Severity::Note => "warning",
+        };
+        let _ = writeln!(
+            out,
+            "- {severity} at line {}:{}: {}",
+            diagnostic.line,
+            diagnostic.column,
+            diagnostic.message.replace('\n', " ")
+        );
+    }
+}
+
+/// "lines 3 and 7", "line 3".
+fn lines_list(lines: &[usize]) -> String {
+    let shown: Vec<String> = lines.iter().map(usize::to_string).collect();
+    match shown.split_last() {
+        Some((last, [])) => format!("line {last}"),
+        Some((last, rest)) => format!("lines {} and {last}", rest.join(", ")),
+        None => "no line".to_owned(),
+    }
+}
