@@ -1,6 +1,8 @@
-//! The findings about values: bugs the value analysis proves, each class
-//! with a stable name that messages show, `--format json` reports, and an
-//! opt-out takes.
+//! The findings about values and operational safety: bugs the value
+//! analysis proves (a comparison the types decide, a missing key's `false`
+//! in arithmetic) and scripts that block the server (a loop nothing ends,
+//! a read that grows with the data), each class with a stable name that
+//! messages show, `--format json` reports, and an opt-out takes.
 //!
 //! A finding is an error when the bug happens on every execution that
 //! reaches the line, and a warning when it depends on data or input (the
