@@ -346,6 +346,11 @@ impl Analyzer<'_> {
             self.not_available(entry, &missing, name_span);
             return None;
         }
+        if !missing.is_empty() {
+            // The lenient default target: say where the call fails, and
+            // how to make that an error.
+            self.missing_on_some_servers(entry, &missing, name_span);
+        }
         if let Some(deprecation) = entry.deprecation {
             let name = display(entry.name);
             let replacement = deprecation.replaced_by.replace("`!", "`");
@@ -551,6 +556,44 @@ impl Analyzer<'_> {
                 target.phrase()
             ),
             "call it only where the server has it, or change the target (REDIS_SCRIPT_TARGET, or the attribute's `target`)",
+        ));
+    }
+
+    /// A command that some server of a lenient target (the default, every
+    /// supported server) lacks: a warning that names where it exists.
+    fn missing_on_some_servers(
+        &mut self,
+        entry: &'static CommandEntry,
+        missing: &[Platform],
+        span: Span,
+    ) {
+        let name = display(entry.name);
+        let lacking: Vec<String> = missing
+            .iter()
+            .map(|platform| {
+                match entry
+                    .module
+                    .filter(|_| entry.on(platform.release).is_some())
+                {
+                    Some(module) => format!(
+                        "{} without the {} module",
+                        platform.release().name,
+                        module.title()
+                    ),
+                    None => platform.release().name.to_owned(),
+                }
+            })
+            .collect();
+        let mut available = entry.releases().describe();
+        if let Some(module) = entry.module {
+            available = format!("{available} with the {} module", module.title());
+        }
+        self.diagnostics.push(span.note(
+            format!(
+                "`{name}` exists {available}, and not on {}: the default target (any supported server) lets this build, and the call fails there with \"Unknown Redis command\"",
+                lacking.join(", ")
+            ),
+            "set the servers you run, e.g. `REDIS_SCRIPT_TARGET = \"redis-7.2\"` in `.cargo/config.toml`'s `[env]` (or the attribute's `target`): a call they lack is then an error, and this warning goes",
         ));
     }
 
