@@ -34,6 +34,13 @@ impl ParamUsage {
             Param::Argv => &mut self.argv,
         }
     }
+
+    fn of_ref(&self, param: Param) -> &TableUsage {
+        match param {
+            Param::Keys => &self.keys,
+            Param::Argv => &self.argv,
+        }
+    }
 }
 
 /// What the signature declares for one table.
@@ -175,12 +182,27 @@ impl<'a> Analyzer<'a> {
     /// Declared parameters never read, and variadic ones never iterated.
     pub fn param_findings(&self) -> Vec<Diagnostic> {
         let mut findings = Vec::new();
-        for (param, usage) in [
-            (Param::Keys, &self.params.keys),
-            (Param::Argv, &self.params.argv),
+        // The Rust function splits one parameter list into keys and
+        // arguments (`keys = N`): a key read past the split leaves an
+        // argument unread, and the reverse. The out-of-range error is the
+        // root cause; the unread parameter on the other side is not
+        // reported as well.
+        let past_the_split =
+            |param: Param| {
+                let declared = self.declared(param);
+                !declared.variadic
+                    && self.params.of_ref(param).literal.iter().any(|&index| {
+                        usize::try_from(index).is_ok_and(|index| index > declared.fixed)
+                    })
+            };
+        let split = self.context.signature.declared_by == DeclaredBy::RustFunction;
+        for (param, usage, other) in [
+            (Param::Keys, &self.params.keys, Param::Argv),
+            (Param::Argv, &self.params.argv, Param::Keys),
         ] {
             let declared = self.declared(param);
-            if usage.dynamic.is_none() && !self.context.signature.allow_unused {
+            let knock_on = split && past_the_split(other);
+            if usage.dynamic.is_none() && !self.context.signature.allow_unused && !knock_on {
                 findings.extend(self.unused(declared, usage));
             }
             if declared.variadic && usage.dynamic.is_none() {
