@@ -5,6 +5,7 @@
 use full_moon::ast::FunctionArgs;
 
 use super::command_replies::{Caller, reply_type};
+use super::commands::shapes::{self, ShapeForm};
 use super::commands::{self, Command, CommandEntry, Resolved};
 use super::error_codes::error_code;
 use super::globals::MissingUse;
@@ -691,7 +692,17 @@ impl Analyzer<'_> {
             _ => String::new(),
         };
         let hint = if accepting.is_empty() || on.is_empty() {
-            format!("fix the arguments; `COMMAND DOCS {name}` shows its syntax")
+            // The syntax of the server the call was checked for.
+            let releases = platform.map_or(ReleaseSet::ALL, |platform| {
+                ReleaseSet::only(platform.release)
+            });
+            let syntax = shapes::shape(command.name)
+                .and_then(|shape| shape.forms_for(releases).next())
+                .map(ShapeForm::syntax);
+            match syntax {
+                Some(syntax) => format!("fix the arguments: `{name} {syntax}`"),
+                None => format!("fix the arguments; `COMMAND DOCS {name}` shows its syntax"),
+            }
         } else {
             format!(
                 "this call is valid {}; fix the arguments or the target",

@@ -308,6 +308,60 @@ impl ShapeForm {
     }
 }
 
+impl ShapeForm {
+    /// The arguments as the command's documentation writes them:
+    /// `key member [member ...]`, `key [NX | XX] [LIMIT offset count]`.
+    pub fn syntax(&self) -> String {
+        sequence(self.arguments)
+    }
+}
+
+fn sequence(arguments: &[Argument]) -> String {
+    arguments
+        .iter()
+        .map(syntax_of)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn syntax_of(argument: &Argument) -> String {
+    let value = match argument.kind {
+        ArgumentKind::PureToken => argument.token.unwrap_or(argument.name).to_owned(),
+        ArgumentKind::OneOf(choices) => {
+            let choices: Vec<String> = choices.iter().map(syntax_of).collect();
+            let joined = choices.join(" | ");
+            if argument.optional {
+                joined
+            } else {
+                format!("<{joined}>")
+            }
+        }
+        ArgumentKind::Block(inner) => sequence(inner),
+        _ => argument.name.to_owned(),
+    };
+    let one = match (argument.token, argument.kind) {
+        (Some(token), kind) if kind != ArgumentKind::PureToken => format!("{token} {value}"),
+        _ => value,
+    };
+    let repeated = match (argument.multiple, argument.multiple_token) {
+        (false, _) => one,
+        (true, true) => format!("{one} [{one} ...]"),
+        // The token once, then the values.
+        (true, false) => match argument.token {
+            Some(token) if argument.kind != ArgumentKind::PureToken => {
+                let value = one.trim_start_matches(token).trim_start();
+                format!("{token} {value} [{value} ...]")
+            }
+            _ => format!("{one} [{one} ...]"),
+        },
+    };
+    if argument.optional {
+        format!("[{repeated}]")
+    } else {
+        repeated
+    }
+}
+
 /// Whether a reply is (or may be) an array, set or map whose length the
 /// data decides.
 fn holds_collection(reply: &Reply) -> bool {
@@ -350,6 +404,30 @@ fn limit_token(arguments: &'static [Argument], optional: bool) -> Option<&'stati
 mod tests {
     use super::*;
     use crate::target::RELEASES;
+
+    #[test]
+    fn syntax_reads_like_the_documentation() {
+        let syntax = |name: &str| {
+            shape(name)
+                .and_then(|shape| shape.forms.last())
+                .map(ShapeForm::syntax)
+                .unwrap_or_default()
+        };
+        assert_eq!(syntax("zrem"), "key member [member ...]");
+        assert_eq!(syntax("get"), "key");
+        assert_eq!(syntax("lrange"), "key start stop");
+        assert_eq!(syntax("xrange"), "key start end [COUNT count]");
+        assert!(
+            syntax("set").starts_with("key value [NX | XX"),
+            "{}",
+            syntax("set")
+        );
+        assert!(
+            syntax("zrangebyscore").ends_with("[LIMIT offset count]"),
+            "{}",
+            syntax("zrangebyscore")
+        );
+    }
 
     /// The sizes the grammar derives for the reads the production guidance
     /// names, and for the commands that look like them but are bounded.
