@@ -73,10 +73,25 @@ impl LuaFile {
         let relative = path_literal.value();
         let absolute = resolve(&relative);
         let source = std::fs::read_to_string(&absolute).map_err(|error| {
+            let hint = match nearby_file(&absolute) {
+                Some(near) => {
+                    let directory = relative
+                        .rsplit_once('/')
+                        .map_or("", |(directory, _)| directory);
+                    let written = if directory.is_empty() {
+                        near
+                    } else {
+                        format!("{directory}/{near}")
+                    };
+                    format!("did you mean `path = \"{written}\"`?")
+                }
+                None => "`path` is relative to the crate's directory (the one with Cargo.toml)"
+                    .to_owned(),
+            };
             syn::Error::new(
                 path_literal.span(),
                 format!(
-                    "cannot read the Lua {what} `{}`: {error}\n = hint: `path` is relative to the crate's directory (the one with Cargo.toml)",
+                    "cannot read the Lua {what} `{}`: {error}\n = hint: {hint}",
                     absolute.display()
                 ),
             )
@@ -91,6 +106,20 @@ impl LuaFile {
     fn absolute_path(&self) -> String {
         self.absolute.to_string_lossy().into_owned()
     }
+}
+
+/// The name of a `.lua` file next to `missing` whose name is close to
+/// its name (`claim_due.lua` for `claim-due.lua`).
+fn nearby_file(missing: &std::path::Path) -> Option<String> {
+    let wanted = missing.file_name()?.to_str()?;
+    let directory = missing.parent()?;
+    let names: Vec<String> = std::fs::read_dir(directory)
+        .ok()?
+        .filter_map(|entry| entry.ok()?.file_name().into_string().ok())
+        .filter(|name| name.ends_with(".lua"))
+        .collect();
+    let near = lua::suggest::closest(wanted, names.iter().map(String::as_str))?;
+    Some(near.to_owned())
 }
 
 /// Lowercase hex SHA1 of `text`: the id `EVALSHA` takes.

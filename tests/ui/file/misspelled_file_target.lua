@@ -1,0 +1,2 @@
+-- KEYS[1] = key
+return redis.call('GET', KEYS[1])
