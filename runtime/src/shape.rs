@@ -25,8 +25,9 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 /// What a Rust reply type accepts, as far as it can be known at compile
-/// time; checked with [`accepts_tag`], [`has_tag`], [`accepts_bare`] and
-/// [`accepts_array`] in `const` assertions.
+/// time. The code `#[redis_script]` generates compares it with the
+/// script's `return`s in `const` assertions, so a reply the type cannot
+/// take fails the build.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Shape {
