@@ -484,8 +484,8 @@ pub const fn array_mismatch(shape: &Shape, before: &str, after: &str) -> CheckMe
 }
 
 /// The message of a tag that no variant of `shape` has: `before`, then
-/// "did you mean …? otherwise " when a variant's tag is a likely
-/// misspelling of `tag`, then `after`.
+/// the tags the type handles, then "did you mean …? otherwise " when one
+/// of them is a likely misspelling of `tag`, then `after`.
 ///
 /// ```
 /// use redis_script::__private_v2::{Shape, tagged_shape, unknown_tag_message, variant};
@@ -494,7 +494,10 @@ pub const fn array_mismatch(shape: &Shape, before: &str, after: &str) -> CheckMe
 ///     &[variant("Allowed", "ALLOWED", 1, 1, false), variant("Denied", "DENIED", 2, 2, false)],
 /// );
 /// const TEXT: &str = unknown_tag_message(&DECISION, "DENYED", "hint: ", "add it").as_str();
-/// assert_eq!(TEXT, "hint: did you mean \"DENIED\"? otherwise add it");
+/// assert_eq!(
+///     TEXT,
+///     "hint: `Decision` handles \"ALLOWED\" and \"DENIED\"; did you mean \"DENIED\"? otherwise add it"
+/// );
 /// ```
 pub const fn unknown_tag_message(
     shape: &Shape,
@@ -503,14 +506,25 @@ pub const fn unknown_tag_message(
     after: &str,
 ) -> CheckMessage {
     let mut near = NearMiss::new(tag);
-    if let Shape::Tagged { variants, .. } = shape {
+    let mut handled = CheckMessage::new().push(before);
+    if let Shape::Tagged { name, variants } = shape
+        && !variants.is_empty()
+    {
+        handled = handled.push("`").push(name).push("` handles ");
         let mut index = 0;
         while index < variants.len() {
             near = near.consider(variants[index].tag);
+            handled = match index {
+                0 => handled,
+                _ if index + 1 == variants.len() => handled.push(" and "),
+                _ => handled.push(", "),
+            };
+            handled = handled.push("\"").push(variants[index].tag).push("\"");
             index += 1;
         }
+        handled = handled.push("; ");
     }
-    near.message(before, after)
+    near.message(handled.as_str(), after)
 }
 
 /// [`unknown_tag_message`] for an error code among `codes`.
