@@ -13,7 +13,7 @@ use full_moon::tokenizer::{Lexer, LexerResult, Symbol, Token, TokenType, Tokeniz
 
 use super::diagnostic::Diagnostic;
 
-mod quick_scan;
+pub(crate) mod quick_scan;
 mod unclosed;
 
 /// Lua 5.1 refuses chunks nesting more than 200 "C levels" (LUAI_MAXCCALLS);
@@ -149,8 +149,9 @@ fn tokenize(source: &str) -> Vec<Lexeme> {
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Lexeme {
     kind: LexemeKind,
-    line: usize,
-    column: usize,
+    pub(crate) line: usize,
+    /// In bytes from the line's start, 1-based.
+    pub(crate) column: usize,
     end_line: usize,
     end_column: usize,
 }

@@ -3,9 +3,6 @@
 
 use std::collections::BTreeSet;
 
-use full_moon::LuaVersion;
-use full_moon::tokenizer::{Lexer, LexerResult, TokenType};
-
 use super::{FINDINGS, Silenced, finding};
 use crate::diagnostic::Diagnostic;
 use crate::suggest;
@@ -32,44 +29,47 @@ pub(crate) fn silenced(source: &str, declared: &[String]) -> (Silenced, Vec<Diag
     // Comments, with the line of the code they are about: their own line
     // when code comes first on it, else the next line with code (`None`
     // before any code: the header, about the whole script).
-    let lexable = crate::syntax::lexable(source);
-    let mut lexer = Lexer::new(&lexable, LuaVersion::lua51());
+    let (lexemes, comments) = crate::syntax::quick_scan::scan(&crate::syntax::lexable(source));
+    let mut comments = comments.into_iter().peekable();
     let mut last_code_line = None;
     let mut pending: Vec<(usize, usize, String)> = Vec::new();
     let mut directives: Vec<(Option<usize>, usize, usize, String)> = Vec::new();
-    while let Some(result) = lexer.consume() {
-        let reference = match result {
-            LexerResult::Ok(token) | LexerResult::Recovered(token, _) => token,
-            LexerResult::Fatal(_) => break,
-        };
-        let leading = reference.leading_trivia();
-        let trailing = reference.trailing_trivia();
-        let main = reference.token();
-        for trivia in leading {
-            if let Some(comment) = comment_of(trivia) {
-                pending.push(comment);
+    for lexeme in &lexemes {
+        // The comments before this code.
+        while let Some(comment) = comments
+            .next_if(|comment| (comment.line, comment.byte_column) < (lexeme.line, lexeme.column))
+        {
+            if last_code_line == Some(comment.line) {
+                directives.push((
+                    Some(comment.line),
+                    comment.line,
+                    comment.column,
+                    comment.text,
+                ));
+            } else {
+                pending.push((comment.line, comment.column, comment.text));
             }
         }
-        if !matches!(main.token_type(), TokenType::Eof) {
-            let line = main.start_position().line();
-            // The comments above are about this line (or, before the
-            // first code, about the whole script).
-            let about = last_code_line.map(|_| line);
+        if last_code_line != Some(lexeme.line) {
+            let about = last_code_line.map(|_| lexeme.line);
             directives.extend(
                 pending
                     .drain(..)
                     .map(|(at, column, text)| (about, at, column, text)),
             );
-            last_code_line = Some(line);
+            last_code_line = Some(lexeme.line);
         }
-        for trivia in trailing {
-            if let Some((at, column, text)) = comment_of(trivia) {
-                if last_code_line == Some(at) {
-                    directives.push((Some(at), at, column, text));
-                } else {
-                    pending.push((at, column, text));
-                }
-            }
+    }
+    for comment in comments {
+        if last_code_line == Some(comment.line) {
+            directives.push((
+                Some(comment.line),
+                comment.line,
+                comment.column,
+                comment.text,
+            ));
+        } else {
+            pending.push((comment.line, comment.column, comment.text));
         }
     }
     // Comments after the last code are about no line (but still read, so
@@ -113,18 +113,6 @@ pub(crate) fn silenced(source: &str, declared: &[String]) -> (Silenced, Vec<Diag
         }
     }
     (silenced, errors)
-}
-
-/// A comment's line, column and text.
-fn comment_of(token: &full_moon::tokenizer::Token) -> Option<(usize, usize, String)> {
-    let text = match token.token_type() {
-        TokenType::SingleLineComment { comment } | TokenType::MultiLineComment { comment, .. } => {
-            comment.to_string()
-        }
-        _ => return None,
-    };
-    let start = token.start_position();
-    Some((start.line(), start.character(), text))
 }
 
 /// The names of `allow(a, b)` in a comment's text; `None` when the comment

@@ -10,15 +10,32 @@ use super::{Lexeme, LexemeKind};
 /// The significant lexemes of `source` (positions are approximate: only
 /// the nesting check uses them, to place its single diagnostic).
 pub(crate) fn lexemes(source: &str) -> Vec<Lexeme> {
+    scan(source).0
+}
+
+/// A comment: where its `--` starts (1-based line, and column in
+/// characters) and its text without `--` and without long brackets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Comment {
+    pub line: usize,
+    pub column: usize,
+    /// The column in bytes, to order it among the lexemes.
+    pub byte_column: usize,
+    pub text: String,
+}
+
+/// The significant lexemes and the comments of `source`, in order.
+pub(crate) fn scan(source: &str) -> (Vec<Lexeme>, Vec<Comment>) {
     let mut scanner = Scanner {
         bytes: source.as_bytes(),
         at: 0,
         line: 1,
         line_start: 0,
         out: Vec::new(),
+        comments: Vec::new(),
     };
     scanner.run();
-    scanner.out
+    (scanner.out, scanner.comments)
 }
 
 struct Scanner<'s> {
@@ -27,6 +44,7 @@ struct Scanner<'s> {
     line: usize,
     line_start: usize,
     out: Vec<Lexeme>,
+    comments: Vec<Comment>,
 }
 
 impl Scanner<'_> {
@@ -93,14 +111,44 @@ impl Scanner<'_> {
     }
 
     fn comment(&mut self) {
+        let line = self.line;
+        let byte_column = self.at - self.line_start + 1;
+        let column = String::from_utf8_lossy(&self.bytes[self.line_start..self.at])
+            .chars()
+            .count()
+            + 1;
         self.advance(2);
-        if self.peek(0) == b'[' && self.long_bracket_level().is_some() {
+        let (start, end) = if let Some(level) = (self.peek(0) == b'[')
+            .then(|| self.long_bracket_level())
+            .flatten()
+        {
+            let start = self.at + level + 2;
             self.long_bracket();
-            return;
-        }
-        while self.at < self.bytes.len() && self.peek(0) != b'\n' {
-            self.advance(1);
-        }
+            // Without the closing bracket, when there is one.
+            let end = if self
+                .bytes
+                .get(..self.at)
+                .is_some_and(|before| before.ends_with(b"]"))
+            {
+                self.at.saturating_sub(level + 2).max(start)
+            } else {
+                self.at
+            };
+            (start, end)
+        } else {
+            let start = self.at;
+            while self.at < self.bytes.len() && self.peek(0) != b'\n' {
+                self.advance(1);
+            }
+            (start, self.at)
+        };
+        let text = self.bytes.get(start..end).unwrap_or_default();
+        self.comments.push(Comment {
+            line,
+            column,
+            byte_column,
+            text: String::from_utf8_lossy(text).into_owned(),
+        });
     }
 
     fn quoted(&mut self, quote: u8) {
