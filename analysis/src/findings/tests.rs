@@ -675,3 +675,23 @@ fn the_review_lists_commands_loops_and_growing_reads() {
     // Opted out with `dynamic_keys`: not an error, still in the review.
     assert_eq!(review.keys_outside, [3]);
 }
+
+#[test]
+fn opt_outs_in_long_comments_and_after_wide_characters() {
+    let script = "if redis.call('EXISTS', KEYS[1]) then return 1 end";
+    silent(&format!(
+        "--[[ redis-script: allow(always_true) ]]\n{script}"
+    ));
+    silent(&format!(
+        "--[==[\nredis-script: allow(always_true)\n]==]\n{script}"
+    ));
+    silent(&format!(
+        "local s = 'é' -- redis-script: allow(always_true)\n{script} -- redis-script: allow(always_true)"
+    ));
+    assert_eq!(
+        names(&format!(
+            "local s = '-- redis-script: allow(always_true)'\n{script}"
+        )),
+        ["always_true"]
+    );
+}
