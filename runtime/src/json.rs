@@ -13,7 +13,9 @@ use crate::shape::{ReplyShape, Shape};
 /// A reply holding JSON text, decoded into `T` with `serde_json`.
 ///
 /// Declare it as the return type of a script that ends with
-/// `return cjson.encode(value)`:
+/// `return cjson.encode(value)`. `T` implements `serde::Deserialize`
+/// (`serde = { version = "1", features = ["derive"] }` in `Cargo.toml`),
+/// and the `json` feature is on (it is by default):
 ///
 /// ```no_run
 /// use redis_script::{Json, redis_script};

@@ -99,6 +99,9 @@ pub mod guide {
 
     #[doc = include_str!("doc/guide/safety.md")]
     pub mod safety {}
+
+    #[doc = include_str!("doc/guide/cluster.md")]
+    pub mod cluster {}
 }
 
 /// Items used by the code `#[redis_script]` and the derives generate. Not a
