@@ -210,10 +210,7 @@ fn starts_label(line: &str) -> bool {
 }
 
 fn loops(facts: &Facts) -> String {
-    if facts.review.loops.is_empty() {
-        return "none".to_owned();
-    }
-    facts
+    let sites = facts
         .review
         .loops
         .iter()
@@ -229,15 +226,12 @@ fn loops(facts: &Facts) -> String {
             };
             format!("line {} `{}`: {bound}", site.line, site.kind)
         })
-        .collect::<Vec<_>>()
-        .join("; ")
+        .collect();
+    listed(sites, "; ")
 }
 
 fn growing_reads(facts: &Facts) -> String {
-    if facts.review.growing_reads.is_empty() {
-        return "none".to_owned();
-    }
-    facts
+    let reads = facts
         .review
         .growing_reads
         .iter()
@@ -247,8 +241,8 @@ fn growing_reads(facts: &Facts) -> String {
                 read.command, read.line, read.reads
             )
         })
-        .collect::<Vec<_>>()
-        .join("; ")
+        .collect();
+    listed(reads, "; ")
 }
 
 fn replies(facts: &Facts) -> String {
@@ -260,11 +254,7 @@ fn replies(facts: &Facts) -> String {
             shown.push(entry);
         }
     }
-    if shown.is_empty() {
-        "none".to_owned()
-    } else {
-        shown.join("; ")
-    }
+    listed(shown, "; ")
 }
 
 fn shape(shape: &ReturnShape) -> String {
@@ -343,10 +333,15 @@ fn opt_outs(source: &str) -> String {
             Some(format!("`{}` (line {})", &directive[..=end], index + 1))
         })
         .collect();
-    if found.is_empty() {
+    listed(found, ", ")
+}
+
+/// The entries joined, or "none".
+fn listed(entries: Vec<String>, separator: &str) -> String {
+    if entries.is_empty() {
         "none".to_owned()
     } else {
-        found.join(", ")
+        entries.join(separator)
     }
 }
 

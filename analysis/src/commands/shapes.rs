@@ -339,21 +339,16 @@ fn syntax_of(argument: &Argument) -> String {
         ArgumentKind::Block(inner) => sequence(inner),
         _ => argument.name.to_owned(),
     };
-    let one = match (argument.token, argument.kind) {
-        (Some(token), kind) if kind != ArgumentKind::PureToken => format!("{token} {value}"),
-        _ => value,
-    };
-    let repeated = match (argument.multiple, argument.multiple_token) {
-        (false, _) => one,
-        (true, true) => format!("{one} [{one} ...]"),
-        // The token once, then the values.
-        (true, false) => match argument.token {
-            Some(token) if argument.kind != ArgumentKind::PureToken => {
-                let value = one.trim_start_matches(token).trim_start();
-                format!("{token} {value} [{value} ...]")
-            }
-            _ => format!("{one} [{one} ...]"),
-        },
+    // A repeated argument names its token once, or with each value.
+    let token = argument
+        .token
+        .filter(|_| argument.kind != ArgumentKind::PureToken);
+    let repeated = match (token, argument.multiple, argument.multiple_token) {
+        (Some(token), true, true) => format!("{token} {value} [{token} {value} ...]"),
+        (Some(token), true, false) => format!("{token} {value} [{value} ...]"),
+        (Some(token), false, _) => format!("{token} {value}"),
+        (None, true, _) => format!("{value} [{value} ...]"),
+        (None, false, _) => value,
     };
     if argument.optional {
         format!("[{repeated}]")

@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 use super::{FINDINGS, Silenced, finding};
 use crate::diagnostic::Diagnostic;
 use crate::suggest;
+use crate::syntax::quick_scan::Comment;
 
 /// What opens an opt-out in a comment.
 const DIRECTIVE: &str = "redis-script:";
@@ -34,11 +35,15 @@ pub(crate) fn silenced(source: &str, declared: &[String]) -> (Silenced, Vec<Diag
     let mut last_code_line = None;
     let mut pending: Vec<(usize, usize, String)> = Vec::new();
     let mut directives: Vec<(Option<usize>, usize, usize, String)> = Vec::new();
-    for lexeme in &lexemes {
-        // The comments before this code.
-        while let Some(comment) = comments
-            .next_if(|comment| (comment.line, comment.byte_column) < (lexeme.line, lexeme.column))
-        {
+    // Each code lexeme, then the end of the file: the comments before it
+    // are placed first.
+    for lexeme in lexemes.iter().map(Some).chain([None]) {
+        let before = |comment: &Comment| {
+            lexeme.is_none_or(|lexeme| {
+                (comment.line, comment.byte_column) < (lexeme.line, lexeme.column)
+            })
+        };
+        while let Some(comment) = comments.next_if(before) {
             if last_code_line == Some(comment.line) {
                 directives.push((
                     Some(comment.line),
@@ -50,6 +55,7 @@ pub(crate) fn silenced(source: &str, declared: &[String]) -> (Silenced, Vec<Diag
                 pending.push((comment.line, comment.column, comment.text));
             }
         }
+        let Some(lexeme) = lexeme else { break };
         if last_code_line != Some(lexeme.line) {
             let about = last_code_line.map(|_| lexeme.line);
             directives.extend(
@@ -58,18 +64,6 @@ pub(crate) fn silenced(source: &str, declared: &[String]) -> (Silenced, Vec<Diag
                     .map(|(at, column, text)| (about, at, column, text)),
             );
             last_code_line = Some(lexeme.line);
-        }
-    }
-    for comment in comments {
-        if last_code_line == Some(comment.line) {
-            directives.push((
-                Some(comment.line),
-                comment.line,
-                comment.column,
-                comment.text,
-            ));
-        } else {
-            pending.push((comment.line, comment.column, comment.text));
         }
     }
     // Comments after the last code are about no line (but still read, so
