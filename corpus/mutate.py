@@ -6,7 +6,8 @@ scripts (corpus/fetch.py) the way people write it: `== false` turned into
 `== nil`, a `tonumber` dropped from a comparison, a default (`or 0`)
 dropped, `== '1'` turned into `== 1`, a `#t > 0` guard dropped, a
 `math.floor` dropped around a division, `== 1` dropped from a test of an
-integer reply. A mutant counts only when it really misbehaves: the
+integer reply, the `break` or `return` of a `while true` loop dropped (the
+mutant then runs until the server answers BUSY). A mutant counts only when it really misbehaves: the
 original and the mutant run on a live redis-server with the same inputs
 (an empty database, then the same keys with several argument vectors) and
 differ in reply, error or data, on inputs where two runs of the original
@@ -99,6 +100,9 @@ OPERATORS = {
     ),
     "compare_to_truth": Operator(
         "compare_to_truth", frozenset({"always_true"}), "`if n == 1 then` becomes `if n then`"
+    ),
+    "drop_exit": Operator(
+        "drop_exit", frozenset({"endless_loop"}), "`while true` loses its `break`/`return`"
     ),
 }
 
@@ -219,6 +223,25 @@ def comment_lines(lines: list[str]) -> set[int]:
     return inside
 
 
+def enclosing_loop(lines: list[str], number: int) -> int | None:
+    """The (1-based) line of the innermost loop around line `number`, read
+    from the indentation: the nearest line above, less indented, that opens
+    a `while`, `for` or `repeat`."""
+    indent = len(lines[number - 1]) - len(lines[number - 1].lstrip())
+    for above in range(number - 1, 0, -1):
+        line = lines[above - 1]
+        if not line.strip():
+            continue
+        depth = len(line) - len(line.lstrip())
+        if depth < indent:
+            if re.match(r"\s*(while|for|repeat)\b", line):
+                return above
+            indent = depth
+            if re.match(r"\s*(local\s+)?function\b", line):
+                return None
+    return None
+
+
 def mutants(project: str, script: str, text: str):
     lines = text.split("\n")
     comments = comment_lines(lines)
@@ -226,7 +249,17 @@ def mutants(project: str, script: str, text: str):
         if number in comments:
             continue
         later = "\n".join(lines[number - 1:])
-        for operator, mutated in line_mutations(line, text, later):
+        mutations = list(line_mutations(line, text, later))
+        loop = enclosing_loop(lines, number)
+        if loop is not None and re.fullmatch(r"\s*while\s+(true|1)\s+do\s*", lines[loop - 1]):
+            code = line[: code_part(line)]
+            for match in re.finditer(r"\bbreak\b", code):
+                mutations.append(("drop_exit", line[: match.start()] + line[match.end():]))
+            # A `return` alone on its line (its value complete on it).
+            returned = re.fullmatch(r"(\s*)return\b(.*)", code)
+            if returned and returned.group(2).count("(") == returned.group(2).count(")"):
+                mutations.append(("drop_exit", returned.group(1)))
+        for operator, mutated in mutations:
             if mutated == line:
                 continue
             changed = lines[: number - 1] + [mutated] + lines[number:]
@@ -268,6 +301,9 @@ def caught(mutant: Mutant, found: set, original: set) -> bool:
     classes = OPERATORS[mutant.operator].classes
     new = {(name, line) for name, line in found - original if name in classes}
     if any(line == mutant.line for _, line in new):
+        return True
+    # A loop with no way out is reported at its head, above the break.
+    if mutant.operator == "drop_exit" and any(line < mutant.line for _, line in new):
         return True
     # A dropped default or guard shows where the value it changed is used.
     if mutant.operator in ("drop_default", "drop_length_guard"):
