@@ -1,0 +1,74 @@
+//! The README's Getting started writes the example's files with shell
+//! here-documents, so a reader copies nothing: these tests keep what it
+//! writes identical to the example the README shows, and the script to the
+//! one the examples crate compiles.
+
+const README: &str = include_str!("../README.md");
+const SCRIPT: &str = include_str!("../lua/rate_limit_fixed.lua");
+
+/// The body of the first fenced block of `language` after `heading`.
+fn block_after<'a>(heading: &str, language: &str) -> &'a str {
+    let section = &README[README
+        .find(heading)
+        .unwrap_or_else(|| panic!("no {heading}"))..];
+    let fence = format!("```{language}\n");
+    let start = section
+        .find(&fence)
+        .unwrap_or_else(|| panic!("no {fence} after {heading}"))
+        + fence.len();
+    let body = &section[start..];
+    &body[..body
+        .find("```\n")
+        .unwrap_or_else(|| panic!("unclosed {fence}"))]
+}
+
+/// The body of the here-document that writes `path` in `commands`.
+fn here_document<'a>(commands: &'a str, path: &str) -> &'a str {
+    let opening = format!("cat > {path} <<'EOF'\n");
+    let start = commands
+        .find(&opening)
+        .unwrap_or_else(|| panic!("nothing writes {path}"))
+        + opening.len();
+    let body = &commands[start..];
+    &body[..body
+        .find("\nEOF\n")
+        .unwrap_or_else(|| panic!("unclosed here-document for {path}"))
+        + 1]
+}
+
+/// A script without its leading comment lines.
+fn code(script: &str) -> &str {
+    let first_code = script
+        .lines()
+        .find(|line| !line.starts_with("--"))
+        .unwrap_or_default();
+    &script[script.find(first_code).unwrap_or_default()..]
+}
+
+#[test]
+fn getting_started_writes_the_example_script() {
+    let commands = block_after("## Getting started", "sh");
+    let shown = block_after("## Example", "lua");
+    assert_eq!(here_document(commands, "lua/rate_limit_fixed.lua"), shown);
+    assert_eq!(
+        code(shown),
+        code(SCRIPT),
+        "the README's script differs from lua/rate_limit_fixed.lua"
+    );
+}
+
+#[test]
+fn getting_started_writes_the_example_program() {
+    let commands = block_after("## Getting started", "sh");
+    let shown = block_after("## Example", "rust,ignore");
+    assert_eq!(here_document(commands, "src/main.rs"), shown);
+}
+
+#[test]
+fn getting_started_sets_a_target() {
+    let config = here_document(
+        block_after("## Getting started", "sh"),
+        ".cargo/config.toml",
+    );
+    assert!(config.contains("[env]\nREDIS_SCRIPT_TARGET = "), "{config}");
+}
