@@ -487,6 +487,14 @@ pub fn assertions(
     }
 }
 
+/// Whether [`assertions`] for `checks` require the reply type to be a
+/// `ReplyShape` (every check but an error code's does).
+pub fn need_reply_shape(checks: &[ContractCheck]) -> bool {
+    checks
+        .iter()
+        .any(|check| !matches!(check.kind, CheckKind::ErrorCode { .. }))
+}
+
 /// `assert!` messages are format strings; the rendered Lua has braces.
 fn escape_braces(text: &str) -> String {
     text.replace('{', "{{").replace('}', "}}")

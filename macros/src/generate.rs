@@ -62,7 +62,8 @@ fn typed_call(
         .collect();
     // A `const` item cannot name the function's generic parameters, so the
     // contract of a generic declaration is checked when it is decoded only.
-    let contract_assertions = if signature.generics.params.is_empty() {
+    let checks_contract = signature.generics.params.is_empty();
+    let contract_assertions = if checks_contract {
         let span = declaration.options.path.span();
         let assertions = contract::assertions(
             contract,
@@ -180,8 +181,15 @@ fn typed_call(
     let connection = connection_ident();
     let params = signature.params.iter().map(|param| &param.ident);
     let reply = &signature.reply;
+    // The contract's `ReplyShape` bound already reports a reply type that
+    // does not decode, with the same fix.
+    let probe = if checks_contract && contract::need_reply_shape(contract) {
+        quote_spanned!(reply.span()=> checked_by_shape)
+    } else {
+        quote_spanned!(reply.span()=> checked)
+    };
     let decoded_call = quote_spanned! {reply.span()=>
-        #private::Probe::<#reply>::new().checked().call(#ident::call(#(#params),*))
+        #private::Probe::<#reply>::new().#probe().call(#ident::call(#(#params),*))
     };
     let function_body = quote! {
         use #private::{Decodable as _, Undecodable as _};

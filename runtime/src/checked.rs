@@ -64,11 +64,20 @@ pub trait ArgumentType {}
 pub trait Decodable<T> {
     /// Proof that `T` decodes.
     fn checked(self) -> Decodes<T>;
+
+    /// [`Self::checked`], for a reply type the contract assertions already
+    /// require to be a [`ReplyShape`].
+    fn checked_by_shape(self) -> Decodes<T>;
 }
 
 impl<T: FromRedisValue> Decodable<T> for Probe<T> {
     #[inline(always)]
     fn checked(self) -> Decodes<T> {
+        Decodes(PhantomData)
+    }
+
+    #[inline(always)]
+    fn checked_by_shape(self) -> Decodes<T> {
         Decodes(PhantomData)
     }
 }
@@ -79,6 +88,11 @@ pub trait Undecodable<T> {
     fn checked(&self) -> DoesNotDecode<T>
     where
         T: ReplyType;
+
+    /// Reports nothing: `ReplyShape` has `FromRedisValue` as a supertrait,
+    /// so the contract's `T: ReplyShape` is the one error, and the fix
+    /// (`#[derive(ScriptReply)]`) is not given twice.
+    fn checked_by_shape(&self) -> DoesNotDecode<T>;
 }
 
 impl<T> Undecodable<T> for Probe<T> {
@@ -86,6 +100,10 @@ impl<T> Undecodable<T> for Probe<T> {
     where
         T: ReplyType,
     {
+        DoesNotDecode(PhantomData)
+    }
+
+    fn checked_by_shape(&self) -> DoesNotDecode<T> {
         DoesNotDecode(PhantomData)
     }
 }

@@ -91,7 +91,7 @@ impl<T: fmt::Debug> fmt::Debug for Json<T> {
     }
 }
 
-impl<T> ReplyShape for Json<T> {
+impl<T: DeserializeOwned> ReplyShape for Json<T> {
     const SHAPE: Shape = Shape::Any;
 }
 

@@ -109,14 +109,24 @@ pub const fn variant(
 
 /// A reply type's [`Shape`], as a constant.
 ///
-/// Derived by `#[derive(ScriptReply)]`. For a type that implements
-/// `redis::FromRedisValue` by hand, declare it unchecked:
+/// Derived by `#[derive(ScriptReply)]`, with `redis::FromRedisValue`, which
+/// every reply shape also is: a type the contract checks can always be
+/// decoded. For a type that implements `redis::FromRedisValue` by hand,
+/// declare it unchecked:
 ///
 /// ```
+/// use redis::{FromRedisValue, ParsingError, Value};
 /// use redis_script::{ReplyShape, Shape};
 ///
-/// struct Custom;
-/// impl ReplyShape for Custom {
+/// struct Seconds(u64);
+///
+/// impl FromRedisValue for Seconds {
+///     fn from_redis_value(value: Value) -> Result<Self, ParsingError> {
+///         u64::from_redis_value(value).map(Seconds)
+///     }
+/// }
+///
+/// impl ReplyShape for Seconds {
 ///     const SHAPE: Shape = Shape::Any;
 /// }
 /// ```
@@ -125,7 +135,7 @@ pub const fn variant(
     label = "no `ReplyShape` for `{Self}`",
     note = "add `#[derive(ScriptReply)]` to `{Self}`, or, if it implements `redis::FromRedisValue` by hand, `impl redis_script::ReplyShape for {Self} {{ const SHAPE: redis_script::Shape = redis_script::Shape::Any; }}`"
 )]
-pub trait ReplyShape {
+pub trait ReplyShape: redis::FromRedisValue {
     /// What this type accepts.
     const SHAPE: Shape;
 
@@ -721,28 +731,30 @@ impl ReplyShape for redis::Value {
     const SHAPE: Shape = Shape::Any;
 }
 
-impl<T> ReplyShape for Vec<T> {
+impl<T: redis::FromRedisValue> ReplyShape for Vec<T> {
     const SHAPE: Shape = Shape::Any;
 }
 
 /// Not checked: redis-rs also decodes `[u8; N]` from a bulk string.
-impl<T, const N: usize> ReplyShape for [T; N] {
+impl<T: redis::FromRedisValue, const N: usize> ReplyShape for [T; N] {
     const SHAPE: Shape = Shape::Any;
 }
 
-impl<T> ReplyShape for HashSet<T> {
+impl<T: redis::FromRedisValue + Eq + std::hash::Hash> ReplyShape for HashSet<T> {
     const SHAPE: Shape = Shape::Any;
 }
 
-impl<T> ReplyShape for BTreeSet<T> {
+impl<T: redis::FromRedisValue + Ord> ReplyShape for BTreeSet<T> {
     const SHAPE: Shape = Shape::Any;
 }
 
-impl<K, V> ReplyShape for HashMap<K, V> {
+impl<K: redis::FromRedisValue + Eq + std::hash::Hash, V: redis::FromRedisValue> ReplyShape
+    for HashMap<K, V>
+{
     const SHAPE: Shape = Shape::Any;
 }
 
-impl<K, V> ReplyShape for BTreeMap<K, V> {
+impl<K: redis::FromRedisValue + Ord, V: redis::FromRedisValue> ReplyShape for BTreeMap<K, V> {
     const SHAPE: Shape = Shape::Any;
 }
 
@@ -772,7 +784,7 @@ macro_rules! tuple_shape {
     ($($len:literal => ($($name:ident),+);)*) => {
         $(
             /// redis-rs decodes a tuple from an array of exactly its length.
-            impl<$($name),+> ReplyShape for ($($name,)+) {
+            impl<$($name: redis::FromRedisValue),+> ReplyShape for ($($name,)+) {
                 const SHAPE: Shape = Shape::Array { name: "tuple", min: $len, max: $len };
             }
         )*

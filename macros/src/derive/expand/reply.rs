@@ -107,7 +107,7 @@ pub fn impls(container: &Container<'_>) -> TokenStream {
     let ident = container.ident;
     let name = container.name();
     let generics = container.generics;
-    let (impl_generics, type_generics, where_clause) = generics.split_for_impl();
+    let (impl_generics, type_generics, _) = generics.split_for_impl();
     let mut decode_where = generics
         .where_clause
         .clone()
@@ -245,7 +245,7 @@ pub fn impls(container: &Container<'_>) -> TokenStream {
         }
 
         #[automatically_derived]
-        impl #impl_generics #private::ReplyShape for #ident #type_generics #where_clause {
+        impl #impl_generics #private::ReplyShape for #ident #type_generics #decode_where {
             const SHAPE: #private::Shape = #shape;
             const INTEGER_ELEMENTS: &'static [(&'static str, usize)] = &[#(#integers),*];
             const REQUIRED_ELEMENTS: &'static [(&'static str, usize)] = &[#(#required),*];
