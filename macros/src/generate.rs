@@ -204,6 +204,7 @@ fn typed_call(
         call_body,
         call_with_id_body,
         function_body,
+        companion: true,
     };
     emit(signature, parts)
 }
@@ -341,6 +342,28 @@ pub fn unreachable_function(
         call_body: unreachable.clone(),
         call_with_id_body: exactly_once.then(|| unreachable.clone()),
         function_body: unreachable,
+        companion: true,
+    };
+    emit(signature, parts)
+}
+
+/// The function alone, with an unreachable body: what stands in for a
+/// declaration inside an `impl` block, which cannot hold its companion type.
+pub fn unreachable_associated_function(
+    signature: &FunctionSignature,
+    error_type: Option<&Type>,
+) -> TokenStream {
+    let unreachable = quote! { ::core::unreachable!("#[redis_script] failed to compile") };
+    let parts = Expansion {
+        path: "",
+        error_type,
+        doc: None,
+        script_const: TokenStream::new(),
+        compile_time_checks: TokenStream::new(),
+        call_body: TokenStream::new(),
+        call_with_id_body: None,
+        function_body: unreachable,
+        companion: false,
     };
     emit(signature, parts)
 }
@@ -360,6 +383,9 @@ struct Expansion<'a> {
     /// parameter is [`call_id_ident`].
     call_with_id_body: Option<TokenStream>,
     function_body: TokenStream,
+    /// Emit the companion type (`name::call`, `name::SCRIPT`) and the
+    /// compile-time checks next to the function.
+    companion: bool,
 }
 
 fn connection_ident() -> Ident {
@@ -382,6 +408,7 @@ fn emit(signature: &FunctionSignature, parts: Expansion<'_>) -> TokenStream {
         call_body,
         call_with_id_body,
         function_body,
+        companion,
     } = parts;
     // The fallback ignores its parameters; say so rather than add warnings
     // to the compile errors the user is reading.
@@ -437,7 +464,7 @@ fn emit(signature: &FunctionSignature, parts: Expansion<'_>) -> TokenStream {
             }
         }
     });
-    quote! {
+    let function = quote! {
         #(#attrs)*
         #doc
         #allow_unused
@@ -451,6 +478,12 @@ fn emit(signature: &FunctionSignature, parts: Expansion<'_>) -> TokenStream {
         {
             #function_body
         }
+    };
+    if !companion {
+        return function;
+    }
+    quote! {
+        #function
 
         // A braced struct lives in the type namespace only, so it can share
         // the function's name: `name(…)` calls, `name::call(…)` prepares.

@@ -16,6 +16,7 @@
 )]
 
 mod check;
+mod context;
 mod contract;
 mod derive;
 mod errors;
@@ -35,7 +36,8 @@ fn private() -> proc_macro2::TokenStream {
 /// See the `redis-script` crate for the full documentation.
 #[proc_macro_attribute]
 pub fn redis_script(attribute: TokenStream, item: TokenStream) -> TokenStream {
-    expand(attribute.into(), item.into()).into()
+    let source_file = proc_macro::Span::call_site().local_file();
+    expand(attribute.into(), item.into(), source_file.as_deref()).into()
 }
 
 /// Declares typed `FCALL` calls of the functions a Redis function library
@@ -65,6 +67,7 @@ pub fn derive_script_error(item: TokenStream) -> TokenStream {
 fn expand(
     attribute: proc_macro2::TokenStream,
     item: proc_macro2::TokenStream,
+    source_file: Option<&std::path::Path>,
 ) -> proc_macro2::TokenStream {
     let declaration = match parse::Declaration::parse(attribute, item) {
         Ok(declaration) => declaration,
@@ -78,6 +81,9 @@ fn expand(
             return quote::quote! { #errors #fallback };
         }
     };
+    if let Some(block) = source_file.and_then(|file| enclosing_block(file, &declaration)) {
+        return in_block_error(&declaration, block);
+    }
     match check::check(&declaration) {
         Ok(script) => generate::script_function(&declaration, &script),
         Err(errors) => {
@@ -90,6 +96,41 @@ fn expand(
             quote::quote! { #errors #fallback }
         }
     }
+}
+
+fn enclosing_block(
+    source_file: &std::path::Path,
+    declaration: &parse::Declaration,
+) -> Option<context::Enclosing> {
+    let source = std::fs::read_to_string(source_file).ok()?;
+    context::enclosing_block(&source, &declaration.signature.ident.to_string())
+}
+
+/// One error of the library's for a declaration inside an `impl` or
+/// `trait` block, instead of one of rustc's for each module item the
+/// expansion holds; the function alone stands in, so that its callers
+/// type-check.
+fn in_block_error(
+    declaration: &parse::Declaration,
+    block: context::Enclosing,
+) -> proc_macro2::TokenStream {
+    let signature = &declaration.signature;
+    let message = format!(
+        "a `#[redis_script]` declaration cannot go inside {block}: it comes with a companion type (`{name}::call`, `{name}::SCRIPT`) and compile-time checks, which are module items; declare it at module level (or in a function body) and call it as `{name}(&mut connection, …)`",
+        block = block.described(),
+        name = signature.ident,
+    );
+    let error = syn::Error::new(signature.ident.span(), message).to_compile_error();
+    let stand_in = match block {
+        context::Enclosing::Impl => generate::unreachable_associated_function(
+            signature,
+            declaration.options.errors.as_ref(),
+        ),
+        // A trait's `async fn` may have no body; the declaration as written
+        // would be one, so nothing stands in.
+        context::Enclosing::Trait => proc_macro2::TokenStream::new(),
+    };
+    quote::quote! { #error #stand_in }
 }
 
 fn expand_library(
