@@ -473,7 +473,7 @@ fn emit(signature: &FunctionSignature, parts: Expansion<'_>) -> TokenStream {
             #(#typed_params),*
         ) -> ::core::result::Result<#reply, #failure>
         where
-            __Connection: #private::redis::aio::ConnectionLike + ?::core::marker::Sized,
+            __Connection: #private::AsyncConnection + ?::core::marker::Sized,
             #where_clause
         {
             #function_body

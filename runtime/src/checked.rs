@@ -60,6 +60,23 @@ pub trait KeyType {}
 )]
 pub trait ArgumentType {}
 
+/// The connection a generated function takes: any async redis-rs
+/// connection of the version this crate depends on. Its own trait, so that
+/// a connection of another redis-rs version (`redis = "0.32"` next to this
+/// crate's 1.x) is one error in the library's words.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not an async connection of redis-rs 1.x, the version redis-script takes",
+    label = "not a `redis_script::redis::aio::ConnectionLike`",
+    note = "when this is a connection of another redis-rs version (`redis = \"0.32\"` in Cargo.toml), depend on `redis = \"1\"`, or open the connection through `redis_script::redis`, the version this crate re-exports",
+    note = "for a pooled connection, pass the connection itself: `&mut *pooled`"
+)]
+pub trait AsyncConnection: redis::aio::ConnectionLike {}
+
+// Not looked through: a connection that is not `ConnectionLike` is
+// reported as not an `AsyncConnection`, in the message above.
+#[diagnostic::do_not_recommend]
+impl<C: redis::aio::ConnectionLike + ?Sized> AsyncConnection for C {}
+
 /// `T` decodes: the real operations.
 pub trait Decodable<T> {
     /// Proof that `T` decodes.

@@ -113,7 +113,8 @@ pub mod guide {
 pub mod __private_v2 {
     pub use crate::call::{Keys, push_argument, start_call, start_call_with_id};
     pub use crate::checked::{
-        Decodable, Encodable, KnownShape, Probe, Undecodable, Unencodable, UnknownShape,
+        AsyncConnection, Decodable, Encodable, KnownShape, Probe, Undecodable, Unencodable,
+        UnknownShape,
     };
     pub use crate::decode::{
         ReplyTag, ReplyTagOwned, error_field, error_fields, error_message, error_optional,
