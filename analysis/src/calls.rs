@@ -68,7 +68,16 @@ impl Analyzer<'_> {
 
     /// Evaluates a call of `callee` and returns what it yields.
     pub fn call(&mut self, callee: Value, arguments: &FunctionArgs, span: Span) -> Value {
+        let protects = matches!(
+            &callee,
+            Value::Builtin { global, member: None } if global == "pcall" || global == "xpcall"
+        );
+        let outer = self.protected_from;
+        if protects {
+            self.protected_from = Some(self.functions_depth());
+        }
         let operands = self.eval_arguments(arguments, span);
+        self.protected_from = outer;
         if let Value::Builtin { global, member } = &callee {
             self.track_table_writes(global, member.as_deref(), arguments);
         }
@@ -96,6 +105,13 @@ impl Analyzer<'_> {
         span: Span,
     ) -> Value {
         let first = operands.first().map(|operand| &operand.value);
+        match (global, member, first) {
+            ("redis" | "server", Some(member), _) => {
+                self.check_redis_api(global, member, operands, span);
+            }
+            ("setmetatable" | "rawset", None, Some(table)) => self.table_write(global, table, span),
+            _ => {}
+        }
         // Valkey's `server` table is the `redis` table under another name.
         let global = if global == "server" { "redis" } else { global };
         match (global, member) {
@@ -371,6 +387,7 @@ impl Analyzer<'_> {
             });
         self.check_candidates(candidates, operands, &arguments, span, name_span);
         self.check_integer_arguments(entry.name, releases, operands);
+        self.check_script_options(entry.name, releases, operands);
         Some((entry.name, releases))
     }
 

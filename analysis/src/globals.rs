@@ -5,6 +5,7 @@ use full_moon::ast::{BinOp, Call, Expression, FunctionArgs, Index, Prefix, Suffi
 use full_moon::tokenizer::{Symbol, TokenReference, TokenType};
 
 use super::diagnostic::Diagnostic;
+use super::findings::{Certainty, PROTECTED_GLOBAL_READ};
 use super::sandbox::{self, GlobalKind, Presence};
 use super::scope::Binding;
 use super::span::Span;
@@ -207,6 +208,23 @@ impl Analyzer<'_> {
                 Value::builtin(name, None)
             }
             None if self.refused_globals.contains(name) => Value::Unknown,
+            None if self
+                .protected_from
+                .is_some_and(|depth| self.functions_depth() > depth) =>
+            {
+                self.report(
+                    PROTECTED_GLOBAL_READ,
+                    Certainty::Sometimes,
+                    span,
+                    format!(
+                        "`{name}` is not defined: reading it raises \"Script attempted to access nonexistent global variable '{name}'\", which the `pcall` around this function catches"
+                    ),
+                    format!(
+                        "if `{name}` is meant to be a variable, declare it: `local {name} = …`"
+                    ),
+                );
+                Value::Unknown
+            }
             None => {
                 let diagnostic = self.missing_global(name, span, next_member);
                 self.diagnostics.push(diagnostic);
@@ -537,15 +555,39 @@ impl Analyzer<'_> {
 
     /// `base.member = ...` or `function base.member()`.
     pub fn member_write(&mut self, base: &Value, member: &str, span: Span) {
+        if let Some(global) = self.sandbox_table(base) {
+            self.diagnostics.push(span.error(
+                format!(
+                    "assignment to `{global}.{member}` changes the read-only `{global}` table: Redis fails with \"Attempt to modify a readonly table\""
+                ),
+                "keep your own values in a local table: `local M = {}`",
+            ));
+        }
+    }
+
+    /// `setmetatable(base, …)` or `rawset(base, …)`, by `function`.
+    pub fn table_write(&mut self, function: &str, base: &Value, span: Span) {
+        if let Some(global) = self.sandbox_table(base) {
+            self.diagnostics.push(span.error(
+                format!(
+                    "`{function}({global}, …)` changes the read-only `{global}` table: Redis fails with \"Attempt to modify a readonly table\""
+                ),
+                "keep your own values in a local table: `local M = {}`",
+            ));
+        }
+    }
+
+    /// The name of a table the sandbox protects (`_G`, `redis`, a library
+    /// table), when `value` is one.
+    fn sandbox_table<'v>(&self, value: &'v Value) -> Option<&'v str> {
         let Value::Builtin {
             global,
             member: None,
-        } = base
+        } = value
         else {
-            return;
+            return None;
         };
-        let is_table = self
-            .context
+        self.context
             .environment
             .global(global)
             .is_some_and(|global| {
@@ -553,16 +595,8 @@ impl Analyzer<'_> {
                     global.kind,
                     GlobalKind::GlobalTable | GlobalKind::Library(_)
                 )
-            });
-        if !is_table {
-            return;
-        }
-        self.diagnostics.push(span.error(
-            format!(
-                "assignment to `{global}.{member}` changes the read-only `{global}` table: Redis fails with \"Attempt to modify a readonly table\""
-            ),
-            "keep your own values in a local table: `local M = {}`",
-        ));
+            })
+            .then_some(global.as_str())
     }
 }
 

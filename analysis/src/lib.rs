@@ -39,10 +39,12 @@ mod header;
 mod library;
 mod narrowing;
 mod params;
+mod redis_api;
 mod returns;
 mod review;
 pub mod sandbox;
 mod scope;
+mod script_options;
 pub mod sent;
 mod shebang;
 mod span;
@@ -58,6 +60,8 @@ mod walker;
 mod library_tests;
 #[cfg(test)]
 mod proptests;
+#[cfg(test)]
+mod server_rules_tests;
 #[cfg(test)]
 mod target_checks;
 #[cfg(test)]

@@ -239,6 +239,10 @@ pub(crate) struct Analyzer<'a> {
     /// Globals the script tried to create: already reported, so reading
     /// them later is not reported again.
     pub refused_globals: HashSet<String>,
+    /// Inside the arguments of a `pcall`/`xpcall`: the number of functions
+    /// around that call. A function written among its arguments runs
+    /// protected: what it raises, the call catches.
+    pub protected_from: Option<usize>,
     /// In a library: what each registered callback does, by registration.
     function_outcomes: Vec<FunctionOutcome>,
     /// How many functions enclose the code whose `return` is the reply:
@@ -265,6 +269,7 @@ impl<'a> Analyzer<'a> {
             params: ParamUsage::default(),
             missing: MissingMembers::default(),
             refused_globals: HashSet::new(),
+            protected_from: None,
             function_outcomes: Vec::new(),
             reply_depth: 0,
             assignments_found: Assignments::default(),

@@ -133,6 +133,10 @@ pub const FINDINGS: &[FindingClass] = &[
         summary: "a command the servers' ACL categories mark @dangerous (`FLUSHALL`, `SWAPDB`, `SORT`, `INFO`, …)",
     },
     FindingClass {
+        name: PROTECTED_GLOBAL_READ,
+        summary: "a read of an undefined global inside a function called through `pcall`: it raises, and the `pcall` catches it (a feature probe does this on purpose)",
+    },
+    FindingClass {
         name: ENDLESS_LOOP,
         summary: "a loop that nothing ends (`while true` with no `break`, `return` or raise): the server answers BUSY to everyone",
     },
@@ -151,6 +155,7 @@ pub(crate) const ENDLESS_LOOP: &str = "endless_loop";
 pub(crate) const KEYSPACE_WALK: &str = "keyspace_walk";
 pub(crate) const UNBOUNDED_READ: &str = "unbounded_read";
 pub(crate) const DANGEROUS_COMMAND: &str = "dangerous_command";
+pub(crate) const PROTECTED_GLOBAL_READ: &str = "protected_global_read";
 
 /// The class named `name`, if there is one.
 pub fn finding(name: &str) -> Option<&'static FindingClass> {

@@ -1,0 +1,127 @@
+//! Command options some servers refuse inside a script, although the
+//! command itself runs there.
+//!
+//! Source: the command implementations at each release's tag. The servers
+//! mark a script's client `CLIENT_DENY_BLOCKING`, so a blocking command
+//! answers at once instead of waiting; only `XREAD`/`XREADGROUP` refuse
+//! `BLOCK` outright, in `src/t_stream.c` (`xreadCommand`, on
+//! `CLIENT_SCRIPT`) at Redis 7.0.15 and 7.2.6 and Valkey 7.2.7. Redis 7.4.0
+//! (commit 77a65e82b, "support XREAD[GROUP] with BLOCK option in scripts")
+//! and Valkey 8.0.1 dropped the refusal: there the option is accepted and
+//! the read does not wait. The other checks of `CLIENT_DENY_BLOCKING`
+//! (`SUBSCRIBE`, `MONITOR`, `SHUTDOWN`, …) are on `noscript` commands,
+//! which the command table already refuses. `tests/integration/
+//! server_refusals.rs` checks the refusal on the live servers CI has.
+
+use super::span::Span;
+use super::target::{RELEASES, ReleaseSet};
+use super::walker::{Analyzer, Operand};
+
+/// An option a command refuses inside scripts on some releases.
+struct RefusedOption {
+    /// The command, lower case as in the command table.
+    command: &'static str,
+    option: &'static str,
+    /// The releases that refuse it, by name.
+    refused_on: &'static [&'static str],
+    /// What those servers reply.
+    reply: &'static str,
+}
+
+const REFUSED_OPTIONS: &[RefusedOption] = &[
+    RefusedOption {
+        command: "xread",
+        option: "BLOCK",
+        refused_on: &["redis-7.0", "redis-7.2", "valkey-7.2"],
+        reply: "XREAD command is not allowed with BLOCK option from scripts",
+    },
+    RefusedOption {
+        command: "xreadgroup",
+        option: "BLOCK",
+        refused_on: &["redis-7.0", "redis-7.2", "valkey-7.2"],
+        reply: "XREADGROUP command is not allowed with BLOCK option from scripts",
+    },
+];
+
+impl RefusedOption {
+    fn releases(&self) -> ReleaseSet {
+        RELEASES
+            .iter()
+            .enumerate()
+            .filter(|(_, release)| self.refused_on.contains(&release.name))
+            .fold(ReleaseSet::NONE, |set, (index, _)| {
+                set.union(ReleaseSet::only(index))
+            })
+    }
+}
+
+impl Analyzer<'_> {
+    /// Checks the literal options of a call of `command` (its table name)
+    /// that runs on `releases` of the target.
+    pub(crate) fn check_script_options(
+        &mut self,
+        command: &str,
+        releases: ReleaseSet,
+        operands: &[Operand],
+    ) {
+        for refused in REFUSED_OPTIONS
+            .iter()
+            .filter(|refused| refused.command == command)
+        {
+            // Options come before `STREAMS`; what follows are keys and IDs.
+            let written = operands
+                .iter()
+                .skip(1)
+                .map(|operand| (super::calls::literal_text(operand), operand.span))
+                .take_while(|(text, _)| {
+                    !text
+                        .as_deref()
+                        .is_some_and(|text| text.eq_ignore_ascii_case("STREAMS"))
+                })
+                .find(|(text, _)| {
+                    text.as_deref()
+                        .is_some_and(|text| text.eq_ignore_ascii_case(refused.option))
+                });
+            let Some((_, span)) = written else {
+                continue;
+            };
+            self.refused_option(refused, releases, span);
+        }
+    }
+
+    fn refused_option(&mut self, refused: &RefusedOption, releases: ReleaseSet, span: Span) {
+        let refusing = releases.intersection(refused.releases());
+        if refusing.is_empty() {
+            return;
+        }
+        let command = refused.command.to_ascii_uppercase();
+        let option = refused.option;
+        let names: Vec<&str> = refusing
+            .releases()
+            .map(|(_, release)| release.name)
+            .collect();
+        let target = &self.context.signature.target;
+        let hint = "a script cannot wait: drop the option (where the servers accept it, the read does not wait either) and wait in the client";
+        if target.is_strict() || refusing == releases {
+            self.diagnostics.push(span.error(
+                format!(
+                    "`{command}` with `{option}` is refused inside scripts on {}: the call fails with \"{}\"",
+                    names.join(", "),
+                    refused.reply
+                ),
+                hint,
+            ));
+        } else {
+            self.diagnostics.push(span.note(
+                format!(
+                    "`{command}` with `{option}` is refused inside scripts on {} (the other servers accept it and do not wait): the default target (any supported server) lets this build, and the call fails there with \"{}\"",
+                    names.join(", "),
+                    refused.reply
+                ),
+                format!(
+                    "{hint}; or set the servers you run (`REDIS_SCRIPT_TARGET` in `.cargo/config.toml`'s `[env]`)"
+                ),
+            ));
+        }
+    }
+}
