@@ -19,6 +19,7 @@ mod functions;
 mod preload;
 mod replies;
 mod reply_conversions;
+mod server_refusals;
 mod servers;
 mod slots;
 mod telemetry;

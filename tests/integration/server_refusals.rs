@@ -1,0 +1,132 @@
+//! The checker and the live server agree on what a script may do beyond
+//! the command table: every snippet the checker refuses for this server's
+//! release, the server refuses too (with the reply the message quotes), and
+//! every neighbouring snippet the checker accepts, the server runs.
+
+use redis_script_analysis::{Severity, Signature, Target, analyze};
+use redis_script_testkit::{RedisServer, ServerFlavor};
+
+/// `(script, what the server's error says)`: refused on every release CI
+/// runs. The checker's message quotes the server's words, but for
+/// `set_repl()`, whose server message miscounts ("requires two arguments").
+const REFUSED: &[(&str, &str)] = &[
+    ("return redis.sha1hex()", "wrong number of arguments"),
+    ("return redis.sha1hex('a', 'b')", "wrong number of arguments"),
+    ("return redis.error_reply()", "wrong number or type of arguments"),
+    ("return redis.status_reply(1)", "wrong number or type of arguments"),
+    ("redis.log(redis.LOG_WARNING)", "requires two arguments or more"),
+    ("redis.log(99, 'x')", "Invalid"),
+    ("redis.log('warning', 'x')", "First argument must be a number"),
+    ("redis.set_repl(12345)", "Invalid replication flags"),
+    ("redis.set_repl()", "set_repl()"),
+    ("redis.setresp(4)", "RESP version must be 2 or 3"),
+    ("return redis.acl_check_cmd('SETT', 'k', 'v')", "Invalid command passed"),
+    ("setmetatable(_G, {})", "Attempt to modify a readonly table"),
+    ("rawset(_G, 'x', 1)", "Attempt to modify a readonly table"),
+    ("rawset(redis, 'x', 1)", "Attempt to modify a readonly table"),
+    ("setmetatable(string, {})", "Attempt to modify a readonly table"),
+];
+
+/// Scripts next to the refused ones that every release runs.
+const ACCEPTED: &[&str] = &[
+    "return redis.sha1hex('a')",
+    "return redis.status_reply('OK')",
+    "redis.log(redis.LOG_DEBUG, 'a', 1)\nredis.log('3', 'b')\nreturn 1",
+    "redis.set_repl(redis.REPL_ALL)\nredis.set_repl(0)\nreturn 1",
+    "redis.setresp(3)\nredis.setresp(2)\nreturn 1",
+    "return redis.acl_check_cmd('set', KEYS[1], 'v')",
+    "local t = setmetatable({}, {})\nrawset(t, 'a', 1)\nreturn t.a",
+    "local ok = pcall(function() return undefined_on_purpose end)\nreturn ok and 1 or 0",
+];
+
+/// Refused where the release refuses it (`XREAD`/`XREADGROUP` with `BLOCK`).
+const BLOCKING_READS: &[&str] = &[
+    "return redis.pcall('XREAD', 'BLOCK', 0, 'STREAMS', KEYS[1], '$')",
+    "redis.pcall('XGROUP', 'CREATE', KEYS[1], 'g', '$', 'MKSTREAM')\nreturn redis.pcall('XREADGROUP', 'GROUP', 'g', 'c', 'BLOCK', 0, 'STREAMS', KEYS[1], '>')",
+];
+
+fn target_of(server: &RedisServer) -> Target {
+    let version = server.version();
+    let name = match server.flavor() {
+        ServerFlavor::Redis => format!("redis-{}.{}", version.major, version.minor),
+        ServerFlavor::Valkey => format!("valkey-{}.{}", version.major, version.minor),
+    };
+    Target::parse(&name).unwrap_or_else(|error| panic!("{name}: {error}"))
+}
+
+/// The checker's errors for `source`, under the live server's release.
+fn checker_errors(source: &str, target: &Target) -> Vec<String> {
+    let signature = Signature {
+        keys: 1,
+        allow_unused: true,
+        target: target.clone(),
+        ..Signature::default()
+    };
+    analyze(source, &signature)
+        .diagnostics
+        .into_iter()
+        .filter(|diagnostic| diagnostic.severity == Severity::Error)
+        .map(|diagnostic| diagnostic.message)
+        .collect()
+}
+
+/// What the server answers: the error's text, or `None` when the script
+/// ran and replied with no error (also no error table from `redis.pcall`).
+fn server_error(connection: &mut redis::Connection, source: &str) -> Option<String> {
+    let () = redis::cmd("FLUSHALL").query(connection).expect("FLUSHALL");
+    match redis::cmd("EVAL")
+        .arg(source)
+        .arg(1)
+        .arg("{s}stream")
+        .query::<redis::Value>(connection)
+    {
+        Err(error) => Some(error.to_string()),
+        Ok(redis::Value::ServerError(error)) => Some(format!("{error:?}")),
+        Ok(_) => None,
+    }
+}
+
+#[test]
+fn the_checker_refuses_what_the_live_server_refuses() {
+    let server = RedisServer::start();
+    let target = target_of(&server);
+    let mut connection = server.client().get_connection().expect("connection");
+    for (source, reply) in REFUSED {
+        let refusal = server_error(&mut connection, source)
+            .unwrap_or_else(|| panic!("the server ran: {source}"));
+        assert!(refusal.contains(reply), "{source}: the server said {refusal}");
+        let errors = checker_errors(source, &target);
+        assert!(!errors.is_empty(), "{source}: the checker found nothing");
+        let quoted = if source.contains("set_repl()") {
+            "takes one argument"
+        } else {
+            reply
+        };
+        assert!(
+            errors.iter().any(|error| error.contains(quoted)),
+            "{source}: {errors:?}"
+        );
+    }
+    for source in ACCEPTED {
+        assert_eq!(server_error(&mut connection, source), None, "{source}");
+        assert_eq!(checker_errors(source, &target), Vec::<String>::new(), "{source}");
+    }
+}
+
+#[test]
+fn blocking_stream_reads_are_refused_exactly_where_the_release_refuses_them() {
+    let server = RedisServer::start();
+    let target = target_of(&server);
+    let mut connection = server.client().get_connection().expect("connection");
+    for source in BLOCKING_READS {
+        let server_refuses = server_error(&mut connection, source)
+            .is_some_and(|error| error.contains("is not allowed with BLOCK option from scripts"));
+        let checker_refuses = checker_errors(source, &target)
+            .iter()
+            .any(|error| error.contains("is refused inside scripts"));
+        assert_eq!(
+            checker_refuses, server_refuses,
+            "{source}: the checker and {target:?} disagree"
+        );
+    }
+}
