@@ -1,0 +1,3 @@
+-- ARGV[1] = message
+redis.log(ARGV[1])
+return 1
