@@ -11,20 +11,44 @@ use redis_script_testkit::{RedisServer, ServerFlavor};
 /// `set_repl()`, whose server message miscounts ("requires two arguments").
 const REFUSED: &[(&str, &str)] = &[
     ("return redis.sha1hex()", "wrong number of arguments"),
-    ("return redis.sha1hex('a', 'b')", "wrong number of arguments"),
-    ("return redis.error_reply()", "wrong number or type of arguments"),
-    ("return redis.status_reply(1)", "wrong number or type of arguments"),
-    ("redis.log(redis.LOG_WARNING)", "requires two arguments or more"),
+    (
+        "return redis.sha1hex('a', 'b')",
+        "wrong number of arguments",
+    ),
+    (
+        "return redis.error_reply()",
+        "wrong number or type of arguments",
+    ),
+    (
+        "return redis.status_reply(1)",
+        "wrong number or type of arguments",
+    ),
+    (
+        "redis.log(redis.LOG_WARNING)",
+        "requires two arguments or more",
+    ),
     ("redis.log(99, 'x')", "Invalid"),
-    ("redis.log('warning', 'x')", "First argument must be a number"),
+    (
+        "redis.log('warning', 'x')",
+        "First argument must be a number",
+    ),
     ("redis.set_repl(12345)", "Invalid replication flags"),
     ("redis.set_repl()", "set_repl()"),
     ("redis.setresp(4)", "RESP version must be 2 or 3"),
-    ("return redis.acl_check_cmd('SETT', 'k', 'v')", "Invalid command passed"),
+    (
+        "return redis.acl_check_cmd('SETT', 'k', 'v')",
+        "Invalid command passed",
+    ),
     ("setmetatable(_G, {})", "Attempt to modify a readonly table"),
     ("rawset(_G, 'x', 1)", "Attempt to modify a readonly table"),
-    ("rawset(redis, 'x', 1)", "Attempt to modify a readonly table"),
-    ("setmetatable(string, {})", "Attempt to modify a readonly table"),
+    (
+        "rawset(redis, 'x', 1)",
+        "Attempt to modify a readonly table",
+    ),
+    (
+        "setmetatable(string, {})",
+        "Attempt to modify a readonly table",
+    ),
 ];
 
 /// Scripts next to the refused ones that every release runs.
@@ -94,7 +118,10 @@ fn the_checker_refuses_what_the_live_server_refuses() {
     for (source, reply) in REFUSED {
         let refusal = server_error(&mut connection, source)
             .unwrap_or_else(|| panic!("the server ran: {source}"));
-        assert!(refusal.contains(reply), "{source}: the server said {refusal}");
+        assert!(
+            refusal.contains(reply),
+            "{source}: the server said {refusal}"
+        );
         let errors = checker_errors(source, &target);
         assert!(!errors.is_empty(), "{source}: the checker found nothing");
         let quoted = if source.contains("set_repl()") {
@@ -109,7 +136,11 @@ fn the_checker_refuses_what_the_live_server_refuses() {
     }
     for source in ACCEPTED {
         assert_eq!(server_error(&mut connection, source), None, "{source}");
-        assert_eq!(checker_errors(source, &target), Vec::<String>::new(), "{source}");
+        assert_eq!(
+            checker_errors(source, &target),
+            Vec::<String>::new(),
+            "{source}"
+        );
     }
 }
 
