@@ -22,9 +22,9 @@ and a restart. The scripts are the server's code: they live in a
 temporary directory only.
 
     python3 corpus/server_tests.py --server redis \\
-        --git-dir /work/.mirror/redis+redis/repo --tag 7.0.15
+        --git-dir REDIS_GIT_DIR --tag 7.0.15
     python3 corpus/server_tests.py --server valkey \\
-        --git-dir /work/.mirror/valkey-io+valkey/repo --tag 8.0.1
+        --git-dir VALKEY_GIT_DIR --tag 8.0.1
 
 (or --tcl scripting.tcl functions.tcl). Exit status 0: the verdicts are a
 reviewer's. Python 3, standard library only.
