@@ -332,6 +332,24 @@ pub fn unreachable_function(
     error_type: Option<&Type>,
     exactly_once: bool,
 ) -> TokenStream {
+    stand_in(signature, error_type, exactly_once, true)
+}
+
+/// The function alone, with an unreachable body: what stands in for a
+/// declaration inside an `impl` block, which cannot hold its companion type.
+pub fn unreachable_associated_function(
+    signature: &FunctionSignature,
+    error_type: Option<&Type>,
+) -> TokenStream {
+    stand_in(signature, error_type, false, false)
+}
+
+fn stand_in(
+    signature: &FunctionSignature,
+    error_type: Option<&Type>,
+    exactly_once: bool,
+    companion: bool,
+) -> TokenStream {
     let unreachable = quote! { ::core::unreachable!("#[redis_script] failed to compile") };
     let parts = Expansion {
         path: "",
@@ -342,28 +360,7 @@ pub fn unreachable_function(
         call_body: unreachable.clone(),
         call_with_id_body: exactly_once.then(|| unreachable.clone()),
         function_body: unreachable,
-        companion: true,
-    };
-    emit(signature, parts)
-}
-
-/// The function alone, with an unreachable body: what stands in for a
-/// declaration inside an `impl` block, which cannot hold its companion type.
-pub fn unreachable_associated_function(
-    signature: &FunctionSignature,
-    error_type: Option<&Type>,
-) -> TokenStream {
-    let unreachable = quote! { ::core::unreachable!("#[redis_script] failed to compile") };
-    let parts = Expansion {
-        path: "",
-        error_type,
-        doc: None,
-        script_const: TokenStream::new(),
-        compile_time_checks: TokenStream::new(),
-        call_body: TokenStream::new(),
-        call_with_id_body: None,
-        function_body: unreachable,
-        companion: false,
+        companion,
     };
     emit(signature, parts)
 }

@@ -36,7 +36,10 @@ fn private() -> proc_macro2::TokenStream {
 /// See the `redis-script` crate for the full documentation.
 #[proc_macro_attribute]
 pub fn redis_script(attribute: TokenStream, item: TokenStream) -> TokenStream {
-    let source_file = proc_macro::Span::call_site().local_file();
+    // Only an indented declaration may sit in an `impl` or `trait` block:
+    // one at the start of its line does not cost a read of its file.
+    let site = proc_macro::Span::call_site();
+    let source_file = (site.column() > 1).then(|| site.local_file()).flatten();
     expand(attribute.into(), item.into(), source_file.as_deref()).into()
 }
 
