@@ -96,13 +96,13 @@ impl Analyzer<'_> {
                 _ => None,
             },
             "set_repl" => match (exactly_one(count), first) {
-                (Some(given), _) => Some(Refusal {
-                    message: format!(
-                        "`{helper}` takes one argument, the replication flags; given {given}, it fails"
-                    ),
-                    hint: format!("`{helper}({table}.REPL_ALL)`"),
-                    at: span,
-                }),
+                (Some(given), _) => Some(takes_one(
+                    &helper,
+                    "the replication flags",
+                    &given,
+                    format!("`{helper}({table}.REPL_ALL)`"),
+                    span,
+                )),
                 (None, Some(flags)) => match flags.value {
                     Value::Number(number) if !is_integer_in(number, &(0..=REPL_ALL)) => Some(Refusal {
                         message: format!(
@@ -119,13 +119,13 @@ impl Analyzer<'_> {
                 (None, None) => None,
             },
             "setresp" => match (exactly_one(count), first) {
-                (Some(given), _) => Some(Refusal {
-                    message: format!(
-                        "`{helper}` takes one argument, the protocol version; given {given}, it fails"
-                    ),
-                    hint: format!("`{helper}(3)`"),
-                    at: span,
-                }),
+                (Some(given), _) => Some(takes_one(
+                    &helper,
+                    "the protocol version",
+                    &given,
+                    format!("`{helper}(3)`"),
+                    span,
+                )),
                 (None, Some(version)) => match version.value {
                     Value::Number(number) if number != 2.0 && number != 3.0 => Some(Refusal {
                         message: format!(
@@ -173,6 +173,15 @@ struct Refusal {
     message: String,
     hint: String,
     at: Span,
+}
+
+/// A helper of one argument called with `given`.
+fn takes_one(helper: &str, what: &str, given: &str, hint: String, at: Span) -> Refusal {
+    Refusal {
+        message: format!("`{helper}` takes one argument, {what}; given {given}, it fails"),
+        hint,
+        at,
+    }
 }
 
 /// The number of arguments, as a message says it, when it is known and

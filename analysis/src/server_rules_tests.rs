@@ -2,19 +2,8 @@
 //! `redis.*` helpers' argument rules, options refused in scripts, writes to
 //! the protected tables, and a protected read of an undefined global.
 
-use crate::{Severity, Signature, Target, analyze};
-
-fn signature(keys: usize, args: usize, target: &str) -> Signature {
-    Signature {
-        keys,
-        args,
-        target: match Target::parse(target) {
-            Ok(target) => target,
-            Err(error) => panic!("{error}"),
-        },
-        ..Signature::default()
-    }
-}
+use crate::target_checks::signature;
+use crate::{Severity, analyze};
 
 /// `(severity, message)` of every diagnostic that is not a finding of the
 /// value classes, which these snippets do not test.

@@ -3,7 +3,8 @@
 
 use crate::{DeclaredCommands, Severity, Signature, Target, analyze};
 
-fn signature(keys: usize, args: usize, target: &str) -> Signature {
+/// A signature of `keys` keys and `args` arguments under `target`.
+pub(crate) fn signature(keys: usize, args: usize, target: &str) -> Signature {
     Signature {
         keys,
         args,
