@@ -9,11 +9,16 @@ ones built the way the file's own helper proc builds them). Each runs on a
 throwaway server after FLUSHALL, SCRIPT FLUSH and FUNCTION FLUSH: EVAL or
 EVAL_RO with the call's keys and arguments (SCRIPT LOAD as EVAL with those
 of an EVALSHA of its SHA1 in the file, else none), FUNCTION LOAD REPLACE
-for a library (loading is its run; no FCALL). Then redis-script-check
-checks it with exactly the call's number of keys and arguments (and,
-unless --strict, --allow-unused --dynamic-keys: no server refuses those).
-Printed: a confusion table (server refuses/runs x checker error/none) per
-file and in total, and every disagreement. EVALSHA, FCALL, calls whose
+for a library, then FCALL of each function it registers with no keys or
+arguments: a call refused for a reason that needs no data (a write under
+no-writes, a read-only table, an undefined global, a call of nil, a loop
+FUNCTION KILL ends) counts as the library's refusal. Then
+redis-script-check checks it with exactly the call's number of keys and
+arguments (EVAL_RO as --read-only; unless --strict, --allow-unused
+--dynamic-keys: no server refuses those). Printed: a confusion table
+(server refuses/runs x checker error/value finding/none) per file and in
+total, and every disagreement. A value finding (`[name] …`) claims a
+behaviour, not a refusal: a script the server runs may still have it. EVALSHA, FCALL, calls whose
 script or numkeys tcl builds at run time, calls inside `if 0` or a
 large-memory test are skipped and counted; an argument tcl builds is sent
 as "x" (marked). Identical calls of a file run once. A script still
@@ -72,7 +77,7 @@ class Script:
     lines: list[int] = field(default_factory=list)
     server: str = ""  # runs / refuses
     server_error: str = ""
-    checker: str = ""  # error / none
+    checker: str = ""  # error / finding (a value finding only) / none
     checker_error: str = ""
 
 
@@ -376,6 +381,8 @@ class Server(mutate.Server):
                 connection.command(*reset)
             if script.kind == "function load":
                 reply = connection.command("FUNCTION", "LOAD", "REPLACE", script.source)
+                if not isinstance(reply, RedisError):
+                    reply = self.call_functions(connection, reply)
             else:
                 command = "EVAL_RO" if script.kind == "eval_ro" else "EVAL"
                 reply = connection.command(command, script.source, len(script.keys), *script.keys, *script.args)
@@ -393,6 +400,21 @@ class Server(mutate.Server):
         if isinstance(reply, RedisError):
             return "refuses", str(reply)
         return "runs", ""
+
+    def call_functions(self, connection: Connection, library):
+        """FCALL each function of the loaded `library`; the first refusal
+        that needs no data, else None."""
+        listing = connection.command("FUNCTION", "LIST", "LIBRARYNAME", library)
+        names = []
+        for entry in listing if isinstance(listing, list) else []:
+            fields = dict(zip(entry[::2], entry[1::2]))
+            if fields.get(b"library_name") == library:
+                names += [dict(zip(f[::2], f[1::2])).get(b"name") for f in fields.get(b"functions", [])]
+        for name in names:
+            reply = connection.command("FCALL", name, "0")
+            if isinstance(reply, RedisError) and CALL_TIME.search(str(reply)):
+                return RedisError(f"FCALL {name.decode()}: {reply}")
+        return None
 
     def kill(self, connection: Connection, script: Script) -> str:
         """Ends a script still running: SCRIPT KILL (FUNCTION KILL), else
@@ -422,16 +444,19 @@ def check(checker: str, target: str, strict: bool, directory: Path, index: int, 
         command += ["--allow-unused", "--dynamic-keys"]
     if script.kind != "function load":
         command += ["--keys", str(len(script.keys)), "--args", str(len(script.args))]
+    if script.kind == "eval_ro":
+        command.append("--read-only")
     run = subprocess.run([*command, str(path)], capture_output=True, text=True, timeout=60, check=False)
     try:
         report = json.loads(run.stdout)
     except json.JSONDecodeError:
         return "error", f"checker failed: {run.stderr.strip()[:200]}"
     errors = [d for d in report["diagnostics"] if d["severity"] == "error"]
+    refusals = [d for d in errors if not d["message"].startswith("[")]
     if not errors:
         return "none", ""
-    first = errors[0]
-    return "error", f"{first['line']}:{first['column']} {first['message']}"
+    first = (refusals or errors)[0]
+    return "error" if refusals else "finding", f"{first['line']}:{first['column']} {first['message']}"
 
 
 # --- the report ------------------------------------------------------------
@@ -441,6 +466,7 @@ STATIC = re.compile(
     r"compiling|unexpected|one argument|must be|please specify|not supported|DB index|"
     r"multiple times|attempt to call|never ends", re.IGNORECASE)
 DATA = re.compile(r"WRONGTYPE|NOGROUP|NOREPLICAS|READONLY You|^OOM|not an integer|attempt to (index|compare|perform)")
+CALL_TIME = re.compile(r"not allowed|readonly table|nonexistent global|attempt to call|can only be called")
 ON_PURPOSE = re.compile(r"\berror\s*\(|error_reply|\berr\s*=|\bassert\s*\(")
 
 
@@ -455,9 +481,10 @@ def decidable(script: Script) -> str:
 def table(title: str, scripts: list[Script]) -> str:
     count = collections.Counter((s.server, s.checker) for s in scripts)
     rows = [f"{title}: {len(scripts)} scripts",
-            f"  {'':16}{'checker error':>14}{'checker none':>14}"]
+            f"  {'':16}{'checker error':>14}{'value finding':>15}{'checker none':>14}"]
     for server in ("refuses", "runs"):
-        rows.append(f"  server {server:8}{count[(server, 'error')]:14}{count[(server, 'none')]:14}")
+        rows.append(f"  server {server:8}{count[(server, 'error')]:14}{count[(server, 'finding')]:15}"
+                    f"{count[(server, 'none')]:14}")
     return "\n".join(rows)
 
 
@@ -560,6 +587,9 @@ def main() -> int:
         print("\n".join(describe(s) for s in group))
     print(f"\nserver runs, checker error ({len(false)}):")
     print("\n".join(describe(s) for s in false))
+    behaviour = [s for s in scripts if s.server == "runs" and s.checker == "finding"]
+    print(f"\nserver runs, value finding ({len(behaviour)}); each is a claim about what the script does:")
+    print("\n".join(describe(s) for s in behaviour))
     return 0
 
 

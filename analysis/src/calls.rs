@@ -16,7 +16,7 @@ use super::target::{Platform, ReleaseSet};
 use super::text::plural;
 use super::types::{Kinds, TableType, Type};
 use super::value::{Param, Reply, Value};
-use super::walker::{Analyzer, Operand};
+use super::walker::{Analyzer, Guard, Operand};
 use super::{ReturnShape, ReturnSite};
 
 /// Library functions that may return other than exactly one value.
@@ -36,11 +36,23 @@ const MULTI_VALUED: &[(&str, Option<&str>)] = &[
     ("string", Some("byte")),
     ("struct", Some("unpack")),
     ("cmsgpack", Some("unpack")),
+    ("cmsgpack", Some("unpack_limit")),
+    ("cmsgpack", Some("unpack_one")),
     ("math", Some("modf")),
     ("math", Some("frexp")),
     ("coroutine", Some("resume")),
     ("coroutine", Some("yield")),
 ];
+
+/// How compiled Lua (`string.dump`'s result) starts.
+const BYTECODE_SIGNATURE: &str = "\u{1b}Lua";
+
+fn is_bytecode(value: &Value) -> bool {
+    match value {
+        Value::Str(text) | Value::ComputedString(Some(text)) => text.starts_with('\u{1b}'),
+        _ => false,
+    }
+}
 
 impl Analyzer<'_> {
     /// The message `redis.error_reply(message)` sends. Redis takes the
@@ -68,13 +80,20 @@ impl Analyzer<'_> {
 
     /// Evaluates a call of `callee` and returns what it yields.
     pub fn call(&mut self, callee: Value, arguments: &FunctionArgs, span: Span) -> Value {
-        let protects = matches!(
-            &callee,
-            Value::Builtin { global, member: None } if global == "pcall" || global == "xpcall"
-        );
+        let guard = match &callee {
+            Value::Builtin {
+                global,
+                member: None,
+            } => match global.as_str() {
+                "pcall" | "xpcall" => Some(Guard::Pcall),
+                "setmetatable" => Some(Guard::Metamethod),
+                _ => None,
+            },
+            _ => None,
+        };
         let outer = self.protected_from;
-        if protects {
-            self.protected_from = Some(self.functions_depth());
+        if let Some(guard) = guard {
+            self.protected_from = Some((self.functions_depth(), guard));
         }
         let operands = self.eval_arguments(arguments, span);
         self.protected_from = outer;
@@ -119,7 +138,9 @@ impl Analyzer<'_> {
                 if member == "pcall" {
                     self.error_codes.forwards_command_errors();
                 }
-                let Some((name, releases)) = self.check_redis_call(operands, span) else {
+                let protected = member == "pcall";
+                let Some((name, releases)) = self.check_redis_call(operands, span, protected)
+                else {
                     return Value::Unknown;
                 };
                 let name_span = operands.first().map_or(span, |operand| operand.span);
@@ -204,7 +225,8 @@ impl Analyzer<'_> {
                 first.cloned().unwrap_or(Value::Unknown).stored()
             }
             // Their results may carry an `err` field from run-time data.
-            ("cjson", Some("decode")) | ("cmsgpack", Some("unpack")) => {
+            ("cjson", Some("decode"))
+            | ("cmsgpack", Some("unpack" | "unpack_limit" | "unpack_one")) => {
                 self.error_codes.forwards_unknown();
                 Value::Unknown
             }
@@ -233,6 +255,15 @@ impl Analyzer<'_> {
                 first.and_then(Value::as_str).map(str::to_string),
             )),
             ("redis", Some("sha1hex")) => Value::ComputedString(None),
+            ("getmetatable", None) => first.map_or(Value::Unknown, |base| self.metatable_of(base)),
+            ("string", Some("dump")) => Value::ComputedString(Some(BYTECODE_SIGNATURE.to_string())),
+            ("loadstring", None) if first.is_some_and(is_bytecode) => {
+                self.diagnostics.push(span.error(
+                    "`loadstring` of compiled Lua (`string.dump`): Redis compiles only source text, so `loadstring` returns nil and calling its result fails with \"attempt to call a nil value\"",
+                    "write the function in the script itself",
+                ));
+                Value::Unknown
+            }
             ("error", None) => {
                 self.raise(first, span);
                 Value::Unknown
@@ -290,10 +321,13 @@ impl Analyzer<'_> {
     /// Checks a `redis.call` and returns the command it calls (`get`,
     /// `config|get`) with the releases it may run on, when the model
     /// knows it.
+    /// `protected`: the call is a `redis.pcall`, which returns a refusal
+    /// as an error reply rather than raising it.
     fn check_redis_call(
         &mut self,
         operands: &[Operand],
         span: Span,
+        protected: bool,
     ) -> Option<(&'static str, ReleaseSet)> {
         if operands.is_empty() {
             self.diagnostics.push(span.error(
@@ -321,7 +355,7 @@ impl Analyzer<'_> {
                 platform: None,
                 command,
             }];
-            self.check_candidates(candidates, operands, &arguments, span, name_span);
+            self.check_candidates(candidates, operands, &arguments, span, name_span, protected);
             return None;
         }
         let entry = match commands::resolve(&arguments) {
@@ -385,7 +419,7 @@ impl Analyzer<'_> {
             .fold(ReleaseSet::NONE, |releases, platform| {
                 releases.union(ReleaseSet::only(platform.release))
             });
-        self.check_candidates(candidates, operands, &arguments, span, name_span);
+        self.check_candidates(candidates, operands, &arguments, span, name_span, protected);
         self.check_integer_arguments(entry.name, releases, operands);
         self.check_script_options(entry.name, releases, operands);
         Some((entry.name, releases))
@@ -401,6 +435,7 @@ impl Analyzer<'_> {
         arguments: &[Option<&str>],
         span: Span,
         name_span: Span,
+        protected: bool,
     ) {
         let strict = self.context.signature.target.is_strict();
         let fails = |failing: usize, total: usize| {
@@ -440,7 +475,8 @@ impl Analyzer<'_> {
             let name = display(candidate.command.name);
             self.review.command(&name, name_span.line, writes);
         }
-        if self.context.flags.no_writes && writers > 0 && fails(writers, candidates.len()) {
+        let read_only = self.context.flags.no_writes || self.context.signature.read_only;
+        if read_only && writers > 0 && fails(writers, candidates.len()) {
             let name = candidates
                 .first()
                 .map(|candidate| display(candidate.command.name))
@@ -451,18 +487,28 @@ impl Analyzer<'_> {
                     "the function is registered with `flags = {'no-writes'}`",
                     "remove `no-writes` from the function's flags, or move the write to another function",
                 )
-            } else {
+            } else if self.context.flags.no_writes {
                 (
                     "the script declares `#!lua flags=no-writes`",
                     "remove `no-writes` from the shebang, or move the write to another script",
                 )
+            } else {
+                (
+                    "the script runs with EVAL_RO (`--read-only`)",
+                    "send the script with EVAL, or move the write to another script",
+                )
             };
-            self.diagnostics.push(name_span.error(
-                format!(
-                    "`{name}` is a write command, but {declares}: Redis refuses it (Write commands are not allowed from read-only scripts)"
-                ),
-                remedy,
-            ));
+            let refused = format!(
+                "`{name}` is a write command, but {declares}: Redis refuses it (Write commands are not allowed from read-only scripts)"
+            );
+            self.diagnostics.push(if protected {
+                name_span.note(
+                    format!("{refused}, and this `redis.pcall` always returns that error reply"),
+                    remedy,
+                )
+            } else {
+                name_span.error(refused, remedy)
+            });
         }
         // A trailing call or `...` passes an unknown number of arguments;
         // `unpack(t)` of a table that may be empty may pass none.

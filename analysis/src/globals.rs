@@ -12,7 +12,7 @@ use super::span::Span;
 use super::suggest;
 use super::target::ReleaseSet;
 use super::value::{MissingMember, Param, Value};
-use super::walker::{Analyzer, identifier};
+use super::walker::{Analyzer, Guard, identifier};
 
 /// What the script does with a library member that does not exist.
 #[derive(Debug, Clone, Copy)]
@@ -208,17 +208,23 @@ impl Analyzer<'_> {
                 Value::builtin(name, None)
             }
             None if self.refused_globals.contains(name) => Value::Unknown,
-            None if self
-                .protected_from
-                .is_some_and(|depth| self.functions_depth() > depth) =>
+            None if let Some((depth, guard)) = self.protected_from
+                && self.functions_depth() > depth =>
             {
+                let raises = format!(
+                    "`{name}` is not defined: reading it raises \"Script attempted to access nonexistent global variable '{name}'\""
+                );
+                let message = match guard {
+                    Guard::Pcall => {
+                        format!("{raises}, which the `pcall` around this function catches")
+                    }
+                    Guard::Metamethod => format!("{raises} when this metamethod runs"),
+                };
                 self.report(
                     PROTECTED_GLOBAL_READ,
                     Certainty::Sometimes,
                     span,
-                    format!(
-                        "`{name}` is not defined: reading it raises \"Script attempted to access nonexistent global variable '{name}'\", which the `pcall` around this function catches"
-                    ),
+                    message,
                     format!(
                         "if `{name}` is meant to be a variable, declare it: `local {name} = …`"
                     ),
@@ -577,9 +583,21 @@ impl Analyzer<'_> {
         }
     }
 
-    /// The name of a table the sandbox protects (`_G`, `redis`, a library
-    /// table), when `value` is one.
-    fn sandbox_table<'v>(&self, value: &'v Value) -> Option<&'v str> {
+    /// `getmetatable(base)`: of the protected tables only `_G` has a
+    /// metatable (the one refusing undefined globals), read-only too.
+    pub fn metatable_of(&self, base: &Value) -> Value {
+        match self.sandbox_table(base) {
+            Some(global) if global == "_G" => Value::ProtectedMetatable(global),
+            _ => Value::Unknown,
+        }
+    }
+
+    /// How to name a table the sandbox protects (`_G`, `redis`, a library
+    /// table, `getmetatable(_G)`), when `value` is one.
+    fn sandbox_table(&self, value: &Value) -> Option<String> {
+        if let Value::ProtectedMetatable(global) = value {
+            return Some(format!("getmetatable({global})"));
+        }
         let Value::Builtin {
             global,
             member: None,
@@ -596,7 +614,7 @@ impl Analyzer<'_> {
                     GlobalKind::GlobalTable | GlobalKind::Library(_)
                 )
             })
-            .then_some(global.as_str())
+            .then(|| global.clone())
     }
 }
 

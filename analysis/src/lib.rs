@@ -100,6 +100,9 @@ pub struct Signature {
     pub allow_unused: bool,
     /// Attribute opt-out: key positions may hold values that do not come from KEYS.
     pub dynamic_keys: bool,
+    /// The script runs with `EVAL_RO`/`EVALSHA_RO` (the command line's
+    /// `--read-only`), which refuses writes as `#!lua flags=no-writes` does.
+    pub read_only: bool,
     /// Where the counts come from, so that messages say what to change.
     pub declared_by: DeclaredBy,
     /// The servers the script must run on (default: any supported server).

@@ -15,9 +15,9 @@ use std::collections::{HashMap, HashSet};
 use full_moon::ast::{
     Ast, Expression, Field, FunctionArgs, FunctionBody, Parameter, Prefix, Stmt, Suffix, Var,
 };
-use full_moon::tokenizer::TokenReference;
+use full_moon::tokenizer::{Symbol, TokenReference, TokenType};
 
-use super::diagnostic::Diagnostic;
+use super::diagnostic::{Diagnostic, Severity};
 use super::header::Header;
 use super::shebang::{self, ScriptFlags};
 use super::span::{SourceMap, Span};
@@ -150,6 +150,7 @@ pub(crate) fn plan(
     let mut reader = Reader {
         map,
         functions: HashMap::new(),
+        api_aliases: HashSet::new(),
         plan: Plan::default(),
         diagnostics: Vec::new(),
         declaration,
@@ -163,6 +164,9 @@ struct Reader<'a, 'm> {
     /// Functions defined so far at the top level, by name: the callback a
     /// registration may name.
     functions: HashMap<String, &'a FunctionBody>,
+    /// Top-level locals holding the `redis` (or `server`) table itself:
+    /// `local lib = redis; lib.register_function(…)` registers too.
+    api_aliases: HashSet<String>,
     plan: Plan,
     diagnostics: Vec<Diagnostic>,
     declaration: &'a LibrarySignature,
@@ -186,6 +190,12 @@ impl<'a> Reader<'a, '_> {
                 Stmt::LocalAssignment(local) => {
                     let values: Vec<&Expression> = local.expressions().iter().collect();
                     for (position, name) in local.names().iter().enumerate() {
+                        let is_api = matches!(values.get(position), Some(Expression::Var(Var::Name(table))) if self.is_api(identifier(table)));
+                        if is_api {
+                            self.api_aliases.insert(identifier(name).to_string());
+                        } else {
+                            self.api_aliases.remove(identifier(name));
+                        }
                         match values.get(position) {
                             Some(Expression::Function(function)) => {
                                 self.functions
@@ -216,7 +226,7 @@ impl<'a> Reader<'a, '_> {
         let Prefix::Name(table) = call.prefix() else {
             return;
         };
-        if !matches!(identifier(table), "redis" | "server") {
+        if !self.is_api(identifier(table)) {
             return;
         }
         let suffixes: Vec<&Suffix> = call.suffixes().collect();
@@ -250,9 +260,19 @@ impl<'a> Reader<'a, '_> {
         }
     }
 
+    fn is_api(&self, name: &str) -> bool {
+        matches!(name, "redis" | "server") || self.api_aliases.contains(name)
+    }
+
     fn positional(&mut self, name: &'a Expression, callback: &'a Expression) {
-        let name = self.function_name(name);
-        let callback = self.callback(callback);
+        let name = self.function_name(
+            name,
+            "first argument to redis.register_function must be a string",
+        );
+        let callback = self.callback(
+            callback,
+            "second argument to redis.register_function must be a function",
+        );
         if let (Some((name, span)), Some(callback)) = (name, callback) {
             self.add(name, span, callback, ScriptFlags::default(), None);
         }
@@ -276,19 +296,36 @@ impl<'a> Reader<'a, '_> {
                 ));
                 continue;
             };
-            match identifier(key) {
+            // FUNCTION LOAD reads the argument names in any case.
+            match identifier(key).to_ascii_lowercase().as_str() {
                 "function_name" => {
                     seen.0 = true;
-                    name = self.function_name(value);
+                    name = self.function_name(
+                        value,
+                        "function_name argument given to redis.register_function must be a string",
+                    );
                 }
                 "callback" => {
                     seen.1 = true;
-                    callback = self.callback(value);
+                    callback = self.callback(
+                        value,
+                        "callback argument given to redis.register_function must be a function",
+                    );
                 }
                 "flags" => flags = self.flags(value),
                 "description" => {
                     description = match &**value {
                         Expression::String(token) => Some(string_literal(self.map, token)),
+                        other
+                            if let Some(kind) =
+                                literal_kind(other).filter(|kind| *kind != "a number") =>
+                        {
+                            self.diagnostics.push(self.map.expression(other).error(
+                                format!("the description is {kind}: FUNCTION LOAD fails with \"description argument given to redis.register_function must be a string\""),
+                                "describe the function in a string: `description = 'reads the counter'`",
+                            ));
+                            None
+                        }
                         _ => None,
                     }
                 }
@@ -325,8 +362,18 @@ impl<'a> Reader<'a, '_> {
         }
     }
 
-    fn function_name(&mut self, expression: &Expression) -> Option<(String, Span)> {
+    /// `refusal`: what FUNCTION LOAD answers a name that is no string.
+    fn function_name(&mut self, expression: &Expression, refusal: &str) -> Option<(String, Span)> {
         let span = self.map.expression(expression);
+        if let Some(kind) =
+            literal_kind(expression).filter(|kind| !matches!(*kind, "a string" | "a number"))
+        {
+            self.diagnostics.push(span.error(
+                format!("the function name is {kind}: FUNCTION LOAD fails with \"{refusal}\""),
+                "write the name literally: `redis.register_function('name', …)`",
+            ));
+            return None;
+        }
         let Expression::String(token) = expression else {
             self.diagnostics.push(span.error(
                 "the function name is not a string literal, so it cannot be checked against the declarations",
@@ -347,7 +394,8 @@ impl<'a> Reader<'a, '_> {
         Some((name, span))
     }
 
-    fn callback(&mut self, expression: &'a Expression) -> Option<Callback<'a>> {
+    /// `refusal`: what FUNCTION LOAD answers a callback that is no function.
+    fn callback(&mut self, expression: &'a Expression, refusal: &str) -> Option<Callback<'a>> {
         let start = super::span::expression_start(expression).map_or(0, |at| at.bytes());
         let end = super::span::expression_end(expression).map_or(0, |at| at.bytes());
         let written = start..end;
@@ -371,6 +419,13 @@ impl<'a> Reader<'a, '_> {
                     None
                 }
             },
+            other if let Some(kind) = literal_kind(other) => {
+                self.diagnostics.push(self.map.expression(other).error(
+                    format!("the callback is {kind}: FUNCTION LOAD fails with \"{refusal}\""),
+                    "write `function(keys, args) … end`, or the name of a `local function` defined above",
+                ));
+                None
+            }
             other => {
                 self.diagnostics.push(self.map.expression(other).error(
                     "the callback is not a function written in this file, so it cannot be checked",
@@ -384,6 +439,13 @@ impl<'a> Reader<'a, '_> {
     fn flags(&mut self, expression: &Expression) -> ScriptFlags {
         let mut flags = ScriptFlags::default();
         let Expression::TableConstructor(table) = expression else {
+            if let Some(kind) = literal_kind(expression) {
+                self.diagnostics.push(self.map.expression(expression).error(
+                    format!("`flags` is {kind}: FUNCTION LOAD fails with \"flags argument to redis.register_function must be a table representing function flags\""),
+                    "list the flags in a table: `flags = {'no-writes'}`",
+                ));
+                return flags;
+            }
             self.diagnostics.push(self.map.expression(expression).error(
                 "`flags` is not a table of literal flags, so the flags cannot be checked (FUNCTION LOAD needs a table)",
                 "write the flags literally: `flags = {'no-writes'}`",
@@ -398,6 +460,19 @@ impl<'a> Reader<'a, '_> {
                         .map
                         .tokens(table.braces().tokens().0, table.braces().tokens().1),
                 };
+                let literal = match field {
+                    Field::NoKey(expression) => literal_kind(expression),
+                    _ => None,
+                };
+                if let Some(kind) = literal {
+                    self.diagnostics.push(span.error(
+                        format!(
+                            "this flag is {kind}: FUNCTION LOAD fails with \"unknown flag given\""
+                        ),
+                        format!("the flags are {}", quoted_list(shebang::FLAGS)),
+                    ));
+                    continue;
+                }
                 self.diagnostics.push(span.error(
                     "each flag must be a string literal, so that it can be checked",
                     format!("the flags are {}", quoted_list(shebang::FLAGS)),
@@ -479,6 +554,27 @@ impl<'a> Reader<'a, '_> {
 }
 
 /// The identity of a callback body: the byte offset of its `(`.
+/// What a literal is (`a table`, `nil`, …); `None` for any other
+/// expression, whose value is known only at run time.
+fn literal_kind(expression: &Expression) -> Option<&'static str> {
+    match expression {
+        Expression::String(_) => Some("a string"),
+        Expression::Number(_) => Some("a number"),
+        Expression::TableConstructor(_) => Some("a table"),
+        Expression::Function(_) => Some("a function"),
+        Expression::Symbol(symbol) => match symbol.token_type() {
+            TokenType::Symbol {
+                symbol: Symbol::True | Symbol::False,
+            } => Some("a boolean"),
+            TokenType::Symbol {
+                symbol: Symbol::Nil,
+            } => Some("nil"),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 pub(crate) fn callback_offset(body: &FunctionBody) -> usize {
     body.parameters_parentheses()
         .tokens()
@@ -584,13 +680,21 @@ fn analyze_here(
                 &analysis.header,
             );
             diagnostics.extend(outcome.diagnostics);
-            if plan.registrations.is_empty() && !registration_failed {
+            // A load that raises first never gets to count the functions.
+            let load_fails = diagnostics
+                .iter()
+                .any(|diagnostic| diagnostic.severity == Severity::Error);
+            if plan.registrations.is_empty() && !registration_failed && !load_fails {
                 diagnostics.push(Span::TOP.error(
                     "the library registers no function: FUNCTION LOAD fails with \"No functions registered\"",
                     "register each function at the top level: `redis.register_function('name', function(keys, args) … end)`",
                 ));
             }
-            diagnostics.extend(coverage(&plan, declaration));
+            // A registration FUNCTION LOAD refuses is reported once, not
+            // again as a declared function the library lacks.
+            if !registration_failed {
+                diagnostics.extend(coverage(&plan, declaration));
+            }
             analysis.functions = plan
                 .registrations
                 .into_iter()
@@ -694,8 +798,11 @@ fn given_as_library(source: &str) -> Diagnostic {
 }
 
 /// True when `source` starts the way a function library does
-/// (`#!lua name=…`), so it is checked with [`analyze_library`] rather than
-/// as a script.
+/// (`#!lua name=…`), or has a shebang and registers functions (a library
+/// whose name is missing), so it is checked with [`analyze_library`]
+/// rather than as a script.
 pub fn is_library(source: &str) -> bool {
-    shebang::parse(source).library_name.is_some()
+    let first_line = shebang::parse(source);
+    first_line.library_name.is_some()
+        || (first_line.flags.has_shebang && source.contains("register_function"))
 }

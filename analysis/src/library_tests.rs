@@ -300,6 +300,14 @@ fn the_first_line_must_name_the_library_and_nothing_else() {
             "#!lua name=lib flags=no-writes",
             "1:16 `flags=no-writes` is not valid in a library's first line: FUNCTION LOAD fails with \"Invalid metadata value given: flags=no-writes\"",
         ),
+        (
+            "#!lua name=foo name=bar",
+            "1:16 the library is named twice: FUNCTION LOAD fails with \"Invalid metadata value, name argument was given multiple times\"",
+        ),
+        (
+            "#!js name=lib",
+            "1:3 unknown engine `js` in the library's first line: FUNCTION LOAD fails with \"Engine 'js' not found\"",
+        ),
     ];
     for (first_line, expected) in first_lines {
         let source = format!("{first_line}{body}");
@@ -388,4 +396,93 @@ fn a_callback_that_can_end_without_return_replies_nil() {
         ReturnShape::FallsOffEnd
     );
     assert_eq!(analysis.functions[0].returns[0].line, 4);
+}
+
+#[test]
+fn first_lines_the_server_loads() {
+    let body = "\nredis.register_function('f', function() return 1 end)";
+    for first_line in ["#!LUA name=lib", "#!lua NAME=lib", "#!lua name=\"lib\""] {
+        let analysis =
+            analyze_library(&format!("{first_line}{body}"), &LibrarySignature::default());
+        assert_eq!(
+            analysis.errors().count(),
+            0,
+            "{first_line}: {:?}",
+            analysis.diagnostics
+        );
+        assert_eq!(analysis.name.as_deref(), Some("lib"));
+    }
+}
+
+#[test]
+fn registration_arguments_of_the_wrong_kind() {
+    let cases = [
+        (
+            "redis.register_function(nil, function() return 1 end)",
+            "2:25 the function name is nil: FUNCTION LOAD fails with \"first argument to redis.register_function must be a string\"",
+        ),
+        (
+            "redis.register_function('f', 'g')",
+            "2:30 the callback is a string: FUNCTION LOAD fails with \"second argument to redis.register_function must be a function\"",
+        ),
+        (
+            "redis.register_function{function_name = {}, callback = function() return 1 end}",
+            "2:41 the function name is a table: FUNCTION LOAD fails with \"function_name argument given to redis.register_function must be a string\"",
+        ),
+        (
+            "redis.register_function{function_name = 'f', callback = function() return 1 end, description = true}",
+            "2:96 the description is a boolean: FUNCTION LOAD fails with \"description argument given to redis.register_function must be a string\"",
+        ),
+        (
+            "redis.register_function{function_name = 'f', callback = function() return 1 end, flags = 'no-writes'}",
+            "2:90 `flags` is a string: FUNCTION LOAD fails with \"flags argument to redis.register_function must be a table representing function flags\"",
+        ),
+        (
+            "redis.register_function{function_name = 'f', callback = function() return 1 end, flags = {1}}",
+            "2:91 this flag is a number: FUNCTION LOAD fails with \"unknown flag given\"",
+        ),
+    ];
+    for (code, expected) in cases {
+        let source = format!("#!lua name=lib\n{code}");
+        assert_eq!(
+            errors(&source, &LibrarySignature::default()),
+            [expected],
+            "{code}"
+        );
+    }
+    // FUNCTION LOAD reads the argument names in any case.
+    let source = "#!lua name=lib\nredis.register_function{FUNCTION_NAME = 'f', Callback = function() return 1 end}";
+    assert_eq!(
+        errors(source, &LibrarySignature::default()),
+        Vec::<String>::new()
+    );
+}
+
+#[test]
+fn registration_through_a_local_alias_of_redis() {
+    let source =
+        "#!lua name=lib\nlocal lib = redis\nlib.register_function('f', function() return 1 end)";
+    let analysis = analyze_library(source, &LibrarySignature::default());
+    assert_eq!(analysis.errors().count(), 0, "{:?}", analysis.diagnostics);
+    assert_eq!(analysis.functions.len(), 1);
+}
+
+#[test]
+fn a_load_that_raises_is_not_also_a_library_without_functions() {
+    let source = "#!lua name=lib\nredis.call('PING')";
+    let messages = errors(source, &LibrarySignature::default());
+    assert_eq!(messages.len(), 1, "{messages:?}");
+    assert!(
+        messages[0].contains("not available while the library loads"),
+        "{messages:?}"
+    );
+}
+
+#[test]
+fn a_shebang_file_registering_functions_is_a_library() {
+    assert!(crate::is_library(
+        "#!lua\nredis.register_function('f', function() return 1 end)"
+    ));
+    assert!(crate::is_library("#!LUA name=lib\nreturn 1"));
+    assert!(!crate::is_library("#!lua flags=no-writes\nreturn 1"));
 }

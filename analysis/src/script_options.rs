@@ -1,5 +1,6 @@
 //! Command options some servers refuse inside a script, although the
-//! command itself runs there.
+//! command itself runs there; and `SELECT` of a database the server does
+//! not have.
 //!
 //! Source: the command implementations at each release's tag. The servers
 //! mark a script's client `CLIENT_DENY_BLOCKING`, so a blocking command
@@ -43,6 +44,9 @@ const REFUSED_OPTIONS: &[RefusedOption] = &[
     },
 ];
 
+/// The servers' default `databases` setting.
+const DEFAULT_DATABASES: i64 = 16;
+
 impl RefusedOption {
     fn releases(&self) -> ReleaseSet {
         RELEASES
@@ -64,6 +68,9 @@ impl Analyzer<'_> {
         releases: ReleaseSet,
         operands: &[Operand],
     ) {
+        if command == "select" {
+            self.check_database_index(operands);
+        }
         for refused in REFUSED_OPTIONS
             .iter()
             .filter(|refused| refused.command == command)
@@ -86,6 +93,35 @@ impl Analyzer<'_> {
                 continue;
             };
             self.refused_option(refused, releases, span);
+        }
+    }
+
+    /// `SELECT n` with a literal `n` outside the server's databases:
+    /// negative is always refused; 16 and up only under the default
+    /// `databases 16`, so that is a warning.
+    fn check_database_index(&mut self, operands: &[Operand]) {
+        let Some(operand) = operands.get(1) else {
+            return;
+        };
+        let Some(index) =
+            super::calls::literal_text(operand).and_then(|text| text.parse::<i64>().ok())
+        else {
+            return;
+        };
+        let refused = "the call fails with \"DB index is out of range\"";
+        if index < 0 {
+            self.diagnostics.push(operand.span.error(
+                format!("`SELECT {index}`: there is no negative database, {refused}"),
+                "select a database from 0 up",
+            ));
+        } else if index >= DEFAULT_DATABASES {
+            self.diagnostics.push(operand.span.note(
+                format!(
+                    "`SELECT {index}`: a server has {DEFAULT_DATABASES} databases (0 to {}) unless its `databases` setting says more; on one that does not, {refused}",
+                    DEFAULT_DATABASES - 1
+                ),
+                "use a database below 16, or make sure every server you run has `databases` above this index",
+            ));
         }
     }
 

@@ -172,3 +172,83 @@ fn a_protected_read_of_an_undefined_global_is_a_warning() {
     assert_eq!(found.len(), 1);
     assert_eq!(found[0].0, Severity::Error);
 }
+
+#[test]
+fn a_read_of_an_undefined_global_in_a_metamethod_is_a_warning() {
+    let found = diagnostics(
+        "local a = setmetatable({}, {__index = function() return foo end})\nreturn a",
+        "any",
+    );
+    assert!(
+        matches!(found.as_slice(), [(Severity::Note, message)] if message.contains("`foo` is not defined") && message.ends_with("when this metamethod runs")),
+        "{found:?}"
+    );
+}
+
+#[test]
+fn the_metatable_of_globals_is_read_only_too() {
+    let refused = "changes the read-only `getmetatable(_G)` table: Redis fails with \"Attempt to modify a readonly table\"";
+    assert_error(
+        "local g = getmetatable(_G)\ng.__index = {}\nreturn 1",
+        "any",
+        &format!("assignment to `getmetatable(_G).__index` {refused}"),
+    );
+    assert_error(
+        "rawset(getmetatable(_G), 'x', 1)\nreturn 1",
+        "any",
+        &format!("`rawset(getmetatable(_G), …)` {refused}"),
+    );
+    // Only `_G` has a metatable; a script's own tables are its own.
+    assert_silent("local t = setmetatable({}, {})\ngetmetatable(t).__index = {}\nreturn 1");
+}
+
+#[test]
+fn loadstring_of_compiled_lua_returns_nil() {
+    let found = diagnostics(
+        "local f = loadstring(string.dump(function() return 1 end))\nreturn 1",
+        "any",
+    );
+    // Beside the warning every `loadstring` gets.
+    assert!(
+        found.contains(&(Severity::Error, "`loadstring` of compiled Lua (`string.dump`): Redis compiles only source text, so `loadstring` returns nil and calling its result fails with \"attempt to call a nil value\"".to_owned())),
+        "{found:?}"
+    );
+}
+
+#[test]
+fn select_of_a_database_the_server_has_not() {
+    assert_error(
+        "redis.call('SELECT', -1)\nreturn 1",
+        "any",
+        "`SELECT -1`: there is no negative database, the call fails with \"DB index is out of range\"",
+    );
+    let found = diagnostics("redis.call('SELECT', 16)\nreturn 1", "any");
+    assert!(
+        matches!(found.as_slice(), [(Severity::Note, message)] if message.starts_with("`SELECT 16`: a server has 16 databases")),
+        "{found:?}"
+    );
+    assert_silent("redis.call('SELECT', 15)\nreturn 1");
+}
+
+#[test]
+fn writes_under_eval_ro() {
+    let mut read_only = signature(1, 1, "any");
+    read_only.read_only = true;
+    let messages = |source: &str| -> Vec<(Severity, String)> {
+        crate::analyze(source, &read_only)
+            .diagnostics
+            .iter()
+            .map(|d| (d.severity, d.message.clone()))
+            .collect()
+    };
+    assert_eq!(
+        messages("redis.call('SET', KEYS[1], ARGV[1])\nreturn 1"),
+        [(Severity::Error, "`SET` is a write command, but the script runs with EVAL_RO (`--read-only`): Redis refuses it (Write commands are not allowed from read-only scripts)".to_owned())]
+    );
+    // `redis.pcall` returns the refusal: the script runs, so a warning.
+    let found = messages("local reply = redis.pcall('SET', KEYS[1], ARGV[1])\nreturn reply.err");
+    assert!(
+        matches!(found.as_slice(), [(Severity::Note, message)] if message.ends_with("and this `redis.pcall` always returns that error reply")),
+        "{found:?}"
+    );
+}

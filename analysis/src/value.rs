@@ -29,8 +29,8 @@ pub(crate) enum Value {
     Number(f64),
     /// A number computed at run time.
     ComputedNumber,
-    /// A string computed at run time (`..`, `string.format`, ...).
-    /// A string built at run time; the literal text it starts with, when known.
+    /// A string built at run time (`..`, `string.format`, ...); the
+    /// literal text it starts with, when known.
     ComputedString(Option<String>),
     Bool(Option<bool>),
     Nil,
@@ -44,6 +44,9 @@ pub(crate) enum Value {
         global: String,
         member: Option<String>,
     },
+    /// `getmetatable(_G)`: the metatable of a table the sandbox protects
+    /// (named here), read-only itself.
+    ProtectedMetatable(String),
     /// What `redis.error_reply(...)` / `redis.status_reply(...)` return.
     Reply(Reply),
     /// A member a library table does not have (`table.unpack` on Lua 5.1):
@@ -143,7 +146,9 @@ impl Value {
             Value::Bool(Some(false)) => Kinds::FALSE,
             Value::Bool(None) => Kinds::BOOLEAN,
             Value::Nil | Value::Missing(_) => Kinds::NIL,
-            Value::Table(_) | Value::Reply(_) | Value::Params(_) => Kinds::TABLE,
+            Value::Table(_) | Value::Reply(_) | Value::Params(_) | Value::ProtectedMetatable(_) => {
+                Kinds::TABLE
+            }
             Value::Unknown | Value::Builtin { .. } | Value::Spread(_) => Kinds::ANY,
         };
         let mut ty = Type::of(kinds);

@@ -161,6 +161,15 @@ pub(crate) struct Context<'a> {
     pub resp: Resp,
 }
 
+/// The call whose arguments may hold a function that is not simply run.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Guard {
+    /// `pcall`/`xpcall`: the function runs protected.
+    Pcall,
+    /// `setmetatable`: the function is a metamethod.
+    Metamethod,
+}
+
 /// Per-function state: whether `...` is allowed, and the types its
 /// `return`s give (its calls' summary).
 #[derive(Debug)]
@@ -239,10 +248,12 @@ pub(crate) struct Analyzer<'a> {
     /// Globals the script tried to create: already reported, so reading
     /// them later is not reported again.
     pub refused_globals: HashSet<String>,
-    /// Inside the arguments of a `pcall`/`xpcall`: the number of functions
-    /// around that call. A function written among its arguments runs
-    /// protected: what it raises, the call catches.
-    pub protected_from: Option<usize>,
+    /// Inside the arguments of a `pcall`/`xpcall` or `setmetatable`: the
+    /// number of functions around that call, and which call. A function
+    /// written among a `pcall`'s arguments runs protected (what it raises,
+    /// the call catches); one among `setmetatable`'s is a metamethod, which
+    /// runs only when the table is used that way.
+    pub protected_from: Option<(usize, Guard)>,
     /// In a library: what each registered callback does, by registration.
     function_outcomes: Vec<FunctionOutcome>,
     /// How many functions enclose the code whose `return` is the reply:

@@ -222,6 +222,7 @@ pub fn signature_for(header: &Header, source: &str, options: &Options) -> Option
     Some(Signature {
         allow_unused: options.allow_unused,
         dynamic_keys: options.dynamic_keys,
+        read_only: options.read_only,
         target: options.target.clone(),
         declared_commands: options.declared_commands.clone(),
         allow: options.allow.clone(),

@@ -25,6 +25,8 @@ Options:
       --args <N>       every script takes N arguments; N+ likewise
       --allow-unused   declared keys and arguments may go unused
       --dynamic-keys   commands may take keys that do not come from KEYS
+      --read-only      the scripts run with EVAL_RO or EVALSHA_RO: a write
+                       command is an error, as with `#!lua flags=no-writes`
       --target <T>     the servers the scripts must run on: any (the
                        default), a release such as redis-7.2 or valkey-8.1,
                        with modules (redis-7.2+json), or a comma-separated
@@ -79,6 +81,8 @@ pub struct Options {
     pub args: Option<Count>,
     pub allow_unused: bool,
     pub dynamic_keys: bool,
+    /// `--read-only`: the scripts run with `EVAL_RO`/`EVALSHA_RO`.
+    pub read_only: bool,
     pub format: Format,
     pub deny_warnings: bool,
     /// `--target`, else `REDIS_SCRIPT_TARGET`, else any supported server.
@@ -121,6 +125,7 @@ pub fn parse(arguments: impl IntoIterator<Item = OsString>) -> Result<Command, S
         args: None,
         allow_unused: false,
         dynamic_keys: false,
+        read_only: false,
         format: Format::Human,
         deny_warnings: false,
         target: Target::default(),
@@ -161,6 +166,7 @@ pub fn parse(arguments: impl IntoIterator<Item = OsString>) -> Result<Command, S
             "--args" => options.args = Some(count("--args", &value("--args")?)?),
             "--allow-unused" => options.allow_unused = true,
             "--dynamic-keys" => options.dynamic_keys = true,
+            "--read-only" => options.read_only = true,
             "--deny-warnings" => options.deny_warnings = true,
             "--report" => options.format = Format::Report,
             "--target" => options.target = target("--target", &value("--target")?)?,
@@ -188,7 +194,11 @@ pub fn parse(arguments: impl IntoIterator<Item = OsString>) -> Result<Command, S
         }
         let takes_no_value = matches!(
             name,
-            "--" | "--allow-unused" | "--dynamic-keys" | "--deny-warnings" | "--report"
+            "--" | "--allow-unused"
+                | "--dynamic-keys"
+                | "--read-only"
+                | "--deny-warnings"
+                | "--report"
         );
         if takes_no_value && inline_value.is_some() {
             return Err(format!("`{name}` takes no value"));

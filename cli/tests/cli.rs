@@ -267,6 +267,7 @@ fn directories_are_searched_recursively_in_order() {
             "fixtures/passing/delete_all.lua",
             "fixtures/passing/misspelled_log_level.lua",
             "fixtures/passing/server_time.lua",
+            "fixtures/read_only/touch_session.lua",
             "fixtures/targets/hash_field_expiry.lua",
         ]
     );
@@ -312,6 +313,26 @@ fn usage_errors_exit_with_2() {
             found.stderr
         );
     }
+}
+
+#[test]
+fn read_only_makes_a_write_an_error() {
+    let script = "fixtures/read_only/touch_session.lua";
+    let with_eval = run(&[script]);
+    assert_eq!(
+        (with_eval.status, with_eval.stdout.as_str()),
+        (0, "checked 1 script: no problems found\n")
+    );
+    let with_eval_ro = run(&["--read-only", script]);
+    assert_eq!(with_eval_ro.status, 1);
+    assert!(
+        with_eval_ro.stdout.contains(
+            "error: `EXPIRE` is a write command, but the script runs with EVAL_RO (`--read-only`): Redis refuses it (Write commands are not allowed from read-only scripts)\n --> fixtures/read_only/touch_session.lua:4:12"
+        ),
+        "{}",
+        with_eval_ro.stdout
+    );
+    assert!(run(&["--help"]).stdout.contains("--read-only"));
 }
 
 #[test]

@@ -49,6 +49,15 @@ const REFUSED: &[(&str, &str)] = &[
         "setmetatable(string, {})",
         "Attempt to modify a readonly table",
     ),
+    (
+        "local g = getmetatable(_G)\ng.__index = {}",
+        "Attempt to modify a readonly table",
+    ),
+    (
+        "return loadstring(string.dump(function() return 1 end))()",
+        "attempt to call a nil value",
+    ),
+    ("redis.call('SELECT', -1)", "DB index is out of range"),
 ];
 
 /// Scripts next to the refused ones that every release runs.
@@ -61,6 +70,43 @@ const ACCEPTED: &[&str] = &[
     "return redis.acl_check_cmd('set', KEYS[1], 'v')",
     "local t = setmetatable({}, {})\nrawset(t, 'a', 1)\nreturn t.a",
     "local ok = pcall(function() return undefined_on_purpose end)\nreturn ok and 1 or 0",
+    "local t = setmetatable({}, {__index = function() return undefined_on_purpose end})\nreturn 1",
+    "redis.call('SELECT', 15)\nreturn 1",
+];
+
+/// `(library, what FUNCTION LOAD answers)`: refused by every release.
+const REFUSED_LIBRARIES: &[(&str, &str)] = &[
+    (
+        "#!lua name=a name=b\nredis.register_function('f', function() return 1 end)",
+        "name argument was given multiple times",
+    ),
+    (
+        "#!js name=a\nredis.register_function('f', function() return 1 end)",
+        "Engine 'js' not found",
+    ),
+    (
+        "#!lua name=\"a\nredis.register_function('f', function() return 1 end)",
+        "Invalid library metadata",
+    ),
+    (
+        "#!lua name=a\nredis.register_function{function_name = 'f', callback = function() return 1 end, description = {}}",
+        "description argument given to redis.register_function must be a string",
+    ),
+    (
+        "#!lua name=a\nredis.register_function('f', 'g')",
+        "second argument to redis.register_function must be a function",
+    ),
+    (
+        "#!lua name=a\nredis.register_function{function_name = 'f', callback = function() return 1 end, flags = 'no-writes'}",
+        "flags argument to redis.register_function must be a table",
+    ),
+];
+
+/// Libraries next to the refused ones that every release loads.
+const LOADED_LIBRARIES: &[&str] = &[
+    "#!LUA name=a\nredis.register_function('f', function() return 1 end)",
+    "#!lua NAME=\"a\"\nredis.register_function{FUNCTION_NAME = 'f', Callback = function() return 1 end}",
+    "#!lua name=a\nlocal api = redis\napi.register_function('f', function() return 1 end)",
 ];
 
 /// Refused where the release refuses it (`XREAD`/`XREADGROUP` with `BLOCK`).
@@ -159,5 +205,48 @@ fn blocking_stream_reads_are_refused_exactly_where_the_release_refuses_them() {
             checker_refuses, server_refuses,
             "{source}: the checker and {target:?} disagree"
         );
+    }
+}
+
+fn library_errors(source: &str) -> Vec<String> {
+    redis_script_analysis::analyze_library(source, &Default::default())
+        .diagnostics
+        .into_iter()
+        .filter(|diagnostic| diagnostic.severity == Severity::Error)
+        .map(|diagnostic| diagnostic.message)
+        .collect()
+}
+
+#[test]
+fn the_checker_reads_a_library_first_line_and_registrations_as_function_load_does() {
+    let server = RedisServer::start();
+    let mut connection = server.client().get_connection().expect("connection");
+    let mut load = |source: &str| {
+        redis::cmd("FUNCTION")
+            .arg("LOAD")
+            .arg("REPLACE")
+            .arg(source)
+            .query::<String>(&mut connection)
+            .map_err(|error| error.to_string())
+    };
+    for (source, reply) in REFUSED_LIBRARIES {
+        // Valkey names the table `server` in its messages; the checker
+        // quotes Redis's words.
+        let refusal = load(source)
+            .expect_err(source)
+            .replace("server.register_function", "redis.register_function");
+        assert!(
+            refusal.contains(reply),
+            "{source}: the server said {refusal}"
+        );
+        let errors = library_errors(source);
+        assert!(
+            errors.iter().any(|error| error.contains(reply)),
+            "{source}: {errors:?}"
+        );
+    }
+    for source in LOADED_LIBRARIES {
+        assert_eq!(load(source).as_deref(), Ok("a"), "{source}");
+        assert_eq!(library_errors(source), Vec::<String>::new(), "{source}");
     }
 }

@@ -134,7 +134,7 @@ pub const FINDINGS: &[FindingClass] = &[
     },
     FindingClass {
         name: PROTECTED_GLOBAL_READ,
-        summary: "a read of an undefined global inside a function called through `pcall`: it raises, and the `pcall` catches it (a feature probe does this on purpose)",
+        summary: "a read of an undefined global inside a function called through `pcall` (it raises, and the `pcall` catches it: a feature probe does this on purpose) or inside a metamethod (it raises only when the metamethod runs)",
     },
     FindingClass {
         name: ENDLESS_LOOP,

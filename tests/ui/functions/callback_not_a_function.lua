@@ -1,0 +1,2 @@
+#!lua name=limits
+redis.register_function('limit', 'limit_callback')

@@ -1,0 +1,3 @@
+local globals_metatable = getmetatable(_G)
+globals_metatable.__index = {}
+return 1

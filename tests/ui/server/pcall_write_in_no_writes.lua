@@ -1,0 +1,3 @@
+#!lua flags=no-writes
+local reply = redis.pcall('SET', KEYS[1], '1')
+return reply.err

@@ -1,0 +1,2 @@
+redis.call('SELECT', 20)
+return redis.call('DBSIZE')

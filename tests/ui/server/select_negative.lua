@@ -1,0 +1,2 @@
+redis.call('SELECT', -1)
+return 1

@@ -1,0 +1,11 @@
+// An undefined global read inside a metamethod raises only when the metamethod runs.
+// A warning: the build fails here only because of the deliberate type
+// error below, so the warning can be seen.
+use redis_script::redis_script;
+
+#[redis_script(path = "ui/values/metamethod_global_read.lua", keys = 0)]
+async fn run() -> redis_script::redis::Value;
+
+fn main() {
+    let _: u32 = "not a number";
+}
