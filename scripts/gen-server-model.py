@@ -712,12 +712,16 @@ def read_live(server: str, cli: str, family: str) -> dict:
         sandbox = probe_sandbox(client)
         function_sandbox = probe_function_sandbox(client)
         load_sandbox = probe_load_sandbox(client, sandbox, function_sandbox)
+        script_refusals = value_model.probe_refusals(
+            lambda script: client.reply("EVAL", script, "1", "{probe}stream")[1]
+        )
     return {
         "version": version,
         "commands": commands,
         "sandbox": sandbox,
         "function_sandbox": function_sandbox,
         "load_sandbox": load_sandbox,
+        "script_refusals": script_refusals,
         "docs": docs,
         "command_info": raw,
     }
@@ -2074,6 +2078,22 @@ def collect_values(model: dict, args: argparse.Namespace) -> dict:
     def show(family: str, tag: str, name: str) -> str:
         return git(git_dirs[family], "show", f"{tag}:src/commands/{name}")
 
+    def grep(family: str, tag: str, text: str) -> list[tuple[str, int]]:
+        proc = subprocess.run(
+            ["git", f"--git-dir={git_dirs[family]}", "grep", "-n", "-F", text, tag, "--", "src/*.c"],
+            capture_output=True, text=True, check=False,
+        )
+        if proc.returncode not in (0, 1):
+            raise GenError(f"git grep at {family} {tag}: {proc.stderr.strip()}")
+        found = []
+        for hit in proc.stdout.splitlines():
+            _, path, line, _ = hit.split(":", 3)
+            found.append((path, int(line)))
+        return found
+
+    def show_file(family: str, tag: str, path: str) -> str:
+        return git(git_dirs[family], "show", f"{tag}:{path}")
+
     servers = dict(item.split("=", 1) for item in args.server)
     by_name = {r["name"]: r for r in model["releases"]}
     live = {}
@@ -2081,9 +2101,11 @@ def collect_values(model: dict, args: argparse.Namespace) -> dict:
         family = by_name[release]["server"]
         binary = servers.get(release) or default_server(release)
         data = read_live(binary, cli_for(binary, family), family)
-        live[release] = (data["docs"], data["command_info"], data["version"])
+        live[release] = (data["docs"], data["command_info"], data["version"], data["script_refusals"])
     try:
-        return value_model.collect([r["name"] for r in model["releases"]], list_dir, show, live)
+        return value_model.collect(
+            [r["name"] for r in model["releases"]], list_dir, show, grep, show_file, live
+        )
     except value_model.ValueModelError as exc:
         raise GenError(str(exc)) from exc
 
@@ -2159,6 +2181,7 @@ def check(model: dict, args: argparse.Namespace) -> list[str]:
                 problems.append(f"{release}: {probe} differs from the model")
         values = json.loads((REPO / value_model.VALUE_MODEL_JSON).read_text())
         problems += value_model.compare_live(values, release, data["docs"], data["command_info"])
+        problems += value_model.compare_refusals(values, release, data["script_refusals"])
         print(f"{release}: checked against live {family}-server {data['version']}", file=sys.stderr)
     return problems
 

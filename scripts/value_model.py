@@ -32,6 +32,15 @@ leave implicit are added here, each with its source:
 * an array of pairs that RESP2 sends flat (``ZRANGE … WITHSCORES``) says so
   in its description ("In RESP2 this is returned as a flat array").
 
+Options a command refuses inside scripts (``script_refusals``): the
+servers refuse them with one message, ``"%s command is not allowed with
+<OPTION> option from scripts"``, in the command's implementation. For a
+release read from a tag, every such message in ``src/*.c`` at the tag,
+its option, and the commands whose specification names the C function it
+is in (``"function": "xreadCommand"``: XREAD and XREADGROUP). For a live
+release, a probe script per option found anywhere (``REFUSAL_PROBES``)
+run by ``EVAL``: refused when the reply is that message.
+
 Module commands' documentation files have no reply schemas: their replies
 are unknown to the model, and so are the replies of commands no schema
 read describes. The value analysis draws no conclusion from an unknown.
@@ -40,6 +49,7 @@ read describes. The value analysis draws no conclusion from an unknown.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Callable
 
@@ -78,6 +88,19 @@ ARGUMENT_KINDS = {
 FLAT_IN_RESP2 = "in resp2 this is returned as a flat array"
 
 STATUS_REPLIES = {"type": "typeCommand in src/db.c answers a simple string, `none` for a missing key"}
+
+
+# The server's message for an option refused inside scripts.
+REFUSAL_MESSAGE = re.compile(r'"%s command is not allowed with (\w+) option from scripts"')
+REFUSAL_REPLY = "{command} command is not allowed with {option} option from scripts"
+
+# (command, option) -> a script that passes the option (KEYS[1] is a key of
+# no type): the live probe of that refusal. The refusal is checked while the
+# options are read, before the group or the key is looked up.
+REFUSAL_PROBES = {
+    ("xread", "BLOCK"): "return redis.pcall('XREAD', 'BLOCK', 0, 'STREAMS', KEYS[1], '$')",
+    ("xreadgroup", "BLOCK"): "return redis.pcall('XREADGROUP', 'GROUP', 'g', 'c', 'BLOCK', 0, 'STREAMS', KEYS[1], '>')",
+}
 
 
 class ValueModelError(Exception):
@@ -261,6 +284,35 @@ def spec_files(list_dir: Callable[[str, str], list[str]], show: Callable[[str, s
     return bodies
 
 
+def refusals_in_sources(
+    grep: Callable[[str, str, str], list[tuple[str, int]]],
+    show_file: Callable[[str, str, str], str],
+    bodies: dict[str, dict],
+    family: str,
+    tag: str,
+) -> list[tuple[str, str]]:
+    """(command, option) of every refusal message in `src/*.c` at `tag`."""
+    found = set()
+    for path, line in grep(family, tag, "option from scripts"):
+        lines = show_file(family, tag, path).split("\n")
+        match = REFUSAL_MESSAGE.search(lines[line - 1])
+        if match is None:
+            raise ValueModelError(f"{family} {tag} {path}:{line}: a refusal message in another form")
+        function = next(
+            (m.group(1) for text in reversed(lines[: line - 1])
+             if (m := re.match(r"^\w[\w\s*]*?\b(\w+)\(client \*c\)", text))),
+            None,
+        )
+        commands = [name for name, body in bodies.items() if body.get("function") == function]
+        if not commands:
+            raise ValueModelError(f"{family} {tag} {path}:{line}: no command implemented by {function}")
+        found |= {(command, match.group(1)) for command in commands}
+    unknown = found - set(REFUSAL_PROBES)
+    if unknown:
+        raise ValueModelError(f"{family} {tag}: refused options with no live probe: {sorted(unknown)}")
+    return sorted(found)
+
+
 def spec_view(bodies: dict[str, dict], family: str, tag: str) -> dict[str, dict]:
     view = {}
     for name, body in bodies.items():
@@ -315,12 +367,18 @@ def collect(
     releases: list[str],
     list_dir: Callable[[str, str], list[str]],
     show: Callable[[str, str, str], str],
-    live: dict[str, tuple[dict, list, str]],
+    grep: Callable[[str, str, str], list[tuple[str, int]]],
+    show_file: Callable[[str, str, str], str],
+    live: dict[str, tuple[dict, list, str, list]],
 ) -> dict:
     """The model: {"releases": [...], "sources": [...], "commands": [{name,
-    forms: [{releases, arguments, reply, categories, source}]}]}.
+    forms: [{releases, arguments, reply, categories, source}]}],
+    "script_refusals": [{command, option, reply, releases}]}.
 
-    `live` maps a live release to (COMMAND DOCS, COMMAND, version)."""
+    `live` maps a live release to (COMMAND DOCS, COMMAND, version, the
+    (command, option) pairs its probes found refused); `grep` finds a fixed
+    string in `src/*.c` at a tag ((path, line) pairs), `show_file` reads a
+    file at a tag."""
     bodies_cache: dict[tuple[str, str], dict] = {}
 
     def bodies(family: str, tag: str) -> dict:
@@ -330,24 +388,35 @@ def collect(
 
     sources: list[str] = []
     per_command: dict[str, list[dict]] = {}
+    refused: dict[tuple[str, str], list[str]] = {}
     for release in releases:
         argument_source, reply_source = SOURCES[release]
         if argument_source == "live":
             if release not in live:
                 raise ValueModelError(f"{release}: its arguments come from a live server: give one")
-            docs, info, version = live[release]
+            docs, info, version, probed = live[release]
             view = live_view(docs, info)
             where = f"live {release.split('-')[0]}-server {version}: COMMAND DOCS, COMMAND"
+            refusals = probed
+            refusals_where = f"probe scripts on live {release.split('-')[0]}-server {version}"
         else:
             family, tag = argument_source
             view = spec_view(bodies(family, tag), family, tag)
             where = f"{family} tag {tag}: src/commands/*.json"
+            refusals = refusals_in_sources(grep, show_file, bodies(family, tag), family, tag)
+            refusals_where = f"{family} tag {tag}: src/*.c"
             if not release.endswith(tag.rsplit(".", 1)[0]):
                 where += f" (no {release} tag read: the newest {family} tag read)"
+                refusals_where += " (the same tag)"
+        for refusal in refusals:
+            refused.setdefault(tuple(refusal), []).append(release)
         family, tag = reply_source
         replies = replies_of(bodies(family, tag))
         reply_where = f"reply_schema at {family} tag {tag}"
-        sources.append(f"{release}: arguments and categories from {where}; replies from {reply_where}")
+        sources.append(
+            f"{release}: arguments and categories from {where}; replies from {reply_where}; "
+            f"options refused in scripts from {refusals_where}"
+        )
         for name, entry in view.items():
             form = {
                 "arguments": entry.get("arguments", []),
@@ -365,7 +434,34 @@ def collect(
         "releases": releases,
         "sources": sources,
         "commands": [{"name": name, "forms": per_command[name]} for name in sorted(per_command)],
+        "script_refusals": [
+            {
+                "command": command,
+                "option": option,
+                "reply": REFUSAL_REPLY.format(command=command.upper(), option=option),
+                "releases": refused[(command, option)],
+            }
+            for command, option in sorted(refused)
+        ],
     }
+
+
+def probe_refusals(run_script: Callable[[str], str | None]) -> list[list[str]]:
+    """The (command, option) pairs a live server refuses: `run_script` runs
+    a script with one key and returns its error message, or None."""
+    found = []
+    for (command, option), script in sorted(REFUSAL_PROBES.items()):
+        error = run_script(script)
+        if error is not None and f"not allowed with {option} option from scripts" in error:
+            found.append([command, option])
+    return found
+
+
+def compare_refusals(model: dict, release: str, probed: list[list[str]]) -> list[str]:
+    stored = sorted([r["command"], r["option"]] for r in model["script_refusals"] if release in r["releases"])
+    if stored != sorted(probed):
+        return [f"{release}: options refused in scripts: model {stored}, live probes {sorted(probed)}"]
+    return []
 
 
 def compare_live(model: dict, release: str, docs: dict, info: list) -> list[str]:
@@ -396,7 +492,7 @@ def render(model: dict, rust_str: Callable[[str], str], release_bits: Callable[[
         "// @generated by scripts/gen-server-model.py (values) from analysis/value-model.json.",
         "// Do not edit: change the generator or its sources and run it again.",
         "",
-        "use super::{AclCategories, Argument, ArgumentKind, CommandShape, Reply, ShapeForm};",
+        "use super::{AclCategories, Argument, ArgumentKind, CommandShape, Reply, ScriptRefusal, ShapeForm};",
         "use crate::target::ReleaseSet;",
         "",
         "/// Where each release's forms were read, in the order of `RELEASES`.",
@@ -416,6 +512,13 @@ def render(model: dict, rust_str: Callable[[str], str], release_bits: Callable[[
                 f"categories: AclCategories::from_bits({bits:#x}) }},"
             )
         out.append("] },")
+    out.append("];")
+    out += ["", "/// Options a command refuses inside scripts, and the releases that refuse them.", "pub static SCRIPT_REFUSALS: &[ScriptRefusal] = &["]
+    for refusal in model["script_refusals"]:
+        out.append(
+            f"ScriptRefusal {{ command: {rust_str(refusal['command'])}, option: {rust_str(refusal['option'])}, "
+            f"reply: {rust_str(refusal['reply'])}, releases: {release_bits(refusal['releases'])} }},"
+        )
     out.append("];")
     return "\n".join(out) + "\n"
 

@@ -2,62 +2,27 @@
 //! command itself runs there; and `SELECT` of a database the server does
 //! not have.
 //!
-//! Source: the command implementations at each release's tag. The servers
-//! mark a script's client `CLIENT_DENY_BLOCKING`, so a blocking command
-//! answers at once instead of waiting; only `XREAD`/`XREADGROUP` refuse
-//! `BLOCK` outright, in `src/t_stream.c` (`xreadCommand`, on
-//! `CLIENT_SCRIPT`) at Redis 7.0.15 and 7.2.6 and Valkey 7.2.7. Redis 7.4.0
-//! (commit 77a65e82b, "support XREAD[GROUP] with BLOCK option in scripts")
-//! and Valkey 8.0.1 dropped the refusal: there the option is accepted and
-//! the read does not wait. The other checks of `CLIENT_DENY_BLOCKING`
-//! (`SUBSCRIBE`, `MONITOR`, `SHUTDOWN`, …) are on `noscript` commands,
-//! which the command table already refuses. `tests/integration/
-//! server_refusals.rs` checks the refusal on the live servers CI has.
+//! The refusals are the value model's `SCRIPT_REFUSALS`, which
+//! `scripts/gen-server-model.py` reads from the command implementations at
+//! each release's tag (and probes on the live servers): the servers mark a
+//! script's client `CLIENT_DENY_BLOCKING`, so a blocking command answers at
+//! once instead of waiting; only `XREAD`/`XREADGROUP` refuse `BLOCK`
+//! outright (`xreadCommand` in `src/t_stream.c`, on `CLIENT_SCRIPT`), at
+//! Redis 7.0 and 7.2 and Valkey 7.2. Redis 7.4.0 (commit 77a65e82b,
+//! "support XREAD[GROUP] with BLOCK option in scripts") and Valkey 8.0
+//! dropped the refusal: there the option is accepted and the read does not
+//! wait. The other checks of `CLIENT_DENY_BLOCKING` (`SUBSCRIBE`,
+//! `MONITOR`, `SHUTDOWN`, …) are on `noscript` commands, which the command
+//! table already refuses. `tests/integration/server_refusals.rs` checks the
+//! refusal on the live servers CI has.
 
+use super::commands::shapes::{SCRIPT_REFUSALS, ScriptRefusal};
 use super::span::Span;
-use super::target::{RELEASES, ReleaseSet};
+use super::target::ReleaseSet;
 use super::walker::{Analyzer, Operand};
-
-/// An option a command refuses inside scripts on some releases.
-struct RefusedOption {
-    /// The command, lower case as in the command table.
-    command: &'static str,
-    option: &'static str,
-    /// The releases that refuse it, by name.
-    refused_on: &'static [&'static str],
-    /// What those servers reply.
-    reply: &'static str,
-}
-
-const REFUSED_OPTIONS: &[RefusedOption] = &[
-    RefusedOption {
-        command: "xread",
-        option: "BLOCK",
-        refused_on: &["redis-7.0", "redis-7.2", "valkey-7.2"],
-        reply: "XREAD command is not allowed with BLOCK option from scripts",
-    },
-    RefusedOption {
-        command: "xreadgroup",
-        option: "BLOCK",
-        refused_on: &["redis-7.0", "redis-7.2", "valkey-7.2"],
-        reply: "XREADGROUP command is not allowed with BLOCK option from scripts",
-    },
-];
 
 /// The servers' default `databases` setting.
 const DEFAULT_DATABASES: i64 = 16;
-
-impl RefusedOption {
-    fn releases(&self) -> ReleaseSet {
-        RELEASES
-            .iter()
-            .enumerate()
-            .filter(|(_, release)| self.refused_on.contains(&release.name))
-            .fold(ReleaseSet::NONE, |set, (index, _)| {
-                set.union(ReleaseSet::only(index))
-            })
-    }
-}
 
 impl Analyzer<'_> {
     /// Checks the literal options of a call of `command` (its table name)
@@ -71,7 +36,7 @@ impl Analyzer<'_> {
         if command == "select" {
             self.check_database_index(operands);
         }
-        for refused in REFUSED_OPTIONS
+        for refused in SCRIPT_REFUSALS
             .iter()
             .filter(|refused| refused.command == command)
         {
@@ -125,8 +90,8 @@ impl Analyzer<'_> {
         }
     }
 
-    fn refused_option(&mut self, refused: &RefusedOption, releases: ReleaseSet, span: Span) {
-        let refusing = releases.intersection(refused.releases());
+    fn refused_option(&mut self, refused: &ScriptRefusal, releases: ReleaseSet, span: Span) {
+        let refusing = releases.intersection(refused.releases);
         if refusing.is_empty() {
             return;
         }

@@ -19,7 +19,7 @@ use super::super::target::ReleaseSet;
 
 mod table;
 
-pub use table::SHAPES;
+pub use table::{SCRIPT_REFUSALS, SHAPES};
 
 /// One command or subcommand (`get`, `config|get`), with one form per set
 /// of releases where its arguments, reply and categories read the same.
@@ -40,6 +40,18 @@ pub struct ShapeForm {
     /// The reply; [`Reply::Unknown`] where no specification describes it.
     pub reply: &'static Reply,
     pub categories: AclCategories,
+}
+
+/// An option a command refuses inside scripts on some releases, although
+/// the command itself runs there (`XREAD … BLOCK`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScriptRefusal {
+    /// The command, lower case as in the command table.
+    pub command: &'static str,
+    pub option: &'static str,
+    /// What the refusing servers reply.
+    pub reply: &'static str,
+    pub releases: ReleaseSet,
 }
 
 /// One argument of a command's grammar (`arguments` of the specification
