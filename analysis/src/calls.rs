@@ -320,9 +320,8 @@ impl Analyzer<'_> {
 
     /// Checks a `redis.call` and returns the command it calls (`get`,
     /// `config|get`) with the releases it may run on, when the model
-    /// knows it.
-    /// `protected`: the call is a `redis.pcall`, which returns a refusal
-    /// as an error reply rather than raising it.
+    /// knows it. `protected`: the call is a `redis.pcall`, which returns a
+    /// refusal as an error reply rather than raising it.
     fn check_redis_call(
         &mut self,
         operands: &[Operand],
