@@ -7,6 +7,7 @@ use full_moon::ast::FunctionArgs;
 use super::command_replies::{Caller, reply_type};
 use super::commands::shapes::{self, ShapeForm};
 use super::commands::{self, Command, CommandEntry, Resolved};
+use super::derived_keys::KeySite;
 use super::error_codes::error_code;
 use super::globals::MissingUse;
 use super::review::ReadSite;
@@ -104,7 +105,7 @@ impl Analyzer<'_> {
             Value::Builtin { global, member } => {
                 self.builtin_call(global, member.as_deref(), &operands, span)
             }
-            Value::Function(Some(summary)) => Value::Typed((**summary).clone()),
+            Value::Function(Some(summary)) => self.call_summary(summary, &operands),
             _ => Value::Unknown,
         };
         self.last_call_many = match &callee {
@@ -151,7 +152,7 @@ impl Analyzer<'_> {
                     .map_or_else(|| name.to_ascii_uppercase(), str::to_ascii_uppercase);
                 let key = operands
                     .get(1)
-                    .filter(|operand| matches!(operand.value, Value::Key))
+                    .filter(|operand| matches!(operand.value, Value::Key(_) | Value::DerivedKey(_)))
                     .map(|operand| self.quote(operand.span, "the key"));
                 let caller = Caller {
                     command: &command,
@@ -287,8 +288,16 @@ impl Analyzer<'_> {
                 None => Value::Unknown,
             },
             // A key or a literal converted to a string is still that value.
-            ("tostring", None) if matches!(first, Some(Value::Key | Value::Str(_))) => {
+            ("tostring", None)
+                if matches!(
+                    first,
+                    Some(Value::Key(_) | Value::DerivedKey(_) | Value::Str(_))
+                ) =>
+            {
                 first.cloned().unwrap_or(Value::Unknown)
+            }
+            ("string", Some("format")) if formats_a_key(operands).is_some() => {
+                formats_a_key(operands).map_or(Value::Unknown, Value::DerivedKey)
             }
             ("tostring", None)
             | ("string", Some("format" | "rep" | "lower" | "upper" | "sub" | "reverse" | "char"))
@@ -525,6 +534,9 @@ impl Analyzer<'_> {
                     .unwrap_or_default();
                 self.check_spread(&name, &Value::Typed((**table).clone()), needed, last.span);
             }
+            // Where the keys are is known only roughly: no error, but the
+            // prefixes of the keys built are still the call's to check.
+            self.check_keys(&candidates, operands, arguments, strict, false);
             return;
         }
         let passed = operands.len();
@@ -550,9 +562,7 @@ impl Analyzer<'_> {
             return;
         }
         candidates.retain(|candidate| candidate.command.arity_accepts(passed));
-        let opted_out =
-            self.context.flags.allow_cross_slot_keys || self.context.signature.dynamic_keys;
-        self.check_keys(&candidates, operands, arguments, strict, !opted_out);
+        self.check_keys(&candidates, operands, arguments, strict, true);
     }
 
     fn unknown_command(&mut self, name: Option<&str>, span: Span) {
@@ -780,8 +790,8 @@ impl Analyzer<'_> {
         ));
     }
 
-    /// Keys that do not come from KEYS: recorded for the review, and
-    /// reported unless the script or declaration opted out (`report`).
+    /// The arguments every form of the command (or, strict, any form)
+    /// takes as keys: each must come from KEYS (see [`Analyzer::check_key`]).
     fn check_keys(
         &mut self,
         candidates: &[Candidate<'_>],
@@ -790,8 +800,6 @@ impl Analyzer<'_> {
         strict: bool,
         report: bool,
     ) {
-        // An argument is a key when one form (strict) or every form (`any`)
-        // says so.
         let mut flagged: Vec<usize> = Vec::new();
         for (index, candidate) in candidates.iter().enumerate() {
             let positions = candidate.command.key_positions(arguments);
@@ -816,34 +824,14 @@ impl Analyzer<'_> {
             return;
         };
         for index in flagged {
-            let Some(operand) = operands.get(index) else {
-                continue;
-            };
-            let Some(what) = operand.value.not_a_key() else {
-                continue;
-            };
-            self.review.key_outside(operand.span.line);
-            if !report {
-                continue;
+            if let Some(operand) = operands.get(index) {
+                let site = KeySite {
+                    command: name.clone(),
+                    line: operand.span.line,
+                    in_function: false,
+                };
+                self.check_key(&operand.value, operand.span, &site, report);
             }
-            let shown = self.quote(operand.span, "this argument");
-            let keys = self.context.tables[0];
-            let (routed, opt_out) = if self.context.environment == Environment::FunctionCall {
-                (
-                    "the call by its keys",
-                    "the function's `flags = {'allow-cross-slot-keys'}`",
-                )
-            } else {
-                ("the script by KEYS", "`#!lua flags=allow-cross-slot-keys`")
-            };
-            self.diagnostics.push(operand.span.error(
-                format!(
-                    "key argument `{shown}` of `{name}` does not come from {keys} ({what}): Redis Cluster routes {routed} only, so this key may live on another node"
-                ),
-                format!(
-                    "pass the key in {keys} (declare it as a key parameter), or opt out with {opt_out} or the attribute's `dynamic_keys`"
-                ),
-            ));
         }
     }
 }
@@ -870,6 +858,16 @@ pub(crate) fn literal_text(operand: &Operand) -> Option<String> {
             .map(|integer| integer.to_string()),
         _ => None,
     }
+}
+
+/// `string.format('%s…', prefix, …)`: a key built from `prefix` when the
+/// format starts with its text.
+fn formats_a_key(operands: &[Operand]) -> Option<crate::derived_keys::Derivation> {
+    let format = operands.first()?.value.as_str()?;
+    if !format.starts_with("%s") {
+        return None;
+    }
+    operands.get(1)?.value.derivation()
 }
 
 fn display(name: &str) -> String {

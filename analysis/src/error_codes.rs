@@ -195,7 +195,13 @@ pub(crate) fn is_literal_metatable_call(map: &super::span::SourceMap<'_>, suffix
 pub(crate) fn may_be_string(value: &Value) -> bool {
     matches!(
         value,
-        Value::Str(_) | Value::ComputedString(_) | Value::Key | Value::Arg(_) | Value::Unknown
+        Value::Str(_)
+            | Value::ComputedString(_)
+            | Value::Key(_)
+            | Value::DerivedKey(_)
+            | Value::Arg(_)
+            | Value::Unknown
+            | Value::Parameter(_)
     )
 }
 

@@ -51,9 +51,21 @@ impl Header {
             args,
             variadic_keys,
             variadic_args,
+            key_prefix_args: self.key_prefix_args(),
             declared_by: DeclaredBy::Header,
             ..Signature::default()
         })
+    }
+
+    /// The arguments the header calls a key prefix (`-- ARGV[1] = key
+    /// prefix (hash-tagged)`): keys built by appending to them are
+    /// checked like keys built from KEYS.
+    pub fn key_prefix_args(&self) -> std::collections::BTreeSet<usize> {
+        self.args
+            .iter()
+            .filter(|doc| !doc.variadic && doc.text.to_ascii_lowercase().contains("key prefix"))
+            .map(|doc| doc.index)
+            .collect()
     }
 
     /// The header line documenting `KEYS[index]` (or `ARGV[index]`).

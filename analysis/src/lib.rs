@@ -30,6 +30,7 @@ mod calls;
 mod command_replies;
 pub mod commands;
 pub mod declared;
+mod derived_keys;
 mod diagnostic;
 mod error_codes;
 pub mod exactly_once;
@@ -57,6 +58,8 @@ mod value;
 mod walker;
 
 #[cfg(test)]
+mod derived_keys_tests;
+#[cfg(test)]
 mod library_tests;
 #[cfg(test)]
 mod proptests;
@@ -69,6 +72,7 @@ mod tests;
 
 pub use command_replies::reply_lua_types;
 pub use declared::{COMMANDS_VARIABLE, DeclarationError, DeclaredCommands};
+pub use derived_keys::KeyPrefixes;
 pub use diagnostic::{Diagnostic, Severity};
 pub use findings::{FINDINGS, FindingClass, finding};
 pub use review::{CommandUse, LoopBound, LoopSite, ReadSite, Review};
@@ -100,6 +104,10 @@ pub struct Signature {
     pub allow_unused: bool,
     /// Attribute opt-out: key positions may hold values that do not come from KEYS.
     pub dynamic_keys: bool,
+    /// The arguments (1-based ARGV positions) declared key prefixes: a
+    /// key built by appending to one is checked like a key built from a
+    /// KEYS element, and each call checks the prefix's hash tag.
+    pub key_prefix_args: std::collections::BTreeSet<usize>,
     /// The script runs with `EVAL_RO`/`EVALSHA_RO` (the command line's
     /// `--read-only`), which refuses writes as `#!lua flags=no-writes` does.
     pub read_only: bool,
@@ -165,6 +173,9 @@ pub struct Analysis {
     pub flags: ScriptFlags,
     /// The leading comment block.
     pub header: Header,
+    /// The prefixes the script builds keys from (`KEYS[1] .. id`): each
+    /// call checks that they hold a `{hash tag}` in the slot of its keys.
+    pub key_prefixes: KeyPrefixes,
     /// Every way the script can end: each `return`, each `error(...)`
     /// raising a reply table, and falling off the end of the chunk.
     pub returns: Vec<ReturnSite>,
@@ -365,6 +376,7 @@ fn analyze_here(source: &str, prepared: &syntax::Prepared, signature: &Signature
             analysis.returns = outcome.returns;
             analysis.error_codes = outcome.error_codes;
             analysis.review = outcome.review;
+            analysis.key_prefixes = outcome.key_prefixes;
             analysis.read_only = flags.no_writes || !outcome.may_write;
             analysis.chunk_varargs = outcome.chunk_varargs;
         }

@@ -97,6 +97,8 @@ pub struct RegisteredFunction {
     pub returns: Vec<ReturnSite>,
     /// The error replies the callback can return.
     pub error_codes: ErrorCodes,
+    /// The prefixes the callback builds keys from, which each call checks.
+    pub key_prefixes: crate::KeyPrefixes,
     /// Where the callback expression is written in the source (bytes), so
     /// that the source sent can wrap it ([`sent::library`](crate::sent::library)).
     pub callback: std::ops::Range<usize>,
@@ -711,6 +713,7 @@ fn analyze_here(
                     declaration: registration.declaration,
                     returns: outcome.returns,
                     error_codes: outcome.error_codes,
+                    key_prefixes: outcome.key_prefixes,
                     callback: registration.callback,
                 })
                 .collect();

@@ -164,7 +164,7 @@ fn keys_must_come_from_the_callbacks_first_parameter() {
     assert_eq!(
         errors(&source, &declaring(vec![function("f", 0, 1)])),
         [
-            "3:26 key argument `'fixed:' .. args[1]` of `GET` does not come from keys (a string built at run time): Redis Cluster routes the call by its keys only, so this key may live on another node"
+            "3:26 key argument `'fixed:' .. args[1]` of `GET` does not come from keys (a string built at run time, starting with the literal 'fixed:'): Redis Cluster routes the call by its keys only, so this key may live on another node"
         ]
     );
 }

@@ -110,7 +110,9 @@ impl<'a> Analyzer<'a> {
             (Param::Argv, Some(literal)) => Value::Arg(usize::try_from(literal).ok()),
             // A computed index (`ARGV[i + 1]`) may be past the end.
             (Param::Argv, None) => Value::Typed(Type::of(Kinds::STRING | Kinds::NIL)),
-            _ => param.element(),
+            (Param::Keys, literal) => {
+                Value::Key(literal.and_then(|index| usize::try_from(index).ok()))
+            }
         };
         match index.as_integer() {
             Some(literal) if literal < 1 => self.push_never_set(declared, span, literal),

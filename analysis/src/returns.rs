@@ -3,7 +3,7 @@
 use full_moon::ast::Return;
 
 use super::span;
-use super::types::{Kinds, Type};
+use super::types::Kinds;
 use super::value::{Reply, Value};
 use super::walker::Analyzer;
 use super::{ReturnShape, ReturnSite};
@@ -18,8 +18,8 @@ impl Analyzer<'_> {
         }
         if !self.in_main_chunk() {
             // A function's return: the summary its calls take.
-            let returned = values.first().map_or(Type::of(Kinds::NIL), Value::ty);
-            self.function_returned(returned);
+            let returned = values.first().cloned().unwrap_or(Value::Nil);
+            self.function_returned(&returned);
             return;
         }
         // A returned table of a read that grows with the data (a length

@@ -250,13 +250,13 @@ mod tests {
         let mut scopes = Scopes::new(Assignments::default());
         scopes.declare("x", 1, 0, Value::Number(1.0));
         scopes.push();
-        scopes.declare("x", 2, 0, Value::Key);
+        scopes.declare("x", 2, 0, Value::Key(Some(1)));
         assert_eq!(
             scopes.resolve("x", 0),
             Binding::Local {
                 declared_at: 2,
                 depth: 0,
-                value: Value::Key
+                value: Value::Key(Some(1))
             }
         );
         scopes.pop();

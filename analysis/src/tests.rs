@@ -897,7 +897,7 @@ fn keys_must_come_from_keys() {
         ),
         (
             "return redis.call('GET', 'lock:' .. ARGV[1])",
-            "1:26+18 key argument `'lock:' .. ARGV[1]` of `GET` does not come from KEYS (a string built at run time): Redis Cluster routes the script by KEYS only, so this key may live on another node",
+            "1:26+18 key argument `'lock:' .. ARGV[1]` of `GET` does not come from KEYS (a string built at run time, starting with the literal 'lock:'): Redis Cluster routes the script by KEYS only, so this key may live on another node",
         ),
         (
             "return redis.call('SET', ARGV[1], 1)",
@@ -908,8 +908,8 @@ fn keys_must_come_from_keys() {
             "1:27+2 key argument `42` of `INCR` does not come from KEYS (a number): Redis Cluster routes the script by KEYS only, so this key may live on another node",
         ),
         (
-            "local k = KEYS[1] .. ':x'\nreturn redis.call('GET', k)",
-            "2:26+1 key argument `k` of `GET` does not come from KEYS (a string built at run time): Redis Cluster routes the script by KEYS only, so this key may live on another node",
+            "local k = redis.call('GET', KEYS[1]) .. ':x'\nreturn redis.call('GET', k)",
+            "2:26+1 key argument `k` of `GET` does not come from KEYS (a string built at run time, starting with a value that is no key): Redis Cluster routes the script by KEYS only, so this key may live on another node",
         ),
         (
             "local rcall = redis.call\nreturn rcall('LMOVE', KEYS[1], ARGV[1], 'LEFT', 'RIGHT')",

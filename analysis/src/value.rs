@@ -1,6 +1,7 @@
 //! The abstract values the analysis tracks through expressions and locals.
 
 use super::ValueKind;
+use super::derived_keys::{Derivation, KeyUse, ParameterId};
 use super::span::Span;
 use super::types::{Kinds, TableType, Type};
 
@@ -17,8 +18,15 @@ pub(crate) enum Value {
     Unknown,
     /// The `KEYS` or `ARGV` table itself.
     Params(Param),
-    /// An element of KEYS: a key the caller declared.
-    Key,
+    /// An element of KEYS: a key the caller declared; its position
+    /// (1-based) when the index is a literal.
+    Key(Option<usize>),
+    /// A key name built by appending to a prefix (`KEYS[1] .. id`): it
+    /// hashes to the prefix's slot when the prefix holds a hash tag.
+    DerivedKey(Derivation),
+    /// A parameter of a function written in the script, as its body sees
+    /// it: unknown, except to key provenance, which resolves it at calls.
+    Parameter(ParameterId),
     /// An element of ARGV.
     Arg(Option<usize>),
     /// What `ipairs(KEYS)` / `pairs(ARGV)` return, for generic for-loops.
@@ -36,9 +44,9 @@ pub(crate) enum Value {
     Nil,
     /// A table; the shape is kept only for a constructor used directly.
     Table(Option<Box<TableShape>>),
-    /// A function written in the script: the type of the first value its
-    /// calls return, when its body has been walked.
-    Function(Option<std::rc::Rc<Type>>),
+    /// A function written in the script: what its calls give, when its
+    /// body has been walked.
+    Function(Option<std::rc::Rc<FunctionSummary>>),
     /// A sandbox global or one of its members: `redis`, `redis.call`.
     Builtin {
         global: String,
@@ -57,6 +65,21 @@ pub(crate) enum Value {
     Typed(Type),
     /// What `unpack(t)` gives: the elements of a table of this type.
     Spread(Box<Type>),
+}
+
+/// What the analysis knows of a function written in the script, for its
+/// calls.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct FunctionSummary {
+    /// The walk of its body, which numbers its parameters.
+    pub id: u32,
+    /// The type of the first value its calls return.
+    pub returns: Type,
+    /// What every `return` gives first, when each gives a key or a key
+    /// built from a prefix (possibly from its parameters).
+    pub returned_key: Option<Value>,
+    /// Keys it builds from its parameters, checked at each call.
+    pub key_uses: Vec<KeyUse>,
 }
 
 /// `library.member` where the library has no such member.
@@ -131,7 +154,9 @@ impl Value {
             Value::Function(Some(_)) | Value::Function(None) | Value::ParamIterator(_) => {
                 Kinds::FUNCTION
             }
-            Value::Key | Value::Arg(_) | Value::ComputedString(_) => Kinds::STRING,
+            Value::Key(_) | Value::DerivedKey(_) | Value::Arg(_) | Value::ComputedString(_) => {
+                Kinds::STRING
+            }
             Value::Str(text) => {
                 if is_numeric(text) {
                     Kinds::NUMERIC_STRING
@@ -149,7 +174,9 @@ impl Value {
             Value::Table(_) | Value::Reply(_) | Value::Params(_) | Value::ProtectedMetatable(_) => {
                 Kinds::TABLE
             }
-            Value::Unknown | Value::Builtin { .. } | Value::Spread(_) => Kinds::ANY,
+            Value::Unknown | Value::Parameter(_) | Value::Builtin { .. } | Value::Spread(_) => {
+                Kinds::ANY
+            }
         };
         let mut ty = Type::of(kinds);
         if let Value::Number(number) = self
@@ -167,14 +194,28 @@ impl Value {
         if self == other {
             return self.clone();
         }
-        Value::Typed(self.ty().join(&other.ty()))
+        match (self, other) {
+            (Value::Key(_), Value::Key(_)) => Value::Key(None),
+            // A key from one branch and a built key from the other: the
+            // prefixes of both (a plain key counts as one, which only asks
+            // more of the call than needed).
+            (Value::Key(_) | Value::DerivedKey(_), Value::Key(_) | Value::DerivedKey(_)) => {
+                match (self.derivation(), other.derivation()) {
+                    (Some(mine), Some(theirs)) => Value::DerivedKey(mine.union(&theirs)),
+                    _ => Value::Typed(self.ty().join(&other.ty())),
+                }
+            }
+            _ => Value::Typed(self.ty().join(&other.ty())),
+        }
     }
 
     /// How this value would look as a reply element.
     pub fn kind(&self) -> ValueKind {
         match self {
             Value::Str(text) => ValueKind::String(Some(text.clone())),
-            Value::Key | Value::Arg(_) | Value::ComputedString(_) => ValueKind::String(None),
+            Value::Key(_) | Value::DerivedKey(_) | Value::Arg(_) | Value::ComputedString(_) => {
+                ValueKind::String(None)
+            }
             Value::Number(number) if number.fract() == 0.0 => ValueKind::Integer,
             Value::Number(_) => ValueKind::Float,
             Value::ComputedNumber => ValueKind::Integer,
@@ -215,7 +256,12 @@ impl Value {
             Value::Arg(Some(index)) => format!("ARGV[{index}], an argument"),
             Value::Arg(None) => "an element of ARGV".to_string(),
             Value::Number(_) | Value::ComputedNumber => "a number".to_string(),
-            Value::ComputedString(_) => "a string built at run time".to_string(),
+            Value::ComputedString(Some(text)) => {
+                format!("a string built at run time, starting with the literal '{text}'")
+            }
+            Value::ComputedString(None) => {
+                "a string built at run time, starting with a value that is no key".to_string()
+            }
             Value::Bool(_) => "a boolean".to_string(),
             Value::Nil | Value::Missing(_) => "nil".to_string(),
             Value::Table(_) | Value::Reply(_) | Value::Params(_) => "a table".to_string(),

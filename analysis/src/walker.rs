@@ -11,6 +11,7 @@ use full_moon::ast::{
 use full_moon::tokenizer::{StringLiteralQuoteType, Symbol, TokenReference, TokenType};
 
 use super::command_replies::Resp;
+use super::derived_keys::{KeyPrefixes, KeyUse, ParameterId};
 use super::diagnostic::Diagnostic;
 use super::error_codes::error_code;
 use super::findings::comparisons::Side;
@@ -26,7 +27,7 @@ use super::shebang::ScriptFlags;
 use super::span::{self, SourceMap, Span};
 use super::syntax::MAX_NESTING;
 use super::types::{Kinds, Type};
-use super::value::{self, Reply, TableShape, Value};
+use super::value::{self, FunctionSummary, Reply, TableShape, Value};
 use super::{ErrorCodes, ReturnShape, ReturnSite, Signature};
 
 /// What the walk found.
@@ -40,6 +41,7 @@ pub(crate) struct Outcome {
     /// The main chunk itself (outside any function) uses `...`.
     pub chunk_varargs: bool,
     pub review: Review,
+    pub key_prefixes: KeyPrefixes,
 }
 
 /// Runs the analysis: a first walk finds locals that are assigned again
@@ -104,6 +106,7 @@ pub(crate) struct FunctionOutcome {
     pub returns: Vec<ReturnSite>,
     pub may_write: bool,
     pub error_codes: ErrorCodes,
+    pub key_prefixes: KeyPrefixes,
 }
 
 /// Walks a library: its top level as `FUNCTION LOAD` runs it, each
@@ -174,15 +177,26 @@ pub(crate) enum Guard {
 /// `return`s give (its calls' summary).
 #[derive(Debug)]
 struct Function {
+    /// The number of this walk of its body, which names its parameters.
+    id: u32,
     vararg: bool,
     returns: Option<Type>,
+    /// What its `return`s give first, as far as key provenance goes:
+    /// `None` before the first `return`, `Some(None)` once one gives
+    /// something other than a key.
+    returned_key: Option<Option<Value>>,
+    /// Keys built from its parameters, checked at its calls.
+    key_uses: Vec<KeyUse>,
 }
 
 impl Function {
-    fn new() -> Self {
+    fn new(id: u32) -> Self {
         Self {
+            id,
             vararg: false,
             returns: None,
+            returned_key: None,
+            key_uses: Vec::new(),
         }
     }
 }
@@ -234,6 +248,8 @@ pub(crate) struct Analyzer<'a> {
     pub chunk_varargs: bool,
     /// The facts of the script for its review (`--report`).
     pub review: Review,
+    /// The prefixes keys are built from, which each call checks.
+    pub key_prefixes: KeyPrefixes,
     pub params: ParamUsage,
     pub missing: MissingMembers,
     /// Locals assigned after their declaration, and which of them from a
@@ -260,6 +276,8 @@ pub(crate) struct Analyzer<'a> {
     /// none for a script, the callback for a library function.
     reply_depth: usize,
     functions: Vec<Function>,
+    /// The number the next walk of a function body gets.
+    next_function_id: u32,
     /// The loops around the code being walked, innermost last.
     loops: Vec<Loop>,
     depth: usize,
@@ -281,6 +299,7 @@ impl<'a> Analyzer<'a> {
             missing: MissingMembers::default(),
             refused_globals: HashSet::new(),
             protected_from: None,
+            key_prefixes: KeyPrefixes::default(),
             function_outcomes: Vec::new(),
             reply_depth: 0,
             assignments_found: Assignments::default(),
@@ -288,19 +307,46 @@ impl<'a> Analyzer<'a> {
             metatables: Default::default(),
             last_call_many: false,
             functions: Vec::new(),
+            next_function_id: 0,
             loops: Vec::new(),
             depth: 0,
             too_deep: false,
         }
     }
 
-    /// The innermost function returns a value of type `returned`.
-    pub fn function_returned(&mut self, returned: Type) {
+    /// The innermost function returns `returned` first.
+    pub fn function_returned(&mut self, returned: &Value) {
         if let Some(function) = self.functions.last_mut() {
+            let ty = returned.ty();
             function.returns = Some(match function.returns.take() {
-                Some(returns) => returns.join(&returned),
-                None => returned,
+                Some(returns) => returns.join(&ty),
+                None => ty,
             });
+            let key = returned.derivation().map(|_| returned.clone());
+            function.returned_key = Some(match function.returned_key.take() {
+                None => key,
+                Some(earlier) => earlier.zip(key).map(|(earlier, key)| earlier.join(&key)),
+            });
+        }
+    }
+
+    /// Records that `parameter`'s value (or a key built from it, with
+    /// `prefix`) is a key argument: its function's calls check what they
+    /// pass. `false` when that function is not being walked.
+    pub fn defer_key_use(&mut self, parameter: ParameterId, key_use: KeyUse) -> bool {
+        match self
+            .functions
+            .iter_mut()
+            .rev()
+            .find(|function| function.id == parameter.function)
+        {
+            Some(function) => {
+                if !function.key_uses.contains(&key_use) {
+                    function.key_uses.push(key_use);
+                }
+                true
+            }
+            None => false,
         }
     }
 
@@ -364,6 +410,7 @@ impl<'a> Analyzer<'a> {
             error_codes: self.error_codes,
             chunk_varargs: self.chunk_varargs,
             review: self.review,
+            key_prefixes: self.key_prefixes,
         }
     }
 
@@ -655,7 +702,7 @@ impl<'a> Analyzer<'a> {
         &mut self,
         body: &FunctionBody,
         method: Option<&TokenReference>,
-    ) -> Option<Type> {
+    ) -> Option<FunctionSummary> {
         let plan = self.context.plan;
         if let Some(registrations) =
             plan.and_then(|plan| plan.callbacks.get(&library::callback_offset(body)))
@@ -671,15 +718,21 @@ impl<'a> Analyzer<'a> {
             self.context.environment = Environment::FunctionCall;
         }
         let outer = self.scopes.snapshot();
-        self.functions.push(Function::new());
+        let id = self.next_function_id;
+        self.next_function_id = self.next_function_id.wrapping_add(1);
+        self.functions.push(Function::new(id));
         self.scopes.push();
         if let Some(method) = method {
             self.declare("self", offset(method), Value::Unknown);
         }
-        for parameter in body.parameters() {
+        for (index, parameter) in body.parameters().iter().enumerate() {
             match parameter {
                 Parameter::Name(name) => {
-                    self.declare(identifier(name), offset(name), Value::Unknown);
+                    let parameter = Value::Parameter(ParameterId {
+                        function: id,
+                        index,
+                    });
+                    self.declare(identifier(name), offset(name), parameter);
                 }
                 Parameter::Ellipsis(_) => {
                     if let Some(function) = self.functions.last_mut() {
@@ -694,12 +747,20 @@ impl<'a> Analyzer<'a> {
         let function = self.functions.pop();
         self.scopes.restore(&outer);
         self.context.environment = environment;
-        let mut summary = function.and_then(|function| function.returns);
+        let function = function?;
+        let mut returns = function.returns;
+        let mut returned_key = function.returned_key.flatten();
         if !terminates {
             let falls_off = Type::of(Kinds::NIL);
-            summary = Some(summary.map_or(falls_off.clone(), |returns| returns.join(&falls_off)));
+            returns = Some(returns.map_or(falls_off.clone(), |returns| returns.join(&falls_off)));
+            returned_key = None;
         }
-        summary
+        Some(FunctionSummary {
+            id,
+            returns: returns?,
+            returned_key,
+            key_uses: function.key_uses,
+        })
     }
 
     /// A registered function's callback: checked as `FCALL` runs it, its
@@ -722,12 +783,15 @@ impl<'a> Analyzer<'a> {
             returns: std::mem::take(&mut self.returns),
             may_write: std::mem::take(&mut self.may_write),
             error_codes: std::mem::take(&mut self.error_codes),
+            key_prefixes: std::mem::take(&mut self.key_prefixes),
         };
         let outer_params = std::mem::take(&mut self.params);
         let outer_reply_depth = self.reply_depth;
 
         let outer_values = self.scopes.snapshot();
-        self.functions.push(Function::new());
+        let id = self.next_function_id;
+        self.next_function_id = self.next_function_id.wrapping_add(1);
+        self.functions.push(Function::new(id));
         self.reply_depth = self.functions.len();
         self.scopes.push();
         for (position, parameter) in body.parameters().iter().enumerate() {
@@ -777,6 +841,7 @@ impl<'a> Analyzer<'a> {
             returns,
             may_write: std::mem::replace(&mut self.may_write, outer_state.may_write),
             error_codes: std::mem::replace(&mut self.error_codes, outer_state.error_codes),
+            key_prefixes: std::mem::replace(&mut self.key_prefixes, outer_state.key_prefixes),
         };
         if self.function_outcomes.len() <= index {
             self.function_outcomes
@@ -1144,10 +1209,13 @@ impl<'a> Analyzer<'a> {
             BinOp::Slash(_) => fold(|a, b| a / b, false),
             BinOp::Percent(_) => fold(|a, b| a - (a / b).floor() * b, true),
             BinOp::Caret(_) => fold(f64::powf, false),
-            BinOp::TwoDots(_) => Value::ComputedString(match left {
-                Value::Str(text) | Value::ComputedString(Some(text)) => Some(text),
-                _ => None,
-            }),
+            BinOp::TwoDots(_) => match left.derivation() {
+                Some(derivation) => Value::DerivedKey(derivation),
+                None => Value::ComputedString(match left {
+                    Value::Str(text) | Value::ComputedString(Some(text)) => Some(text),
+                    _ => None,
+                }),
+            },
             BinOp::And(_) => logical(&left, right, true),
             BinOp::Or(_) => logical(&left, right, false),
             _ => Value::Bool(None),
@@ -1666,7 +1734,7 @@ impl super::value::Param {
     /// What one element of this table is.
     pub fn element(self) -> Value {
         match self {
-            super::value::Param::Keys => Value::Key,
+            super::value::Param::Keys => Value::Key(None),
             super::value::Param::Argv => Value::Arg(None),
         }
     }

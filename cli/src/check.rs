@@ -219,9 +219,15 @@ pub fn signature_for(header: &Header, source: &str, options: &Options) -> Option
     } else {
         return None;
     };
+    let key_prefix_args = header
+        .key_prefix_args()
+        .union(&options.key_prefix_args)
+        .copied()
+        .collect();
     Some(Signature {
         allow_unused: options.allow_unused,
         dynamic_keys: options.dynamic_keys,
+        key_prefix_args,
         read_only: options.read_only,
         target: options.target.clone(),
         declared_commands: options.declared_commands.clone(),

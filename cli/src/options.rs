@@ -25,6 +25,11 @@ Options:
       --args <N>       every script takes N arguments; N+ likewise
       --allow-unused   declared keys and arguments may go unused
       --dynamic-keys   commands may take keys that do not come from KEYS
+      --key-prefix-args <N,...>
+                       these arguments (ARGV positions) are key prefixes
+                       with a hash tag: keys built by appending to them
+                       are checked like keys built from KEYS; a header
+                       line `-- ARGV[1] = key prefix` says the same
       --read-only      the scripts run with EVAL_RO or EVALSHA_RO: a write
                        command is an error, as with `#!lua flags=no-writes`
       --target <T>     the servers the scripts must run on: any (the
@@ -54,7 +59,8 @@ comment, before the first line of code:
 
   -- KEYS[1] = lock key
   -- ARGV[1] = owner token
-  -- ARGV[2..] = more values (a variadic list)
+  -- ARGV[2] = key prefix (hash-tagged, e.g. queue:{emails}:)
+  -- ARGV[3..] = more values (a variadic list)
 
 A script that never mentions KEYS or ARGV needs no declaration. --keys
 and --args override the header (given one, the other is 0).
@@ -81,6 +87,8 @@ pub struct Options {
     pub args: Option<Count>,
     pub allow_unused: bool,
     pub dynamic_keys: bool,
+    /// `--key-prefix-args`: ARGV positions declared key prefixes.
+    pub key_prefix_args: std::collections::BTreeSet<usize>,
     /// `--read-only`: the scripts run with `EVAL_RO`/`EVALSHA_RO`.
     pub read_only: bool,
     pub format: Format,
@@ -125,6 +133,7 @@ pub fn parse(arguments: impl IntoIterator<Item = OsString>) -> Result<Command, S
         args: None,
         allow_unused: false,
         dynamic_keys: false,
+        key_prefix_args: Default::default(),
         read_only: false,
         format: Format::Human,
         deny_warnings: false,
@@ -166,6 +175,21 @@ pub fn parse(arguments: impl IntoIterator<Item = OsString>) -> Result<Command, S
             "--args" => options.args = Some(count("--args", &value("--args")?)?),
             "--allow-unused" => options.allow_unused = true,
             "--dynamic-keys" => options.dynamic_keys = true,
+            "--key-prefix-args" => {
+                let text = value("--key-prefix-args")?;
+                for position in text.split(',').map(str::trim) {
+                    match position.parse::<usize>() {
+                        Ok(position) if position > 0 => {
+                            options.key_prefix_args.insert(position);
+                        }
+                        _ => {
+                            return Err(format!(
+                                "`--key-prefix-args {text}`: expected ARGV positions from 1, such as 1 or 1,3"
+                            ));
+                        }
+                    }
+                }
+            }
             "--read-only" => options.read_only = true,
             "--deny-warnings" => options.deny_warnings = true,
             "--report" => options.format = Format::Report,

@@ -1,0 +1,207 @@
+//! Key provenance: which built keys are proven to derive from a prefix,
+//! which prefixes the call must check, and what still needs an opt-out.
+
+use std::collections::BTreeSet;
+
+use crate::{Analysis, KeyPrefixes, Signature, analyze};
+
+fn declared(keys: usize, args: usize, prefixes: &[usize]) -> Signature {
+    Signature {
+        keys,
+        args,
+        key_prefix_args: prefixes.iter().copied().collect(),
+        ..Signature::default()
+    }
+}
+
+fn messages(analysis: &Analysis) -> Vec<String> {
+    analysis
+        .errors()
+        .map(|d| format!("{}:{} {}", d.line, d.column, d.message))
+        .collect()
+}
+
+/// The script passes, and each call must check these prefixes.
+#[track_caller]
+fn derives(source: &str, signature: &Signature, keys: &[usize], args: &[usize]) {
+    let analysis = analyze(source, signature);
+    assert_eq!(messages(&analysis), Vec::<String>::new(), "{source}");
+    let expected = KeyPrefixes {
+        keys: keys.iter().copied().collect(),
+        any_key: false,
+        args: args.iter().copied().collect::<BTreeSet<_>>(),
+    };
+    assert_eq!(analysis.key_prefixes, expected, "{source}");
+}
+
+#[test]
+fn keys_appended_to_a_keys_element_derive_from_it() {
+    let one = declared(1, 1, &[]);
+    derives(
+        "return redis.call('GET', KEYS[1] .. ARGV[1])",
+        &one,
+        &[1],
+        &[],
+    );
+    derives(
+        "local prefix = KEYS[1]\nlocal job = prefix .. 'job:' .. ARGV[1]\nreturn redis.call('HGET', job, 'state')",
+        &one,
+        &[1],
+        &[],
+    );
+    derives(
+        "return redis.call('GET', string.format('%s:jobs:%s', KEYS[1], ARGV[1]))",
+        &one,
+        &[1],
+        &[],
+    );
+    // Through a helper that appends to its parameter, and one that reads
+    // KEYS itself.
+    derives(
+        "local function key(prefix, id) return prefix .. id end\nreturn redis.call('GET', key(KEYS[1], ARGV[1]))",
+        &one,
+        &[1],
+        &[],
+    );
+    derives(
+        "local function job(id) return KEYS[1] .. 'job:' .. id end\nreturn redis.call('GET', job(ARGV[1]))",
+        &one,
+        &[1],
+        &[],
+    );
+    // A helper that uses its parameter as a key: checked at its calls.
+    derives(
+        "local function remove(base, id)\n  redis.call('DEL', base .. id)\n  redis.call('SREM', base, id)\nend\nremove(KEYS[1], ARGV[1])\nreturn 1",
+        &one,
+        &[1],
+        &[],
+    );
+    // A plain key needs no hash tag: nothing to check.
+    derives(
+        "return redis.call('GET', KEYS[1])",
+        &declared(1, 0, &[]),
+        &[],
+        &[],
+    );
+}
+
+#[test]
+fn a_computed_index_makes_every_key_a_prefix() {
+    let analysis = analyze(
+        "for i = 1, #KEYS do redis.call('DEL', KEYS[i] .. ':lock') end\nreturn 1",
+        &Signature {
+            variadic_keys: true,
+            ..declared(0, 0, &[])
+        },
+    );
+    assert_eq!(messages(&analysis), Vec::<String>::new());
+    assert!(analysis.key_prefixes.any_key);
+}
+
+#[test]
+fn an_argument_is_a_prefix_only_when_declared_one() {
+    let source = "return redis.call('HSET', ARGV[1] .. 'job:' .. ARGV[2], 'state', 'new')";
+    derives(source, &declared(0, 2, &[1]), &[], &[1]);
+    assert_eq!(
+        messages(&analyze(source, &declared(0, 2, &[]))),
+        [
+            "1:27 key argument `ARGV[1] .. 'job:' .. ARGV[2]` of `HSET` is built from ARGV[1], an argument not declared a key prefix: Redis Cluster routes the script by KEYS only, so this key may live on another node"
+        ]
+    );
+}
+
+#[test]
+fn keys_built_otherwise_still_need_the_opt_out() {
+    let one = Signature {
+        allow_unused: true,
+        ..declared(1, 1, &[])
+    };
+    let cases = [
+        (
+            "local queue = redis.call('GET', KEYS[1])\nreturn redis.call('LLEN', queue .. ':jobs')",
+            "2:27 key argument `queue .. ':jobs'` of `LLEN` does not come from KEYS (a string built at run time, starting with a value that is no key)",
+        ),
+        (
+            "return redis.call('GET', ARGV[1] .. KEYS[1])",
+            "1:26 key argument `ARGV[1] .. KEYS[1]` of `GET` is built from ARGV[1], an argument not declared a key prefix",
+        ),
+        (
+            "return redis.call('GET', '{' .. KEYS[1] .. '}')",
+            "1:26 key argument `'{' .. KEYS[1] .. '}'` of `GET` does not come from KEYS (a string built at run time, starting with the literal '{')",
+        ),
+        // The helper appends to what this call passes: a literal.
+        (
+            "local function key(prefix, id) return redis.call('GET', prefix .. id) end\nreturn key('jobs:', ARGV[1])",
+            "2:12 `'jobs:'` starts a key of `GET` that the function called here builds (line 1) does not come from KEYS (the string literal 'jobs:')",
+        ),
+        // The helper returns a key built from its parameter, and this
+        // call passes one read from data.
+        (
+            "local function key(prefix, id) return prefix .. id end\nlocal job = key(redis.call('GET', KEYS[1]), ARGV[1])\nreturn redis.call('GET', job)",
+            "3:26 key argument `job` of `GET` does not come from KEYS (a string built at run time, starting with a value that is no key)",
+        ),
+    ];
+    for (source, expected) in cases {
+        let found = messages(&analyze(source, &one));
+        let found: Vec<&str> = found
+            .iter()
+            .map(|message| message.split(": Redis Cluster").next().unwrap_or(message))
+            .collect();
+        assert_eq!(found, [expected], "{source}");
+    }
+    // The opt-out silences them and asks the call to check nothing.
+    let opted_out = Signature {
+        dynamic_keys: true,
+        ..one
+    };
+    let analysis = analyze("return redis.call('GET', KEYS[1] .. ARGV[1])", &opted_out);
+    assert!(analysis.key_prefixes.is_empty());
+}
+
+#[test]
+fn the_header_declares_a_prefix_argument() {
+    let header = crate::Header::parse(
+        "-- KEYS[1] = queue\n-- ARGV[1] = key prefix (hash-tagged)\n-- ARGV[2] = job id\nreturn 1",
+    );
+    assert_eq!(header.key_prefix_args(), BTreeSet::from([1]));
+    let signature = header.documented_signature().unwrap_or_default();
+    assert_eq!(signature.key_prefix_args, BTreeSet::from([1]));
+}
+
+#[test]
+fn a_library_function_derives_its_own_prefixes() {
+    let source = "#!lua name=queue\nredis.register_function('push', function(keys, args)\n  return redis.call('RPUSH', keys[1] .. 'jobs', args[1])\nend)\nredis.register_function('peek', function(keys, args)\n  return redis.call('LINDEX', keys[1], 0)\nend)";
+    let declaration = crate::LibrarySignature {
+        library: Signature::default(),
+        functions: vec![
+            crate::DeclaredFunction {
+                name: "push".to_string(),
+                signature: declared(1, 1, &[]),
+            },
+            crate::DeclaredFunction {
+                name: "peek".to_string(),
+                signature: declared(1, 0, &[]),
+            },
+        ],
+    };
+    let library = crate::analyze_library(source, &declaration);
+    let errors: Vec<&str> = library
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity == crate::Severity::Error)
+        .map(|d| d.message.as_str())
+        .collect();
+    assert_eq!(errors, Vec::<&str>::new());
+    let prefixes: Vec<(String, BTreeSet<usize>)> = library
+        .functions
+        .iter()
+        .map(|function| (function.name.clone(), function.key_prefixes.keys.clone()))
+        .collect();
+    assert_eq!(
+        prefixes,
+        [
+            ("push".to_string(), BTreeSet::from([1])),
+            ("peek".to_string(), BTreeSet::new())
+        ]
+    );
+}
