@@ -59,6 +59,8 @@ pub struct CheckedScript {
     pub sent_source: String,
     /// The script is declared `exactly_once`.
     pub exactly_once: bool,
+    /// The prefixes the script builds keys from, which each call checks.
+    pub key_prefixes: lua::KeyPrefixes,
 }
 
 /// A `.lua` file as read for one declaration.
@@ -199,6 +201,7 @@ pub fn check(declaration: &Declaration) -> Result<CheckedScript, syn::Error> {
         sha1: sha1_hex(&sent_source),
         sent_source,
         exactly_once,
+        key_prefixes: analysis.key_prefixes.clone(),
         read_only: analysis.read_only,
         allow_cross_slot_keys: analysis.flags.allow_cross_slot_keys,
         error_codes: analysis.error_codes.clone(),
@@ -343,6 +346,13 @@ fn lua_signature(declaration: &Declaration) -> lua::Signature {
         variadic_args,
         allow_unused: declaration.options.allow_unused,
         dynamic_keys: declaration.options.dynamic_keys,
+        key_prefix_args: signature
+            .arg_params()
+            .iter()
+            .enumerate()
+            .filter(|(_, param)| param.key_prefix.is_some())
+            .map(|(index, _)| index + 1)
+            .collect(),
         allow: declaration.options.allow.clone(),
         ..lua::Signature::default()
     }
@@ -463,6 +473,7 @@ pub fn check_library(declaration: &LibraryDeclaration) -> Result<CheckedLibrary,
                 declared_commands_path: declared_commands_path.clone(),
                 sent_source: sent_source.clone(),
                 exactly_once: false,
+                key_prefixes: registered.key_prefixes.clone(),
             },
         });
     }

@@ -52,6 +52,7 @@ fn typed_call(
         declared_commands_path,
         sent_source,
         exactly_once,
+        key_prefixes,
     } = script;
     let rebuild_triggers = rebuild_triggers(declared_commands_path.as_deref(), absolute_path);
     let warning_site =
@@ -86,49 +87,68 @@ fn typed_call(
     };
     let private = crate::private();
     let raises_unmarked = error_codes.raises_unmarked;
-    let script_const = match kind {
+    let (script_doc, script_expr) = match kind {
         CallKind::Script if *exactly_once => {
             let settings = exactly_once_settings(declaration);
-            quote! {
-                /// The embedded script, wrapped to run at most once per call id: its source, SHA1 and the facts checked at compile time.
-                pub const SCRIPT: #private::Script = #private::with_exactly_once(
-                    #private::new_script(
-                        #name,
-                        #path,
-                        #sent_source,
-                        #sha1,
-                        false,
-                        #allow_cross_slot_keys,
-                        #raises_unmarked,
-                    ),
-                    #settings,
-                );
-            }
+            (
+                "The embedded script, wrapped to run at most once per call id: its source, SHA1 and the facts checked at compile time.",
+                quote! {
+                    #private::with_exactly_once(
+                        #private::new_script(
+                            #name,
+                            #path,
+                            #sent_source,
+                            #sha1,
+                            false,
+                            #allow_cross_slot_keys,
+                            #raises_unmarked,
+                        ),
+                        #settings,
+                    )
+                },
+            )
         }
-        CallKind::Script => quote! {
-            /// The embedded script: its source, SHA1 and the facts checked at compile time.
-            pub const SCRIPT: #private::Script = #private::new_script(
-                #name,
-                #path,
-                #sent_source,
-                #sha1,
-                #read_only,
-                #allow_cross_slot_keys,
-                #raises_unmarked,
-            );
-        },
+        CallKind::Script => (
+            "The embedded script: its source, SHA1 and the facts checked at compile time.",
+            quote! {
+                #private::new_script(
+                    #name,
+                    #path,
+                    #sent_source,
+                    #sha1,
+                    #read_only,
+                    #allow_cross_slot_keys,
+                    #raises_unmarked,
+                )
+            },
+        ),
         CallKind::Function {
             registered_name, ..
-        } => quote! {
-            /// The library function this calls: its name, its library and the facts checked at compile time.
-            pub const SCRIPT: #private::Script = #private::new_function(
-                &LIBRARY,
-                #registered_name,
-                #read_only,
-                #allow_cross_slot_keys,
-                #raises_unmarked,
-            );
-        },
+        } => (
+            "The library function this calls: its name, its library and the facts checked at compile time.",
+            quote! {
+                #private::new_function(
+                    &LIBRARY,
+                    #registered_name,
+                    #read_only,
+                    #allow_cross_slot_keys,
+                    #raises_unmarked,
+                )
+            },
+        ),
+    };
+    // The KEYS elements the script appends to: each call checks their hash
+    // tags (arguments declared `#[key_prefix]` are checked as pushed).
+    let script_expr = if key_prefixes.keys.is_empty() && !key_prefixes.any_key {
+        script_expr
+    } else {
+        let positions = key_prefixes.keys.iter();
+        let every_key = key_prefixes.any_key;
+        quote! { #private::with_key_prefixes(#script_expr, &[#(#positions),*], #every_key) }
+    };
+    let script_const = quote! {
+        #[doc = #script_doc]
+        pub const SCRIPT: #private::Script = #script_expr;
     };
     let argument_count = signature.arg_params().len();
     // Mixed-site hygiene: these locals never clash with parameter names.
@@ -149,10 +169,18 @@ fn typed_call(
     let argument_pushes: Vec<TokenStream> = signature
         .arg_params()
         .iter()
-        .map(|param| {
+        .enumerate()
+        .map(|(index, param)| {
             let ident = &param.ident;
-            quote_spanned! {param.ty.span()=>
-                #private::push_argument(&mut #call, #private::Probe::of(&#ident).argument(&#ident));
+            if param.key_prefix.is_some() {
+                let position = index + 1;
+                quote_spanned! {param.ty.span()=>
+                    #private::push_key_prefix(&mut #call, #private::Probe::of(&#ident).argument(&#ident), #position);
+                }
+            } else {
+                quote_spanned! {param.ty.span()=>
+                    #private::push_argument(&mut #call, #private::Probe::of(&#ident).argument(&#ident));
+                }
             }
         })
         .collect();

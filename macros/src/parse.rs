@@ -97,6 +97,9 @@ pub struct Param {
     pub ty: Type,
     /// A slice or `Vec`: sent as the remaining KEYS or ARGV, one per element.
     pub variadic: bool,
+    /// `#[key_prefix]`: the script builds keys by appending to this
+    /// argument, and each call checks its hash tag.
+    pub key_prefix: Option<Span>,
 }
 
 impl FunctionSignature {
@@ -628,6 +631,7 @@ fn parse_signature(
         ));
     }
     check_variadic_positions(&params, first_arg, errors);
+    check_key_prefixes(&params, first_arg, errors);
     Some(FunctionSignature {
         attrs: function.attrs,
         vis: function.vis,
@@ -658,12 +662,43 @@ fn parse_param(input: &FnArg, errors: &mut Errors) -> Option<Param> {
             format!("rename this parameter: the generated function takes the Redis connection as `{CONNECTION_PARAM}`"),
         ));
     }
+    let mut key_prefix = None;
+    for attribute in &typed.attrs {
+        if !attribute.path().is_ident(KEY_PREFIX) {
+            errors.push(syn::Error::new(
+                attribute.span(),
+                format!("a parameter takes only `#[{KEY_PREFIX}]`: the script builds keys by appending to it"),
+            ));
+            continue;
+        }
+        if !matches!(attribute.meta, syn::Meta::Path(_)) {
+            errors.push(syn::Error::new(
+                attribute.span(),
+                format!("`#[{KEY_PREFIX}]` takes no arguments"),
+            ));
+        }
+        key_prefix = Some(attribute.span());
+    }
+    let variadic = is_variadic(&typed.ty);
+    if let (Some(span), true) = (key_prefix, variadic) {
+        errors.push(syn::Error::new(
+            span,
+            format!(
+                "`#[{KEY_PREFIX}]` marks one argument, and `{}` spreads into several",
+                pattern.ident
+            ),
+        ));
+    }
     Some(Param {
         ident: pattern.ident.clone(),
         ty: (*typed.ty).clone(),
-        variadic: is_variadic(&typed.ty),
+        variadic,
+        key_prefix,
     })
 }
+
+/// The parameter attribute that declares an argument a key prefix.
+pub const KEY_PREFIX: &str = "key_prefix";
 
 /// `&[T]`, `&mut [T]`, `Vec<T>` and `&Vec<T>` spread into one element each,
 /// except byte strings (`&[u8]`, `Vec<u8>`), which redis-rs sends as one.
@@ -699,6 +734,40 @@ fn vec_element(ty: &Type) -> Option<&Type> {
 
 fn is_u8(ty: &Type) -> bool {
     matches!(ty, Type::Path(path) if path.path.is_ident("u8"))
+}
+
+/// `#[key_prefix]` belongs on an argument of a call that has a key: a key
+/// parameter is a prefix already when the script appends to it, and a
+/// call without keys is routed by nothing, so no prefix reaches its slot.
+fn check_key_prefixes(params: &[Param], first_arg: usize, errors: &mut Errors) {
+    let fixed_keys = params
+        .get(..first_arg)
+        .unwrap_or_default()
+        .iter()
+        .filter(|param| !param.variadic)
+        .count();
+    for (index, param) in params.iter().enumerate() {
+        let Some(span) = param.key_prefix else {
+            continue;
+        };
+        if index < first_arg {
+            errors.push(syn::Error::new(
+                span,
+                format!(
+                    "`{}` is a key parameter: keys the script builds by appending to a key are checked without `#[{KEY_PREFIX}]`; remove it",
+                    param.ident
+                ),
+            ));
+        } else if fixed_keys == 0 {
+            errors.push(syn::Error::new(
+                span,
+                format!(
+                    "a key prefix needs a key parameter: Redis Cluster routes a script by its KEYS, so a call without keys reaches any node, not the prefix's slot; pass the prefix as a key (`keys = 1` with `{}` first), or add a key in its slot",
+                    param.ident
+                ),
+            ));
+        }
+    }
 }
 
 /// A slice must be the last key parameter or the last parameter: the

@@ -19,7 +19,7 @@ use crate::reply::render_reply;
 use crate::retry::{RetryRefusals, backoff};
 use crate::script::Script;
 use crate::shape::Shape;
-use crate::slot::key_slot;
+use crate::slot::{has_hash_tag, key_slot};
 use crate::telemetry::{self, CallSummary, Path, Started};
 
 /// A script call with its keys and arguments encoded, ready to send.
@@ -39,6 +39,9 @@ pub struct Call<T, E = Error> {
     script: &'static Script,
     command: Cmd,
     routing: Routing,
+    /// What the key prefixes the script builds keys from say about the
+    /// call's slot.
+    prefixes: PrefixCheck,
     /// The call's id, for a script declared `exactly_once`.
     call_id: Option<CallId>,
     /// How many of the keys are the script's own (not the record).
@@ -47,6 +50,85 @@ pub struct Call<T, E = Error> {
     /// in telemetry.
     reply_shape: Option<fn() -> Shape>,
     reply: PhantomData<fn() -> Result<T, E>>,
+}
+
+/// The key prefixes of one call: the first that cannot keep the keys
+/// built from it in the call's slot, found as the keys and arguments are
+/// encoded, and whether the caller lets untagged prefixes go.
+#[derive(Debug, Clone, Default)]
+struct PrefixCheck {
+    problem: Option<PrefixProblem>,
+    allow_untagged: bool,
+}
+
+#[derive(Debug, Clone)]
+enum PrefixProblem {
+    Unroutable {
+        prefix: String,
+        parameter: String,
+        reason: crate::KeyPrefixProblem,
+    },
+    /// A prefix in another slot than the keys: the keys and the prefix.
+    OtherSlot(Vec<KeySlot>),
+}
+
+impl PrefixCheck {
+    /// Checks one prefix against the call's slot (`None`: no keys).
+    fn check(
+        &mut self,
+        prefix: &[u8],
+        parameter: impl FnOnce() -> String,
+        slot: Option<u16>,
+        first_key: Option<&[u8]>,
+    ) {
+        if self.problem.is_some() {
+            return;
+        }
+        let unroutable = |reason| PrefixProblem::Unroutable {
+            prefix: truncate_for_display(prefix),
+            parameter: parameter(),
+            reason,
+        };
+        self.problem = if !has_hash_tag(prefix) {
+            Some(unroutable(crate::KeyPrefixProblem::NoHashTag))
+        } else {
+            match (slot, first_key) {
+                (None, _) => Some(unroutable(crate::KeyPrefixProblem::NoKeys)),
+                (Some(slot), Some(key)) if key_slot(prefix) != slot => {
+                    Some(PrefixProblem::OtherSlot(vec![
+                        KeySlot {
+                            key: truncate_for_display(key),
+                            slot,
+                        },
+                        KeySlot {
+                            key: truncate_for_display(prefix),
+                            slot: key_slot(prefix),
+                        },
+                    ]))
+                }
+                _ => None,
+            }
+        };
+    }
+
+    fn error(&self, script: &'static str) -> Option<Error> {
+        if self.allow_untagged {
+            return None;
+        }
+        Some(match self.problem.clone()? {
+            PrefixProblem::Unroutable {
+                prefix,
+                parameter,
+                reason,
+            } => Error::KeyPrefix {
+                script,
+                prefix,
+                parameter,
+                reason,
+            },
+            PrefixProblem::OtherSlot(keys) => Error::CrossSlot { script, keys },
+        })
+    }
 }
 
 /// Where a cluster sends a call, decided from its keys before sending.
@@ -141,6 +223,14 @@ fn start<T, E>(
     call_id: Option<CallId>,
 ) -> Call<T, E> {
     let mut routing = keys.routing(script.allows_cross_slot_keys());
+    let mut prefixes = PrefixCheck::default();
+    if let Routing::Slot(slot) = routing {
+        for (index, key) in keys.iter().enumerate() {
+            if script.builds_keys_from(index + 1) {
+                prefixes.check(key, || format!("KEYS[{}]", index + 1), Some(slot), None);
+            }
+        }
+    }
     // An exactly-once call sends its record as one more key, in the slot of
     // the call's keys; a keyless call is routed by its record.
     let record = match (script.exactly_once(), call_id) {
@@ -190,6 +280,7 @@ fn start<T, E>(
         script,
         command,
         routing,
+        prefixes,
         call_id,
         key_count,
         reply_shape: None,
@@ -206,6 +297,36 @@ pub fn set_reply_shape<T, E>(call: &mut Call<T, E>, shape: fn() -> Shape) {
 /// Used by generated code: appends one ARGV parameter.
 pub fn push_argument<T, E, A: redis::ToRedisArgs>(call: &mut Call<T, E>, argument: &A) {
     argument.write_redis_args(&mut call.command);
+}
+
+/// Used by generated code: appends the ARGV parameter at `position`
+/// (1-based), which the declaration names a key prefix (`#[key_prefix]`):
+/// the script builds keys by appending to it, so it must hold a hash tag
+/// in the slot of the call's keys.
+pub fn push_key_prefix<T, E, A: redis::ToRedisArgs>(
+    call: &mut Call<T, E>,
+    argument: &A,
+    position: usize,
+) {
+    let encoded = argument.to_redis_args();
+    for part in &encoded {
+        call.command.arg(part);
+    }
+    let slot = match (&call.routing, call.key_count) {
+        (_, 0) => None,
+        (Routing::Slot(slot), _) => Some(*slot),
+        // Cross-slot keys are refused anyway.
+        _ => return,
+    };
+    let first_key = call.first_key_bytes().map(<[u8]>::to_vec);
+    if let Some(prefix) = encoded.first() {
+        call.prefixes.check(
+            prefix,
+            || format!("ARGV[{position}]"),
+            slot,
+            first_key.as_deref(),
+        );
+    }
 }
 
 /// How a call is invoked: what [`Call::retry_refusals`] and
@@ -284,6 +405,32 @@ impl<T, E> Call<T, E> {
         Invocation::of(self).deadline(deadline)
     }
 
+    /// Lets the call go when a prefix the script builds keys from has no
+    /// hash tag, or names the slot of a call without keys
+    /// ([`Error::KeyPrefix`]), or lies in another slot than the keys: for a
+    /// standalone server only, where every key is local. Without it such
+    /// a call fails before sending, so that the code is ready for the day
+    /// the service moves to a cluster.
+    ///
+    /// ```no_run
+    /// # async fn demo(connection: &mut redis::aio::MultiplexedConnection) -> Result<(), redis_script::Error> {
+    /// use redis_script::redis_script;
+    ///
+    /// #[redis_script(path = "../lua/enqueue_job.lua", keys = 1)]
+    /// async fn enqueue_job(queue: &str, job_id: &str, payload: &str) -> i64;
+    ///
+    /// // "jobs:" has no hash tag: refused unless the server is standalone.
+    /// let length = enqueue_job::call("jobs:", "job-1", "{}")
+    ///     .allow_untagged_prefixes()
+    ///     .invoke(connection)
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn allow_untagged_prefixes(mut self) -> Self {
+        self.prefixes.allow_untagged = true;
+        self
+    }
+
     /// The script this call runs.
     pub fn script(&self) -> &'static Script {
         self.script
@@ -314,6 +461,9 @@ impl<T, E> Call<T, E> {
     /// The cluster slot of the call's keys (`None` without keys), or
     /// `Err(Error::CrossSlot)` when they do not share one.
     pub fn slot(&self) -> Result<Option<u16>, Error> {
+        if let Some(error) = self.prefixes.error(self.script.name()) {
+            return Err(error);
+        }
         match &self.routing {
             Routing::AnyNode => Ok(None),
             Routing::Slot(slot) => Ok(Some(*slot)),

@@ -19,6 +19,7 @@ use crate::script::Script;
 /// | [`Timeout`](Error::Timeout) | no reply within the connection's response timeout or the call's deadline ([`Call::deadline`](crate::Call::deadline)) | `true` |
 /// | [`Decode`](Error::Decode) | the reply does not fit the Rust type | `true` |
 /// | [`CrossSlot`](Error::CrossSlot) | the keys hash to different cluster slots; nothing was sent | `false` |
+/// | [`KeyPrefix`](Error::KeyPrefix) | a prefix the script builds keys from has no hash tag, or names no routable slot; nothing was sent | `false` |
 /// | [`LibraryConflict`](Error::LibraryConflict) | another version of the function's library is loaded; it was left in place | `false` |
 /// | [`FunctionNameTaken`](Error::FunctionNameTaken) | another library registers a function of the same name, so the library could not be loaded | `false` |
 /// | [`LoadFailed`](Error::LoadFailed) | `FUNCTION LOAD` of the function's library failed | `false` |
@@ -149,6 +150,28 @@ pub enum Error {
         script: &'static str,
         /// Every key of the call with its slot.
         keys: Vec<KeySlot>,
+    },
+
+    /// A prefix the script builds keys from (`KEYS[1] .. id`, or an
+    /// argument declared `#[key_prefix]`) cannot keep those keys in the
+    /// call's slot. Nothing was sent.
+    ///
+    /// A key built by appending to a prefix hashes to the prefix's slot
+    /// only when the prefix holds a complete `{hash tag}`: without one,
+    /// the script would reach keys of other slots, which a cluster
+    /// refuses. On a standalone server that is harmless: opt out per call
+    /// with [`Call::allow_untagged_prefixes`](crate::Call::allow_untagged_prefixes).
+    #[error("script `{script}`: key prefix {prefix:?} ({parameter}) {reason}")]
+    #[non_exhaustive]
+    KeyPrefix {
+        /// Name of the script.
+        script: &'static str,
+        /// The prefix as sent, truncated for display.
+        prefix: String,
+        /// Which parameter carries it: `KEYS[1]`, `ARGV[2]`.
+        parameter: String,
+        /// What is wrong with it.
+        reason: KeyPrefixProblem,
     },
 
     /// A library of the same name but with other code (another version) is
@@ -425,6 +448,7 @@ impl Error {
             | Self::Timeout { script, .. }
             | Self::Decode { script, .. }
             | Self::CrossSlot { script, .. }
+            | Self::KeyPrefix { script, .. }
             | Self::LibraryConflict { script, .. }
             | Self::FunctionNameTaken { script, .. }
             | Self::LoadFailed { script, .. }
@@ -458,6 +482,7 @@ impl Error {
         match self {
             Self::Refused { .. }
             | Self::CrossSlot { .. }
+            | Self::KeyPrefix { .. }
             | Self::LibraryConflict { .. }
             | Self::FunctionNameTaken { .. }
             | Self::LoadFailed { .. } => false,
@@ -499,7 +524,7 @@ impl Error {
     }
 
     /// The variant's name in snake case (`refused`, `script`,
-    /// `connection`, `timeout`, `decode`, `cross_slot`, `library_conflict`,
+    /// `connection`, `timeout`, `decode`, `cross_slot`, `key_prefix`, `library_conflict`,
     /// `function_name_taken`, `load_failed`, `not_loaded`, `foreign_handle`):
     /// the `error.type`
     /// of a call's span and the `kind` label of its error metric.
@@ -511,6 +536,7 @@ impl Error {
             Self::Timeout { .. } => "timeout",
             Self::Decode { .. } => "decode",
             Self::CrossSlot { .. } => "cross_slot",
+            Self::KeyPrefix { .. } => "key_prefix",
             Self::LibraryConflict { .. } => "library_conflict",
             Self::FunctionNameTaken { .. } => "function_name_taken",
             Self::LoadFailed { .. } => "load_failed",
@@ -537,6 +563,32 @@ pub struct KeySlot {
     pub key: String,
     /// Its hash slot.
     pub slot: u16,
+}
+
+/// Why a key prefix cannot keep the keys built from it in the call's slot:
+/// the `reason` of [`Error::KeyPrefix`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum KeyPrefixProblem {
+    /// It holds no complete `{hash tag}`, so a key built by appending to
+    /// it hashes by its whole text, to any slot.
+    NoHashTag,
+    /// The call has no keys: a cluster routes a script by its KEYS, so
+    /// nothing sends the call to the prefix's slot.
+    NoKeys,
+}
+
+impl fmt::Display for KeyPrefixProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::NoHashTag => {
+                "has no {hash tag}: the keys the script builds by appending to it hash to other cluster slots; put the part that names the slot in braces, e.g. \"queue:{emails}:\" (on a standalone server only, `allow_untagged_prefixes()` lets the call go)"
+            }
+            Self::NoKeys => {
+                "names the slot of a call without keys: a cluster routes a script by its KEYS, so pass at least one key in the prefix's slot"
+            }
+        })
+    }
 }
 
 struct DisplayKeySlots<'a>(&'a [KeySlot]);

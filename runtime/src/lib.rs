@@ -67,7 +67,7 @@ pub use call::{Call, DEFAULT_DEADLINE, Invocation};
 #[cfg(feature = "cluster")]
 pub use deploy::{DeployReport, NodeDeploy, deploy_cluster};
 pub use deploy::{Deployed, OnConflict};
-pub use error::{Error, KeySlot, ScriptLocation};
+pub use error::{Error, KeyPrefixProblem, KeySlot, ScriptLocation};
 pub use exactly_once::{
     CallId, DEFAULT_RECORD_PREFIX, DEFAULT_RECORD_TTL, DEFAULT_RETRIES, ExactlyOnce,
 };
@@ -111,7 +111,7 @@ pub mod guide {
 /// "could not find `__private_v2`" rather than a stranger error.
 #[doc(hidden)]
 pub mod __private_v2 {
-    pub use crate::call::{Keys, push_argument, start_call, start_call_with_id};
+    pub use crate::call::{Keys, push_argument, push_key_prefix, start_call, start_call_with_id};
     pub use crate::checked::{
         AsyncConnection, Decodable, Encodable, KnownShape, Probe, Undecodable, Unencodable,
         UnknownShape,
@@ -122,7 +122,7 @@ pub mod __private_v2 {
     };
     pub use crate::exactly_once::exactly_once;
     pub use crate::library::new_library;
-    pub use crate::script::{new_function, new_script, with_exactly_once};
+    pub use crate::script::{new_function, new_script, with_exactly_once, with_key_prefixes};
     pub use crate::shape::{
         CheckMessage, accepts_array, accepts_bare, accepts_single_value, accepts_table,
         accepts_tag, array_mismatch, array_shape, contains_code, has_element, has_tag, str_eq,

@@ -25,6 +25,18 @@ pub struct Script {
     raises_unmarked_errors: bool,
     kind: Kind,
     exactly_once: Option<ExactlyOnce>,
+    key_prefixes: KeyPrefixes,
+}
+
+/// The KEYS elements a script builds other keys from by appending to
+/// them (`KEYS[1] .. id`), which each call checks for a hash tag.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct KeyPrefixes {
+    /// Positions (1-based).
+    pub keys: &'static [usize],
+    /// A key is built from an element at an index computed at run time:
+    /// every key is a prefix.
+    pub every_key: bool,
 }
 
 /// How a [`Script`] runs on the server.
@@ -60,6 +72,10 @@ pub const fn new_script(
         raises_unmarked_errors,
         kind: Kind::Eval,
         exactly_once: None,
+        key_prefixes: KeyPrefixes {
+            keys: &[],
+            every_key: false,
+        },
     }
 }
 
@@ -86,6 +102,10 @@ pub const fn new_function(
         raises_unmarked_errors,
         kind: Kind::Function(library),
         exactly_once: None,
+        key_prefixes: KeyPrefixes {
+            keys: &[],
+            every_key: false,
+        },
     }
 }
 
@@ -96,6 +116,19 @@ pub const fn new_function(
 pub const fn with_exactly_once(mut script: Script, exactly_once: ExactlyOnce) -> Script {
     script.exactly_once = Some(exactly_once);
     script.read_only = false;
+    script
+}
+
+/// Used by generated code only: the script (or function) builds keys by
+/// appending to the KEYS elements at these positions (1-based; with
+/// `every_key`, to any of them), as the analysis proved. A call checks
+/// that each such key holds a complete hash tag.
+pub const fn with_key_prefixes(
+    mut script: Script,
+    keys: &'static [usize],
+    every_key: bool,
+) -> Script {
+    script.key_prefixes = KeyPrefixes { keys, every_key };
     script
 }
 
@@ -193,6 +226,12 @@ impl Script {
     /// which turns off the client-side same-slot check.
     pub const fn allows_cross_slot_keys(&self) -> bool {
         self.allow_cross_slot_keys
+    }
+
+    /// Whether the call's key at `position` (1-based) is a prefix the
+    /// script builds other keys from.
+    pub(crate) fn builds_keys_from(&self, position: usize) -> bool {
+        self.key_prefixes.every_key || self.key_prefixes.keys.contains(&position)
     }
 
     pub(crate) fn sha1_prefix(&self) -> &'static str {

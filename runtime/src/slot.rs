@@ -34,6 +34,13 @@ pub(crate) fn hash_tag(key: &[u8]) -> &[u8] {
     }
 }
 
+/// Whether `key` holds a complete hash tag: a `{`, then a `}` with at
+/// least one byte between them. Then every key that starts with `key`
+/// hashes to the same slot, whatever follows.
+pub(crate) fn has_hash_tag(key: &[u8]) -> bool {
+    hash_tag(key).len() < key.len()
+}
+
 const CRC16_TABLE: [u16; 256] = crc16_table();
 
 /// CRC16 with polynomial 0x1021, initial value 0, no reflection (XMODEM):

@@ -8,6 +8,7 @@ mod blocking;
 mod calls;
 mod corpus;
 mod deadlines;
+mod derived_keys;
 mod endless_loops;
 mod exactly_once;
 mod exactly_once_faults;
