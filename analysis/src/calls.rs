@@ -828,7 +828,7 @@ impl Analyzer<'_> {
                 let site = KeySite {
                     command: name.clone(),
                     line: operand.span.line,
-                    in_function: false,
+                    in_function: None,
                 };
                 self.check_key(&operand.value, operand.span, &site, report);
             }

@@ -165,19 +165,23 @@ pub(crate) struct KeyUse {
 pub(crate) struct KeySite {
     pub command: String,
     pub line: usize,
-    /// The key is used in a function the call at hand calls, not here.
-    pub in_function: bool,
+    /// The key is used in a function the call at hand calls, not here:
+    /// as a whole key, or (`Some(true)`) as the start of one.
+    pub in_function: Option<bool>,
 }
 
 impl KeySite {
+    /// The subject of a message about the value `shown` written here.
     fn of(&self, shown: &str) -> String {
-        if self.in_function {
-            format!(
-                "`{shown}` starts a key of `{}` that the function called here builds (line {})",
-                self.command, self.line
-            )
-        } else {
-            format!("key argument `{shown}` of `{}`", self.command)
+        let (command, line) = (&self.command, self.line);
+        match self.in_function {
+            Some(true) => format!(
+                "`{shown}`, which the function called here appends to for a key of `{command}` (line {line}),"
+            ),
+            Some(false) => format!(
+                "`{shown}`, which the function called here passes as a key of `{command}` (line {line}),"
+            ),
+            None => format!("key argument `{shown}` of `{command}`"),
         }
     }
 }
@@ -216,7 +220,7 @@ impl Analyzer<'_> {
                         site.of(&shown),
                         keys = self.context.tables[0]
                     );
-                    self.key_error(span, message);
+                    self.key_error(span, message, None);
                 }
             }
         }
@@ -237,7 +241,20 @@ impl Analyzer<'_> {
                         "{} is built from {args}[{index}], an argument not declared a key prefix",
                         site.of(&shown)
                     );
-                    self.key_error(span, message);
+                    let declare = match self.context.signature.declared_by {
+                        DeclaredBy::RustFunction => {
+                            "mark its Rust parameter `#[key_prefix]`".to_string()
+                        }
+                        DeclaredBy::Header => {
+                            format!("write `-- {args}[{index}] = key prefix` in the header")
+                        }
+                        DeclaredBy::CommandLine => format!("pass `--key-prefix-args {index}`"),
+                    };
+                    let hint = format!(
+                        "if {args}[{index}] is a prefix with a {{hash tag}} such as `queue:{{emails}}:`, {declare}: each call then checks that it holds one in the slot of the call's keys; or pass the key in {keys}",
+                        keys = self.context.tables[0]
+                    );
+                    self.key_error(span, message, Some(hint));
                 }
             }
             // Checked by the call, unless the script opted out of checks.
@@ -246,7 +263,9 @@ impl Analyzer<'_> {
         }
     }
 
-    fn key_error(&mut self, span: Span, message: String) {
+    /// A key that is not proven to be in the slot of the call's keys;
+    /// `hint` replaces the general one.
+    fn key_error(&mut self, span: Span, message: String, hint: Option<String>) {
         let keys = self.context.tables[0];
         let (routed, opt_out) = if self.context.environment == Environment::FunctionCall {
             (
@@ -256,18 +275,16 @@ impl Analyzer<'_> {
         } else {
             ("the script by KEYS", "`#!lua flags=allow-cross-slot-keys`")
         };
-        let prefix = match self.context.signature.declared_by {
-            DeclaredBy::RustFunction => "`#[key_prefix]` on its parameter",
-            DeclaredBy::Header => "`-- ARGV[n] = key prefix` in the header",
-            DeclaredBy::CommandLine => "`--key-prefix-args n`",
-        };
+        let hint = hint.unwrap_or_else(|| {
+            format!(
+                "pass the key in {keys}, or build it by appending to a {keys} element (`{keys}[1] .. id`), whose {{hash tag}} each call then checks; or opt out with {opt_out} or the attribute's `dynamic_keys`"
+            )
+        });
         self.diagnostics.push(span.error(
             format!(
                 "{message}: Redis Cluster routes {routed} only, so this key may live on another node"
             ),
-            format!(
-                "pass the key in {keys}, or build it by appending to a {keys} element (`{keys}[1] .. id`) or to an argument declared a key prefix ({prefix}): each call then checks that the prefix holds a {{hash tag}}; or opt out with {opt_out} or the attribute's `dynamic_keys`"
-            ),
+            hint,
         ));
     }
 
@@ -292,7 +309,7 @@ impl Analyzer<'_> {
             let open = operands.last().is_some_and(|operand| operand.many);
             let span = operand.map_or(Span::TOP, |operand| operand.span);
             let site = KeySite {
-                in_function: true,
+                in_function: Some(key_use.prefix),
                 ..key_use.site.clone()
             };
             match (argument.derivation(), key_use.prefix) {
@@ -316,7 +333,7 @@ impl Analyzer<'_> {
                             site.of(&shown),
                             self.context.tables[0]
                         );
-                        self.key_error(span, message);
+                        self.key_error(span, message, None);
                     }
                 }
             }

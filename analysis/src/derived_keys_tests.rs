@@ -132,7 +132,7 @@ fn keys_built_otherwise_still_need_the_opt_out() {
         // The helper appends to what this call passes: a literal.
         (
             "local function key(prefix, id) return redis.call('GET', prefix .. id) end\nreturn key('jobs:', ARGV[1])",
-            "2:12 `'jobs:'` starts a key of `GET` that the function called here builds (line 1) does not come from KEYS (the string literal 'jobs:')",
+            "2:12 `'jobs:'`, which the function called here appends to for a key of `GET` (line 1), does not come from KEYS (the string literal 'jobs:')",
         ),
         // The helper returns a key built from its parameter, and this
         // call passes one read from data.

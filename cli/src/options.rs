@@ -314,6 +314,8 @@ mod tests {
         assert_eq!(read.paths, [PathBuf::from("lua"), PathBuf::from("x.lua")]);
         assert!(read.deny_warnings && read.format == Format::Json);
         assert_eq!(options(&["--", "--keys"]).paths, [PathBuf::from("--keys")]);
+        let prefixes = options(&["--key-prefix-args", "1, 3", "a.lua"]).key_prefix_args;
+        assert_eq!(prefixes.into_iter().collect::<Vec<_>>(), [1, 3]);
     }
 
     #[test]
@@ -329,6 +331,10 @@ mod tests {
                 "unknown format `xml`: use `--format human` or `--format json`",
             ),
             (&["--fast", "a.lua"][..], "unknown option `--fast`"),
+            (
+                &["--key-prefix-args", "0", "a.lua"][..],
+                "`--key-prefix-args 0`: expected ARGV positions from 1, such as 1 or 1,3",
+            ),
             (
                 &["--deny-warnings=yes", "a.lua"][..],
                 "`--deny-warnings` takes no value",

@@ -29,6 +29,8 @@ struct Declared {
     variadic_args: bool,
     dynamic_keys: bool,
     allow_unused: bool,
+    /// ARGV positions of the parameters marked `#[key_prefix]`.
+    key_prefix_args: Vec<usize>,
     target: Option<String>,
     library: bool,
     /// The attribute refuses the declaration itself (no `keys`, an option
@@ -157,23 +159,55 @@ fn declarations(source: &str) -> Vec<Declared> {
                 continue;
             };
             declared.refused |= !keys_given || declared.keys > parameters.len();
-            let key_parameters = parameters.iter().take(declared.keys);
-            let arg_parameters = parameters.iter().skip(declared.keys);
-            let count = |parameters: Vec<bool>| {
+            // A parameter attribute the attribute refuses: anything but a
+            // bare `#[key_prefix]` on a single argument after a fixed key.
+            let fixed_keys = parameters
+                .iter()
+                .take(declared.keys)
+                .filter(|parameter| !parameter.variadic)
+                .count();
+            declared.refused |= parameters.iter().enumerate().any(|(index, parameter)| {
+                parameter.odd_attribute
+                    || parameter.key_prefix
+                        && (index < declared.keys || fixed_keys == 0 || parameter.variadic)
+            });
+            declared.key_prefix_args = parameters
+                .iter()
+                .skip(declared.keys)
+                .enumerate()
+                .filter(|(_, parameter)| parameter.key_prefix)
+                .map(|(index, _)| index + 1)
+                .collect();
+            let variadic: Vec<bool> = parameters
+                .iter()
+                .map(|parameter| parameter.variadic)
+                .collect();
+            let (key_parameters, arg_parameters) =
+                variadic.split_at(declared.keys.min(variadic.len()));
+            let count = |parameters: &[bool]| {
                 let variadic = parameters.last().copied().unwrap_or(false);
                 (parameters.len() - usize::from(variadic), variadic)
             };
-            (declared.keys, declared.variadic_keys) = count(key_parameters.copied().collect());
-            (declared.args, declared.variadic_args) = count(arg_parameters.copied().collect());
+            (declared.keys, declared.variadic_keys) = count(key_parameters);
+            (declared.args, declared.variadic_args) = count(arg_parameters);
         }
         found.push(declared);
     }
     found
 }
 
-/// The parameters (variadic or not) of the bodyless function that follows
-/// an attribute: its tokens up to `;`, given a body so that syn reads them.
-fn function_parameters(tokens: &[TokenTree]) -> Option<Vec<bool>> {
+/// One parameter of a declared function.
+struct Parameter {
+    variadic: bool,
+    /// Marked `#[key_prefix]`.
+    key_prefix: bool,
+    /// Carries an attribute other than a bare `#[key_prefix]`.
+    odd_attribute: bool,
+}
+
+/// The parameters of the bodyless function that follows an attribute: its
+/// tokens up to `;`, given a body so that syn reads them.
+fn function_parameters(tokens: &[TokenTree]) -> Option<Vec<Parameter>> {
     let end = tokens
         .iter()
         .position(|token| matches!(token, TokenTree::Punct(punct) if punct.as_char() == ';'))?;
@@ -185,7 +219,17 @@ fn function_parameters(tokens: &[TokenTree]) -> Option<Vec<bool>> {
             .inputs
             .iter()
             .filter_map(|input| match input {
-                syn::FnArg::Typed(typed) => Some(is_variadic(&typed.ty)),
+                syn::FnArg::Typed(typed) => Some(Parameter {
+                    variadic: is_variadic(&typed.ty),
+                    key_prefix: typed
+                        .attrs
+                        .iter()
+                        .any(|attribute| attribute.path().is_ident("key_prefix")),
+                    odd_attribute: typed.attrs.iter().any(|attribute| {
+                        !attribute.path().is_ident("key_prefix")
+                            || attribute.meta.require_path_only().is_err()
+                    }),
+                }),
                 syn::FnArg::Receiver(_) => None,
             })
             .collect(),
@@ -250,6 +294,14 @@ fn command_line_diagnostics(declared: &Declared) -> Option<BTreeSet<Placed>> {
     }
     if declared.dynamic_keys {
         command.arg("--dynamic-keys");
+    }
+    if !declared.key_prefix_args.is_empty() {
+        let positions: Vec<String> = declared
+            .key_prefix_args
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        command.arg("--key-prefix-args").arg(positions.join(","));
     }
     if declared.allow_unused {
         command.arg("--allow-unused");

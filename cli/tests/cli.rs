@@ -263,6 +263,8 @@ fn directories_are_searched_recursively_in_order() {
             "fixtures/failing/key_out_of_range.lua",
             "fixtures/failing/unclosed_at_end.lua",
             "fixtures/failing/undeclared.lua",
+            "fixtures/key_prefixes/declared_in_header.lua",
+            "fixtures/key_prefixes/undeclared.lua",
             "fixtures/libraries/counters.lua",
             "fixtures/passing/delete_all.lua",
             "fixtures/passing/misspelled_log_level.lua",
@@ -274,7 +276,7 @@ fn directories_are_searched_recursively_in_order() {
     assert!(
         found
             .stdout
-            .ends_with("  \"errors\": 6,\n  \"warnings\": 2\n}\n"),
+            .ends_with("  \"errors\": 7,\n  \"warnings\": 2\n}\n"),
         "{}",
         found.stdout
     );
@@ -333,6 +335,42 @@ fn read_only_makes_a_write_an_error() {
         with_eval_ro.stdout
     );
     assert!(run(&["--help"]).stdout.contains("--read-only"));
+}
+
+#[test]
+fn an_argument_declared_a_key_prefix_derives_keys() {
+    let declared = run(&["fixtures/key_prefixes/declared_in_header.lua"]);
+    assert_eq!(
+        (declared.status, declared.stdout.as_str()),
+        (0, "checked 1 script: no problems found\n")
+    );
+    let script = "fixtures/key_prefixes/undeclared.lua";
+    let undeclared = run(&[script]);
+    assert_eq!(undeclared.status, 1);
+    assert!(
+        undeclared.stdout.contains(
+            "error: key argument `ARGV[1] .. 'done'` of `SADD` is built from ARGV[1], an argument not declared a key prefix"
+        ) && undeclared
+            .stdout
+            .contains("write `-- ARGV[1] = key prefix` in the header"),
+        "{}",
+        undeclared.stdout
+    );
+    let on_the_command_line = run(&[
+        "--keys",
+        "1",
+        "--args",
+        "2",
+        "--key-prefix-args",
+        "1",
+        script,
+    ]);
+    assert_eq!(
+        on_the_command_line.status, 0,
+        "{}",
+        on_the_command_line.stdout
+    );
+    assert!(run(&["--help"]).stdout.contains("--key-prefix-args"));
 }
 
 #[test]

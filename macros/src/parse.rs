@@ -664,20 +664,26 @@ fn parse_param(input: &FnArg, errors: &mut Errors) -> Option<Param> {
     }
     let mut key_prefix = None;
     for attribute in &typed.attrs {
-        if !attribute.path().is_ident(KEY_PREFIX) {
+        let path = attribute.path();
+        if !path.is_ident(KEY_PREFIX) {
+            let shown = quote::ToTokens::to_token_stream(path)
+                .to_string()
+                .replace(' ', "");
             errors.push(syn::Error::new(
-                attribute.span(),
-                format!("a parameter takes only `#[{KEY_PREFIX}]`: the script builds keys by appending to it"),
+                path.span(),
+                format!("`#[{shown}]` is not an attribute of a script parameter; the one there is, `#[{KEY_PREFIX}]`, declares an argument the script builds keys from by appending to it"),
             ));
             continue;
         }
-        if !matches!(attribute.meta, syn::Meta::Path(_)) {
+        if let Err(error) = attribute.meta.require_path_only() {
             errors.push(syn::Error::new(
-                attribute.span(),
-                format!("`#[{KEY_PREFIX}]` takes no arguments"),
+                error.span(),
+                format!(
+                    "`#[{KEY_PREFIX}]` takes no arguments: write it alone before the parameter"
+                ),
             ));
         }
-        key_prefix = Some(attribute.span());
+        key_prefix = Some(path.span());
     }
     let variadic = is_variadic(&typed.ty);
     if let (Some(span), true) = (key_prefix, variadic) {

@@ -1460,6 +1460,95 @@ mod tests {
         }
     }
 
+    /// `move_item` building keys from its first key.
+    static PREFIXED: Script = crate::script::with_key_prefixes(
+        crate::script::new_script(
+            "move_item",
+            "lua/move.lua",
+            "return 1",
+            "e0e1f9fabfc9d4800c877a703b823ac0578ff8db",
+            false,
+            false,
+            false,
+        ),
+        &[1],
+        false,
+    );
+
+    fn prefix_error(call: &Call<(), Error>) -> Option<(String, String, crate::KeyPrefixProblem)> {
+        match call.check_slots() {
+            Err(Error::KeyPrefix {
+                prefix,
+                parameter,
+                reason,
+                ..
+            }) => Some((prefix, parameter, reason)),
+            Ok(()) => None,
+            Err(other) => panic!("expected KeyPrefix, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn key_prefixes_need_a_hash_tag_in_the_call_slot() {
+        use crate::KeyPrefixProblem::{NoHashTag, NoKeys};
+        let tagged = start_call::<(), Error>(&PREFIXED, keys(&["queue:{emails}:"]), 0);
+        assert_eq!(prefix_error(&tagged), None);
+        let untagged = start_call::<(), Error>(&PREFIXED, keys(&["queue:emails:", "x"]), 0);
+        // Keys in different slots are refused as such first.
+        assert!(matches!(
+            untagged.check_slots(),
+            Err(Error::CrossSlot { .. })
+        ));
+        let untagged = start_call::<(), Error>(&PREFIXED, keys(&["queue:emails:"]), 0);
+        assert_eq!(
+            prefix_error(&untagged),
+            Some(("queue:emails:".into(), "KEYS[1]".into(), NoHashTag))
+        );
+        // An empty tag is no tag: the whole key is hashed.
+        let empty = start_call::<(), Error>(&PREFIXED, keys(&["queue:{}:"]), 0);
+        assert!(prefix_error(&empty).is_some());
+        // Only the declared positions are prefixes.
+        let second = start_call::<(), Error>(&PREFIXED, keys(&["{q}:a", "{q}b"]), 0);
+        assert_eq!(prefix_error(&second), None);
+
+        // An argument declared a key prefix: tag, slot, and keys.
+        let mut argument = start_call::<(), Error>(&SCRIPT, keys(&["count:{x}"]), 1);
+        push_key_prefix(&mut argument, &"jobs:{x}:", 1);
+        assert_eq!(prefix_error(&argument), None);
+        assert_eq!(arguments(argument.command())[4], b"jobs:{x}:");
+        let mut untagged = start_call::<(), Error>(&SCRIPT, keys(&["count:{x}"]), 1);
+        push_key_prefix(&mut untagged, &"jobs:", 1);
+        assert_eq!(
+            prefix_error(&untagged),
+            Some(("jobs:".into(), "ARGV[1]".into(), NoHashTag))
+        );
+        let mut elsewhere = start_call::<(), Error>(&SCRIPT, keys(&["count:{x}"]), 1);
+        push_key_prefix(&mut elsewhere, &"jobs:{y}:", 1);
+        match elsewhere.check_slots() {
+            Err(Error::CrossSlot { keys, .. }) => assert_eq!(
+                keys.iter().map(|key| key.slot).collect::<Vec<_>>(),
+                [key_slot(b"count:{x}"), key_slot(b"jobs:{y}:")]
+            ),
+            other => panic!("expected CrossSlot, got {other:?}"),
+        }
+        let mut keyless = start_call::<(), Error>(&SCRIPT, Keys::new(), 1);
+        push_key_prefix(&mut keyless, &"jobs:{x}:", 1);
+        assert_eq!(
+            prefix_error(&keyless),
+            Some(("jobs:{x}:".into(), "ARGV[1]".into(), NoKeys))
+        );
+
+        // A standalone server: the caller lets them all go.
+        let allowed = start_call::<(), Error>(&PREFIXED, keys(&["queue:emails:"]), 0)
+            .allow_untagged_prefixes();
+        assert_eq!(
+            allowed.slot().ok().flatten(),
+            Some(key_slot(b"queue:emails:"))
+        );
+        let allowed = elsewhere.allow_untagged_prefixes();
+        assert!(allowed.check_slots().is_ok());
+    }
+
     static LIBRARY: Library = crate::library::new_library(
         "quota_lib",
         "lua/quota_lib.lua",

@@ -1,0 +1,6 @@
+use redis_script::redis_script;
+
+#[redis_script(path = "ui/keys/argument_not_a_key_prefix.lua", keys = 1)]
+async fn add_job(counter: &str, #[prefix] prefix: &str, id: &str) -> i64;
+
+fn main() {}
