@@ -46,6 +46,15 @@ fn code(script: &str) -> &str {
 }
 
 #[test]
+fn the_cluster_section_shows_the_queue_script() {
+    assert_eq!(
+        code(block_after("## Redis Cluster", "lua")),
+        code(include_str!("../lua/enqueue_job.lua")),
+        "the README's queue script differs from lua/enqueue_job.lua"
+    );
+}
+
+#[test]
 fn getting_started_writes_the_example_script() {
     let commands = block_after("## Getting started", "sh");
     let shown = block_after("## Example", "lua");
