@@ -6,34 +6,8 @@ use redis_script::Error;
 use redis_script_testkit::{RedisCluster, RedisServer, Stats};
 use redis_script_tests::{get, release_lock, transfer};
 
-/// Runs `$scenario(connection, stats)` once against a fresh standalone
-/// server and once against a fresh cluster.
-macro_rules! on_both_backends {
-    ($($scenario:ident),* $(,)?) => {
-        mod standalone {
-            $(
-                #[tokio::test]
-                async fn $scenario() {
-                    let server = redis_script_testkit::RedisServer::start();
-                    let mut connection = server.connection().await;
-                    super::$scenario(&mut connection, &server).await;
-                }
-            )*
-        }
-        mod cluster {
-            $(
-                #[tokio::test]
-                async fn $scenario() {
-                    let cluster = redis_script_testkit::RedisCluster::start(3, 1);
-                    let mut connection = cluster.connection().await;
-                    super::$scenario(&mut connection, &cluster).await;
-                }
-            )*
-        }
-    };
-}
-
 on_both_backends!(
+    replicas = 1;
     typed_multi_key_call_with_hash_tag,
     cold_call_costs_one_evalsha_and_one_eval,
     cross_slot_call_is_refused_before_sending,

@@ -33,31 +33,6 @@ mod derived_queue {
     pub async fn push_job(prefix: &str, id: &str, payload: &str) -> i64;
 }
 
-macro_rules! on_both_backends {
-    ($($scenario:ident),* $(,)?) => {
-        mod standalone {
-            $(
-                #[tokio::test]
-                async fn $scenario() {
-                    let server = redis_script_testkit::RedisServer::start();
-                    let mut connection = server.connection().await;
-                    super::$scenario(&mut connection, &server).await;
-                }
-            )*
-        }
-        mod cluster {
-            $(
-                #[tokio::test]
-                async fn $scenario() {
-                    let cluster = redis_script_testkit::RedisCluster::start(3, 0);
-                    let mut connection = cluster.connection().await;
-                    super::$scenario(&mut connection, &cluster).await;
-                }
-            )*
-        }
-    };
-}
-
 on_both_backends!(
     every_derivation_form_runs_in_the_prefix_slot,
     exactly_once_records_in_the_prefix_slot,

@@ -10,7 +10,7 @@ use std::time::Duration;
 use redis::Value;
 use redis::aio::ConnectionLike;
 use redis_script::{CallId, Error, ScriptReply, redis_script};
-use redis_script_testkit::RedisServer;
+use redis_script_testkit::{RedisServer, Stats};
 use redis_script_tests::get;
 
 /// Adds `amount` to `counter`; the new value.
@@ -83,31 +83,6 @@ async fn record_of<T, E, C: ConnectionLike>(
     (record, ttl)
 }
 
-/// Runs `$scenario(connection)` against a fresh standalone server and a
-/// fresh cluster.
-macro_rules! on_both_backends {
-    ($($scenario:ident),* $(,)?) => {
-        mod standalone {
-            $(
-                #[tokio::test]
-                async fn $scenario() {
-                    let server = redis_script_testkit::RedisServer::start();
-                    super::$scenario(&mut server.connection().await).await;
-                }
-            )*
-        }
-        mod cluster {
-            $(
-                #[tokio::test]
-                async fn $scenario() {
-                    let cluster = redis_script_testkit::RedisCluster::start(3, 0);
-                    super::$scenario(&mut cluster.connection().await).await;
-                }
-            )*
-        }
-    };
-}
-
 on_both_backends!(
     a_call_sent_again_returns_the_first_reply,
     a_caller_id_makes_calls_from_anywhere_one_call,
@@ -116,7 +91,10 @@ on_both_backends!(
     a_raised_error_records_nothing_and_keeps_its_line,
 );
 
-async fn a_call_sent_again_returns_the_first_reply<C: ConnectionLike>(connection: &mut C) {
+async fn a_call_sent_again_returns_the_first_reply<C: ConnectionLike>(
+    connection: &mut C,
+    _: &dyn Stats,
+) {
     let call = incr_once::call("once:{a}", 5);
     assert!(call.call_id().is_some());
     let first = call.invoke(connection).await.expect("first send");
@@ -150,7 +128,10 @@ async fn a_call_sent_again_returns_the_first_reply<C: ConnectionLike>(connection
     assert!((590_000..=600_000).contains(&ttl), "{ttl}");
 }
 
-async fn a_caller_id_makes_calls_from_anywhere_one_call<C: ConnectionLike>(connection: &mut C) {
+async fn a_caller_id_makes_calls_from_anywhere_one_call<C: ConnectionLike>(
+    connection: &mut C,
+    _: &dyn Stats,
+) {
     let id = CallId::new("order-7:charge");
     let first = incr_once::call_with_id(id.clone(), "caller:{b}", 3);
     let second = incr_once::call_with_id("order-7:charge", "caller:{b}", 3);
@@ -180,7 +161,10 @@ async fn a_caller_id_makes_calls_from_anywhere_one_call<C: ConnectionLike>(conne
     assert!((1..=1500).contains(&ttl), "{ttl}");
 }
 
-async fn records_share_the_slot_of_keys_without_a_hash_tag<C: ConnectionLike>(connection: &mut C) {
+async fn records_share_the_slot_of_keys_without_a_hash_tag<C: ConnectionLike>(
+    connection: &mut C,
+    _: &dyn Stats,
+) {
     for key in ["plain-counter", "another-plain-counter", "odd}{key"] {
         let call = incr_once::call(key, 2);
         assert_eq!(call.invoke(connection).await.expect(key), 2);
@@ -196,7 +180,10 @@ async fn records_share_the_slot_of_keys_without_a_hash_tag<C: ConnectionLike>(co
     }
 }
 
-async fn keyless_calls_see_their_own_keys_and_arguments<C: ConnectionLike>(connection: &mut C) {
+async fn keyless_calls_see_their_own_keys_and_arguments<C: ConnectionLike>(
+    connection: &mut C,
+    _: &dyn Stats,
+) {
     // On a cluster the record routes the call: the id's hash tag puts it
     // with the counter the script writes.
     let call = keyless_once::call_with_id("{keyless}-1", "a", "b");
@@ -215,7 +202,10 @@ async fn keyless_calls_see_their_own_keys_and_arguments<C: ConnectionLike>(conne
     assert_eq!(get(connection, "{keyless}:counter").await, Some(1));
 }
 
-async fn a_raised_error_records_nothing_and_keeps_its_line<C: ConnectionLike>(connection: &mut C) {
+async fn a_raised_error_records_nothing_and_keeps_its_line<C: ConnectionLike>(
+    connection: &mut C,
+    _: &dyn Stats,
+) {
     let call = raise_once::call("raise:{c}");
     for _ in 0..2 {
         let error = call.invoke(connection).await.expect_err("raises");

@@ -3,6 +3,37 @@
 //! free loopback ports: a standalone server and a 3-primary cluster with one
 //! replica each. Every scenario runs on both.
 
+/// Runs each `$scenario(connection, stats)` once against a fresh standalone
+/// server and once against a fresh 3-primary cluster (with as many
+/// replicas per primary as asked, none by default).
+macro_rules! on_both_backends {
+    (replicas = $replicas:literal; $($scenario:ident),* $(,)?) => {
+        mod standalone {
+            $(
+                #[tokio::test]
+                async fn $scenario() {
+                    let server = redis_script_testkit::RedisServer::start();
+                    let mut connection = server.connection().await;
+                    super::$scenario(&mut connection, &server).await;
+                }
+            )*
+        }
+        mod cluster {
+            $(
+                #[tokio::test]
+                async fn $scenario() {
+                    let cluster = redis_script_testkit::RedisCluster::start(3, $replicas);
+                    let mut connection = cluster.connection().await;
+                    super::$scenario(&mut connection, &cluster).await;
+                }
+            )*
+        }
+    };
+    ($($scenario:ident),* $(,)?) => {
+        on_both_backends!(replicas = 0; $($scenario),*);
+    };
+}
+
 mod batches;
 mod blocking;
 mod calls;
