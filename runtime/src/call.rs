@@ -1382,7 +1382,7 @@ impl io::Write for KeyWriter<'_> {
 mod tests {
     use super::*;
 
-    static SCRIPT: Script = crate::script::new_script(
+    const MOVE_ITEM: Script = crate::script::new_script(
         "move_item",
         "lua/move.lua",
         "return 1",
@@ -1391,6 +1391,8 @@ mod tests {
         false,
         false,
     );
+
+    static SCRIPT: Script = MOVE_ITEM;
 
     fn keys(names: &[&str]) -> Keys {
         let mut keys = Keys::new();
@@ -1461,19 +1463,7 @@ mod tests {
     }
 
     /// `move_item` building keys from its first key.
-    static PREFIXED: Script = crate::script::with_key_prefixes(
-        crate::script::new_script(
-            "move_item",
-            "lua/move.lua",
-            "return 1",
-            "e0e1f9fabfc9d4800c877a703b823ac0578ff8db",
-            false,
-            false,
-            false,
-        ),
-        &[1],
-        false,
-    );
+    static PREFIXED: Script = crate::script::with_key_prefixes(MOVE_ITEM, &[1], false);
 
     fn prefix_error(call: &Call<(), Error>) -> Option<(String, String, crate::KeyPrefixProblem)> {
         match call.check_slots() {
