@@ -105,7 +105,7 @@ impl Analyzer<'_> {
             Value::Builtin { global, member } => {
                 self.builtin_call(global, member.as_deref(), &operands, span)
             }
-            Value::Function(Some(summary)) => self.call_summary(summary, &operands),
+            Value::Function(Some(summary)) => self.call_summary(summary, &operands, span),
             _ => Value::Unknown,
         };
         self.last_call_many = match &callee {

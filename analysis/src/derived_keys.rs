@@ -288,13 +288,14 @@ impl Analyzer<'_> {
         ));
     }
 
-    /// A call of a function written in the script: the keys it builds from
-    /// its parameters are checked against what this call passes, and what
-    /// it returns keeps its provenance.
+    /// A call (at `call_span`) of a function written in the script: the
+    /// keys it builds from its parameters are checked against what this
+    /// call passes, and what it returns keeps its provenance.
     pub(crate) fn call_summary(
         &mut self,
         summary: &FunctionSummary,
         operands: &[Operand],
+        call_span: Span,
     ) -> Value {
         let arguments = argument_values(operands, summary);
         let report = !self.keys_opted_out();
@@ -307,7 +308,7 @@ impl Analyzer<'_> {
             };
             let operand = operands.get(key_use.parameter.index);
             let open = operands.last().is_some_and(|operand| operand.many);
-            let span = operand.map_or(Span::TOP, |operand| operand.span);
+            let span = operand.map_or(call_span, |operand| operand.span);
             let site = KeySite {
                 in_function: Some(key_use.prefix),
                 ..key_use.site.clone()
