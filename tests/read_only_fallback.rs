@@ -2,7 +2,7 @@
 //! runtime remembers the fallback for the whole process, so this runs in a
 //! test binary of its own: the first call meets the unknown command.
 
-use redis_script_testkit::{RedisServer, Stats};
+use redis_script_test::{RedisServer, Stats};
 use redis_script_tests::faults::read_log;
 
 const LOG: &str = "{t}:log";

@@ -3,8 +3,8 @@
 
 use redis::aio::MultiplexedConnection;
 use redis_script::Batch;
-pub use redis_script_testkit::CommandStat;
-use redis_script_testkit::{CountingConnection, parse_commandstats};
+pub use redis_script_test::CommandStat;
+use redis_script_test::{CountingConnection, parse_commandstats};
 
 use crate::BoxError;
 use crate::variants::{LOCK_KEY, TOKEN, release_lock};

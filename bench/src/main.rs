@@ -29,7 +29,7 @@ mod variants;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use redis_script_testkit::RedisServer;
+use redis_script_test::RedisServer;
 
 use crate::measure::{Plan, Summary};
 use crate::report::{Facts, WarmRow};

@@ -1,7 +1,7 @@
 //! Shared plumbing of the example programs: connect to `REDIS_URL`, or start
 //! a throwaway `redis-server` on a free loopback port when it is not set.
 
-use redis_script_testkit::RedisServer;
+use redis_script_test::RedisServer;
 
 pub mod workflows;
 

@@ -308,7 +308,7 @@ mod tests {
     impl FakeDir {
         fn new(label: &str) -> FakeDir {
             let dir = std::env::temp_dir().join(format!(
-                "redis-script-testkit-binaries-{}-{label}",
+                "redis-script-test-binaries-{}-{label}",
                 std::process::id()
             ));
             let _ = std::fs::remove_dir_all(&dir);

@@ -33,7 +33,7 @@ const SLOTS: u16 = 16384;
 ///
 /// ```no_run
 /// # async fn demo() {
-/// use redis_script_testkit::RedisCluster;
+/// use redis_script_test::RedisCluster;
 ///
 /// let cluster = RedisCluster::start(3, 1);
 /// let mut con = cluster.connection().await;

@@ -30,7 +30,7 @@
 //! Nothing is ever skipped silently.
 //!
 //! ```no_run
-//! use redis_script_testkit::{RedisServer, Stats};
+//! use redis_script_test::{RedisServer, Stats};
 //!
 //! let server = RedisServer::start();
 //! let mut con = server.client().get_connection().unwrap();
@@ -41,17 +41,24 @@
 mod admin;
 mod binaries;
 mod cluster;
+mod concurrency;
 mod counting;
+mod database;
 mod identity;
 mod ports;
 mod server;
+mod state;
 mod stats;
+mod watchdog;
 
 pub use binaries::{
     SERVER_ENV_VAR, ServerFlavor, redis_cli_binary, redis_server_binary, server_flavor,
 };
 pub use cluster::RedisCluster;
+pub use concurrency::{Turn, concurrently};
 pub use counting::CountingConnection;
+pub use database::{SHARED_DATABASES, TestDb};
 pub use identity::ServerVersion;
 pub use server::RedisServer;
+pub use state::{Data, Entry, State, Ttl};
 pub use stats::{CommandStat, Stats, parse_commandstats};

@@ -12,6 +12,7 @@ use std::thread::sleep;
 use std::time::{Duration, Instant};
 
 use crate::identity::parse_identity;
+use crate::watchdog::Watchdog;
 use crate::{ServerFlavor, ServerVersion, admin, ports, redis_server_binary};
 
 /// How many ports `start` tries before giving up.
@@ -42,7 +43,7 @@ static DIR_COUNTER: AtomicU64 = AtomicU64::new(0);
 ///
 /// ```no_run
 /// # async fn demo() {
-/// use redis_script_testkit::RedisServer;
+/// use redis_script_test::RedisServer;
 ///
 /// let server = RedisServer::start();
 /// let mut con = server.connection().await;
@@ -62,6 +63,9 @@ pub struct RedisServer {
     identity: Option<(ServerFlavor, ServerVersion)>,
     /// `None` once stopped, or once the process was seen to have exited.
     child: Mutex<Option<Child>>,
+    /// Kills the process if this test process dies without dropping the
+    /// handle ([`crate::watchdog`]).
+    watchdog: Option<Watchdog>,
 }
 
 /// Why one attempt to bring a process up did not succeed.
@@ -149,6 +153,7 @@ impl RedisServer {
             log_path,
             identity: None,
             child: Mutex::new(None),
+            watchdog: None,
         }
     }
 
@@ -291,6 +296,9 @@ impl RedisServer {
     /// The temp directory (and so a cluster node's `nodes.conf`) is kept for
     /// [`restart`](Self::restart).
     pub fn stop(&mut self) {
+        if let Some(watchdog) = self.watchdog.take() {
+            watchdog.stand_down();
+        }
         if let Some(mut child) = self.child_slot().take() {
             // `kill` fails only if the process already exited; `wait` reaps it
             // either way.
@@ -453,6 +461,10 @@ impl RedisServer {
             .map_err(|e| Failure::Fatal(format!("cannot run `{command_line}`: {e}")))?;
         let pid = child.id();
         *self.child_slot() = Some(child);
+        if let Some(earlier) = self.watchdog.take() {
+            earlier.stand_down();
+        }
+        self.watchdog = Watchdog::guard(pid, &self.dir);
 
         let deadline = Instant::now() + READY_TIMEOUT;
         loop {
@@ -464,6 +476,9 @@ impl RedisServer {
             };
             if let Some(status) = exited {
                 *self.child_slot() = None;
+                if let Some(watchdog) = self.watchdog.take() {
+                    watchdog.stand_down();
+                }
                 let log = self.log_since(log_offset);
                 return Err(if port_was_taken(&log) {
                     Failure::Retry(format!(
@@ -519,7 +534,7 @@ impl RedisServer {
             .append(true)
             .open(&self.log_path)?;
         let offset = log.seek(SeekFrom::End(0))?;
-        writeln!(log, "--- redis-script-testkit: {command_line}")?;
+        writeln!(log, "--- redis-script-test: {command_line}")?;
         let stderr = log.try_clone()?;
         Ok((log, stderr, offset))
     }
@@ -617,7 +632,7 @@ fn binary_name(binary: &Path) -> String {
 /// A fresh, empty directory under the system temp dir.
 fn new_temp_dir() -> PathBuf {
     let dir = std::env::temp_dir().join(format!(
-        "redis-script-testkit-{}-{}",
+        "redis-script-test-{}-{}",
         std::process::id(),
         DIR_COUNTER.fetch_add(1, Ordering::Relaxed)
     ));

@@ -7,7 +7,7 @@ use std::net::TcpStream;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use redis_script_testkit::{
+use redis_script_test::{
     RedisCluster, RedisServer, ServerFlavor, ServerVersion, Stats, server_flavor,
 };
 

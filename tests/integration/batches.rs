@@ -3,7 +3,7 @@
 
 use redis::aio::ConnectionLike;
 use redis_script::{Batch, Error};
-use redis_script_testkit::{RedisCluster, RedisServer, Stats};
+use redis_script_test::{RedisCluster, RedisServer, Stats};
 use redis_script_tests::{release_lock, transfer};
 
 async fn seed<C: ConnectionLike>(connection: &mut C, keys: &[&str]) {

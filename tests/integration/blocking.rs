@@ -5,7 +5,7 @@
 use redis::Commands;
 use redis_script::{Batch, Error, Failure, preload_blocking};
 use redis_script_examples::workflows::versioned::{VersionError, WriteOutcome, versioned_set};
-use redis_script_testkit::{RedisCluster, RedisServer, Stats};
+use redis_script_test::{RedisCluster, RedisServer, Stats};
 use redis_script_tests::{release_lock, transfer};
 
 fn script_calls(stats: &dyn Stats) -> (u64, u64, u64) {

@@ -3,7 +3,7 @@
 
 use redis::aio::ConnectionLike;
 use redis_script::Error;
-use redis_script_testkit::{RedisCluster, RedisServer, Stats};
+use redis_script_test::{RedisCluster, RedisServer, Stats};
 use redis_script_tests::{get, release_lock, transfer};
 
 on_both_backends!(

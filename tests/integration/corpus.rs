@@ -3,7 +3,7 @@
 //! (wrapped to mark returned errors, and for `exactly_once`).
 
 use redis_script_analysis::{Signature, analyze, exactly_once, sent};
-use redis_script_testkit::RedisServer;
+use redis_script_test::RedisServer;
 
 fn corpus() -> Vec<std::path::PathBuf> {
     let directory = concat!(env!("CARGO_MANIFEST_DIR"), "/lua/corpus");

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use redis::aio::ConnectionLike;
 use redis::cluster::ClusterClientBuilder;
 use redis_script::{Batch, DEFAULT_DEADLINE, Error};
-use redis_script_testkit::{RedisCluster, RedisServer};
+use redis_script_test::{RedisCluster, RedisServer};
 use redis_script_tests::transfer;
 
 /// How long past its deadline a call may take to end: the runtime drops

@@ -7,7 +7,7 @@
 
 use redis::aio::ConnectionLike;
 use redis_script::{Error, KeyPrefixProblem, key_slot, redis_library, redis_script};
-use redis_script_testkit::Stats;
+use redis_script_test::Stats;
 
 #[redis_script(path = "lua/derived/keys_prefix.lua", keys = 1)]
 async fn keys_prefix(prefix: &str, name: &str, value: &str) -> String;
@@ -191,7 +191,7 @@ async fn an_argument_prefix_in_another_slot_is_refused<C: ConnectionLike>(
 /// On a standalone server the caller may let an untagged prefix go.
 #[tokio::test]
 async fn a_standalone_call_may_allow_untagged_prefixes() {
-    let server = redis_script_testkit::RedisServer::start();
+    let server = redis_script_test::RedisServer::start();
     let mut connection = server.connection().await;
     let payload = through_local::call("queue:emails:", "1", "p")
         .allow_untagged_prefixes()

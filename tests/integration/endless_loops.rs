@@ -7,7 +7,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use redis_script_analysis::{Signature, analyze};
-use redis_script_testkit::RedisServer;
+use redis_script_test::RedisServer;
 
 /// Endless loops that only read, so `SCRIPT KILL` can end them.
 const ENDLESS: &[&str] = &[

@@ -10,7 +10,7 @@ use std::time::Duration;
 use redis::Value;
 use redis::aio::ConnectionLike;
 use redis_script::{CallId, Error, ScriptReply, redis_script};
-use redis_script_testkit::{RedisServer, Stats};
+use redis_script_test::{RedisServer, Stats};
 use redis_script_tests::get;
 
 /// Adds `amount` to `counter`; the new value.

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use redis::aio::ConnectionLike;
 use redis::{Cmd, Pipeline, RedisFuture, Value};
 use redis_script::{Error, RetryRefusals};
-use redis_script_testkit::{RedisCluster, RedisServer, parse_commandstats};
+use redis_script_test::{RedisCluster, RedisServer, parse_commandstats};
 use redis_script_tests::faults::log_call_once;
 
 use crate::fault_kit::{

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use redis_script::key_slot;
-use redis_script_testkit::{RedisCluster, RedisServer, Stats};
+use redis_script_test::{RedisCluster, RedisServer, Stats};
 use redis_script_tests::transfer;
 
 /// Bounded retry of a call while a connection re-establishes itself.

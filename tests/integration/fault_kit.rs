@@ -9,7 +9,7 @@ use redis::aio::ConnectionLike;
 use redis::cluster::ClusterClientBuilder;
 use redis::cluster_async::ClusterConnection;
 use redis_script::RetryRefusals;
-use redis_script_testkit::{RedisCluster, RedisServer};
+use redis_script_test::{RedisCluster, RedisServer};
 
 /// Sends refusals again (`MOVED`, `ASK`, `TRYAGAIN`, `CLUSTERDOWN`, …) for up
 /// to about 2 s: long enough for a manual failover or a slot hand-over.

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use redis::aio::ConnectionLike;
 use redis::cluster::ClusterClientBuilder;
 use redis_script::{Batch, Error, RetryRefusals};
-use redis_script_testkit::{CommandStat, RedisCluster, RedisServer, Stats, parse_commandstats};
+use redis_script_test::{CommandStat, RedisCluster, RedisServer, Stats, parse_commandstats};
 use redis_script_tests::faults::{log_call, shebang_log_call, write_then_busy, write_then_error};
 
 use crate::fault_kit::{

@@ -25,7 +25,7 @@ use redis_script::__private_v2::{Keys, push_argument, start_call};
 use redis_script::{Call, Deployed, Error, OnConflict, RetryRefusals, Script};
 use redis_script::{redis_library, redis_script};
 use redis_script_analysis::{Signature, analyze, sent};
-use redis_script_testkit::{RedisServer, Stats};
+use redis_script_test::{RedisServer, Stats};
 use redis_script_tests::get;
 
 /// The server's own words, code first, for the refusals the runtime or

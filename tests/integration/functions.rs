@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use redis::Value;
 use redis::aio::ConnectionLike;
 use redis_script::{Batch, Deployed, Error, OnConflict, deploy_cluster, key_slot, redis_library};
-use redis_script_testkit::{CountingConnection, RedisCluster, RedisServer, Stats};
+use redis_script_test::{CountingConnection, RedisCluster, RedisServer, Stats};
 
 /// The library under test (a variant of the workflow's `lua/quota_lib.lua`
 /// with a variadic read-only function).

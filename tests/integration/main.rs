@@ -12,7 +12,7 @@ macro_rules! on_both_backends {
             $(
                 #[tokio::test]
                 async fn $scenario() {
-                    let server = redis_script_testkit::RedisServer::start();
+                    let server = redis_script_test::RedisServer::start();
                     let mut connection = server.connection().await;
                     super::$scenario(&mut connection, &server).await;
                 }
@@ -22,7 +22,7 @@ macro_rules! on_both_backends {
             $(
                 #[tokio::test]
                 async fn $scenario() {
-                    let cluster = redis_script_testkit::RedisCluster::start(3, $replicas);
+                    let cluster = redis_script_test::RedisCluster::start(3, $replicas);
                     let mut connection = cluster.connection().await;
                     super::$scenario(&mut connection, &cluster).await;
                 }

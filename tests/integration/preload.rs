@@ -1,7 +1,7 @@
 //! Preloading makes the first call warm: no EVAL, on every node.
 
 use redis_script::{preload, preload_cluster};
-use redis_script_testkit::{RedisCluster, RedisServer, Stats};
+use redis_script_test::{RedisCluster, RedisServer, Stats};
 use redis_script_tests::{release_lock, transfer};
 
 #[tokio::test]

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use redis_script::{Error, Failure, Json, ScriptError, ScriptReply, redis_script};
-use redis_script_testkit::RedisServer;
+use redis_script_test::RedisServer;
 use redis_script_tests::Decision;
 
 /// A positional reply whose trailing fields may be cut by a nil.

@@ -4,7 +4,7 @@
 //! reply on this server's release (`reply_lua_types`).
 
 use redis_script_analysis::reply_lua_types;
-use redis_script_testkit::RedisServer;
+use redis_script_test::RedisServer;
 
 /// One rule: the command the model types, the keys the setup creates, the
 /// expression the script evaluates, and what the script sees (its Lua

@@ -4,7 +4,7 @@
 //! every neighbouring snippet the checker accepts, the server runs.
 
 use redis_script_analysis::{Severity, Signature, Target, analyze};
-use redis_script_testkit::{RedisServer, ServerFlavor};
+use redis_script_test::{RedisServer, ServerFlavor};
 
 /// `(script, what the server's error says)`: refused on every release CI
 /// runs. The checker's message quotes the server's words, but for

@@ -4,7 +4,7 @@
 //! cold-path costs are counted under the same `INFO commandstats` names.
 
 use redis_script_examples::workflows::versioned::versioned_get;
-use redis_script_testkit::{RedisCluster, RedisServer, ServerFlavor, Stats, server_flavor};
+use redis_script_test::{RedisCluster, RedisServer, ServerFlavor, Stats, server_flavor};
 use redis_script_tests::transfer;
 
 /// A SHA1 no server has cached.

@@ -2,7 +2,7 @@
 
 use rand::Rng as _;
 use redis_script::key_slot;
-use redis_script_testkit::RedisCluster;
+use redis_script_test::RedisCluster;
 
 /// Keys that exercise every `{hash tag}` rule of the Cluster spec.
 const EDGE_CASES: &[&str] = &[

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use metrics::{Counter, Gauge, Histogram, Key, KeyName, Metadata, Recorder, SharedString, Unit};
 use redis_script::{Batch, Error, redis_script};
-use redis_script_testkit::RedisServer;
+use redis_script_test::RedisServer;
 use redis_script_tests::Decision;
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};

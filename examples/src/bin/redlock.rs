@@ -10,7 +10,7 @@
 use std::time::Duration;
 
 use redis_script_examples::workflows::redlock::Redlock;
-use redis_script_testkit::RedisServer;
+use redis_script_test::RedisServer;
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -7,7 +7,7 @@
 use std::time::{Duration, Instant};
 
 use redis_script_examples::workflows::counter::{counter_increment, increment_with_watch};
-use redis_script_testkit::RedisServer;
+use redis_script_test::RedisServer;
 
 const WORKERS: u64 = 10;
 const INCREMENTS: u64 = 100;

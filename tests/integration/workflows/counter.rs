@@ -8,7 +8,7 @@ use std::time::Duration;
 use redis::aio::{ConnectionLike, MultiplexedConnection};
 use redis_script::key_slot;
 use redis_script_examples::workflows::counter::{counter_increment, increment_with_watch};
-use redis_script_testkit::{RedisCluster, RedisServer};
+use redis_script_test::{RedisCluster, RedisServer};
 
 const WORKERS: usize = 10;
 const INCREMENTS: usize = 100;

@@ -11,7 +11,7 @@ use redis::aio::ConnectionLike;
 use redis_script::Failure;
 use redis_script_examples::owner_token;
 use redis_script_examples::workflows::idempotency::{Claim, CompleteError, claim, complete};
-use redis_script_testkit::{RedisCluster, RedisServer};
+use redis_script_test::{RedisCluster, RedisServer};
 use tokio::sync::Barrier;
 use tokio::time::timeout;
 

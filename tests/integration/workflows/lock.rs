@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use redis::aio::ConnectionLike;
 use redis_script_examples::workflows::lock::Lock;
-use redis_script_testkit::{RedisCluster, RedisServer};
+use redis_script_test::{RedisCluster, RedisServer};
 use tokio::sync::Barrier;
 use tokio::time::timeout;
 

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use redis::aio::ConnectionLike;
 use redis_script_examples::workflows::quota::{Decision, quota_lib};
-use redis_script_testkit::{RedisCluster, RedisServer};
+use redis_script_test::{RedisCluster, RedisServer};
 
 const REQUESTS: usize = 1_000;
 const LIMIT: u64 = 100;

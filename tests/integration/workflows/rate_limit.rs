@@ -10,7 +10,7 @@ use redis::aio::ConnectionLike;
 use redis_script_examples::workflows::rate_limit::{
     Decision, rate_limit_fixed, rate_limit_sliding, request_id,
 };
-use redis_script_testkit::{RedisCluster, RedisServer};
+use redis_script_test::{RedisCluster, RedisServer};
 
 const REQUESTS: usize = 1_000;
 const LIMIT: u64 = 100;

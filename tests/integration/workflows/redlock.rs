@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use redis::aio::MultiplexedConnection;
 use redis_script_examples::workflows::redlock::Redlock;
-use redis_script_testkit::RedisServer;
+use redis_script_test::RedisServer;
 use tokio::time::timeout;
 
 const NODES: usize = 5;

@@ -9,7 +9,7 @@ use std::time::Duration;
 use redis::aio::ConnectionLike;
 use redis_script::{Error, key_slot};
 use redis_script_examples::workflows::session::{index_key, session_key, session_touch, touch};
-use redis_script_testkit::{RedisCluster, RedisServer, Stats};
+use redis_script_test::{RedisCluster, RedisServer, Stats};
 
 const SESSIONS: usize = 10;
 const TASKS: usize = 40;

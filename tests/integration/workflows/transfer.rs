@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use redis::aio::ConnectionLike;
 use redis_script_examples::workflows::transfer::{balance_key, pay};
-use redis_script_testkit::{RedisCluster, RedisServer};
+use redis_script_test::{RedisCluster, RedisServer};
 
 const PAYMENTS: usize = 200;
 const COPIES: usize = 3;

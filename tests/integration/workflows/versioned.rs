@@ -10,7 +10,7 @@ use redis_script::Failure;
 use redis_script_examples::workflows::versioned::{
     VersionError, Versioned, WriteOutcome, get_versioned, set_versioned, update,
 };
-use redis_script_testkit::{RedisCluster, RedisServer};
+use redis_script_test::{RedisCluster, RedisServer};
 use tokio::sync::Barrier;
 use tokio::time::timeout;
 
