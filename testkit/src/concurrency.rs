@@ -31,13 +31,14 @@ pub struct Turn {
 ///
 /// The limiter invariant, 1,000 requests at once against a limit of 100:
 ///
-/// ```no_run
+/// ```
 /// # use redis_script::{ScriptReply, redis_script};
 /// # #[derive(Debug, ScriptReply)]
 /// # enum Decision { Allowed { count: u64, remaining: u64 }, Denied { count: u64, retry_after_ms: u64 } }
 /// # #[redis_script(path = "../lua/rate_limit_fixed.lua", keys = 1)]
 /// # async fn rate_limit_fixed(counter: &str, limit: u64, window_ms: u64) -> Decision;
-/// # async fn demo() {
+/// # #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+/// # async fn main() {
 /// use redis_script_test::{TestDb, concurrently};
 ///
 /// let db = TestDb::new();

@@ -39,8 +39,9 @@ enum Host {
 /// database: tests sharing a server share them, which is what production
 /// clients see too.
 ///
-/// ```no_run
-/// # async fn demo() {
+/// ```
+/// # #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+/// # async fn main() {
 /// use redis_script_test::{State, TestDb};
 ///
 /// let db = TestDb::new();

@@ -46,7 +46,11 @@ fn servers_do_not_outlive_a_killed_test_process() {
         return;
     }
     let mut child = Command::new(std::env::current_exe().expect("the test binary"))
-        .args(["servers_do_not_outlive_a_killed_test_process", "--exact", "--nocapture"])
+        .args([
+            "servers_do_not_outlive_a_killed_test_process",
+            "--exact",
+            "--nocapture",
+        ])
         .env(CHILD, "1")
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -60,19 +64,26 @@ fn servers_do_not_outlive_a_killed_test_process() {
         .expect("the child names its servers");
     let mut fields: Vec<&str> = line["servers: ".len()..].split(' ').collect();
     let own_dir = fields.pop().expect("the directory").to_owned();
-    let pids: Vec<u32> = fields.iter().map(|pid| pid.parse().expect("a pid")).collect();
+    let pids: Vec<u32> = fields
+        .iter()
+        .map(|pid| pid.parse().expect("a pid"))
+        .collect();
     assert_eq!(pids.len(), 5, "{line}");
     assert!(pids.iter().all(|&pid| process_exists(pid)));
 
     child.kill().expect("SIGKILL the child");
     child.wait().expect("reap the child");
 
-    wait_until("the servers of a killed test are still running", Duration::from_secs(10), || {
-        pids.iter().all(|&pid| !process_exists(pid))
-    });
-    wait_until("the server's directory is still there", Duration::from_secs(10), || {
-        !Path::new(&own_dir).exists()
-    });
+    wait_until(
+        "the servers of a killed test are still running",
+        Duration::from_secs(10),
+        || pids.iter().all(|&pid| !process_exists(pid)),
+    );
+    wait_until(
+        "the server's directory is still there",
+        Duration::from_secs(10),
+        || !Path::new(&own_dir).exists(),
+    );
 }
 
 #[test]
