@@ -15,6 +15,10 @@ use crate::{RedisServer, redis_cli_binary};
 const CREATE_TIMEOUT: Duration = Duration::from_secs(60);
 /// Upper bound on waiting for the cluster to become healthy.
 const HEALTHY_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long a manual failover may take.
+const FAILOVER_TIMEOUT: Duration = Duration::from_secs(30);
+/// Keys per `MIGRATE` when a slot moves.
+const MIGRATE_BATCH: u64 = 100;
 /// Pause between two health checks.
 const POLL_INTERVAL: Duration = Duration::from_millis(50);
 /// Number of hash slots in Redis Cluster.
@@ -325,6 +329,107 @@ impl RedisCluster {
             .unwrap_or_else(|| panic!("the primary of slot {slot} (port {port}) is not a node"));
         self.nodes[index].stop();
         port
+    }
+
+    /// Fails over the primary serving `slot` to its replica without losing
+    /// a write (`CLUSTER FAILOVER` on the replica: the primary stops taking
+    /// writes, the replica catches up and takes over), and returns once the
+    /// cluster is healthy again; the port of the new primary.
+    ///
+    /// # Panics
+    ///
+    /// If the primary has no replica, or the failover does not complete
+    /// within 30 s.
+    pub fn fail_over_slot(&self, slot: u16) -> u16 {
+        let primary = self.node_for_slot(slot).port().to_string();
+        let replica = self
+            .replicas()
+            .into_iter()
+            .find(|replica| replica.info("replication").get("master_port") == Some(&primary))
+            .unwrap_or_else(|| {
+                panic!("the primary of slot {slot} (port {primary}) has no replica")
+            });
+        let () = admin::query_or_panic(replica.port(), redis::cmd("CLUSTER").arg("FAILOVER"));
+        let deadline = Instant::now() + FAILOVER_TIMEOUT;
+        while replica.info("replication").get("role").map(String::as_str) != Some("master") {
+            assert!(
+                Instant::now() < deadline,
+                "port {} did not take over slot {slot} within {FAILOVER_TIMEOUT:?}",
+                replica.port()
+            );
+            sleep(Duration::from_millis(20));
+        }
+        self.wait_until_healthy();
+        replica.port()
+    }
+
+    /// Moves `slot` with its keys to the primary listening on `to_port`,
+    /// the way `redis-cli --cluster reshard` does: `SETSLOT IMPORTING` and
+    /// `MIGRATING`, `MIGRATE` of the keys in batches, then `SETSLOT NODE` on
+    /// every primary. A client meets `ASK` during the move and `MOVED`
+    /// after it.
+    ///
+    /// # Panics
+    ///
+    /// If `to_port` is not a primary of the cluster or a step fails.
+    pub fn migrate_slot(&self, slot: u16, to_port: u16) {
+        let source = self.node_for_slot(slot).port();
+        if source == to_port {
+            return;
+        }
+        let id = |port: u16| -> String {
+            admin::query_or_panic(port, redis::cmd("CLUSTER").arg("MYID"))
+        };
+        let (source_id, target_id) = (id(source), id(to_port));
+        let setslot = |port: u16, state: &str, node: &str| {
+            let () = admin::query_or_panic(
+                port,
+                redis::cmd("CLUSTER")
+                    .arg("SETSLOT")
+                    .arg(slot)
+                    .arg(state)
+                    .arg(node),
+            );
+        };
+        setslot(to_port, "IMPORTING", &source_id);
+        setslot(source, "MIGRATING", &target_id);
+        let count: u64 = admin::query_or_panic(
+            source,
+            redis::cmd("CLUSTER").arg("COUNTKEYSINSLOT").arg(slot),
+        );
+        // Each round moves a batch; keys written meanwhile go to the target
+        // (`ASK`), so the rounds needed never grow.
+        for round in 0..=count / MIGRATE_BATCH + 1 {
+            let keys: Vec<Vec<u8>> = admin::query_or_panic(
+                source,
+                redis::cmd("CLUSTER")
+                    .arg("GETKEYSINSLOT")
+                    .arg(slot)
+                    .arg(MIGRATE_BATCH),
+            );
+            if keys.is_empty() {
+                break;
+            }
+            assert!(
+                round <= count / MIGRATE_BATCH,
+                "slot {slot} still has keys after {round} rounds of MIGRATE"
+            );
+            let () = admin::query_or_panic(
+                source,
+                redis::cmd("MIGRATE")
+                    .arg("127.0.0.1")
+                    .arg(to_port)
+                    .arg("")
+                    .arg(0)
+                    .arg(5000)
+                    .arg("KEYS")
+                    .arg(keys),
+            );
+        }
+        for primary in self.primaries() {
+            setslot(primary.port(), "NODE", &target_id);
+        }
+        self.wait_until_healthy();
     }
 
     /// The running nodes that are primaries right now (asked with `INFO

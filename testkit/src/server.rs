@@ -292,7 +292,51 @@ impl RedisServer {
         }
     }
 
-    /// Kills the process and waits for it. Does nothing if it is not running.
+    /// `CLIENT PAUSE <duration> ALL`: the server holds every command of its
+    /// clients for `duration`, then runs them. A call whose client gives up
+    /// sooner (its response timeout, its deadline) still runs when the
+    /// pause ends: what a retry must survive.
+    ///
+    /// # Panics
+    ///
+    /// If the server does not answer.
+    pub fn pause_clients(&self, duration: Duration) {
+        let millis = u64::try_from(duration.as_millis())
+            .unwrap_or(u64::MAX)
+            .max(1);
+        let () = admin::query_or_panic(
+            self.port,
+            redis::cmd("CLIENT").arg("PAUSE").arg(millis).arg("ALL"),
+        );
+    }
+
+    /// `CLIENT KILL TYPE normal`: closes every client connection, as a
+    /// network failure would; a call in flight on one gets a connection
+    /// error. Returns how many connections were closed.
+    ///
+    /// # Panics
+    ///
+    /// If the server does not answer.
+    pub fn drop_client_connections(&self) -> u64 {
+        admin::query_or_panic(
+            self.port,
+            redis::cmd("CLIENT").arg("KILL").arg("TYPE").arg("normal"),
+        )
+    }
+
+    /// `kill -9` and a restart on the same port: the server loses its data
+    /// and its script cache, as after a crash without persistence.
+    ///
+    /// # Panics
+    ///
+    /// As [`restart`](Self::restart).
+    pub fn crash_and_restart(&mut self) {
+        self.stop();
+        self.restart();
+    }
+
+    /// Kills the process (`kill -9`) and waits for it. Does nothing if it is
+    /// not running.
     /// The temp directory (and so a cluster node's `nodes.conf`) is kept for
     /// [`restart`](Self::restart).
     pub fn stop(&mut self) {
