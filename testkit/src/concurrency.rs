@@ -7,6 +7,8 @@ use std::sync::Arc;
 
 use tokio::sync::Barrier;
 
+use crate::TestDb;
+
 /// Which call of a [`concurrently`] run this is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Turn {
@@ -77,13 +79,154 @@ where
     }
     let mut outcomes = Vec::with_capacity(tasks * calls_per_task);
     for handle in handles {
-        match handle.await {
-            Ok(task_outcomes) => outcomes.extend(task_outcomes),
-            Err(error) => match error.try_into_panic() {
-                Ok(panic) => std::panic::resume_unwind(panic),
-                Err(error) => panic!("a task of `concurrently` did not finish: {error}"),
-            },
-        }
+        outcomes.extend(joined(handle.await));
     }
     outcomes
+}
+
+/// Runs each client's calls in order and the clients at the same time,
+/// released together: one connection per client, on `db` (emptied first).
+/// Returns each client's outcomes, in its order.
+///
+/// For property tests: generate the clients' calls, run them here, and
+/// check an invariant over the outcomes and [`TestDb::state`]. Each case
+/// starts from an empty database, so proptest's shrinking re-runs smaller
+/// cases against the real server and ends on a minimal failing one.
+///
+/// # Panics
+///
+/// If a client panics, or a connection cannot be opened.
+///
+/// ```
+/// # #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+/// # async fn main() {
+/// use redis_script_test::{TestDb, interleave};
+///
+/// let db = TestDb::new();
+/// let clients = vec![vec![1, 2, 3], vec![10, 20]];
+/// let outcomes = interleave(&db, clients, |mut connection, by: i64| async move {
+///     redis::cmd("INCRBY")
+///         .arg("total")
+///         .arg(by)
+///         .query_async::<i64>(&mut connection)
+///         .await
+///         .unwrap()
+/// })
+/// .await;
+/// assert_eq!(outcomes.len(), 2);
+/// assert_eq!(outcomes.iter().flatten().max(), Some(&36));
+/// # }
+/// ```
+pub async fn interleave<Op, T, F, Fut>(db: &TestDb, clients: Vec<Vec<Op>>, call: F) -> Vec<Vec<T>>
+where
+    Op: Send + 'static,
+    T: Send + 'static,
+    F: Fn(redis::aio::MultiplexedConnection, Op) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = T> + Send + 'static,
+{
+    db.empty();
+    let call = Arc::new(call);
+    let start = Arc::new(Barrier::new(clients.len()));
+    let mut handles = Vec::with_capacity(clients.len());
+    for operations in clients {
+        let connection = db.connection().await;
+        let (call, start) = (Arc::clone(&call), Arc::clone(&start));
+        handles.push(tokio::spawn(async move {
+            start.wait().await;
+            let mut outcomes = Vec::with_capacity(operations.len());
+            for operation in operations {
+                outcomes.push(call(connection.clone(), operation).await);
+            }
+            outcomes
+        }));
+    }
+    let mut outcomes = Vec::with_capacity(handles.len());
+    for handle in handles {
+        outcomes.push(joined(handle.await));
+    }
+    outcomes
+}
+
+/// A task's result, its panic passed on.
+fn joined<T>(result: Result<T, tokio::task::JoinError>) -> T {
+    match result {
+        Ok(value) => value,
+        Err(error) => match error.try_into_panic() {
+            Ok(panic) => std::panic::resume_unwind(panic),
+            Err(error) => panic!("a task did not finish: {error}"),
+        },
+    }
+}
+
+/// A property test's runtime and database: proptest runs each case as a
+/// plain function, and [`Property::run`] runs its async body on a runtime
+/// made once, on a database emptied for the case.
+///
+/// ```
+/// use redis_script_test::Property;
+///
+/// let property = Property::new();
+/// for by in [1_i64, 5, -3] {
+///     let total: i64 = property.run(|db| async move {
+///         let mut connection = db.connection().await;
+///         redis::cmd("INCRBY").arg("total").arg(by).query_async(&mut connection).await.unwrap()
+///     });
+///     assert_eq!(total, by, "every case starts from an empty database");
+/// }
+/// ```
+#[derive(Debug)]
+pub struct Property {
+    runtime: tokio::runtime::Runtime,
+    db: Arc<TestDb>,
+}
+
+impl Property {
+    /// A multi-threaded runtime (2 workers) and a database of the shared
+    /// server.
+    ///
+    /// # Panics
+    ///
+    /// If the runtime cannot be built, or as [`TestDb::new`].
+    pub fn new() -> Property {
+        Property::on(TestDb::new())
+    }
+
+    /// The same on a given database (for example one of a server of its
+    /// own).
+    ///
+    /// # Panics
+    ///
+    /// If the runtime cannot be built.
+    pub fn on(db: TestDb) -> Property {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap_or_else(|error| panic!("cannot build a tokio runtime: {error}"));
+        Property {
+            runtime,
+            db: Arc::new(db),
+        }
+    }
+
+    /// The database the cases run on.
+    pub fn db(&self) -> &TestDb {
+        &self.db
+    }
+
+    /// Runs one case: empties the database and runs `case` to completion.
+    pub fn run<T, F, Fut>(&self, case: F) -> T
+    where
+        F: FnOnce(Arc<TestDb>) -> Fut,
+        Fut: Future<Output = T>,
+    {
+        self.db.empty();
+        self.runtime.block_on(case(Arc::clone(&self.db)))
+    }
+}
+
+impl Default for Property {
+    fn default() -> Self {
+        Property::new()
+    }
 }

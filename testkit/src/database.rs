@@ -76,7 +76,7 @@ impl TestDb {
             host: Host::Shared(shared_server()),
             index,
         };
-        db.flush();
+        db.empty();
         db
     }
 
@@ -183,7 +183,13 @@ impl TestDb {
         }
     }
 
-    fn flush(&self) {
+    /// Deletes every key of the database (`FLUSHDB`), as at the start of
+    /// the test: for a property test that runs many cases on one database.
+    ///
+    /// # Panics
+    ///
+    /// If the server does not answer.
+    pub fn empty(&self) {
         let mut connection = self
             .client()
             .get_connection()

@@ -99,7 +99,7 @@ pub use binaries::{
     SERVER_ENV_VAR, ServerFlavor, redis_cli_binary, redis_server_binary, server_flavor,
 };
 pub use cluster::RedisCluster;
-pub use concurrency::{Turn, concurrently};
+pub use concurrency::{Property, Turn, concurrently, interleave};
 pub use counting::CountingConnection;
 pub use database::{SHARED_DATABASES, TestDb};
 pub use identity::ServerVersion;
