@@ -46,6 +46,16 @@ fn code(script: &str) -> &str {
 }
 
 #[test]
+fn testing_your_scripts_shows_the_compiled_tests() {
+    let compiled = include_str!("../examples/tests/testing_your_scripts.rs");
+    assert_eq!(
+        block_after("## Testing your scripts", "rust,ignore"),
+        compiled.replace("\"../lua/", "\"lua/"),
+        "the README's tests differ from examples/tests/testing_your_scripts.rs"
+    );
+}
+
+#[test]
 fn the_cluster_section_shows_the_queue_script() {
     assert_eq!(
         code(block_after("## Redis Cluster", "lua")),

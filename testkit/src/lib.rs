@@ -48,6 +48,83 @@
 //! # }
 //! ```
 //!
+//! # A cluster, and its faults
+//!
+//! A 3-primary cluster with a replica each, a typed call on it, and the
+//! faults a production cluster has: a failover of the key's primary and
+//! the migration of its slot, each while the same connection keeps
+//! calling.
+//!
+//! ```
+//! # use redis_script::redis_script;
+//! #[redis_script(path = "../lua/counter_increment.lua", keys = 1)]
+//! async fn add(counter: &str, by: i64) -> i64;
+//!
+//! # #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+//! # async fn main() {
+//! use redis_script_test::RedisCluster;
+//!
+//! let cluster = RedisCluster::start(3, 1);
+//! let mut connection = cluster.connection().await;
+//! let slot = redis_script::key_slot(b"jobs:{tenant-7}");
+//! assert_eq!(add(&mut connection, "jobs:{tenant-7}", 1).await.unwrap(), 1);
+//!
+//! // The cluster calls block: outside async code, or in `block_in_place`.
+//! let primary = tokio::task::block_in_place(|| cluster.fail_over_slot(slot));
+//! assert_eq!(add(&mut connection, "jobs:{tenant-7}", 1).await.unwrap(), 2);
+//!
+//! let other = cluster.primaries().into_iter().map(|node| node.port()).find(|&port| port != primary);
+//! tokio::task::block_in_place(|| cluster.migrate_slot(slot, other.unwrap()));
+//! assert_eq!(add(&mut connection, "jobs:{tenant-7}", 1).await.unwrap(), 3);
+//! # }
+//! ```
+//!
+//! On a standalone server of the test's own ([`TestDb::own_server`]):
+//! [`RedisServer::pause_clients`] (longer than the client's response
+//! timeout: the call times out and still runs), [`RedisServer::drop_client_connections`],
+//! [`RedisServer::crash_and_restart`], [`RedisServer::freeze`] and
+//! [`Stats::script_flush`].
+//!
+//! # How often a script ran
+//!
+//! `INFO commandstats` counts the commands a script calls as well as the
+//! script commands themselves: [`Stats::calls`] of a command the script's
+//! body runs once (`INCR` for a limiter) counts how often the body ran,
+//! while `calls("evalsha")` counts the sends. After a timeout and a retry,
+//! a script declared `exactly_once` shows two sends and one run; the same
+//! script without it, two of each.
+//!
+//! # Property tests
+//!
+//! [`interleave`] runs several clients' call sequences at once on an
+//! emptied database, and [`Property`] runs proptest's cases on one runtime:
+//! each case starts from an empty database, so shrinking re-runs smaller
+//! cases against the server until a minimal failing one is left.
+//!
+//! ```
+//! # use redis_script::{ScriptReply, redis_script};
+//! # #[derive(Debug, ScriptReply)]
+//! # enum Decision { Allowed { count: u64, remaining: u64 }, Denied { count: u64, retry_after_ms: u64 } }
+//! # #[redis_script(path = "../lua/rate_limit_fixed.lua", keys = 1)]
+//! # async fn rate_limit_fixed(counter: &str, limit: u64, window_ms: u64) -> Decision;
+//! use proptest::prelude::*;
+//! use redis_script_test::{Property, interleave};
+//!
+//! let property = Property::new();
+//! proptest!(ProptestConfig::with_cases(16), |(requests in prop::collection::vec(1_usize..20, 1..4), limit in 1_u64..20)| {
+//!     let total: usize = requests.iter().sum();
+//!     let clients: Vec<Vec<()>> = requests.iter().map(|&count| vec![(); count]).collect();
+//!     let admitted = property.run(|db| async move {
+//!         let outcomes = interleave(&db, clients, move |mut connection, ()| async move {
+//!             rate_limit_fixed(&mut connection, "rl:{p}", limit, 60_000).await
+//!         })
+//!         .await;
+//!         outcomes.iter().flatten().filter(|d| matches!(d, Ok(Decision::Allowed { .. }))).count()
+//!     });
+//!     prop_assert_eq!(admitted as u64, (total as u64).min(limit));
+//! });
+//! ```
+//!
 //! # What it costs
 //!
 //! Measured on 2 cores (Intel Xeon VM, Linux 6.18, Redis 7.0.15), release
