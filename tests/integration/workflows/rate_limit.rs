@@ -10,7 +10,7 @@ use redis::aio::ConnectionLike;
 use redis_script_examples::workflows::rate_limit::{
     Decision, rate_limit_fixed, rate_limit_sliding, request_id,
 };
-use redis_script_test::{RedisCluster, RedisServer};
+use redis_script_test::{RedisCluster, RedisServer, concurrently};
 
 const REQUESTS: usize = 1_000;
 const LIMIT: u64 = 100;
@@ -52,36 +52,38 @@ where
     .expect("the rate-limit scenarios did not finish within 30 s");
 }
 
-/// Sends `REQUESTS` concurrent requests, round-robin over `connections`.
+/// Sends `REQUESTS` concurrent requests, released together, round-robin
+/// over `connections`.
 async fn burst<C, F, Fut>(connections: &[C], request: F) -> Vec<(String, Decision)>
 where
     C: ConnectionLike + Clone + Send + Sync + 'static,
-    F: Fn(C, String) -> Fut,
+    F: Fn(C, String) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<Decision, redis_script::Error>> + Send + 'static,
 {
-    let tasks: Vec<_> = (0..REQUESTS)
-        .map(|index| {
-            let id = request_id();
-            let call = request(connections[index % connections.len()].clone(), id.clone());
-            tokio::spawn(async move { (id, call.await) })
+    let connections = connections.to_vec();
+    let outcomes = concurrently(REQUESTS, 1, move |turn| {
+        let id = request_id();
+        let call = request(
+            connections[turn.task % connections.len()].clone(),
+            id.clone(),
+        );
+        async move { (id, call.await) }
+    })
+    .await;
+    outcomes
+        .into_iter()
+        .map(|(id, decision)| {
+            let decision = decision.unwrap_or_else(|error| panic!("request failed: {error}"));
+            (id, decision)
         })
-        .collect();
-    let mut decisions = Vec::with_capacity(REQUESTS);
-    for task in tasks {
-        let (id, decision) = task.await.expect("a request task panicked");
-        decisions.push((
-            id,
-            decision.unwrap_or_else(|error| panic!("request failed: {error}")),
-        ));
-    }
-    decisions
+        .collect()
 }
 
 async fn fixed_window_burst<C>(connections: &[C], counter: &'static str)
 where
     C: ConnectionLike + Clone + Send + Sync + 'static,
 {
-    let decisions = burst(connections, |mut connection, _id| async move {
+    let decisions = burst(connections, move |mut connection, _id| async move {
         rate_limit_fixed(&mut connection, counter, LIMIT, LONG_WINDOW_MS).await
     })
     .await;
@@ -135,7 +137,7 @@ async fn sliding_window_burst<C>(connections: &[C], log: &'static str)
 where
     C: ConnectionLike + Clone + Send + Sync + 'static,
 {
-    let decisions = burst(connections, |mut connection, id| async move {
+    let decisions = burst(connections, move |mut connection, id| async move {
         rate_limit_sliding(&mut connection, log, LIMIT, LONG_WINDOW_MS, &id).await
     })
     .await;
