@@ -6,19 +6,22 @@
 
 use std::time::{Duration, Instant};
 
-use redis_script_test::{RedisServer, State, TestDb};
+use redis_script_test::{RedisCluster, RedisServer, State, TestCluster, TestDb};
 
 const RUNS: usize = 20;
+
+/// Cluster starts take seconds: fewer runs.
+const CLUSTER_RUNS: usize = 3;
 
 fn median(mut samples: Vec<Duration>) -> Duration {
     samples.sort_unstable();
     samples[samples.len() / 2]
 }
 
-/// The median time of `RUNS` runs of `run`.
-fn measure(mut run: impl FnMut()) -> Duration {
+/// The median time of `runs` runs of `run`.
+fn measure(runs: usize, mut run: impl FnMut()) -> Duration {
     median(
-        (0..RUNS)
+        (0..runs)
             .map(|_| {
                 let start = Instant::now();
                 run();
@@ -42,14 +45,30 @@ fn main() {
             db.assert_state(&State::new().string("k", "v")).await;
         });
     };
-    let start = measure(|| drop(RedisServer::start()));
+    let start = measure(RUNS, || drop(RedisServer::start()));
     // The first shared database starts the server; later ones do not.
     drop(TestDb::new());
-    let shared = measure(|| one_test(TestDb::new()));
-    let own = measure(|| one_test(TestDb::own_server()));
-    println!("| what (median of {RUNS}) | time |");
+    let shared = measure(RUNS, || one_test(TestDb::new()));
+    let own = measure(RUNS, || one_test(TestDb::own_server()));
+    let cluster_start = measure(CLUSTER_RUNS, || drop(RedisCluster::start(3, 1)));
+    drop(TestCluster::new());
+    let in_namespace = measure(RUNS, || {
+        let cluster = TestCluster::new();
+        runtime.block_on(async {
+            let key = cluster.key("k");
+            cluster.given(&State::new().string(&key, "v")).await;
+            cluster.assert_state(&State::new().string(&key, "v")).await;
+        });
+    });
+    println!("| what (median) | time |");
     println!("| --- | ---: |");
-    println!("| start a server and stop it | {start:.1?} |");
-    println!("| a test on the shared server (`TestDb::new`) | {shared:.1?} |");
-    println!("| a test on a server of its own (`TestDb::own_server`) | {own:.1?} |");
+    println!("| start a server and stop it ({RUNS} runs) | {start:.1?} |");
+    println!("| a test on the shared server (`TestDb::new`, {RUNS} runs) | {shared:.1?} |");
+    println!("| a test on a server of its own (`TestDb::own_server`, {RUNS} runs) | {own:.1?} |");
+    println!(
+        "| start a cluster of 3 primaries with a replica each, and stop it ({CLUSTER_RUNS} runs) | {cluster_start:.1?} |"
+    );
+    println!(
+        "| a test in a namespace of the shared cluster (`TestCluster::new`, {RUNS} runs) | {in_namespace:.1?} |"
+    );
 }

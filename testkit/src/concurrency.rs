@@ -11,6 +11,7 @@ use crate::TestDb;
 
 /// Which call of a [`concurrently`] run this is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Turn {
     /// The task, from 0.
     pub task: usize,

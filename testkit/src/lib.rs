@@ -7,7 +7,8 @@
 //!
 //! * [`TestDb`]: an empty database of its own for each test, on a server
 //!   the test binary shares (the default) or on a server of its own, so
-//!   tests run in parallel under `cargo test` and `cargo nextest`.
+//!   tests run in parallel under `cargo test` and `cargo nextest`;
+//!   [`TestCluster`]: a key namespace of its own on a shared Redis Cluster.
 //! * [`State`]: a known state in a few lines (strings, hashes, lists, sets,
 //!   sorted sets, streams, with TTLs) written as a fixture, read back after
 //!   the calls, and compared key by key with a readable diff.
@@ -128,21 +129,27 @@
 //! # What it costs
 //!
 //! Measured on 2 cores (Intel Xeon VM, Linux 6.18, Redis 7.0.15), release
-//! build of `cargo run -p redis-script-test --example overhead`, median of
-//! 20:
+//! build of `cargo run -p redis-script-test --example overhead`; a "test"
+//! is a database (or namespace), a one-key fixture, a connection and the
+//! state read back:
 //!
-//! | what | time |
+//! | what | median |
 //! | --- | ---: |
 //! | start a server and stop it | 11.6 ms |
-//! | a test on the shared server (`TestDb::new`): database, fixture, connection, state read back | 0.24 ms |
-//! | the same test on a server of its own (`TestDb::own_server`) | 12.0 ms |
+//! | a test on the shared server ([`TestDb::new`]) | 0.85 ms |
+//! | a test on a server of its own ([`TestDb::own_server`]) | 11.8 ms |
+//! | start a cluster of 3 primaries with a replica each, and stop it | 4.0 s |
+//! | a test in a namespace of the shared cluster ([`TestCluster::new`]) | 2.6 ms |
 //!
 //! A suite of 100 such tests, each also calling a script
-//! (`tests/suite_of_100.rs`, `cargo test` with its default 2 threads): 0.14 s
-//! on the shared server, 0.82 s with a server per test. Hence the default:
-//! share one server per test binary, a database per test, and take a server
-//! of its own only for a test that stops, restarts, pauses or reconfigures
-//! it.
+//! (`tests/suite_of_100.rs`, `cargo test` with its default 2 threads):
+//! 0.14 s on the shared server, 0.82 s with a server per test. Hence the
+//! defaults: one server (and one cluster) per test binary, shared by its
+//! tests, each in a database (or key namespace) of its own; a server or
+//! cluster of its own only for a test that stops, restarts, pauses, fails
+//! over or reconfigures it. Under `cargo nextest`, which runs each test in
+//! a process of its own, "per test binary" means per test: the cost of a
+//! server of its own, and still no server left behind.
 //!
 //! # Which server
 //!
@@ -166,6 +173,7 @@ mod concurrency;
 mod counting;
 mod database;
 mod identity;
+mod namespace;
 mod ports;
 mod server;
 mod state;
@@ -180,6 +188,7 @@ pub use concurrency::{Property, Turn, concurrently, interleave};
 pub use counting::CountingConnection;
 pub use database::{SHARED_DATABASES, TestDb};
 pub use identity::ServerVersion;
+pub use namespace::TestCluster;
 pub use server::RedisServer;
 pub use state::{Data, Entry, State, Ttl};
 pub use stats::{CommandStat, Stats, parse_commandstats};

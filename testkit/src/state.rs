@@ -257,42 +257,24 @@ impl State {
     pub(crate) async fn write<C: ConnectionLike>(&self, connection: &mut C) {
         let mut pipeline = redis::pipe();
         for (key, entry) in &self.keys {
-            pipeline.cmd("DEL").arg(key).ignore();
-            match &entry.data {
-                Data::String(value) => pipeline.cmd("SET").arg(key).arg(value).ignore(),
-                Data::Hash(fields) if fields.is_empty() => continue,
-                Data::Hash(fields) => pipeline.cmd("HSET").arg(key).arg(fields).ignore(),
-                Data::List(items) if items.is_empty() => continue,
-                Data::List(items) => pipeline.cmd("RPUSH").arg(key).arg(items).ignore(),
-                Data::Set(members) if members.is_empty() => continue,
-                Data::Set(members) => pipeline.cmd("SADD").arg(key).arg(members).ignore(),
-                Data::SortedSet(members) if members.is_empty() => continue,
-                Data::SortedSet(members) => {
-                    let command = pipeline.cmd("ZADD").arg(key);
-                    for (member, score) in members {
-                        command.arg(score).arg(member);
-                    }
-                    command.ignore()
-                }
-                Data::Stream(entries) => {
-                    for (id, fields) in entries {
-                        let command = pipeline.cmd("XADD").arg(key).arg(id);
-                        for (field, value) in fields {
-                            command.arg(field).arg(value);
-                        }
-                        command.ignore();
-                    }
-                    &mut pipeline
-                }
-            };
-            if let Ttl::Within(ttl) = entry.ttl {
-                let millis = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1);
-                pipeline.cmd("PEXPIRE").arg(key).arg(millis).ignore();
-            }
+            entry.queue_write(key, &mut pipeline);
         }
         let written: redis::RedisResult<()> = pipeline.query_async(connection).await;
         if let Err(error) = written {
             panic!("writing the fixture failed: {error}");
+        }
+    }
+
+    /// Writes every key, one round trip per key: on a cluster, whose
+    /// pipelines cannot span slots.
+    pub(crate) async fn write_each<C: ConnectionLike>(&self, connection: &mut C) {
+        for (key, entry) in &self.keys {
+            let mut pipeline = redis::pipe();
+            entry.queue_write(key, &mut pipeline);
+            let written: redis::RedisResult<()> = pipeline.query_async(connection).await;
+            if let Err(error) = written {
+                panic!("writing fixture key {key:?} failed: {error}");
+            }
         }
     }
 
@@ -314,6 +296,14 @@ impl State {
                 break;
             }
         }
+        State::read_keys(connection, keys).await
+    }
+
+    /// These keys with their values and TTLs (those that exist).
+    pub(crate) async fn read_keys<C: ConnectionLike>(
+        connection: &mut C,
+        keys: impl IntoIterator<Item = String>,
+    ) -> State {
         let mut state = State::new();
         for key in keys {
             if let Some(entry) = read_entry(connection, &key).await {
@@ -321,6 +311,49 @@ impl State {
             }
         }
         state
+    }
+}
+
+impl Entry {
+    /// Queues the commands that replace `key` with this entry.
+    fn queue_write(&self, key: &str, pipeline: &mut redis::Pipeline) {
+        pipeline.cmd("DEL").arg(key).ignore();
+        match &self.data {
+            Data::String(value) => {
+                pipeline.cmd("SET").arg(key).arg(value).ignore();
+            }
+            Data::Hash(fields) if !fields.is_empty() => {
+                pipeline.cmd("HSET").arg(key).arg(fields).ignore();
+            }
+            Data::List(items) if !items.is_empty() => {
+                pipeline.cmd("RPUSH").arg(key).arg(items).ignore();
+            }
+            Data::Set(members) if !members.is_empty() => {
+                pipeline.cmd("SADD").arg(key).arg(members).ignore();
+            }
+            Data::SortedSet(members) if !members.is_empty() => {
+                let command = pipeline.cmd("ZADD").arg(key);
+                for (member, score) in members {
+                    command.arg(score).arg(member);
+                }
+                command.ignore();
+            }
+            Data::Stream(entries) => {
+                for (id, fields) in entries {
+                    let command = pipeline.cmd("XADD").arg(key).arg(id);
+                    for (field, value) in fields {
+                        command.arg(field).arg(value);
+                    }
+                    command.ignore();
+                }
+            }
+            // Redis has no empty collections: the key is simply absent.
+            _ => return,
+        }
+        if let Ttl::Within(ttl) = self.ttl {
+            let millis = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1);
+            pipeline.cmd("PEXPIRE").arg(key).arg(millis).ignore();
+        }
     }
 }
 

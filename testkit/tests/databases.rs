@@ -148,9 +148,12 @@ async fn concurrent_calls_are_returned_task_by_task() {
         }
     })
     .await;
-    let order: Vec<Turn> = turns.iter().map(|(turn, _)| *turn).collect();
-    let expected: Vec<Turn> = (0..8)
-        .flat_map(|task| (0..3).map(move |call| Turn { task, call }))
+    let order: Vec<(usize, usize)> = turns
+        .iter()
+        .map(|(turn, _)| (turn.task, turn.call))
+        .collect();
+    let expected: Vec<(usize, usize)> = (0..8)
+        .flat_map(|task| (0..3).map(move |call| (task, call)))
         .collect();
     assert_eq!(order, expected);
     let mut positions: Vec<i64> = turns.iter().map(|(_, position)| *position).collect();
