@@ -8,7 +8,7 @@ use std::time::Duration;
 use redis::aio::{ConnectionLike, MultiplexedConnection};
 use redis_script::key_slot;
 use redis_script_examples::workflows::counter::{counter_increment, increment_with_watch};
-use redis_script_test::{RedisCluster, RedisServer};
+use redis_script_test::{RedisCluster, TestDb};
 
 const WORKERS: usize = 10;
 const INCREMENTS: usize = 100;
@@ -17,12 +17,12 @@ const TIMEOUT: Duration = Duration::from_secs(30);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn watch_and_lua_counters_both_reach_1000_on_a_standalone_server() {
-    let server = RedisServer::start();
+    let db = TestDb::new();
     let mut own_connections = Vec::new();
     for _ in 0..WORKERS {
-        own_connections.push(server.connection().await);
+        own_connections.push(db.connection().await);
     }
-    let shared = server.connection().await;
+    let shared = db.connection().await;
     tokio::time::timeout(TIMEOUT, async {
         watch_workers(own_connections, "counter:{standalone}:watch").await;
         assert_counter(&shared, "counter:{standalone}:watch").await;

@@ -11,7 +11,7 @@ use redis::aio::ConnectionLike;
 use redis_script::Failure;
 use redis_script_examples::owner_token;
 use redis_script_examples::workflows::idempotency::{Claim, CompleteError, claim, complete};
-use redis_script_test::{RedisCluster, RedisServer};
+use redis_script_test::{RedisCluster, TestDb};
 use tokio::sync::Barrier;
 use tokio::time::timeout;
 
@@ -23,14 +23,14 @@ const BODY: &[u8] = b"{\"order\":\"o-1\"}";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn standalone_duplicates_run_the_side_effect_once() {
-    let server = RedisServer::start();
-    duplicates_run_the_side_effect_once(server.connection().await).await;
+    let db = TestDb::new();
+    duplicates_run_the_side_effect_once(db.connection().await).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn standalone_only_the_live_claimant_completes() {
-    let server = RedisServer::start();
-    only_the_live_claimant_completes(server.connection().await).await;
+    let db = TestDb::new();
+    only_the_live_claimant_completes(db.connection().await).await;
 }
 
 /// Every scenario on one 3-primary cluster (one cluster start for all).

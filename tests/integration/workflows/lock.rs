@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use redis::aio::ConnectionLike;
 use redis_script_examples::workflows::lock::Lock;
-use redis_script_test::{RedisCluster, RedisServer};
+use redis_script_test::{RedisCluster, TestDb};
 use tokio::sync::Barrier;
 use tokio::time::timeout;
 
@@ -22,20 +22,20 @@ const LIMIT: Duration = Duration::from_secs(30);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn standalone_contenders_never_overlap() {
-    let server = RedisServer::start();
-    contenders_never_overlap(server.connection().await).await;
+    let db = TestDb::new();
+    contenders_never_overlap(db.connection().await).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn standalone_only_the_owner_releases_or_extends() {
-    let server = RedisServer::start();
-    only_the_owner_releases_or_extends(server.connection().await).await;
+    let db = TestDb::new();
+    only_the_owner_releases_or_extends(db.connection().await).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn standalone_expired_lock_goes_to_the_next_owner() {
-    let server = RedisServer::start();
-    expired_lock_goes_to_the_next_owner(server.connection().await).await;
+    let db = TestDb::new();
+    expired_lock_goes_to_the_next_owner(db.connection().await).await;
 }
 
 /// Every scenario on one 3-primary cluster (one cluster start for all).

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use redis::aio::ConnectionLike;
 use redis_script_examples::workflows::quota::{Decision, quota_lib};
-use redis_script_test::{RedisCluster, RedisServer};
+use redis_script_test::{RedisCluster, TestDb};
 
 const REQUESTS: usize = 1_000;
 const LIMIT: u64 = 100;
@@ -16,10 +16,10 @@ const TIMEOUT: Duration = Duration::from_secs(30);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_function_limiter_admits_exactly_its_limit_on_a_standalone_server() {
-    let server = RedisServer::start();
+    let db = TestDb::new();
     let mut connections = Vec::new();
     for _ in 0..4 {
-        connections.push(server.connection().await);
+        connections.push(db.connection().await);
     }
     burst(&connections, "quota:{tenant-a}:api").await;
 }

@@ -10,7 +10,7 @@ use redis::aio::ConnectionLike;
 use redis_script_examples::workflows::rate_limit::{
     Decision, rate_limit_fixed, rate_limit_sliding, request_id,
 };
-use redis_script_test::{RedisCluster, RedisServer, concurrently};
+use redis_script_test::{RedisCluster, TestDb, concurrently};
 
 const REQUESTS: usize = 1_000;
 const LIMIT: u64 = 100;
@@ -19,11 +19,11 @@ const TIMEOUT: Duration = Duration::from_secs(30);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rate_limiters_hold_their_limit_on_a_standalone_server() {
-    let server = RedisServer::start();
+    let db = TestDb::new();
     // Several connections, so requests really race on the server.
     let mut connections = Vec::new();
     for _ in 0..4 {
-        connections.push(server.connection().await);
+        connections.push(db.connection().await);
     }
     run_all(&connections).await;
 }

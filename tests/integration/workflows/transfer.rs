@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use redis::aio::ConnectionLike;
 use redis_script_examples::workflows::transfer::{balance_key, pay};
-use redis_script_test::{RedisCluster, RedisServer};
+use redis_script_test::{RedisCluster, TestDb};
 
 const PAYMENTS: usize = 200;
 const COPIES: usize = 3;
@@ -19,10 +19,10 @@ const TIMEOUT: Duration = Duration::from_secs(30);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn duplicated_payments_move_money_once_on_a_standalone_server() {
-    let server = RedisServer::start();
+    let db = TestDb::new();
     let mut connections = Vec::new();
     for _ in 0..4 {
-        connections.push(server.connection().await);
+        connections.push(db.connection().await);
     }
     duplicated_payments(&connections, "ledger-a").await;
 }

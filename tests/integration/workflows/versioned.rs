@@ -10,7 +10,7 @@ use redis_script::Failure;
 use redis_script_examples::workflows::versioned::{
     VersionError, Versioned, WriteOutcome, get_versioned, set_versioned, update,
 };
-use redis_script_test::{RedisCluster, RedisServer};
+use redis_script_test::{RedisCluster, TestDb};
 use tokio::sync::Barrier;
 use tokio::time::timeout;
 
@@ -22,20 +22,20 @@ type Doc = Vec<usize>;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn standalone_one_winner_per_version() {
-    let server = RedisServer::start();
-    one_winner_per_version(server.connection().await).await;
+    let db = TestDb::new();
+    one_winner_per_version(db.connection().await).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn standalone_no_update_is_lost() {
-    let server = RedisServer::start();
-    no_update_is_lost(server.connection().await).await;
+    let db = TestDb::new();
+    no_update_is_lost(db.connection().await).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn standalone_refusals_are_typed() {
-    let server = RedisServer::start();
-    refusals_are_typed(server.connection().await).await;
+    let db = TestDb::new();
+    refusals_are_typed(db.connection().await).await;
 }
 
 /// Every scenario on one 3-primary cluster (one cluster start for all).
