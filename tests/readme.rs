@@ -56,6 +56,20 @@ fn testing_your_scripts_shows_the_compiled_tests() {
 }
 
 #[test]
+fn testing_on_a_cluster_shows_the_compiled_tests() {
+    let section = &README[README.find("## Testing your scripts").expect("the section")..];
+    let details = &section[section.find("<details>").expect("the details")..];
+    let compiled = include_str!("../examples/tests/testing_on_a_cluster.rs");
+    let start = details.find("```rust,ignore\n").expect("the block") + "```rust,ignore\n".len();
+    let end = start + details[start..].find("```\n").expect("the block's end");
+    assert_eq!(
+        &details[start..end],
+        compiled.replace("\"../lua/", "\"lua/"),
+        "the README's cluster tests differ from examples/tests/testing_on_a_cluster.rs"
+    );
+}
+
+#[test]
 fn the_cluster_section_shows_the_queue_script() {
     assert_eq!(
         code(block_after("## Redis Cluster", "lua")),
