@@ -75,6 +75,7 @@ impl fmt::Display for Ttl {
 
 /// One key: its value and when it expires.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct Entry {
     /// The value.
     pub data: Data,

@@ -3,17 +3,7 @@
 
 use std::time::Duration;
 
-use redis_script::{ScriptReply, redis_script};
 use redis_script_test::{Data, State, TestDb, Ttl, Turn, concurrently};
-
-#[derive(Debug, PartialEq, ScriptReply)]
-enum Decision {
-    Allowed { count: u64, remaining: u64 },
-    Denied { count: u64, retry_after_ms: u64 },
-}
-
-#[redis_script(path = "../lua/rate_limit_fixed.lua", keys = 1)]
-async fn rate_limit_fixed(counter: &str, limit: u64, window_ms: u64) -> Decision;
 
 #[tokio::test]
 async fn each_test_gets_an_empty_database_of_its_own() {
@@ -106,29 +96,6 @@ async fn a_server_of_its_own_can_be_restarted() {
         TestDb::new().server_mut().is_none(),
         "the shared server is not the test's to stop"
     );
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_limiter_never_admits_more_than_its_limit_under_1000_concurrent_requests() {
-    let db = TestDb::new();
-    let connection = db.connection().await;
-    let decisions = concurrently(100, 10, move |_| {
-        let mut connection = connection.clone();
-        async move { rate_limit_fixed(&mut connection, "rl:{api}", 100, 60_000).await }
-    })
-    .await;
-    let admitted = decisions
-        .iter()
-        .filter(|decision| matches!(decision, Ok(Decision::Allowed { .. })))
-        .count();
-    assert_eq!(admitted, 100);
-    assert_eq!(decisions.len(), 1000);
-    db.assert_state(
-        &State::new()
-            .string("rl:{api}", "100")
-            .expires_within("rl:{api}", Duration::from_secs(60)),
-    )
-    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -13,6 +13,10 @@ use redis_script_test::{RedisCluster, RedisServer, TestDb};
 /// waits to be killed.
 const CHILD: &str = "REDIS_SCRIPT_TEST_ORPHAN_CHILD";
 
+/// Set in the child run that ends normally, as a test process of
+/// `cargo nextest` does: the shared server is a static, never dropped.
+const EXITING_CHILD: &str = "REDIS_SCRIPT_TEST_EXITING_CHILD";
+
 fn process_exists(pid: u32) -> bool {
     Path::new(&format!("/proc/{pid}")).exists()
 }
@@ -83,6 +87,39 @@ fn servers_do_not_outlive_a_killed_test_process() {
         "the server's directory is still there",
         Duration::from_secs(10),
         || !Path::new(&own_dir).exists(),
+    );
+}
+
+#[test]
+fn the_shared_server_does_not_outlive_a_test_process_that_exits() {
+    if std::env::var_os(EXITING_CHILD).is_some() {
+        let db = TestDb::new();
+        println!("server: {}", db.server().pid().map_or(0, |pid| pid));
+        let _ = std::io::stdout().flush();
+        return;
+    }
+    let output = Command::new(std::env::current_exe().expect("the test binary"))
+        .args([
+            "the_shared_server_does_not_outlive_a_test_process_that_exits",
+            "--exact",
+            "--nocapture",
+        ])
+        .env(EXITING_CHILD, "1")
+        .stderr(Stdio::null())
+        .output()
+        .expect("run the test binary again");
+    assert!(output.status.success());
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let pid: u32 = stdout
+        .lines()
+        .find_map(|line| line.strip_prefix("server: "))
+        .and_then(|pid| pid.parse().ok())
+        .expect("the child names its server");
+    assert!(pid > 0);
+    wait_until(
+        "the shared server of a finished test process is still running",
+        Duration::from_secs(10),
+        || !process_exists(pid),
     );
 }
 
