@@ -1,4 +1,5 @@
-//! Redis error codes, as `redis-script` reads them.
+//! Redis error codes, as `redis-script` reads them, and the other rules
+//! its crates must share (the "did you mean" policy: [`suggest`]).
 //!
 //! An error reply is a code followed by a message: `CONFLICT expected 3
 //! found 4`. A script returns one with `redis.error_reply('CONFLICT …')` or
@@ -22,6 +23,8 @@
     not(test),
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
+
+pub mod suggest;
 
 /// Whether `word` is an error code: an ASCII upper-case letter followed by
 /// upper-case letters, digits, `_` and `-` (`CONFLICT`, `NOT_FOUND`,

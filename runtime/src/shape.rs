@@ -24,6 +24,8 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
+use redis_script_codes::suggest;
+
 /// What a Rust reply type accepts, as far as it can be known at compile
 /// time. The code `#[redis_script]` generates compares it with the
 /// script's `return`s in `const` assertions, so a reply the type cannot
@@ -573,11 +575,7 @@ struct NearMiss<'w> {
 
 impl<'w> NearMiss<'w> {
     const fn new(word: &'w str) -> Self {
-        let budget = match word.len() {
-            0..=2 => 0,
-            3..=5 => 1,
-            _ => 2,
-        };
+        let budget = suggest::edit_allowance(word);
         Self {
             word,
             budget,
@@ -589,7 +587,7 @@ impl<'w> NearMiss<'w> {
         if str_eq(candidate, self.word) {
             return self;
         }
-        let distance = edit_distance_folded(self.word.as_bytes(), candidate.as_bytes());
+        let distance = suggest::folded_edit_distance(self.word, candidate);
         let closer = match self.best {
             Some((found, _)) => distance < found,
             None => true,
@@ -611,54 +609,6 @@ impl<'w> NearMiss<'w> {
         };
         text.push(after)
     }
-}
-
-/// Longest word [`edit_distance_folded`] compares; longer ones are never
-/// suggested.
-const NEAR_MISS_MAX: usize = 64;
-
-/// Optimal string alignment distance over ASCII-folded bytes; `usize::MAX`
-/// past [`NEAR_MISS_MAX`] bytes.
-const fn edit_distance_folded(a: &[u8], b: &[u8]) -> usize {
-    if a.len() > NEAR_MISS_MAX || b.len() > NEAR_MISS_MAX {
-        return usize::MAX;
-    }
-    let mut rows = [[0usize; NEAR_MISS_MAX + 1]; 3];
-    let mut j = 0;
-    while j <= b.len() {
-        rows[1][j] = j;
-        j += 1;
-    }
-    let mut i = 0;
-    while i < a.len() {
-        // Row `k` (the distances from `a[..k]`) lives at `rows[(k + 1) % 3]`.
-        let (before, previous, current) = (i % 3, (i + 1) % 3, (i + 2) % 3);
-        rows[current][0] = i + 1;
-        let mut j = 0;
-        while j < b.len() {
-            let (ca, cb) = (a[i].to_ascii_lowercase(), b[j].to_ascii_lowercase());
-            let substitution = rows[previous][j] + if ca == cb { 0 } else { 1 };
-            let mut best = substitution;
-            if rows[previous][j + 1] + 1 < best {
-                best = rows[previous][j + 1] + 1;
-            }
-            if rows[current][j] + 1 < best {
-                best = rows[current][j] + 1;
-            }
-            if i > 0
-                && j > 0
-                && a[i - 1].to_ascii_lowercase() == cb
-                && ca == b[j - 1].to_ascii_lowercase()
-                && rows[before][j - 1] + 1 < best
-            {
-                best = rows[before][j - 1] + 1;
-            }
-            rows[current][j + 1] = best;
-            j += 1;
-        }
-        i += 1;
-    }
-    rows[(a.len() + 1) % 3][b.len()]
 }
 
 /// Whether `code` is one of `codes`, e.g. a `ScriptError`'s
@@ -895,12 +845,6 @@ mod tests {
 
     #[test]
     fn near_misses_follow_the_suggestion_policy() {
-        assert_eq!(edit_distance_folded(b"DENYED", b"DENIED"), 1);
-        assert_eq!(edit_distance_folded(b"NOT_OWNR", b"NOT_OWNER"), 1);
-        assert_eq!(edit_distance_folded(b"ALOWED", b"allowed"), 1);
-        assert_eq!(edit_distance_folded(b"AB", b"BA"), 1);
-        assert_eq!(edit_distance_folded(b"", b"ABC"), 3);
-        assert_eq!(edit_distance_folded(b"kitten", b"sitting"), 3);
         let pick = |known: &[&'static str], word: &str| {
             known
                 .iter()
@@ -916,5 +860,21 @@ mod tests {
         assert_eq!(pick(&["OK"], "NO"), None);
         assert_eq!(pick(&["CONFLICT"], "EXPIRED"), None);
         assert_eq!(pick(&["CONFLICT"], "CONFLICT"), None);
+        // Characters, not bytes: one edit, as the analysis counts it.
+        assert_eq!(pick(&["DENIED"], "DÉNIED"), Some("DENIED"));
+        assert_eq!(pick(&["ÉTÉ"], "ÉTE"), Some("ÉTÉ"));
+        // The analysis's suggestions agree on every case above.
+        for (known, word) in [
+            (&["ALLOWED", "DENIED"][..], "DENYED"),
+            (&["GONE"][..], "gone"),
+            (&["OK"][..], "NO"),
+            (&["CONFLICT"][..], "EXPIRED"),
+            (&["DENIED"][..], "DÉNIED"),
+            (&["ÉTÉ"][..], "ÉTE"),
+            (&["ÉTÉ"][..], "ETE"),
+        ] {
+            let analysis = redis_script_analysis::suggest::closest(word, known.iter().copied());
+            assert_eq!(pick(known, word), analysis, "{word} among {known:?}");
+        }
     }
 }
