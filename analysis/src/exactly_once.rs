@@ -35,6 +35,8 @@
 //! assert!(wrapped.lines().next().is_some_and(|line| line.ends_with("return redis.call('INCR', KEYS[1])")));
 //! ```
 
+use redis_script_codes::once;
+
 use crate::Analysis;
 
 /// Why `analysis`'s script cannot be declared `exactly_once`, or `None`
@@ -72,18 +74,22 @@ pub(crate) fn reply_of_body(source: &str) -> String {
     } else {
         ""
     };
+    let record = once::RECORD_KEY.lua("KEYS");
+    let ttl = once::TTL_MS.lua("ARGV");
+    let (first_key, last_key) = once::RECORD_KEY.others("KEYS");
+    let (first_argument, last_argument) = once::TTL_MS.others("ARGV");
     format!(
-        "local record = KEYS[#KEYS]\n\
+        "local record = {record}\n\
          local reply = redis.call('GET', record)\n\
          if reply then\n\
          \x20 reply = cmsgpack.unpack(reply)\n\
          else\n\
          \x20 local keys, arguments = {{}}, {{}}\n\
-         \x20 for i = 1, #KEYS - 1 do keys[i] = KEYS[i] end\n\
-         \x20 for i = 2, #ARGV do arguments[i - 1] = ARGV[i] end\n\
+         \x20 for i = {first_key}, {last_key} do keys[#keys + 1] = KEYS[i] end\n\
+         \x20 for i = {first_argument}, {last_argument} do arguments[#arguments + 1] = ARGV[i] end\n\
          \x20 reply = {body}(keys, arguments)\n\
          {replicate}\
-         \x20 redis.call('SET', record, cmsgpack.pack(reply), 'PX', ARGV[1])\n\
+         \x20 redis.call('SET', record, cmsgpack.pack(reply), 'PX', {ttl})\n\
          end\n"
     )
 }

@@ -1,5 +1,6 @@
 //! Redis error codes, as `redis-script` reads them, and the other rules
-//! its crates must share (the "did you mean" policy: [`suggest`]).
+//! its crates must share: the "did you mean" policy ([`suggest`]) and the
+//! layout of an exactly-once call ([`once`]).
 //!
 //! An error reply is a code followed by a message: `CONFLICT expected 3
 //! found 4`. A script returns one with `redis.error_reply('CONFLICT …')` or
@@ -24,6 +25,7 @@
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
+pub mod once;
 pub mod suggest;
 
 /// Whether `word` is an error code: an ASCII upper-case letter followed by

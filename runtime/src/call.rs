@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use redis::aio::ConnectionLike;
 use redis::{Cmd, FromRedisValue, Pipeline, RedisWrite, Value};
-use redis_script_codes::NOSCRIPT;
+use redis_script_codes::{NOSCRIPT, once};
 use tracing::Instrument as _;
 
 use crate::error::{Error, KeySlot, Origin, truncate_for_display};
@@ -272,6 +272,12 @@ fn start<T, E>(
     for key in keys.iter() {
         command.arg(key);
     }
+    // The layout the wrapper reads: the record after the script's keys,
+    // its TTL before the script's arguments (pushed after this).
+    const _: () = assert!(
+        matches!(once::RECORD_KEY, once::Position::Last)
+            && matches!(once::TTL_MS, once::Position::First)
+    );
     let call_id = record.map(|(call_id, key, ttl_ms)| {
         command.arg(key).arg(ttl_ms);
         call_id
