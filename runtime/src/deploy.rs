@@ -202,7 +202,7 @@ async fn deploy_on_every_primary(
 ) -> Result<DeployReport, Error> {
     use redis::cluster_routing::{RoutingInfo, SingleNodeRoutingInfo};
 
-    use crate::preload::{Nodes, cluster_nodes};
+    use crate::topology::{Nodes, cluster_nodes};
 
     let primaries = cluster_nodes(connection, DEPLOY, Nodes::Primaries).await?;
     let mut report = DeployReport {

@@ -61,6 +61,8 @@ mod shape;
 mod slot;
 pub mod telemetry;
 mod timer;
+#[cfg(feature = "cluster")]
+mod topology;
 
 pub use batch::{Batch, Batchable, Handle, Replies};
 pub use call::{Call, DEFAULT_DEADLINE, Invocation};

@@ -1,0 +1,484 @@
+//! The attempts of one call: what is sent, what the answers mean, and what
+//! is sent next (the cold path, refusal and failure retries), free of I/O.
+
+use std::borrow::Cow;
+use std::io;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use redis::{Cmd, FromRedisValue, Pipeline, Value};
+use redis_script_codes::NOSCRIPT;
+
+use super::{
+    Call, FAILURE_RETRY_FIRST_DELAY, FAILURE_RETRY_MAX_DELAY, Options, Outcome, READ_ONLY_COMMANDS,
+    command_name,
+};
+use crate::error::{Error, Origin};
+use crate::library::{Library, load_error};
+use crate::refusal;
+use crate::reply::render_reply;
+use crate::retry::backoff;
+use crate::script::Script;
+use crate::telemetry::{self, CallSummary, Path, Started};
+
+/// Whether the connection a call is sent on may reconnect by itself after
+/// it dropped, so that sending a read-only script again can help.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Reconnects {
+    Maybe,
+    Never,
+}
+
+/// What the driver of one call does next.
+pub(super) enum Next<'c, T> {
+    /// Send this command and hand its reply to [`Attempts::received`].
+    Send(Cow<'c, Cmd>),
+    /// Send these commands in one pipeline and hand their replies to
+    /// [`Attempts::received_pipeline`].
+    SendPipeline(Pipeline),
+    /// Wait, then call [`Attempts::send_again`].
+    Wait(Duration),
+    Done(Result<T, Error>),
+}
+
+/// The round trips of one call, apart from their I/O: which command to
+/// send, what a reply means, whether to send again. The asynchronous and
+/// the blocking call share it.
+pub(super) struct Attempts<'c, T, E> {
+    call: &'c Call<T, E>,
+    options: Options,
+    stage: Stage,
+    /// A read-only call may still be sent again after a dropped connection.
+    connection_retry: bool,
+    refusal_retries: u32,
+    /// How many times an exactly-once call may be sent again after a
+    /// failed connection or a timeout (0 for any other call), and how many
+    /// times it was.
+    failure_retry_limit: u32,
+    failure_retries: u32,
+    /// The first error after which the call was sent again although that
+    /// send may have run.
+    may_have_run: Option<Error>,
+    /// What telemetry reports when the call ends.
+    span: tracing::Span,
+    started: Started,
+    attempts: u32,
+    retries: u32,
+    command: &'static str,
+    reply_tag: Option<&'static str>,
+}
+
+/// Which command of the call is in flight.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Stage {
+    /// The call's own command (`EVALSHA`, `EVALSHA_RO`, or `EVAL` for a
+    /// script that may imitate NOSCRIPT).
+    First,
+    /// The first command again without `_RO`, the server lacking it.
+    FirstWithoutReadOnly,
+    /// `EVAL` (or `EVAL_RO`) with the body, after NOSCRIPT.
+    Eval,
+    /// `EVAL` after the server did not know `EVAL_RO`.
+    EvalWithoutReadOnly,
+    /// `[FUNCTION LOAD, FCALL]` after `Function not found`.
+    LoadAndCall,
+}
+
+impl<'c, T: FromRedisValue, E> Attempts<'c, T, E> {
+    pub(super) fn new(
+        call: &'c Call<T, E>,
+        options: Options,
+        reconnects: Reconnects,
+        span: tracing::Span,
+    ) -> Self {
+        Self {
+            call,
+            options,
+            stage: Stage::First,
+            connection_retry: call.script.is_read_only() && reconnects == Reconnects::Maybe,
+            refusal_retries: 0,
+            failure_retry_limit: match (call.script.exactly_once(), &call.call_id, reconnects) {
+                (Some(once), Some(_), Reconnects::Maybe) => once.retries(),
+                _ => 0,
+            },
+            failure_retries: 0,
+            may_have_run: None,
+            span,
+            started: Started::now(),
+            attempts: 0,
+            retries: 0,
+            command: "",
+            reply_tag: None,
+        }
+    }
+
+    pub(super) fn start(&mut self) -> Next<'c, T> {
+        if let Err(error) = self.call.check_slots() {
+            return self.done(Err(error));
+        }
+        self.send_again()
+    }
+
+    pub(super) fn send_again(&mut self) -> Next<'c, T> {
+        self.stage = Stage::First;
+        self.send(Cow::Borrowed(&self.call.command))
+    }
+
+    pub(super) fn send(&mut self, command: Cow<'c, Cmd>) -> Next<'c, T> {
+        self.attempts += 1;
+        self.command = command_name(&command);
+        Next::Send(command)
+    }
+
+    /// The call did not end before its deadline: it ends now, as a
+    /// timeout (a send may be in flight, or may have run).
+    pub(super) fn deadline_passed(&mut self) -> Error {
+        let script = self.call.script.name();
+        let deadline = self.options.deadline;
+        let source = redis::RedisError::from(io::Error::new(
+            io::ErrorKind::TimedOut,
+            format!("the call's deadline of {deadline:?} passed"),
+        ));
+        let error = self.truthful(Error::Timeout { script, source });
+        self.report(Some(&error));
+        error
+    }
+
+    /// The call ends: telemetry reports it.
+    pub(super) fn done(&mut self, result: Result<T, Error>) -> Next<'c, T> {
+        self.report(result.as_ref().err());
+        Next::Done(result)
+    }
+
+    /// Telemetry of the call's end (`failure`: how it failed, if it did).
+    pub(super) fn report(&mut self, failure: Option<&Error>) {
+        let path = match self.stage {
+            Stage::First => Path::Warm,
+            Stage::FirstWithoutReadOnly => Path::ReadOnlyFallback,
+            Stage::Eval | Stage::EvalWithoutReadOnly => Path::NoScriptEval,
+            Stage::LoadAndCall => Path::FunctionLoad,
+        };
+        let summary = CallSummary {
+            command: self.command,
+            path,
+            attempts: self.attempts,
+            retries: self.retries,
+            reply_tag: self.reply_tag,
+        };
+        telemetry::call_finished(
+            &self.span,
+            self.call.script,
+            &summary,
+            self.started,
+            failure,
+        );
+    }
+
+    pub(super) fn received(&mut self, reply: redis::RedisResult<Value>) -> Next<'c, T> {
+        let call = self.call;
+        let (stage, next) = match (self.stage, Outcome::of(reply, call.script)) {
+            (Stage::First, Outcome::NoReadOnlyCommands) => {
+                forget_read_only_commands(call.script);
+                (
+                    Stage::FirstWithoutReadOnly,
+                    call.without_read_only_commands(),
+                )
+            }
+            (Stage::First | Stage::FirstWithoutReadOnly, Outcome::NoScript) => {
+                (Stage::Eval, call.eval_command())
+            }
+            (Stage::First | Stage::FirstWithoutReadOnly, Outcome::NoFunction) => {
+                if let Some(library) = call.script.library() {
+                    self.stage = Stage::LoadAndCall;
+                    self.attempts += 1;
+                    self.command = "FCALL";
+                    return Next::SendPipeline(call.load_and_call(library));
+                }
+                return self.finish(Err(self.unexpected_refusal()));
+            }
+            (Stage::Eval, Outcome::NoReadOnlyCommands) => {
+                forget_read_only_commands(call.script);
+                (Stage::EvalWithoutReadOnly, call.plain_eval())
+            }
+            (_, Outcome::Reply(value)) => {
+                self.reply_tag = telemetry::reply_tag(call.reply_shape, &value);
+                return self.finish(decode_value(call.script.name(), &value));
+            }
+            (_, Outcome::Failed(error)) => return self.finish(Err(error)),
+            // EVAL caches what it runs; EVALSHA/EVAL are known everywhere.
+            (_, Outcome::NoScript | Outcome::NoFunction | Outcome::NoReadOnlyCommands) => {
+                return self.finish(Err(self.unexpected_refusal()));
+            }
+        };
+        self.stage = stage;
+        self.send(Cow::Owned(next))
+    }
+
+    /// The replies of `[FUNCTION LOAD, FCALL]`: the call's reply is the
+    /// `FCALL`'s, whatever the load answered (`already exists` included:
+    /// someone else loaded the library meanwhile). Only when the function
+    /// is still not found does the load's reply say why.
+    pub(super) fn received_pipeline(
+        &mut self,
+        replies: redis::RedisResult<Vec<Value>>,
+    ) -> Next<'c, T> {
+        let call = self.call;
+        let script = call.script;
+        let replies = match replies {
+            Ok(replies) => replies,
+            Err(error) => {
+                return self.finish(Err(Error::from_failure(Origin::script(script), error)));
+            }
+        };
+        let [load, reply] = match <[Value; 2]>::try_from(replies) {
+            Ok(pair) => pair,
+            // Whether the call ran is unknown: Decode says it may have.
+            Err(replies) => {
+                return self.finish(Err(Error::Decode {
+                    script: script.name(),
+                    expected: "the replies of FUNCTION LOAD and FCALL",
+                    reply: render_reply(&Value::Array(replies)),
+                    reason: "the pipeline did not return two replies".to_owned(),
+                }));
+            }
+        };
+        trace_load(script, &load);
+        match Outcome::of(Ok(reply), script) {
+            Outcome::Reply(value) => {
+                self.reply_tag = telemetry::reply_tag(call.reply_shape, &value);
+                self.finish(decode_value(script.name(), &value))
+            }
+            Outcome::Failed(error) => self.finish(Err(error)),
+            Outcome::NoFunction => self.finish(Err(not_found_after_load(script, &load))),
+            Outcome::NoScript | Outcome::NoReadOnlyCommands => {
+                self.finish(Err(self.unexpected_refusal()))
+            }
+        }
+    }
+
+    /// A cache miss or unknown command after the command that cannot
+    /// cause one: `EVAL` caches what it runs, `FUNCTION LOAD` loads, and
+    /// `EVALSHA`/`EVAL`/`FCALL` are known wherever scripts are.
+    pub(super) fn unexpected_refusal(&self) -> Error {
+        let script = self.call.script;
+        let (code, message) = if script.is_function() {
+            ("ERR", refusal::FUNCTION_NOT_FOUND)
+        } else {
+            (NOSCRIPT, "the server did not run the script sent with EVAL")
+        };
+        Error::Refused {
+            script: script.name(),
+            code: code.to_owned(),
+            message: message.to_owned(),
+        }
+    }
+
+    /// The call's result, or another try when the error allows one.
+    pub(super) fn finish(&mut self, result: Result<T, Error>) -> Next<'c, T> {
+        let error = match result {
+            Ok(reply) => return self.done(Ok(reply)),
+            Err(error) => error,
+        };
+        let retry = match &error {
+            Error::Connection { source, .. }
+                if self.connection_retry
+                    && (source.is_connection_dropped() || source.is_connection_refusal()) =>
+            {
+                self.connection_retry = false;
+                Some((Duration::ZERO, "connection_dropped"))
+            }
+            // The same id: a send that ran returns the recorded reply.
+            Error::Connection { .. } | Error::Timeout { .. }
+                if self.failure_retries < self.failure_retry_limit =>
+            {
+                let delay = backoff(
+                    FAILURE_RETRY_FIRST_DELAY,
+                    FAILURE_RETRY_MAX_DELAY,
+                    self.failure_retries,
+                );
+                self.failure_retries += 1;
+                Some((
+                    delay,
+                    if error.is_timeout() {
+                        "timeout"
+                    } else {
+                        "connection_failed"
+                    },
+                ))
+            }
+            Error::Refused { code, .. } if refusal::is_transient(code) => {
+                match self.options.retry_refusals {
+                    Some(policy) if self.refusal_retries < policy.retries() => {
+                        let delay = policy.delay(self.refusal_retries);
+                        self.refusal_retries += 1;
+                        Some((delay, "refused"))
+                    }
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        let Some((delay, reason)) = retry else {
+            let error = self.truthful(error);
+            return self.done(Err(error));
+        };
+        if error.may_have_executed() && self.may_have_run.is_none() {
+            self.may_have_run = Some(error);
+        }
+        self.retries += 1;
+        telemetry::call_retried(self.call.script, reason);
+        if delay.is_zero() {
+            self.send_again()
+        } else {
+            Next::Wait(delay)
+        }
+    }
+
+    /// The error a call ends with. After a send that may have run, a later
+    /// send refused (or not sent at all) does not make "did not run" true:
+    /// the call then ends with the error of that earlier send.
+    pub(super) fn truthful(&mut self, error: Error) -> Error {
+        match self.may_have_run.take() {
+            Some(earlier) if !error.may_have_executed() => earlier,
+            _ => error,
+        }
+    }
+}
+
+/// The server answered "unknown command" for `EVALSHA_RO`/`EVAL_RO`/
+/// `FCALL_RO`: from now on read-only scripts use `EVALSHA`/`EVAL` and
+/// read-only functions `FCALL` in this process.
+pub(super) fn forget_read_only_commands(script: &Script) {
+    if READ_ONLY_COMMANDS.swap(false, Ordering::Relaxed) {
+        tracing::info!(
+            script = script.name(),
+            "the server does not know the _RO commands: read-only scripts use EVALSHA and FCALL from now on"
+        );
+    }
+}
+
+/// Why `FCALL` of `script` still answered `Function not found` after
+/// `FUNCTION LOAD` of its library answered `load`, in the same request.
+pub(crate) fn not_found_after_load(script: &'static Script, load: &Value) -> Error {
+    match (load, script.library()) {
+        (Value::ServerError(error), Some(library)) => {
+            let (code, detail) = (error.code(), error.details().unwrap_or_default());
+            if refusal::load_refusal(code, detail)
+                == refusal::LoadRefusal::FunctionExists(script.name())
+            {
+                // Another library registers this very name: FCALL found and
+                // ran its function, and the reply is that function's own.
+                return Error::Script {
+                    script: script.name(),
+                    code: code.to_owned(),
+                    message: refusal::FUNCTION_NOT_FOUND.to_owned(),
+                    location: None,
+                };
+            }
+            load_error(script.name(), library, code, detail)
+        }
+        // Loaded, yet the function is not found: the loaded code does not
+        // register it (or it was deleted in between). Nothing ran.
+        _ => Error::Refused {
+            script: script.name(),
+            code: "ERR".to_owned(),
+            message: refusal::FUNCTION_NOT_FOUND.to_owned(),
+        },
+    }
+}
+
+/// What the cold path's `FUNCTION LOAD` did, for tracing.
+pub(super) fn trace_load(script: &Script, load: &Value) {
+    let library = script.library().map_or("", Library::name);
+    match load {
+        Value::ServerError(error) => tracing::debug!(
+            script = script.name(),
+            library,
+            load = error.details().unwrap_or_default(),
+            "FUNCTION LOAD did not load the library"
+        ),
+        _ => tracing::debug!(
+            script = script.name(),
+            library,
+            "FUNCTION LOAD loaded the library"
+        ),
+    }
+}
+
+/// Decodes one reply of `origin`; an error reply becomes [`Error::Refused`]
+/// or [`Error::Script`].
+pub(crate) fn decode_reply<T: FromRedisValue>(origin: Origin, value: &Value) -> Result<T, Error> {
+    if let Value::ServerError(error) = value {
+        return Err(Error::from_server(origin, error));
+    }
+    decode_value(origin.name(), value)
+}
+
+/// Decodes a reply that is not an error.
+pub(super) fn decode_value<T: FromRedisValue>(
+    script: &'static str,
+    value: &Value,
+) -> Result<T, Error> {
+    T::from_redis_value_ref(value).map_err(|error| Error::Decode {
+        script,
+        expected: std::any::type_name::<T>(),
+        reply: render_reply(value),
+        reason: crate::decode::reason(&error),
+    })
+}
+
+impl Outcome {
+    pub(super) fn of(reply: redis::RedisResult<Value>, script: &'static Script) -> Self {
+        let origin = Origin::script(script);
+        let error = match reply {
+            // An error reply the script returned (its code is marked):
+            // whatever its words, the script ran.
+            Ok(Value::ServerError(error))
+                if redis_script_codes::unmarked(error.code()).is_some() =>
+            {
+                return Self::Failed(Error::from_server(origin, &error));
+            }
+            Ok(Value::ServerError(error)) => Error::from_server(origin, &error),
+            Ok(value) => return Self::Reply(value),
+            Err(error) => Error::from_failure(origin, error),
+        };
+        let function_not_found = script.is_function()
+            && error.location().is_none()
+            && matches!(error, Error::Refused { .. } | Error::Script { .. })
+            && refusal::is_function_not_found(
+                error.code().unwrap_or_default(),
+                error.message().unwrap_or_default(),
+            );
+        if function_not_found {
+            return match script.library() {
+                Some(library) if script.may_forge_refusals() => Self::Failed(Error::NotLoaded {
+                    script: script.name(),
+                    library: library.name(),
+                }),
+                _ => Self::NoFunction,
+            };
+        }
+        match &error {
+            // Only the server's own wording, and never a code the script can
+            // return: the checker rejects `error_reply('NOSCRIPT …')`.
+            // Functions are never cached scripts: for one, this is a reply.
+            Error::Refused { code, .. } if code == NOSCRIPT && !script.is_function() => {
+                Self::NoScript
+            }
+            Error::Refused { code, message, .. }
+                if code == "ERR" && names_read_only_command(message) =>
+            {
+                Self::NoReadOnlyCommands
+            }
+            _ => Self::Failed(error),
+        }
+    }
+}
+
+/// `unknown command 'EVALSHA_RO', with args beginning with: …`
+pub(super) fn names_read_only_command(message: &str) -> bool {
+    let lower = message.to_ascii_lowercase();
+    lower.starts_with("unknown command 'evalsha_ro'")
+        || lower.starts_with("unknown command 'eval_ro'")
+        || lower.starts_with("unknown command 'fcall_ro'")
+}

@@ -1,0 +1,586 @@
+//! Unit tests of a call: its command, keys, routing and prefix checks.
+
+use std::io;
+
+use redis::RedisWrite as _;
+
+use crate::error::KeySlot;
+
+use super::attempts::*;
+use super::keys::*;
+use super::*;
+
+const MOVE_ITEM: Script = crate::script::new_script(
+    "move_item",
+    "lua/move.lua",
+    "return 1",
+    "e0e1f9fabfc9d4800c877a703b823ac0578ff8db",
+    false,
+    false,
+    false,
+);
+
+static SCRIPT: Script = MOVE_ITEM;
+
+fn keys(names: &[&str]) -> Keys {
+    let mut keys = Keys::new();
+    for name in names {
+        keys.push(name);
+    }
+    keys
+}
+
+fn arguments(command: &Cmd) -> Vec<Vec<u8>> {
+    command
+        .args_iter()
+        .map(|argument| match argument {
+            redis::Arg::Simple(bytes) => bytes.to_vec(),
+            _ => b"<cursor>".to_vec(),
+        })
+        .collect()
+}
+
+#[test]
+fn evalsha_command_layout() {
+    let mut call = start_call::<i64, Error>(&SCRIPT, keys(&["{q}:a", "{q}:b"]), 2);
+    push_argument(&mut call, &"x");
+    push_argument(&mut call, &7u32);
+    let expected: Vec<Vec<u8>> = ["EVALSHA", SCRIPT.sha1(), "2", "{q}:a", "{q}:b", "x", "7"]
+        .iter()
+        .map(|part| part.as_bytes().to_vec())
+        .collect();
+    assert_eq!(arguments(call.command()), expected);
+    let eval = arguments(&call.eval_command());
+    assert_eq!(eval[0], b"EVAL");
+    assert_eq!(eval[1], b"return 1");
+    assert_eq!(eval[2..], expected[2..]);
+    assert!(call.check_slots().is_ok());
+}
+
+#[test]
+fn slice_keys_spread_into_many_keys() {
+    let mut list = Keys::new();
+    list.push(&["{t}:1", "{t}:2", "{t}:3"].as_slice());
+    assert_eq!(list.iter().count(), 3);
+    let call = start_call::<(), Error>(&SCRIPT, list, 0);
+    assert_eq!(arguments(call.command())[2], b"3");
+}
+
+#[test]
+fn cross_slot_keys_are_refused_before_sending() {
+    let call = start_call::<(), Error>(&SCRIPT, keys(&["a", "b"]), 0);
+    match call.check_slots() {
+        Err(Error::CrossSlot { script, keys }) => {
+            assert_eq!(script, "move_item");
+            assert_eq!(
+                keys,
+                vec![
+                    KeySlot {
+                        key: "a".into(),
+                        slot: key_slot(b"a")
+                    },
+                    KeySlot {
+                        key: "b".into(),
+                        slot: key_slot(b"b")
+                    },
+                ]
+            );
+        }
+        other => panic!("expected CrossSlot, got {other:?}"),
+    }
+}
+
+/// `move_item` building keys from its first key.
+static PREFIXED: Script = crate::script::with_key_prefixes(MOVE_ITEM, &[1], false);
+
+fn prefix_error(call: &Call<(), Error>) -> Option<(String, String, crate::KeyPrefixProblem)> {
+    match call.check_slots() {
+        Err(Error::KeyPrefix {
+            prefix,
+            parameter,
+            reason,
+            ..
+        }) => Some((prefix, parameter, reason)),
+        Ok(()) => None,
+        Err(other) => panic!("expected KeyPrefix, got {other:?}"),
+    }
+}
+
+#[test]
+fn key_prefixes_need_a_hash_tag_in_the_call_slot() {
+    use crate::KeyPrefixProblem::{NoHashTag, NoKeys};
+    let tagged = start_call::<(), Error>(&PREFIXED, keys(&["queue:{emails}:"]), 0);
+    assert_eq!(prefix_error(&tagged), None);
+    let untagged = start_call::<(), Error>(&PREFIXED, keys(&["queue:emails:", "x"]), 0);
+    // Keys in different slots are refused as such first.
+    assert!(matches!(
+        untagged.check_slots(),
+        Err(Error::CrossSlot { .. })
+    ));
+    let untagged = start_call::<(), Error>(&PREFIXED, keys(&["queue:emails:"]), 0);
+    assert_eq!(
+        prefix_error(&untagged),
+        Some(("queue:emails:".into(), "KEYS[1]".into(), NoHashTag))
+    );
+    // An empty tag is no tag: the whole key is hashed.
+    let empty = start_call::<(), Error>(&PREFIXED, keys(&["queue:{}:"]), 0);
+    assert!(prefix_error(&empty).is_some());
+    // Only the declared positions are prefixes.
+    let second = start_call::<(), Error>(&PREFIXED, keys(&["{q}:a", "{q}b"]), 0);
+    assert_eq!(prefix_error(&second), None);
+
+    // An argument declared a key prefix: tag, slot, and keys.
+    let mut argument = start_call::<(), Error>(&SCRIPT, keys(&["count:{x}"]), 1);
+    push_key_prefix(&mut argument, &"jobs:{x}:", 1);
+    assert_eq!(prefix_error(&argument), None);
+    assert_eq!(arguments(argument.command())[4], b"jobs:{x}:");
+    let mut untagged = start_call::<(), Error>(&SCRIPT, keys(&["count:{x}"]), 1);
+    push_key_prefix(&mut untagged, &"jobs:", 1);
+    assert_eq!(
+        prefix_error(&untagged),
+        Some(("jobs:".into(), "ARGV[1]".into(), NoHashTag))
+    );
+    let mut elsewhere = start_call::<(), Error>(&SCRIPT, keys(&["count:{x}"]), 1);
+    push_key_prefix(&mut elsewhere, &"jobs:{y}:", 1);
+    match elsewhere.check_slots() {
+        Err(Error::CrossSlot { keys, .. }) => assert_eq!(
+            keys.iter().map(|key| key.slot).collect::<Vec<_>>(),
+            [key_slot(b"count:{x}"), key_slot(b"jobs:{y}:")]
+        ),
+        other => panic!("expected CrossSlot, got {other:?}"),
+    }
+    let mut keyless = start_call::<(), Error>(&SCRIPT, Keys::new(), 1);
+    push_key_prefix(&mut keyless, &"jobs:{x}:", 1);
+    assert_eq!(
+        prefix_error(&keyless),
+        Some(("jobs:{x}:".into(), "ARGV[1]".into(), NoKeys))
+    );
+
+    // A standalone server: the caller lets them all go.
+    let allowed =
+        start_call::<(), Error>(&PREFIXED, keys(&["queue:emails:"]), 0).allow_untagged_prefixes();
+    assert_eq!(
+        allowed.slot().ok().flatten(),
+        Some(key_slot(b"queue:emails:"))
+    );
+    let allowed = elsewhere.allow_untagged_prefixes();
+    assert!(allowed.check_slots().is_ok());
+}
+
+static LIBRARY: Library = crate::library::new_library(
+    "quota_lib",
+    "lua/quota_lib.lua",
+    "#!lua name=quota_lib\nredis.register_function('allow', function(keys, args) return 1 end)\n",
+    "0000000000000000000000000000000000000000",
+    &["allow", "peek"],
+);
+static ALLOW: Script = crate::script::new_function(&LIBRARY, "allow", false, false, false);
+static PEEK: Script = crate::script::new_function(&LIBRARY, "peek", true, false, false);
+/// A function that can raise errors Redis does not mark.
+static COMPUTED: Script = crate::script::new_function(&LIBRARY, "allow", false, false, true);
+
+fn texts(command: &Cmd) -> Vec<String> {
+    arguments(command)
+        .into_iter()
+        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+        .collect()
+}
+
+fn server_error(text: &str) -> Value {
+    match redis::parse_redis_value(format!("-{text}\r\n").as_bytes()) {
+        Ok(value) => value,
+        Err(error) => panic!("{text}: {error}"),
+    }
+}
+
+fn function_call(script: &'static Script) -> Call<i64, Error> {
+    let mut call = start_call::<i64, Error>(script, keys(&["rl:{t}"]), 2);
+    push_argument(&mut call, &10u32);
+    push_argument(&mut call, &60u64);
+    call
+}
+
+#[test]
+fn fcall_command_layout() {
+    let call = function_call(&ALLOW);
+    assert_eq!(
+        texts(call.command()),
+        ["FCALL", "allow", "1", "rl:{t}", "10", "60"]
+    );
+    assert_eq!(call.first_key().as_deref(), Some("rl:{t}"));
+    assert_eq!(call.slot().ok().flatten(), Some(key_slot(b"rl:{t}")));
+    // No EVAL form: the cold path loads the library.
+    assert_eq!(texts(&call.eval_command()), texts(call.command()));
+    let pipeline = call.load_and_call(&LIBRARY);
+    let commands: Vec<Vec<String>> = pipeline.cmd_iter().map(texts).collect();
+    assert_eq!(
+        commands,
+        [
+            vec![
+                "FUNCTION".to_owned(),
+                "LOAD".to_owned(),
+                LIBRARY.source().to_owned()
+            ],
+            texts(call.command()),
+        ]
+    );
+    assert_eq!(ALLOW.library().map(Library::name), Some("quota_lib"));
+    assert_eq!(ALLOW.sha1(), LIBRARY.sha1());
+    assert_eq!(ALLOW.path(), "lua/quota_lib.lua");
+    assert!(SCRIPT.library().is_none());
+}
+
+#[test]
+fn no_writes_functions_use_fcall_ro_and_load_with_plain_fcall() {
+    // READ_ONLY_COMMANDS is only cleared by a server without FCALL_RO,
+    // which no unit test simulates.
+    let call = function_call(&PEEK);
+    assert_eq!(texts(call.command())[0], "FCALL_RO");
+    let pipeline = call.load_and_call(&LIBRARY);
+    let last = pipeline.cmd_iter().last().map(texts).unwrap_or_default();
+    assert_eq!(last[0], "FCALL", "a load goes to a primary");
+}
+
+/// Drives `call` through `replies`, one per round trip, and returns
+/// the commands sent (a pipeline as its commands joined by ` | `) and
+/// the result.
+fn drive(
+    call: &Call<i64, Error>,
+    replies: Vec<redis::RedisResult<Vec<Value>>>,
+) -> (Vec<String>, Option<Result<i64, Error>>) {
+    let mut attempts = Attempts::new(
+        call,
+        Options::default(),
+        Reconnects::Maybe,
+        tracing::Span::none(),
+    );
+    let mut next = attempts.start();
+    let mut sent = Vec::new();
+    for reply in replies {
+        // A wait takes no reply: the send after it does.
+        while let Next::Wait(_) = next {
+            next = attempts.send_again();
+        }
+        next = match next {
+            Next::Send(command) => {
+                sent.push(texts(&command)[0].clone());
+                attempts.received(reply.map(|mut values| values.remove(0)))
+            }
+            Next::SendPipeline(pipeline) => {
+                let names: Vec<String> = pipeline
+                    .cmd_iter()
+                    .map(|command| texts(command)[..2].join(" "))
+                    .collect();
+                sent.push(names.join(" | "));
+                attempts.received_pipeline(reply)
+            }
+            Next::Wait(_) => unreachable!("waits are passed above"),
+            Next::Done(result) => return (sent, Some(result)),
+        };
+    }
+    match next {
+        Next::Done(result) => (sent, Some(result)),
+        _ => (sent, None),
+    }
+}
+
+fn not_found() -> redis::RedisResult<Vec<Value>> {
+    Ok(vec![server_error("ERR Function not found")])
+}
+
+#[test]
+fn function_not_found_loads_the_library_and_calls_in_one_pipeline() {
+    let (sent, result) = drive(
+        &function_call(&ALLOW),
+        vec![
+            not_found(),
+            Ok(vec![
+                Value::BulkString(b"quota_lib".to_vec()),
+                Value::Int(3),
+            ]),
+        ],
+    );
+    assert_eq!(sent, ["FCALL", "FUNCTION LOAD | FCALL allow"]);
+    assert_eq!(result.map(|result| result.ok()), Some(Some(3)));
+
+    // Someone else loaded it meanwhile: the call's reply counts.
+    let (_, result) = drive(
+        &function_call(&ALLOW),
+        vec![
+            not_found(),
+            Ok(vec![
+                server_error("ERR Library 'quota_lib' already exists"),
+                Value::Int(4),
+            ]),
+        ],
+    );
+    assert_eq!(result.map(|result| result.ok()), Some(Some(4)));
+}
+
+#[test]
+fn a_load_that_did_not_help_says_why() {
+    /// A `FUNCTION LOAD` error reply and a test of the error it leads to.
+    type Case = (&'static str, fn(&Error) -> bool);
+    let cases: [Case; 4] = [
+        ("ERR Library 'quota_lib' already exists", |error| {
+            matches!(
+                error,
+                Error::LibraryConflict {
+                    library: "quota_lib",
+                    node: None,
+                    deployed_sha1: None,
+                    ..
+                }
+            )
+        }),
+        (
+            "ERR Function peek already exists",
+            |error| matches!(error, Error::FunctionNameTaken { function, .. } if function == "peek"),
+        ),
+        (
+            "ERR Error compiling function: user_function:1: boom",
+            |error| matches!(error, Error::LoadFailed { code, .. } if code == "ERR"),
+        ),
+        (
+            "OOM command not allowed when used memory > 'maxmemory'.",
+            |error| matches!(error, Error::Refused { code, .. } if code == "OOM"),
+        ),
+    ];
+    for (load, expected) in cases {
+        let (sent, result) = drive(
+            &function_call(&ALLOW),
+            vec![
+                not_found(),
+                Ok(vec![
+                    server_error(load),
+                    server_error("ERR Function not found"),
+                ]),
+            ],
+        );
+        assert_eq!(sent.len(), 2, "{load}: never a third round trip");
+        match result {
+            Some(Err(error)) => {
+                assert!(expected(&error), "{load}: {error:?}");
+                assert!(!error.may_have_executed(), "{load}: {error:?}");
+                assert_eq!(error.script(), "allow");
+            }
+            other => panic!("{load}: {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn a_function_that_can_raise_the_reply_unmarked_is_not_loaded_on_the_way() {
+    let (sent, result) = drive(&function_call(&COMPUTED), vec![not_found()]);
+    assert_eq!(sent, ["FCALL"]);
+    match result {
+        Some(Err(error @ Error::NotLoaded { .. })) => {
+            assert!(error.may_have_executed(), "the reply may be its own");
+            assert_eq!(error.library(), Some("quota_lib"));
+        }
+        other => panic!("{other:?}"),
+    }
+    // Any other function cannot: its own error replies are marked.
+    let (sent, _) = drive(&function_call(&PEEK), vec![not_found(), not_found()]);
+    assert_eq!(sent, ["FCALL_RO", "FUNCTION LOAD | FCALL peek"]);
+    let (sent, result) = drive(
+        &function_call(&ALLOW),
+        vec![Ok(vec![server_error("~ERR Function not found")])],
+    );
+    assert_eq!(
+        sent,
+        ["FCALL"],
+        "a returned reply: never loaded and sent again"
+    );
+    match result {
+        Some(Err(error @ Error::Script { .. })) => {
+            assert!(error.may_have_executed());
+            assert_eq!(error.code(), Some("ERR"));
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_dropped_cold_pipeline_is_resent_only_for_no_writes_functions() {
+    let dropped = || -> redis::RedisResult<Vec<Value>> {
+        Err(redis::RedisError::from(io::Error::from(
+            io::ErrorKind::ConnectionReset,
+        )))
+    };
+    let (sent, result) = drive(&function_call(&ALLOW), vec![not_found(), dropped()]);
+    assert_eq!(sent.len(), 2);
+    match result {
+        Some(Err(error)) => assert!(error.may_have_executed(), "{error:?}"),
+        other => panic!("{other:?}"),
+    }
+    let (sent, result) = drive(
+        &function_call(&PEEK),
+        vec![not_found(), dropped(), Ok(vec![Value::Int(7)])],
+    );
+    assert_eq!(sent, ["FCALL_RO", "FUNCTION LOAD | FCALL peek", "FCALL_RO"]);
+    assert_eq!(result.map(|result| result.ok()), Some(Some(7)));
+}
+
+#[test]
+fn raised_function_errors_point_into_the_library_file() {
+    let (_, result) = drive(
+        &function_call(&ALLOW),
+        vec![Ok(vec![server_error(
+            "ERR user_function:6: kaboom script: allow, on @user_function:6.",
+        )])],
+    );
+    match result {
+        Some(Err(error)) => {
+            assert_eq!(
+                error.location(),
+                Some(crate::ScriptLocation {
+                    path: "lua/quota_lib.lua",
+                    line: 6
+                })
+            );
+            assert!(error.may_have_executed());
+        }
+        other => panic!("{other:?}"),
+    }
+    // The library's own NOSCRIPT-looking reply is a reply, not a miss.
+    let (sent, result) = drive(
+        &function_call(&PEEK),
+        vec![Ok(vec![server_error(
+            "NOSCRIPT No matching script. Please use EVAL.",
+        )])],
+    );
+    assert_eq!(sent, ["FCALL_RO"]);
+    assert!(
+        matches!(result, Some(Err(Error::Script { .. }))),
+        "{result:?}"
+    );
+}
+
+#[test]
+fn keys_written_in_pieces_keep_their_boundaries() {
+    let mut list = Keys::new();
+    {
+        use std::io::Write as _;
+        let mut writer = list.writer_for_next_arg();
+        writer.write_all(b"{a}").ok();
+        writer.write_all(b":1").ok();
+    }
+    list.write_arg(b"{a}:2");
+    let collected: Vec<&[u8]> = list.iter().collect();
+    assert_eq!(collected, vec![&b"{a}:1"[..], &b"{a}:2"[..]]);
+}
+
+static ONCE: Script = crate::script::with_exactly_once(
+    crate::script::new_script(
+        "count_once",
+        "lua/count.lua",
+        "return 1",
+        "e0e1f9fabfc9d4800c877a703b823ac0578ff8db",
+        false,
+        false,
+        false,
+    ),
+    crate::exactly_once::exactly_once(None, None, Some(2)),
+);
+
+fn timed_out() -> redis::RedisResult<Vec<Value>> {
+    Err(redis::RedisError::from(io::Error::from(
+        io::ErrorKind::TimedOut,
+    )))
+}
+
+fn reset() -> redis::RedisResult<Vec<Value>> {
+    Err(redis::RedisError::from(io::Error::from(
+        io::ErrorKind::ConnectionReset,
+    )))
+}
+
+#[test]
+fn an_exactly_once_call_sends_its_record_after_its_keys_and_its_ttl_first() {
+    let mut call =
+        start_call_with_id::<i64, Error>(&ONCE, keys(&["{q}:a"]), 1, CallId::new("id-1"));
+    push_argument(&mut call, &"x");
+    let sent = texts(call.command());
+    let record = &sent[4];
+    assert_eq!(
+        sent[..4],
+        ["EVALSHA", ONCE.sha1(), "2", "{q}:a"].map(str::to_owned)
+    );
+    assert!(
+        record.starts_with("rs:once:{") && record.ends_with("}count_once:id-1"),
+        "{record}"
+    );
+    assert_eq!(key_slot(record.as_bytes()), key_slot(b"{q}:a"));
+    assert_eq!(sent[5..], ["600000", "x"].map(str::to_owned));
+    assert_eq!(call.call_id().map(CallId::as_str), Some("id-1"));
+
+    // A keyless call is routed by its record.
+    let keyless = start_call_with_id::<i64, Error>(&ONCE, Keys::new(), 0, "{k}7".into());
+    assert_eq!(keyless.slot().ok().flatten(), Some(key_slot(b"{k}")));
+    assert_eq!(texts(keyless.command())[2], "1");
+    // Each call of the generated `call` gets a new id.
+    let first = start_call::<i64, Error>(&ONCE, Keys::new(), 0);
+    let second = start_call::<i64, Error>(&ONCE, Keys::new(), 0);
+    assert_ne!(first.call_id(), second.call_id());
+    // Other scripts carry no id.
+    assert_eq!(
+        start_call::<i64, Error>(&SCRIPT, Keys::new(), 0).call_id(),
+        None
+    );
+}
+
+#[test]
+fn an_exactly_once_call_is_sent_again_after_timeouts_and_failures() {
+    let call = start_call_with_id::<i64, Error>(&ONCE, keys(&["{q}:a"]), 0, "id".into());
+    let (sent, result) = drive(&call, vec![timed_out(), reset(), Ok(vec![Value::Int(3)])]);
+    assert_eq!(sent, ["EVALSHA", "EVALSHA", "EVALSHA"]);
+    assert_eq!(result.map(|result| result.ok()), Some(Some(3)));
+
+    // Two retries, then the error: it may have run (at most once).
+    let (sent, result) = drive(&call, vec![timed_out(), timed_out(), timed_out()]);
+    assert_eq!(sent.len(), 3);
+    match result {
+        Some(Err(error)) => assert!(error.is_timeout() && error.may_have_executed()),
+        other => panic!("{other:?}"),
+    }
+
+    // A send that may have run, then a refusal: the call may have run.
+    let moved = || Ok(vec![server_error("MOVED 7497 127.0.0.1:7001")]);
+    let (sent, result) = drive(&call, vec![reset(), moved()]);
+    assert_eq!(sent.len(), 2);
+    match result {
+        Some(Err(error)) => assert!(error.may_have_executed(), "{error:?}"),
+        other => panic!("{other:?}"),
+    }
+    // A refusal alone says it did not run.
+    let (_, result) = drive(&call, vec![moved()]);
+    match result {
+        Some(Err(error)) => assert!(!error.may_have_executed(), "{error:?}"),
+        other => panic!("{other:?}"),
+    }
+
+    // A script without `exactly_once` that writes is never sent again.
+    let plain = start_call::<i64, Error>(&SCRIPT, keys(&["{q}:a"]), 0);
+    let (sent, result) = drive(&plain, vec![timed_out(), Ok(vec![Value::Int(3)])]);
+    assert_eq!(sent.len(), 1);
+    assert!(
+        matches!(result, Some(Err(Error::Timeout { .. }))),
+        "{result:?}"
+    );
+
+    // Nor is a blocking call: its connection would read the late reply.
+    let mut attempts = Attempts::new(
+        &call,
+        Options::default(),
+        Reconnects::Never,
+        tracing::Span::none(),
+    );
+    let Next::Send(_) = attempts.start() else {
+        panic!("sends first")
+    };
+    let next = attempts.received(Err(redis::RedisError::from(io::Error::from(
+        io::ErrorKind::TimedOut,
+    ))));
+    assert!(matches!(next, Next::Done(Err(Error::Timeout { .. }))));
+}

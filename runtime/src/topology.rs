@@ -1,0 +1,84 @@
+//! The nodes of a cluster, as `CLUSTER SLOTS` lists them: where preloads
+//! and deploys go.
+
+use redis::Value;
+
+use crate::error::{Error, Origin};
+use crate::reply::render_reply;
+
+/// Which nodes of a cluster an operation runs on.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Nodes {
+    /// Primaries and replicas.
+    All,
+    /// Primaries only.
+    Primaries,
+}
+
+/// `(host, port)` of the cluster's nodes as `CLUSTER SLOTS` lists them
+/// (asked of any node), without repeats; errors are reported for `label`.
+pub(crate) async fn cluster_nodes(
+    connection: &mut redis::cluster_async::ClusterConnection,
+    label: &'static str,
+    which: Nodes,
+) -> Result<Vec<(String, u16)>, Error> {
+    use redis::cluster_routing::{RoutingInfo, SingleNodeRoutingInfo};
+
+    let topology = connection
+        .route_command(
+            redis::cmd("CLUSTER").arg("SLOTS").to_owned(),
+            RoutingInfo::SingleNode(SingleNodeRoutingInfo::Random),
+        )
+        .await
+        .map_err(|error| Error::from_failure(Origin::label(label), error))?;
+    let nodes = node_addresses(&topology, which);
+    if nodes.is_empty() {
+        return Err(Error::Decode {
+            script: label,
+            expected: "CLUSTER SLOTS listing at least one node",
+            reply: render_reply(&topology),
+            reason: "no node address found".to_owned(),
+        });
+    }
+    Ok(nodes)
+}
+
+/// `(host, port)` of every node (or every primary) listed by `CLUSTER
+/// SLOTS`, without repeats.
+fn node_addresses(topology: &Value, which: Nodes) -> Vec<(String, u16)> {
+    let mut nodes: Vec<(String, u16)> = Vec::new();
+    let Value::Array(ranges) = topology else {
+        return nodes;
+    };
+    for range in ranges {
+        let Value::Array(fields) = range else {
+            continue;
+        };
+        // [start, end, primary, replica…], each node as [host, port, id, …]
+        let listed = match which {
+            Nodes::All => fields.len(),
+            Nodes::Primaries => 3,
+        };
+        for node in fields.iter().take(listed).skip(2) {
+            let Value::Array(parts) = node else { continue };
+            let host = match parts.first() {
+                Some(Value::BulkString(bytes)) => String::from_utf8_lossy(bytes).into_owned(),
+                Some(Value::SimpleString(text)) => text.clone(),
+                _ => continue,
+            };
+            let Some(Value::Int(port)) = parts.get(1) else {
+                continue;
+            };
+            let Ok(port) = u16::try_from(*port) else {
+                continue;
+            };
+            if !nodes
+                .iter()
+                .any(|(known_host, known_port)| *known_host == host && *known_port == port)
+            {
+                nodes.push((host, port));
+            }
+        }
+    }
+    nodes
+}
