@@ -1,14 +1,23 @@
 //! The README's Getting started writes the example's files with shell
 //! here-documents, so a reader copies nothing: these tests keep what it
 //! writes identical to the example the README shows, and the script to the
-//! one the examples crate compiles.
+//! one the examples crate compiles; the test crate's README shows the
+//! compiled tests of examples/tests.
 
 const README: &str = include_str!("../README.md");
+const TESTING: &str = include_str!("../testkit/README.md");
 const SCRIPT: &str = include_str!("../lua/rate_limit_fixed.lua");
 
-/// The body of the first fenced block of `language` after `heading`.
+/// The body of the first fenced block of `language` after `heading` in
+/// the README.
 fn block_after<'a>(heading: &str, language: &str) -> &'a str {
-    let section = &README[README
+    block_in(README, heading, language)
+}
+
+/// The body of the first fenced block of `language` after `heading` in
+/// `text`.
+fn block_in<'a>(text: &'a str, heading: &str, language: &str) -> &'a str {
+    let section = &text[text
         .find(heading)
         .unwrap_or_else(|| panic!("no {heading}"))..];
     let fence = format!("```{language}\n");
@@ -49,7 +58,7 @@ fn code(script: &str) -> &str {
 fn testing_your_scripts_shows_the_compiled_tests() {
     let compiled = include_str!("../examples/tests/testing_your_scripts.rs");
     assert_eq!(
-        block_after("## Testing your scripts", "rust,ignore"),
+        block_in(TESTING, "## Testing your scripts", "rust,ignore"),
         compiled.replace("\"../lua/", "\"lua/"),
         "the README's tests differ from examples/tests/testing_your_scripts.rs"
     );
@@ -57,7 +66,7 @@ fn testing_your_scripts_shows_the_compiled_tests() {
 
 #[test]
 fn testing_on_a_cluster_shows_the_compiled_tests() {
-    let section = &README[README.find("## Testing your scripts").expect("the section")..];
+    let section = &TESTING[TESTING.find("## Testing your scripts").expect("the section")..];
     let details = &section[section.find("<details>").expect("the details")..];
     let compiled = include_str!("../examples/tests/testing_on_a_cluster.rs");
     let start = details.find("```rust,ignore\n").expect("the block") + "```rust,ignore\n".len();

@@ -40,7 +40,7 @@ static NEXT_BATCH: AtomicU64 = AtomicU64::new(1);
 ///   `EVAL` with its body: a pipeline is not atomic, and a `SCRIPT FLUSH`
 ///   (or a failover) between two of its commands would make a later
 ///   `EVALSHA` fail. The server hashes each body again (cheap next to the
-///   round trip this saves; see the README's benchmark).
+///   round trip this saves; see the benchmark, `bench/README.md`).
 ///
 /// A function of a library (`FCALL`) is preceded, before the first call of
 /// each library in the batch, by a `FUNCTION LOAD` of that library's code

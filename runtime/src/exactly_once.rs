@@ -36,8 +36,8 @@ pub const DEFAULT_RECORD_PREFIX: &str = "rs:once:";
 /// How long a record lives when the attribute says nothing: long enough
 /// to outlive every re-send of one call (the runtime's retries, the
 /// cluster connection's own, commands held by a paused server), short
-/// enough that a busy script's records stay small (see the README's
-/// memory table).
+/// enough that a busy script's records stay small (see the memory table
+/// of [the exactly-once guide](crate::guide::exactly_once)).
 pub const DEFAULT_RECORD_TTL: Duration = Duration::from_secs(600);
 
 /// How many times a call is sent again after a connection failure or a

@@ -29,7 +29,7 @@
 //! - for a script declared `exactly_once`, also `f::call_with_id(id, …)`:
 //!   the call carries the caller's [`CallId`], its reply is recorded on the
 //!   server, and every send with that id runs the script at most once
-//!   ([`ExactlyOnce`]; the README's "Exactly-once writing scripts").
+//!   ([`ExactlyOnce`]; the guide's [exactly-once page](guide::exactly_once)).
 
 #![cfg_attr(
     not(test),
@@ -96,6 +96,24 @@ pub use slot::{SLOT_COUNT, key_slot};
 /// Guides: what the checks prove and how to read them. Each page is
 /// reference material for one topic; the crate root has the overview.
 pub mod guide {
+    #[doc = include_str!("doc/guide/generated.md")]
+    pub mod generated {}
+
+    #[doc = include_str!("doc/guide/functions.md")]
+    pub mod functions {}
+
+    #[doc = include_str!("doc/guide/exactly_once.md")]
+    pub mod exactly_once {}
+
+    #[doc = include_str!("doc/guide/checks.md")]
+    pub mod checks {}
+
+    #[doc = include_str!("doc/guide/runtime.md")]
+    pub mod runtime {}
+
+    #[doc = include_str!("doc/guide/observability.md")]
+    pub mod observability {}
+
     #[doc = include_str!("doc/guide/values.md")]
     pub mod values {}
 
