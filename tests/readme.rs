@@ -17,9 +17,7 @@ fn block_after<'a>(heading: &str, language: &str) -> &'a str {
 /// The body of the first fenced block of `language` after `heading` in
 /// `text`.
 fn block_in<'a>(text: &'a str, heading: &str, language: &str) -> &'a str {
-    let section = &text[text
-        .find(heading)
-        .unwrap_or_else(|| panic!("no {heading}"))..];
+    let section = &text[text.find(heading).unwrap_or_else(|| panic!("no {heading}"))..];
     let fence = format!("```{language}\n");
     let start = section
         .find(&fence)
@@ -66,7 +64,9 @@ fn testing_your_scripts_shows_the_compiled_tests() {
 
 #[test]
 fn testing_on_a_cluster_shows_the_compiled_tests() {
-    let section = &TESTING[TESTING.find("## Testing your scripts").expect("the section")..];
+    let section = &TESTING[TESTING
+        .find("## Testing your scripts")
+        .expect("the section")..];
     let details = &section[section.find("<details>").expect("the details")..];
     let compiled = include_str!("../examples/tests/testing_on_a_cluster.rs");
     let start = details.find("```rust,ignore\n").expect("the block") + "```rust,ignore\n".len();
