@@ -22,6 +22,12 @@ use crate::slot::{SLOT_COUNT, key_slot};
 /// assert_eq!(once.record_prefix(), "rs:once:");
 /// assert_eq!(once.record_ttl(), std::time::Duration::from_secs(600));
 /// assert_eq!(once.retries(), 3);
+/// // The defaults, as the attribute applies them when it says nothing.
+/// use redis_script::ExactlyOnce;
+/// assert_eq!(
+///     (once.record_prefix(), once.record_ttl(), once.retries()),
+///     (ExactlyOnce::DEFAULT_RECORD_PREFIX, ExactlyOnce::DEFAULT_RECORD_TTL, ExactlyOnce::DEFAULT_RETRIES)
+/// );
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ExactlyOnce {
@@ -29,20 +35,6 @@ pub struct ExactlyOnce {
     ttl_ms: u64,
     retries: u32,
 }
-
-/// The record prefix when the attribute names none.
-pub const DEFAULT_RECORD_PREFIX: &str = "rs:once:";
-
-/// How long a record lives when the attribute says nothing: long enough
-/// to outlive every re-send of one call (the runtime's retries, the
-/// cluster connection's own, commands held by a paused server), short
-/// enough that a busy script's records stay small (see the memory table
-/// of [the exactly-once guide](crate::guide::exactly_once)).
-pub const DEFAULT_RECORD_TTL: Duration = Duration::from_secs(600);
-
-/// How many times a call is sent again after a connection failure or a
-/// timeout when the attribute says nothing.
-pub const DEFAULT_RETRIES: u32 = 3;
 
 /// Used by generated code only: the attribute's settings, checked by the
 /// macro (`prefix` has no `{` or `}`, `ttl_ms` is at least 1); `None` for
@@ -55,20 +47,34 @@ pub const fn exactly_once(
     ExactlyOnce {
         prefix: match prefix {
             Some(prefix) => prefix,
-            None => DEFAULT_RECORD_PREFIX,
+            None => ExactlyOnce::DEFAULT_RECORD_PREFIX,
         },
         ttl_ms: match ttl_ms {
             Some(ttl_ms) => ttl_ms,
-            None => DEFAULT_RECORD_TTL.as_secs() * 1000,
+            None => ExactlyOnce::DEFAULT_RECORD_TTL.as_secs() * 1000,
         },
         retries: match retries {
             Some(retries) => retries,
-            None => DEFAULT_RETRIES,
+            None => ExactlyOnce::DEFAULT_RETRIES,
         },
     }
 }
 
 impl ExactlyOnce {
+    /// The record prefix when the attribute names none.
+    pub const DEFAULT_RECORD_PREFIX: &'static str = "rs:once:";
+
+    /// How long a record lives when the attribute says nothing: long
+    /// enough to outlive every re-send of one call (the runtime's retries,
+    /// the cluster connection's own, commands held by a paused server),
+    /// short enough that a busy script's records stay small (see the
+    /// memory table of [the exactly-once guide](crate::guide::exactly_once)).
+    pub const DEFAULT_RECORD_TTL: Duration = Duration::from_secs(600);
+
+    /// How many times a call is sent again after a connection failure or
+    /// a timeout when the attribute says nothing.
+    pub const DEFAULT_RETRIES: u32 = 3;
+
     /// The prefix of every record key of the script.
     pub const fn record_prefix(&self) -> &'static str {
         self.prefix

@@ -70,9 +70,7 @@ pub use call::{Call, DEFAULT_DEADLINE, Invocation};
 pub use deploy::{DeployReport, NodeDeploy, deploy_cluster};
 pub use deploy::{Deployed, OnConflict};
 pub use error::{Error, KeyPrefixProblem, KeySlot, ScriptLocation};
-pub use exactly_once::{
-    CallId, DEFAULT_RECORD_PREFIX, DEFAULT_RECORD_TTL, DEFAULT_RETRIES, ExactlyOnce,
-};
+pub use exactly_once::{CallId, ExactlyOnce};
 #[cfg(feature = "json")]
 pub use json::Json;
 pub use library::Library;
