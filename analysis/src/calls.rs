@@ -132,6 +132,12 @@ impl Analyzer<'_> {
             ("setmetatable" | "rawset", None, Some(table)) => self.table_write(global, table, span),
             _ => {}
         }
+        // `string.format('%s…', prefix, …)` builds a key from `prefix`.
+        if (global, member) == ("string", Some("format"))
+            && let Some(derivation) = formats_a_key(operands)
+        {
+            return Value::DerivedKey(derivation);
+        }
         // Valkey's `server` table is the `redis` table under another name.
         let global = if global == "server" { "redis" } else { global };
         match (global, member) {
@@ -295,9 +301,6 @@ impl Analyzer<'_> {
                 ) =>
             {
                 first.cloned().unwrap_or(Value::Unknown)
-            }
-            ("string", Some("format")) if formats_a_key(operands).is_some() => {
-                formats_a_key(operands).map_or(Value::Unknown, Value::DerivedKey)
             }
             ("tostring", None)
             | ("string", Some("format" | "rep" | "lower" | "upper" | "sub" | "reverse" | "char"))

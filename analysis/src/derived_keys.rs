@@ -54,14 +54,8 @@ impl Derivation {
 
     /// Either of two derivations: the prefixes of both.
     pub fn union(&self, other: &Derivation) -> Derivation {
-        let mut origins = self.0.clone();
-        for origin in &other.0 {
-            if !origins.contains(origin) {
-                origins.push(*origin);
-            }
-        }
-        origins.sort_unstable();
-        Derivation(origins)
+        Derivation::from_origins(self.0.iter().chain(&other.0).copied())
+            .unwrap_or_else(|| self.clone())
     }
 
     fn from_origins(origins: impl IntoIterator<Item = Origin>) -> Option<Derivation> {
@@ -87,12 +81,11 @@ impl Value {
     }
 
     /// `self` with the parameters of function `function` replaced by what a
-    /// call passes (`arguments`): a key or built key keeps its provenance
-    /// through a helper such as `local function job_key(id) return
-    /// KEYS[1] .. id end`. `None` when a parameter is passed something
-    /// that is no key prefix.
-    pub fn substituted(&self, function: u32, arguments: &[Value]) -> Option<Value> {
-        let argument = |index: usize| arguments.get(index).cloned().unwrap_or(Value::Nil);
+    /// call passes (`argument(index)`): a key or built key keeps its
+    /// provenance through a helper such as `local function job_key(id)
+    /// return KEYS[1] .. id end`. `None` when a parameter is passed
+    /// something that is no key prefix.
+    pub fn substituted(&self, function: u32, argument: impl Fn(usize) -> Value) -> Option<Value> {
         match self {
             Value::Parameter(parameter) if parameter.function == function => {
                 Some(argument(parameter.index))
@@ -200,38 +193,40 @@ impl Analyzer<'_> {
     pub(crate) fn check_key(&mut self, value: &Value, span: Span, site: &KeySite, report: bool) {
         let report = report && !self.keys_opted_out();
         match value {
-            Value::Parameter(parameter) => {
-                self.defer_key_use(*parameter, key_use(*parameter, false, site));
-            }
+            Value::Parameter(parameter) => self.defer_key_use(key_use(*parameter, false, site)),
             Value::DerivedKey(derivation) => {
                 for origin in derivation.origins() {
                     self.check_origin(*origin, span, site, report);
                 }
             }
             _ => {
-                let Some(what) = value.not_a_key() else {
-                    return;
-                };
-                self.review.key_outside(site.line);
-                if report {
-                    let shown = self.quote(span, "this argument");
-                    let message = format!(
-                        "{} does not come from {keys} ({what})",
-                        site.of(&shown),
-                        keys = self.context.tables[0]
-                    );
-                    self.key_error(span, message, None);
+                if let Some(what) = value.not_a_key() {
+                    self.not_from_keys(span, site, &what, report);
                 }
             }
+        }
+    }
+
+    /// A key (written at `span`) that comes neither from KEYS nor from a
+    /// prefix, being `what`: recorded for the review, and an error unless
+    /// `report` is off.
+    fn not_from_keys(&mut self, span: Span, site: &KeySite, what: &str, report: bool) {
+        self.review.key_outside(site.line);
+        if report {
+            let shown = self.quote(span, "this argument");
+            let message = format!(
+                "{} does not come from {keys} ({what})",
+                site.of(&shown),
+                keys = self.context.tables[0]
+            );
+            self.key_error(span, message, None);
         }
     }
 
     /// One prefix a key (written at `span`) is built from.
     fn check_origin(&mut self, origin: Origin, span: Span, site: &KeySite, report: bool) {
         match origin {
-            Origin::Parameter(parameter) => {
-                self.defer_key_use(parameter, key_use(parameter, true, site));
-            }
+            Origin::Parameter(parameter) => self.defer_key_use(key_use(parameter, true, site)),
             Origin::Arg(index) if !self.context.signature.key_prefix_args.contains(&index) => {
                 self.review.key_outside(site.line);
                 if report {
@@ -297,51 +292,46 @@ impl Analyzer<'_> {
         operands: &[Operand],
         call_span: Span,
     ) -> Value {
-        let arguments = argument_values(operands, summary);
+        // What the call passes: nil past the last argument, unknown past a
+        // trailing call or `...`.
+        let open = operands.last().is_some_and(|operand| operand.many);
+        let argument = |index: usize| match operands.get(index) {
+            Some(operand) => operand.value.clone(),
+            None if open => Value::Unknown,
+            None => Value::Nil,
+        };
         let report = !self.keys_opted_out();
         for key_use in &summary.key_uses {
             if key_use.parameter.function != summary.id {
                 continue;
             }
-            let Some(argument) = arguments.get(key_use.parameter.index) else {
-                continue;
-            };
+            let passed = argument(key_use.parameter.index);
             let operand = operands.get(key_use.parameter.index);
-            let open = operands.last().is_some_and(|operand| operand.many);
             let span = operand.map_or(call_span, |operand| operand.span);
             let site = KeySite {
                 in_function: Some(key_use.prefix),
                 ..key_use.site.clone()
             };
-            match (argument.derivation(), key_use.prefix) {
+            match (passed.derivation(), key_use.prefix) {
                 (Some(derivation), true) => {
                     for origin in derivation.origins() {
                         self.check_origin(*origin, span, &site, report);
                     }
                 }
-                (_, false) => self.check_key(argument, span, &site, report),
+                (_, false) => self.check_key(&passed, span, &site, report),
                 // Spread from a call or `...`: unknown, as everywhere.
                 (None, true) if operand.map_or(open, |operand| operand.many) => {}
                 (None, true) => {
-                    self.review.key_outside(site.line);
-                    if report {
-                        let shown = self.quote(span, "this argument");
-                        let what = argument
-                            .not_a_key()
-                            .unwrap_or_else(|| "a value read at run time".to_string());
-                        let message = format!(
-                            "{} does not come from {} ({what})",
-                            site.of(&shown),
-                            self.context.tables[0]
-                        );
-                        self.key_error(span, message, None);
-                    }
+                    let what = passed
+                        .not_a_key()
+                        .unwrap_or_else(|| "a value read at run time".to_string());
+                    self.not_from_keys(span, &site, &what, report);
                 }
             }
         }
         match &summary.returned_key {
             Some(returned) => returned
-                .substituted(summary.id, &arguments)
+                .substituted(summary.id, argument)
                 .unwrap_or(Value::ComputedString(None)),
             None => Value::Typed(summary.returns.clone()),
         }
@@ -354,42 +344,4 @@ fn key_use(parameter: ParameterId, prefix: bool, site: &KeySite) -> KeyUse {
         prefix,
         site: site.clone(),
     }
-}
-
-/// The values a call passes to a function's parameters: nil past the
-/// last, unknown past a trailing call or `...`.
-fn argument_values(operands: &[Operand], summary: &FunctionSummary) -> Vec<Value> {
-    let needed = summary
-        .key_uses
-        .iter()
-        .map(|key_use| key_use.parameter.index + 1)
-        .chain(returned_parameters(summary))
-        .max()
-        .unwrap_or(0)
-        .max(operands.len());
-    let open = operands.last().is_some_and(|operand| operand.many);
-    (0..needed)
-        .map(|index| match operands.get(index) {
-            Some(operand) => operand.value.clone(),
-            None if open => Value::Unknown,
-            None => Value::Nil,
-        })
-        .collect()
-}
-
-/// How many parameters the returned key may name.
-fn returned_parameters(summary: &FunctionSummary) -> Option<usize> {
-    let returned = summary.returned_key.as_ref()?;
-    let origins: Vec<Origin> = match returned {
-        Value::Parameter(parameter) => vec![Origin::Parameter(*parameter)],
-        Value::DerivedKey(derivation) => derivation.origins().to_vec(),
-        _ => Vec::new(),
-    };
-    origins
-        .iter()
-        .filter_map(|origin| match origin {
-            Origin::Parameter(parameter) => Some(parameter.index + 1),
-            _ => None,
-        })
-        .max()
 }

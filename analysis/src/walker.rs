@@ -330,23 +330,19 @@ impl<'a> Analyzer<'a> {
         }
     }
 
-    /// Records that `parameter`'s value (or a key built from it, with
-    /// `prefix`) is a key argument: its function's calls check what they
-    /// pass. `false` when that function is not being walked.
-    pub fn defer_key_use(&mut self, parameter: ParameterId, key_use: KeyUse) -> bool {
-        match self
+    /// Records that a parameter's value (or a key built from it) is a key
+    /// argument: its function's calls check what they pass. Nothing is
+    /// recorded when that function is not being walked.
+    pub fn defer_key_use(&mut self, key_use: KeyUse) {
+        let function = self
             .functions
             .iter_mut()
             .rev()
-            .find(|function| function.id == parameter.function)
+            .find(|function| function.id == key_use.parameter.function);
+        if let Some(function) = function
+            && !function.key_uses.contains(&key_use)
         {
-            Some(function) => {
-                if !function.key_uses.contains(&key_use) {
-                    function.key_uses.push(key_use);
-                }
-                true
-            }
-            None => false,
+            function.key_uses.push(key_use);
         }
     }
 
