@@ -142,7 +142,7 @@ fn start<T, E>(
     if let Routing::Slot(slot) = routing {
         for (index, key) in keys.iter().enumerate() {
             if script.builds_keys_from(index + 1) {
-                prefixes.check(key, || format!("KEYS[{}]", index + 1), Some(slot), None);
+                prefixes.check(key, || format!("KEYS[{}]", index + 1), Some(slot));
             }
         }
     }
@@ -239,14 +239,9 @@ pub fn push_key_prefix<T, E, A: redis::ToRedisArgs>(
         // Cross-slot keys are refused anyway.
         _ => return,
     };
-    let first_key = call.first_key_bytes().map(<[u8]>::to_vec);
     if let Some(prefix) = encoded.first() {
-        call.prefixes.check(
-            prefix,
-            || format!("ARGV[{position}]"),
-            slot,
-            first_key.as_deref(),
-        );
+        call.prefixes
+            .check(prefix, || format!("ARGV[{position}]"), slot);
     }
 }
 
@@ -382,7 +377,7 @@ impl<T, E> Call<T, E> {
     /// The cluster slot of the call's keys (`None` without keys), or
     /// `Err(Error::CrossSlot)` when they do not share one.
     pub fn slot(&self) -> Result<Option<u16>, Error> {
-        if let Some(error) = self.prefixes.error(self.script.name()) {
+        if let Some(error) = self.prefixes.error(self.script.name(), || self.first_key()) {
             return Err(error);
         }
         match &self.routing {

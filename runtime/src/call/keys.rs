@@ -24,8 +24,8 @@ pub(super) enum PrefixProblem {
         parameter: String,
         reason: crate::KeyPrefixProblem,
     },
-    /// A prefix in another slot than the keys: the keys and the prefix.
-    OtherSlot(Vec<KeySlot>),
+    /// A prefix in another slot than the keys' (`keys_slot`).
+    OtherSlot { prefix: KeySlot, keys_slot: u16 },
 }
 
 impl PrefixCheck {
@@ -40,7 +40,6 @@ impl PrefixCheck {
         prefix: &[u8],
         parameter: impl FnOnce() -> String,
         slot: Option<u16>,
-        first_key: Option<&[u8]>,
     ) {
         if self.problem.is_some() {
             return;
@@ -53,26 +52,29 @@ impl PrefixCheck {
         self.problem = if !has_hash_tag(prefix) {
             Some(unroutable(crate::KeyPrefixProblem::NoHashTag))
         } else {
-            match (slot, first_key) {
-                (None, _) => Some(unroutable(crate::KeyPrefixProblem::NoKeys)),
-                (Some(slot), Some(key)) if key_slot(prefix) != slot => {
-                    Some(PrefixProblem::OtherSlot(vec![
-                        KeySlot {
-                            key: truncate_for_display(key),
-                            slot,
-                        },
-                        KeySlot {
+            match slot {
+                None => Some(unroutable(crate::KeyPrefixProblem::NoKeys)),
+                Some(keys_slot) if key_slot(prefix) != keys_slot => {
+                    Some(PrefixProblem::OtherSlot {
+                        prefix: KeySlot {
                             key: truncate_for_display(prefix),
                             slot: key_slot(prefix),
                         },
-                    ]))
+                        keys_slot,
+                    })
                 }
-                _ => None,
+                Some(_) => None,
             }
         };
     }
 
-    pub(super) fn error(&self, script: &'static str) -> Option<Error> {
+    /// The error the call fails with, if any; `first_key` names the keys'
+    /// slot in a `CrossSlot` error.
+    pub(super) fn error(
+        &self,
+        script: &'static str,
+        first_key: impl FnOnce() -> Option<String>,
+    ) -> Option<Error> {
         if self.allow_untagged {
             return None;
         }
@@ -87,7 +89,16 @@ impl PrefixCheck {
                 parameter,
                 reason,
             },
-            PrefixProblem::OtherSlot(keys) => Error::CrossSlot { script, keys },
+            PrefixProblem::OtherSlot { prefix, keys_slot } => Error::CrossSlot {
+                script,
+                keys: vec![
+                    KeySlot {
+                        key: first_key().unwrap_or_default(),
+                        slot: keys_slot,
+                    },
+                    prefix,
+                ],
+            },
         })
     }
 }
