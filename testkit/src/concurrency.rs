@@ -65,24 +65,21 @@ where
     Fut: Future<Output = T> + Send + 'static,
 {
     let call = Arc::new(call);
-    let start = Arc::new(Barrier::new(tasks));
-    let mut handles = Vec::with_capacity(tasks);
-    for task in 0..tasks {
-        let (call, start) = (Arc::clone(&call), Arc::clone(&start));
-        handles.push(tokio::spawn(async move {
-            start.wait().await;
+    let tasks = (0..tasks).map(|task| {
+        let call = Arc::clone(&call);
+        async move {
             let mut outcomes = Vec::with_capacity(calls_per_task);
             for index in 0..calls_per_task {
                 outcomes.push(call(Turn { task, call: index }).await);
             }
             outcomes
-        }));
-    }
-    let mut outcomes = Vec::with_capacity(tasks * calls_per_task);
-    for handle in handles {
-        outcomes.extend(joined(handle.await));
-    }
-    outcomes
+        }
+    });
+    released_together(tasks.collect())
+        .await
+        .into_iter()
+        .flatten()
+        .collect()
 }
 
 /// Runs each client's calls in order and the clients at the same time,
@@ -127,25 +124,44 @@ where
 {
     db.empty();
     let call = Arc::new(call);
-    let start = Arc::new(Barrier::new(clients.len()));
-    let mut handles = Vec::with_capacity(clients.len());
+    let mut tasks = Vec::with_capacity(clients.len());
     for operations in clients {
         let connection = db.connection().await;
-        let (call, start) = (Arc::clone(&call), Arc::clone(&start));
-        handles.push(tokio::spawn(async move {
-            start.wait().await;
+        let call = Arc::clone(&call);
+        tasks.push(async move {
             let mut outcomes = Vec::with_capacity(operations.len());
             for operation in operations {
                 outcomes.push(call(connection.clone(), operation).await);
             }
             outcomes
-        }));
+        });
     }
-    let mut outcomes = Vec::with_capacity(handles.len());
+    released_together(tasks).await
+}
+
+/// Spawns every task, each waiting at one barrier until all are spawned,
+/// so that they start together; their outputs, in order.
+async fn released_together<T, Fut>(tasks: Vec<Fut>) -> Vec<T>
+where
+    T: Send + 'static,
+    Fut: Future<Output = T> + Send + 'static,
+{
+    let start = Arc::new(Barrier::new(tasks.len()));
+    let handles: Vec<_> = tasks
+        .into_iter()
+        .map(|task| {
+            let start = Arc::clone(&start);
+            tokio::spawn(async move {
+                start.wait().await;
+                task.await
+            })
+        })
+        .collect();
+    let mut outputs = Vec::with_capacity(handles.len());
     for handle in handles {
-        outcomes.push(joined(handle.await));
+        outputs.push(joined(handle.await));
     }
-    outcomes
+    outputs
 }
 
 /// A task's result, its panic passed on.
