@@ -139,7 +139,10 @@ fn start<T, E>(
 ) -> Call<T, E> {
     let mut routing = keys.routing(script.allows_cross_slot_keys());
     let mut prefixes = PrefixCheck::default();
-    if let Routing::Slot(slot) = routing {
+    // Most scripts build no key from their KEYS: no walk over the keys.
+    if let Routing::Slot(slot) = routing
+        && script.builds_keys_from_keys()
+    {
         for (index, key) in keys.iter().enumerate() {
             if script.builds_keys_from(index + 1) {
                 prefixes.check(key, || format!("KEYS[{}]", index + 1), Some(slot));

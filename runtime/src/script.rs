@@ -228,6 +228,11 @@ impl Script {
         self.allow_cross_slot_keys
     }
 
+    /// Whether the script builds keys from any of its KEYS elements.
+    pub(crate) const fn builds_keys_from_keys(&self) -> bool {
+        self.key_prefixes.every_key || !self.key_prefixes.keys.is_empty()
+    }
+
     /// Whether the call's key at `position` (1-based) is a prefix the
     /// script builds other keys from.
     pub(crate) fn builds_keys_from(&self, position: usize) -> bool {
