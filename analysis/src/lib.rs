@@ -1,6 +1,12 @@
 //! Static analysis of Redis Lua scripts, for `redis-script`'s attribute and
 //! its command-line checker.
 //!
+//! **This crate is internal.** It is published because `redis-script`'s
+//! macros and `redis-script-check` depend on it, and its API follows what
+//! they need: any release may change or remove any item, whatever its
+//! version number says. Check scripts with `#[redis_script]` or with the
+//! `redis-script-check` command instead; both carry the semver promise.
+//!
 //! The crate knows nothing about `proc_macro`: [`analyze`] takes the script
 //! source and what the caller declares about its inputs ([`Signature`]), and
 //! returns diagnostics (with `line:column` positions inside the `.lua` file)
@@ -29,7 +35,7 @@ mod argument_grammar;
 mod calls;
 mod command_replies;
 pub mod commands;
-pub mod declared;
+mod declared;
 mod derived_keys;
 mod diagnostic;
 mod error_codes;

@@ -51,7 +51,7 @@ pub struct BatchRow {
     pub summary: Summary,
 }
 
-type TransferHandle = redis_script::Handle<(i64, i64)>;
+type TransferHandle = redis_script::batch::Handle<(i64, i64)>;
 
 fn batch(shape: Shape) -> Result<(Batch, redis::Pipeline, Vec<TransferHandle>), BoxError> {
     let mut batch = match shape {

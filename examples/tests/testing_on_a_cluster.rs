@@ -56,7 +56,7 @@ async fn the_limiter_keeps_its_count_through_a_failover() {
             .await
             .unwrap();
     }
-    let slot = redis_script::key_slot(b"rl:{api}");
+    let slot = redis_script::cluster::key_slot(b"rl:{api}");
     tokio::task::block_in_place(|| cluster.fail_over_slot(slot));
 
     let decision = rate_limit_fixed(&mut connection, "rl:{api}", 10, 60_000).await;

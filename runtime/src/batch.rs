@@ -210,7 +210,7 @@ impl Batch {
                 Some(batch_slot) if batch_slot.slot == slot => {}
                 Some(batch_slot) => {
                     return Err(Error::CrossSlot {
-                        script: script.name(),
+                        operation: script.name(),
                         keys: vec![batch_slot.clone(), first_key()],
                     });
                 }
@@ -323,7 +323,7 @@ impl Batch {
                 .await
                 .unwrap_or_else(|| {
                     Err(Error::Timeout {
-                        script: BATCH,
+                        operation: BATCH,
                         source: redis::RedisError::from(std::io::Error::new(
                             std::io::ErrorKind::TimedOut,
                             format!("the batch's deadline of {deadline:?} passed"),
@@ -452,7 +452,7 @@ impl Batch {
                 }
                 other => {
                     return Err(Error::Decode {
-                        script: BATCH,
+                        operation: BATCH,
                         expected: "the replies of EXEC",
                         reply: render_reply(&other.unwrap_or_default()),
                         reason: "the transaction did not run".to_owned(),
@@ -469,7 +469,7 @@ impl Batch {
     fn replies(&self, values: Vec<Value>) -> Result<Replies, Error> {
         if values.len() != self.entries.len() {
             return Err(Error::Decode {
-                script: BATCH,
+                operation: BATCH,
                 expected: "one reply per queued command",
                 reply: render_reply(&Value::Array(values)),
                 reason: format!("{} commands were queued", self.entries.len()),
@@ -509,7 +509,7 @@ impl Replies {
     /// Decodes the reply `handle` refers to. A script's error reply becomes
     /// [`Error::Script`] (or [`Error::Refused`]) naming that script; for a
     /// call declared with `errors = E`, its declared errors come back as
-    /// [`Failure::Script`](crate::Failure::Script).
+    /// [`Failure::Declared`](crate::Failure::Declared).
     pub fn take<T: FromRedisValue, E: From<Error>>(
         &mut self,
         handle: Handle<T, E>,
@@ -660,7 +660,7 @@ mod tests {
         let mut taken = replies(vec![exists(), not_found(), not_found()]);
         match taken.take(handle(&batch, call)) {
             Err(error @ Error::LibraryConflict { .. }) => {
-                assert_eq!(error.script(), "allow");
+                assert_eq!(error.operation(), "allow");
                 assert!(!error.may_have_executed());
             }
             other => panic!("{other:?}"),

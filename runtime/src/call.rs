@@ -387,7 +387,7 @@ impl<T, E> Call<T, E> {
             Routing::AnyNode => Ok(None),
             Routing::Slot(slot) => Ok(Some(*slot)),
             Routing::CrossSlot(keys) => Err(Error::CrossSlot {
-                script: self.script.name(),
+                operation: self.script.name(),
                 keys: keys.clone(),
             }),
         }

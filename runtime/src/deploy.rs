@@ -6,6 +6,8 @@ use redis::aio::ConnectionLike;
 use redis::{Cmd, Value};
 
 use crate::call::function_load;
+#[cfg(feature = "cluster")]
+use crate::cluster::DeployReport;
 use crate::error::{Error, Origin};
 use crate::library::{Library, load_error};
 use crate::refusal::{LoadRefusal, load_refusal};
@@ -15,6 +17,7 @@ use crate::telemetry;
 /// What a deploy does when a server holds another version of the library
 /// (a library of the same name whose code differs from this build's).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum OnConflict {
     /// Leave the other version in place and fail with
     /// [`Error::LibraryConflict`], which names both versions' SHA1.
@@ -59,7 +62,7 @@ impl Library {
     /// Calls load a missing library by themselves; deploy to install it
     /// ahead of the first call, to find out about other versions before
     /// calls fail on them, and to roll a new version out. On a cluster, use
-    /// `deploy_cluster`, which deploys on every primary (replicas receive
+    /// `cluster::deploy`, which deploys on every primary (replicas receive
     /// libraries from their primary).
     ///
     /// ```no_run
@@ -168,11 +171,11 @@ impl Library {
 /// #     pub async fn quota_peek(counter: &str) -> Option<u64>;
 /// # }
 /// # async fn demo(connection: &mut redis::cluster_async::ClusterConnection) -> Result<(), redis_script::Error> {
-/// use redis_script::{OnConflict, deploy_cluster};
+/// use redis_script::{OnConflict, cluster};
 ///
-/// let report = deploy_cluster(connection, &[&quota_lib::LIBRARY], OnConflict::Refuse).await?;
+/// let report = cluster::deploy(connection, &[&quota_lib::LIBRARY], OnConflict::Refuse).await?;
 /// for failed in report.failed() {
-///     eprintln!("{} on {}: {:?}", failed.library, failed.address, failed.outcome);
+///     eprintln!("{} on {}: {:?}", failed.name, failed.address, failed.outcome);
 /// }
 /// # Ok(()) }
 /// ```
@@ -202,11 +205,12 @@ async fn deploy_on_every_primary(
 ) -> Result<DeployReport, Error> {
     use redis::cluster_routing::{RoutingInfo, SingleNodeRoutingInfo};
 
+    use crate::cluster::NodeOutcome;
     use crate::topology::{Nodes, cluster_nodes};
 
     let primaries = cluster_nodes(connection, DEPLOY, Nodes::Primaries).await?;
     let mut report = DeployReport {
-        deployments: Vec::with_capacity(primaries.len() * libraries.len()),
+        outcomes: Vec::with_capacity(primaries.len() * libraries.len()),
     };
     for (host, port) in primaries {
         let address = format!("{host}:{port}");
@@ -226,9 +230,9 @@ async fn deploy_on_every_primary(
                     Step::Done(outcome) => break outcome,
                 };
             };
-            report.deployments.push(NodeDeploy {
+            report.outcomes.push(NodeOutcome {
                 address: address.clone(),
-                library: library.name(),
+                name: library.name(),
                 outcome,
             });
         }
@@ -239,57 +243,6 @@ async fn deploy_on_every_primary(
 /// Label of errors that concern a cluster deploy as a whole.
 #[cfg(feature = "cluster")]
 const DEPLOY: &str = "deploy";
-
-/// What [`deploy_cluster`] did: one entry per primary and library.
-#[cfg(feature = "cluster")]
-#[derive(Debug)]
-#[non_exhaustive]
-pub struct DeployReport {
-    /// Per primary (in the order `CLUSTER SLOTS` lists them), per library
-    /// (in the order given).
-    pub deployments: Vec<NodeDeploy>,
-}
-
-#[cfg(feature = "cluster")]
-impl DeployReport {
-    /// True when every library is on every primary, in this build's
-    /// version (loaded, unchanged or replaced).
-    pub fn is_complete(&self) -> bool {
-        self.deployments
-            .iter()
-            .all(|deployment| deployment.outcome.is_ok())
-    }
-
-    /// The deployments that failed (unreachable node, refusal, another
-    /// version refused).
-    pub fn failed(&self) -> impl Iterator<Item = &NodeDeploy> {
-        self.deployments
-            .iter()
-            .filter(|deployment| deployment.outcome.is_err())
-    }
-
-    /// The outcome of `library` on the primary at `address` (`host:port`).
-    pub fn outcome(&self, address: &str, library: &str) -> Option<&Result<Deployed, Error>> {
-        self.deployments
-            .iter()
-            .find(|deployment| deployment.address == address && deployment.library == library)
-            .map(|deployment| &deployment.outcome)
-    }
-}
-
-/// The outcome of one library on one primary, in a [`DeployReport`].
-#[cfg(feature = "cluster")]
-#[derive(Debug)]
-#[non_exhaustive]
-pub struct NodeDeploy {
-    /// `host:port` of the primary, as `CLUSTER SLOTS` names it.
-    pub address: String,
-    /// The library's name.
-    pub library: &'static str,
-    /// What the deploy did there, or why it failed
-    /// ([`Error::LibraryConflict`] names the version the node holds).
-    pub outcome: Result<Deployed, Error>,
-}
 
 /// The steps of one deploy of one library on one server, apart from their
 /// I/O: list, then load (or replace) when needed.
@@ -376,7 +329,7 @@ impl<'d> Deployment<'d> {
             Ok(deployed) => deployed,
             Err(reason) => {
                 return self.done(Err(Error::Decode {
-                    script: name,
+                    operation: name,
                     expected: "the reply of FUNCTION LIST WITHCODE",
                     reply: render_reply(reply),
                     reason,
@@ -393,7 +346,7 @@ impl<'d> Deployment<'d> {
         let deployed_sha1 = sha1_smol::Sha1::from(deployed).digest().to_string();
         match self.on_conflict {
             OnConflict::Refuse => self.done(Err(Error::LibraryConflict {
-                script: name,
+                operation: name,
                 library: name,
                 node: self.node.map(str::to_owned),
                 deployed_sha1: Some(deployed_sha1),

@@ -61,11 +61,12 @@ pub enum Error {
     /// The server refused the command before running the script: it did
     /// not run. Some refusals pass (`LOADING`, `BUSY`, `TRYAGAIN`, …);
     /// [`RetryRefusals`](crate::RetryRefusals) retries those.
-    #[error("script `{script}` was refused by the server, it did not run: {code} {message}")]
+    #[error("script `{operation}` was refused by the server, it did not run: {code} {message}")]
     #[non_exhaustive]
     Refused {
-        /// Name of the script.
-        script: &'static str,
+        /// The operation: the script's or function's name, or `batch`,
+        /// `command`, `preload`, `deploy`.
+        operation: &'static str,
         /// The server's error code (`BUSY`, `LOADING`, `OOM`, …).
         code: String,
         /// The rest of the server's message.
@@ -76,13 +77,14 @@ pub enum Error {
     /// (`redis.error_reply('CODE …')`) or raised (`error(…)`, a failing
     /// `redis.call`). Redis keeps the writes it made before.
     #[error(
-        "script `{script}` failed{}: {code} {message}",
+        "script `{operation}` failed{}: {code} {message}",
         DisplayLocation(location)
     )]
     #[non_exhaustive]
     Script {
-        /// Name of the script.
-        script: &'static str,
+        /// The operation: the script's or function's name, or `batch`,
+        /// `command`, `preload`, `deploy`.
+        operation: &'static str,
         /// The leading word of the error (`ERR`, `CONFLICT`, ...).
         code: String,
         /// The rest of the error message, without the location Redis
@@ -94,13 +96,14 @@ pub enum Error {
 
     /// The connection failed before a reply was read.
     #[error(
-        "script `{script}`: connection error ({}): {source}",
+        "script `{operation}`: connection error ({}): {source}",
         if *may_have_executed { "the script may have run" } else { "nothing was sent, the script did not run" }
     )]
     #[non_exhaustive]
     Connection {
-        /// Name of the script.
-        script: &'static str,
+        /// The operation: the script's or function's name, or `batch`,
+        /// `command`, `preload`, `deploy`.
+        operation: &'static str,
         /// `false` only when the request certainly never reached the
         /// server (the connection could not be opened).
         may_have_executed: bool,
@@ -114,22 +117,24 @@ pub enum Error {
     /// before the call's deadline ([`Call::deadline`](crate::Call::deadline),
     /// 10 s by default). The request may have been sent: the script may
     /// have run, or may still be running.
-    #[error("script `{script}`: no reply in time, the script may have run: {source}")]
+    #[error("script `{operation}`: no reply in time, the script may have run: {source}")]
     #[non_exhaustive]
     Timeout {
-        /// Name of the script.
-        script: &'static str,
+        /// The operation: the script's or function's name, or `batch`,
+        /// `command`, `preload`, `deploy`.
+        operation: &'static str,
         /// The underlying client error.
         #[source]
         source: redis::RedisError,
     },
 
     /// The reply does not have the shape the Rust return type expects.
-    #[error("script `{script}`: cannot decode the reply {reply} as {expected}: {reason}")]
+    #[error("script `{operation}`: cannot decode the reply {reply} as {expected}: {reason}")]
     #[non_exhaustive]
     Decode {
-        /// Name of the script.
-        script: &'static str,
+        /// The operation: the script's or function's name, or `batch`,
+        /// `command`, `preload`, `deploy`.
+        operation: &'static str,
         /// The Rust type the reply was decoded into.
         expected: &'static str,
         /// The raw reply, truncated for display.
@@ -141,13 +146,14 @@ pub enum Error {
     /// The keys of one call hash to different Redis Cluster slots. Nothing
     /// was sent: on a cluster this call could never succeed.
     #[error(
-        "script `{script}`: keys hash to different cluster slots: {}; give them a common {{hash tag}}",
+        "script `{operation}`: keys hash to different cluster slots: {}; give them a common {{hash tag}}",
         DisplayKeySlots(keys)
     )]
     #[non_exhaustive]
     CrossSlot {
-        /// Name of the script.
-        script: &'static str,
+        /// The operation: the script's or function's name, or `batch`,
+        /// `command`, `preload`, `deploy`.
+        operation: &'static str,
         /// Every key of the call with its slot.
         keys: Vec<KeySlot>,
     },
@@ -161,11 +167,12 @@ pub enum Error {
     /// the script would reach keys of other slots, which a cluster
     /// refuses. On a standalone server that is harmless: opt out per call
     /// with [`Call::allow_untagged_prefixes`](crate::Call::allow_untagged_prefixes).
-    #[error("script `{script}`: key prefix {prefix:?} ({parameter}) {reason}")]
+    #[error("script `{operation}`: key prefix {prefix:?} ({parameter}) {reason}")]
     #[non_exhaustive]
     KeyPrefix {
-        /// Name of the script.
-        script: &'static str,
+        /// The operation: the script's or function's name, or `batch`,
+        /// `command`, `preload`, `deploy`.
+        operation: &'static str,
         /// The prefix as sent, truncated for display.
         prefix: String,
         /// Which parameter carries it: `KEYS[1]`, `ARGV[2]`.
@@ -183,12 +190,12 @@ pub enum Error {
     /// [`OnConflict::Refuse`](crate::OnConflict::Refuse) reports it with the
     /// deployed version's SHA1. Replace the other version on purpose with
     /// [`Library::deploy`](crate::Library::deploy) (or
-    /// `deploy_cluster`) and [`OnConflict::Replace`](crate::OnConflict::Replace).
+    /// `cluster::deploy`) and [`OnConflict::Replace`](crate::OnConflict::Replace).
     #[error("{}", DisplayLibraryConflict(self))]
     #[non_exhaustive]
     LibraryConflict {
         /// Name of the function the call was for; for a deploy, the library's.
-        script: &'static str,
+        operation: &'static str,
         /// Name of the library.
         library: &'static str,
         /// `host:port` of the node that holds the other version, when known
@@ -205,12 +212,12 @@ pub enum Error {
     /// registers a function of the same name (Redis has one namespace of
     /// functions for all libraries). Nothing was loaded and nothing ran.
     #[error(
-        "`{script}`: library `{library}` cannot be loaded: another library already registers a function named `{function}`, nothing ran; rename the function or delete the other library"
+        "`{operation}`: library `{library}` cannot be loaded: another library already registers a function named `{function}`, nothing ran; rename the function or delete the other library"
     )]
     #[non_exhaustive]
     FunctionNameTaken {
         /// Name of the function the call was for; for a deploy, the library's.
-        script: &'static str,
+        operation: &'static str,
         /// Name of the library that could not be loaded.
         library: &'static str,
         /// The function name another library holds.
@@ -221,12 +228,12 @@ pub enum Error {
     /// conflict: code the server cannot compile, a sandbox violation, a
     /// missing Lua engine. Nothing was loaded and nothing ran.
     #[error(
-        "`{script}`: FUNCTION LOAD of library `{library}` failed, nothing ran: {code} {message}"
+        "`{operation}`: FUNCTION LOAD of library `{library}` failed, nothing ran: {code} {message}"
     )]
     #[non_exhaustive]
     LoadFailed {
         /// Name of the function the call was for; for a deploy, the library's.
-        script: &'static str,
+        operation: &'static str,
         /// Name of the library.
         library: &'static str,
         /// The server's error code (`ERR`).
@@ -244,17 +251,17 @@ pub enum Error {
     /// ([`Library::deploy`](crate::Library::deploy)). As the reply may be
     /// the function's own, the function may have run.
     #[error(
-        "function `{script}`: the server answered `Function not found`; the function can build that reply itself, so library `{library}` was not loaded on the way and the function may have run: deploy the library first (Library::deploy)"
+        "function `{operation}`: the server answered `Function not found`; the function can build that reply itself, so library `{library}` was not loaded on the way and the function may have run: deploy the library first (Library::deploy)"
     )]
     #[non_exhaustive]
     NotLoaded {
         /// Name of the function.
-        script: &'static str,
+        operation: &'static str,
         /// Name of its library.
         library: &'static str,
     },
 
-    /// A [`Handle`](crate::Handle) was read from the replies of another
+    /// A [`Handle`](crate::batch::Handle) was read from the replies of another
     /// batch: a handle belongs to the batch that made it, and reads only
     /// that batch's replies. The handle's call may have run with its own
     /// batch.
@@ -272,6 +279,7 @@ pub enum Error {
 
 /// A line of a `.lua` file, where Redis says a script raised its error.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ScriptLocation {
     /// The script's path, as written in the attribute.
     pub path: &'static str,
@@ -292,7 +300,7 @@ struct DisplayLibraryConflict<'a>(&'a Error);
 impl fmt::Display for DisplayLibraryConflict<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let Error::LibraryConflict {
-            script,
+            operation,
             library,
             node,
             deployed_sha1,
@@ -301,7 +309,7 @@ impl fmt::Display for DisplayLibraryConflict<'_> {
         else {
             return Ok(());
         };
-        write!(f, "`{script}`: ")?;
+        write!(f, "`{operation}`: ")?;
         match node {
             Some(node) => write!(f, "node {node}")?,
             None => f.write_str("the server")?,
@@ -378,7 +386,7 @@ impl Error {
     }
 
     pub(crate) fn from_reply_text(origin: Origin, code: &str, detail: &str) -> Self {
-        let script = origin.name;
+        let operation = origin.name;
         // An error reply the script returned: the source sent marks its
         // code, so it reads as the script wrote it.
         if origin.script.is_some()
@@ -386,7 +394,7 @@ impl Error {
         {
             let code = code.strip_prefix('-').unwrap_or(code);
             return Self::Script {
-                script,
+                operation,
                 code: code.to_owned(),
                 message: detail.to_owned(),
                 location: None,
@@ -394,7 +402,7 @@ impl Error {
         }
         if let Some(raised) = refusal::raised_in_script(detail) {
             return Self::Script {
-                script,
+                operation,
                 code: code.to_owned(),
                 message: raised.message.to_owned(),
                 location: raised
@@ -408,13 +416,13 @@ impl Error {
         }
         if refusal::is_server_refusal(code, detail) && !origin.may_forge_refusal(code) {
             return Self::Refused {
-                script,
+                operation,
                 code: code.to_owned(),
                 message: detail.to_owned(),
             };
         }
         Self::Script {
-            script,
+            operation,
             code: code.to_owned(),
             message: detail.to_owned(),
             location: None,
@@ -424,35 +432,38 @@ impl Error {
     /// A request for `origin` that failed: an error reply (one of the
     /// server's or the script's), a timeout, or a connection failure.
     pub(crate) fn from_failure(origin: Origin, source: redis::RedisError) -> Self {
-        let script = origin.name;
+        let operation = origin.name;
         if let Some(code) = source.code() {
             return Self::from_reply_text(origin, code, source.detail().unwrap_or_default());
         }
         if source.is_timeout() {
-            return Self::Timeout { script, source };
+            return Self::Timeout { operation, source };
         }
         Self::Connection {
-            script,
+            operation,
             may_have_executed: !source.is_connection_refusal(),
             source,
         }
     }
 
-    /// The name of the script (or function of a library) the failed call
-    /// was for; for an error of a deploy, the library's name.
-    pub fn script(&self) -> &'static str {
+    /// What failed: the name of the script (or function of a library) for
+    /// a call, the library's name for a deploy of one, and `batch`,
+    /// `command`, `preload` or `deploy` for the rest: the name the
+    /// metrics' `operation` label carries
+    /// ([`telemetry`](crate::telemetry)).
+    pub fn operation(&self) -> &'static str {
         match self {
-            Self::Refused { script, .. }
-            | Self::Script { script, .. }
-            | Self::Connection { script, .. }
-            | Self::Timeout { script, .. }
-            | Self::Decode { script, .. }
-            | Self::CrossSlot { script, .. }
-            | Self::KeyPrefix { script, .. }
-            | Self::LibraryConflict { script, .. }
-            | Self::FunctionNameTaken { script, .. }
-            | Self::LoadFailed { script, .. }
-            | Self::NotLoaded { script, .. } => script,
+            Self::Refused { operation, .. }
+            | Self::Script { operation, .. }
+            | Self::Connection { operation, .. }
+            | Self::Timeout { operation, .. }
+            | Self::Decode { operation, .. }
+            | Self::CrossSlot { operation, .. }
+            | Self::KeyPrefix { operation, .. }
+            | Self::LibraryConflict { operation, .. }
+            | Self::FunctionNameTaken { operation, .. }
+            | Self::LoadFailed { operation, .. }
+            | Self::NotLoaded { operation, .. } => operation,
             Self::ForeignHandle { .. } => "batch",
         }
     }
@@ -558,6 +569,7 @@ impl Error {
 
 /// A key of a call and the cluster slot it hashes to.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct KeySlot {
     /// The key, lossily decoded as UTF-8 and truncated for display.
     pub key: String,
@@ -626,7 +638,7 @@ mod tests {
     #[test]
     fn cross_slot_message_names_keys_and_slots() {
         let error = Error::CrossSlot {
-            script: "move_item",
+            operation: "move_item",
             keys: vec![
                 KeySlot {
                     key: "a".into(),

@@ -41,9 +41,10 @@
 #[cfg(test)]
 extern crate self as redis_script;
 
-mod batch;
+pub mod batch;
 mod call;
 mod checked;
+pub mod cluster;
 mod decode;
 mod deploy;
 mod error;
@@ -57,25 +58,21 @@ mod reply;
 mod retry;
 mod script;
 mod script_error;
-mod shape;
+pub mod shape;
 mod slot;
 pub mod telemetry;
 mod timer;
 #[cfg(feature = "cluster")]
 mod topology;
 
-pub use batch::{Batch, Batchable, Handle, Replies};
+pub use batch::Batch;
 pub use call::{Call, DEFAULT_DEADLINE, Invocation};
-#[cfg(feature = "cluster")]
-pub use deploy::{DeployReport, NodeDeploy, deploy_cluster};
 pub use deploy::{Deployed, OnConflict};
-pub use error::{Error, KeyPrefixProblem, KeySlot, ScriptLocation};
+pub use error::{Error, KeyPrefixProblem, ScriptLocation};
 pub use exactly_once::{CallId, ExactlyOnce};
 #[cfg(feature = "json")]
 pub use json::Json;
 pub use library::Library;
-#[cfg(feature = "cluster")]
-pub use preload::{NodePreload, PreloadReport, preload_cluster};
 pub use preload::{preload, preload_blocking};
 /// The redis-rs version the calls take connections of, for crates that
 /// would otherwise have to keep their own `redis` dependency in step.
@@ -88,8 +85,7 @@ pub use redis_script_macros::{redis_library, redis_script};
 pub use retry::RetryRefusals;
 pub use script::Script;
 pub use script_error::{Failure, ScriptError};
-pub use shape::{ReplyShape, Shape, Variant};
-pub use slot::{SLOT_COUNT, key_slot};
+pub use shape::ReplyShape;
 
 /// Guides: what the checks prove and how to read them. Each page is
 /// reference material for one topic; the crate root has the overview.
@@ -141,14 +137,13 @@ pub mod __private_v2 {
     pub use crate::exactly_once::exactly_once;
     pub use crate::library::new_library;
     pub use crate::script::{new_function, new_script, with_exactly_once, with_key_prefixes};
-    pub use crate::shape::{
+    pub use crate::shape::Shape;
+    pub use crate::shape::checks::{
         CheckMessage, accepts_array, accepts_bare, accepts_single_value, accepts_table,
         accepts_tag, array_mismatch, array_shape, contains_code, has_element, has_tag, str_eq,
         tagged_shape, unknown_code_message, unknown_tag_message, unraised_code, unreturned_variant,
         variant,
     };
-    pub use crate::{
-        Call, CallId, Error, Failure, Library, ReplyShape, Script, ScriptError, Shape,
-    };
+    pub use crate::{Call, CallId, Error, Failure, Library, ReplyShape, Script, ScriptError};
     pub use redis;
 }

@@ -163,26 +163,26 @@ pub(crate) fn load_error(
     use crate::refusal::{LoadRefusal, is_server_refusal, load_refusal};
     match load_refusal(code, detail) {
         LoadRefusal::LibraryExists => crate::Error::LibraryConflict {
-            script,
+            operation: script,
             library: library.name(),
             node: None,
             deployed_sha1: None,
             compiled_sha1: library.sha1(),
         },
         LoadRefusal::FunctionExists(function) => crate::Error::FunctionNameTaken {
-            script,
+            operation: script,
             library: library.name(),
             function: function.to_owned(),
         },
         // `OOM`, `READONLY`, `BUSY`, `NOPERM`…: refusals like any other,
         // retried as `RetryRefusals` says.
         LoadRefusal::Other if is_server_refusal(code, detail) => crate::Error::Refused {
-            script,
+            operation: script,
             code: code.to_owned(),
             message: detail.to_owned(),
         },
         LoadRefusal::Other => crate::Error::LoadFailed {
-            script,
+            operation: script,
             library: library.name(),
             code: code.to_owned(),
             message: detail.to_owned(),

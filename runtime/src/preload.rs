@@ -3,6 +3,8 @@
 use redis::aio::ConnectionLike;
 use redis::{Pipeline, Value};
 
+#[cfg(feature = "cluster")]
+use crate::cluster::PreloadReport;
 use crate::error::{Error, Origin};
 use crate::reply::render_reply;
 use crate::script::Script;
@@ -17,8 +19,8 @@ const PRELOAD: &str = "preload";
 ///
 /// Not needed for correctness (a call on a cold server costs one extra
 /// round trip, never an error), but it takes that round trip out of the
-/// first request after start-up. On a cluster use [`preload_cluster`],
-/// which loads on every node.
+/// first request after start-up. On a cluster use
+/// [`cluster::preload`](crate::cluster::preload), which loads on every node.
 ///
 /// ```no_run
 /// # async fn demo(connection: &mut redis::aio::MultiplexedConnection) -> Result<(), redis_script::Error> {
@@ -80,19 +82,19 @@ where
 /// round trip per node, and checks every returned SHA1.
 ///
 /// A node that cannot be reached, or that refuses, does not stop the
-/// others: the report lists every node with its outcome. This fails as a
-/// whole only when the cluster's topology cannot be read.
+/// others: the report has the outcome of every script on every node. This
+/// fails as a whole only when the cluster's topology cannot be read.
 ///
 /// ```no_run
 /// # async fn demo(connection: &mut redis::cluster_async::ClusterConnection) -> Result<(), redis_script::Error> {
-/// use redis_script::{preload_cluster, redis_script};
+/// use redis_script::{cluster, redis_script};
 ///
 /// #[redis_script(path = "../lua/release_lock.lua", keys = 1)]
 /// async fn release_lock(lock: &str, token: &str) -> i64;
 ///
-/// let report = preload_cluster(connection, &[&release_lock::SCRIPT]).await?;
+/// let report = cluster::preload(connection, &[&release_lock::SCRIPT]).await?;
 /// for node in report.failed() {
-///     eprintln!("{} stays cold until its first call: {:?}", node.address, node.outcome);
+///     eprintln!("{} stays cold on {} until its first call: {:?}", node.name, node.address, node.outcome);
 /// }
 /// # Ok(()) }
 /// ```
@@ -112,66 +114,36 @@ async fn load_scripts_on_every_node(
 ) -> Result<PreloadReport, Error> {
     use redis::cluster_routing::SingleNodeRoutingInfo;
 
+    use crate::cluster::NodeOutcome;
     use crate::topology::{Nodes, cluster_nodes};
 
     let nodes = cluster_nodes(connection, PRELOAD, Nodes::All).await?;
     let pipeline = load_pipeline(scripts);
-    let mut report = PreloadReport { nodes: Vec::new() };
+    let mut report = PreloadReport {
+        outcomes: Vec::with_capacity(nodes.len() * scripts.len()),
+    };
     for (host, port) in nodes {
+        if scripts.is_empty() {
+            continue;
+        }
         let address = format!("{host}:{port}");
-        let outcome = if scripts.is_empty() {
-            Ok(())
-        } else {
-            let route = SingleNodeRoutingInfo::ByAddress { host, port };
-            match connection
-                .route_pipeline(pipeline.clone(), 0, scripts.len(), route)
-                .await
-            {
-                Ok(replies) => check_replies(scripts, &replies, &address),
-                Err(error) => Err(preload_error(error)),
-            }
-        };
-        report.nodes.push(NodePreload { address, outcome });
+        let route = SingleNodeRoutingInfo::ByAddress { host, port };
+        let replies = connection
+            .route_pipeline(pipeline.clone(), 0, scripts.len(), route)
+            .await;
+        for (index, script) in scripts.iter().enumerate() {
+            let outcome = match &replies {
+                Ok(replies) => check_reply(script, replies.get(index), &address),
+                Err(error) => Err(preload_error(error.clone())),
+            };
+            report.outcomes.push(NodeOutcome {
+                address: address.clone(),
+                name: script.name(),
+                outcome,
+            });
+        }
     }
     Ok(report)
-}
-
-/// What [`preload_cluster`] did on each node.
-#[cfg(feature = "cluster")]
-#[derive(Debug)]
-#[non_exhaustive]
-pub struct PreloadReport {
-    /// Every node `CLUSTER SLOTS` listed, in its order.
-    pub nodes: Vec<NodePreload>,
-}
-
-#[cfg(feature = "cluster")]
-impl PreloadReport {
-    /// True when every node loaded every script.
-    pub fn is_complete(&self) -> bool {
-        self.nodes.iter().all(|node| node.outcome.is_ok())
-    }
-
-    /// The nodes that loaded every script.
-    pub fn loaded(&self) -> impl Iterator<Item = &NodePreload> {
-        self.nodes.iter().filter(|node| node.outcome.is_ok())
-    }
-
-    /// The nodes that did not (unreachable, refused, another SHA1).
-    pub fn failed(&self) -> impl Iterator<Item = &NodePreload> {
-        self.nodes.iter().filter(|node| node.outcome.is_err())
-    }
-}
-
-/// The outcome of [`preload_cluster`] on one node.
-#[cfg(feature = "cluster")]
-#[derive(Debug)]
-#[non_exhaustive]
-pub struct NodePreload {
-    /// `host:port`, as `CLUSTER SLOTS` names the node.
-    pub address: String,
-    /// `Ok` when the node loaded every script with the expected SHA1.
-    pub outcome: Result<(), Error>,
 }
 
 fn load_pipeline(scripts: &[&'static Script]) -> Pipeline {
@@ -188,38 +160,45 @@ fn preload_error(source: redis::RedisError) -> Error {
 }
 
 fn check_replies(scripts: &[&'static Script], replies: &[Value], node: &str) -> Result<(), Error> {
-    for (script, reply) in scripts.iter().zip(replies) {
-        let loaded = match reply {
-            Value::BulkString(bytes) => bytes.as_slice(),
-            Value::SimpleString(text) => text.as_bytes(),
-            Value::ServerError(error) => {
-                return Err(Error::from_server(Origin::label(script.name()), error));
-            }
-            _ => b"",
-        };
-        if loaded != script.sha1().as_bytes() {
-            return Err(Error::Decode {
-                script: script.name(),
-                expected: "the SHA1 computed at compile time",
-                reply: render_reply(reply),
-                reason: format!("SCRIPT LOAD on {node} returned another SHA1"),
-            });
-        }
-        tracing::debug!(
-            script = script.name(),
-            sha = script.sha1_prefix(),
-            path = "preload",
-            node,
-            "script loaded"
-        );
+    for (index, script) in scripts.iter().enumerate() {
+        check_reply(script, replies.get(index), node)?;
     }
-    if replies.len() != scripts.len() {
+    Ok(())
+}
+
+/// Checks the reply to one script's `SCRIPT LOAD` (none when the server
+/// sent fewer replies than commands).
+fn check_reply(script: &'static Script, reply: Option<&Value>, node: &str) -> Result<(), Error> {
+    let Some(reply) = reply else {
         return Err(Error::Decode {
-            script: PRELOAD,
+            operation: script.name(),
             expected: "one SCRIPT LOAD reply per script",
-            reply: render_reply(&Value::Array(replies.to_vec())),
-            reason: format!("{} scripts were sent to {node}", scripts.len()),
+            reply: "no reply".to_owned(),
+            reason: format!("{node} sent fewer replies than scripts"),
+        });
+    };
+    let loaded = match reply {
+        Value::BulkString(bytes) => bytes.as_slice(),
+        Value::SimpleString(text) => text.as_bytes(),
+        Value::ServerError(error) => {
+            return Err(Error::from_server(Origin::label(script.name()), error));
+        }
+        _ => b"",
+    };
+    if loaded != script.sha1().as_bytes() {
+        return Err(Error::Decode {
+            operation: script.name(),
+            expected: "the SHA1 computed at compile time",
+            reply: render_reply(reply),
+            reason: format!("SCRIPT LOAD on {node} returned another SHA1"),
         });
     }
+    tracing::debug!(
+        script = script.name(),
+        sha = script.sha1_prefix(),
+        path = "preload",
+        node,
+        "script loaded"
+    );
     Ok(())
 }

@@ -17,8 +17,8 @@
 //! # fn example(result: Result<(), Failure<VersionError>>) {
 //! match result {
 //!     Ok(()) => {}
-//!     Err(Failure::Script(VersionError::Conflict { found, .. })) => println!("now at {found}"),
-//!     Err(Failure::Script(VersionError::Deleted)) => println!("gone"),
+//!     Err(Failure::Declared(VersionError::Conflict { found, .. })) => println!("now at {found}"),
+//!     Err(Failure::Declared(VersionError::Deleted)) => println!("gone"),
 //!     Err(Failure::Other(error)) => eprintln!("{error}"),
 //! }
 //! # }
@@ -63,7 +63,7 @@ pub trait ScriptError: std::error::Error + Sized {
 /// # #[derive(Debug, ScriptError)]
 /// # enum VersionError { Conflict { expected: u64, found: u64 } }
 /// # fn example(result: Result<u64, Failure<VersionError>>) {
-/// if let Err(Failure::Script(VersionError::Conflict { found, .. })) = result {
+/// if let Err(Failure::Declared(VersionError::Conflict { found, .. })) = result {
 ///     println!("someone else wrote version {found}");
 /// }
 /// # }
@@ -74,8 +74,8 @@ pub trait ScriptError: std::error::Error + Sized {
 /// `anyhow::Error` like any error.
 #[derive(Debug)]
 pub enum Failure<E> {
-    /// The script raised one of its declared errors.
-    Script(E),
+    /// The script raised one of its declared errors: a variant of `E`.
+    Declared(E),
     /// Any other failure: connection, undeclared script error, reply
     /// decoding, cross-slot keys.
     Other(Error),
@@ -88,12 +88,12 @@ impl<E> Failure<E> {
     /// # use redis_script::{Failure, ScriptError};
     /// # #[derive(Debug, ScriptError)]
     /// # enum LockError { NotOwner }
-    /// let failure: Failure<LockError> = Failure::Script(LockError::NotOwner);
-    /// assert!(matches!(failure.script_error(), Some(LockError::NotOwner)));
+    /// let failure: Failure<LockError> = Failure::Declared(LockError::NotOwner);
+    /// assert!(matches!(failure.declared(), Some(LockError::NotOwner)));
     /// ```
-    pub fn script_error(&self) -> Option<&E> {
+    pub fn declared(&self) -> Option<&E> {
         match self {
-            Self::Script(error) => Some(error),
+            Self::Declared(error) => Some(error),
             Self::Other(_) => None,
         }
     }
@@ -101,7 +101,7 @@ impl<E> Failure<E> {
     /// The other error, if this is not a declared one.
     pub fn other(&self) -> Option<&Error> {
         match self {
-            Self::Script(_) => None,
+            Self::Declared(_) => None,
             Self::Other(error) => Some(error),
         }
     }
@@ -115,11 +115,11 @@ impl<E> Failure<E> {
     /// # use redis_script::{Failure, ScriptError};
     /// # #[derive(Debug, ScriptError)]
     /// # enum LockError { NotOwner }
-    /// assert!(Failure::Script(LockError::NotOwner).may_have_executed());
+    /// assert!(Failure::Declared(LockError::NotOwner).may_have_executed());
     /// ```
     pub fn may_have_executed(&self) -> bool {
         match self {
-            Self::Script(_) => true,
+            Self::Declared(_) => true,
             Self::Other(error) => error.may_have_executed(),
         }
     }
@@ -127,13 +127,13 @@ impl<E> Failure<E> {
 
 impl<E: ScriptError> From<Error> for Failure<E> {
     /// Turns an [`Error::Script`] whose code `E` declares into
-    /// [`Failure::Script`]; anything else, including a declared code whose
+    /// [`Failure::Declared`]; anything else, including a declared code whose
     /// message lacks the variant's fields, stays [`Failure::Other`]
     /// unchanged. The functions `#[redis_script(..., errors = E)]`
     /// generates use it, and so does `?`.
     fn from(error: Error) -> Self {
         let Error::Script {
-            script,
+            operation: script,
             code,
             message,
             ..
@@ -142,7 +142,7 @@ impl<E: ScriptError> From<Error> for Failure<E> {
             return Failure::Other(error);
         };
         if let Some(declared) = E::from_error_reply(code, message) {
-            return Failure::Script(declared);
+            return Failure::Declared(declared);
         }
         if !E::CODES.contains(&code.as_str()) {
             return Failure::Other(error);
@@ -151,7 +151,7 @@ impl<E: ScriptError> From<Error> for Failure<E> {
         // mismatch of script and type, reported as one, not hidden among
         // other failures.
         Failure::Other(Error::Decode {
-            script,
+            operation: script,
             expected: std::any::type_name::<E>(),
             reply: crate::error::truncate_for_display(
                 format!("{code} {message}").trim_end().as_bytes(),
@@ -166,7 +166,7 @@ impl<E: ScriptError> From<Error> for Failure<E> {
 impl<E: fmt::Display> fmt::Display for Failure<E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::Script(error) => error.fmt(f),
+            Self::Declared(error) => error.fmt(f),
             Self::Other(error) => error.fmt(f),
         }
     }
@@ -176,7 +176,7 @@ impl<E: fmt::Display> fmt::Display for Failure<E> {
 impl<E: std::error::Error> std::error::Error for Failure<E> {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            Self::Script(error) => error.source(),
+            Self::Declared(error) => error.source(),
             Self::Other(error) => std::error::Error::source(error),
         }
     }

@@ -1,14 +1,15 @@
-//! Reply shapes known at compile time, so `#[redis_script]` can check the
-//! tables a Lua script returns against the Rust type that decodes them.
+//! Reply shapes: what a Rust reply type accepts, as far as it can be known
+//! at compile time.
 //!
+//! `#[redis_script]` compares every table a script can `return` with the
+//! [`Shape`] of the function's return type, so a reply the type cannot take
+//! fails the build instead of decoding badly at run time.
 //! `#[derive(ScriptReply)]` implements [`ReplyShape`] for the type it
-//! derives; this module implements it for the common types a script call
-//! returns. The `const fn`s here are what the attribute's `const`
-//! assertions call, so every check runs during `cargo build`:
+//! derives; this module implements it for the common types a call returns.
 //!
 //! ```
 //! use redis_script::ScriptReply;
-//! use redis_script::__private_v2::{ReplyShape, accepts_tag, has_tag};
+//! use redis_script::shape::{ReplyShape, Shape};
 //!
 //! #[derive(Debug, ScriptReply)]
 //! enum Decision {
@@ -16,23 +17,19 @@
 //!     Denied { count: u64, retry_ms: u64 },
 //! }
 //!
-//! // `return {'DENIED', count, retry_ms}`: tag DENIED, 2 elements after it.
-//! const _: () = assert!(accepts_tag(&<Decision as ReplyShape>::SHAPE, "DENIED", 2));
-//! const _: () = assert!(!accepts_tag(&<Decision as ReplyShape>::SHAPE, "DENIED", 1));
-//! const _: () = assert!(!has_tag(&<Decision as ReplyShape>::SHAPE, "MAYBE"));
+//! // `return {'DENIED', count, retry_ms}` is one of the replies it takes.
+//! let Shape::Tagged { variants, .. } = Decision::SHAPE else {
+//!     panic!("a derived enum is tagged");
+//! };
+//! let denied = variants.iter().find(|variant| variant.tag == "DENIED");
+//! assert_eq!(denied.map(|variant| (variant.min, variant.max)), Some((2, 2)));
 //! ```
 
-mod checks;
+pub(crate) mod checks;
 #[cfg(test)]
 mod tests;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
-
-pub use checks::{
-    CheckMessage, accepts_array, accepts_bare, accepts_single_value, accepts_table, accepts_tag,
-    array_mismatch, contains_code, has_element, has_tag, str_eq, unknown_code_message,
-    unknown_tag_message, unraised_code, unreturned_variant,
-};
 
 /// What a Rust reply type accepts, as far as it can be known at compile
 /// time. The code `#[redis_script]` generates compares it with the
@@ -90,33 +87,6 @@ pub struct Variant {
     pub unit: bool,
 }
 
-/// [`Shape::Array`], for the code `#[derive(ScriptReply)]` generates.
-pub const fn array_shape(name: &'static str, min: usize, max: usize) -> Shape {
-    Shape::Array { name, min, max }
-}
-
-/// [`Shape::Tagged`], for the code `#[derive(ScriptReply)]` generates.
-pub const fn tagged_shape(name: &'static str, variants: &'static [Variant]) -> Shape {
-    Shape::Tagged { name, variants }
-}
-
-/// A [`Variant`], for the code `#[derive(ScriptReply)]` generates.
-pub const fn variant(
-    name: &'static str,
-    tag: &'static str,
-    min: usize,
-    max: usize,
-    unit: bool,
-) -> Variant {
-    Variant {
-        name,
-        tag,
-        min,
-        max,
-        unit,
-    }
-}
-
 /// A reply type's [`Shape`], as a constant.
 ///
 /// Derived by `#[derive(ScriptReply)]`, with `redis::FromRedisValue`, which
@@ -126,7 +96,8 @@ pub const fn variant(
 ///
 /// ```
 /// use redis::{FromRedisValue, ParsingError, Value};
-/// use redis_script::{ReplyShape, Shape};
+/// use redis_script::ReplyShape;
+/// use redis_script::shape::Shape;
 ///
 /// struct Seconds(u64);
 ///
@@ -143,7 +114,7 @@ pub const fn variant(
 #[diagnostic::on_unimplemented(
     message = "`{Self}` does not describe the shape of its reply",
     label = "no `ReplyShape` for `{Self}`",
-    note = "add `#[derive(ScriptReply)]` to `{Self}`, or, if it implements `redis::FromRedisValue` by hand, `impl redis_script::ReplyShape for {Self} {{ const SHAPE: redis_script::Shape = redis_script::Shape::Any; }}`"
+    note = "add `#[derive(ScriptReply)]` to `{Self}`, or, if it implements `redis::FromRedisValue` by hand, `impl redis_script::ReplyShape for {Self} {{ const SHAPE: redis_script::shape::Shape = redis_script::shape::Shape::Any; }}`"
 )]
 pub trait ReplyShape: redis::FromRedisValue {
     /// What this type accepts.

@@ -12,7 +12,7 @@ pub const SLOT_COUNT: u16 = 16384;
 /// share a slot. An empty tag (`{}`) hashes the whole key.
 ///
 /// ```
-/// use redis_script::key_slot;
+/// use redis_script::cluster::key_slot;
 ///
 /// assert_eq!(key_slot(b"foo"), 12182);
 /// assert_eq!(key_slot(b"user:{42}:profile"), key_slot(b"user:{42}:sessions"));

@@ -436,10 +436,10 @@ mod tests {
 
     fn tagged() -> Shape {
         const VARIANTS: &[Variant] = &[
-            crate::shape::variant("Allowed", "ALLOWED", 1, 1, false),
-            crate::shape::variant("Busy", "BUSY", 0, 0, true),
+            crate::shape::checks::variant("Allowed", "ALLOWED", 1, 1, false),
+            crate::shape::checks::variant("Busy", "BUSY", 0, 0, true),
         ];
-        crate::shape::tagged_shape("Decision", VARIANTS)
+        crate::shape::checks::tagged_shape("Decision", VARIANTS)
     }
 
     #[test]

@@ -34,7 +34,7 @@ pub(crate) async fn cluster_nodes(
     let nodes = node_addresses(&topology, which);
     if nodes.is_empty() {
         return Err(Error::Decode {
-            script: label,
+            operation: label,
             expected: "CLUSTER SLOTS listing at least one node",
             reply: render_reply(&topology),
             reason: "no node address found".to_owned(),

@@ -67,7 +67,7 @@
 //!
 //! let cluster = RedisCluster::start(3, 1);
 //! let mut connection = cluster.connection().await;
-//! let slot = redis_script::key_slot(b"jobs:{tenant-7}");
+//! let slot = redis_script::cluster::key_slot(b"jobs:{tenant-7}");
 //! assert_eq!(add(&mut connection, "jobs:{tenant-7}", 1).await.unwrap(), 1);
 //!
 //! // The cluster calls block: outside async code, or in `block_in_place`.

@@ -108,7 +108,7 @@ async fn typed_calls_live_through_a_failover_and_a_slot_migration() {
     let cluster = RedisCluster::start(3, 1);
     let mut connection = cluster.connection().await;
     let key = "jobs:{tenant-7}";
-    let slot = redis_script::key_slot(b"tenant-7");
+    let slot = redis_script::cluster::key_slot(b"tenant-7");
     assert_eq!(add(&mut connection, key, 1).await.expect("before"), 1);
 
     let new_primary = tokio::task::block_in_place(|| cluster.fail_over_slot(slot));

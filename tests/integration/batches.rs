@@ -122,7 +122,11 @@ async fn errors_are_per_command_and_name_the_script() {
         .expect("one key");
     let mut replies = batch.run(&mut connection).await.expect("batch runs");
     match replies.take(too_much) {
-        Err(Error::Script { script, code, .. }) => {
+        Err(Error::Script {
+            operation: script,
+            code,
+            ..
+        }) => {
             assert_eq!((script, code.as_str()), ("transfer", "INSUFFICIENT"))
         }
         other => panic!("expected the script's error, got {other:?}"),
@@ -141,7 +145,7 @@ fn cross_slot_calls_are_refused_when_added() {
     assert!(matches!(
         error,
         Error::CrossSlot {
-            script: "transfer",
+            operation: "transfer",
             ..
         }
     ));

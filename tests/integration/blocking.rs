@@ -68,7 +68,7 @@ fn blocking_call_errors_are_the_same_as_async_ones() {
     assert!(
         matches!(
             failure,
-            Failure::Script(VersionError::AlreadyExists { found: 1 })
+            Failure::Declared(VersionError::AlreadyExists { found: 1 })
         ),
         "{failure:?}"
     );

@@ -102,7 +102,11 @@ async fn cross_slot_call_is_refused_before_sending<C: ConnectionLike>(
         .await
         .expect_err("keys in different slots");
     match &error {
-        Error::CrossSlot { script, keys, .. } => {
+        Error::CrossSlot {
+            operation: script,
+            keys,
+            ..
+        } => {
             assert_eq!(*script, "transfer");
             let described: Vec<(&str, u16)> = keys
                 .iter()
@@ -111,8 +115,8 @@ async fn cross_slot_call_is_refused_before_sending<C: ConnectionLike>(
             assert_eq!(
                 described,
                 vec![
-                    ("account:1", redis_script::key_slot(b"account:1")),
-                    ("account:2", redis_script::key_slot(b"account:2")),
+                    ("account:1", redis_script::cluster::key_slot(b"account:1")),
+                    ("account:2", redis_script::cluster::key_slot(b"account:2")),
                 ]
             );
         }
@@ -136,7 +140,7 @@ async fn script_errors_carry_the_script_name_and_code<C: ConnectionLike>(
         .expect_err("insufficient balance");
     match &error {
         Error::Script {
-            script,
+            operation: script,
             code,
             message,
             location,
@@ -163,7 +167,7 @@ async fn script_errors_carry_the_script_name_and_code<C: ConnectionLike>(
     let error = transfer(connection, "{err}:hash", "{err}:to", 1)
         .await
         .expect_err("GET on a hash fails");
-    assert_eq!(error.script(), "transfer");
+    assert_eq!(error.operation(), "transfer");
     assert_eq!(error.code(), Some("WRONGTYPE"), "{error}");
 }
 

@@ -63,7 +63,7 @@ async fn a_frozen_cluster_primary_ends_calls_at_their_deadline() {
         .query_async(&mut connection)
         .await
         .expect("SET");
-    let primary = cluster.node_for_slot(redis_script::key_slot(source.as_bytes()));
+    let primary = cluster.node_for_slot(redis_script::cluster::key_slot(source.as_bytes()));
     primary.freeze();
 
     assert!(

@@ -6,7 +6,8 @@
 //! before anything is sent.
 
 use redis::aio::ConnectionLike;
-use redis_script::{Error, KeyPrefixProblem, key_slot, redis_library, redis_script};
+use redis_script::cluster::key_slot;
+use redis_script::{Error, KeyPrefixProblem, redis_library, redis_script};
 use redis_script_test::Stats;
 
 #[redis_script(path = "lua/derived/keys_prefix.lua", keys = 1)]
@@ -139,7 +140,7 @@ async fn an_untagged_prefix_is_refused_before_sending<C: ConnectionLike>(
         .expect_err("a prefix without a hash tag");
     match &error {
         Error::KeyPrefix {
-            script,
+            operation: script,
             prefix,
             parameter,
             reason,

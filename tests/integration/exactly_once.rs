@@ -122,8 +122,8 @@ async fn a_call_sent_again_returns_the_first_reply<C: ConnectionLike>(
         "{record}"
     );
     assert_eq!(
-        redis_script::key_slot(record.as_bytes()),
-        redis_script::key_slot(b"once:{a}")
+        redis_script::cluster::key_slot(record.as_bytes()),
+        redis_script::cluster::key_slot(b"once:{a}")
     );
     assert!((590_000..=600_000).contains(&ttl), "{ttl}");
 }
@@ -171,8 +171,8 @@ async fn records_share_the_slot_of_keys_without_a_hash_tag<C: ConnectionLike>(
         assert_eq!(call.invoke(connection).await.expect(key), 2);
         let (record, ttl) = record_of(connection, &call).await;
         assert_eq!(
-            redis_script::key_slot(record.as_bytes()),
-            redis_script::key_slot(key.as_bytes()),
+            redis_script::cluster::key_slot(record.as_bytes()),
+            redis_script::cluster::key_slot(key.as_bytes()),
             "{key}"
         );
         assert!(ttl > 0, "{key}: the record exists");
@@ -195,7 +195,7 @@ async fn keyless_calls_see_their_own_keys_and_arguments<C: ConnectionLike>(
     ]);
     assert_eq!(
         call.slot().expect("one slot"),
-        Some(redis_script::key_slot(b"{keyless}"))
+        Some(redis_script::cluster::key_slot(b"{keyless}"))
     );
     assert_eq!(call.invoke(connection).await.expect("first"), expected);
     assert_eq!(call.invoke(connection).await.expect("again"), expected);

@@ -356,9 +356,13 @@ where
         .query_async(&mut direct)
         .await
         .expect("KEYS");
-    let slot = redis_script::key_slot(LOG.as_bytes());
+    let slot = redis_script::cluster::key_slot(LOG.as_bytes());
     for record in &records {
-        assert_eq!(redis_script::key_slot(record.as_bytes()), slot, "{record}");
+        assert_eq!(
+            redis_script::cluster::key_slot(record.as_bytes()),
+            slot,
+            "{record}"
+        );
         let ttl: i64 = redis::cmd("PTTL")
             .arg(record)
             .query_async(&mut direct)
@@ -417,7 +421,7 @@ async fn client_pause_longer_than_the_response_timeout_standalone() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn client_pause_longer_than_the_response_timeout_cluster() {
     let cluster = RedisCluster::start(3, 1);
-    let slot = redis_script::key_slot(LOG.as_bytes());
+    let slot = redis_script::cluster::key_slot(LOG.as_bytes());
     let node = cluster.node_for_slot(slot);
     let other_key = key_served_elsewhere(&cluster, node.port());
     for (scenario, retries) in [
@@ -550,7 +554,7 @@ async fn manual_cluster_failover_under_load_runs_every_ok_call_exactly_once() {
     const TASKS: usize = 4;
     let began = Instant::now();
     let cluster = RedisCluster::start(3, 1);
-    let slot = redis_script::key_slot(LOG.as_bytes());
+    let slot = redis_script::cluster::key_slot(LOG.as_bytes());
     let connection = cluster_connection(&cluster, without_client_retries).await;
     let load = Load::start(&connection, TASKS, Some(RETRY_REFUSALS));
     tokio::time::sleep(Duration::from_millis(300)).await;
@@ -587,7 +591,7 @@ async fn cluster_failover_under_load_never_runs_a_call_twice() {
     const TASKS: usize = 4;
     let began = Instant::now();
     let mut cluster = RedisCluster::start(3, 1);
-    let slot = redis_script::key_slot(LOG.as_bytes());
+    let slot = redis_script::cluster::key_slot(LOG.as_bytes());
     let connection = cluster_connection(&cluster, without_client_retries).await;
     let load = Load::start(&connection, TASKS, Some(RETRY_REFUSALS));
     tokio::time::sleep(Duration::from_millis(300)).await;

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use redis_script::key_slot;
+use redis_script::cluster::key_slot;
 use redis_script_test::{RedisCluster, RedisServer, Stats};
 use redis_script_tests::transfer;
 

@@ -53,7 +53,7 @@ pub fn key_served_elsewhere(cluster: &RedisCluster, primary_port: u16) -> String
         .map(|index| format!("{{elsewhere-{index}}}"))
         .find(|key| {
             cluster
-                .node_for_slot(redis_script::key_slot(key.as_bytes()))
+                .node_for_slot(redis_script::cluster::key_slot(key.as_bytes()))
                 .port()
                 != primary_port
         })

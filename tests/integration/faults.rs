@@ -620,7 +620,7 @@ async fn paused_calls(
     let result = log_call(&mut connection, COUNTER, LOG, &warm).await;
     outcomes.push((warm, outcome(result)));
 
-    let primary = cluster.node_for_slot(redis_script::key_slot(LOG.as_bytes()));
+    let primary = cluster.node_for_slot(redis_script::cluster::key_slot(LOG.as_bytes()));
     let other_key = key_served_elsewhere(cluster, primary.port());
     let traffic = Traffic::start(&connection, other_key);
     client_pause(primary, PAUSE_MS).await;
@@ -738,7 +738,7 @@ async fn client_pause_longer_than_the_response_timeout() {
 /// The index, in `cluster.nodes()`, of the primary serving the log's slot.
 fn log_primary(cluster: &RedisCluster) -> usize {
     let primary = cluster
-        .node_for_slot(redis_script::key_slot(LOG.as_bytes()))
+        .node_for_slot(redis_script::cluster::key_slot(LOG.as_bytes()))
         .port();
     cluster
         .nodes()
@@ -788,7 +788,8 @@ async fn manual_cluster_failover_under_load_runs_every_ok_call_exactly_once() {
         Some(RETRY_REFUSALS),
     );
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let replica = manual_failover_of_slot(&cluster, redis_script::key_slot(LOG.as_bytes())).await;
+    let replica =
+        manual_failover_of_slot(&cluster, redis_script::cluster::key_slot(LOG.as_bytes())).await;
     tokio::time::sleep(Duration::from_millis(500)).await;
     let (outcomes, ended_ok) = load.stop().await;
     let mut reader = cluster.connection().await;
@@ -807,7 +808,7 @@ async fn manual_cluster_failover_under_load_runs_every_ok_call_exactly_once() {
     assert_eq!(ended_ok, 4, "calls succeed after the failover: {tally:?}");
     assert_eq!(
         cluster
-            .node_for_slot(redis_script::key_slot(LOG.as_bytes()))
+            .node_for_slot(redis_script::cluster::key_slot(LOG.as_bytes()))
             .port(),
         replica.port(),
         "the replica took the slot over"
@@ -948,7 +949,7 @@ async fn slot_migration_under_load(
     const TASKS: usize = 4;
     let began = Instant::now();
     let cluster = RedisCluster::start(3, 0);
-    let slot = redis_script::key_slot(LOG.as_bytes());
+    let slot = redis_script::cluster::key_slot(LOG.as_bytes());
     let primaries = tokio::task::block_in_place(|| cluster.primaries());
     let source = cluster.node_for_slot(slot);
     let target = *primaries

@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 
 use redis::Value;
 use redis::aio::ConnectionLike;
-use redis_script::{Batch, Deployed, Error, OnConflict, deploy_cluster, key_slot, redis_library};
+use redis_script::cluster::{self, key_slot};
+use redis_script::{Batch, Deployed, Error, OnConflict, redis_library};
 use redis_script_test::{CountingConnection, RedisCluster, RedisServer, Stats};
 
 /// The library under test (a variant of the workflow's `lua/quota_lib.lua`
@@ -249,7 +250,7 @@ async fn another_version_of_the_library_is_never_replaced_by_a_call() {
         .expect_err("another quota_lib is loaded");
     match &error {
         Error::LibraryConflict {
-            script,
+            operation: script,
             library,
             node,
             deployed_sha1,
@@ -313,7 +314,7 @@ async fn function_errors_are_typed_and_point_into_the_library_file() {
         .await
         .expect_err("invalid limit");
     assert!(
-        matches!(&error, Error::Script { script: "fixed_window_allow", code, location: None, .. } if code == "INVALID"),
+        matches!(&error, Error::Script { operation: "fixed_window_allow", code, location: None, .. } if code == "INVALID"),
         "{error:?}"
     );
 
@@ -329,11 +330,10 @@ async fn function_errors_are_typed_and_point_into_the_library_file() {
         .expect_err("INCR of a list");
     assert_eq!(error.code(), Some("WRONGTYPE"), "{error:?}");
     assert_eq!(
-        error.location(),
-        Some(redis_script::ScriptLocation {
-            path: "lua/functions/quota_lib.lua",
-            line: INCR_LINE
-        }),
+        error
+            .location()
+            .map(|location| (location.path, location.line)),
+        Some(("lua/functions/quota_lib.lua", INCR_LINE)),
         "{error:?}"
     );
     assert!(error.may_have_executed());
@@ -363,7 +363,7 @@ async fn cross_slot_calls_are_refused_before_sending() {
     .map(|result| result.expect_err("keys in two slots"))
     {
         assert!(
-            matches!(&error, Error::CrossSlot { script: "quota_peek", keys, .. } if keys.len() == 2),
+            matches!(&error, Error::CrossSlot { operation: "quota_peek", keys, .. } if keys.len() == 2),
             "{error:?}"
         );
         assert!(!error.may_have_executed());
@@ -469,10 +469,10 @@ async fn cluster_deploy_reports_every_primary() {
     function_load(older, OLD_VERSION);
     let old_sha1 = sha1_smol::Sha1::from(OLD_VERSION).digest().to_string();
 
-    let report = deploy_cluster(&mut connection, &[&LIBRARY], OnConflict::Refuse)
+    let report = cluster::deploy(&mut connection, &[&LIBRARY], OnConflict::Refuse)
         .await
         .expect("the topology is readable");
-    assert_eq!(report.deployments.len(), 3, "{report:?}");
+    assert_eq!(report.outcomes.len(), 3, "{report:?}");
     assert!(!report.is_complete());
     assert_eq!(
         report
@@ -505,7 +505,7 @@ async fn cluster_deploy_reports_every_primary() {
         Some(OLD_VERSION)
     );
 
-    let report = deploy_cluster(&mut connection, &[&LIBRARY], OnConflict::Replace)
+    let report = cluster::deploy(&mut connection, &[&LIBRARY], OnConflict::Replace)
         .await
         .expect("the topology is readable");
     assert!(report.is_complete(), "{report:?}");
@@ -524,7 +524,7 @@ async fn cluster_deploy_reports_every_primary() {
 async fn cluster_cold_call_loads_the_library_on_the_primary_of_its_slot() {
     let cluster = RedisCluster::start(3, 1);
     let mut connection = cluster.connection().await;
-    let report = deploy_cluster(&mut connection, &[&LIBRARY], OnConflict::Refuse)
+    let report = cluster::deploy(&mut connection, &[&LIBRARY], OnConflict::Refuse)
         .await
         .expect("deploy");
     assert!(report.is_complete(), "{report:?}");
@@ -563,7 +563,7 @@ async fn cluster_cold_call_loads_the_library_on_the_primary_of_its_slot() {
 async fn cluster_failover_keeps_the_library() {
     let mut cluster = RedisCluster::start(3, 1);
     let mut connection = cluster.connection().await;
-    let report = deploy_cluster(&mut connection, &[&LIBRARY], OnConflict::Refuse)
+    let report = cluster::deploy(&mut connection, &[&LIBRARY], OnConflict::Refuse)
         .await
         .expect("deploy");
     assert!(report.is_complete(), "{report:?}");

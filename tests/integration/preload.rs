@@ -1,6 +1,6 @@
 //! Preloading makes the first call warm: no EVAL, on every node.
 
-use redis_script::{preload, preload_cluster};
+use redis_script::{cluster, preload};
 use redis_script_test::{RedisCluster, RedisServer, Stats};
 use redis_script_tests::{release_lock, transfer};
 
@@ -29,11 +29,16 @@ async fn cluster_preload_loads_every_node_in_one_round_trip_each() {
     let mut connection = cluster.connection().await;
     cluster.script_flush();
     cluster.reset_stats();
-    let report = preload_cluster(&mut connection, &[&release_lock::SCRIPT, &transfer::SCRIPT])
+    let report = cluster::preload(&mut connection, &[&release_lock::SCRIPT, &transfer::SCRIPT])
         .await
         .expect("preload on the cluster");
-    assert_eq!(report.nodes.len(), 6, "3 primaries and 3 replicas");
+    assert_eq!(
+        report.outcomes.len(),
+        12,
+        "2 scripts on 3 primaries and 3 replicas"
+    );
     assert!(report.is_complete(), "{report:?}");
+    assert_eq!(report.succeeded().count(), 12);
     assert_eq!(cluster.calls("script|load"), 12);
     for node in cluster.nodes() {
         let mut direct = node.client().get_connection().expect("direct connection");
@@ -44,6 +49,13 @@ async fn cluster_preload_loads_every_node_in_one_round_trip_each() {
             .query(&mut direct)
             .expect("SCRIPT EXISTS");
         assert_eq!(cached, [true, true], "node {}", node.addr());
+        for name in [release_lock::SCRIPT.name(), transfer::SCRIPT.name()] {
+            assert!(
+                matches!(report.outcome(&node.addr(), name), Some(Ok(()))),
+                "{name} on {}: {report:?}",
+                node.addr()
+            );
+        }
     }
     for tag in ["a", "b", "c", "d", "e", "f"] {
         release_lock(&mut connection, &format!("lock:{{{tag}}}"), "t")

@@ -205,7 +205,7 @@ async fn json_replies_from_cjson_encode() {
         .await
         .expect_err("an array is not a map");
     let Error::Decode {
-        script,
+        operation: script,
         reply,
         reason,
         ..
@@ -230,7 +230,7 @@ async fn decode_errors_name_the_script_the_expected_shape_and_the_reply() {
         .await
         .expect_err("one element short");
     let Error::Decode {
-        script,
+        operation: script,
         reply,
         reason,
         expected,
@@ -343,7 +343,7 @@ async fn declared_script_errors_are_decoded_and_others_are_kept() {
 
     assert_eq!(set(0, "a").await.ok(), Some(1));
     match set(0, "b").await {
-        Err(Failure::Script(VersionError::Conflict { expected, found })) => {
+        Err(Failure::Declared(VersionError::Conflict { expected, found })) => {
             assert_eq!((expected, found), (0, 1));
         }
         other => panic!("expected a conflict, got {other:?}"),
@@ -353,7 +353,7 @@ async fn declared_script_errors_are_decoded_and_others_are_kept() {
     // `error({err = 'FROZEN …'})` is a script error like `error_reply`.
     let frozen = set(2, "c").await;
     match &frozen {
-        Err(Failure::Script(VersionError::Frozen { message })) => {
+        Err(Failure::Declared(VersionError::Frozen { message })) => {
             assert_eq!(message, "version 2 is the last one");
         }
         other => panic!("expected FROZEN, got {other:?}"),
@@ -361,13 +361,10 @@ async fn declared_script_errors_are_decoded_and_others_are_kept() {
     let failure = frozen.expect_err("frozen");
     assert!(failure.may_have_executed());
     assert_eq!(failure.to_string(), "FROZEN version 2 is the last one");
-    assert_eq!(
-        failure.script_error().map(ScriptError::code),
-        Some("FROZEN")
-    );
+    assert_eq!(failure.declared().map(ScriptError::code), Some("FROZEN"));
 
     match set(2, "").await {
-        Err(Failure::Script(VersionError::BadValue { message })) => {
+        Err(Failure::Declared(VersionError::BadValue { message })) => {
             assert_eq!(message, "the value is empty");
         }
         other => panic!("expected INVALID, got {other:?}"),
@@ -386,7 +383,7 @@ async fn declared_script_errors_are_decoded_and_others_are_kept() {
         .expect_err("WRONGTYPE");
     match &failure {
         Failure::Other(Error::Script {
-            script,
+            operation: script,
             code,
             location,
             ..

@@ -1,7 +1,7 @@
 //! The library's hash-slot function agrees with a real cluster node.
 
 use rand::Rng as _;
-use redis_script::key_slot;
+use redis_script::cluster::key_slot;
 use redis_script_test::RedisCluster;
 
 /// Keys that exercise every `{hash tag}` rule of the Cluster spec.

@@ -7,7 +7,8 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use redis_script::{Error, key_slot};
+use redis_script::Error;
+use redis_script::cluster::key_slot;
 use redis_script_examples::connect;
 use redis_script_examples::workflows::session::{index_key, session_key, session_touch, touch};
 

@@ -31,7 +31,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("another transfer of 30: balances {other:?}");
 
     match pay(connection, &format!("{payment}-big"), &alice, &bob, 500).await {
-        Err(redis_script::Failure::Script(TransferError::Insufficient(balance))) => {
+        Err(redis_script::Failure::Declared(TransferError::Insufficient(balance))) => {
             println!("pay 500: refused, the balance is {balance}");
         }
         other => println!("pay 500: unexpected {other:?}"),

@@ -52,7 +52,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // A second writer that also read version 1 is now stale.
     cart.items.push("pen".into());
     match set_versioned(connection, &key, &cart, Some(version), ttl).await {
-        Err(Failure::Script(VersionError::VersionConflict { expected, found })) => println!(
+        Err(Failure::Declared(VersionError::VersionConflict { expected, found })) => println!(
             "stale write expecting version {expected}: refused, version {found} is stored (re-read and retry)"
         ),
         other => println!("stale write: unexpected {other:?}"),

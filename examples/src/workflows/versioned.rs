@@ -17,7 +17,7 @@
 //! assert_eq!(outcome, WriteOutcome::Added { version: 1 });
 //! match versioned::set_versioned(connection, key, &serde_json::json!({"items": [1]}), Some(1), None).await {
 //!     Ok(WriteOutcome::Updated { version }) => println!("now at version {version}"),
-//!     Err(Failure::Script(VersionError::VersionConflict { found, .. })) => println!("lost the race to version {found}"),
+//!     Err(Failure::Declared(VersionError::VersionConflict { found, .. })) => println!("lost the race to version {found}"),
 //!     other => println!("{other:?}"),
 //! }
 //! # Ok(()) }
@@ -137,7 +137,7 @@ where
     T: Serialize + ?Sized,
 {
     let json = serde_json::to_string(doc).map_err(|error| {
-        Failure::Script(VersionError::InvalidDocument {
+        Failure::Declared(VersionError::InvalidDocument {
             message: format!("cannot serialize the document: {error}"),
         })
     })?;
@@ -184,7 +184,7 @@ where
         let expected = current.as_ref().map(|current| current.version);
         let next = change(current.map(|current| current.doc));
         match set_versioned(connection, key, &next, expected, ttl).await {
-            Err(Failure::Script(
+            Err(Failure::Declared(
                 VersionError::VersionConflict { .. }
                 | VersionError::AlreadyExists { .. }
                 | VersionError::NotFound { .. },

@@ -139,7 +139,10 @@ impl<'c, T: FromRedisValue, E> Attempts<'c, T, E> {
             io::ErrorKind::TimedOut,
             format!("the call's deadline of {deadline:?} passed"),
         ));
-        let error = self.truthful(Error::Timeout { script, source });
+        let error = self.truthful(Error::Timeout {
+            operation: script,
+            source,
+        });
         self.report(Some(&error));
         error
     }
@@ -235,7 +238,7 @@ impl<'c, T: FromRedisValue, E> Attempts<'c, T, E> {
             // Whether the call ran is unknown: Decode says it may have.
             Err(replies) => {
                 return self.finish(Err(Error::Decode {
-                    script: script.name(),
+                    operation: script.name(),
                     expected: "the replies of FUNCTION LOAD and FCALL",
                     reply: render_reply(&Value::Array(replies)),
                     reason: "the pipeline did not return two replies".to_owned(),
@@ -267,7 +270,7 @@ impl<'c, T: FromRedisValue, E> Attempts<'c, T, E> {
             (NOSCRIPT, "the server did not run the script sent with EVAL")
         };
         Error::Refused {
-            script: script.name(),
+            operation: script.name(),
             code: code.to_owned(),
             message: message.to_owned(),
         }
@@ -369,7 +372,7 @@ pub(crate) fn not_found_after_load(script: &'static Script, load: &Value) -> Err
                 // Another library registers this very name: FCALL found and
                 // ran its function, and the reply is that function's own.
                 return Error::Script {
-                    script: script.name(),
+                    operation: script.name(),
                     code: code.to_owned(),
                     message: refusal::FUNCTION_NOT_FOUND.to_owned(),
                     location: None,
@@ -380,7 +383,7 @@ pub(crate) fn not_found_after_load(script: &'static Script, load: &Value) -> Err
         // Loaded, yet the function is not found: the loaded code does not
         // register it (or it was deleted in between). Nothing ran.
         _ => Error::Refused {
-            script: script.name(),
+            operation: script.name(),
             code: "ERR".to_owned(),
             message: refusal::FUNCTION_NOT_FOUND.to_owned(),
         },
@@ -420,7 +423,7 @@ pub(super) fn decode_value<T: FromRedisValue>(
     value: &Value,
 ) -> Result<T, Error> {
     T::from_redis_value_ref(value).map_err(|error| Error::Decode {
-        script,
+        operation: script,
         expected: std::any::type_name::<T>(),
         reply: render_reply(value),
         reason: crate::decode::reason(&error),
@@ -452,7 +455,7 @@ impl Outcome {
         if function_not_found {
             return match script.library() {
                 Some(library) if script.may_forge_refusals() => Self::Failed(Error::NotLoaded {
-                    script: script.name(),
+                    operation: script.name(),
                     library: library.name(),
                 }),
                 _ => Self::NoFunction,

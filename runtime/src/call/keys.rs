@@ -84,13 +84,13 @@ impl PrefixCheck {
                 parameter,
                 reason,
             } => Error::KeyPrefix {
-                script,
+                operation: script,
                 prefix,
                 parameter,
                 reason,
             },
             PrefixProblem::OtherSlot { prefix, keys_slot } => Error::CrossSlot {
-                script,
+                operation: script,
                 keys: vec![
                     KeySlot {
                         key: first_key().unwrap_or_default(),

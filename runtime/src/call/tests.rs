@@ -70,7 +70,10 @@ fn slice_keys_spread_into_many_keys() {
 fn cross_slot_keys_are_refused_before_sending() {
     let call = start_call::<(), Error>(&SCRIPT, keys(&["a", "b"]), 0);
     match call.check_slots() {
-        Err(Error::CrossSlot { script, keys }) => {
+        Err(Error::CrossSlot {
+            operation: script,
+            keys,
+        }) => {
             assert_eq!(script, "move_item");
             assert_eq!(
                 keys,
@@ -362,7 +365,7 @@ fn a_load_that_did_not_help_says_why() {
             Some(Err(error)) => {
                 assert!(expected(&error), "{load}: {error:?}");
                 assert!(!error.may_have_executed(), "{load}: {error:?}");
-                assert_eq!(error.script(), "allow");
+                assert_eq!(error.operation(), "allow");
             }
             other => panic!("{load}: {other:?}"),
         }

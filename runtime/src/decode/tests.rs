@@ -114,7 +114,7 @@ mod derived {
     use crate::__private_v2::{ReplyShape, Shape, accepts_bare, accepts_tag};
     #[cfg(feature = "json")]
     use crate::Json;
-    use crate::Variant;
+    use crate::shape::Variant;
     use crate::{Error, Failure, ScriptError, ScriptReply};
 
     fn bulk(text: &str) -> Value {
@@ -745,7 +745,7 @@ mod derived {
     #[test]
     fn classify_separates_declared_errors() {
         let script_error = |code: &str, message: &str| Error::Script {
-            script: "set_versioned",
+            operation: "set_versioned",
             code: code.into(),
             message: message.into(),
             location: None,
@@ -753,7 +753,7 @@ mod derived {
         let failure = Failure::<VersionError>::from(script_error("CONFLICT", "expected 3 found 4"));
         assert!(matches!(
             failure,
-            Failure::Script(VersionError::Conflict {
+            Failure::Declared(VersionError::Conflict {
                 expected: 3,
                 found: 4
             })
@@ -780,12 +780,12 @@ mod derived {
         }
         assert!(failure.may_have_executed());
         let cross = Error::CrossSlot {
-            script: "s",
+            operation: "s",
             keys: vec![],
         };
         let failure: Failure<VersionError> = cross.into();
         assert!(!failure.may_have_executed());
-        assert!(failure.other().is_some() && failure.script_error().is_none());
+        assert!(failure.other().is_some() && failure.declared().is_none());
         assert!(failure.to_string().starts_with("script `s`: keys hash"));
     }
 }

@@ -4,7 +4,7 @@
 
 use redis_script_codes::suggest;
 
-use super::Shape;
+use super::{Shape, Variant};
 
 /// Whether `elements` (one of the [`ReplyShape`](super::ReplyShape) element lists) holds
 /// element `index` of a reply tagged `tag` (`""` for an untagged array;
@@ -312,7 +312,7 @@ impl CheckMessage {
 ///
 /// ```
 /// use redis_script::__private_v2::{array_mismatch, array_shape};
-/// const SHAPE: redis_script::Shape = array_shape("FixedWindow", 2, 2);
+/// const SHAPE: redis_script::shape::Shape = array_shape("FixedWindow", 2, 2);
 /// const TEXT: &str = array_mismatch(&SHAPE, "3 elements, but ", ".").as_str();
 /// assert_eq!(TEXT, "3 elements, but `FixedWindow` has 2 fields.");
 /// ```
@@ -506,4 +506,31 @@ pub const fn unraised_code(declared: &[&str], raised: &[&str]) -> bool {
         index += 1;
     }
     false
+}
+
+/// [`Shape::Array`], for the code `#[derive(ScriptReply)]` generates.
+pub const fn array_shape(name: &'static str, min: usize, max: usize) -> Shape {
+    Shape::Array { name, min, max }
+}
+
+/// [`Shape::Tagged`], for the code `#[derive(ScriptReply)]` generates.
+pub const fn tagged_shape(name: &'static str, variants: &'static [Variant]) -> Shape {
+    Shape::Tagged { name, variants }
+}
+
+/// A [`Variant`], for the code `#[derive(ScriptReply)]` generates.
+pub const fn variant(
+    name: &'static str,
+    tag: &'static str,
+    min: usize,
+    max: usize,
+    unit: bool,
+) -> Variant {
+    Variant {
+        name,
+        tag,
+        min,
+        max,
+        unit,
+    }
 }

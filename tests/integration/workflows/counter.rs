@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use redis::aio::{ConnectionLike, MultiplexedConnection};
-use redis_script::key_slot;
+use redis_script::cluster::key_slot;
 use redis_script_examples::workflows::counter::{counter_increment, increment_with_watch};
 use redis_script_test::{RedisCluster, TestDb};
 

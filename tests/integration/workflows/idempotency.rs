@@ -155,7 +155,7 @@ where
     assert!(
         matches!(
             unknown,
-            Err(Failure::Script(CompleteError::NotClaimed { .. }))
+            Err(Failure::Declared(CompleteError::NotClaimed { .. }))
         ),
         "{unknown:?}"
     );
@@ -169,7 +169,7 @@ where
     assert!(
         matches!(
             refused,
-            Err(Failure::Script(CompleteError::NotOwner { .. }))
+            Err(Failure::Declared(CompleteError::NotOwner { .. }))
         ),
         "{refused:?}"
     );
@@ -199,7 +199,7 @@ where
 
     let late = complete(&mut connection, key, &first, 201, b"late", KEEP).await;
     assert!(
-        matches!(late, Err(Failure::Script(CompleteError::NotOwner { .. }))),
+        matches!(late, Err(Failure::Declared(CompleteError::NotOwner { .. }))),
         "the expired claimant cannot complete: {late:?}"
     );
     complete(&mut connection, key, &second, 201, BODY, KEEP)
@@ -210,7 +210,7 @@ where
         .expect("a retried completion is accepted");
     let late = complete(&mut connection, key, &first, 201, b"late", KEEP).await;
     assert!(
-        matches!(late, Err(Failure::Script(CompleteError::NotOwner { .. }))),
+        matches!(late, Err(Failure::Declared(CompleteError::NotOwner { .. }))),
         "{late:?}"
     );
     let replay = claim(&mut connection, key, &owner_token(), LEASE)

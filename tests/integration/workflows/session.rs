@@ -7,7 +7,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use redis::aio::ConnectionLike;
-use redis_script::{Error, key_slot};
+use redis_script::Error;
+use redis_script::cluster::key_slot;
 use redis_script_examples::workflows::session::{index_key, session_key, session_touch, touch};
 use redis_script_test::{RedisCluster, RedisServer, Stats};
 
@@ -206,7 +207,11 @@ where
     assert_eq!(script_calls, 0, "nothing may reach the server");
     assert!(!error.may_have_executed(), "{error}");
     match &error {
-        Error::CrossSlot { script, keys, .. } => {
+        Error::CrossSlot {
+            operation: script,
+            keys,
+            ..
+        } => {
             assert_eq!(*script, "session_touch");
             let keys: Vec<(&str, u16)> = keys.iter().map(|k| (k.key.as_str(), k.slot)).collect();
             assert_eq!(keys, [(session, slots.0), (index, slots.1)]);

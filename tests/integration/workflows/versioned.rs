@@ -80,7 +80,7 @@ where
             .expect("writer panicked");
         match result {
             Ok(WriteOutcome::Updated { version: 2 }) => winners.push(writer),
-            Err(Failure::Script(VersionError::VersionConflict {
+            Err(Failure::Declared(VersionError::VersionConflict {
                 expected: 1,
                 found: 2,
             })) => conflicts += 1,
@@ -171,7 +171,7 @@ where
     assert!(
         matches!(
             missing,
-            Err(Failure::Script(VersionError::NotFound { expected: 4 }))
+            Err(Failure::Declared(VersionError::NotFound { expected: 4 }))
         ),
         "{missing:?}"
     );
@@ -190,7 +190,7 @@ where
     assert!(
         matches!(
             again,
-            Err(Failure::Script(VersionError::AlreadyExists { found: 1 }))
+            Err(Failure::Declared(VersionError::AlreadyExists { found: 1 }))
         ),
         "{again:?}"
     );
@@ -216,7 +216,7 @@ where
     assert!(
         matches!(
             invalid,
-            Err(Failure::Script(VersionError::InvalidDocument { .. }))
+            Err(Failure::Declared(VersionError::InvalidDocument { .. }))
         ),
         "{invalid:?}"
     );

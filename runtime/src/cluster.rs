@@ -1,0 +1,101 @@
+//! Redis Cluster: hash slots, and scripts and libraries on every node.
+//!
+//! A call checks that its keys share one slot before anything is sent
+//! ([`Error::CrossSlot`] lists each key with its [`KeySlot`]);
+//! [`key_slot`] computes the slot the same way, to pick keys ahead of
+//! time. With the `cluster` feature, [`preload`] loads scripts on every
+//! node and [`deploy`] deploys libraries on every primary; both return a
+//! [`Report`] with one outcome per node and script or library.
+//!
+//! ```
+//! use redis_script::cluster::{SLOT_COUNT, key_slot};
+//!
+//! let slot = key_slot(b"queue:{emails}:pending");
+//! assert!(slot < SLOT_COUNT);
+//! assert_eq!(slot, key_slot(b"queue:{emails}:done"));
+//! ```
+
+#[cfg(feature = "cluster")]
+pub use crate::deploy::deploy_cluster as deploy;
+pub use crate::error::KeySlot;
+#[cfg(feature = "cluster")]
+pub use crate::preload::preload_cluster as preload;
+pub use crate::slot::{SLOT_COUNT, key_slot};
+
+#[cfg(feature = "cluster")]
+use crate::{Deployed, Error};
+
+/// What [`preload`] or [`deploy`] did: one outcome per node and script
+/// (preload, on every node) or per primary and library (deploy), in the
+/// order `CLUSTER SLOTS` lists the nodes, then the order given.
+///
+/// A node that cannot be reached, or that refuses, does not stop the
+/// others: its outcomes say why.
+///
+/// ```
+/// # #[cfg(feature = "cluster")]
+/// # fn demo(report: &redis_script::cluster::PreloadReport) {
+/// for failed in report.failed() {
+///     eprintln!("{} on {}: {:?}", failed.name, failed.address, failed.outcome);
+/// }
+/// # }
+/// ```
+#[cfg(feature = "cluster")]
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct Report<T> {
+    /// Every node's outcome for every script or library.
+    pub outcomes: Vec<NodeOutcome<T>>,
+}
+
+/// What [`preload`] did: `Ok(())` where a node loaded a script with the
+/// SHA1 computed at compile time.
+#[cfg(feature = "cluster")]
+pub type PreloadReport = Report<()>;
+
+/// What [`deploy`] did: where a library is in this build's version, whether
+/// it was loaded, unchanged or replaced.
+#[cfg(feature = "cluster")]
+pub type DeployReport = Report<Deployed>;
+
+/// The outcome of one script or library on one node, in a [`Report`].
+#[cfg(feature = "cluster")]
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct NodeOutcome<T> {
+    /// `host:port`, as `CLUSTER SLOTS` names the node.
+    pub address: String,
+    /// The script's or library's name.
+    pub name: &'static str,
+    /// What happened there, or why it failed ([`Error::LibraryConflict`]
+    /// names the version a node holds).
+    pub outcome: Result<T, Error>,
+}
+
+#[cfg(feature = "cluster")]
+impl<T> Report<T> {
+    /// True when every script or library is on every node it was sent to.
+    pub fn is_complete(&self) -> bool {
+        self.outcomes.iter().all(|node| node.outcome.is_ok())
+    }
+
+    /// The outcomes that succeeded.
+    pub fn succeeded(&self) -> impl Iterator<Item = &NodeOutcome<T>> {
+        self.outcomes.iter().filter(|node| node.outcome.is_ok())
+    }
+
+    /// The outcomes that failed: an unreachable node, a refusal, another
+    /// SHA1 or another version of a library.
+    pub fn failed(&self) -> impl Iterator<Item = &NodeOutcome<T>> {
+        self.outcomes.iter().filter(|node| node.outcome.is_err())
+    }
+
+    /// The outcome of the script or library `name` on the node at `address`
+    /// (`host:port`).
+    pub fn outcome(&self, address: &str, name: &str) -> Option<&Result<T, Error>> {
+        self.outcomes
+            .iter()
+            .find(|node| node.address == address && node.name == name)
+            .map(|node| &node.outcome)
+    }
+}
