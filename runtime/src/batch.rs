@@ -563,16 +563,7 @@ impl Replies {
 mod tests {
     use super::*;
     use crate::call::{Keys, push_argument, start_call};
-
-    static LIBRARY: Library = crate::library::new_library(
-        "quota_lib",
-        "lua/quota_lib.lua",
-        "#!lua name=quota_lib\nredis.register_function('allow', function(keys, args) return 1 end)\n",
-        "0000000000000000000000000000000000000000",
-        &["allow"],
-    );
-    static ALLOW: Script = crate::script::new_function(&LIBRARY, "allow", false, false, false);
-    static COMPUTED: Script = crate::script::new_function(&LIBRARY, "allow", false, false, true);
+    use crate::test_support::{ALLOW, COMPUTED, ONCE, server_error};
 
     fn allow(script: &'static Script, key: &str) -> Call<i64, Error> {
         let mut keys = Keys::new();
@@ -598,13 +589,6 @@ mod tests {
                     .join(" ")
             })
             .collect()
-    }
-
-    fn server_error(text: &str) -> Value {
-        match redis::parse_redis_value(format!("-{text}\r\n").as_bytes()) {
-            Ok(value) => value,
-            Err(error) => panic!("{text}: {error}"),
-        }
     }
 
     #[test]
@@ -711,31 +695,7 @@ mod tests {
         assert_eq!(replies.take(mine).ok(), Some(7));
     }
 
-    static ONCE: Script = crate::script::with_exactly_once(
-        crate::script::new_script(
-            "count_once",
-            "lua/count.lua",
-            "return 1",
-            "e0e1f9fabfc9d4800c877a703b823ac0578ff8db",
-            false,
-            false,
-            false,
-        ),
-        crate::exactly_once::exactly_once(None, None, Some(2)),
-    );
-
-    static ONCE_MORE: Script = crate::script::with_exactly_once(
-        crate::script::new_script(
-            "count_once_more",
-            "lua/count.lua",
-            "return 1",
-            "e0e1f9fabfc9d4800c877a703b823ac0578ff8db",
-            false,
-            false,
-            false,
-        ),
-        crate::exactly_once::exactly_once(None, None, Some(5)),
-    );
+    static ONCE_MORE: Script = crate::test_support::once("count_once_more", 5);
 
     #[test]
     fn only_a_batch_of_exactly_once_calls_is_sent_again() {

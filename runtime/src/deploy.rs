@@ -466,6 +466,7 @@ fn text(value: &Value) -> Option<&[u8]> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::server_error;
 
     static LIBRARY: Library = crate::library::new_library(
         "quota_lib",
@@ -514,13 +515,6 @@ mod tests {
         match step {
             Step::Done(result) => result,
             Step::Send(command) => panic!("expected the end, got {:?}", arguments(&command)),
-        }
-    }
-
-    fn server_error(text: &str) -> Value {
-        match redis::parse_redis_value(format!("-{text}\r\n").as_bytes()) {
-            Ok(value) => value,
-            Err(error) => panic!("{text}: {error}"),
         }
     }
 

@@ -61,6 +61,8 @@ mod script_error;
 pub mod shape;
 mod slot;
 pub mod telemetry;
+#[cfg(test)]
+mod test_support;
 mod timer;
 #[cfg(feature = "cluster")]
 mod topology;

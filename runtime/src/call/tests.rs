@@ -6,29 +6,13 @@ use redis::RedisWrite as _;
 
 use crate::error::KeySlot;
 
+use crate::test_support::{ALLOW, COMPUTED, LIBRARY, MOVE_ITEM, ONCE, PEEK, keys, server_error};
+
 use super::attempts::*;
 use super::keys::*;
 use super::*;
 
-const MOVE_ITEM: Script = crate::script::new_script(
-    "move_item",
-    "lua/move.lua",
-    "return 1",
-    "e0e1f9fabfc9d4800c877a703b823ac0578ff8db",
-    false,
-    false,
-    false,
-);
-
 static SCRIPT: Script = MOVE_ITEM;
-
-fn keys(names: &[&str]) -> Keys {
-    let mut keys = Keys::new();
-    for name in names {
-        keys.push(name);
-    }
-    keys
-}
 
 fn arguments(command: &Cmd) -> Vec<Vec<u8>> {
     command
@@ -170,30 +154,11 @@ fn key_prefixes_need_a_hash_tag_in_the_call_slot() {
     assert!(allowed.check_slots().is_ok());
 }
 
-static LIBRARY: Library = crate::library::new_library(
-    "quota_lib",
-    "lua/quota_lib.lua",
-    "#!lua name=quota_lib\nredis.register_function('allow', function(keys, args) return 1 end)\n",
-    "0000000000000000000000000000000000000000",
-    &["allow", "peek"],
-);
-static ALLOW: Script = crate::script::new_function(&LIBRARY, "allow", false, false, false);
-static PEEK: Script = crate::script::new_function(&LIBRARY, "peek", true, false, false);
-/// A function that can raise errors Redis does not mark.
-static COMPUTED: Script = crate::script::new_function(&LIBRARY, "allow", false, false, true);
-
 fn texts(command: &Cmd) -> Vec<String> {
     arguments(command)
         .into_iter()
         .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
         .collect()
-}
-
-fn server_error(text: &str) -> Value {
-    match redis::parse_redis_value(format!("-{text}\r\n").as_bytes()) {
-        Ok(value) => value,
-        Err(error) => panic!("{text}: {error}"),
-    }
 }
 
 fn function_call(script: &'static Script) -> Call<i64, Error> {
@@ -473,19 +438,6 @@ fn keys_written_in_pieces_keep_their_boundaries() {
     let collected: Vec<&[u8]> = list.iter().collect();
     assert_eq!(collected, vec![&b"{a}:1"[..], &b"{a}:2"[..]]);
 }
-
-static ONCE: Script = crate::script::with_exactly_once(
-    crate::script::new_script(
-        "count_once",
-        "lua/count.lua",
-        "return 1",
-        "e0e1f9fabfc9d4800c877a703b823ac0578ff8db",
-        false,
-        false,
-        false,
-    ),
-    crate::exactly_once::exactly_once(None, None, Some(2)),
-);
 
 fn timed_out() -> redis::RedisResult<Vec<Value>> {
     Err(redis::RedisError::from(io::Error::from(
