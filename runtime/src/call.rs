@@ -7,6 +7,7 @@ mod tests;
 
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use redis::aio::ConnectionLike;
@@ -86,13 +87,52 @@ enum Outcome {
     Failed(Error),
 }
 
-/// Whether the servers this process talks to know `EVALSHA_RO`, `EVAL_RO`
-/// and `FCALL_RO` (Redis 7.0 and later, unless the operator renamed them).
-/// Cleared for the whole process the first time a server answers "unknown
-/// command" for one of them; from then on read-only scripts use
-/// `EVALSHA`/`EVAL` and read-only functions `FCALL`, which every server
-/// with scripts (or functions) has.
-static READ_ONLY_COMMANDS: AtomicBool = AtomicBool::new(true);
+/// The read-only scripts (and functions) a server answered "unknown
+/// command" for `EVALSHA_RO`, `EVAL_RO` or `FCALL_RO` (servers before 7.0,
+/// or an operator who renamed them), by name and SHA1: from then on they
+/// use `EVALSHA`/`EVAL` and `FCALL`, which every server with scripts (or
+/// functions) has. Kept per script, not per process, so one script's
+/// fallback changes nothing for the others: each read-only script pays the
+/// unknown command once.
+static WITHOUT_READ_ONLY_COMMANDS: Mutex<Vec<(&'static str, &'static str)>> =
+    Mutex::new(Vec::new());
+
+/// Whether [`WITHOUT_READ_ONLY_COMMANDS`] holds any script: while it does
+/// not, as on every server with the `_RO` commands, a call reads only this.
+static ANY_WITHOUT_READ_ONLY_COMMANDS: AtomicBool = AtomicBool::new(false);
+
+/// Whether `script` is sent with the `_RO` commands.
+fn uses_read_only_commands(script: &Script) -> bool {
+    script.is_read_only()
+        && !(ANY_WITHOUT_READ_ONLY_COMMANDS.load(Ordering::Relaxed)
+            && without_read_only_commands()
+                .iter()
+                .any(|&(name, sha1)| name == script.name() && sha1 == script.sha1()))
+}
+
+fn without_read_only_commands() -> MutexGuard<'static, Vec<(&'static str, &'static str)>> {
+    WITHOUT_READ_ONLY_COMMANDS
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The server answered "unknown command" for `script`'s `_RO` command:
+/// from now on it is sent with `EVALSHA`/`EVAL` or `FCALL`.
+pub(crate) fn forget_read_only_commands(script: &'static Script) {
+    let mut scripts = without_read_only_commands();
+    if scripts
+        .iter()
+        .any(|&(name, sha1)| name == script.name() && sha1 == script.sha1())
+    {
+        return;
+    }
+    scripts.push((script.name(), script.sha1()));
+    ANY_WITHOUT_READ_ONLY_COMMANDS.store(true, Ordering::Relaxed);
+    tracing::info!(
+        script = script.name(),
+        "the server does not know the _RO commands: this read-only script uses EVALSHA and FCALL from now on"
+    );
+}
 
 /// How long a call may take by default, retries included: then it ends
 /// with [`Error::Timeout`] (the script may have run), whatever the
@@ -502,7 +542,7 @@ fn command_name(command: &Cmd) -> &'static str {
 
 /// `EVAL_RO` for a read-only script on servers that have it.
 fn eval_name(script: &Script) -> &'static str {
-    if script.is_read_only() && READ_ONLY_COMMANDS.load(Ordering::Relaxed) {
+    if uses_read_only_commands(script) {
         "EVAL_RO"
     } else {
         "EVAL"
@@ -511,7 +551,7 @@ fn eval_name(script: &Script) -> &'static str {
 
 /// `EVALSHA_RO` for a read-only script on servers that have it.
 fn evalsha_name(script: &Script) -> &'static str {
-    if script.is_read_only() && READ_ONLY_COMMANDS.load(Ordering::Relaxed) {
+    if uses_read_only_commands(script) {
         "EVALSHA_RO"
     } else {
         "EVALSHA"
@@ -520,7 +560,7 @@ fn evalsha_name(script: &Script) -> &'static str {
 
 /// `FCALL_RO` for a `no-writes` function on servers that have it.
 fn fcall_name(script: &Script) -> &'static str {
-    if script.is_read_only() && READ_ONLY_COMMANDS.load(Ordering::Relaxed) {
+    if uses_read_only_commands(script) {
         "FCALL_RO"
     } else {
         "FCALL"

@@ -7,6 +7,8 @@
 //! call's hash tag (the `{…}` part of its first key) appears only after
 //! [`show_hash_tags`]`(true)`.
 
+use std::cell::Cell;
+use std::marker::PhantomData;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use redis::Value;
@@ -24,11 +26,59 @@ static HASH_TAGS: AtomicBool = AtomicBool::new(false);
 /// Off by default: keys carry user ids. Keys without a hash tag, the rest
 /// of the key, and arguments never appear.
 ///
+/// It is a setting of the whole process; tests, which run side by side in
+/// one process, use [`show_hash_tags_on_this_thread`] instead.
+///
 /// ```
 /// redis_script::telemetry::show_hash_tags(true);
 /// ```
 pub fn show_hash_tags(show: bool) {
     HASH_TAGS.store(show, Ordering::Relaxed);
+}
+
+thread_local! {
+    /// This thread's choice, over the process's while a guard lives.
+    static HASH_TAGS_ON_THIS_THREAD: Cell<Option<bool>> = const { Cell::new(None) };
+}
+
+/// Shows (or hides) the hash tags of the calls this thread starts while
+/// the returned guard lives, whatever [`show_hash_tags`] set for the
+/// process; dropping the guard restores what was there before.
+///
+/// Meant for tests: they run side by side in one process, and a test that
+/// shows hash tags must not show them in another test's spans. Under
+/// `#[tokio::test]`, whose runtime polls on the test's own thread, it
+/// covers the test's calls. The guard cannot leave its thread.
+///
+/// ```
+/// use redis_script::telemetry::show_hash_tags_on_this_thread;
+///
+/// let shown = show_hash_tags_on_this_thread(true);
+/// // … calls whose spans carry `redis_script.hash_tag` …
+/// drop(shown);
+/// ```
+pub fn show_hash_tags_on_this_thread(show: bool) -> HashTagsOnThisThread {
+    let previous = HASH_TAGS_ON_THIS_THREAD.with(|here| here.replace(Some(show)));
+    HashTagsOnThisThread {
+        previous,
+        _not_send: PhantomData,
+    }
+}
+
+/// Restores the thread's earlier choice of hash tags when dropped; see
+/// [`show_hash_tags_on_this_thread`].
+#[must_use = "the choice lasts only while the guard lives"]
+#[derive(Debug)]
+pub struct HashTagsOnThisThread {
+    previous: Option<bool>,
+    /// The choice belongs to the thread that made it.
+    _not_send: PhantomData<*const ()>,
+}
+
+impl Drop for HashTagsOnThisThread {
+    fn drop(&mut self) {
+        HASH_TAGS_ON_THIS_THREAD.with(|here| here.set(self.previous));
+    }
 }
 
 /// Which way a call went, for the span and the metrics.
@@ -94,7 +144,10 @@ pub(crate) fn call_span(script: &Script, database: i64, first_key: Option<&[u8]>
 
 /// The hash tag of `key`, when hash tags are shown and it has one.
 fn shown_hash_tag(key: &[u8]) -> Option<&[u8]> {
-    if !HASH_TAGS.load(Ordering::Relaxed) {
+    let shown = HASH_TAGS_ON_THIS_THREAD
+        .with(Cell::get)
+        .unwrap_or_else(|| HASH_TAGS.load(Ordering::Relaxed));
+    if !shown {
         return None;
     }
     let tag = crate::slot::hash_tag(key);
@@ -484,10 +537,17 @@ mod tests {
     #[test]
     fn hash_tags_are_shown_only_when_asked_and_only_the_tag() {
         assert_eq!(shown_hash_tag(b"user:{42}:profile"), None);
-        show_hash_tags(true);
+        let shown = show_hash_tags_on_this_thread(true);
         assert_eq!(shown_hash_tag(b"user:{42}:profile"), Some(&b"42"[..]));
         assert_eq!(shown_hash_tag(b"user:42:profile"), None);
         assert_eq!(shown_hash_tag(b"{}x"), None);
-        show_hash_tags(false);
+        let hidden = show_hash_tags_on_this_thread(false);
+        assert_eq!(shown_hash_tag(b"user:{42}:profile"), None);
+        drop(hidden);
+        assert_eq!(shown_hash_tag(b"user:{42}:profile"), Some(&b"42"[..]));
+        let elsewhere = std::thread::spawn(|| shown_hash_tag(b"user:{42}:profile").is_some());
+        assert_eq!(elsewhere.join().ok(), Some(false), "another thread");
+        drop(shown);
+        assert_eq!(shown_hash_tag(b"user:{42}:profile"), None);
     }
 }

@@ -1,6 +1,9 @@
 //! Waits and deadlines of async calls: on tokio's timer with the `tokio`
 //! feature, otherwise on a timer that needs no particular runtime (one
 //! background thread for the whole process).
+//!
+//! Both timers are compiled for the unit tests, which run each one, so
+//! `cargo test` checks the timer of builds without `tokio` as well.
 
 use std::future::Future;
 use std::time::Duration;
@@ -14,7 +17,7 @@ pub(crate) async fn sleep(delay: Duration) {
     #[cfg(feature = "tokio")]
     tokio::time::sleep(delay.min(LONGEST)).await;
     #[cfg(not(feature = "tokio"))]
-    futures_timer::Delay::new(delay.min(LONGEST)).await;
+    shared_thread::sleep(delay).await;
 }
 
 /// The output of `future`, or `None` when it did not complete within
@@ -26,9 +29,25 @@ pub(crate) async fn within<F: Future>(limit: Duration, future: F) -> Option<F::O
     }
     #[cfg(not(feature = "tokio"))]
     {
-        use std::pin::Pin;
-        use std::task::Poll;
+        shared_thread::within(limit, future).await
+    }
+}
 
+/// The timer of builds without `tokio`: `futures-timer`'s thread.
+#[cfg(any(not(feature = "tokio"), test))]
+mod shared_thread {
+    use std::future::Future;
+    use std::pin::Pin;
+    use std::task::Poll;
+    use std::time::Duration;
+
+    use super::LONGEST;
+
+    pub(super) async fn sleep(delay: Duration) {
+        futures_timer::Delay::new(delay.min(LONGEST)).await;
+    }
+
+    pub(super) async fn within<F: Future>(limit: Duration, future: F) -> Option<F::Output> {
         let mut future = std::pin::pin!(future);
         let mut delay = futures_timer::Delay::new(limit.min(LONGEST));
         std::future::poll_fn(|context| {
@@ -46,25 +65,60 @@ pub(crate) async fn within<F: Future>(limit: Duration, future: F) -> Option<F::O
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-    use std::time::Instant;
+    use std::future::Future;
+    use std::pin::Pin;
+    use std::time::{Duration, Instant};
+
+    type Sleep = fn(Duration) -> Pin<Box<dyn Future<Output = ()>>>;
+    type Within = fn(
+        Duration,
+        Pin<Box<dyn Future<Output = u8>>>,
+    ) -> Pin<Box<dyn Future<Output = Option<u8>>>>;
+
+    /// Each timer this build can use: the one calls use, and the shared
+    /// thread of builds without `tokio`.
+    fn timers() -> [(&'static str, Sleep, Within); 2] {
+        [
+            (
+                "the calls' timer",
+                |delay| Box::pin(super::sleep(delay)),
+                |limit, future| Box::pin(super::within(limit, future)),
+            ),
+            (
+                "the shared thread",
+                |delay| Box::pin(super::shared_thread::sleep(delay)),
+                |limit, future| Box::pin(super::shared_thread::within(limit, future)),
+            ),
+        ]
+    }
 
     #[tokio::test]
     async fn a_wait_lasts_at_least_its_delay() {
-        let began = Instant::now();
-        sleep(Duration::from_millis(30)).await;
-        assert!(began.elapsed() >= Duration::from_millis(30));
+        for (timer, sleep, _) in timers() {
+            let began = Instant::now();
+            sleep(Duration::from_millis(30)).await;
+            assert!(began.elapsed() >= Duration::from_millis(30), "{timer}");
+        }
     }
 
     #[tokio::test]
     async fn a_future_past_its_limit_is_dropped() {
-        let began = Instant::now();
-        let late = within(Duration::from_millis(30), sleep(Duration::from_secs(30))).await;
-        assert_eq!(late, None);
-        assert!(began.elapsed() < Duration::from_secs(5));
-        let early = within(Duration::from_secs(30), async { 7 }).await;
-        assert_eq!(early, Some(7));
-        let unbounded = within(Duration::MAX, async { 8 }).await;
-        assert_eq!(unbounded, Some(8));
+        for (timer, sleep, within) in timers() {
+            let began = Instant::now();
+            let late = within(
+                Duration::from_millis(30),
+                Box::pin(async move {
+                    sleep(Duration::from_secs(30)).await;
+                    1
+                }),
+            )
+            .await;
+            assert_eq!(late, None, "{timer}");
+            assert!(began.elapsed() < Duration::from_secs(5), "{timer}");
+            let early = within(Duration::from_secs(30), Box::pin(async { 7 })).await;
+            assert_eq!(early, Some(7), "{timer}");
+            let unbounded = within(Duration::MAX, Box::pin(async { 8 })).await;
+            assert_eq!(unbounded, Some(8), "{timer}");
+        }
     }
 }

@@ -49,6 +49,7 @@ mod faults;
 mod forged_refusals;
 mod functions;
 mod preload;
+mod read_only_fallback;
 mod replies;
 mod reply_conversions;
 mod server_refusals;

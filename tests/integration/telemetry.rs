@@ -403,9 +403,9 @@ async fn calls_report_spans_with_database_conventions_and_metrics() {
         "[1, 2]",
         "busy_string",
     ];
-    redis_script::telemetry::show_hash_tags(true);
+    let shown = redis_script::telemetry::show_hash_tags_on_this_thread(true);
     let tagged = telemetry_decision(&mut connection, counter, "allowed").await;
-    redis_script::telemetry::show_hash_tags(false);
+    drop(shown);
     assert!(tagged.is_ok());
     let captured = spans.take();
     assert_eq!(

@@ -3,15 +3,14 @@
 
 use std::borrow::Cow;
 use std::io;
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use redis::{Cmd, FromRedisValue, Pipeline, Value};
 use redis_script_codes::NOSCRIPT;
 
 use super::{
-    Call, FAILURE_RETRY_FIRST_DELAY, FAILURE_RETRY_MAX_DELAY, Options, Outcome, READ_ONLY_COMMANDS,
-    command_name,
+    Call, FAILURE_RETRY_FIRST_DELAY, FAILURE_RETRY_MAX_DELAY, Options, Outcome, command_name,
+    forget_read_only_commands,
 };
 use crate::error::{Error, Origin};
 use crate::library::{Library, load_error};
@@ -345,18 +344,6 @@ impl<'c, T: FromRedisValue, E> Attempts<'c, T, E> {
             Some(earlier) if !error.may_have_executed() => earlier,
             _ => error,
         }
-    }
-}
-
-/// The server answered "unknown command" for `EVALSHA_RO`/`EVAL_RO`/
-/// `FCALL_RO`: from now on read-only scripts use `EVALSHA`/`EVAL` and
-/// read-only functions `FCALL` in this process.
-pub(super) fn forget_read_only_commands(script: &Script) {
-    if READ_ONLY_COMMANDS.swap(false, Ordering::Relaxed) {
-        tracing::info!(
-            script = script.name(),
-            "the server does not know the _RO commands: read-only scripts use EVALSHA and FCALL from now on"
-        );
     }
 }
 

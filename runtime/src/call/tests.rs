@@ -200,8 +200,6 @@ fn fcall_command_layout() {
 
 #[test]
 fn no_writes_functions_use_fcall_ro_and_load_with_plain_fcall() {
-    // READ_ONLY_COMMANDS is only cleared by a server without FCALL_RO,
-    // which no unit test simulates.
     let call = function_call(&PEEK);
     assert_eq!(texts(call.command())[0], "FCALL_RO");
     let pipeline = call.load_and_call(&LIBRARY);
@@ -538,4 +536,46 @@ fn an_exactly_once_call_is_sent_again_after_timeouts_and_failures() {
         io::ErrorKind::TimedOut,
     ))));
     assert!(matches!(next, Next::Done(Err(Error::Timeout { .. }))));
+}
+
+/// Read-only scripts of their own: the fallback they record outlives the
+/// test.
+static READ_ONLY_A: Script = crate::script::new_script(
+    "read_only_a",
+    "lua/a.lua",
+    "return 1",
+    "e0e1f9fabfc9d4800c877a703b823ac0578ff8db",
+    true,
+    false,
+    false,
+);
+static READ_ONLY_B: Script = crate::script::new_script(
+    "read_only_b",
+    "lua/b.lua",
+    "return 1",
+    "e0e1f9fabfc9d4800c877a703b823ac0578ff8db",
+    true,
+    false,
+    false,
+);
+
+#[test]
+fn an_unknown_read_only_command_makes_only_its_script_fall_back() {
+    let unknown = || {
+        Err(redis::RedisError::from((
+            redis::ErrorKind::Server(redis::ServerErrorKind::ResponseError),
+            "unknown command",
+            "unknown command 'EVALSHA_RO', with args beginning with: ".to_owned(),
+        )))
+    };
+    let call = start_call::<i64, Error>(&READ_ONLY_A, keys(&["{r}:a"]), 0);
+    let (sent, result) = drive(&call, vec![unknown(), Ok(vec![Value::Int(1)])]);
+    assert_eq!(sent, ["EVALSHA_RO", "EVALSHA"]);
+    assert_eq!(result.map(|result| result.ok()), Some(Some(1)));
+
+    let again = start_call::<i64, Error>(&READ_ONLY_A, keys(&["{r}:a"]), 0);
+    assert_eq!(texts(again.command())[0], "EVALSHA", "remembered");
+    let other = start_call::<i64, Error>(&READ_ONLY_B, keys(&["{r}:b"]), 0);
+    assert_eq!(texts(other.command())[0], "EVALSHA_RO", "another script");
+    assert_eq!(texts(&other.eval_command())[0], "EVAL_RO");
 }

@@ -1,9 +1,14 @@
 //! A read-only script on a server without `EVALSHA_RO`/`EVAL_RO`. The
-//! runtime remembers the fallback for the whole process, so this runs in a
-//! test binary of its own: the first call meets the unknown command.
+//! runtime remembers the fallback per script, so the script here is this
+//! test's own: its first call meets the unknown command whatever other
+//! tests did before.
 
+use redis_script::redis_script;
 use redis_script_test::{RedisServer, Stats};
-use redis_script_tests::faults::read_log;
+
+/// How many times `id` ran; a read-only script no other test calls.
+#[redis_script(path = "lua/faults/read_log.lua", keys = 1)]
+async fn read_log(log: &str, id: &str) -> Option<i64>;
 
 const LOG: &str = "{t}:log";
 
