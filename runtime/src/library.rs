@@ -123,8 +123,10 @@ impl Library {
     /// #     #[function(keys = 1)]
     /// #     pub async fn quota_peek(counter: &str) -> Option<u64>;
     /// # }
-    /// let version = &quota_lib::LIBRARY.sha1()[..8];
-    /// println!("quota_lib version {version}");
+    /// let sha1 = quota_lib::LIBRARY.sha1();
+    /// assert_eq!(sha1.len(), 40);
+    /// assert!(sha1.bytes().all(|byte| matches!(byte, b'0'..=b'9' | b'a'..=b'f')));
+    /// println!("quota_lib version {}", &sha1[..8]);
     /// ```
     pub const fn sha1(&self) -> &'static str {
         self.sha1

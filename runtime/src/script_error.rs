@@ -14,6 +14,17 @@
 //!     Deleted,
 //! }
 //!
+//! // What the derive reads from the script's error replies:
+//! assert!(matches!(
+//!     VersionError::from_error_reply("CONFLICT", "expected 3 found 4"),
+//!     Some(VersionError::Conflict { expected: 3, found: 4 })
+//! ));
+//! assert!(matches!(
+//!     VersionError::from_error_reply("GONE", "the document was deleted"),
+//!     Some(VersionError::Deleted)
+//! ));
+//! assert!(VersionError::from_error_reply("CONFLICT", "no numbers").is_none());
+//!
 //! # fn example(result: Result<(), Failure<VersionError>>) {
 //! match result {
 //!     Ok(()) => {}

@@ -110,6 +110,11 @@ pub struct Variant {
 /// impl ReplyShape for Seconds {
 ///     const SHAPE: Shape = Shape::Any;
 /// }
+///
+/// let seconds = Seconds::from_redis_value(Value::Int(30))?;
+/// assert_eq!(seconds.0, 30);
+/// assert_eq!(Seconds::SHAPE, Shape::Any);
+/// # Ok::<(), ParsingError>(())
 /// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` does not describe the shape of its reply",
