@@ -62,7 +62,7 @@ fn batch(shape: Shape) -> Result<(Batch, redis::Pipeline, Vec<TransferHandle>), 
     let mut handles = Vec::with_capacity(CALLS_PER_BATCH);
     for _ in 0..CALLS_PER_BATCH {
         let call = transfer::call(SOURCE, DESTINATION, AMOUNT);
-        plain.add_command(call.command().clone());
+        plain.add_command(call.command());
         handles.push(batch.add(call)?);
     }
     Ok((batch, plain, handles))
@@ -131,7 +131,7 @@ fn batch_bytes(shape: Shape) -> Result<usize, BoxError> {
         let call = transfer::call(SOURCE, DESTINATION, AMOUNT);
         let first_use_only = matches!(shape, Shape::Transaction) && index > 0;
         let command = if first_use_only {
-            call.command().clone()
+            call.command()
         } else {
             call.eval_command()
         };

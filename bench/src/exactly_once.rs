@@ -115,8 +115,8 @@ async fn record_size(
     connection: &mut MultiplexedConnection,
     call: &redis_script::Call<(i64, i64)>,
 ) -> Result<RecordSize, BoxError> {
-    let arguments: Vec<&[u8]> = call
-        .command()
+    let command = call.command();
+    let arguments: Vec<&[u8]> = command
         .args_iter()
         .filter_map(|argument| match argument {
             redis::Arg::Simple(bytes) => Some(bytes),

@@ -151,6 +151,7 @@ fn typed_call(
         pub const SCRIPT: #private::Script = #script_expr;
     };
     let argument_count = signature.arg_params().len();
+    let key_count = signature.key_params().len();
     // Mixed-site hygiene: these locals never clash with parameter names.
     let keys = Ident::new("keys", Span::mixed_site());
     let call = Ident::new("call", Span::mixed_site());
@@ -188,7 +189,7 @@ fn typed_call(
     let call_body = |start: TokenStream| {
         quote! {
             use #private::{Encodable as _, Unencodable as _, KnownShape as _, UnknownShape as _};
-            let mut #keys = #private::Keys::new();
+            let mut #keys = #private::Keys::for_call(#key_count, #argument_count);
             #( #key_pushes )*
             let mut #call = #start;
             #private::Probe::<#reply_type>::new().attach_shape(&mut #call);
@@ -199,11 +200,11 @@ fn typed_call(
     let call_id = call_id_ident();
     let call_with_id_body = exactly_once.then(|| {
         call_body(quote! {
-            #private::start_call_with_id(&Self::SCRIPT, #keys, #argument_count, #call_id.into())
+            #private::start_call_with_id(&Self::SCRIPT, #keys, #call_id.into())
         })
     });
     let call_body = call_body(quote! {
-        #private::start_call(&Self::SCRIPT, #keys, #argument_count)
+        #private::start_call(&Self::SCRIPT, #keys)
     });
     let ident = &signature.ident;
     let connection = connection_ident();

@@ -568,7 +568,7 @@ mod tests {
     fn allow(script: &'static Script, key: &str) -> Call<i64, Error> {
         let mut keys = Keys::new();
         keys.push(&key);
-        let mut call = start_call(script, keys, 1);
+        let mut call = start_call(script, keys);
         push_argument(&mut call, &5u32);
         call
     }
@@ -702,7 +702,7 @@ mod tests {
         let once = |script: &'static Script| {
             let mut keys = Keys::new();
             keys.push(&"{h}:counter");
-            start_call::<i64, Error>(script, keys, 0)
+            start_call::<i64, Error>(script, keys)
         };
         let mut both = Batch::pipeline();
         for script in [&ONCE, &ONCE_MORE] {

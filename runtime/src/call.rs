@@ -32,9 +32,11 @@ use keys::{PrefixCheck, Routing};
 ///
 /// Every `#[redis_script]` function `f` has a companion `f::call(...)` with
 /// the same parameters (without the connection) that returns a `Call`; the
-/// function itself is `f::call(...).invoke(conn)`. The command is built
-/// once: `EVALSHA <sha> <numkeys> <keys…> <args…>` (or `EVALSHA_RO` for a
-/// read-only script), with the SHA computed at compile time. A function of
+/// function itself is `f::call(...).invoke(conn)`. The keys and arguments
+/// are encoded once; each command of the call is rendered from them:
+/// `EVALSHA <sha> <numkeys> <keys…> <args…>` (or `EVALSHA_RO` for a
+/// read-only script), with the SHA computed at compile time, and on a cold
+/// server `EVAL <body> …` with the same keys and arguments. A function of
 /// a `#[redis_library]` is called the same way with
 /// `FCALL <function> <numkeys> <keys…> <args…>` (or `FCALL_RO` for a
 /// function with the `no-writes` flag).
@@ -43,15 +45,19 @@ use keys::{PrefixCheck, Routing};
 /// [`Failure<E>`](crate::Failure) for a script declared with `errors = E`.
 pub struct Call<T, E = Error> {
     script: &'static Script,
-    command: Cmd,
+    /// The script's own keys, then its ARGV parameters.
+    encoded: Keys,
+    /// How many of `encoded` are keys.
+    key_count: usize,
+    /// An exactly-once call's record: one more key, and its TTL as the
+    /// first argument.
+    record: Option<Record>,
     routing: Routing,
     /// What the key prefixes the script builds keys from say about the
     /// call's slot.
     prefixes: PrefixCheck,
     /// The call's id, for a script declared `exactly_once`.
     call_id: Option<CallId>,
-    /// How many of the keys are the script's own (not the record).
-    key_count: usize,
     /// The reply type's shape, when it describes itself, for the reply tag
     /// in telemetry.
     reply_shape: Option<fn() -> Shape>,
@@ -64,10 +70,8 @@ impl<T, E> std::fmt::Debug for Call<T, E> {
         f.debug_struct("Call")
             .field("script", &self.script.name())
             .field("sha1", &self.script.sha1())
-            .field(
-                "arguments",
-                &self.command.args_iter().len().saturating_sub(3),
-            )
+            .field("keys", &self.key_count)
+            .field("arguments", &(self.encoded.count() - self.key_count))
             .field("exactly_once", &self.call_id.is_some())
             .finish()
     }
@@ -147,17 +151,12 @@ pub const DEFAULT_DEADLINE: Duration = Duration::from_secs(10);
 pub(crate) const FAILURE_RETRY_FIRST_DELAY: Duration = Duration::from_millis(50);
 pub(crate) const FAILURE_RETRY_MAX_DELAY: Duration = Duration::from_secs(1);
 
-/// Bytes reserved per ARGV parameter when sizing a command: enough for
-/// numbers, tokens and short strings; longer values grow the buffer once.
-const ARGUMENT_SIZE_GUESS: usize = 32;
-
-/// Used by generated code: starts a call with its keys already encoded;
-/// `arguments` is how many ARGV parameters will follow (sizing the command
-/// once instead of growing it). A call of an `exactly_once` script gets a
-/// new [`CallId`].
-pub fn start_call<T, E>(script: &'static Script, keys: Keys, arguments: usize) -> Call<T, E> {
+/// Used by generated code: starts a call with its keys already encoded,
+/// in a list from [`Keys::for_call`] sized for the ARGV parameters that
+/// follow. A call of an `exactly_once` script gets a new [`CallId`].
+pub fn start_call<T, E>(script: &'static Script, keys: Keys) -> Call<T, E> {
     let call_id = script.exactly_once().map(|_| CallId::generate());
-    start(script, keys, arguments, call_id)
+    start(script, keys, call_id)
 }
 
 /// Used by generated code: [`start_call`] of an `exactly_once` script with
@@ -165,18 +164,12 @@ pub fn start_call<T, E>(script: &'static Script, keys: Keys, arguments: usize) -
 pub fn start_call_with_id<T, E>(
     script: &'static Script,
     keys: Keys,
-    arguments: usize,
     call_id: CallId,
 ) -> Call<T, E> {
-    start(script, keys, arguments, Some(call_id))
+    start(script, keys, Some(call_id))
 }
 
-fn start<T, E>(
-    script: &'static Script,
-    keys: Keys,
-    arguments: usize,
-    call_id: Option<CallId>,
-) -> Call<T, E> {
+fn start<T, E>(script: &'static Script, keys: Keys, call_id: Option<CallId>) -> Call<T, E> {
     let mut routing = keys.routing(script.allows_cross_slot_keys());
     let mut prefixes = PrefixCheck::default();
     // Most scripts build no key from their KEYS: no walk over the keys.
@@ -191,7 +184,13 @@ fn start<T, E>(
     }
     // An exactly-once call sends its record as one more key, in the slot of
     // the call's keys; a keyless call is routed by its record.
-    let record = match (script.exactly_once(), call_id) {
+    // The layout the wrapper reads: the record after the script's keys,
+    // its TTL before the script's arguments (see `render`).
+    const _: () = assert!(
+        matches!(once::RECORD_KEY, once::Position::Last)
+            && matches!(once::TTL_MS, once::Position::First)
+    );
+    let (call_id, record) = match (script.exactly_once(), call_id) {
         (Some(once), Some(call_id)) => {
             let slot = match &routing {
                 Routing::Slot(slot) => *slot,
@@ -201,52 +200,22 @@ fn start<T, E>(
             if routing == Routing::AnyNode {
                 routing = Routing::Slot(slot);
             }
-            let key = once.record_key(script.name(), call_id.as_str().as_bytes(), slot);
-            let ttl_ms = call_id.ttl_ms(once);
-            Some((call_id, key, ttl_ms))
+            let record = Record {
+                key: once.record_key(script.name(), call_id.as_str().as_bytes(), slot),
+                ttl_ms: call_id.ttl_ms(once),
+            };
+            (Some(call_id), Some(record))
         }
-        _ => None,
+        _ => (None, None),
     };
-    // A script that can raise a NOSCRIPT-looking error is always sent
-    // with its body: the server never answers EVAL with NOSCRIPT, so such
-    // a reply cannot be mistaken for a cache miss.
-    let (name, script_id) = if script.is_function() {
-        (fcall_name(script), script.name())
-    } else if script.may_forge_refusals() {
-        (eval_name(script), script.source())
-    } else {
-        (evalsha_name(script), script.sha1())
-    };
-    let key_count = keys.count();
-    let record_size = record.as_ref().map_or(0, |(_, key, _)| key.len() + 20);
-    let mut command = Cmd::with_capacity(
-        5 + keys.count() + arguments,
-        script_id.len() + 16 + keys.encoded_len() + record_size + ARGUMENT_SIZE_GUESS * arguments,
-    );
-    command
-        .arg(name)
-        .arg(script_id)
-        .arg(keys.count() + usize::from(record.is_some()));
-    for key in keys.iter() {
-        command.arg(key);
-    }
-    // The layout the wrapper reads: the record after the script's keys,
-    // its TTL before the script's arguments (pushed after this).
-    const _: () = assert!(
-        matches!(once::RECORD_KEY, once::Position::Last)
-            && matches!(once::TTL_MS, once::Position::First)
-    );
-    let call_id = record.map(|(call_id, key, ttl_ms)| {
-        command.arg(key).arg(ttl_ms);
-        call_id
-    });
     Call {
         script,
-        command,
+        key_count: keys.count(),
+        encoded: keys,
+        record,
         routing,
         prefixes,
         call_id,
-        key_count,
         reply_shape: None,
         reply: PhantomData,
     }
@@ -260,7 +229,7 @@ pub fn set_reply_shape<T, E>(call: &mut Call<T, E>, shape: fn() -> Shape) {
 
 /// Used by generated code: appends one ARGV parameter.
 pub fn push_argument<T, E, A: redis::ToRedisArgs>(call: &mut Call<T, E>, argument: &A) {
-    argument.write_redis_args(&mut call.command);
+    argument.write_redis_args(&mut call.encoded);
 }
 
 /// Used by generated code: appends the ARGV parameter at `position`
@@ -272,17 +241,15 @@ pub fn push_key_prefix<T, E, A: redis::ToRedisArgs>(
     argument: &A,
     position: usize,
 ) {
-    let encoded = argument.to_redis_args();
-    for part in &encoded {
-        call.command.arg(part);
-    }
+    let first_part = call.encoded.count();
+    argument.write_redis_args(&mut call.encoded);
     let slot = match (&call.routing, call.key_count) {
         (_, 0) => None,
         (Routing::Slot(slot), _) => Some(*slot),
         // Cross-slot keys are refused anyway.
         _ => return,
     };
-    if let Some(prefix) = encoded.first() {
+    if let Some(prefix) = call.encoded.get(first_part) {
         call.prefixes
             .check(prefix, || format!("ARGV[{position}]"), slot);
     }
@@ -404,11 +371,26 @@ impl<T, E> Call<T, E> {
         self.call_id.as_ref()
     }
 
-    /// The command as it will be sent: `EVALSHA` (or `EVALSHA_RO`), or
-    /// `EVAL` with the body for a script that could raise an error past
+    /// The command as it will be sent first: `EVALSHA` (or `EVALSHA_RO`),
+    /// or `EVAL` with the body for a script that could raise an error past
     /// Redis's mark; `FCALL` (or `FCALL_RO`) for a function of a library.
-    pub fn command(&self) -> &Cmd {
-        &self.command
+    pub fn command(&self) -> Cmd {
+        self.first_command().1
+    }
+
+    /// [`Self::command`] with its name, for telemetry.
+    pub(crate) fn first_command(&self) -> (&'static str, Cmd) {
+        // A script that can raise a NOSCRIPT-looking error is always sent
+        // with its body: the server never answers EVAL with NOSCRIPT, so
+        // such a reply cannot be mistaken for a cache miss.
+        let (name, second) = if self.script.is_function() {
+            (fcall_name(self.script), self.script.name())
+        } else if self.script.may_forge_refusals() {
+            (eval_name(self.script), self.script.source())
+        } else {
+            (evalsha_name(self.script), self.script.sha1())
+        };
+        (name, self.render(name, second))
     }
 
     /// `Err(Error::CrossSlot)` when the keys hash to different cluster
@@ -435,64 +417,58 @@ impl<T, E> Call<T, E> {
 
     /// The first of the script's own keys, as sent.
     fn first_key_bytes(&self) -> Option<&[u8]> {
-        if self.key_count == 0 {
-            return None;
-        }
-        match self.command.args_iter().nth(3) {
-            Some(redis::Arg::Simple(bytes)) => Some(bytes),
-            _ => None,
-        }
+        self.encoded.get(0).filter(|_| self.key_count > 0)
     }
 
     /// The first key, for error messages.
     pub(crate) fn first_key(&self) -> Option<String> {
-        // EVALSHA <sha> <numkeys> <key>…
-        match self.command.args_iter().nth(3) {
-            Some(redis::Arg::Simple(bytes)) if !matches!(self.routing, Routing::AnyNode) => {
-                Some(truncate_for_display(bytes))
-            }
-            _ => None,
-        }
+        self.first_key_bytes().map(truncate_for_display)
     }
 
     /// The same call as `EVAL <source> …`, for the cold path: `EVAL_RO`
     /// for a read-only script where the server has it. A function of a
     /// library has no `EVAL` form: for one, this is the call as `FCALL`.
     pub fn eval_command(&self) -> Cmd {
+        self.cold_command().1
+    }
+
+    /// [`Self::eval_command`] with its name, for telemetry.
+    fn cold_command(&self) -> (&'static str, Cmd) {
         if self.script.is_function() {
-            return self.plain_fcall();
+            return ("FCALL", self.plain_fcall());
         }
-        self.renamed(eval_name(self.script), self.script.source())
+        let name = eval_name(self.script);
+        (name, self.render(name, self.script.source()))
     }
 
     /// The first command without the `_RO` variants, for servers that lack
     /// them.
-    fn without_read_only_commands(&self) -> Cmd {
+    fn without_read_only_commands(&self) -> (&'static str, Cmd) {
         if self.script.is_function() {
-            self.plain_fcall()
+            ("FCALL", self.plain_fcall())
         } else if self.script.may_forge_refusals() {
-            self.plain_eval()
+            ("EVAL", self.plain_eval())
         } else {
-            self.plain_evalsha()
+            ("EVALSHA", self.plain_evalsha())
         }
     }
 
     /// The call as `EVALSHA <sha> …`, whatever the script's flags: batches
     /// go to a primary as a whole, where the `_RO` variants add nothing.
     pub(crate) fn plain_evalsha(&self) -> Cmd {
-        self.renamed("EVALSHA", self.script.sha1())
+        self.render("EVALSHA", self.script.sha1())
     }
 
     /// The call as `EVAL <source> …` (see [`Self::plain_evalsha`]).
     pub(crate) fn plain_eval(&self) -> Cmd {
-        self.renamed("EVAL", self.script.source())
+        self.render("EVAL", self.script.source())
     }
 
     /// A function's call as `FCALL <function> …`, whatever its flags: a
     /// batch or a load goes to a primary, where `FCALL_RO` adds nothing
     /// (and, on a replica, `FUNCTION LOAD` would be refused).
     pub(crate) fn plain_fcall(&self) -> Cmd {
-        self.renamed("FCALL", self.script.name())
+        self.render("FCALL", self.script.name())
     }
 
     /// The cold path of a function: `FUNCTION LOAD <code>` (never
@@ -507,37 +483,42 @@ impl<T, E> Call<T, E> {
         pipeline
     }
 
-    /// The command under another name, with `second` (the SHA1, the body
-    /// or the function name) in place of its first argument.
-    fn renamed(&self, name: &str, second: &str) -> Cmd {
-        let mut command = Cmd::with_capacity(self.command.args_iter().len(), second.len() + 64);
-        command.arg(name).arg(second);
-        for argument in self.command.args_iter().skip(2) {
-            if let redis::Arg::Simple(bytes) = argument {
-                command.arg(bytes);
-            }
+    /// The command `name` (`EVALSHA`, `EVAL_RO`, `FCALL`, …) of the call:
+    /// `second` (the SHA1, the body or the function name), then the keys
+    /// and arguments.
+    fn render(&self, name: &str, second: &str) -> Cmd {
+        let (record_keys, record_size) = self
+            .record
+            .as_ref()
+            .map_or((0, 0), |record| (1, record.key.len() + 20));
+        let mut command = Cmd::with_capacity(
+            3 + self.encoded.count() + 2 * record_keys,
+            name.len() + second.len() + 8 + self.encoded.encoded_len() + record_size,
+        );
+        command
+            .arg(name)
+            .arg(second)
+            .arg(self.key_count + record_keys);
+        let mut encoded = self.encoded.iter();
+        for key in encoded.by_ref().take(self.key_count) {
+            command.arg(key);
+        }
+        if let Some(record) = &self.record {
+            command.arg(&record.key).arg(record.ttl_ms);
+        }
+        for argument in encoded {
+            command.arg(argument);
         }
         command
     }
 }
 
-/// The name of a call's command, as sent.
-fn command_name(command: &Cmd) -> &'static str {
-    const NAMES: [&str; 6] = [
-        "EVALSHA",
-        "EVALSHA_RO",
-        "EVAL",
-        "EVAL_RO",
-        "FCALL",
-        "FCALL_RO",
-    ];
-    match command.args_iter().next() {
-        Some(redis::Arg::Simple(name)) => NAMES
-            .into_iter()
-            .find(|known| known.as_bytes() == name)
-            .unwrap_or("EVALSHA"),
-        _ => "EVALSHA",
-    }
+/// An exactly-once call's record key, sent after the script's keys, and
+/// its TTL in milliseconds, sent before the script's arguments.
+#[derive(Debug)]
+struct Record {
+    key: Vec<u8>,
+    ttl_ms: u64,
 }
 
 /// `EVAL_RO` for a read-only script on servers that have it.

@@ -484,7 +484,7 @@ fn call_of(script: &'static Script, keys: [&str; 3], wording: &str) -> Call<Valu
     for key in keys {
         encoded.push(&key);
     }
-    let mut call = start_call::<Value, Error>(script, encoded, 2);
+    let mut call = start_call::<Value, Error>(script, encoded);
     push_argument(&mut call, &"err");
     push_argument(&mut call, &wording);
     call

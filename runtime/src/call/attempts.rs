@@ -1,7 +1,6 @@
 //! The attempts of one call: what is sent, what the answers mean, and what
 //! is sent next (the cold path, refusal and failure retries), free of I/O.
 
-use std::borrow::Cow;
 use std::io;
 use std::time::Duration;
 
@@ -9,7 +8,7 @@ use redis::{Cmd, FromRedisValue, Pipeline, Value};
 use redis_script_codes::NOSCRIPT;
 
 use super::{
-    Call, FAILURE_RETRY_FIRST_DELAY, FAILURE_RETRY_MAX_DELAY, Options, Outcome, command_name,
+    Call, FAILURE_RETRY_FIRST_DELAY, FAILURE_RETRY_MAX_DELAY, Options, Outcome,
     forget_read_only_commands,
 };
 use crate::error::{Error, Origin};
@@ -29,9 +28,9 @@ pub(super) enum Reconnects {
 }
 
 /// What the driver of one call does next.
-pub(super) enum Next<'c, T> {
+pub(super) enum Next<T> {
     /// Send this command and hand its reply to [`Attempts::received`].
-    Send(Cow<'c, Cmd>),
+    Send(Cmd),
     /// Send these commands in one pipeline and hand their replies to
     /// [`Attempts::received_pipeline`].
     SendPipeline(Pipeline),
@@ -111,21 +110,22 @@ impl<'c, T: FromRedisValue, E> Attempts<'c, T, E> {
         }
     }
 
-    pub(super) fn start(&mut self) -> Next<'c, T> {
+    pub(super) fn start(&mut self) -> Next<T> {
         if let Err(error) = self.call.check_slots() {
             return self.done(Err(error));
         }
         self.send_again()
     }
 
-    pub(super) fn send_again(&mut self) -> Next<'c, T> {
+    pub(super) fn send_again(&mut self) -> Next<T> {
         self.stage = Stage::First;
-        self.send(Cow::Borrowed(&self.call.command))
+        self.send(self.call.first_command())
     }
 
-    pub(super) fn send(&mut self, command: Cow<'c, Cmd>) -> Next<'c, T> {
+    /// Sends `command`, named `name` in telemetry.
+    pub(super) fn send(&mut self, (name, command): (&'static str, Cmd)) -> Next<T> {
         self.attempts += 1;
-        self.command = command_name(&command);
+        self.command = name;
         Next::Send(command)
     }
 
@@ -147,7 +147,7 @@ impl<'c, T: FromRedisValue, E> Attempts<'c, T, E> {
     }
 
     /// The call ends: telemetry reports it.
-    pub(super) fn done(&mut self, result: Result<T, Error>) -> Next<'c, T> {
+    pub(super) fn done(&mut self, result: Result<T, Error>) -> Next<T> {
         self.report(result.as_ref().err());
         Next::Done(result)
     }
@@ -176,7 +176,7 @@ impl<'c, T: FromRedisValue, E> Attempts<'c, T, E> {
         );
     }
 
-    pub(super) fn received(&mut self, reply: redis::RedisResult<Value>) -> Next<'c, T> {
+    pub(super) fn received(&mut self, reply: redis::RedisResult<Value>) -> Next<T> {
         let call = self.call;
         let (stage, next) = match (self.stage, Outcome::of(reply, call.script)) {
             (Stage::First, Outcome::NoReadOnlyCommands) => {
@@ -187,7 +187,7 @@ impl<'c, T: FromRedisValue, E> Attempts<'c, T, E> {
                 )
             }
             (Stage::First | Stage::FirstWithoutReadOnly, Outcome::NoScript) => {
-                (Stage::Eval, call.eval_command())
+                (Stage::Eval, call.cold_command())
             }
             (Stage::First | Stage::FirstWithoutReadOnly, Outcome::NoFunction) => {
                 if let Some(library) = call.script.library() {
@@ -200,7 +200,7 @@ impl<'c, T: FromRedisValue, E> Attempts<'c, T, E> {
             }
             (Stage::Eval, Outcome::NoReadOnlyCommands) => {
                 forget_read_only_commands(call.script);
-                (Stage::EvalWithoutReadOnly, call.plain_eval())
+                (Stage::EvalWithoutReadOnly, ("EVAL", call.plain_eval()))
             }
             (_, Outcome::Reply(value)) => {
                 self.reply_tag = telemetry::reply_tag(call.reply_shape, &value);
@@ -213,17 +213,14 @@ impl<'c, T: FromRedisValue, E> Attempts<'c, T, E> {
             }
         };
         self.stage = stage;
-        self.send(Cow::Owned(next))
+        self.send(next)
     }
 
     /// The replies of `[FUNCTION LOAD, FCALL]`: the call's reply is the
     /// `FCALL`'s, whatever the load answered (`already exists` included:
     /// someone else loaded the library meanwhile). Only when the function
     /// is still not found does the load's reply say why.
-    pub(super) fn received_pipeline(
-        &mut self,
-        replies: redis::RedisResult<Vec<Value>>,
-    ) -> Next<'c, T> {
+    pub(super) fn received_pipeline(&mut self, replies: redis::RedisResult<Vec<Value>>) -> Next<T> {
         let call = self.call;
         let script = call.script;
         let replies = match replies {
@@ -276,7 +273,7 @@ impl<'c, T: FromRedisValue, E> Attempts<'c, T, E> {
     }
 
     /// The call's result, or another try when the error allows one.
-    pub(super) fn finish(&mut self, result: Result<T, Error>) -> Next<'c, T> {
+    pub(super) fn finish(&mut self, result: Result<T, Error>) -> Next<T> {
         let error = match result {
             Ok(reply) => return self.done(Ok(reply)),
             Err(error) => error,

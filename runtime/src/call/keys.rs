@@ -114,7 +114,13 @@ pub(super) enum Routing {
     CrossSlot(Vec<KeySlot>),
 }
 
-/// The encoded keys of one call, in one buffer.
+/// Bytes reserved per key or ARGV parameter when sizing a call: enough for
+/// keys, numbers, tokens and short strings; longer values grow the buffer
+/// once.
+const ELEMENT_SIZE_GUESS: usize = 32;
+
+/// The encoded keys and ARGV parameters of one call, in one buffer: the
+/// generated code pushes the keys, the call appends the parameters.
 #[doc(hidden)]
 #[derive(Debug, Default)]
 pub struct Keys {
@@ -128,12 +134,22 @@ impl Keys {
         Self::default()
     }
 
-    /// How many keys there are.
+    /// A list sized for a call of `keys` keys and `arguments` ARGV
+    /// parameters, so that encoding it allocates once per buffer.
+    pub fn for_call(keys: usize, arguments: usize) -> Self {
+        let count = keys + arguments;
+        Self {
+            data: Vec::with_capacity(ELEMENT_SIZE_GUESS * count),
+            ends: Vec::with_capacity(count),
+        }
+    }
+
+    /// How many elements there are.
     pub(super) fn count(&self) -> usize {
         self.ends.len()
     }
 
-    /// The bytes of all keys together.
+    /// The bytes of all elements together.
     pub(super) fn encoded_len(&self) -> usize {
         self.data.len()
     }
@@ -141,6 +157,15 @@ impl Keys {
     /// Appends the argument(s) `key` encodes to.
     pub fn push<K: redis::ToRedisArgs>(&mut self, key: &K) {
         key.write_redis_args(self);
+    }
+
+    /// Element `index` (0-based).
+    pub(super) fn get(&self, index: usize) -> Option<&[u8]> {
+        let start = match index.checked_sub(1) {
+            Some(previous) => *self.ends.get(previous)?,
+            None => 0,
+        };
+        self.data.get(start..*self.ends.get(index)?)
     }
 
     pub(super) fn iter(&self) -> impl Iterator<Item = &[u8]> {

@@ -26,14 +26,14 @@ fn arguments(command: &Cmd) -> Vec<Vec<u8>> {
 
 #[test]
 fn evalsha_command_layout() {
-    let mut call = start_call::<i64, Error>(&SCRIPT, keys(&["{q}:a", "{q}:b"]), 2);
+    let mut call = start_call::<i64, Error>(&SCRIPT, keys(&["{q}:a", "{q}:b"]));
     push_argument(&mut call, &"x");
     push_argument(&mut call, &7u32);
     let expected: Vec<Vec<u8>> = ["EVALSHA", SCRIPT.sha1(), "2", "{q}:a", "{q}:b", "x", "7"]
         .iter()
         .map(|part| part.as_bytes().to_vec())
         .collect();
-    assert_eq!(arguments(call.command()), expected);
+    assert_eq!(arguments(&call.command()), expected);
     let eval = arguments(&call.eval_command());
     assert_eq!(eval[0], b"EVAL");
     assert_eq!(eval[1], b"return 1");
@@ -46,13 +46,13 @@ fn slice_keys_spread_into_many_keys() {
     let mut list = Keys::new();
     list.push(&["{t}:1", "{t}:2", "{t}:3"].as_slice());
     assert_eq!(list.iter().count(), 3);
-    let call = start_call::<(), Error>(&SCRIPT, list, 0);
-    assert_eq!(arguments(call.command())[2], b"3");
+    let call = start_call::<(), Error>(&SCRIPT, list);
+    assert_eq!(arguments(&call.command())[2], b"3");
 }
 
 #[test]
 fn cross_slot_keys_are_refused_before_sending() {
-    let call = start_call::<(), Error>(&SCRIPT, keys(&["a", "b"]), 0);
+    let call = start_call::<(), Error>(&SCRIPT, keys(&["a", "b"]));
     match call.check_slots() {
         Err(Error::CrossSlot {
             operation: script,
@@ -96,38 +96,38 @@ fn prefix_error(call: &Call<(), Error>) -> Option<(String, String, crate::KeyPre
 #[test]
 fn key_prefixes_need_a_hash_tag_in_the_call_slot() {
     use crate::KeyPrefixProblem::{NoHashTag, NoKeys};
-    let tagged = start_call::<(), Error>(&PREFIXED, keys(&["queue:{emails}:"]), 0);
+    let tagged = start_call::<(), Error>(&PREFIXED, keys(&["queue:{emails}:"]));
     assert_eq!(prefix_error(&tagged), None);
-    let untagged = start_call::<(), Error>(&PREFIXED, keys(&["queue:emails:", "x"]), 0);
+    let untagged = start_call::<(), Error>(&PREFIXED, keys(&["queue:emails:", "x"]));
     // Keys in different slots are refused as such first.
     assert!(matches!(
         untagged.check_slots(),
         Err(Error::CrossSlot { .. })
     ));
-    let untagged = start_call::<(), Error>(&PREFIXED, keys(&["queue:emails:"]), 0);
+    let untagged = start_call::<(), Error>(&PREFIXED, keys(&["queue:emails:"]));
     assert_eq!(
         prefix_error(&untagged),
         Some(("queue:emails:".into(), "KEYS[1]".into(), NoHashTag))
     );
     // An empty tag is no tag: the whole key is hashed.
-    let empty = start_call::<(), Error>(&PREFIXED, keys(&["queue:{}:"]), 0);
+    let empty = start_call::<(), Error>(&PREFIXED, keys(&["queue:{}:"]));
     assert!(prefix_error(&empty).is_some());
     // Only the declared positions are prefixes.
-    let second = start_call::<(), Error>(&PREFIXED, keys(&["{q}:a", "{q}b"]), 0);
+    let second = start_call::<(), Error>(&PREFIXED, keys(&["{q}:a", "{q}b"]));
     assert_eq!(prefix_error(&second), None);
 
     // An argument declared a key prefix: tag, slot, and keys.
-    let mut argument = start_call::<(), Error>(&SCRIPT, keys(&["count:{x}"]), 1);
+    let mut argument = start_call::<(), Error>(&SCRIPT, keys(&["count:{x}"]));
     push_key_prefix(&mut argument, &"jobs:{x}:", 1);
     assert_eq!(prefix_error(&argument), None);
-    assert_eq!(arguments(argument.command())[4], b"jobs:{x}:");
-    let mut untagged = start_call::<(), Error>(&SCRIPT, keys(&["count:{x}"]), 1);
+    assert_eq!(arguments(&argument.command())[4], b"jobs:{x}:");
+    let mut untagged = start_call::<(), Error>(&SCRIPT, keys(&["count:{x}"]));
     push_key_prefix(&mut untagged, &"jobs:", 1);
     assert_eq!(
         prefix_error(&untagged),
         Some(("jobs:".into(), "ARGV[1]".into(), NoHashTag))
     );
-    let mut elsewhere = start_call::<(), Error>(&SCRIPT, keys(&["count:{x}"]), 1);
+    let mut elsewhere = start_call::<(), Error>(&SCRIPT, keys(&["count:{x}"]));
     push_key_prefix(&mut elsewhere, &"jobs:{y}:", 1);
     match elsewhere.check_slots() {
         Err(Error::CrossSlot { keys, .. }) => assert_eq!(
@@ -136,7 +136,7 @@ fn key_prefixes_need_a_hash_tag_in_the_call_slot() {
         ),
         other => panic!("expected CrossSlot, got {other:?}"),
     }
-    let mut keyless = start_call::<(), Error>(&SCRIPT, Keys::new(), 1);
+    let mut keyless = start_call::<(), Error>(&SCRIPT, Keys::new());
     push_key_prefix(&mut keyless, &"jobs:{x}:", 1);
     assert_eq!(
         prefix_error(&keyless),
@@ -145,7 +145,7 @@ fn key_prefixes_need_a_hash_tag_in_the_call_slot() {
 
     // A standalone server: the caller lets them all go.
     let allowed =
-        start_call::<(), Error>(&PREFIXED, keys(&["queue:emails:"]), 0).allow_untagged_prefixes();
+        start_call::<(), Error>(&PREFIXED, keys(&["queue:emails:"])).allow_untagged_prefixes();
     assert_eq!(
         allowed.slot().ok().flatten(),
         Some(key_slot(b"queue:emails:"))
@@ -162,7 +162,7 @@ fn texts(command: &Cmd) -> Vec<String> {
 }
 
 fn function_call(script: &'static Script) -> Call<i64, Error> {
-    let mut call = start_call::<i64, Error>(script, keys(&["rl:{t}"]), 2);
+    let mut call = start_call::<i64, Error>(script, keys(&["rl:{t}"]));
     push_argument(&mut call, &10u32);
     push_argument(&mut call, &60u64);
     call
@@ -172,13 +172,13 @@ fn function_call(script: &'static Script) -> Call<i64, Error> {
 fn fcall_command_layout() {
     let call = function_call(&ALLOW);
     assert_eq!(
-        texts(call.command()),
+        texts(&call.command()),
         ["FCALL", "allow", "1", "rl:{t}", "10", "60"]
     );
     assert_eq!(call.first_key().as_deref(), Some("rl:{t}"));
     assert_eq!(call.slot().ok().flatten(), Some(key_slot(b"rl:{t}")));
     // No EVAL form: the cold path loads the library.
-    assert_eq!(texts(&call.eval_command()), texts(call.command()));
+    assert_eq!(texts(&call.eval_command()), texts(&call.command()));
     let pipeline = call.load_and_call(&LIBRARY);
     let commands: Vec<Vec<String>> = pipeline.cmd_iter().map(texts).collect();
     assert_eq!(
@@ -189,7 +189,7 @@ fn fcall_command_layout() {
                 "LOAD".to_owned(),
                 LIBRARY.source().to_owned()
             ],
-            texts(call.command()),
+            texts(&call.command()),
         ]
     );
     assert_eq!(ALLOW.library().map(Library::name), Some("quota_lib"));
@@ -201,7 +201,7 @@ fn fcall_command_layout() {
 #[test]
 fn no_writes_functions_use_fcall_ro_and_load_with_plain_fcall() {
     let call = function_call(&PEEK);
-    assert_eq!(texts(call.command())[0], "FCALL_RO");
+    assert_eq!(texts(&call.command())[0], "FCALL_RO");
     let pipeline = call.load_and_call(&LIBRARY);
     let last = pipeline.cmd_iter().last().map(texts).unwrap_or_default();
     assert_eq!(last[0], "FCALL", "a load goes to a primary");
@@ -435,6 +435,33 @@ fn keys_written_in_pieces_keep_their_boundaries() {
     list.write_arg(b"{a}:2");
     let collected: Vec<&[u8]> = list.iter().collect();
     assert_eq!(collected, vec![&b"{a}:1"[..], &b"{a}:2"[..]]);
+    assert_eq!(list.get(0), Some(&b"{a}:1"[..]));
+    assert_eq!(list.get(1), Some(&b"{a}:2"[..]));
+    assert_eq!(list.get(2), None);
+}
+
+#[test]
+fn every_command_of_a_call_is_rendered_from_the_same_keys_and_arguments() {
+    let mut call = start_call::<i64, Error>(&ONCE, keys(&["{q}:a", "{q}:b"]));
+    push_argument(&mut call, &7u32);
+    push_argument(&mut call, &vec!["x", "y"]);
+    let tail = |command: Cmd| texts(&command)[2..].to_vec();
+    let first = tail(call.command());
+    assert_eq!(first[..3], ["3", "{q}:a", "{q}:b"]);
+    assert!(first[3].starts_with("rs:once:"), "the record: {first:?}");
+    assert_eq!(
+        first[4..],
+        ["600000", "7", "x", "y"],
+        "the TTL, then the arguments"
+    );
+    for (name, command) in [
+        ("EVAL", call.eval_command()),
+        ("EVALSHA", call.plain_evalsha()),
+        ("EVAL", call.plain_eval()),
+    ] {
+        assert_eq!(texts(&command)[0], name);
+        assert_eq!(tail(command), first, "{name}");
+    }
 }
 
 fn timed_out() -> redis::RedisResult<Vec<Value>> {
@@ -451,10 +478,9 @@ fn reset() -> redis::RedisResult<Vec<Value>> {
 
 #[test]
 fn an_exactly_once_call_sends_its_record_after_its_keys_and_its_ttl_first() {
-    let mut call =
-        start_call_with_id::<i64, Error>(&ONCE, keys(&["{q}:a"]), 1, CallId::new("id-1"));
+    let mut call = start_call_with_id::<i64, Error>(&ONCE, keys(&["{q}:a"]), CallId::new("id-1"));
     push_argument(&mut call, &"x");
-    let sent = texts(call.command());
+    let sent = texts(&call.command());
     let record = &sent[4];
     assert_eq!(
         sent[..4],
@@ -469,23 +495,23 @@ fn an_exactly_once_call_sends_its_record_after_its_keys_and_its_ttl_first() {
     assert_eq!(call.call_id().map(CallId::as_str), Some("id-1"));
 
     // A keyless call is routed by its record.
-    let keyless = start_call_with_id::<i64, Error>(&ONCE, Keys::new(), 0, "{k}7".into());
+    let keyless = start_call_with_id::<i64, Error>(&ONCE, Keys::new(), "{k}7".into());
     assert_eq!(keyless.slot().ok().flatten(), Some(key_slot(b"{k}")));
-    assert_eq!(texts(keyless.command())[2], "1");
+    assert_eq!(texts(&keyless.command())[2], "1");
     // Each call of the generated `call` gets a new id.
-    let first = start_call::<i64, Error>(&ONCE, Keys::new(), 0);
-    let second = start_call::<i64, Error>(&ONCE, Keys::new(), 0);
+    let first = start_call::<i64, Error>(&ONCE, Keys::new());
+    let second = start_call::<i64, Error>(&ONCE, Keys::new());
     assert_ne!(first.call_id(), second.call_id());
     // Other scripts carry no id.
     assert_eq!(
-        start_call::<i64, Error>(&SCRIPT, Keys::new(), 0).call_id(),
+        start_call::<i64, Error>(&SCRIPT, Keys::new()).call_id(),
         None
     );
 }
 
 #[test]
 fn an_exactly_once_call_is_sent_again_after_timeouts_and_failures() {
-    let call = start_call_with_id::<i64, Error>(&ONCE, keys(&["{q}:a"]), 0, "id".into());
+    let call = start_call_with_id::<i64, Error>(&ONCE, keys(&["{q}:a"]), "id".into());
     let (sent, result) = drive(&call, vec![timed_out(), reset(), Ok(vec![Value::Int(3)])]);
     assert_eq!(sent, ["EVALSHA", "EVALSHA", "EVALSHA"]);
     assert_eq!(result.map(|result| result.ok()), Some(Some(3)));
@@ -514,7 +540,7 @@ fn an_exactly_once_call_is_sent_again_after_timeouts_and_failures() {
     }
 
     // A script without `exactly_once` that writes is never sent again.
-    let plain = start_call::<i64, Error>(&SCRIPT, keys(&["{q}:a"]), 0);
+    let plain = start_call::<i64, Error>(&SCRIPT, keys(&["{q}:a"]));
     let (sent, result) = drive(&plain, vec![timed_out(), Ok(vec![Value::Int(3)])]);
     assert_eq!(sent.len(), 1);
     assert!(
@@ -568,14 +594,14 @@ fn an_unknown_read_only_command_makes_only_its_script_fall_back() {
             "unknown command 'EVALSHA_RO', with args beginning with: ".to_owned(),
         )))
     };
-    let call = start_call::<i64, Error>(&READ_ONLY_A, keys(&["{r}:a"]), 0);
+    let call = start_call::<i64, Error>(&READ_ONLY_A, keys(&["{r}:a"]));
     let (sent, result) = drive(&call, vec![unknown(), Ok(vec![Value::Int(1)])]);
     assert_eq!(sent, ["EVALSHA_RO", "EVALSHA"]);
     assert_eq!(result.map(|result| result.ok()), Some(Some(1)));
 
-    let again = start_call::<i64, Error>(&READ_ONLY_A, keys(&["{r}:a"]), 0);
-    assert_eq!(texts(again.command())[0], "EVALSHA", "remembered");
-    let other = start_call::<i64, Error>(&READ_ONLY_B, keys(&["{r}:b"]), 0);
-    assert_eq!(texts(other.command())[0], "EVALSHA_RO", "another script");
+    let again = start_call::<i64, Error>(&READ_ONLY_A, keys(&["{r}:a"]));
+    assert_eq!(texts(&again.command())[0], "EVALSHA", "remembered");
+    let other = start_call::<i64, Error>(&READ_ONLY_B, keys(&["{r}:b"]));
+    assert_eq!(texts(&other.command())[0], "EVALSHA_RO", "another script");
     assert_eq!(texts(&other.eval_command())[0], "EVAL_RO");
 }
