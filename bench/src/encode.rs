@@ -127,26 +127,23 @@ pub fn encoding(iterations: usize) -> Vec<EncodeRow> {
             black_box(call.command().get_packed_command());
         })),
     );
+    let release_by_hand = || {
+        let mut command = redis::cmd("EVALSHA");
+        command
+            .arg(black_box(release_sha))
+            .arg(1)
+            .arg(black_box(LOCK_KEY))
+            .arg(black_box(TOKEN));
+        command
+    };
     push(
         Workload::ReleaseLock,
         "hand-written `cmd(\"EVALSHA\")…`",
         measure(iterations, || {
-            let mut command = redis::cmd("EVALSHA");
-            command
-                .arg(black_box(release_sha))
-                .arg(1)
-                .arg(black_box(LOCK_KEY))
-                .arg(black_box(TOKEN));
-            black_box(command);
+            black_box(release_by_hand());
         }),
         Some(measure(iterations, || {
-            let mut command = redis::cmd("EVALSHA");
-            command
-                .arg(black_box(release_sha))
-                .arg(1)
-                .arg(black_box(LOCK_KEY))
-                .arg(black_box(TOKEN));
-            black_box(command.get_packed_command());
+            black_box(release_by_hand().get_packed_command());
         })),
     );
     push(
@@ -177,28 +174,24 @@ pub fn encoding(iterations: usize) -> Vec<EncodeRow> {
             black_box(call.command().get_packed_command());
         })),
     );
+    let transfer_by_hand = || {
+        let mut command = redis::cmd("EVALSHA");
+        command
+            .arg(black_box(transfer_sha))
+            .arg(2)
+            .arg(black_box(SOURCE))
+            .arg(black_box(DESTINATION))
+            .arg(black_box(AMOUNT));
+        command
+    };
     push(
         Workload::Transfer,
         "hand-written `cmd(\"EVALSHA\")…`",
         measure(iterations, || {
-            let mut command = redis::cmd("EVALSHA");
-            command
-                .arg(black_box(transfer_sha))
-                .arg(2)
-                .arg(black_box(SOURCE))
-                .arg(black_box(DESTINATION))
-                .arg(black_box(AMOUNT));
-            black_box(command);
+            black_box(transfer_by_hand());
         }),
         Some(measure(iterations, || {
-            let mut command = redis::cmd("EVALSHA");
-            command
-                .arg(black_box(transfer_sha))
-                .arg(2)
-                .arg(black_box(SOURCE))
-                .arg(black_box(DESTINATION))
-                .arg(black_box(AMOUNT));
-            black_box(command.get_packed_command());
+            black_box(transfer_by_hand().get_packed_command());
         })),
     );
     push(

@@ -258,23 +258,28 @@ impl<'a> ReplyTag<'a> {
         min: usize,
         max: usize,
     ) -> Result<&'a [Value], ParsingError> {
-        match self.rest {
-            Some(rest) if (min..=max).contains(&rest.len()) => Ok(rest),
-            Some(rest) => Err(variant_count_error(
-                expected,
-                min,
-                max,
-                &elements(rest.len() + 1),
-            )),
-            None if min == 0 => Ok(&[]),
-            None => Err(variant_count_error(
-                expected,
-                min,
-                max,
-                &format!("the bare tag {:?}", self.tag),
-            )),
-        }
+        check_field_count(self.tag, self.rest.map(<[Value]>::len), expected, min, max)?;
+        Ok(self.rest.unwrap_or(&[]))
     }
+}
+
+/// Checks that a variant's reply has `min..=max` elements after its tag;
+/// `fields` is `None` for a bare tag, which fits only a variant without
+/// required fields.
+fn check_field_count(
+    tag: &str,
+    fields: Option<usize>,
+    expected: &'static str,
+    min: usize,
+    max: usize,
+) -> Result<(), ParsingError> {
+    let got = match fields {
+        Some(count) if (min..=max).contains(&count) => return Ok(()),
+        None if min == 0 => return Ok(()),
+        Some(count) => elements(count + 1),
+        None => format!("the bare tag {tag:?}"),
+    };
+    Err(variant_count_error(expected, min, max, &got))
 }
 
 /// [`ReplyTag`] for an owned reply.
@@ -313,22 +318,14 @@ impl ReplyTagOwned {
         min: usize,
         max: usize,
     ) -> Result<IntoIter<Value>, ParsingError> {
-        match self.rest {
-            Some(rest) if (min..=max).contains(&rest.len()) => Ok(rest),
-            Some(rest) => Err(variant_count_error(
-                expected,
-                min,
-                max,
-                &elements(rest.len() + 1),
-            )),
-            None if min == 0 => Ok(Vec::new().into_iter()),
-            None => Err(variant_count_error(
-                expected,
-                min,
-                max,
-                &format!("the bare tag {:?}", self.tag),
-            )),
-        }
+        check_field_count(
+            self.tag,
+            self.rest.as_ref().map(ExactSizeIterator::len),
+            expected,
+            min,
+            max,
+        )?;
+        Ok(self.rest.unwrap_or_else(|| Vec::new().into_iter()))
     }
 }
 

@@ -79,6 +79,28 @@ where
         .collect()
 }
 
+/// The position of an admitted request in its window (`None` for a
+/// denied one), after checking what every decision promises.
+fn admission(decision: &Decision) -> Option<u64> {
+    match *decision {
+        Decision::Allowed { count, remaining } => {
+            assert_eq!(count + remaining, LIMIT, "{decision:?}");
+            Some(count)
+        }
+        Decision::Denied {
+            count,
+            retry_after_ms,
+        } => {
+            assert_eq!(count, LIMIT, "{decision:?}");
+            assert!(
+                (1..=LONG_WINDOW_MS).contains(&retry_after_ms),
+                "{decision:?}"
+            );
+            None
+        }
+    }
+}
+
 async fn fixed_window_burst<C>(connections: &[C], counter: &'static str)
 where
     C: ConnectionLike + Clone + Send + Sync + 'static,
@@ -88,25 +110,10 @@ where
     })
     .await;
 
-    let mut admitted = Vec::new();
-    for (_, decision) in &decisions {
-        match *decision {
-            Decision::Allowed { count, remaining } => {
-                assert_eq!(count + remaining, LIMIT, "{decision:?}");
-                admitted.push(count);
-            }
-            Decision::Denied {
-                count,
-                retry_after_ms,
-            } => {
-                assert_eq!(count, LIMIT, "{decision:?}");
-                assert!(
-                    (1..=LONG_WINDOW_MS).contains(&retry_after_ms),
-                    "{decision:?}"
-                );
-            }
-        }
-    }
+    let mut admitted: Vec<u64> = decisions
+        .iter()
+        .filter_map(|(_, decision)| admission(decision))
+        .collect();
     admitted.sort_unstable();
     // Exactly the limit, and each admission got its own position 1..=100.
     assert_eq!(admitted, (1..=LIMIT).collect::<Vec<_>>());
@@ -145,22 +152,9 @@ where
     let mut counts = Vec::new();
     let mut admitted_ids = BTreeSet::new();
     for (id, decision) in &decisions {
-        match *decision {
-            Decision::Allowed { count, remaining } => {
-                assert_eq!(count + remaining, LIMIT, "{decision:?}");
-                counts.push(count);
-                admitted_ids.insert(id.clone());
-            }
-            Decision::Denied {
-                count,
-                retry_after_ms,
-            } => {
-                assert_eq!(count, LIMIT, "{decision:?}");
-                assert!(
-                    (1..=LONG_WINDOW_MS).contains(&retry_after_ms),
-                    "{decision:?}"
-                );
-            }
+        if let Some(count) = admission(decision) {
+            counts.push(count);
+            admitted_ids.insert(id.clone());
         }
     }
     counts.sort_unstable();
