@@ -97,44 +97,10 @@ pub(crate) fn reply_of_body(source: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Signature, analyze};
+    use crate::sent::tests::analysis_of;
 
-    fn analysis_of(source: &str, keys: usize, args: usize) -> Analysis {
-        let analysis = analyze(
-            source,
-            &Signature {
-                keys,
-                args,
-                ..Signature::default()
-            },
-        );
-        let errors: Vec<_> = analysis.errors().map(|error| &error.message).collect();
-        assert!(errors.is_empty(), "{errors:?}");
-        analysis
-    }
-
-    /// The wrapped source of a script with 1 key and 1 argument, checked as
-    /// a script of 2 keys and 2 arguments: it must be valid Lua that reads
-    /// its record and calls only what the sandbox offers.
     fn wrapped_and_checked(source: &str, keys: usize, args: usize) -> String {
-        let wrapped = crate::sent::script(source, &analysis_of(source, keys, args), true);
-        let check = analyze(
-            &wrapped,
-            &Signature {
-                keys: keys + 1,
-                args: args + 1,
-                allow_unused: true,
-                dynamic_keys: true,
-                ..Signature::default()
-            },
-        );
-        let errors: Vec<_> = check
-            .errors()
-            .map(|error| error.render("wrapped.lua", &wrapped))
-            .collect();
-        assert!(errors.is_empty(), "{wrapped}\n{errors:#?}");
-        assert!(!check.read_only);
-        wrapped
+        crate::sent::tests::wrapped_and_checked(source, keys, args, true)
     }
 
     #[test]

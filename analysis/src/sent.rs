@@ -138,11 +138,13 @@ pub(crate) fn split_shebang(source: &str) -> (&str, &str) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::{DeclaredFunction, LibrarySignature, Signature, analyze, analyze_library};
 
-    fn analysis_of(source: &str, keys: usize, args: usize) -> Analysis {
+    /// The analysis of a script of `keys` keys and `args` arguments, which
+    /// must have no errors.
+    pub(crate) fn analysis_of(source: &str, keys: usize, args: usize) -> Analysis {
         let analysis = analyze(
             source,
             &Signature {
@@ -156,16 +158,26 @@ mod tests {
         analysis
     }
 
-    /// The wrapped source of a script, which must itself pass the checks
-    /// (as a script of `keys` keys and `args` arguments).
-    fn wrapped_and_checked(source: &str, keys: usize, args: usize) -> String {
-        let wrapped = script(source, &analysis_of(source, keys, args), false);
+    /// The source sent for a script of `keys` keys and `args` arguments
+    /// (`exactly_once`: wrapped in the code that records its reply), which
+    /// must itself pass the checks, with one more key and argument (the
+    /// record and its TTL) when exactly once: valid Lua that calls only
+    /// what the sandbox offers.
+    pub(crate) fn wrapped_and_checked(
+        source: &str,
+        keys: usize,
+        args: usize,
+        exactly_once: bool,
+    ) -> String {
+        let wrapped = script(source, &analysis_of(source, keys, args), exactly_once);
+        let record = usize::from(exactly_once);
         let check = analyze(
             &wrapped,
             &Signature {
-                keys,
-                args,
+                keys: keys + record,
+                args: args + record,
                 allow_unused: true,
+                dynamic_keys: exactly_once,
                 ..Signature::default()
             },
         );
@@ -174,13 +186,14 @@ mod tests {
             .map(|error| error.render("wrapped.lua", &wrapped))
             .collect();
         assert!(errors.is_empty(), "{wrapped}\n{errors:#?}");
+        assert!(!exactly_once || !check.read_only, "the record is written");
         wrapped
     }
 
     #[test]
     fn the_body_keeps_its_line_numbers() {
         let source = "local n = redis.call('INCR', KEYS[1])\n\nreturn n + ARGV[1]\n";
-        let wrapped = wrapped_and_checked(source, 1, 1);
+        let wrapped = wrapped_and_checked(source, 1, 1, false);
         let lines: Vec<&str> = wrapped.lines().collect();
         assert_eq!(
             lines[0],
@@ -198,7 +211,7 @@ mod tests {
     #[test]
     fn a_shebang_stays_the_first_line() {
         let source = "#!lua flags=no-writes\nreturn redis.call('GET', KEYS[1])";
-        let wrapped = wrapped_and_checked(source, 1, 0);
+        let wrapped = wrapped_and_checked(source, 1, 0, false);
         let lines: Vec<&str> = wrapped.lines().collect();
         assert_eq!(lines[0], "#!lua flags=no-writes");
         assert!(lines[1].ends_with(") return redis.call('GET', KEYS[1])"));
@@ -218,19 +231,22 @@ mod tests {
 
     #[test]
     fn a_last_line_comment_does_not_swallow_the_closing() {
-        let wrapped = wrapped_and_checked("redis.call('SET', KEYS[1], ARGV[1]) -- done", 1, 1);
+        let wrapped =
+            wrapped_and_checked("redis.call('SET', KEYS[1], ARGV[1]) -- done", 1, 1, false);
         assert!(wrapped.contains("-- done\nend\n"));
     }
 
     #[test]
     fn varargs_of_the_chunk_stay_legal() {
-        let wrapped = wrapped_and_checked("redis.call('SET', KEYS[1], select('#', ...))", 1, 0);
+        let wrapped =
+            wrapped_and_checked("redis.call('SET', KEYS[1], select('#', ...))", 1, 0, false);
         assert!(wrapped.starts_with("local function __redis_script_body(...) "));
         assert!(wrapped.contains("local reply = __redis_script_body(...)\n"));
         let plain = wrapped_and_checked(
             "local function f(...) return ... end\nredis.call('SET', KEYS[1], f(1))",
             1,
             0,
+            false,
         );
         assert!(plain.starts_with("local function __redis_script_body() "));
     }
