@@ -33,7 +33,6 @@ use crate::{Deployed, Error};
 /// others: its outcomes say why.
 ///
 /// ```
-/// # #[cfg(feature = "cluster")]
 /// # fn demo(report: &redis_script::cluster::PreloadReport) {
 /// for failed in report.failed() {
 ///     eprintln!("{} on {}: {:?}", failed.name, failed.address, failed.outcome);
