@@ -6,20 +6,17 @@
 //! request ran twice (whoever re-sent it: the runtime or redis-rs), and an
 //! error with `may_have_executed() == false` did not run.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use redis::aio::ConnectionLike;
-use redis::{Cmd, Pipeline, RedisFuture, Value};
 use redis_script::{Error, RetryRefusals};
 use redis_script_test::{RedisCluster, RedisServer, parse_commandstats};
 use redis_script_tests::faults::log_call_once;
 
 use crate::fault_kit::{
-    RETRY_REFUSALS, Traffic, client_pause, cluster_connection, key_served_elsewhere,
-    manual_failover_of_slot, without_client_retries,
+    Called, Got, Ledger, Load, PAUSE_MS, PAUSED_CALLS, PAUSED_RESPONSE_TIMEOUT, RETRY_REFUSALS,
+    Tally, Watch, Watched, cluster_connection, during_pause, key_served_elsewhere,
+    kill_and_restart, kill_primary_of_slot, manual_failover_under_load, without_client_retries,
 };
 
 /// A counter of all executions.
@@ -41,7 +38,29 @@ struct Sent {
     call: redis_script::Invocation<i64>,
     result: Result<i64, Error>,
     resends: usize,
-    sends: Vec<String>,
+    sends: Vec<Got>,
+}
+
+impl Called for Sent {
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn error(&self) -> Option<&Error> {
+        self.result.as_ref().err()
+    }
+
+    fn reply(&self) -> Option<i64> {
+        self.result.as_ref().ok().copied()
+    }
+
+    fn resends(&self) -> usize {
+        self.resends
+    }
+
+    fn sends(&self) -> &[Got] {
+        &self.sends
+    }
 }
 
 /// Invokes again, once the fault is over, every call that failed and may
@@ -58,56 +77,27 @@ async fn settle<C: ConnectionLike>(connection: &mut C, sent: &mut [Sent]) -> usi
     settled
 }
 
-/// Records what each send of one call got, and counts the sends that follow
-/// a failed one (a timeout, a dropped connection, a refusal; not
-/// `NOSCRIPT`, whose `EVAL` is the cold path): the re-sends the caller
-/// cannot see.
-struct Probe<'c, C: ?Sized> {
-    inner: &'c mut C,
+/// What each send of one call got, and how many sends followed a failed
+/// one (a timeout, a dropped connection, a refusal; not `NOSCRIPT`, whose
+/// `EVAL` is the cold path): the re-sends the caller cannot see.
+#[derive(Default)]
+struct Sends {
     resends: usize,
     last_failed: bool,
-    sends: Vec<String>,
+    got: Vec<Got>,
 }
 
-impl<C: ConnectionLike + Send + ?Sized> ConnectionLike for Probe<'_, C> {
-    fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
-        Box::pin(async move {
-            self.resends += usize::from(self.last_failed);
-            let reply = self.inner.req_packed_command(cmd).await;
-            let got = match &reply {
-                Err(error) => match error.code() {
-                    Some(code) => code.to_owned(),
-                    None if error.is_timeout() => "timeout".to_owned(),
-                    None if error.is_connection_refusal() => "refused".to_owned(),
-                    None if error.is_connection_dropped() => "dropped".to_owned(),
-                    None => format!("{:?}", error.kind()),
-                },
-                Ok(Value::ServerError(error)) => error.code().to_owned(),
-                Ok(_) => "reply".to_owned(),
-            };
-            self.last_failed = got != "reply" && got != "NOSCRIPT";
-            self.sends.push(got);
-            reply
-        })
-    }
-
-    fn req_packed_commands<'a>(
-        &'a mut self,
-        pipeline: &'a Pipeline,
-        offset: usize,
-        count: usize,
-    ) -> RedisFuture<'a, Vec<Value>> {
-        self.inner.req_packed_commands(pipeline, offset, count)
-    }
-
-    fn get_db(&self) -> i64 {
-        self.inner.get_db()
+impl Watch for &mut Sends {
+    fn got(&mut self, got: Got) {
+        self.resends += usize::from(self.last_failed);
+        self.last_failed = !matches!(&got, Got::Reply) && got != Got::Error("NOSCRIPT".to_owned());
+        self.got.push(got);
     }
 }
 
 /// Calls the script once for request `id`, with a fresh call id.
 async fn send<C: ConnectionLike + Send>(
-    connection: &mut C,
+    connection: C,
     id: String,
     retry: Option<RetryRefusals>,
 ) -> Sent {
@@ -115,175 +105,25 @@ async fn send<C: ConnectionLike + Send>(
     if let Some(policy) = retry {
         call = call.retry_refusals(policy);
     }
-    let mut probe = Probe {
-        inner: connection,
-        resends: 0,
-        last_failed: false,
-        sends: Vec::new(),
-    };
-    let result = call.invoke(&mut probe).await;
+    let mut sends = Sends::default();
+    let result = call.invoke(&mut Watched::new(connection, &mut sends)).await;
     Sent {
         id,
         call,
         result,
-        resends: probe.resends,
-        sends: probe.sends,
+        resends: sends.resends,
+        sends: sends.got,
     }
 }
 
 /// What the server recorded: executions and first replies, by request id.
-#[derive(Debug)]
-struct Ledger {
-    runs: HashMap<String, i64>,
-    first: HashMap<String, i64>,
-}
-
 async fn ledger<C: ConnectionLike>(connection: &mut C) -> Ledger {
-    let hash = |key| redis::cmd("HGETALL").arg(key).to_owned();
-    Ledger {
-        runs: hash(LOG)
-            .query_async(connection)
-            .await
-            .expect("HGETALL log"),
-        first: hash(FIRST)
-            .query_async(connection)
-            .await
-            .expect("HGETALL first"),
-    }
-}
-
-fn kind(error: &Error) -> String {
-    match error {
-        Error::Refused { code, .. } => format!("Refused({code})"),
-        Error::Script { code, .. } => format!("Script({code})"),
-        Error::Connection {
-            may_have_executed, ..
-        } => format!("Connection(may_have_executed={may_have_executed})"),
-        Error::Timeout { .. } => "Timeout".to_owned(),
-        _ => format!("{error:?}"),
-    }
-}
-
-/// The numbers of one scenario.
-#[derive(Debug, Default)]
-struct Tally {
-    calls: usize,
-    ok: usize,
-    failed: BTreeMap<String, usize>,
-    /// Calls the runtime sent again, and its re-sends in all.
-    resent_calls: usize,
-    resends: usize,
-    /// `Ok` calls that were sent again.
-    ok_resent: usize,
-    executions: i64,
-    /// Request ids that ran more than once.
-    doubles: usize,
-    /// `Ok` calls that did not run exactly once.
-    ok_not_once: usize,
-    /// `Ok` calls that did not run at all (their write was lost).
-    ok_lost: usize,
-    /// `Ok` calls whose reply is not the first execution's.
-    wrong_reply: usize,
-    /// Errors saying `may_have_executed() == false` for a call that ran.
-    wrong_may_have_executed: usize,
-    /// Ids with a log entry and no first reply or the reverse, or that no
-    /// caller sent.
-    inconsistent: usize,
-    /// The first calls that broke a promise, with what each send got.
-    offenders: Vec<String>,
-}
-
-impl Tally {
-    fn of(sent: &[Sent], ledger: &Ledger) -> Self {
-        let mut tally = Tally {
-            calls: sent.len(),
-            ..Tally::default()
-        };
-        for call in sent {
-            let ran = ledger.runs.get(&call.id).copied().unwrap_or(0);
-            let first = ledger.first.get(&call.id).copied();
-            tally.executions += ran;
-            tally.doubles += usize::from(ran > 1);
-            tally.inconsistent += usize::from((ran > 0) != first.is_some());
-            tally.resent_calls += usize::from(call.resends > 0);
-            tally.resends += call.resends;
-            let broken = match &call.result {
-                Ok(reply) => {
-                    let wrong_reply = first.is_some_and(|first| first != *reply);
-                    tally.ok += 1;
-                    tally.ok_resent += usize::from(call.resends > 0);
-                    tally.ok_not_once += usize::from(ran != 1);
-                    tally.ok_lost += usize::from(ran == 0);
-                    tally.wrong_reply += usize::from(wrong_reply);
-                    ran > 1 || wrong_reply
-                }
-                Err(error) => {
-                    let wrong = !error.may_have_executed() && ran > 0;
-                    *tally.failed.entry(kind(error)).or_default() += 1;
-                    tally.wrong_may_have_executed += usize::from(wrong);
-                    ran > 1 || wrong
-                }
-            };
-            if broken && tally.offenders.len() < 10 {
-                tally.offenders.push(format!(
-                    "{}: ran {ran} (first reply {first:?}), caller got {:?}, sends got {:?}",
-                    call.id, call.result, call.sends
-                ));
-            }
-        }
-        let ids: HashSet<&str> = sent.iter().map(|call| call.id.as_str()).collect();
-        tally.inconsistent += (ledger.runs.keys().chain(ledger.first.keys()))
-            .filter(|id| !ids.contains(id.as_str()))
-            .count();
-        tally
-    }
-
-    fn print(&self, scenario: &str, extra: &str, elapsed: Duration) {
-        eprintln!(
-            "exactly_once_faults::{scenario}: calls={} ok={} failed={:?} resent_calls={} \
-             resends={} ok_resent={} executions={} doubles={} ok_not_once={} ok_lost={} \
-             wrong_reply={} wrong_may_have_executed={} inconsistent={}{extra} in {elapsed:.2?}",
-            self.calls,
-            self.ok,
-            self.failed,
-            self.resent_calls,
-            self.resends,
-            self.ok_resent,
-            self.executions,
-            self.doubles,
-            self.ok_not_once,
-            self.ok_lost,
-            self.wrong_reply,
-            self.wrong_may_have_executed,
-            self.inconsistent,
-        );
-    }
-
-    /// Every `Ok` call ran exactly once, with the first execution's reply;
-    /// nothing ran twice; a "did not run" is true.
-    fn assert_exactly_once(&self, scenario: &str) {
-        assert_eq!(self.ok_not_once, 0, "{scenario}: {self:?}");
-        self.assert_at_most_once(scenario);
-    }
-
-    /// [`Tally::assert_exactly_once`] but for `Ok` calls whose write was
-    /// lost with its record (they ran zero times).
-    fn assert_at_most_once(&self, scenario: &str) {
-        assert_eq!(self.ok_not_once, self.ok_lost, "{scenario}: {self:?}");
-        assert_eq!(self.doubles, 0, "{scenario}: {self:?}");
-        assert_eq!(self.wrong_reply, 0, "{scenario}: {self:?}");
-        assert_eq!(self.wrong_may_have_executed, 0, "{scenario}: {self:?}");
-        assert_eq!(self.inconsistent, 0, "{scenario}: {self:?}");
-    }
+    Ledger::read(connection, LOG, Some(FIRST)).await
 }
 
 // ---------------------------------------------------------------------------
 // CLIENT PAUSE longer than the response timeout
 // ---------------------------------------------------------------------------
-
-const PAUSE_MS: u64 = 1000;
-const PAUSED_CALLS: usize = 8;
-const RESPONSE_TIMEOUT: Duration = Duration::from_millis(250);
 
 /// Script executions on `node` (`EVALSHA` and `EVAL` that did not fail):
 /// the body's runs and the replays of recorded replies.
@@ -318,33 +158,17 @@ where
     C: ConnectionLike + Clone + Send + Sync + 'static,
 {
     let began = Instant::now();
-    let warm = send(&mut connection.clone(), format!("{scenario}-warm"), None).await;
+    let warm = send(connection.clone(), format!("{scenario}-warm"), None).await;
     assert!(warm.result.is_ok(), "{scenario}: {warm:?}");
     let runs_before = script_runs(node).await;
-    let traffic = traffic_key.map(|key| Traffic::start(connection, key));
-    let mut direct = client_pause(node, PAUSE_MS).await;
-    let paused_at = Instant::now();
-    let calls: Vec<_> = (0..PAUSED_CALLS)
-        .map(|call| {
-            let mut connection = connection.clone();
-            let id = format!("{scenario}-{call}");
-            tokio::spawn(async move { send(&mut connection, id, None).await })
-        })
-        .collect();
-    let mut sent = Vec::new();
-    for call in calls {
-        sent.push(call.await.expect("paused call"));
-    }
-    let calls_took = paused_at.elapsed();
-    if let Some(traffic) = traffic {
-        traffic.stop().await;
-    }
-    // Copies of a call still queued (by redis-rs) have run by then.
-    let over = Duration::from_millis(PAUSE_MS + 500);
-    tokio::time::sleep(over.saturating_sub(paused_at.elapsed())).await;
+    let paused = during_pause(connection, node, traffic_key, |connection, call| {
+        let id = format!("{scenario}-{call}");
+        send(connection, id, None)
+    })
+    .await;
+    let (sent, mut direct, calls_took) = (paused.outcomes, paused.direct, paused.calls_took);
     let mut server = ledger(&mut connection.clone()).await;
-    server.runs.remove(&warm.id);
-    server.first.remove(&warm.id);
+    server.forget(&warm.id);
     let tally = Tally::of(&sent, &server);
     let runs = script_runs(node).await - runs_before;
     let replays = runs
@@ -403,7 +227,8 @@ fn assert_paused_calls_resent_and_replayed(scenario: &str, tally: &Tally, replay
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn client_pause_longer_than_the_response_timeout_standalone() {
     let server = RedisServer::start();
-    let config = redis::AsyncConnectionConfig::new().set_response_timeout(Some(RESPONSE_TIMEOUT));
+    let config =
+        redis::AsyncConnectionConfig::new().set_response_timeout(Some(PAUSED_RESPONSE_TIMEOUT));
     let connection = server
         .client()
         .get_multiplexed_async_connection_with_config(&config)
@@ -430,7 +255,7 @@ async fn client_pause_longer_than_the_response_timeout_cluster() {
     ] {
         let connection = cluster_connection(&cluster, |builder| {
             let builder = builder
-                .response_timeout(RESPONSE_TIMEOUT)
+                .response_timeout(PAUSED_RESPONSE_TIMEOUT)
                 .overall_response_timeout(Some(Duration::from_millis(3 * PAUSE_MS)));
             match retries {
                 Some(retries) => builder.retries(retries),
@@ -453,58 +278,19 @@ async fn client_pause_longer_than_the_response_timeout_cluster() {
 // Load: tasks calling until stopped
 // ---------------------------------------------------------------------------
 
-/// How long a load task runs at most, if nobody stops it.
-const LOAD_LIMIT: Duration = Duration::from_secs(30);
-
-/// Tasks calling the script with fresh request ids (and fresh call ids,
-/// each call invoked once) on clones of one connection until stopped.
-struct Load {
-    done: Arc<AtomicBool>,
-    tasks: Vec<tokio::task::JoinHandle<Vec<Sent>>>,
-}
-
-impl Load {
-    fn start<C>(connection: &C, tasks: usize, retry: Option<RetryRefusals>) -> Self
-    where
-        C: ConnectionLike + Clone + Send + 'static,
-    {
-        let done = Arc::new(AtomicBool::new(false));
-        let tasks = (0..tasks)
-            .map(|task| {
-                let (mut connection, done) = (connection.clone(), done.clone());
-                tokio::spawn(async move {
-                    let deadline = Instant::now() + LOAD_LIMIT;
-                    let mut sent = Vec::new();
-                    for round in 0.. {
-                        if done.load(Ordering::Relaxed) || Instant::now() >= deadline {
-                            break;
-                        }
-                        let call = send(&mut connection, format!("{task}-{round}"), retry).await;
-                        let failed = call.result.is_err();
-                        sent.push(call);
-                        if failed {
-                            tokio::time::sleep(Duration::from_millis(20)).await;
-                        }
-                    }
-                    sent
-                })
-            })
-            .collect();
-        Self { done, tasks }
-    }
-
-    /// Every call, and how many tasks' last call succeeded.
-    async fn stop(self) -> (Vec<Sent>, usize) {
-        self.done.store(true, Ordering::Relaxed);
-        let mut sent = Vec::new();
-        let mut ended_ok = 0;
-        for task in self.tasks {
-            let calls = task.await.expect("load task");
-            ended_ok += usize::from(calls.last().is_some_and(|call| call.result.is_ok()));
-            sent.extend(calls);
-        }
-        (sent, ended_ok)
-    }
+/// `tasks` tasks calling the script with fresh request ids (and fresh call
+/// ids, each call invoked once) on clones of `connection`, pausing 20 ms
+/// after a failed call; refusals are sent again as `retry` says.
+fn start_load<C>(connection: &C, tasks: usize, retry: Option<RetryRefusals>) -> Load<Sent>
+where
+    C: ConnectionLike + Clone + Send + 'static,
+{
+    Load::start(
+        connection,
+        tasks,
+        Duration::from_millis(20),
+        move |connection, id| send(connection, id, retry),
+    )
 }
 
 /// kill -9 and restart of a standalone server that fsyncs every write
@@ -519,12 +305,8 @@ async fn kill_and_restart_under_load_runs_every_call_at_most_once() {
     let manager = redis::aio::ConnectionManager::new(server.client())
         .await
         .expect("connection manager");
-    let load = Load::start(&manager, TASKS, None);
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    tokio::task::block_in_place(|| server.stop());
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    tokio::task::block_in_place(|| server.restart());
-    tokio::time::sleep(Duration::from_millis(700)).await;
+    let load = start_load(&manager, TASKS, None);
+    kill_and_restart(&mut server, &load).await;
     let (sent, ended_ok) = load.stop().await;
     let tally = Tally::of(&sent, &ledger(&mut server.connection().await).await);
     let scenario = "kill_and_restart";
@@ -556,10 +338,8 @@ async fn manual_cluster_failover_under_load_runs_every_ok_call_exactly_once() {
     let cluster = RedisCluster::start(3, 1);
     let slot = redis_script::cluster::key_slot(LOG.as_bytes());
     let connection = cluster_connection(&cluster, without_client_retries).await;
-    let load = Load::start(&connection, TASKS, Some(RETRY_REFUSALS));
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let replica = manual_failover_of_slot(&cluster, slot).await;
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    let load = start_load(&connection, TASKS, Some(RETRY_REFUSALS));
+    let replica = manual_failover_under_load(&cluster, slot, &load).await;
     let (sent, ended_ok) = load.stop().await;
     let tally = Tally::of(&sent, &ledger(&mut cluster.connection().await).await);
     let scenario = "manual_cluster_failover";
@@ -593,13 +373,8 @@ async fn cluster_failover_under_load_never_runs_a_call_twice() {
     let mut cluster = RedisCluster::start(3, 1);
     let slot = redis_script::cluster::key_slot(LOG.as_bytes());
     let connection = cluster_connection(&cluster, without_client_retries).await;
-    let load = Load::start(&connection, TASKS, Some(RETRY_REFUSALS));
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    tokio::task::block_in_place(|| {
-        cluster.stop_primary_of_slot(slot);
-        cluster.wait_until_healthy();
-    });
-    tokio::time::sleep(Duration::from_millis(1000)).await;
+    let load = start_load(&connection, TASKS, Some(RETRY_REFUSALS));
+    kill_primary_of_slot(&mut cluster, slot, &load).await;
     let (mut sent, ended_ok) = load.stop().await;
     let mut reader = cluster.connection().await;
     let settled = settle(&mut reader, &mut sent).await;

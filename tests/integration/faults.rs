@@ -4,7 +4,7 @@
 //! exactly once, no call ran twice unless the documented client behaviour
 //! says so, and an error with `may_have_executed() == false` did not run.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -16,8 +16,9 @@ use redis_script_test::{CommandStat, RedisCluster, RedisServer, Stats, parse_com
 use redis_script_tests::faults::{log_call, shebang_log_call, write_then_busy, write_then_error};
 
 use crate::fault_kit::{
-    RETRY_REFUSALS, Traffic, client_pause, cluster_connection, key_served_elsewhere,
-    manual_failover_of_slot, without_client_retries,
+    Called, Ledger, Load, PAUSE_MS, PAUSED_CALLS, PAUSED_RESPONSE_TIMEOUT, RETRY_REFUSALS, Tally,
+    cluster_connection, during_pause, key_served_elsewhere, kill_and_restart, kill_primary_of_slot,
+    manual_failover_under_load, without_client_retries,
 };
 
 /// The counter every test script increments.
@@ -25,8 +26,20 @@ const COUNTER: &str = "{t}:n";
 /// The execution log: call id => executions.
 const LOG: &str = "{t}:log";
 
-/// What each caller was told, by call id.
-type Outcomes = Vec<(String, Result<(), Arc<Error>>)>;
+/// What one caller was told, by call id.
+type Outcome = (String, Result<(), Arc<Error>>);
+/// What each caller was told.
+type Outcomes = Vec<Outcome>;
+
+impl Called for Outcome {
+    fn id(&self) -> &str {
+        &self.0
+    }
+
+    fn error(&self) -> Option<&Error> {
+        self.1.as_ref().err().map(Arc::as_ref)
+    }
+}
 
 /// One caller's outcome, for [`Outcomes`].
 fn outcome<T>(result: Result<T, Error>) -> Result<(), Arc<Error>> {
@@ -34,118 +47,8 @@ fn outcome<T>(result: Result<T, Error>) -> Result<(), Arc<Error>> {
 }
 
 /// The execution log, read after the run.
-async fn executions<C: ConnectionLike>(connection: &mut C) -> HashMap<String, i64> {
-    redis::cmd("HGETALL")
-        .arg(LOG)
-        .query_async(connection)
-        .await
-        .expect("HGETALL of the execution log")
-}
-
-/// A short name for how a call failed.
-fn kind(error: &Error) -> String {
-    match error {
-        Error::Refused { code, .. } => format!("Refused({code})"),
-        Error::Script { code, .. } => format!("Script({code})"),
-        Error::Connection { .. } => "Connection".to_owned(),
-        Error::Timeout { .. } => "Timeout".to_owned(),
-        Error::Decode { .. } => "Decode".to_owned(),
-        Error::CrossSlot { .. } => "CrossSlot".to_owned(),
-        _ => "other".to_owned(),
-    }
-}
-
-/// The numbers of one scenario, compared against the execution log.
-#[derive(Debug, Default)]
-struct Tally {
-    calls: usize,
-    ok: usize,
-    failed: BTreeMap<String, usize>,
-    executions: i64,
-    /// Ids that ran more than once.
-    doubles: usize,
-    /// The most executions of one id.
-    max_runs: i64,
-    /// `Ok` calls that did not run exactly once.
-    ok_not_once: usize,
-    /// `Ok` calls that did not run at all (a write lost after it was
-    /// acknowledged).
-    ok_lost: usize,
-    /// Errors that said `may_have_executed() == false` for a call that ran.
-    wrong_may_have_executed: usize,
-    /// Ids in the log that no caller sent.
-    unknown_ids: usize,
-}
-
-impl Tally {
-    fn of(outcomes: &Outcomes, log: &HashMap<String, i64>) -> Self {
-        let mut tally = Tally {
-            calls: outcomes.len(),
-            ..Tally::default()
-        };
-        for (id, outcome) in outcomes {
-            let ran = log.get(id).copied().unwrap_or(0);
-            tally.executions += ran;
-            tally.max_runs = tally.max_runs.max(ran);
-            if ran > 1 {
-                tally.doubles += 1;
-            }
-            match outcome {
-                Ok(()) => {
-                    tally.ok += 1;
-                    if ran != 1 {
-                        tally.ok_not_once += 1;
-                    }
-                    if ran == 0 {
-                        tally.ok_lost += 1;
-                    }
-                }
-                Err(error) => {
-                    *tally.failed.entry(kind(error)).or_default() += 1;
-                    if !error.may_have_executed() && ran > 0 {
-                        tally.wrong_may_have_executed += 1;
-                    }
-                }
-            }
-        }
-        let sent: std::collections::HashSet<&str> =
-            outcomes.iter().map(|(id, _)| id.as_str()).collect();
-        tally.unknown_ids = log.keys().filter(|id| !sent.contains(id.as_str())).count();
-        tally
-    }
-
-    fn print(&self, scenario: &str, elapsed: Duration) {
-        eprintln!(
-            "faults::{scenario}: calls={} ok={} failed={:?} executions={} doubles={} \
-             max_runs={} ok_not_once={} ok_lost={} wrong_may_have_executed={} unknown_ids={} \
-             in {elapsed:.2?}",
-            self.calls,
-            self.ok,
-            self.failed,
-            self.executions,
-            self.doubles,
-            self.max_runs,
-            self.ok_not_once,
-            self.ok_lost,
-            self.wrong_may_have_executed,
-            self.unknown_ids,
-        );
-    }
-
-    /// The runtime's own promises: `Ok` ran once, nothing ran twice, a
-    /// "did not run" is true.
-    fn assert_promises(&self, scenario: &str) {
-        assert_eq!(self.ok_not_once, 0, "{scenario}: {self:?}");
-        assert_eq!(self.doubles, 0, "{scenario}: {self:?}");
-        self.assert_truthful(scenario);
-    }
-
-    /// What holds whatever the client re-sends: a "did not run" is true,
-    /// and nothing ran that no caller sent.
-    fn assert_truthful(&self, scenario: &str) {
-        assert_eq!(self.wrong_may_have_executed, 0, "{scenario}: {self:?}");
-        assert_eq!(self.unknown_ids, 0, "{scenario}: {self:?}");
-    }
+async fn executions<C: ConnectionLike>(connection: &mut C) -> Ledger {
+    Ledger::read(connection, LOG, None).await
 }
 
 // ---------------------------------------------------------------------------
@@ -215,8 +118,8 @@ async fn computed_error_replies_that_look_like_refusals_say_the_script_ran() {
     }
     let log = executions(&mut connection).await;
     let tally = Tally::of(&outcomes, &log);
-    tally.print("computed_error_replies", began.elapsed());
-    tally.assert_promises("computed_error_replies");
+    tally.print("computed_error_replies", "", began.elapsed());
+    tally.assert_exactly_once("computed_error_replies");
     assert!(wrong_variant.is_empty(), "{wrong_variant:#?}");
     assert_eq!(tally.executions, outcomes.len() as i64, "{tally:?}");
 }
@@ -248,8 +151,8 @@ async fn computed_noscript_reply_is_not_taken_for_the_servers() {
     }
     let log = executions(&mut connection).await;
     let tally = Tally::of(&outcomes, &log);
-    tally.print("computed_noscript_reply", began.elapsed());
-    tally.assert_promises("computed_noscript_reply");
+    tally.print("computed_noscript_reply", "", began.elapsed());
+    tally.assert_exactly_once("computed_noscript_reply");
     assert_eq!(tally.executions, 2, "{tally:?}");
     assert_eq!(
         (server.calls("evalsha"), server.calls("eval")),
@@ -310,10 +213,10 @@ async fn out_of_memory_refuses_a_shebang_script_before_it_runs() {
         .await
         .expect("FLUSHALL");
     let log = executions(&mut connection).await;
-    assert!(log.is_empty(), "{log:?}");
+    assert!(log.runs.is_empty(), "{log:?}");
     let tally = Tally::of(&outcomes, &log);
-    tally.print("out_of_memory", began.elapsed());
-    tally.assert_promises("out_of_memory");
+    tally.print("out_of_memory", "", began.elapsed());
+    tally.assert_exactly_once("out_of_memory");
 }
 
 // ---------------------------------------------------------------------------
@@ -349,6 +252,7 @@ fn flusher(server: &RedisServer, done: Arc<AtomicBool>) -> tokio::task::JoinHand
                 .await
                 .expect("SCRIPT FLUSH");
             flushes += 1;
+            // Pacing: the storm's rate, a flush every ~5 ms.
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
         flushes
@@ -426,8 +330,8 @@ async fn flush_storm(mode: Mode, rounds: usize) {
         server.calls("evalsha"),
         server.calls("eval")
     );
-    tally.print(&scenario, began.elapsed());
-    tally.assert_promises(&scenario);
+    tally.print(&scenario, "", began.elapsed());
+    tally.assert_exactly_once(&scenario);
     assert!(tally.failed.is_empty(), "{scenario}: {tally:?}");
     assert_eq!(tally.executions, outcomes.len() as i64, "{tally:?}");
     assert!(flushes > 0);
@@ -448,93 +352,37 @@ async fn flush_storm_transactions_run_exactly_once() {
     flush_storm(Mode::Transaction, 20).await;
 }
 
-// 3. A read-only script on a server without EVALSHA_RO: `tests/read_only_fallback.rs`
-//    (its own process, since the runtime remembers the fallback per process).
+// 3. A read-only script on a server without EVALSHA_RO: `read_only_fallback.rs`.
 
 // ---------------------------------------------------------------------------
 // Load: tasks calling the logging script until stopped
 // ---------------------------------------------------------------------------
 
-/// How long a load task runs at most, if nobody stops it.
-const LOAD_LIMIT: Duration = Duration::from_secs(60);
-
-/// Calls the logging script with fresh ids until `done` (or
-/// [`LOAD_LIMIT`]), pausing `backoff` after each failed call; refusals are
-/// sent again as `retry` says.
-async fn load_task<C: ConnectionLike>(
-    mut connection: C,
-    task: usize,
-    done: Arc<AtomicBool>,
+/// `tasks` tasks calling the logging script on clones of `connection`,
+/// pausing `backoff` after each failed call; refusals are sent again as
+/// `retry` says.
+fn start_load<C>(
+    connection: &C,
+    tasks: usize,
     backoff: Duration,
     retry: Option<RetryRefusals>,
-) -> Outcomes {
-    let deadline = Instant::now() + LOAD_LIMIT;
-    let mut outcomes = Outcomes::new();
-    for round in 0.. {
-        if done.load(Ordering::Relaxed) || Instant::now() >= deadline {
-            break;
-        }
-        let id = format!("{task}-{round}");
-        let mut call = redis_script::Invocation::from(log_call::call(COUNTER, LOG, &id));
-        if let Some(policy) = retry {
-            call = call.retry_refusals(policy);
-        }
-        let result = call.invoke(&mut connection).await;
-        let failed = result.is_err();
-        outcomes.push((id, outcome(result)));
-        if failed {
-            tokio::time::sleep(backoff).await;
-        }
-    }
-    outcomes
-}
-
-/// [`load_task`]s running on clones of one connection.
-struct Load {
-    done: Arc<AtomicBool>,
-    tasks: Vec<tokio::task::JoinHandle<Outcomes>>,
-}
-
-impl Load {
-    fn start<C>(
-        connection: &C,
-        tasks: usize,
-        backoff: Duration,
-        retry: Option<RetryRefusals>,
-    ) -> Self
-    where
-        C: ConnectionLike + Clone + Send + 'static,
-    {
-        let done = Arc::new(AtomicBool::new(false));
-        let tasks = (0..tasks)
-            .map(|task| {
-                tokio::spawn(load_task(
-                    connection.clone(),
-                    task,
-                    done.clone(),
-                    backoff,
-                    retry,
-                ))
-            })
-            .collect();
-        Self { done, tasks }
-    }
-
-    /// Stops the tasks: every outcome, and how many tasks' last call
-    /// succeeded (all of them once the fault is over).
-    async fn stop(self) -> (Outcomes, usize) {
-        self.done.store(true, Ordering::Relaxed);
-        let mut outcomes = Outcomes::new();
-        let mut ended_ok = 0;
-        for task in self.tasks {
-            let task_outcomes = task.await.expect("load task");
-            if matches!(task_outcomes.last(), Some((_, Ok(())))) {
-                ended_ok += 1;
+) -> Load<Outcome>
+where
+    C: ConnectionLike + Clone + Send + 'static,
+{
+    Load::start(
+        connection,
+        tasks,
+        backoff,
+        move |mut connection, id| async move {
+            let mut call = redis_script::Invocation::from(log_call::call(COUNTER, LOG, &id));
+            if let Some(policy) = retry {
+                call = call.retry_refusals(policy);
             }
-            outcomes.extend(task_outcomes);
-        }
-        (outcomes, ended_ok)
-    }
+            let result = call.invoke(&mut connection).await;
+            (id, outcome(result))
+        },
+    )
 }
 
 /// Every execution increments the counter and the log together, so the
@@ -542,7 +390,7 @@ impl Load {
 /// migration or a failover).
 async fn assert_log_consistent<C: ConnectionLike>(
     connection: &mut C,
-    log: &HashMap<String, i64>,
+    log: &Ledger,
     scenario: &str,
 ) {
     let counter: Option<i64> = redis::cmd("GET")
@@ -552,7 +400,7 @@ async fn assert_log_consistent<C: ConnectionLike>(
         .expect("GET of the counter");
     assert_eq!(
         counter.unwrap_or(0),
-        log.values().sum::<i64>(),
+        log.runs.values().sum::<i64>(),
         "{scenario}: the counter and the log disagree"
     );
 }
@@ -569,17 +417,13 @@ async fn kill_and_restart_under_load_never_runs_a_call_twice() {
     let manager = redis::aio::ConnectionManager::new(server.client())
         .await
         .expect("connection manager");
-    let load = Load::start(&manager, 8, Duration::from_millis(5), None);
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    tokio::task::block_in_place(|| server.stop());
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    tokio::task::block_in_place(|| server.restart());
-    tokio::time::sleep(Duration::from_millis(700)).await;
+    let load = start_load(&manager, 8, Duration::from_millis(5), None);
+    kill_and_restart(&mut server, &load).await;
     let (outcomes, ended_ok) = load.stop().await;
     let log = executions(&mut server.connection().await).await;
     let tally = Tally::of(&outcomes, &log);
-    tally.print("kill_and_restart", began.elapsed());
-    tally.assert_promises("kill_and_restart");
+    tally.print("kill_and_restart", "", began.elapsed());
+    tally.assert_exactly_once("kill_and_restart");
     assert!(tally.ok > 0 && !tally.failed.is_empty(), "{tally:?}");
     assert!(ended_ok > 0, "calls succeed after the restart: {tally:?}");
 }
@@ -588,10 +432,6 @@ async fn kill_and_restart_under_load_never_runs_a_call_twice() {
 // 5. CLIENT PAUSE longer than the response timeout, on a cluster
 // ---------------------------------------------------------------------------
 
-const PAUSE_MS: u64 = 1000;
-const PAUSED_CALLS: usize = 8;
-/// The response timeout of the paused scenarios' cluster clients.
-const PAUSED_RESPONSE_TIMEOUT: Duration = Duration::from_millis(250);
 /// `DEFAULT_RETRIES` of redis-rs 1.8's cluster client
 /// (`cluster_handling/client.rs`).
 const REDIS_RS_DEFAULT_RETRIES: i64 = 16;
@@ -600,7 +440,7 @@ const REDIS_RS_DEFAULT_RETRIES: i64 = 16;
 /// cluster client with a 250 ms response timeout, further configured by
 /// `configure`, while other traffic (a `GET` every 10 ms on another primary)
 /// keeps the connection busy, as in production; the log once the pause is
-/// over.
+/// over and the calls it held have run.
 ///
 /// The traffic matters: redis-rs 1.8 queues a request that timed out for a
 /// re-send, and sends it the next time its connection task handles another
@@ -622,25 +462,20 @@ async fn paused_calls(
 
     let primary = cluster.node_for_slot(redis_script::cluster::key_slot(LOG.as_bytes()));
     let other_key = key_served_elsewhere(cluster, primary.port());
-    let traffic = Traffic::start(&connection, other_key);
-    client_pause(primary, PAUSE_MS).await;
-    let paused_at = Instant::now();
-    let calls: Vec<_> = (0..PAUSED_CALLS)
-        .map(|call| {
-            let mut connection = connection.clone();
+    let paused = during_pause(
+        &connection,
+        primary,
+        Some(other_key),
+        |mut connection, call| {
             let id = format!("{scenario}-{call}");
-            tokio::spawn(async move {
+            async move {
                 let result = log_call(&mut connection, COUNTER, LOG, &id).await;
                 (id, outcome(result))
-            })
-        })
-        .collect();
-    for call in calls {
-        outcomes.push(call.await.expect("paused call"));
-    }
-    traffic.stop().await;
-    let over = Duration::from_millis(PAUSE_MS + 500);
-    tokio::time::sleep(over.saturating_sub(paused_at.elapsed())).await;
+            }
+        },
+    )
+    .await;
+    outcomes.extend(paused.outcomes);
     let mut reader = cluster.connection().await;
     let log = executions(&mut reader).await;
     let () = redis::cmd("DEL")
@@ -649,7 +484,7 @@ async fn paused_calls(
         .await
         .expect("DEL");
     let tally = Tally::of(&outcomes, &log);
-    tally.print(&format!("client_pause_{scenario}"), began.elapsed());
+    tally.print(&format!("client_pause_{scenario}"), "", began.elapsed());
     tally
 }
 
@@ -675,7 +510,7 @@ async fn client_pause_longer_than_the_response_timeout() {
         "retries0",
     )
     .await;
-    tally.assert_promises("client_pause_retries0");
+    tally.assert_exactly_once("client_pause_retries0");
     assert_eq!(
         (tally.ok, tally.failed.get("Timeout").copied()),
         (1, Some(PAUSED_CALLS)),
@@ -735,35 +570,18 @@ async fn client_pause_longer_than_the_response_timeout() {
 // 6. Cluster failover under load
 // ---------------------------------------------------------------------------
 
-/// The index, in `cluster.nodes()`, of the primary serving the log's slot.
-fn log_primary(cluster: &RedisCluster) -> usize {
-    let primary = cluster
-        .node_for_slot(redis_script::cluster::key_slot(LOG.as_bytes()))
-        .port();
-    cluster
-        .nodes()
-        .iter()
-        .position(|node| node.port() == primary)
-        .expect("the primary is a node")
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cluster_failover_under_load_never_runs_a_call_twice_without_client_retries() {
     let began = Instant::now();
     let mut cluster = RedisCluster::start(3, 1);
     let connection = cluster_connection(&cluster, without_client_retries).await;
-    let load = Load::start(&connection, 4, Duration::from_millis(20), None);
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let primary = log_primary(&cluster);
-    tokio::task::block_in_place(|| {
-        cluster.node_mut(primary).stop();
-        cluster.wait_until_healthy();
-    });
-    tokio::time::sleep(Duration::from_millis(1000)).await;
+    let load = start_load(&connection, 4, Duration::from_millis(20), None);
+    let slot = redis_script::cluster::key_slot(LOG.as_bytes());
+    kill_primary_of_slot(&mut cluster, slot, &load).await;
     let (outcomes, ended_ok) = load.stop().await;
     let log = executions(&mut cluster.connection().await).await;
     let tally = Tally::of(&outcomes, &log);
-    tally.print("cluster_failover", began.elapsed());
+    tally.print("cluster_failover", "", began.elapsed());
     // Replication is asynchronous: a write acknowledged by the old primary
     // just before it died may be missing on the new one (ok_not_once).
     assert_eq!(tally.doubles, 0, "{tally:?}");
@@ -781,22 +599,20 @@ async fn manual_cluster_failover_under_load_runs_every_ok_call_exactly_once() {
     let began = Instant::now();
     let cluster = RedisCluster::start(3, 1);
     let connection = cluster_connection(&cluster, without_client_retries).await;
-    let load = Load::start(
+    let load = start_load(
         &connection,
         4,
         Duration::from_millis(20),
         Some(RETRY_REFUSALS),
     );
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let replica =
-        manual_failover_of_slot(&cluster, redis_script::cluster::key_slot(LOG.as_bytes())).await;
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    let slot = redis_script::cluster::key_slot(LOG.as_bytes());
+    let replica = manual_failover_under_load(&cluster, slot, &load).await;
     let (outcomes, ended_ok) = load.stop().await;
     let mut reader = cluster.connection().await;
     let log = executions(&mut reader).await;
     let tally = Tally::of(&outcomes, &log);
-    tally.print("manual_cluster_failover", began.elapsed());
-    tally.assert_promises("manual_cluster_failover");
+    tally.print("manual_cluster_failover", "", began.elapsed());
+    tally.assert_exactly_once("manual_cluster_failover");
     assert_log_consistent(&mut reader, &log, "manual_cluster_failover").await;
     // Refusals were all sent again. The old primary holds calls while the
     // replica catches up and takes over (tens of milliseconds here); a call
@@ -807,9 +623,7 @@ async fn manual_cluster_failover_under_load_runs_every_ok_call_exactly_once() {
     );
     assert_eq!(ended_ok, 4, "calls succeed after the failover: {tally:?}");
     assert_eq!(
-        cluster
-            .node_for_slot(redis_script::cluster::key_slot(LOG.as_bytes()))
-            .port(),
+        cluster.node_for_slot(slot).port(),
         replica.port(),
         "the replica took the slot over"
     );
@@ -909,8 +723,13 @@ async fn migrate_slot(
         )
         .await;
         batches += 1;
+        // Pacing: the migration's rate, so that calls come in between two
+        // batches (while the slot's keys are on both nodes).
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
+    // Pacing: the slot is held in the migrating state for `hold`, the
+    // fault the callers meet (`ASK` for every call); not a wait for
+    // something to happen.
     tokio::time::sleep(hold).await;
     let importing = command_stats(&mut to).await;
     // The target first, so that it serves the slot before the source
@@ -965,14 +784,16 @@ async fn slot_migration_under_load(
     let () = admin(&mut from, &fill).await;
 
     let connection = cluster_connection(&cluster, configure).await;
-    let load = Load::start(&connection, TASKS, Duration::from_millis(20), retry);
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    let load = start_load(&connection, TASKS, Duration::from_millis(20), retry);
+    load.until_every_task_succeeds("the load runs before the migration")
+        .await;
     for connection in [&mut from, &mut to] {
         let () = admin(connection, redis::cmd("CONFIG").arg("RESETSTAT")).await;
     }
     let (batches, importing) =
         migrate_slot(&primaries, slot, source, target, Duration::from_millis(200)).await;
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    load.until_every_task_succeeds("calls succeed after the hand-over")
+        .await;
     let (outcomes, ended_ok) = load.stop().await;
 
     let mut reader = cluster.connection().await;
@@ -991,8 +812,8 @@ async fn slot_migration_under_load(
         target_stats.get("evalsha"),
         target_stats.get("eval"),
     );
-    tally.print(scenario, began.elapsed());
-    tally.assert_promises(scenario);
+    tally.print(scenario, "", began.elapsed());
+    tally.assert_exactly_once(scenario);
     assert_log_consistent(&mut reader, &log, scenario).await;
     assert!(batches > 1, "{batches} batches");
     assert_eq!(
