@@ -61,7 +61,7 @@ pub enum Error {
     /// The server refused the command before running the script: it did
     /// not run. Some refusals pass (`LOADING`, `BUSY`, `TRYAGAIN`, …);
     /// [`RetryRefusals`](crate::RetryRefusals) retries those.
-    #[error("script `{operation}` was refused by the server, it did not run: {code} {message}")]
+    #[error("`{operation}` was refused by the server, it did not run: {code} {message}")]
     #[non_exhaustive]
     Refused {
         /// The operation: the script's or function's name, or `batch`,
@@ -76,10 +76,7 @@ pub enum Error {
     /// The script ran and ended with an error: one it returned
     /// (`redis.error_reply('CODE …')`) or raised (`error(…)`, a failing
     /// `redis.call`). Redis keeps the writes it made before.
-    #[error(
-        "script `{operation}` failed{}: {code} {message}",
-        DisplayLocation(location)
-    )]
+    #[error("`{operation}` failed{}: {code} {message}", DisplayLocation(location))]
     #[non_exhaustive]
     Script {
         /// The operation: the script's or function's name, or `batch`,
@@ -96,7 +93,7 @@ pub enum Error {
 
     /// The connection failed before a reply was read.
     #[error(
-        "script `{operation}`: connection error ({}): {source}",
+        "`{operation}`: connection error ({}): {source}",
         if *may_have_executed { "the script may have run" } else { "nothing was sent, the script did not run" }
     )]
     #[non_exhaustive]
@@ -117,7 +114,7 @@ pub enum Error {
     /// before the call's deadline ([`Call::deadline`](crate::Call::deadline),
     /// 10 s by default). The request may have been sent: the script may
     /// have run, or may still be running.
-    #[error("script `{operation}`: no reply in time, the script may have run: {source}")]
+    #[error("`{operation}`: no reply in time, the script may have run: {source}")]
     #[non_exhaustive]
     Timeout {
         /// The operation: the script's or function's name, or `batch`,
@@ -129,7 +126,7 @@ pub enum Error {
     },
 
     /// The reply does not have the shape the Rust return type expects.
-    #[error("script `{operation}`: cannot decode the reply {reply} as {expected}: {reason}")]
+    #[error("`{operation}`: cannot decode the reply {reply} as {expected}: {reason}")]
     #[non_exhaustive]
     Decode {
         /// The operation: the script's or function's name, or `batch`,
@@ -146,7 +143,7 @@ pub enum Error {
     /// The keys of one call hash to different Redis Cluster slots. Nothing
     /// was sent: on a cluster this call could never succeed.
     #[error(
-        "script `{operation}`: keys hash to different cluster slots: {}; give them a common {{hash tag}}",
+        "`{operation}`: keys hash to different cluster slots: {}; give them a common {{hash tag}}",
         DisplayKeySlots(keys)
     )]
     #[non_exhaustive]
@@ -167,7 +164,7 @@ pub enum Error {
     /// the script would reach keys of other slots, which a cluster
     /// refuses. On a standalone server that is harmless: opt out per call
     /// with [`Call::allow_untagged_prefixes`](crate::Call::allow_untagged_prefixes).
-    #[error("script `{operation}`: key prefix {prefix:?} ({parameter}) {reason}")]
+    #[error("`{operation}`: key prefix {prefix:?} ({parameter}) {reason}")]
     #[non_exhaustive]
     KeyPrefix {
         /// The operation: the script's or function's name, or `batch`,
@@ -652,7 +649,7 @@ mod tests {
         };
         assert_eq!(
             error.to_string(),
-            "script `move_item`: keys hash to different cluster slots: \"a\" → slot 15495, \"b\" → slot 3300; give them a common {hash tag}"
+            "`move_item`: keys hash to different cluster slots: \"a\" → slot 15495, \"b\" → slot 3300; give them a common {hash tag}"
         );
         assert!(!error.may_have_executed());
     }
@@ -766,7 +763,7 @@ mod tests {
         assert!(error.may_have_executed());
         assert_eq!(
             error.to_string(),
-            "script `test` failed at lua/test.lua:7: OOM command not allowed when used memory > 'maxmemory'."
+            "`test` failed at lua/test.lua:7: OOM command not allowed when used memory > 'maxmemory'."
         );
     }
 

@@ -340,7 +340,7 @@ async fn function_errors_are_typed_and_point_into_the_library_file() {
     assert_eq!(
         error.to_string(),
         format!(
-            "script `fixed_window_allow` failed at lua/functions/quota_lib.lua:{INCR_LINE}: WRONGTYPE Operation against a key holding the wrong kind of value"
+            "`fixed_window_allow` failed at lua/functions/quota_lib.lua:{INCR_LINE}: WRONGTYPE Operation against a key holding the wrong kind of value"
         )
     );
 }

@@ -254,7 +254,7 @@ async fn decode_errors_name_the_script_the_expected_shape_and_the_reply() {
     );
     let message = error.to_string();
     assert!(
-        message.starts_with("script `echo_decision`: cannot decode the reply [\"DENIED\", 3] as "),
+        message.starts_with("`echo_decision`: cannot decode the reply [\"DENIED\", 3] as "),
         "{message}"
     );
 
@@ -397,7 +397,7 @@ async fn declared_script_errors_are_decoded_and_others_are_kept() {
     assert!(
         failure
             .to_string()
-            .starts_with("script `versioned_set` failed at "),
+            .starts_with("`versioned_set` failed at "),
         "{failure}"
     );
 }

@@ -786,6 +786,6 @@ mod derived {
         let failure: Failure<VersionError> = cross.into();
         assert!(!failure.may_have_executed());
         assert!(failure.other().is_some() && failure.declared().is_none());
-        assert!(failure.to_string().starts_with("script `s`: keys hash"));
+        assert!(failure.to_string().starts_with("`s`: keys hash"));
     }
 }
