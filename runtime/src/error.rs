@@ -7,8 +7,9 @@ use crate::script::Script;
 
 /// Why a script call failed, and whether the script ran.
 ///
-/// Every variant names the script, so a log line is enough to find the
-/// `.lua` file. The variants say what happened; [`Error::may_have_executed`]
+/// Every variant names its operation ([`Error::operation`]: the script or
+/// function, or the batch, preload or deploy), so a log line is enough to
+/// find the `.lua` file. The variants say what happened; [`Error::may_have_executed`]
 /// says what a caller needs before retrying:
 ///
 /// | variant | what happened | `may_have_executed()` |
