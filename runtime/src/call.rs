@@ -109,25 +109,27 @@ static ANY_WITHOUT_READ_ONLY_COMMANDS: AtomicBool = AtomicBool::new(false);
 fn uses_read_only_commands(script: &Script) -> bool {
     script.is_read_only()
         && !(ANY_WITHOUT_READ_ONLY_COMMANDS.load(Ordering::Relaxed)
-            && without_read_only_commands()
-                .iter()
-                .any(|&(name, sha1)| name == script.name() && sha1 == script.sha1()))
+            && holds(&scripts_without_read_only_commands(), script))
 }
 
-fn without_read_only_commands() -> MutexGuard<'static, Vec<(&'static str, &'static str)>> {
+fn scripts_without_read_only_commands() -> MutexGuard<'static, Vec<(&'static str, &'static str)>> {
     WITHOUT_READ_ONLY_COMMANDS
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
 }
 
+/// Whether `scripts` (names and SHA1s) holds `script`.
+fn holds(scripts: &[(&'static str, &'static str)], script: &Script) -> bool {
+    scripts
+        .iter()
+        .any(|&(name, sha1)| name == script.name() && sha1 == script.sha1())
+}
+
 /// The server answered "unknown command" for `script`'s `_RO` command:
 /// from now on it is sent with `EVALSHA`/`EVAL` or `FCALL`.
 pub(crate) fn forget_read_only_commands(script: &'static Script) {
-    let mut scripts = without_read_only_commands();
-    if scripts
-        .iter()
-        .any(|&(name, sha1)| name == script.name() && sha1 == script.sha1())
-    {
+    let mut scripts = scripts_without_read_only_commands();
+    if holds(&scripts, script) {
         return;
     }
     scripts.push((script.name(), script.sha1()));

@@ -118,14 +118,14 @@ async fn load_scripts_on_every_node(
     use crate::topology::{Nodes, cluster_nodes};
 
     let nodes = cluster_nodes(connection, PRELOAD, Nodes::All).await?;
-    let pipeline = load_pipeline(scripts);
     let mut report = PreloadReport {
         outcomes: Vec::with_capacity(nodes.len() * scripts.len()),
     };
+    if scripts.is_empty() {
+        return Ok(report);
+    }
+    let pipeline = load_pipeline(scripts);
     for (host, port) in nodes {
-        if scripts.is_empty() {
-            continue;
-        }
         let address = format!("{host}:{port}");
         let route = SingleNodeRoutingInfo::ByAddress { host, port };
         let replies = connection
