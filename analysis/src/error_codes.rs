@@ -11,17 +11,15 @@
 //! an `err` field whose text is only known at run time makes it unknown.
 //!
 //! The runtime does not rely on these codes to tell a script's error from
-//! a server refusal (the source sent marks returned errors, see
-//! [`sent`](crate::sent)); one case escapes the mark, and is found here
-//! too: a raised table whose `__newindex` metamethod keeps Redis from
-//! adding its ` script: …` suffix ([`ErrorCodes::raises_unmarked`]).
+//! a server refusal: the source sent marks every error a script ends with,
+//! returned or raised (see [`sent`](crate::sent)). They serve the contract
+//! checks against a declared error type.
 
-use full_moon::ast::{Call, Expression, Field, FunctionArgs, Suffix};
 use redis_script_codes::{is_error_code, reserved, split_error_reply};
 
 use super::span::Span;
 use super::value::Value;
-use super::walker::{Analyzer, identifier, string_literal};
+use super::walker::Analyzer;
 use super::{Diagnostic, ErrorCodes};
 
 /// The code a client reads from an error message: its first word, as
@@ -60,7 +58,7 @@ impl ErrorCodes {
         if let Some(reserved) = reserved(&code) {
             diagnostics.push(span.error(
                 format!(
-                    "the script replies with the error code {code}, which belongs to the server: {}; redis-script marks the replies a script returns so that no client mistakes them, but raised with `error()` or sent by another client this reply would make a script that writes run twice",
+                    "the script replies with the error code {code}, which belongs to the server: {}; redis-script marks every error its own calls end with, but another client running this code would take the reply for the server's, and a script that writes would run twice",
                     reserved.reason
                 ),
                 "use a code of your own, e.g. `redis.error_reply('RETRY_LATER …')`",
@@ -74,7 +72,6 @@ impl ErrorCodes {
         self.codes.extend(other.codes.iter().cloned());
         self.forwards_command_errors |= other.forwards_command_errors;
         self.unknown |= other.unknown;
-        self.raises_unmarked |= other.raises_unmarked;
     }
 
     /// The script may hand back error replies whose text is only known at
@@ -119,75 +116,19 @@ impl ErrorCodes {
 }
 
 /// Globals through which a script reaches any global by a computed name,
-/// or compiles code at run time (Redis scripts have no `getfenv`): from
-/// them it reaches `setmetatable`, and can build any reply.
+/// or compiles code at run time (Redis scripts have no `getfenv`), and can
+/// build any reply.
 const OPEN_DOORS: &[&str] = &["_G", "loadstring", "load"];
 
-/// How the script uses metatables, as far as an unmarked raise goes.
-#[derive(Debug, Default)]
-pub(crate) struct Metatables {
-    /// `setmetatable` is read (always with a literal metatable without
-    /// `__newindex`; any other read is an unmarked raise at once).
-    pub set: bool,
-    /// `getmetatable` is read: a metatable set by the script may gain a
-    /// `__newindex` later.
-    pub read: bool,
-    /// The `setmetatable` being read is called at once with a literal
-    /// metatable that has no `__newindex` field.
-    pub literal_call: bool,
-}
-
 impl Analyzer<'_> {
-    /// A read of the global `name`: the ways to give a table a `__newindex`
-    /// metamethod, which keeps Redis from marking an error raised with it.
-    pub(crate) fn reaches_metatables(&mut self, name: &str) {
-        let metatables = &mut self.metatables;
-        let unmarked = match name {
-            "setmetatable" => {
-                metatables.set = true;
-                !metatables.literal_call || metatables.read
-            }
-            "getmetatable" => {
-                metatables.read = true;
-                metatables.set
-            }
-            name if OPEN_DOORS.contains(&name) => {
-                self.error_codes.forwards_unknown();
-                true
-            }
-            _ => false,
-        };
-        if unmarked {
-            // Redis reads a raised table's `err` through `__index` (a
-            // function can answer any text): its code is unknown too.
-            self.error_codes.raises_unmarked = true;
+    /// A read of the global `name`: through `_G`, `loadstring` and `load`
+    /// a script reaches any global by a computed name, or compiles code at
+    /// run time, so its error replies may have any code.
+    pub(crate) fn reaches_open_doors(&mut self, name: &str) {
+        if OPEN_DOORS.contains(&name) {
             self.error_codes.forwards_unknown();
         }
     }
-}
-
-/// Whether `suffix` calls a function with a literal second argument that
-/// cannot be a metatable with `__newindex`: `setmetatable(t, {__index =
-/// f})`.
-pub(crate) fn is_literal_metatable_call(map: &super::span::SourceMap<'_>, suffix: &Suffix) -> bool {
-    let Suffix::Call(Call::AnonymousCall(call)) = suffix else {
-        return false;
-    };
-    let FunctionArgs::Parentheses { arguments, .. } = &**call else {
-        return false;
-    };
-    let Some(Expression::TableConstructor(metatable)) = arguments.iter().nth(1) else {
-        return false;
-    };
-    metatable.fields().iter().all(|field| match field {
-        Field::NameKey { key, .. } => identifier(key) != "__newindex",
-        Field::ExpressionKey { key, .. } => match &**key {
-            Expression::String(token) => string_literal(map, token) != "__newindex",
-            _ => false,
-        },
-        Field::NoKey(_) => true,
-        _ => false,
-    })
 }
 
 /// Whether `value` may be a Lua string at run time (Redis reads an `err`

@@ -13,16 +13,20 @@
 //! Inside the one atomic execution it reads the record: when it exists, the
 //! script returns the recorded reply without running the body again;
 //! otherwise it runs the body with `KEYS` and `ARGV` exactly as the caller
-//! declared them, stores the body's Lua value (MessagePack, before Redis
-//! converts it into a reply) under the record with the TTL, and returns it.
-//! A replayed reply is therefore built from the same Lua value as the first
-//! one: nested tables, integers, floats, booleans, status and error tables,
-//! and tables with `nil` holes all convert the same way.
+//! declared them, under the same `xpcall` as every script, stores the Lua
+//! value it ends with (MessagePack, before Redis converts it into a reply,
+//! with its error marked, see [`sent`](crate::sent)) under the record with
+//! the TTL, and returns it. A replayed reply is therefore built from the
+//! same Lua value as the first one: nested tables, integers, floats,
+//! booleans, status and error tables, and tables with `nil` holes all
+//! convert the same way. A body that raised an error is recorded too: it
+//! ran, and a call sent again gets the same error instead of running it a
+//! second time.
 //!
 //! The body keeps its line numbers: the wrapper's opening shares the body's
 //! first line (after a `#!lua` line, which stays first), and its closing
-//! follows the body's last line. Errors Redis reports at `user_script:N`
-//! therefore still point at line `N` of the `.lua` file.
+//! follows the body's last line, so a raised error still points at its line
+//! of the `.lua` file.
 //!
 //! ```
 //! use redis_script_analysis::{Signature, analyze, exactly_once, sent};
@@ -61,12 +65,19 @@ pub fn refusal(analysis: &Analysis) -> Option<String> {
     None
 }
 
-/// The Lua that follows the definition of the body (named
-/// [`BODY`](crate::sent::BODY), taking `KEYS, ARGV`) in the source sent for
-/// an `exactly_once` script: it leaves in the local `reply` either the
-/// recorded reply of an earlier send, or the body's reply, recorded.
+/// The Lua that follows the definitions of the body (named
+/// [`BODY`](crate::sent::BODY), taking `KEYS, ARGV`) and of the error
+/// handler in the source sent for an `exactly_once` script: it leaves in
+/// the local `reply` either the recorded reply of an earlier send, or the
+/// body's reply (a raised error included), marked and recorded.
+///
+/// The record is written with `redis.pcall`: when it cannot be (a user
+/// whose ACL denies the record's key), the call ends with a marked error
+/// that says the script ran, never with the server's refusal, which would
+/// read as "did not run".
 pub(crate) fn reply_of_body(source: &str) -> String {
     let body = crate::sent::BODY;
+    let raised = crate::sent::RAISED;
     // A body that calls `redis.set_repl` may have turned replication off:
     // the record must reach replicas and the AOF with the body's writes.
     let replicate = if source.contains("set_repl") {
@@ -78,6 +89,13 @@ pub(crate) fn reply_of_body(source: &str) -> String {
     let ttl = once::TTL_MS.lua("ARGV");
     let (first_key, last_key) = once::RECORD_KEY.others("KEYS");
     let (first_argument, last_argument) = once::TTL_MS.others("ARGV");
+    let ending = crate::sent::ending("ran", "reply");
+    let mark = redis_script_codes::marks::RAISED_ERROR_MARK;
+    let line = format!(
+        "{}{}",
+        redis_script_codes::marks::LINE_SEPARATOR,
+        redis_script_codes::marks::UNKNOWN_LINE
+    );
     format!(
         "local record = {record}\n\
          local reply = redis.call('GET', record)\n\
@@ -87,9 +105,14 @@ pub(crate) fn reply_of_body(source: &str) -> String {
          \x20 local keys, arguments = {{}}, {{}}\n\
          \x20 for i = {first_key}, {last_key} do keys[#keys + 1] = KEYS[i] end\n\
          \x20 for i = {first_argument}, {last_argument} do arguments[#arguments + 1] = ARGV[i] end\n\
-         \x20 reply = {body}(keys, arguments)\n\
+         \x20 local ran\n\
+         \x20 ran, reply = xpcall(function() return {body}(keys, arguments) end, {raised})\n\
+         \x20 {ending}\n\
          {replicate}\
-         \x20 redis.call('SET', record, cmsgpack.pack(reply), 'PX', {ttl})\n\
+         \x20 local stored = redis.pcall('SET', record, cmsgpack.pack(reply), 'PX', {ttl})\n\
+         \x20 if type(stored) == 'table' and type(rawget(stored, 'err')) == 'string' then\n\
+         \x20   reply = {{err = '{mark}ERR the script ran, but the record of its call was not written: ' .. rawget(stored, 'err') .. '{line}'}}\n\
+         \x20 end\n\
          end\n"
     )
 }
@@ -151,7 +174,9 @@ mod tests {
     fn replication_is_restored_for_the_record() {
         let source = "redis.set_repl(redis.REPL_NONE)\nredis.call('SET', KEYS[1], '1')";
         let wrapped = wrapped_and_checked(source, 1, 0);
-        assert!(wrapped.contains("redis.set_repl(redis.REPL_ALL)\n  redis.call('SET', record"));
+        assert!(wrapped.contains(
+            "redis.set_repl(redis.REPL_ALL)\n  local stored = redis.pcall('SET', record"
+        ));
         let plain = wrapped_and_checked("redis.call('SET', KEYS[1], '1')", 1, 0);
         assert!(!plain.contains("REPL_ALL"));
     }

@@ -200,7 +200,7 @@ impl Analyzer<'_> {
             Some(GlobalKind::ScriptArguments) if name == "KEYS" => Value::Params(Param::Keys),
             Some(GlobalKind::ScriptArguments) => Value::Params(Param::Argv),
             Some(_) => {
-                self.reaches_metatables(name);
+                self.reaches_open_doors(name);
                 if let Some(hazard) = sandbox::hazard(name) {
                     self.diagnostics
                         .push(span.note(format!("`{name}` {}", hazard.note), hazard_hint(name)));

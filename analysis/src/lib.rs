@@ -185,7 +185,7 @@ pub struct Analysis {
     /// Every way the script can end: each `return`, each `error(...)`
     /// raising a reply table, and falling off the end of the chunk.
     pub returns: Vec<ReturnSite>,
-    /// The error replies the script can return unmarked.
+    /// The codes of the error replies the script can end with.
     pub error_codes: ErrorCodes,
     /// The main chunk uses `...` outside any function (always empty in a
     /// script, but the wrapper of [`exactly_once`] must keep it legal).
@@ -209,14 +209,6 @@ pub struct ErrorCodes {
     pub forwards_command_errors: bool,
     /// Some error reply's text is built at run time: it may have any code.
     pub unknown: bool,
-    /// The script can give a table a `__newindex` metamethod (it reaches
-    /// `setmetatable` other than with a literal metatable, or globals and
-    /// the compiler by name): an error raised with such a table reaches
-    /// the client without Redis's ` script: …` suffix, so it could read
-    /// like a refusal of the server. Every other error reply of a script
-    /// is marked: by the source sent ([`sent`]) when returned, by Redis
-    /// when raised.
-    pub raises_unmarked: bool,
 }
 
 impl ErrorCodes {

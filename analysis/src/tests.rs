@@ -158,35 +158,6 @@ fn run_time_error_codes_make_the_set_unknown() {
 }
 
 #[test]
-fn raising_a_table_with_newindex_escapes_the_mark() {
-    let raises_unmarked = |source: &str| {
-        analyze(source, &signature(0, 0))
-            .error_codes
-            .raises_unmarked
-    };
-    for source in [
-        "error(setmetatable({err = 'BUSY x'}, {__newindex = function() end}))",
-        "local mt = {} mt.__newindex = function() end error(setmetatable({err = 'BUSY x'}, mt))",
-        "local smt = setmetatable local t = smt({}, {})",
-        "local t = setmetatable({}, {}) getmetatable(t).__newindex = function() end",
-        "local t = setmetatable({}, {['__newindex'] = function() end})",
-        "local t = setmetatable({}, {[ARGV[1]] = 1})",
-        "return _G.type(1)",
-        "return loadstring('return 1')()",
-    ] {
-        assert!(raises_unmarked(source), "{source}");
-    }
-    for source in [
-        "local t = setmetatable({}, {__index = function() return 0 end}) return t.x",
-        "local t = setmetatable({}, {__index = {a = 1}, __call = function() end})",
-        "return redis.error_reply('BUSY x')",
-        "error({err = 'CONFLICT x'})",
-    ] {
-        assert!(!raises_unmarked(source), "{source}");
-    }
-}
-
-#[test]
 fn error_codes_clients_act_on_are_rejected() {
     for code in [
         "NOSCRIPT",

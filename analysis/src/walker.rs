@@ -257,8 +257,6 @@ pub(crate) struct Analyzer<'a> {
     pub assignments_found: Assignments,
     /// Set by a call to `error`: the statement never completes.
     pub raised: bool,
-    /// What the script does with metatables (see `error_codes`).
-    pub metatables: super::error_codes::Metatables,
     /// Set by each call: it may return any number of values.
     pub last_call_many: bool,
     /// Globals the script tried to create: already reported, so reading
@@ -304,7 +302,6 @@ impl<'a> Analyzer<'a> {
             reply_depth: 0,
             assignments_found: Assignments::default(),
             raised: false,
-            metatables: Default::default(),
             last_call_many: false,
             functions: Vec::new(),
             next_function_id: 0,
@@ -1358,12 +1355,7 @@ impl<'a> Analyzer<'a> {
                     Some(Suffix::Index(Index::Dot { name, .. })) => Some(identifier(name)),
                     _ => None,
                 };
-                self.metatables.literal_call = suffixes.first().is_some_and(|suffix| {
-                    super::error_codes::is_literal_metatable_call(self.context.map, suffix)
-                });
-                let value = self.read_name(token, next_member);
-                self.metatables.literal_call = false;
-                value
+                self.read_name(token, next_member)
             }
             Prefix::Expression(expression) => self.value_of(expression),
             _ => Value::Unknown,

@@ -1,6 +1,7 @@
 //! Redis error codes, as `redis-script` reads them, and the other rules
-//! its crates must share: the "did you mean" policy ([`suggest`]) and the
-//! layout of an exactly-once call ([`once`]).
+//! its crates must share: how the source sent marks a script's errors
+//! ([`marks`]), the "did you mean" policy ([`suggest`]) and the layout of
+//! an exactly-once call ([`once`]).
 //!
 //! An error reply is a code followed by a message: `CONFLICT expected 3
 //! found 4`. A script returns one with `redis.error_reply('CONFLICT …')` or
@@ -25,6 +26,7 @@
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
+pub mod marks;
 pub mod once;
 pub mod suggest;
 
@@ -53,36 +55,6 @@ pub fn is_error_code(word: &str) -> bool {
 pub fn split_error_reply(message: &str) -> (&str, &str) {
     let message = message.strip_prefix('-').unwrap_or(message);
     message.split_once(' ').unwrap_or((message, ""))
-}
-
-/// The mark `redis-script` puts before the code of every error reply a
-/// script or library function *returns* (`redis.error_reply(…)`,
-/// `{err = …}`, a caught error handed back): the code sent and the code
-/// read back are `~CONFLICT`, not `CONFLICT`.
-///
-/// The server's own refusals (`NOSCRIPT`, `BUSY`, `MOVED`, …) never start
-/// with it, and Redis adds ` script: …, on @user_script:N.` to every error
-/// a script raises, so a reply without either mark cannot come from the
-/// script: the runtime can tell "the server refused, nothing ran" from
-/// "the script ran and answered with an error" without trusting any
-/// analysis of the script. Clients that act on codes by themselves
-/// (redis-rs's cluster connection follows `MOVED`, retries `TRYAGAIN`) do
-/// not recognise a marked code either.
-///
-/// ```
-/// use redis_script_codes::{RETURNED_ERROR_MARK, unmarked};
-///
-/// assert_eq!(unmarked("~CONFLICT"), Some("CONFLICT"));
-/// assert_eq!(unmarked("NOSCRIPT"), None);
-/// assert_eq!(RETURNED_ERROR_MARK, "~");
-/// ```
-pub const RETURNED_ERROR_MARK: &str = "~";
-
-/// The code of a returned error reply without its
-/// [mark](RETURNED_ERROR_MARK), or `None` when `code` does not carry it
-/// (the server's own errors, errors a script raised).
-pub fn unmarked(code: &str) -> Option<&str> {
-    code.strip_prefix(RETURNED_ERROR_MARK)
 }
 
 /// The server's answer to `EVALSHA` for a script it has not cached; clients

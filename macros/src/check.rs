@@ -47,7 +47,7 @@ pub struct CheckedScript {
     pub notes: Vec<String>,
     /// Every way the script can reply.
     pub returns: Vec<lua::ReturnSite>,
-    /// The error codes the script can return unmarked.
+    /// The codes of the error replies the script can end with.
     pub error_codes: lua::ErrorCodes,
     /// Absolute path of the declared-commands file, so that editing it
     /// rebuilds the crate.
@@ -365,8 +365,8 @@ pub struct CheckedLibrary {
     /// Lowercase hex SHA1 of the code sent: its version, compared by
     /// `deploy`.
     pub sha1: String,
-    /// The code sent with `FUNCTION LOAD`: the file with each callback
-    /// wrapped to mark the error replies it returns.
+    /// The code sent with `FUNCTION LOAD`: the file with a twin registered
+    /// beside each function that marks every error it ends with.
     pub sent_source: String,
     /// The name from `#!lua name=…`.
     pub name: String,
@@ -382,8 +382,11 @@ pub struct CheckedLibrary {
 
 /// A declared function of a checked library.
 pub struct CheckedFunction {
-    /// The name the library registers it under (FCALL's first argument).
+    /// The name the library registers it under.
     pub registered_name: String,
+    /// The name of its twin in the code sent, which marks its errors:
+    /// FCALL's first argument.
+    pub called_as: String,
     /// The table form's `description`.
     pub description: Option<String>,
     /// The facts a script call has, for this function.
@@ -437,8 +440,8 @@ pub fn check_library(declaration: &LibraryDeclaration) -> Result<CheckedLibrary,
     }
     errors.finish()?;
 
-    let sent_source = lua::sent::library(source, &analysis);
-    let sha1 = sha1_hex(&sent_source);
+    let sent = lua::sent::library(source, &analysis);
+    let sha1 = sha1_hex(&sent.source);
     let absolute_path = file.absolute_path();
     let mut checked = Vec::new();
     for function in &declaration.functions {
@@ -451,6 +454,7 @@ pub fn check_library(declaration: &LibraryDeclaration) -> Result<CheckedLibrary,
             ));
         };
         checked.push(CheckedFunction {
+            called_as: sent.function_name(&name),
             registered_name: name,
             description: registered.description.clone(),
             facts: CheckedScript {
@@ -471,7 +475,7 @@ pub fn check_library(declaration: &LibraryDeclaration) -> Result<CheckedLibrary,
                 returns: registered.returns.clone(),
                 error_codes: registered.error_codes.clone(),
                 declared_commands_path: declared_commands_path.clone(),
-                sent_source: sent_source.clone(),
+                sent_source: sent.source.clone(),
                 exactly_once: false,
                 key_prefixes: registered.key_prefixes.clone(),
             },
@@ -480,7 +484,7 @@ pub fn check_library(declaration: &LibraryDeclaration) -> Result<CheckedLibrary,
     Ok(CheckedLibrary {
         absolute_path,
         sha1,
-        sent_source,
+        sent_source: sent.source,
         name: analysis.name.clone().unwrap_or_default(),
         registered: analysis
             .functions

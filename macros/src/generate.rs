@@ -25,6 +25,8 @@ enum CallKind<'a> {
     /// A function of the library the module declares (its `LIBRARY`).
     Function {
         registered_name: &'a str,
+        /// The name of its marked twin, which `FCALL` calls.
+        called_as: &'a str,
         library: &'a CheckedLibrary,
     },
 }
@@ -86,7 +88,6 @@ fn typed_call(
         CallKind::Function { library, .. } => function_doc(declaration, script, library),
     };
     let private = crate::private();
-    let raises_unmarked = error_codes.raises_unmarked;
     let (script_doc, script_expr) = match kind {
         CallKind::Script if *exactly_once => {
             let settings = exactly_once_settings(declaration);
@@ -101,7 +102,6 @@ fn typed_call(
                             #sha1,
                             false,
                             #allow_cross_slot_keys,
-                            #raises_unmarked,
                         ),
                         #settings,
                     )
@@ -118,21 +118,22 @@ fn typed_call(
                     #sha1,
                     #read_only,
                     #allow_cross_slot_keys,
-                    #raises_unmarked,
                 )
             },
         ),
         CallKind::Function {
-            registered_name, ..
+            registered_name,
+            called_as,
+            ..
         } => (
             "The library function this calls: its name, its library and the facts checked at compile time.",
             quote! {
                 #private::new_function(
                     &LIBRARY,
                     #registered_name,
+                    #called_as,
                     #read_only,
                     #allow_cross_slot_keys,
-                    #raises_unmarked,
                 )
             },
         ),
@@ -619,6 +620,7 @@ pub fn library_module(declaration: &LibraryDeclaration, library: &CheckedLibrary
         .map(|(function, checked)| {
             let kind = CallKind::Function {
                 registered_name: &checked.registered_name,
+                called_as: &checked.called_as,
                 library,
             };
             typed_call(function, &checked.facts, kind)

@@ -28,7 +28,7 @@ use proc_macro::TokenStream;
 /// The one module of `redis-script` that generated code names; its version
 /// changes with the contract between generated code and the runtime.
 fn private() -> proc_macro2::TokenStream {
-    quote::quote!(::redis_script::__private_v2)
+    quote::quote!(::redis_script::__private_v3)
 }
 
 /// Declares a typed call of a Redis Lua script checked at compile time.

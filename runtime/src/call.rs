@@ -373,24 +373,17 @@ impl<T, E> Call<T, E> {
         self.call_id.as_ref()
     }
 
-    /// The command as it will be sent first: `EVALSHA` (or `EVALSHA_RO`),
-    /// or `EVAL` with the body for a script that could raise an error past
-    /// Redis's mark; `FCALL` (or `FCALL_RO`) for a function of a library.
+    /// The command as it will be sent first: `EVALSHA` (or `EVALSHA_RO`);
+    /// `FCALL` (or `FCALL_RO`) for a function of a library.
     pub fn command(&self) -> Cmd {
         self.first_command().1
     }
 
     /// [`Self::command`] with its name, for telemetry.
     pub(crate) fn first_command(&self) -> (&'static str, Cmd) {
-        // A script that can raise a NOSCRIPT-looking error is always sent
-        // with its body: the server never answers EVAL with NOSCRIPT, so
-        // such a reply cannot be mistaken for a cache miss.
-        let (name, second) = if self.script.is_function() {
-            (fcall_name(self.script), self.script.name())
-        } else if self.script.may_forge_refusals() {
-            (eval_name(self.script), self.script.source())
-        } else {
-            (evalsha_name(self.script), self.script.sha1())
+        let (name, second) = match self.script.function_name() {
+            Some(function) => (fcall_name(self.script), function),
+            None => (evalsha_name(self.script), self.script.sha1()),
         };
         (name, self.render(name, second))
     }
@@ -448,8 +441,6 @@ impl<T, E> Call<T, E> {
     fn without_read_only_commands(&self) -> (&'static str, Cmd) {
         if self.script.is_function() {
             ("FCALL", self.plain_fcall())
-        } else if self.script.may_forge_refusals() {
-            ("EVAL", self.plain_eval())
         } else {
             ("EVALSHA", self.plain_evalsha())
         }
@@ -470,7 +461,7 @@ impl<T, E> Call<T, E> {
     /// batch or a load goes to a primary, where `FCALL_RO` adds nothing
     /// (and, on a replica, `FUNCTION LOAD` would be refused).
     pub(crate) fn plain_fcall(&self) -> Cmd {
-        self.render("FCALL", self.script.name())
+        self.render("FCALL", self.script.function_name().unwrap_or_default())
     }
 
     /// The cold path of a function: `FUNCTION LOAD <code>` (never
@@ -571,10 +562,10 @@ impl<T: FromRedisValue, E: From<Error>> Call<T, E> {
     /// version of the library is loaded and lacks the function, the call
     /// fails with [`Error::LibraryConflict`]; when another library holds
     /// one of its function names, with [`Error::FunctionNameTaken`]. A
-    /// function that could raise `ERR Function not found` past Redis's mark
-    /// (see [`Error::Script`]) is never loaded on the way: it fails with
-    /// [`Error::NotLoaded`] until its library is deployed
-    /// ([`Library::deploy`]).
+    /// function is called by a name that carries a hash of its library's
+    /// code ([`Script::function_name`]), so a call never runs another
+    /// version of the library: it finds no function, loads nothing over
+    /// the other version, and fails with [`Error::LibraryConflict`].
     ///
     /// A read-only script is sent again once after its connection dropped
     /// (not after a timeout: it may still be running). A script that

@@ -329,12 +329,6 @@ impl ReplyTagOwned {
     }
 }
 
-/// The message of a script error without the trailer Redis 7 appends to
-/// errors raised with `error(...)`: `… script: <sha1>, on @user_script:14.`
-pub fn error_message(message: &str) -> &str {
-    crate::refusal::raised_in_script(message).map_or(message, |raised| raised.message.trim_end())
-}
-
 /// The whitespace-separated words of `text`, with their byte offsets.
 fn words(text: &str) -> impl Iterator<Item = (usize, &str)> {
     let mut rest = text;

@@ -2,6 +2,8 @@
 
 use std::fmt;
 
+use redis_script_codes::marks::{self, ScriptEnding};
+
 use crate::refusal;
 use crate::script::Script;
 
@@ -24,18 +26,15 @@ use crate::script::Script;
 /// | [`LibraryConflict`](Error::LibraryConflict) | another version of the function's library is loaded; it was left in place | `false` |
 /// | [`FunctionNameTaken`](Error::FunctionNameTaken) | another library registers a function of the same name, so the library could not be loaded | `false` |
 /// | [`LoadFailed`](Error::LoadFailed) | `FUNCTION LOAD` of the function's library failed | `false` |
-/// | [`NotLoaded`](Error::NotLoaded) | the server answered `Function not found` to a function that can raise that error unmarked | `true` |
 /// | [`ForeignHandle`](Error::ForeignHandle) | a batch handle was read from another batch's replies | `true` |
 ///
-/// A refusal is told apart from the script's own errors by marks a script
-/// cannot forge: the source sent puts `~` before the code of every error
-/// reply the script returns ([`redis_script_codes::RETURNED_ERROR_MARK`];
-/// [`Error::code`] is the code without it), and Redis appends the script's
-/// line to every error the script raises. A reply without either mark and
-/// in the server's own words is a refusal. The one way past both marks (a
-/// raised table whose `__newindex` keeps Redis from adding the line) is
-/// found at compile time, and such a script's refusal-looking replies are
-/// reported as [`Error::Script`].
+/// A refusal is told apart from the script's own errors by construction:
+/// the source sent runs the script under `xpcall` and marks every error it
+/// ends with, `~` before an error reply it returns and `^` before an error
+/// it raises, with the line that raised it ([`redis_script_codes::marks`];
+/// [`Error::code`] is the code without the mark). A reply without a mark
+/// and in the server's own words is a refusal; any other reply is the
+/// script's, whatever its words.
 ///
 /// For a script declared `exactly_once`, "may have run" means "ran at most
 /// once": its call was already sent again with the same
@@ -75,8 +74,9 @@ pub enum Error {
     },
 
     /// The script ran and ended with an error: one it returned
-    /// (`redis.error_reply('CODE …')`) or raised (`error(…)`, a failing
-    /// `redis.call`). Redis keeps the writes it made before.
+    /// (`redis.error_reply('CODE …')`, `{err = …}`) or raised (`error(…)`,
+    /// a failing `redis.call`, a runtime error). Redis keeps the writes it
+    /// made before.
     #[error("`{operation}` failed{}: {code} {message}", DisplayLocation(location))]
     #[non_exhaustive]
     Script {
@@ -85,11 +85,15 @@ pub enum Error {
         operation: &'static str,
         /// The leading word of the error (`ERR`, `CONFLICT`, ...).
         code: String,
-        /// The rest of the error message, without the location Redis
-        /// appends to raised errors.
+        /// The rest of the error message, without its location.
         message: String,
-        /// Where in the `.lua` file the error was raised, when Redis says.
+        /// Where in the `.lua` file the error was raised: the line of Lua
+        /// code that raised it, also when a C function it called (such as
+        /// `table.sort`) raised it.
         location: Option<ScriptLocation>,
+        /// The script raised the error (`true`) or returned it as its
+        /// reply (`false`).
+        raised: bool,
     },
 
     /// The connection failed before a reply was read.
@@ -240,25 +244,6 @@ pub enum Error {
         message: String,
     },
 
-    /// The server answered `ERR Function not found`, and the function can
-    /// raise that very error without Redis's mark (a table whose
-    /// `__newindex` keeps Redis from adding its line; see
-    /// [`Error::Script`]). The runtime cannot tell a missing library from
-    /// the function's own error, so it does not load the library on the
-    /// way: deploy it before calling
-    /// ([`Library::deploy`](crate::Library::deploy)). As the reply may be
-    /// the function's own, the function may have run.
-    #[error(
-        "function `{operation}`: the server answered `Function not found`; the function can build that reply itself, so library `{library}` was not loaded on the way and the function may have run: deploy the library first (Library::deploy)"
-    )]
-    #[non_exhaustive]
-    NotLoaded {
-        /// Name of the function.
-        operation: &'static str,
-        /// Name of its library.
-        library: &'static str,
-    },
-
     /// A [`Handle`](crate::batch::Handle) was read from the replies of another
     /// batch: a handle belongs to the batch that made it, and reads only
     /// that batch's replies. The handle's call may have run with its own
@@ -275,7 +260,7 @@ pub enum Error {
     },
 }
 
-/// A line of a `.lua` file, where Redis says a script raised its error.
+/// A line of a `.lua` file, where a script raised its error.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ScriptLocation {
@@ -361,18 +346,6 @@ impl Origin {
     pub(crate) fn name(&self) -> &'static str {
         self.name
     }
-
-    /// Whether an unmarked error reply with the server's wording and this
-    /// code may still be the script's own (see
-    /// [`Script::may_forge_refusals`]).
-    fn may_forge_refusal(&self, code: &str) -> bool {
-        self.script.is_some_and(|script| {
-            script.may_forge_refusals()
-                // The server never answers FCALL with NOSCRIPT: for a
-                // function, such a reply is not the server's.
-                || (script.library().is_some() && code == redis_script_codes::NOSCRIPT)
-        })
-    }
 }
 
 impl Error {
@@ -385,45 +358,52 @@ impl Error {
 
     pub(crate) fn from_reply_text(origin: Origin, code: &str, detail: &str) -> Self {
         let operation = origin.name;
-        // An error reply the script returned: the source sent marks its
-        // code, so it reads as the script wrote it.
-        if origin.script.is_some()
-            && let Some(code) = redis_script_codes::unmarked(code)
+        // What the script ended with: the source sent marks every error
+        // it returns or raises, so it reads as the script wrote it.
+        if let Some(script) = origin.script
+            && let Some(ending) = marks::read(code, detail)
         {
-            let code = code.strip_prefix('-').unwrap_or(code);
-            return Self::Script {
-                operation,
-                code: code.to_owned(),
-                message: detail.to_owned(),
-                location: None,
-            };
-        }
-        if let Some(raised) = refusal::raised_in_script(detail) {
-            return Self::Script {
-                operation,
-                code: code.to_owned(),
-                message: raised.message.to_owned(),
-                location: raised
-                    .line
-                    .zip(origin.script)
-                    .map(|(line, script)| ScriptLocation {
+            return match ending {
+                ScriptEnding::Returned { code, message } => Self::Script {
+                    operation,
+                    code: code.strip_prefix('-').unwrap_or(code).to_owned(),
+                    message: message.to_owned(),
+                    location: None,
+                    raised: false,
+                },
+                ScriptEnding::Raised {
+                    code,
+                    message,
+                    line,
+                } => Self::Script {
+                    operation,
+                    code: code.to_owned(),
+                    message: message.to_owned(),
+                    location: line.map(|line| ScriptLocation {
                         path: script.path(),
                         line,
                     }),
+                    raised: true,
+                },
             };
         }
-        if refusal::is_server_refusal(code, detail) && !origin.may_forge_refusal(code) {
+        if refusal::is_server_refusal(code, detail) {
             return Self::Refused {
                 operation,
                 code: code.to_owned(),
                 message: detail.to_owned(),
             };
         }
+        // Not in the server's words of a refusal: an error of the script
+        // that escaped the mark (a script killed by `SCRIPT KILL` raises
+        // again on each line it runs, the wrapper's included), or a plain
+        // command's own error.
         Self::Script {
             operation,
             code: code.to_owned(),
-            message: detail.to_owned(),
+            message: refusal::without_raise_suffix(detail).to_owned(),
             location: None,
+            raised: origin.script.is_some(),
         }
     }
 
@@ -460,21 +440,19 @@ impl Error {
             | Self::KeyPrefix { operation, .. }
             | Self::LibraryConflict { operation, .. }
             | Self::FunctionNameTaken { operation, .. }
-            | Self::LoadFailed { operation, .. }
-            | Self::NotLoaded { operation, .. } => operation,
+            | Self::LoadFailed { operation, .. } => operation,
             Self::ForeignHandle { .. } => "batch",
         }
     }
 
-    /// The library of the errors about one: a conflict, a failed load, a
-    /// library not loaded. `None` for other errors, those of functions
+    /// The library of the errors about one: a conflict, a name taken, a
+    /// failed load. `None` for other errors, those of functions
     /// included (see [`Script::library`](crate::Script::library)).
     pub fn library(&self) -> Option<&'static str> {
         match self {
             Self::LibraryConflict { library, .. }
             | Self::FunctionNameTaken { library, .. }
-            | Self::LoadFailed { library, .. }
-            | Self::NotLoaded { library, .. } => Some(library),
+            | Self::LoadFailed { library, .. } => Some(library),
             _ => None,
         }
     }
@@ -501,7 +479,6 @@ impl Error {
             Self::Script { .. }
             | Self::Timeout { .. }
             | Self::Decode { .. }
-            | Self::NotLoaded { .. }
             | Self::ForeignHandle { .. } => true,
         }
     }
@@ -524,7 +501,7 @@ impl Error {
         }
     }
 
-    /// Where the script raised its error, when Redis reports it.
+    /// Where the script raised its error: the line of the `.lua` file.
     pub fn location(&self) -> Option<ScriptLocation> {
         match self {
             Self::Script { location, .. } => *location,
@@ -534,7 +511,7 @@ impl Error {
 
     /// The variant's name in snake case (`refused`, `script`,
     /// `connection`, `timeout`, `decode`, `cross_slot`, `key_prefix`, `library_conflict`,
-    /// `function_name_taken`, `load_failed`, `not_loaded`, `foreign_handle`):
+    /// `function_name_taken`, `load_failed`, `foreign_handle`):
     /// the `error.type`
     /// of a call's span and the `kind` label of its error metric.
     pub fn kind(&self) -> &'static str {
@@ -549,7 +526,6 @@ impl Error {
             Self::LibraryConflict { .. } => "library_conflict",
             Self::FunctionNameTaken { .. } => "function_name_taken",
             Self::LoadFailed { .. } => "load_failed",
-            Self::NotLoaded { .. } => "not_loaded",
             Self::ForeignHandle { .. } => "foreign_handle",
         }
     }
@@ -655,34 +631,27 @@ mod tests {
         assert!(!error.may_have_executed());
     }
 
-    /// A script at `lua/test.lua`; `raises_unmarked`: it can raise errors
-    /// Redis does not mark.
-    const fn test_script(raises_unmarked: bool) -> Script {
-        crate::script::new_script(
-            "test",
-            "lua/test.lua",
-            "return 1",
-            "e0e1f9fabfc9d4800c877a703b823ac0578ff8db",
-            false,
-            false,
-            raises_unmarked,
-        )
-    }
-
-    static PLAIN: Script = test_script(false);
-    static RAISES_UNMARKED: Script = test_script(true);
+    /// A script at `lua/test.lua`.
+    static SCRIPT: Script = crate::script::new_script(
+        "test",
+        "lua/test.lua",
+        "return 1",
+        "e0e1f9fabfc9d4800c877a703b823ac0578ff8db",
+        false,
+        false,
+    );
 
     const BUSY: &str =
         "Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSCRIPT.";
     const NOSCRIPT: &str = "No matching script. Please use EVAL.";
 
-    fn classify(script: &'static Script, code: &str, detail: &str) -> Error {
-        Error::from_reply_text(Origin::script(script), code, detail)
+    fn classify(code: &str, detail: &str) -> Error {
+        Error::from_reply_text(Origin::script(&SCRIPT), code, detail)
     }
 
     #[test]
     fn the_servers_wording_without_a_mark_is_a_refusal() {
-        let refused = classify(&PLAIN, "BUSY", BUSY);
+        let refused = classify("BUSY", BUSY);
         assert!(
             refused.is_refusal() && !refused.may_have_executed(),
             "{refused:?}"
@@ -691,26 +660,24 @@ mod tests {
             (refused.code(), refused.message()),
             (Some("BUSY"), Some(BUSY))
         );
-        assert!(classify(&PLAIN, "NOSCRIPT", NOSCRIPT).is_refusal());
-        assert!(!PLAIN.may_forge_refusals());
-        for (script, code, detail) in [
-            // Other wording: the script's own reply.
-            (&PLAIN, "BUSY", "come back later"),
-            (&PLAIN, "NOSCRIPT", "gone"),
+        assert!(classify("NOSCRIPT", NOSCRIPT).is_refusal());
+        for (code, detail) in [
+            // Other wording: not a refusal of the server.
+            ("BUSY", "come back later"),
+            ("NOSCRIPT", "gone"),
             // A code the server never refuses with.
-            (&PLAIN, "CONFLICT", "expected 3"),
-            // The script can raise errors Redis does not mark.
-            (&RAISES_UNMARKED, "BUSY", BUSY),
-            (&RAISES_UNMARKED, "NOSCRIPT", NOSCRIPT),
-            (
-                &RAISES_UNMARKED,
-                "OOM",
-                "command not allowed when used memory > 'maxmemory'.",
-            ),
+            ("CONFLICT", "expected 3"),
         ] {
-            let error = classify(script, code, detail);
+            let error = classify(code, detail);
             assert!(
-                matches!(error, Error::Script { location: None, .. }),
+                matches!(
+                    error,
+                    Error::Script {
+                        location: None,
+                        raised: true,
+                        ..
+                    }
+                ),
                 "{error:?}"
             );
             assert!(error.may_have_executed());
@@ -726,12 +693,13 @@ mod tests {
             ("~ERR", "Function not found"),
             ("~CONFLICT", "expected 3"),
         ] {
-            let error = classify(&PLAIN, code, detail);
+            let error = classify(code, detail);
             match &error {
                 Error::Script {
                     code: read,
                     message,
                     location: None,
+                    raised: false,
                     ..
                 } => {
                     assert_eq!(read, &code[1..]);
@@ -742,30 +710,64 @@ mod tests {
             assert!(error.may_have_executed());
         }
         // `{err = '-X y'}` reaches the client as `--X y`: the code is `X`.
-        assert_eq!(classify(&PLAIN, "~-X", "y").code(), Some("X"));
+        assert_eq!(classify("~-X", "y").code(), Some("X"));
         // Only a script's reply carries the mark.
         assert!(Error::from_reply_text(Origin::label("batch"), "~X", "y").code() == Some("~X"));
     }
 
     #[test]
     fn raised_errors_ran_and_point_into_the_lua_file() {
-        let error = classify(
-            &PLAIN,
-            "OOM",
-            "command not allowed when used memory > 'maxmemory'. script: e0e1f9fa, on @user_script:7.",
-        );
+        for (code, detail) in [
+            (
+                "^OOM",
+                "command not allowed when used memory > 'maxmemory'. @7",
+            ),
+            ("^NOSCRIPT", "No matching script. Please use EVAL. @7"),
+            ("^BUSY", "Valkey is busy running a script. @7"),
+        ] {
+            let error = classify(code, detail);
+            assert_eq!(
+                error.location(),
+                Some(ScriptLocation {
+                    path: "lua/test.lua",
+                    line: 7
+                })
+            );
+            assert!(matches!(error, Error::Script { raised: true, .. }));
+            assert!(error.may_have_executed());
+        }
         assert_eq!(
-            error.location(),
-            Some(ScriptLocation {
-                path: "lua/test.lua",
-                line: 7
-            })
-        );
-        assert!(error.may_have_executed());
-        assert_eq!(
-            error.to_string(),
+            classify(
+                "^OOM",
+                "command not allowed when used memory > 'maxmemory'. @7"
+            )
+            .to_string(),
             "`test` failed at lua/test.lua:7: OOM command not allowed when used memory > 'maxmemory'."
         );
+        let unknown_line = classify("^ERR", "error in error handling @?");
+        assert_eq!(unknown_line.location(), None);
+        assert_eq!(unknown_line.message(), Some("error in error handling"));
+    }
+
+    #[test]
+    fn an_error_past_the_mark_ran_and_keeps_no_line_of_the_wrapper() {
+        // `SCRIPT KILL` makes the server raise again on each line run, the
+        // wrapper's included: its suffix names a line of the wrapper.
+        for (detail, message) in [
+            (
+                "Script killed by user with SCRIPT KILL... script: c64e417713643f86da27001a23b8e586f2b6f653, on @user_script:6.",
+                "Script killed by user with SCRIPT KILL...",
+            ),
+            (
+                "Script killed by user with SCRIPT KILL. script: on @user_script:6.",
+                "Script killed by user with SCRIPT KILL.",
+            ),
+        ] {
+            let error = classify("ERR", detail);
+            assert!(error.may_have_executed(), "{error:?}");
+            assert_eq!(error.location(), None);
+            assert_eq!(error.message(), Some(message));
+        }
     }
 
     #[test]

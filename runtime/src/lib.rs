@@ -124,17 +124,17 @@ pub mod guide {
 /// public API: it may change in any release. The version in its name
 /// changes whenever generated code and this crate stop fitting together,
 /// so a mismatch of `redis-script-macros` and `redis-script` fails with
-/// "could not find `__private_v2`" rather than a stranger error.
+/// "could not find `__private_v3`" rather than a stranger error.
 #[doc(hidden)]
-pub mod __private_v2 {
+pub mod __private_v3 {
     pub use crate::call::{Keys, push_argument, push_key_prefix, start_call, start_call_with_id};
     pub use crate::checked::{
         AsyncConnection, Decodable, Encodable, KnownShape, Probe, Undecodable, Unencodable,
         UnknownShape,
     };
     pub use crate::decode::{
-        ReplyTag, ReplyTagOwned, error_field, error_fields, error_message, error_optional,
-        error_words, reply_array, reply_array_owned, reply_tag, reply_tag_owned,
+        ReplyTag, ReplyTagOwned, error_field, error_fields, error_optional, error_words,
+        reply_array, reply_array_owned, reply_tag, reply_tag_owned,
     };
     pub use crate::exactly_once::exactly_once;
     pub use crate::library::new_library;

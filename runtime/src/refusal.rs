@@ -1,8 +1,8 @@
-//! How the server words its refusals, and how it marks errors raised inside
-//! a script: the two facts from which the runtime decides whether a script
-//! ran.
+//! How the server words its refusals: an error reply without the mark of
+//! the source sent ([`redis_script_codes::marks`]) and in these words
+//! means the script did not run.
 //!
-//! The wording is checked against Redis 7.0–8.x and Valkey 7.2–8.x; where
+//! The wording is checked against Redis 7.0–8.x and Valkey 7.2–9.x; where
 //! they differ ("Redis is busy" / "Valkey is busy"), the common part is
 //! matched.
 
@@ -142,32 +142,26 @@ pub(crate) fn is_transient(code: &str) -> bool {
     )
 }
 
-/// An error the script raised, split into its message and the line Redis
-/// reports.
-#[derive(Debug, PartialEq, Eq)]
-pub(crate) struct Raised<'a> {
-    pub message: &'a str,
-    pub line: Option<u32>,
-}
-
-/// Redis appends ` script: <name>, on @user_script:<line>.` to every error
-/// raised inside a script (and `@user_function` inside a function); a
-/// returned `redis.error_reply` never carries it. `None` when the mark is
-/// absent.
-pub(crate) fn raised_in_script(detail: &str) -> Option<Raised<'_>> {
-    let at = detail.rfind(" script: ")?;
-    let mark = &detail[at + " script: ".len()..];
-    let (name, place) = mark.split_once(", on @")?;
-    let place = place.strip_suffix('.')?;
-    let (chunk, line) = place.rsplit_once(':')?;
-    let plain_name = !name.is_empty() && !name.contains(char::is_whitespace);
-    if !plain_name || !chunk.starts_with("user_") {
-        return None;
-    }
-    Some(Raised {
-        message: &detail[..at],
-        line: Some(line.parse().ok()?),
-    })
+/// `detail` without the suffix servers append to an error raised inside a
+/// script and not caught there: ` script: <sha1 or function>, on
+/// @user_script:<line>.` (Redis 7.0–8.x, Valkey 7.2–8.x), or ` script: on
+/// @user_script:<line>.` (Valkey 9.x). The source sent catches every error
+/// its script raises, so only an error raised past it (by the server
+/// killing the script) carries one, and its line is one of the wrapper's.
+pub(crate) fn without_raise_suffix(detail: &str) -> &str {
+    let Some(at) = detail.rfind(" script: ") else {
+        return detail;
+    };
+    let suffix = &detail[at + " script: ".len()..];
+    let place = match suffix.split_once("on ") {
+        Some((name, place)) if name.is_empty() || name.ends_with(", ") => place,
+        _ => return detail,
+    };
+    let is_line = place
+        .strip_suffix('.')
+        .and_then(|place| place.rsplit_once(':'))
+        .is_some_and(|(_, line)| line.parse::<i64>().is_ok());
+    if is_line { &detail[..at] } else { detail }
 }
 
 #[cfg(test)]
@@ -264,31 +258,27 @@ mod tests {
     }
 
     #[test]
-    fn raised_errors_carry_the_scripts_line() {
-        assert_eq!(
-            raised_in_script(
-                "value is not an integer or out of range script: e9811fc8272ac87b418b9ce1ac011117e5278f57, on @user_script:12."
+    fn the_raise_suffix_of_each_server_is_dropped() {
+        for (detail, message) in [
+            // Redis 7.0.15, 8.0.2, Valkey 8.1.8.
+            (
+                "Script killed by user with SCRIPT KILL... script: c64e417713643f86da27001a23b8e586f2b6f653, on @user_script:6.",
+                "Script killed by user with SCRIPT KILL...",
             ),
-            Some(Raised {
-                message: "value is not an integer or out of range",
-                line: Some(12)
-            })
-        );
-        assert_eq!(
-            raised_in_script("user_script:1: boom script: 8290, on @user_script:1."),
-            Some(Raised {
-                message: "user_script:1: boom",
-                line: Some(1)
-            })
-        );
-        assert_eq!(
-            raised_in_script("tbl script: f_x, on @user_function:3."),
-            Some(Raised {
-                message: "tbl",
-                line: Some(3)
-            })
-        );
-        assert_eq!(raised_in_script("expected 3 found 4"), None);
-        assert_eq!(raised_in_script("a script: b"), None);
+            ("tbl script: f_x, on @user_function:3.", "tbl"),
+            // Valkey 9.1.2: no SHA1.
+            (
+                "Script killed by user with SCRIPT KILL. script: on @user_script:6.",
+                "Script killed by user with SCRIPT KILL.",
+            ),
+            // A C frame raised it.
+            ("BUSY x script: 3d76011e, on =[C]:-1.", "BUSY x"),
+            // No suffix.
+            ("expected 3 found 4", "expected 3 found 4"),
+            ("a script: b", "a script: b"),
+            ("my script: on fire", "my script: on fire"),
+        ] {
+            assert_eq!(without_raise_suffix(detail), message, "{detail}");
+        }
     }
 }

@@ -22,7 +22,6 @@ pub struct Script {
     sha1: &'static str,
     read_only: bool,
     allow_cross_slot_keys: bool,
-    raises_unmarked_errors: bool,
     kind: Kind,
     exactly_once: Option<ExactlyOnce>,
     key_prefixes: KeyPrefixes,
@@ -44,15 +43,17 @@ pub(crate) struct KeyPrefixes {
 enum Kind {
     /// `EVALSHA`/`EVAL` of the script's own source.
     Eval,
-    /// `FCALL` of a function registered by a library.
-    Function(&'static Library),
+    /// `FCALL` of a function registered by a library, by the name of its
+    /// twin that marks its errors.
+    Function {
+        library: &'static Library,
+        called_as: &'static str,
+    },
 }
 
 /// Used by generated code only; the macro guarantees that `sha1` is the
-/// lowercase hex SHA1 of `source`, and that `source` marks the error
-/// replies it returns ([`redis_script_codes::RETURNED_ERROR_MARK`]).
-/// `raises_unmarked_errors`: the analysis found that the script can raise
-/// an error Redis does not mark (a table with a `__newindex` metamethod).
+/// lowercase hex SHA1 of `source`, and that `source` marks every error the
+/// script ends with ([`redis_script_codes::marks`]).
 pub const fn new_script(
     name: &'static str,
     path: &'static str,
@@ -60,7 +61,6 @@ pub const fn new_script(
     sha1: &'static str,
     read_only: bool,
     allow_cross_slot_keys: bool,
-    raises_unmarked_errors: bool,
 ) -> Script {
     Script {
         name,
@@ -69,7 +69,6 @@ pub const fn new_script(
         sha1,
         read_only,
         allow_cross_slot_keys,
-        raises_unmarked_errors,
         kind: Kind::Eval,
         exactly_once: None,
         key_prefixes: KeyPrefixes {
@@ -80,7 +79,9 @@ pub const fn new_script(
 }
 
 /// Used by generated code only: the function `name` that `library`
-/// registers (`redis.register_function`), called with `FCALL`.
+/// registers (`redis.register_function`), called with `FCALL` by the name
+/// `called_as` of the twin the library's sent code registers beside it,
+/// which marks every error the function ends with.
 ///
 /// `read_only` must be true only when the function declares the
 /// `no-writes` flag: `FCALL_RO` refuses every other function, even one
@@ -88,9 +89,9 @@ pub const fn new_script(
 pub const fn new_function(
     library: &'static Library,
     name: &'static str,
+    called_as: &'static str,
     read_only: bool,
     allow_cross_slot_keys: bool,
-    raises_unmarked_errors: bool,
 ) -> Script {
     Script {
         name,
@@ -99,8 +100,7 @@ pub const fn new_function(
         sha1: library.sha1(),
         read_only,
         allow_cross_slot_keys,
-        raises_unmarked_errors,
-        kind: Kind::Function(library),
+        kind: Kind::Function { library, called_as },
         exactly_once: None,
         key_prefixes: KeyPrefixes {
             keys: &[],
@@ -134,10 +134,36 @@ pub const fn with_key_prefixes(
 
 impl Script {
     /// The Rust function name the script was declared with; for a function
-    /// of a library, the name the library registers it under (`FCALL`'s
-    /// first argument), which is also the Rust name.
+    /// of a library, the name the library registers it under, which is
+    /// also the Rust name.
     pub const fn name(&self) -> &'static str {
         self.name
+    }
+
+    /// For a function of a library, the name `FCALL` calls it by: its
+    /// twin, which the library's sent code registers beside it to run the
+    /// same callback with every error it ends with marked (other clients
+    /// call the function by its own name, and see its errors as the file
+    /// writes them). The name carries a hash of the library's code, so a
+    /// call never runs another version of the library. `None` for a
+    /// script.
+    ///
+    /// ```
+    /// # #[redis_script::redis_library(path = "../lua/quota_lib.lua")]
+    /// # mod quota_lib {
+    /// #     #[function(keys = 1)]
+    /// #     pub async fn fixed_window_allow(counter: &str, limit: u64, window_ms: u64) -> redis::Value;
+    /// #     #[function(keys = 1)]
+    /// #     pub async fn quota_peek(counter: &str) -> Option<u64>;
+    /// # }
+    /// let called_as = quota_lib::quota_peek::SCRIPT.function_name().unwrap_or_default();
+    /// assert!(called_as.starts_with("quota_peek__redis_script_"));
+    /// ```
+    pub const fn function_name(&self) -> Option<&'static str> {
+        match self.kind {
+            Kind::Eval => None,
+            Kind::Function { called_as, .. } => Some(called_as),
+        }
     }
 
     /// The `.lua` path as written in the attribute (for a function, its
@@ -149,11 +175,16 @@ impl Script {
     /// The Lua source, exactly as sent with `EVAL` / `SCRIPT LOAD`; for a
     /// function, the code of its whole library, as sent with `FUNCTION LOAD`.
     ///
-    /// It is the `.lua` file wrapped in a few lines that mark the error
-    /// replies it returns, so that they can never be mistaken for the
-    /// server's refusals ([`redis_script_codes::RETURNED_ERROR_MARK`]); for
-    /// a script declared `exactly_once`, also in the code that records and
-    /// replays its replies. The file's lines keep their numbers.
+    /// It is the `.lua` file wrapped in a few lines that run it under
+    /// `xpcall` and mark every error it ends with, returned or raised, so
+    /// that none can be mistaken for the server's refusals
+    /// ([`redis_script_codes::marks`]); for a script declared
+    /// `exactly_once`, also in the code that records and replays its
+    /// replies. The file's lines keep their numbers. For a library, the
+    /// file with a marked twin registered beside each function (see
+    /// [`Script::function_name`]). So the SHA1 of a script is not the
+    /// file's: `SCRIPT LOAD` of the file caches another script, which this
+    /// crate never calls.
     pub const fn source(&self) -> &'static str {
         self.source
     }
@@ -181,7 +212,7 @@ impl Script {
     pub const fn library(&self) -> Option<&'static Library> {
         match self.kind {
             Kind::Eval => None,
-            Kind::Function(library) => Some(library),
+            Kind::Function { library, .. } => Some(library),
         }
     }
 
@@ -195,23 +226,7 @@ impl Script {
 
     /// True for a function of a library (called with `FCALL`).
     pub(crate) const fn is_function(&self) -> bool {
-        matches!(self.kind, Kind::Function(_))
-    }
-
-    /// True when the script (or function) may end with an error reply
-    /// that reads like a refusal of the server although it ran.
-    ///
-    /// Error replies a script returns carry the mark the source sent adds
-    /// ([`redis_script_codes::RETURNED_ERROR_MARK`]), and errors it raises
-    /// carry Redis's ` script: …` suffix; the one exception is a raised
-    /// table with a `__newindex` metamethod, which keeps Redis from adding
-    /// the suffix. A script that can build one is sent with `EVAL` and the
-    /// body (the server never answers `EVAL` with `NOSCRIPT`), a function
-    /// of one is never loaded on a `Function not found` (it fails with
-    /// [`Error::NotLoaded`](crate::Error::NotLoaded)), and a refusal-looking
-    /// reply from either means it may have run.
-    pub(crate) const fn may_forge_refusals(&self) -> bool {
-        self.raises_unmarked_errors
+        matches!(self.kind, Kind::Function { .. })
     }
 
     /// True when no write command is reachable from the script, so it runs

@@ -11,20 +11,13 @@ use crate::script::Script;
 const SHA1: &str = "e0e1f9fabfc9d4800c877a703b823ac0578ff8db";
 
 /// A plain script of two keys (`move_item`).
-pub(crate) const MOVE_ITEM: Script = crate::script::new_script(
-    "move_item",
-    "lua/move.lua",
-    "return 1",
-    SHA1,
-    false,
-    false,
-    false,
-);
+pub(crate) const MOVE_ITEM: Script =
+    crate::script::new_script("move_item", "lua/move.lua", "return 1", SHA1, false, false);
 
 /// An `exactly_once` script allowed `retries` sends again.
 pub(crate) const fn once(name: &'static str, retries: u32) -> Script {
     crate::script::with_exactly_once(
-        crate::script::new_script(name, "lua/count.lua", "return 1", SHA1, false, false, false),
+        crate::script::new_script(name, "lua/count.lua", "return 1", SHA1, false, false),
         crate::exactly_once::exactly_once(None, None, Some(retries)),
     )
 }
@@ -40,14 +33,13 @@ pub(crate) static LIBRARY: Library = crate::library::new_library(
     "0000000000000000000000000000000000000000",
     &["allow", "peek"],
 );
-/// `allow` of [`LIBRARY`], a function that writes.
+/// `allow` of [`LIBRARY`], a function that writes, called by its marked
+/// twin `allow_marked`.
 pub(crate) static ALLOW: Script =
-    crate::script::new_function(&LIBRARY, "allow", false, false, false);
-/// `peek` of [`LIBRARY`], a read-only function.
-pub(crate) static PEEK: Script = crate::script::new_function(&LIBRARY, "peek", true, false, false);
-/// `allow` again, as a function that can raise errors Redis does not mark.
-pub(crate) static COMPUTED: Script =
-    crate::script::new_function(&LIBRARY, "allow", false, false, true);
+    crate::script::new_function(&LIBRARY, "allow", "allow_marked", false, false);
+/// `peek` of [`LIBRARY`], a read-only function (its twin: `peek_marked`).
+pub(crate) static PEEK: Script =
+    crate::script::new_function(&LIBRARY, "peek", "peek_marked", true, false);
 
 /// The keys of a call, in order.
 pub(crate) fn keys(names: &[&str]) -> Keys {

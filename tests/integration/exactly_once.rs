@@ -88,7 +88,7 @@ on_both_backends!(
     a_caller_id_makes_calls_from_anywhere_one_call,
     records_share_the_slot_of_keys_without_a_hash_tag,
     keyless_calls_see_their_own_keys_and_arguments,
-    a_raised_error_records_nothing_and_keeps_its_line,
+    a_raised_error_is_recorded_and_keeps_its_line,
 );
 
 async fn a_call_sent_again_returns_the_first_reply<C: ConnectionLike>(
@@ -202,20 +202,21 @@ async fn keyless_calls_see_their_own_keys_and_arguments<C: ConnectionLike>(
     assert_eq!(get(connection, "{keyless}:counter").await, Some(1));
 }
 
-async fn a_raised_error_records_nothing_and_keeps_its_line<C: ConnectionLike>(
+async fn a_raised_error_is_recorded_and_keeps_its_line<C: ConnectionLike>(
     connection: &mut C,
     _: &dyn Stats,
 ) {
     let call = raise_once::call("raise:{c}");
     for _ in 0..2 {
         let error = call.invoke(connection).await.expect_err("raises");
-        let location = error.location().expect("Redis reports the line");
+        let location = error.location().expect("the mark names the line");
         assert_eq!(location.line, 5, "{error}");
         assert_eq!(error.message(), Some("user_script:5: boom"), "{error}");
+        assert!(error.may_have_executed(), "{error}");
     }
-    // Redis keeps the writes made before an error; nothing was recorded, so
-    // the call ran again.
-    assert_eq!(get(connection, "raise:{c}").await, Some(2));
+    // Redis keeps the writes made before an error, and the error is the
+    // call's recorded reply: sent again, the call replays it.
+    assert_eq!(get(connection, "raise:{c}").await, Some(1));
 }
 
 /// Every case of `shapes.lua`.

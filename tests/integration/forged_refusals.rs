@@ -1,18 +1,22 @@
-//! A script cannot pass its own error reply off as a refusal of the server.
+//! A script cannot pass its own error off as a refusal of the server.
 //!
-//! Each script counts its executions, then ends with an error reply made
-//! by one route (a bracketed key, a computed key, a table built elsewhere,
-//! decoded JSON or MessagePack, a caught error handed back, a raise that
-//! escapes Redis's ` script: …` suffix) carrying the server's own words
-//! for `NOSCRIPT`, `BUSY`, `Function not found`, `MOVED`… Every call must
-//! run the script exactly once (cold, warm, with refusal retries on) and
-//! end saying that it may have run.
+//! Each script counts its executions, then ends with an error made by one
+//! route (returned: a bracketed key, a computed key, a table built
+//! elsewhere, decoded JSON or MessagePack, a caught error handed back;
+//! raised: directly, through a C function such as `table.sort`, again
+//! after `pcall`, `xpcall` or a coroutine caught it) carrying the server's
+//! own words for `NOSCRIPT`, `BUSY`, `Function not found`, `MOVED`… Every
+//! call must run the script exactly once (cold, warm, with refusal retries
+//! on, declared `exactly_once`, as a library function, on redis-rs's
+//! cluster client, in a batch beside an unrelated write) and end saying
+//! that it may have run.
 //!
 //! The fixed cases below are the routes one by one, declared with
 //! `#[redis_script]` as a user would; the differential test generates
-//! ten thousand scripts from random combinations of routes, carriers and
-//! wordings, runs them on the live server, and compares what the server
-//! delivered with what the analysis said the script could end with.
+//! thousands of scripts from random combinations of routes, carriers and
+//! wordings, runs them on the live server in every mode, and compares
+//! what the server delivered with what the analysis said the script could
+//! end with.
 
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
@@ -21,11 +25,18 @@ use std::time::Duration;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use redis::Value;
-use redis_script::__private_v2::{Keys, push_argument, start_call};
-use redis_script::{Call, Deployed, Error, OnConflict, RetryRefusals, Script};
+use redis_script::__private_v3::{
+    Keys, new_function, new_library, new_script, push_argument, start_call, start_call_with_id,
+    with_exactly_once,
+};
+use redis_script::{
+    Batch, Call, CallId, Deployed, Error, Library, OnConflict, RetryRefusals, Script,
+};
 use redis_script::{redis_library, redis_script};
-use redis_script_analysis::{Signature, analyze, sent};
-use redis_script_test::{RedisServer, Stats};
+use redis_script_analysis::{
+    DeclaredFunction, LibrarySignature, Signature, analyze, analyze_library, sent,
+};
+use redis_script_test::{RedisCluster, RedisServer, Stats};
 use redis_script_tests::get;
 
 /// The server's own words, code first, for the refusals the runtime or
@@ -87,16 +98,43 @@ async fn pcall_caught(counter: &str, message: &str) -> Value;
 #[redis_script(path = "lua/forged/coroutine_caught.lua", keys = 1)]
 async fn coroutine_caught(counter: &str, message: &str) -> Value;
 
+#[redis_script(path = "lua/forged/index_metatable.lua", keys = 1)]
+async fn index_metatable(counter: &str, message: &str) -> Value;
+
+#[redis_script(path = "lua/forged/raise_direct.lua", keys = 1)]
+async fn raise_direct(counter: &str, message: &str) -> Value;
+
+#[redis_script(path = "lua/forged/raise_table_sort.lua", keys = 1)]
+async fn raise_table_sort(counter: &str, message: &str) -> Value;
+
+#[redis_script(path = "lua/forged/raise_table_foreach.lua", keys = 1)]
+async fn raise_table_foreach(counter: &str, message: &str) -> Value;
+
+#[redis_script(path = "lua/forged/raise_string_gsub.lua", keys = 1)]
+async fn raise_string_gsub(counter: &str, message: &str) -> Value;
+
+#[redis_script(path = "lua/forged/raise_pcall_again.lua", keys = 1)]
+async fn raise_pcall_again(counter: &str, message: &str) -> Value;
+
+#[redis_script(path = "lua/forged/raise_xpcall_again.lua", keys = 1)]
+async fn raise_xpcall_again(counter: &str, message: &str) -> Value;
+
+#[redis_script(path = "lua/forged/raise_coroutine_again.lua", keys = 1)]
+async fn raise_coroutine_again(counter: &str, message: &str) -> Value;
+
 #[redis_script(path = "lua/forged/newindex_raise.lua", keys = 1)]
 async fn newindex_raise(counter: &str, message: &str) -> Value;
 
-#[redis_script(path = "lua/forged/index_metatable.lua", keys = 1)]
-async fn index_metatable(counter: &str, message: &str) -> Value;
+/// The `table.sort` route, declared `exactly_once`.
+#[redis_script(path = "lua/forged/raise_table_sort.lua", keys = 1, exactly_once)]
+async fn raise_table_sort_once(counter: &str, message: &str) -> Value;
 
 #[redis_library(path = "lua/forged/forged_lib.lua")]
 mod forged_lib {
     #[function(keys = 1)]
     pub async fn forge_reply(counter: &str, message: &str) -> redis::Value;
+    #[function(keys = 1)]
+    pub async fn forge_raise(counter: &str, message: &str) -> redis::Value;
 }
 
 /// A route's typed call, as its `call` companion makes it.
@@ -105,17 +143,63 @@ type MakeCall = fn(&str, &str) -> Call<Value, Error>;
 /// How a route's script ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Ends {
-    /// With an error reply whose code is the wording's.
-    Error,
-    /// With the wording as a plain string.
+    /// It returns an error reply whose code is the wording's.
+    Returned,
+    /// It raises an error whose code is the wording's, at this line.
+    Raised(u32),
+    /// It raises the wording as a string, at this line: the code is `ERR`
+    /// and the message holds the wording.
+    RaisedText(u32),
+    /// It returns the wording as a plain string.
     Text,
-    /// With an empty array.
+    /// It returns an empty array.
     EmptyArray,
 }
 
+/// Checks that a call of a route that ends as `ends` with `wording` got
+/// what the route made, saying that it ran.
+fn assert_ending(what: &str, wording: &str, ends: Ends, result: Result<Value, Error>) {
+    match (result, ends) {
+        (Err(error), Ends::Returned | Ends::Raised(_) | Ends::RaisedText(_)) => {
+            assert!(
+                error.may_have_executed() && !error.is_refusal(),
+                "{what}, {wording:?}: {error:?}"
+            );
+            let (code, line, raised) = match ends {
+                Ends::Raised(line) => (code_of(wording), Some(line), true),
+                Ends::RaisedText(line) => ("ERR", Some(line), true),
+                _ => (code_of(wording), None, false),
+            };
+            assert_eq!(error.code(), Some(code), "{what}: {error:?}");
+            assert_eq!(
+                error.location().map(|location| location.line),
+                line,
+                "{what}: {error:?}"
+            );
+            assert!(
+                matches!(error, Error::Script { raised: was, .. } if was == raised),
+                "{what}: {error:?}"
+            );
+            if ends != Ends::Returned {
+                assert!(
+                    error.message().is_some_and(
+                        |message| wording.ends_with(message) || message.ends_with(wording)
+                    ),
+                    "{what}: {error:?}"
+                );
+            }
+        }
+        (Ok(reply), Ends::Text) => {
+            assert_eq!(reply, Value::BulkString(wording.as_bytes().to_vec()));
+        }
+        (Ok(reply), Ends::EmptyArray) => assert_eq!(reply, Value::Array(vec![])),
+        (other, _) => panic!("{what}, {wording:?}: {other:?}"),
+    }
+}
+
 /// Runs `make` cold (after `SCRIPT FLUSH`) and warm with every wording,
-/// refusal retries on, and checks that each call ran once, ended as
-/// `ends` says, and that an error says it may have run.
+/// refusal retries on, and checks that each call ran once and ended as
+/// `ends` says.
 async fn each_wording_runs_once(name: &str, make: MakeCall, ends: Ends) {
     let server = RedisServer::start();
     let mut connection = server.connection().await;
@@ -133,47 +217,34 @@ async fn each_wording_runs_once(name: &str, make: MakeCall, ends: Ends) {
                 Some(round as i64 + 1),
                 "{name}, {path}, {wording:?}: ran once per call ({result:?})"
             );
-            match (result, ends) {
-                (Err(error), Ends::Error) => {
-                    assert!(
-                        error.may_have_executed() && !error.is_refusal(),
-                        "{name}, {path}, {wording:?}: {error:?}"
-                    );
-                    assert_eq!(error.code(), Some(code_of(wording)), "{name}: {error:?}");
-                }
-                (Ok(reply), Ends::Text) => {
-                    assert_eq!(reply, Value::BulkString(wording.as_bytes().to_vec()));
-                }
-                (Ok(reply), Ends::EmptyArray) => assert_eq!(reply, Value::Array(vec![])),
-                (other, _) => panic!("{name}, {path}, {wording:?}: {other:?}"),
-            }
+            assert_ending(&format!("{name}, {path}"), wording, ends, result);
         }
     }
 }
 
 #[tokio::test]
 async fn a_bracketed_literal_key_cannot_forge_a_refusal() {
-    each_wording_runs_once("bracket_literal", bracket_literal::call, Ends::Error).await;
+    each_wording_runs_once("bracket_literal", bracket_literal::call, Ends::Returned).await;
 }
 
 #[tokio::test]
 async fn a_computed_key_cannot_forge_a_refusal() {
-    each_wording_runs_once("bracket_computed", bracket_computed::call, Ends::Error).await;
+    each_wording_runs_once("bracket_computed", bracket_computed::call, Ends::Returned).await;
 }
 
 #[tokio::test]
 async fn a_table_built_elsewhere_cannot_forge_a_refusal() {
-    each_wording_runs_once("table_elsewhere", table_elsewhere::call, Ends::Error).await;
+    each_wording_runs_once("table_elsewhere", table_elsewhere::call, Ends::Returned).await;
 }
 
 #[tokio::test]
 async fn decoded_json_cannot_forge_a_refusal() {
-    each_wording_runs_once("cjson_decode", cjson_decode::call, Ends::Error).await;
+    each_wording_runs_once("cjson_decode", cjson_decode::call, Ends::Returned).await;
 }
 
 #[tokio::test]
 async fn decoded_messagepack_cannot_forge_a_refusal() {
-    each_wording_runs_once("cmsgpack_unpack", cmsgpack_unpack::call, Ends::Error).await;
+    each_wording_runs_once("cmsgpack_unpack", cmsgpack_unpack::call, Ends::Returned).await;
 }
 
 /// Redis's `pcall` hands back a caught error table's message, not the
@@ -185,8 +256,8 @@ async fn a_pcall_result_passed_through_is_a_plain_string() {
 
 #[tokio::test]
 async fn a_caught_error_returned_as_is_cannot_forge_a_refusal() {
-    each_wording_runs_once("pcall_caught", pcall_caught::call, Ends::Error).await;
-    each_wording_runs_once("coroutine_caught", coroutine_caught::call, Ends::Error).await;
+    each_wording_runs_once("pcall_caught", pcall_caught::call, Ends::Returned).await;
+    each_wording_runs_once("coroutine_caught", coroutine_caught::call, Ends::Returned).await;
 }
 
 /// Redis reads a returned table's raw `err` field: a metatable's `__index`
@@ -196,37 +267,92 @@ async fn an_index_metamethod_makes_no_error_reply() {
     each_wording_runs_once("index_metatable", index_metatable::call, Ends::EmptyArray).await;
 }
 
-/// The one error the mark cannot reach: raised with a table whose
-/// `__newindex` keeps Redis from adding ` script: …`. The analysis sees
-/// the metatable, so the script is sent with its body every time and no
-/// reply of it is taken for a refusal.
+/// Valkey 9.1 writes no SHA1 in the suffix of a raised error: the raise
+/// the runtime once told by that suffix.
 #[tokio::test]
-async fn a_raise_that_escapes_the_suffix_is_still_taken_as_run() {
-    assert!(!newindex_raise::SCRIPT.is_read_only());
-    let server = RedisServer::start();
-    server.reset_stats();
-    each_wording_runs_once("newindex_raise", newindex_raise::call, Ends::Error).await;
-    let server_calls = (server.calls("evalsha"), server.calls("eval"));
-    // `each_wording_runs_once` started its own server: this one saw nothing.
-    assert_eq!(server_calls, (0, 0));
-    let call = newindex_raise::call("{forged}:n", "BUSY x");
-    let sent: Vec<Vec<u8>> = call
-        .command()
-        .args_iter()
-        .take(1)
-        .filter_map(|argument| match argument {
-            redis::Arg::Simple(bytes) => Some(bytes.to_vec()),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(sent, [b"EVAL".to_vec()], "sent with its body");
+async fn a_raised_table_cannot_forge_a_refusal() {
+    each_wording_runs_once("raise_direct", raise_direct::call, Ends::Raised(5)).await;
 }
 
-/// A library function's returned error replies are marked too: its
-/// `ERR Function not found` never makes the runtime load the library and
-/// call again.
+/// Raised from a C frame, the server's suffix names no line of the script
+/// (`on =[C]:-1`); the mark still names the line that called the C
+/// function.
 #[tokio::test]
-async fn a_function_cannot_forge_a_refusal() {
+async fn an_error_raised_through_a_c_function_cannot_forge_a_refusal() {
+    each_wording_runs_once("raise_table_sort", raise_table_sort::call, Ends::Raised(7)).await;
+    each_wording_runs_once(
+        "raise_table_foreach",
+        raise_table_foreach::call,
+        Ends::Raised(6),
+    )
+    .await;
+    each_wording_runs_once(
+        "raise_string_gsub",
+        raise_string_gsub::call,
+        Ends::RaisedText(6),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn an_error_caught_and_raised_again_cannot_forge_a_refusal() {
+    each_wording_runs_once(
+        "raise_pcall_again",
+        raise_pcall_again::call,
+        Ends::RaisedText(7),
+    )
+    .await;
+    each_wording_runs_once(
+        "raise_xpcall_again",
+        raise_xpcall_again::call,
+        Ends::Raised(11),
+    )
+    .await;
+    each_wording_runs_once(
+        "raise_coroutine_again",
+        raise_coroutine_again::call,
+        Ends::Raised(9),
+    )
+    .await;
+}
+
+/// A table whose `__newindex` keeps the server from adding its suffix:
+/// the handler reads it raw and marks it like any other.
+#[tokio::test]
+async fn a_raise_past_the_servers_suffix_is_marked_too() {
+    each_wording_runs_once("newindex_raise", newindex_raise::call, Ends::Raised(6)).await;
+}
+
+/// A raising body of an `exactly_once` script is recorded: the call sent
+/// again with its id gets the same error, and the body ran once.
+#[tokio::test]
+async fn an_exactly_once_script_records_the_error_it_raised() {
+    let server = RedisServer::start();
+    let mut connection = server.connection().await;
+    for (index, wording) in WORDINGS.iter().enumerate() {
+        let counter = format!("{{forged}}:once:{index}");
+        if index % 2 == 0 {
+            server.script_flush();
+        }
+        let call = raise_table_sort_once::call(&counter, wording).retry_refusals(retries());
+        for send in ["first", "again"] {
+            let result = call.invoke(&mut connection).await;
+            assert_eq!(
+                get(&mut connection, &counter).await,
+                Some(1),
+                "{send}, {wording:?}: ran once ({result:?})"
+            );
+            assert_ending(&format!("once, {send}"), wording, Ends::Raised(7), result);
+        }
+    }
+}
+
+/// A library function's errors, returned or raised, are marked for this
+/// crate's calls: its `ERR Function not found` never makes the runtime
+/// load the library and call again. Another client calling the function
+/// by its own name sees what the file says, unmarked.
+#[tokio::test]
+async fn a_function_cannot_forge_a_refusal_and_others_see_the_file() {
     let server = RedisServer::start();
     let mut connection = server.connection().await;
     let deployed = forged_lib::LIBRARY
@@ -234,22 +360,116 @@ async fn a_function_cannot_forge_a_refusal() {
         .await
         .expect("deploy");
     assert_eq!(deployed, Deployed::Loaded);
-    for (index, wording) in WORDINGS.iter().enumerate() {
-        let counter = format!("{{forged}}:function:{index}");
-        let result = forged_lib::forge_reply::call(&counter, wording)
-            .retry_refusals(retries())
-            .invoke(&mut connection)
-            .await;
-        assert_eq!(get(&mut connection, &counter).await, Some(1), "{wording}");
-        match result {
-            Err(error) => {
-                assert!(
-                    error.may_have_executed() && !error.is_refusal(),
-                    "{error:?}"
-                );
-                assert_eq!(error.code(), Some(code_of(wording)));
-            }
-            Ok(reply) => panic!("{wording}: {reply:?}"),
+    type MakeFunction = fn(&str, &str) -> Call<Value, Error>;
+    let functions: [(&str, MakeFunction, Ends); 2] = [
+        ("forge_reply", forged_lib::forge_reply::call, Ends::Returned),
+        (
+            "forge_raise",
+            forged_lib::forge_raise::call,
+            Ends::Raised(11),
+        ),
+    ];
+    for (name, make, ends) in functions {
+        for (index, wording) in WORDINGS.iter().enumerate() {
+            let counter = format!("{{forged}}:{name}:{index}");
+            let result = make(&counter, wording)
+                .retry_refusals(retries())
+                .invoke(&mut connection)
+                .await;
+            assert_eq!(get(&mut connection, &counter).await, Some(1), "{wording}");
+            assert_ending(name, wording, ends, result);
+
+            // Another client: the function by its own name, as the file
+            // wrote it.
+            let plain: redis::RedisResult<Value> = redis::cmd("FCALL")
+                .arg(name)
+                .arg(1)
+                .arg(&counter)
+                .arg(wording)
+                .query_async(&mut connection)
+                .await;
+            let error = match plain {
+                Ok(Value::ServerError(error)) => error,
+                Err(error) => match error.into_server_errors().as_deref() {
+                    Some([(_, error)]) => error.clone(),
+                    other => panic!("{name}: {other:?}"),
+                },
+                other => panic!("{name}: {other:?}"),
+            };
+            assert_eq!(error.code(), code_of(wording), "{name}: {error:?}");
+            assert_eq!(get(&mut connection, &counter).await, Some(2), "{wording}");
+        }
+    }
+    // What a reviewer sees of the deployed library: each function, and
+    // its twin saying what it is for.
+    let listed: Value = redis::cmd("FUNCTION")
+        .arg("LIST")
+        .arg("LIBRARYNAME")
+        .arg("forged_lib")
+        .query_async(&mut connection)
+        .await
+        .expect("FUNCTION LIST");
+    let text = format!("{listed:?}");
+    for script in [
+        &forged_lib::forge_reply::SCRIPT,
+        &forged_lib::forge_raise::SCRIPT,
+    ] {
+        let twin = script.function_name().expect("a function");
+        assert!(text.contains(twin), "{twin} in {text}");
+    }
+    assert!(text.contains("every error it ends with marked"), "{text}");
+}
+
+/// redis-rs's cluster client acts on the codes it knows (it follows
+/// `MOVED`/`ASK`, waits and sends again after `TRYAGAIN`, `LOADING`,
+/// `MASTERDOWN`, `CLUSTERDOWN`, refreshes its map after `READONLY`): a
+/// marked code is none of them. Every raise route with every wording runs
+/// once, alone and in a pipeline beside an unrelated write of the same
+/// slot, which runs once too.
+#[tokio::test]
+async fn the_cluster_client_never_sends_a_raised_error_again() {
+    let cluster = RedisCluster::start(3, 0);
+    let mut connection = cluster.connection().await;
+    let routes: [(&str, MakeCall, Ends); 4] = [
+        ("raise_direct", raise_direct::call, Ends::Raised(5)),
+        ("raise_table_sort", raise_table_sort::call, Ends::Raised(7)),
+        (
+            "raise_coroutine_again",
+            raise_coroutine_again::call,
+            Ends::Raised(9),
+        ),
+        (
+            "forge_raise",
+            forged_lib::forge_raise::call,
+            Ends::Raised(11),
+        ),
+    ];
+    for (name, make, ends) in routes {
+        for (index, wording) in WORDINGS.iter().enumerate() {
+            let counter = format!("{{forged}}:{name}:{index}");
+            let result = make(&counter, wording).invoke(&mut connection).await;
+            assert_eq!(
+                get(&mut connection, &counter).await,
+                Some(1),
+                "{name}, {wording:?}: {result:?}"
+            );
+            assert_ending(name, wording, ends, result);
+
+            let unrelated = format!("{{forged}}:{name}:{index}:unrelated");
+            let mut batch = Batch::pipeline();
+            let write = batch.add_command::<i64>(redis::cmd("INCR").arg(&unrelated).to_owned());
+            let raise = batch.add(make(&counter, wording)).expect("one slot");
+            let mut replies = batch.run(&mut connection).await.expect("the batch runs");
+            assert_eq!(replies.take(write).ok(), Some(1), "{name}, {wording:?}");
+            assert_ending(name, wording, ends, replies.take(raise));
+            assert_eq!(
+                (
+                    get(&mut connection, &counter).await,
+                    get(&mut connection, &unrelated).await
+                ),
+                (Some(2), Some(1)),
+                "{name}, {wording:?}: each ran once"
+            );
         }
     }
 }
@@ -337,7 +557,7 @@ impl Maker {
     }
 }
 
-/// How the table reaches the end of the script.
+/// How the table reaches the end of the script: returned, or raised.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Carrier {
     Direct,
@@ -351,11 +571,18 @@ enum Carrier {
     CoroutineResume,
     Raised,
     RaisedNewindex,
+    RaisedByTableSort,
+    RaisedByTableForeach,
+    RaisedByGsub,
+    RaisedAgainAfterPcall,
+    RaisedAgainAfterXpcall,
+    RaisedAgainAfterCoroutine,
+    RaisedInHelper,
     CommandError,
 }
 
 impl Carrier {
-    const ALL: [Carrier; 12] = [
+    const ALL: [Carrier; 19] = [
         Carrier::Direct,
         Carrier::Local,
         Carrier::Helper,
@@ -367,6 +594,13 @@ impl Carrier {
         Carrier::CoroutineResume,
         Carrier::Raised,
         Carrier::RaisedNewindex,
+        Carrier::RaisedByTableSort,
+        Carrier::RaisedByTableForeach,
+        Carrier::RaisedByGsub,
+        Carrier::RaisedAgainAfterPcall,
+        Carrier::RaisedAgainAfterXpcall,
+        Carrier::RaisedAgainAfterCoroutine,
+        Carrier::RaisedInHelper,
         Carrier::CommandError,
     ];
 
@@ -396,10 +630,47 @@ impl Carrier {
             Carrier::RaisedNewindex => {
                 format!("error(setmetatable({made}, {{__newindex = function() end}}))")
             }
+            Carrier::RaisedByTableSort => format!("table.sort({{1, {made}}}, error)\nreturn 0"),
+            Carrier::RaisedByTableForeach => {
+                format!("table.foreach({{[{made}] = 1}}, error)\nreturn 0")
+            }
+            // `error` called with each match: the made table's `err` text
+            // when it has one, raised as a string.
+            Carrier::RaisedByGsub => format!(
+                "local made = {made}\nlocal text = type(made) == 'table' and rawget(made, 'err')\nstring.gsub(type(text) == 'string' and text or 'x', '.+', error)\nreturn 0"
+            ),
+            Carrier::RaisedAgainAfterPcall => {
+                format!("local ok, caught = pcall(error, {made})\nerror(caught)")
+            }
+            Carrier::RaisedAgainAfterXpcall => format!(
+                "local ok, caught = xpcall(function() error({made}) end, function(raised) return raised end)\nerror(caught)"
+            ),
+            Carrier::RaisedAgainAfterCoroutine => format!(
+                "local ok, caught = coroutine.resume(coroutine.create(function() error({made}) end))\nerror(caught)"
+            ),
+            Carrier::RaisedInHelper => {
+                format!("local function fail()\n  error({made})\nend\nfail()\nreturn 0")
+            }
             // A command's own error, caught and returned: `KEYS[3]` holds
             // a word, so INCR fails with `ERR value is not an integer`.
             Carrier::CommandError => "return redis.pcall('INCR', KEYS[3])".to_owned(),
         }
+    }
+
+    /// Whether the script ends by raising (an error escapes its body).
+    fn raises(self) -> bool {
+        matches!(
+            self,
+            Carrier::Raised
+                | Carrier::RaisedNewindex
+                | Carrier::RaisedByTableSort
+                | Carrier::RaisedByTableForeach
+                | Carrier::RaisedByGsub
+                | Carrier::RaisedAgainAfterPcall
+                | Carrier::RaisedAgainAfterXpcall
+                | Carrier::RaisedAgainAfterCoroutine
+                | Carrier::RaisedInHelper
+        )
     }
 }
 
@@ -414,16 +685,33 @@ struct Case {
 }
 
 impl Case {
-    fn source(&self) -> String {
+    /// The body: counts its run, then ends with the made table.
+    fn body(&self) -> String {
         let message = if self.literal {
             format!("{:?}", self.wording)
         } else {
             "ARGV[2]".to_owned()
         };
         format!(
-            "-- A generated script: counts its run, then ends with an error reply.\n\
-             redis.call('INCR', KEYS[1])\n{}\n",
+            "redis.call('INCR', KEYS[1])\n{}\n",
             self.carrier.lua(&self.maker.lua(&message))
+        )
+    }
+
+    fn source(&self) -> String {
+        format!(
+            "-- A generated script: counts its run, then ends with an error.\n{}",
+            self.body()
+        )
+    }
+
+    /// The same body as the one function of a library; the callback names
+    /// its keys and arguments `KEYS` and `ARGV`, so the body reads them as
+    /// a script does.
+    fn library_source(&self) -> String {
+        format!(
+            "#!lua name=forged_generated\nredis.register_function('generated', function(KEYS, ARGV)\n{}end)\n",
+            self.body()
         )
     }
 }
@@ -441,72 +729,126 @@ fn cases() -> impl Strategy<Value = Case> {
             wording,
             literal,
         })
-        .prop_filter("crashes Redis 7.0", |case| !case.crashes_redis_7_0())
 }
 
-impl Case {
-    /// Raising a table that has no `err` field with a `__newindex`
-    /// metamethod crashes Redis 7.0.15 (it formats a null message; Valkey
-    /// 8.1 answers `ERR unknown error`): the outer `setmetatable` replaces
-    /// the `__index` that answered `err`.
-    fn crashes_redis_7_0(&self) -> bool {
-        self.maker == Maker::IndexMetatable && self.carrier == Carrier::RaisedNewindex
+/// The generated script's signature: three keys (the counter, a scratch
+/// hash, a word) and two arguments (`'err'`, the wording).
+fn generated_signature() -> Signature {
+    Signature {
+        keys: 3,
+        args: 2,
+        allow_unused: true,
+        ..Signature::default()
     }
 }
 
-/// The script of `case` as the macro would embed it, built at run time.
-fn script_of(source: &str) -> (&'static Script, redis_script_analysis::Analysis) {
-    let analysis = analyze(
-        source,
-        &Signature {
-            keys: 3,
-            args: 2,
-            allow_unused: true,
-            ..Signature::default()
-        },
-    );
-    let sent_source = sent::script(source, &analysis, false);
+/// The script of `case` as the macro would embed it, built at run time;
+/// with `exactly_once`, wrapped to record its calls.
+fn script_of(
+    source: &str,
+    exactly_once: bool,
+) -> (&'static Script, redis_script_analysis::Analysis) {
+    let analysis = analyze(source, &generated_signature());
+    let sent_source = sent::script(source, &analysis, exactly_once);
     let sha1 = sha1_smol::Sha1::from(&sent_source).digest().to_string();
-    let script = redis_script::__private_v2::new_script(
-        "generated",
+    let script = new_script(
+        if exactly_once {
+            "generated_once"
+        } else {
+            "generated"
+        },
         "generated.lua",
         Box::leak(sent_source.into_boxed_str()),
         Box::leak(sha1.into_boxed_str()),
         analysis.read_only,
         false,
-        analysis.error_codes.raises_unmarked,
     );
+    let script = if exactly_once {
+        with_exactly_once(
+            script,
+            redis_script::__private_v3::exactly_once(None, None, None),
+        )
+    } else {
+        script
+    };
     (Box::leak(Box::new(script)), analysis)
 }
 
-fn call_of(script: &'static Script, keys: [&str; 3], wording: &str) -> Call<Value, Error> {
+/// The function of the library made of `case`'s body, as the macro would
+/// embed it.
+fn function_of(case: &Case) -> &'static Script {
+    let source = case.library_source();
+    let analysis = analyze_library(
+        &source,
+        &LibrarySignature {
+            functions: vec![DeclaredFunction {
+                name: "generated".to_owned(),
+                signature: generated_signature(),
+            }],
+            ..LibrarySignature::default()
+        },
+    );
+    let sent = sent::library(&source, &analysis);
+    let sha1 = sha1_smol::Sha1::from(&sent.source).digest().to_string();
+    let called_as = sent.function_name("generated");
+    let library: &'static Library = Box::leak(Box::new(new_library(
+        "forged_generated",
+        "generated_lib.lua",
+        Box::leak(sent.source.into_boxed_str()),
+        Box::leak(sha1.into_boxed_str()),
+        &["generated"],
+    )));
+    Box::leak(Box::new(new_function(
+        library,
+        "generated",
+        Box::leak(called_as.into_boxed_str()),
+        false,
+        false,
+    )))
+}
+
+/// A call of a generated script (or function) with `keys` and the
+/// wording; with `id`, as an exactly-once call.
+fn call_of(
+    script: &'static Script,
+    keys: [&str; 3],
+    wording: &str,
+    id: Option<CallId>,
+) -> Call<Value, Error> {
     let mut encoded = Keys::new();
     for key in keys {
         encoded.push(&key);
     }
-    let mut call = start_call::<Value, Error>(script, encoded);
+    let mut call = match id {
+        Some(id) => start_call_with_id::<Value, Error>(script, encoded, id),
+        None => start_call::<Value, Error>(script, encoded),
+    };
     push_argument(&mut call, &"err");
     push_argument(&mut call, &wording);
     call
 }
 
-/// How many generated scripts the test runs.
-const GENERATED: u32 = 10_000;
+/// How many generated scripts the test runs on each server.
+const GENERATED: u32 = 4_000;
+
+/// Every how many generated scripts one also runs as a library function.
+const AS_FUNCTION_EVERY: u64 = 4;
 
 /// How the calls of the generated scripts ended.
 #[derive(Debug, Default)]
 struct Endings {
-    /// An error reply the script returned (marked).
+    /// An error reply the script returned.
     returned_errors: u32,
-    /// An error the script raised (Redis's ` script: …` suffix).
+    /// An error the script raised, with its line.
     raised_errors: u32,
-    /// An error with neither: raised past the suffix.
-    unmarked_errors: u32,
     replies: u32,
+    /// Calls made as an exactly-once script, and as a library function.
+    exactly_once_calls: u32,
+    function_calls: u32,
 }
 
 #[test]
-fn generated_error_replies_never_pass_for_refusals() {
+fn generated_errors_never_pass_for_refusals() {
     let server = RedisServer::start();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -528,14 +870,16 @@ fn generated_error_replies_never_pass_for_refusals() {
         index.set(index.get() + 1);
         let index = index.get();
         let source = case.source();
-        let (script, analysis) = script_of(&source);
-        let keys = [
-            format!("{{gen}}:count:{index}"),
-            format!("{{gen}}:hash:{index}"),
-            "{gen}:word".to_owned(),
-        ];
-        let keys = [keys[0].as_str(), keys[1].as_str(), keys[2].as_str()];
+        let (script, analysis) = script_of(&source, false);
+        let (once, _) = script_of(&source, true);
+        let function = index
+            .is_multiple_of(AS_FUNCTION_EVERY)
+            .then(|| function_of(&case));
+        let counter = format!("{{gen}}:count:{index}");
+        let hash = format!("{{gen}}:hash:{index}");
+        let keys = [counter.as_str(), hash.as_str(), "{gen}:word"];
         let connection = &mut *connection.borrow_mut();
+        let ends = &mut *ends.borrow_mut();
         runtime.block_on(async {
             let () = redis::cmd("SET")
                 .arg(keys[2])
@@ -546,20 +890,62 @@ fn generated_error_replies_never_pass_for_refusals() {
             if index.is_multiple_of(500) {
                 server.script_flush();
             }
-            for round in 1..=2 {
-                let result = call_of(script, keys, case.wording)
+            let mut runs = 0;
+            // Cold or warm, then warm, refusal retries on.
+            for _ in 0..2 {
+                let result = call_of(script, keys, case.wording, None)
                     .retry_refusals(retries())
                     .invoke(connection)
                     .await;
+                runs += 1;
                 let executions = get(connection, keys[0]).await;
                 prop_assert_eq!(
                     executions,
-                    Some(round),
+                    Some(runs),
                     "ran once per call: {:?}\n{}",
                     result,
                     source
                 );
-                check_outcome(&case, &analysis, &result, &source, &mut ends.borrow_mut())?;
+                check_outcome(&case, &analysis, &result, &source, ends)?;
+            }
+            // Exactly once: the same call sent twice runs once.
+            let call = call_of(once, keys, case.wording, Some(CallId::generate()))
+                .retry_refusals(retries());
+            for _ in 0..2 {
+                let result = call.invoke(connection).await;
+                ends.exactly_once_calls += 1;
+                prop_assert_eq!(
+                    get(connection, keys[0]).await,
+                    Some(runs + 1),
+                    "exactly once: ran once for both sends: {:?}\n{}",
+                    result,
+                    source
+                );
+                check_outcome(&case, &analysis, &result, &source, ends)?;
+            }
+            runs += 1;
+            if let Some(function) = function {
+                let library = function.library().expect("a function");
+                let deployed = library.deploy(connection, OnConflict::Replace).await;
+                prop_assert!(
+                    deployed.is_ok(),
+                    "deploy: {:?}\n{}",
+                    deployed,
+                    case.library_source()
+                );
+                let result = call_of(function, keys, case.wording, None)
+                    .retry_refusals(retries())
+                    .invoke(connection)
+                    .await;
+                ends.function_calls += 1;
+                prop_assert_eq!(
+                    get(connection, keys[0]).await,
+                    Some(runs + 1),
+                    "as a function, ran once: {:?}\n{}",
+                    result,
+                    case.library_source()
+                );
+                check_outcome(&case, &analysis, &result, &source, ends)?;
             }
             Ok(())
         })?;
@@ -576,31 +962,28 @@ fn generated_error_replies_never_pass_for_refusals() {
     let ends = ends.into_inner();
     let total: u32 = combinations.values().sum();
     eprintln!(
-        "{total} generated scripts over {} combinations of route and carrier, each run twice \
-         on {}: {ends:?}; no reply taken for a refusal, every code foreseen",
+        "{total} generated scripts over {} combinations of route and carrier, each run cold, warm, \
+         exactly once and one in {AS_FUNCTION_EVERY} as a library function, on {}: {ends:?}; \
+         no error taken for a refusal, every returned code foreseen, every raised one with its line",
         combinations.len(),
         server.binary().display()
     );
     assert_eq!(total, GENERATED);
-    // Every combination but the one that crashes Redis 7.0.
-    assert_eq!(
-        combinations.len(),
-        Maker::ALL.len() * Carrier::ALL.len() - 1
-    );
+    assert_eq!(combinations.len(), Maker::ALL.len() * Carrier::ALL.len());
     // The generator reaches every way a call can end, each many times.
     for (what, count) in [
         ("returned errors", ends.returned_errors),
         ("raised errors", ends.raised_errors),
-        ("unmarked raised errors", ends.unmarked_errors),
         ("replies", ends.replies),
+        ("calls of functions", ends.function_calls),
     ] {
         assert!(count >= 500, "only {count} {what}: {ends:?}");
     }
 }
 
-/// The promises about one call: an error says it may have run, and the
-/// code of an error the script did not raise with Redis's suffix is one
-/// the analysis said the script could end with.
+/// The promises about one call: an error says it may have run; a raised
+/// error names its line, a returned one's code is one the analysis said
+/// the script could end with.
 fn check_outcome(
     case: &Case,
     analysis: &redis_script_analysis::Analysis,
@@ -610,6 +993,7 @@ fn check_outcome(
 ) -> Result<(), TestCaseError> {
     let error = match result {
         Ok(_) => {
+            prop_assert!(!case.carrier.raises(), "a raise ended well\n{}", source);
             ends.replies += 1;
             return Ok(());
         }
@@ -621,27 +1005,41 @@ fn check_outcome(
         error,
         source
     );
-    let code = error.code().unwrap_or_default();
-    let codes = &analysis.error_codes;
-    if error.location().is_some() {
-        ends.raised_errors += 1;
-        return Ok(());
-    }
-    prop_assert!(
-        codes.may_return(code),
-        "the analysis says {:?}, the server delivered {}\n{}",
-        codes,
+    let Error::Script {
+        raised,
+        location,
         code,
+        ..
+    } = error
+    else {
+        return Err(TestCaseError::fail(format!(
+            "not the script's error: {error:?}\n{source}"
+        )));
+    };
+    prop_assert_eq!(
+        *raised,
+        case.carrier.raises(),
+        "raised or returned: {:?}\n{}",
+        error,
         source
     );
-    if case.carrier == Carrier::RaisedNewindex {
+    if *raised {
         prop_assert!(
-            codes.raises_unmarked,
-            "not seen as raising unmarked\n{}",
+            location.is_some(),
+            "a raise without its line: {:?}\n{}",
+            error,
             source
         );
-        ends.unmarked_errors += 1;
+        ends.raised_errors += 1;
     } else {
+        let codes = &analysis.error_codes;
+        prop_assert!(
+            codes.may_return(code),
+            "the analysis says {:?}, the server delivered {}\n{}",
+            codes,
+            code,
+            source
+        );
         ends.returned_errors += 1;
     }
     Ok(())

@@ -350,18 +350,6 @@ pub(crate) fn not_found_after_load(script: &'static Script, load: &Value) -> Err
     match (load, script.library()) {
         (Value::ServerError(error), Some(library)) => {
             let (code, detail) = (error.code(), error.details().unwrap_or_default());
-            if refusal::load_refusal(code, detail)
-                == refusal::LoadRefusal::FunctionExists(script.name())
-            {
-                // Another library registers this very name: FCALL found and
-                // ran its function, and the reply is that function's own.
-                return Error::Script {
-                    operation: script.name(),
-                    code: code.to_owned(),
-                    message: refusal::FUNCTION_NOT_FOUND.to_owned(),
-                    location: None,
-                };
-            }
             load_error(script.name(), library, code, detail)
         }
         // Loaded, yet the function is not found: the loaded code does not
@@ -418,37 +406,19 @@ impl Outcome {
     pub(super) fn of(reply: redis::RedisResult<Value>, script: &'static Script) -> Self {
         let origin = Origin::script(script);
         let error = match reply {
-            // An error reply the script returned (its code is marked):
-            // whatever its words, the script ran.
-            Ok(Value::ServerError(error))
-                if redis_script_codes::unmarked(error.code()).is_some() =>
-            {
-                return Self::Failed(Error::from_server(origin, &error));
-            }
             Ok(Value::ServerError(error)) => Error::from_server(origin, &error),
             Ok(value) => return Self::Reply(value),
             Err(error) => Error::from_failure(origin, error),
         };
-        let function_not_found = script.is_function()
-            && error.location().is_none()
-            && matches!(error, Error::Refused { .. } | Error::Script { .. })
-            && refusal::is_function_not_found(
-                error.code().unwrap_or_default(),
-                error.message().unwrap_or_default(),
-            );
-        if function_not_found {
-            return match script.library() {
-                Some(library) if script.may_forge_refusals() => Self::Failed(Error::NotLoaded {
-                    operation: script.name(),
-                    library: library.name(),
-                }),
-                _ => Self::NoFunction,
-            };
-        }
+        // Every error the script ends with is marked (an `Error::Script`
+        // then): a refusal is the server's own.
         match &error {
-            // Only the server's own wording, and never a code the script can
-            // return: the checker rejects `error_reply('NOSCRIPT …')`.
-            // Functions are never cached scripts: for one, this is a reply.
+            Error::Refused { code, message, .. }
+                if script.is_function() && refusal::is_function_not_found(code, message) =>
+            {
+                Self::NoFunction
+            }
+            // Functions are never cached scripts: for one, this is no miss.
             Error::Refused { code, .. } if code == NOSCRIPT && !script.is_function() => {
                 Self::NoScript
             }

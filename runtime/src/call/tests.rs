@@ -6,7 +6,7 @@ use redis::RedisWrite as _;
 
 use crate::error::KeySlot;
 
-use crate::test_support::{ALLOW, COMPUTED, LIBRARY, MOVE_ITEM, ONCE, PEEK, keys, server_error};
+use crate::test_support::{ALLOW, LIBRARY, MOVE_ITEM, ONCE, PEEK, keys, server_error};
 
 use super::attempts::*;
 use super::keys::*;
@@ -173,7 +173,7 @@ fn fcall_command_layout() {
     let call = function_call(&ALLOW);
     assert_eq!(
         texts(&call.command()),
-        ["FCALL", "allow", "1", "rl:{t}", "10", "60"]
+        ["FCALL", "allow_marked", "1", "rl:{t}", "10", "60"]
     );
     assert_eq!(call.first_key().as_deref(), Some("rl:{t}"));
     assert_eq!(call.slot().ok().flatten(), Some(key_slot(b"rl:{t}")));
@@ -266,7 +266,7 @@ fn function_not_found_loads_the_library_and_calls_in_one_pipeline() {
             ]),
         ],
     );
-    assert_eq!(sent, ["FCALL", "FUNCTION LOAD | FCALL allow"]);
+    assert_eq!(sent, ["FCALL", "FUNCTION LOAD | FCALL allow_marked"]);
     assert_eq!(result.map(|result| result.ok()), Some(Some(3)));
 
     // Someone else loaded it meanwhile: the call's reply counts.
@@ -336,19 +336,7 @@ fn a_load_that_did_not_help_says_why() {
 }
 
 #[test]
-fn a_function_that_can_raise_the_reply_unmarked_is_not_loaded_on_the_way() {
-    let (sent, result) = drive(&function_call(&COMPUTED), vec![not_found()]);
-    assert_eq!(sent, ["FCALL"]);
-    match result {
-        Some(Err(error @ Error::NotLoaded { .. })) => {
-            assert!(error.may_have_executed(), "the reply may be its own");
-            assert_eq!(error.library(), Some("quota_lib"));
-        }
-        other => panic!("{other:?}"),
-    }
-    // Any other function cannot: its own error replies are marked.
-    let (sent, _) = drive(&function_call(&PEEK), vec![not_found(), not_found()]);
-    assert_eq!(sent, ["FCALL_RO", "FUNCTION LOAD | FCALL peek"]);
+fn a_functions_marked_errors_never_load_the_library() {
     let (sent, result) = drive(
         &function_call(&ALLOW),
         vec![Ok(vec![server_error("~ERR Function not found")])],
@@ -365,6 +353,12 @@ fn a_function_that_can_raise_the_reply_unmarked_is_not_loaded_on_the_way() {
         }
         other => panic!("{other:?}"),
     }
+    let (sent, result) = drive(
+        &function_call(&PEEK),
+        vec![Ok(vec![server_error("^ERR Function not found @4")])],
+    );
+    assert_eq!(sent, ["FCALL_RO"], "a raised error: never loaded either");
+    assert!(result.is_some_and(|result| result.is_err_and(|error| error.may_have_executed())),);
 }
 
 #[test]
@@ -384,7 +378,10 @@ fn a_dropped_cold_pipeline_is_resent_only_for_no_writes_functions() {
         &function_call(&PEEK),
         vec![not_found(), dropped(), Ok(vec![Value::Int(7)])],
     );
-    assert_eq!(sent, ["FCALL_RO", "FUNCTION LOAD | FCALL peek", "FCALL_RO"]);
+    assert_eq!(
+        sent,
+        ["FCALL_RO", "FUNCTION LOAD | FCALL peek_marked", "FCALL_RO"]
+    );
     assert_eq!(result.map(|result| result.ok()), Some(Some(7)));
 }
 
@@ -392,9 +389,7 @@ fn a_dropped_cold_pipeline_is_resent_only_for_no_writes_functions() {
 fn raised_function_errors_point_into_the_library_file() {
     let (_, result) = drive(
         &function_call(&ALLOW),
-        vec![Ok(vec![server_error(
-            "ERR user_function:6: kaboom script: allow, on @user_function:6.",
-        )])],
+        vec![Ok(vec![server_error("^ERR user_function:6: kaboom @6")])],
     );
     match result {
         Some(Err(error)) => {
@@ -409,11 +404,11 @@ fn raised_function_errors_point_into_the_library_file() {
         }
         other => panic!("{other:?}"),
     }
-    // The library's own NOSCRIPT-looking reply is a reply, not a miss.
+    // The library's own NOSCRIPT-looking error is its own, not a miss.
     let (sent, result) = drive(
         &function_call(&PEEK),
         vec![Ok(vec![server_error(
-            "NOSCRIPT No matching script. Please use EVAL.",
+            "^NOSCRIPT No matching script. Please use EVAL. @2",
         )])],
     );
     assert_eq!(sent, ["FCALL_RO"]);
@@ -573,7 +568,6 @@ static READ_ONLY_A: Script = crate::script::new_script(
     "e0e1f9fabfc9d4800c877a703b823ac0578ff8db",
     true,
     false,
-    false,
 );
 static READ_ONLY_B: Script = crate::script::new_script(
     "read_only_b",
@@ -581,7 +575,6 @@ static READ_ONLY_B: Script = crate::script::new_script(
     "return 1",
     "e0e1f9fabfc9d4800c877a703b823ac0578ff8db",
     true,
-    false,
     false,
 );
 

@@ -60,26 +60,6 @@ fn message_field_takes_the_rest() {
 }
 
 #[test]
-fn redis_trailer_is_dropped_from_error_messages() {
-    assert_eq!(
-        error_message(
-            "version 2 is final script: 21db60a7fcdb848890dfc65f07195adfbd735b79, on @user_script:14."
-        ),
-        "version 2 is final"
-    );
-    assert_eq!(
-        error_message(" script: 21db60a7fcdb848890dfc65f07195adfbd735b79, on @user_script:1."),
-        ""
-    );
-    assert_eq!(error_message("my script: broken"), "my script: broken");
-    assert_eq!(
-        error_message("a script: b, on @c:x."),
-        "a script: b, on @c:x."
-    );
-    assert_eq!(error_message("expected 3 found 4"), "expected 3 found 4");
-}
-
-#[test]
 fn positional_words_last_takes_rest() {
     assert_eq!(error_words("3 4", 2), vec![Some("3"), Some("4")]);
     assert_eq!(error_words("a b c d", 2), vec![Some("a"), Some("b c d")]);
@@ -111,7 +91,7 @@ fn reasons_lose_the_prefix_and_are_bounded() {
 mod derived {
     use redis::{FromRedisValue, Value};
 
-    use crate::__private_v2::{ReplyShape, Shape, accepts_bare, accepts_tag};
+    use crate::__private_v3::{ReplyShape, Shape, accepts_bare, accepts_tag};
     #[cfg(feature = "json")]
     use crate::Json;
     use crate::shape::Variant;
@@ -749,6 +729,7 @@ mod derived {
             code: code.into(),
             message: message.into(),
             location: None,
+            raised: false,
         };
         let failure = Failure::<VersionError>::from(script_error("CONFLICT", "expected 3 found 4"));
         assert!(matches!(

@@ -11,7 +11,7 @@ use super::{Shape, Variant};
 /// `index` counts the elements after the tag).
 ///
 /// ```
-/// use redis_script::__private_v2::has_element;
+/// use redis_script::__private_v3::has_element;
 /// const DENIED: &[(&str, usize)] = &[("DENIED", 0), ("DENIED", 1)];
 /// const _: () = assert!(has_element(DENIED, "DENIED", 1));
 /// const _: () = assert!(!has_element(DENIED, "ALLOWED", 0));
@@ -31,7 +31,7 @@ pub const fn has_element(elements: &[(&str, usize)], tag: &str, index: usize) ->
 /// Byte-wise string equality, usable in `const` items.
 ///
 /// ```
-/// use redis_script::__private_v2::str_eq;
+/// use redis_script::__private_v3::str_eq;
 /// const SAME: bool = str_eq("DENIED", "DENIED");
 /// assert!(SAME && !str_eq("DENIED", "denied"));
 /// ```
@@ -59,7 +59,7 @@ pub const fn str_eq(left: &str, right: &str) -> bool {
 /// first element) has an acceptable length. [`Shape::Any`] accepts all.
 ///
 /// ```
-/// use redis_script::__private_v2::{Shape, accepts_tag, tagged_shape, variant};
+/// use redis_script::__private_v3::{Shape, accepts_tag, tagged_shape, variant};
 /// const DECISION: Shape = tagged_shape("Decision", &[variant("Denied", "DENIED", 1, 2, false)]);
 /// const _: () = assert!(accepts_tag(&DECISION, "DENIED", 2));
 /// const _: () = assert!(accepts_tag(&DECISION, "DENIED", 1));
@@ -93,7 +93,7 @@ pub const fn accepts_tag(shape: &Shape, tag: &str, elements: usize) -> bool {
 /// unknown tag apart from a wrong element count.
 ///
 /// ```
-/// use redis_script::__private_v2::{Shape, has_tag, tagged_shape, variant};
+/// use redis_script::__private_v3::{Shape, has_tag, tagged_shape, variant};
 /// const MODE: Shape = tagged_shape("Mode", &[variant("Busy", "BUSY", 0, 0, true)]);
 /// const _: () = assert!(has_tag(&MODE, "BUSY") && !has_tag(&MODE, "IDLE"));
 /// ```
@@ -119,7 +119,7 @@ pub const fn has_tag(shape: &Shape, tag: &str) -> bool {
 /// produce. `false` for other shapes.
 ///
 /// ```
-/// use redis_script::__private_v2::{Shape, tagged_shape, unreturned_variant, variant};
+/// use redis_script::__private_v3::{Shape, tagged_shape, unreturned_variant, variant};
 /// const MODE: Shape = tagged_shape(
 ///     "Mode",
 ///     &[
@@ -160,7 +160,7 @@ pub const fn unreturned_variant(shape: &Shape, returned: &[&str]) -> bool {
 /// field. A [`Shape::Array`] never does; [`Shape::Any`] always does.
 ///
 /// ```
-/// use redis_script::__private_v2::{Shape, accepts_bare, tagged_shape, variant};
+/// use redis_script::__private_v3::{Shape, accepts_bare, tagged_shape, variant};
 /// const MODE: Shape = tagged_shape(
 ///     "Mode",
 ///     &[
@@ -197,7 +197,7 @@ pub const fn accepts_bare(shape: &Shape, text: &str) -> bool {
 /// computed at run time). [`Shape::Any`] accepts all.
 ///
 /// ```
-/// use redis_script::__private_v2::{Shape, accepts_array, array_shape};
+/// use redis_script::__private_v3::{Shape, accepts_array, array_shape};
 /// const RATE: Shape = array_shape("Rate", 1, 2);
 /// const _: () = assert!(accepts_array(&RATE, 2) && !accepts_array(&RATE, 3));
 /// ```
@@ -226,7 +226,7 @@ pub const fn accepts_array(shape: &Shape, elements: usize) -> bool {
 /// Whether `shape` accepts a table reply at all: not a single value.
 ///
 /// ```
-/// use redis_script::__private_v2::{ReplyShape, accepts_table};
+/// use redis_script::__private_v3::{ReplyShape, accepts_table};
 /// const _: () = assert!(!accepts_table(&<i64 as ReplyShape>::SHAPE));
 /// const _: () = assert!(accepts_table(&<Vec<i64> as ReplyShape>::SHAPE));
 /// ```
@@ -238,7 +238,7 @@ pub const fn accepts_table(shape: &Shape) -> bool {
 /// (`return count`): not a struct, tuple or tagged enum.
 ///
 /// ```
-/// use redis_script::__private_v2::{ReplyShape, accepts_single_value};
+/// use redis_script::__private_v3::{ReplyShape, accepts_single_value};
 /// const _: () = assert!(accepts_single_value(&<u64 as ReplyShape>::SHAPE));
 /// const _: () = assert!(!accepts_single_value(&<(u64, u64) as ReplyShape>::SHAPE));
 /// ```
@@ -311,7 +311,7 @@ impl CheckMessage {
 /// `FixedWindow` has 2 fields …". For a failed [`accepts_array`].
 ///
 /// ```
-/// use redis_script::__private_v2::{array_mismatch, array_shape};
+/// use redis_script::__private_v3::{array_mismatch, array_shape};
 /// const SHAPE: redis_script::shape::Shape = array_shape("FixedWindow", 2, 2);
 /// const TEXT: &str = array_mismatch(&SHAPE, "3 elements, but ", ".").as_str();
 /// assert_eq!(TEXT, "3 elements, but `FixedWindow` has 2 fields.");
@@ -348,7 +348,7 @@ pub const fn array_mismatch(shape: &Shape, before: &str, after: &str) -> CheckMe
 /// of them is a likely misspelling of `tag`, then `after`.
 ///
 /// ```
-/// use redis_script::__private_v2::{Shape, tagged_shape, unknown_tag_message, variant};
+/// use redis_script::__private_v3::{Shape, tagged_shape, unknown_tag_message, variant};
 /// const DECISION: Shape = tagged_shape(
 ///     "Decision",
 ///     &[variant("Allowed", "ALLOWED", 1, 1, false), variant("Denied", "DENIED", 2, 2, false)],
@@ -390,7 +390,7 @@ pub const fn unknown_tag_message(
 /// [`unknown_tag_message`] for an error code among `codes`.
 ///
 /// ```
-/// use redis_script::__private_v2::unknown_code_message;
+/// use redis_script::__private_v3::unknown_code_message;
 /// const TEXT: &str = unknown_code_message(&["NOT_OWNER"], "NOT_OWNR", "", "add it").as_str();
 /// assert_eq!(TEXT, "did you mean \"NOT_OWNER\"? otherwise add it");
 /// ```
@@ -464,7 +464,7 @@ impl<'w> NearMiss<'w> {
 /// `redis.error_reply('CODE …')` at compile time.
 ///
 /// ```
-/// use redis_script::__private_v2::contains_code;
+/// use redis_script::__private_v3::contains_code;
 /// const CODES: &[&str] = &["CONFLICT", "NOT_FOUND"];
 /// const _: () = assert!(contains_code(CODES, "CONFLICT") && !contains_code(CODES, "GONE"));
 /// ```
@@ -485,7 +485,7 @@ pub const fn contains_code(codes: &[&str], code: &str) -> bool {
 /// is an error of its own, often a misspelling of the unraised one.
 ///
 /// ```
-/// use redis_script::__private_v2::unraised_code;
+/// use redis_script::__private_v3::unraised_code;
 /// const _: () = assert!(unraised_code(&["CONFLICT", "GONE"], &["CONFLICT"]));
 /// const _: () = assert!(!unraised_code(&["CONFLICT"], &["CONFLICT"]));
 /// const _: () = assert!(!unraised_code(&["CONFLICT"], &["CONFLCT"]));

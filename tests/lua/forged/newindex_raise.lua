@@ -1,5 +1,5 @@
 -- Counts its run, then raises an error table whose __newindex metamethod
--- keeps Redis from adding its " script: …" suffix.
+-- keeps the server from adding its " script: …" suffix.
 -- KEYS[1] = a counter of executions
 -- ARGV[1] = the error, code first
 redis.call('INCR', KEYS[1])

@@ -56,7 +56,6 @@ pub fn impls(container: &Container<'_>) -> TokenStream {
                 __code: &str,
                 __message: &str,
             ) -> ::core::option::Option<Self> {
-                let __message = #private::error_message(__message);
                 let _ = __message;
                 match __code {
                     #(#decode_arms)*
