@@ -149,8 +149,9 @@ fn run(options: &cli::Options) -> Result<(), BoxError> {
     }
     println!(
         "\nThe same `EVALSHA` of each `.lua` file as written (what the hand-written rows send) and \
-         as the generated call sends it: wrapped so that an error reply the script returns is \
-         marked (`~CODE`) and can never pass for a refusal of the server. Microseconds per call \
+         as the generated call sends it: run under `xpcall`, so that every error it ends with, \
+         returned (`~CODE`) or raised (`^CODE … @line`), is marked and can never pass for a \
+         refusal of the server. Microseconds per call \
          as the server counts them (`INFO commandstats`), {} calls per source in pipelines of 100.\n",
         options.calls
     );

@@ -1,7 +1,7 @@
 //! What the source sent costs the server: the same `EVALSHA` of each
 //! workload's `.lua` file as written and as the generated call sends it
-//! (wrapped to mark returned error replies), timed by the server itself
-//! (`INFO commandstats`, `usec` over `calls` for `evalsha`).
+//! (run under `xpcall`, marking every error it ends with), timed by the
+//! server itself (`INFO commandstats`, `usec` over `calls` for `evalsha`).
 
 use redis::aio::MultiplexedConnection;
 

@@ -72,3 +72,137 @@ fn every_endless_loop_the_checker_reports_makes_the_server_answer_busy() {
         );
     }
 }
+
+/// An endless loop sent as the runtime sends it (run under `xpcall`) still
+/// ends with `SCRIPT KILL`: the server raises again on every line run, the
+/// wrapper's included. The killed call says it ran; a writing call sent
+/// meanwhile is refused with `BUSY` and says it did not run, and with
+/// refusal retries it runs once after the kill. The same holds for a
+/// library function's twin and `FUNCTION KILL`.
+#[test]
+fn a_wrapped_script_is_killed_and_says_it_ran() {
+    use redis_script::__private_v3::{Keys, new_function, new_library, new_script, start_call};
+    use redis_script::{Call, Error, RetryRefusals, Script};
+    use redis_script_analysis::{DeclaredFunction, LibrarySignature, sent};
+
+    let server = RedisServer::start_with(&["--busy-reply-threshold", "50"]);
+    let client = server.client();
+    let mut other = client.get_connection().expect("connection");
+    let signature = Signature {
+        keys: 1,
+        allow_unused: true,
+        ..Signature::default()
+    };
+    let leak = |text: String| -> &'static str { Box::leak(text.into_boxed_str()) };
+    let sha1 = |text: &str| sha1_smol::Sha1::from(text).digest().to_string();
+    let script = |source: &str| -> &'static Script {
+        let sent = sent::script(source, &analyze(source, &signature), false);
+        let digest = sha1(&sent);
+        Box::leak(Box::new(new_script(
+            "endless",
+            "endless.lua",
+            leak(sent),
+            leak(digest),
+            false,
+            false,
+        )))
+    };
+    let function = |body: &str| -> &'static Script {
+        let source = format!(
+            "#!lua name=endless_lib\nredis.register_function('endless', function(KEYS, ARGV)\n{body}\nend)\n"
+        );
+        let analysis = redis_script_analysis::analyze_library(
+            &source,
+            &LibrarySignature {
+                functions: vec![DeclaredFunction {
+                    name: "endless".to_owned(),
+                    signature: signature.clone(),
+                }],
+                ..LibrarySignature::default()
+            },
+        );
+        let sent = sent::library(&source, &analysis);
+        let called_as = leak(sent.function_name("endless"));
+        let digest = sha1(&sent.source);
+        let library = Box::leak(Box::new(new_library(
+            "endless_lib",
+            "endless_lib.lua",
+            leak(sent.source),
+            leak(digest),
+            &["endless"],
+        )));
+        Box::leak(Box::new(new_function(
+            library, "endless", called_as, false, false,
+        )))
+    };
+    let call = |script: &'static Script| -> Call<redis::Value, Error> {
+        let mut keys = Keys::new();
+        keys.push(&"k");
+        start_call(script, keys)
+    };
+    let counter = script("return redis.call('INCR', KEYS[1])");
+    let loops: [(&str, &'static Script, &str); 3] = [
+        ("script", script(ENDLESS[0]), "SCRIPT"),
+        ("script catching errors", script(ENDLESS[7]), "SCRIPT"),
+        ("function", function(ENDLESS[0]), "FUNCTION"),
+    ];
+    for (what, endless, kill) in loops {
+        let looping_client = client.clone();
+        let looping = thread::spawn(move || {
+            let mut connection = looping_client.get_connection().expect("connection");
+            call(endless).invoke_blocking(&mut connection)
+        });
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let busy = loop {
+            match redis::cmd("PING").query::<String>(&mut other) {
+                Err(error) if error.code() == Some("BUSY") => break true,
+                _ if Instant::now() > deadline => break false,
+                _ => thread::sleep(Duration::from_millis(20)),
+            }
+        };
+        assert!(busy, "{what}: the server never answered BUSY");
+        // A writing call meanwhile: refused, it did not run.
+        let refused = call(counter).invoke_blocking(&mut other);
+        match &refused {
+            Err(error @ Error::Refused { code, .. }) if code == "BUSY" => {
+                assert!(!error.may_have_executed())
+            }
+            other => panic!("{what}: {other:?}"),
+        }
+        // With refusal retries, it waits out the kill and runs once.
+        let retrying_client = client.clone();
+        let retrying = thread::spawn(move || {
+            let mut connection = retrying_client.get_connection().expect("connection");
+            call(counter)
+                .retry_refusals(
+                    RetryRefusals::new(50)
+                        .with_delays(Duration::from_millis(20), Duration::from_millis(50)),
+                )
+                .invoke_blocking(&mut connection)
+        });
+        thread::sleep(Duration::from_millis(100));
+        let () = redis::cmd(kill)
+            .arg("KILL")
+            .query(&mut other)
+            .unwrap_or_else(|error| panic!("{what}: {kill} KILL: {error}"));
+        let ended = looping.join().expect("the looping thread");
+        match &ended {
+            Err(error @ Error::Script { raised: true, .. }) => {
+                assert!(error.may_have_executed(), "{what}: {error:?}");
+                assert!(
+                    error
+                        .message()
+                        .is_some_and(|message| message.to_lowercase().contains("killed")),
+                    "{what}: {error:?}"
+                );
+            }
+            other => panic!("{what}: a killed call ends as the script's error: {other:?}"),
+        }
+        let counted = retrying.join().expect("the retrying thread");
+        let count: i64 = redis::cmd("GET").arg("k").query(&mut other).expect("GET");
+        assert!(
+            matches!(counted, Ok(redis::Value::Int(value)) if value == count),
+            "{what}: ran once after the kill: {counted:?}, k = {count}"
+        );
+    }
+}
