@@ -215,6 +215,51 @@ mod tests {
         }
     }
 
+    /// The refusals as each release words them, read from the live
+    /// servers CI runs (the forms that differ between releases).
+    #[test]
+    fn each_releases_wording_is_a_refusal() {
+        for (release, code, detail) in [
+            (
+                "redis 7.0.15, 8.0.2",
+                "NOSCRIPT",
+                "No matching script. Please use EVAL.",
+            ),
+            ("valkey 8.1.8, 9.1.2", "NOSCRIPT", "No matching script."),
+            (
+                "redis 7.0.15",
+                "NOPERM",
+                "this user has no permissions to run the 'evalsha' command",
+            ),
+            (
+                "redis 8.0.2, valkey 8.1.8, 9.1.2",
+                "NOPERM",
+                "User lim has no permissions to run the 'evalsha' command",
+            ),
+            (
+                "redis 7.0.15, 8.0.2",
+                "BUSY",
+                "Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSCRIPT.",
+            ),
+            (
+                "valkey 8.1.8, 9.1.2",
+                "BUSY",
+                "Valkey is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSCRIPT.",
+            ),
+            (
+                "every release",
+                "OOM",
+                "command not allowed when used memory > 'maxmemory'.",
+            ),
+            ("every release", "ERR", "Function not found"),
+        ] {
+            assert!(
+                is_server_refusal(code, detail),
+                "{release}: {code} {detail}"
+            );
+        }
+    }
+
     #[test]
     fn function_load_errors_are_told_apart() {
         // As Redis 7.0.15 and Valkey 8.1.8 word them.

@@ -323,6 +323,41 @@ async fn a_raise_past_the_servers_suffix_is_marked_too() {
     each_wording_runs_once("newindex_raise", newindex_raise::call, Ends::Raised(6)).await;
 }
 
+/// The mark is in the source sent, so every connection reads it: a
+/// `ConnectionManager` and a blocking connection get what the multiplexed
+/// connection gets, raised and returned alike.
+#[tokio::test]
+async fn every_connection_kind_reads_the_marks() {
+    let server = RedisServer::start();
+    let mut manager = redis::aio::ConnectionManager::new(server.client())
+        .await
+        .expect("ConnectionManager");
+    let mut blocking = server.client().get_connection().expect("connection");
+    let routes: [(&str, MakeCall, Ends); 2] = [
+        ("raise_table_sort", raise_table_sort::call, Ends::Raised(7)),
+        ("bracket_computed", bracket_computed::call, Ends::Returned),
+    ];
+    for (name, make, ends) in routes {
+        for (index, wording) in WORDINGS.iter().enumerate() {
+            let counter = format!("{{forged}}:kinds:{name}:{index}");
+            let result = make(&counter, wording)
+                .retry_refusals(retries())
+                .invoke(&mut manager)
+                .await;
+            assert_ending(&format!("{name}, ConnectionManager"), wording, ends, result);
+            let result = make(&counter, wording)
+                .retry_refusals(retries())
+                .invoke_blocking(&mut blocking);
+            assert_ending(&format!("{name}, blocking"), wording, ends, result);
+            assert_eq!(
+                get(&mut manager, &counter).await,
+                Some(2),
+                "{name}, {wording:?}: once per call"
+            );
+        }
+    }
+}
+
 /// A raising body of an `exactly_once` script is recorded: the call sent
 /// again with its id gets the same error, and the body ran once.
 #[tokio::test]
