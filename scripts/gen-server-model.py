@@ -2,7 +2,7 @@
 """Generate the server model embedded in redis-script-analysis.
 
 The checker knows several server releases (Redis 7.0 to 8.2, Valkey 7.2 to
-8.1) and the command modules Redis 8 bundles (JSON, search, time series,
+9.1) and the command modules Redis 8 bundles (JSON, search, time series,
 probabilistic). For each release it knows every command and subcommand
 (arity, flags, key specs, since, deprecation) and the globals and library
 members a script sees. This generator builds that model in three steps:
@@ -12,10 +12,17 @@ members a script sees. This generator builds that model in three steps:
    releases are stored once). Sources, per release:
 
    * a live server's ``COMMAND`` and ``COMMAND DOCS`` (and a sandbox probe
-     by ``EVAL``) where a binary of that release runs here;
+     by ``EVAL``) where a binary of that release runs here (Redis 7.0.15
+     and 8.0.2, Valkey 8.1.8 and 9.1.2; Redis 8.2.3 was read live where a
+     binary of it ran);
    * otherwise the server's own command specification files
      (``src/commands/*.json``) at the pinned release tag, read from a bare
      git directory, and its sandbox allow-lists (``src/script_lua.c``);
+   * a release with neither a tag in the repositories read nor a binary
+     here (Valkey 9.0) is ``derived``: the live data of the newer release
+     of the same binary (Valkey 9.1.2), keeping the commands and
+     subcommands whose ``COMMAND DOCS`` ``since`` is that release or older,
+     with the newer release's sandboxes;
    * the Redis Functions environments, stored like the EVAL sandbox:
      ``function_sandbox``, what a registered function's callback sees while
      ``FCALL`` runs it, and ``load_sandbox``, what a library's top-level code
@@ -46,17 +53,22 @@ members a script sees. This generator builds that model in three steps:
    rustfmt-formatted). ``collect`` runs it too.
 
 3. ``--check``: without writing, verify the Rust tables are the rendering
-   of the JSON model, then start ``redis-server`` 7.0.15 and
-   ``valkey-server`` 8.1.8 and verify the model's view of those releases
-   equals what the live servers report (``COMMAND``, ``COMMAND DOCS``, the
-   ``no-writes`` probe, the sandbox probe and both function probes). This
-   is the CI step: it needs no repository checkout and installs nothing.
+   of the JSON model, then start the servers of ``CHECKED_LIVE`` (Redis
+   7.0.15 and 8.0.2, Valkey 8.1.8 and 9.1.2) and verify the model's view of
+   those releases equals what the live servers report (``COMMAND``,
+   ``COMMAND DOCS``, the ``no-writes`` probe, the sandbox probe, both
+   function probes, and the value model's arguments, categories and
+   options refused in scripts). This is the CI step: it needs no
+   repository checkout; each binary comes from ``scripts/ensure-server``,
+   which installs a missing one.
 
 Usage::
 
     scripts/gen-server-model.py collect --git-dir redis=PATH --git-dir valkey=PATH \\
         --git-dir json=PATH --git-dir search=PATH --git-dir timeseries=PATH \\
         --git-dir bloom=PATH --server redis-8.2=PATH/redis-server
+    scripts/gen-server-model.py collect --keep-stored \\
+        --git-dir redis=PATH --git-dir valkey=PATH
     scripts/gen-server-model.py collect --modules-only --git-dir json=PATH \\
         --git-dir search=PATH --git-dir timeseries=PATH --git-dir bloom=PATH
     scripts/gen-server-model.py values --git-dir redis=PATH --git-dir valkey=PATH
@@ -69,11 +81,29 @@ release (see ``scripts/value_model.py`` for the sources of each part);
 ``render`` and ``--check`` cover its Rust table too.
 
 ``--server NAME=PATH`` names a server binary for a live release (default:
-``redis-server`` on PATH for redis-7.0, ``scripts/ensure-valkey`` for
-valkey-8.1). ``collect --modules-only`` reads only the module repositories
-and keeps every release's commands and sandboxes as ``server-model.json``
-stores them, for a machine without the live servers; the result is what a
-full ``collect`` writes when those servers report what they reported before.
+the one ``scripts/ensure-server NAME`` provides, for the releases of
+``CHECKED_LIVE``; a full ``collect`` needs ``--server`` for the others,
+redis-8.2).
+
+``collect --keep-stored`` reads every source this machine has and keeps the
+rest as ``server-model.json`` stores it: each live release given with
+``--server`` or in ``CHECKED_LIVE`` is started and probed, each release read
+from a tag is read when ``--git-dir redis=PATH`` (the sandbox reference) and
+its own server's git directory are given, a derived release is derived
+again when its live release was read, and each module is read when its
+repository is given. Any other release keeps its stored commands (with
+their ``since`` for its server) and its three sandboxes, and any other
+module its stored commands and ``modules`` entry; each one kept is named on
+stderr with the reason. A release is kept only when the model stored it
+from the tag and source ``RELEASES`` names now (so its label stays true),
+and only when stored at all: a new release must be readable. The result is
+what a full ``collect`` writes when the sources not given here report what
+they reported when they were read.
+
+``collect --modules-only`` reads only the module repositories and keeps
+every release's commands and sandboxes as ``server-model.json`` stores
+them, for a machine without the live servers; the result is what a full
+``collect`` writes when those servers report what they reported before.
 Python 3.11, stdlib only.
 """
 
@@ -109,15 +139,19 @@ RELEASES = [
     ("redis-7.0", "redis", "7.0.15", "live"),
     ("redis-7.2", "redis", "7.2.6", "spec"),
     ("redis-7.4", "redis", "7.4.1", "spec"),
-    ("redis-8.0", "redis", "8.2.3", "derived"),
+    ("redis-8.0", "redis", "8.0.2", "live"),
     ("redis-8.2", "redis", "8.2.3", "live"),
     ("valkey-7.2", "valkey", "7.2.7", "spec"),
     ("valkey-8.0", "valkey", "8.0.1", "spec"),
     ("valkey-8.1", "valkey", "8.1.8", "live"),
+    ("valkey-9.0", "valkey", "9.1.2", "derived"),
+    ("valkey-9.1", "valkey", "9.1.2", "live"),
 ]
 
-# Releases whose live server the CI check starts, and how to find the binary.
-CHECKED_LIVE = ["redis-7.0", "valkey-8.1"]
+# Releases whose live server the CI check starts (and `collect` starts
+# without `--server`), each binary found by `scripts/ensure-server`
+# (`default_server`).
+CHECKED_LIVE = ["redis-7.0", "redis-8.0", "valkey-8.1", "valkey-9.1"]
 
 # The release whose live probe and tag are the reference for the sandboxes
 # read from source: their allow-lists are compared with this tag's.
@@ -1429,10 +1463,13 @@ def read_module(git_dir: Path, tag: str, module: str) -> list[dict]:
 
 def read_modules(git_dirs: dict[str, str]) -> tuple[dict[str, list[dict]], list[dict]]:
     """Each module's documented commands with their registered flags, and
-    the model's `modules` entries saying where the flags come from."""
+    the model's `modules` entries saying where the flags come from, for the
+    modules whose repository `git_dirs` names."""
     modules: dict[str, list[dict]] = {}
     entries = []
     for module, repository, tag in MODULES:
+        if module not in git_dirs:
+            continue
         git_dir = Path(git_dirs[module])
         commands = read_module(git_dir, tag, module)
         unknown = apply_registered_flags(commands, registered_flags(git_dir, tag, module))
@@ -1548,82 +1585,245 @@ def merge_sandbox(sandboxes: dict[str, dict], what: str = "sandbox") -> list[dic
 
 
 def collect(args: argparse.Namespace) -> dict:
+    """The model, every release read from its source (see the module
+    docstring). With `--keep-stored`, a release whose source is neither
+    given nor found here keeps what server-model.json stores for it (see
+    `stored_release`), and so does a module whose repository is not
+    given."""
     git_dirs = dict(item.split("=", 1) for item in args.git_dir)
     servers = dict(item.split("=", 1) for item in args.server)
-    for needed in ["redis", "valkey"] + [m for m, *_ in MODULES]:
-        if needed not in git_dirs:
-            raise GenError(f"collect needs --git-dir {needed}=PATH")
+    known = {name for name, *_ in RELEASES}
+    for release in servers:
+        if release not in known:
+            raise GenError(f"--server {release}=...: no release {release} in RELEASES")
+    sources = {"redis", "valkey"} | {m for m, *_ in MODULES}
+    for source in git_dirs:
+        if source not in sources:
+            raise GenError(f"--git-dir {source}=...: unknown source (known: {', '.join(sorted(sources))})")
+    stored = stored_model() if args.keep_stored else None
+    if stored is None:
+        for needed in ["redis", "valkey"] + [m for m, *_ in MODULES]:
+            if needed not in git_dirs:
+                raise GenError(f"collect needs --git-dir {needed}=PATH (or --keep-stored)")
     views: dict[str, list[dict]] = {}
     sandboxes: dict[str, dict] = {}
     function_sandboxes: dict[str, dict] = {}
     load_sandboxes: dict[str, dict] = {}
+    # Every live release's data: read from its binary, or kept as stored
+    # (what its binary reported when it was read).
     live: dict[str, dict] = {}
+    kept: dict[str, str] = {}
     for name, server, tag, how in RELEASES:
-        if how == "live":
-            binary = servers.get(name) or default_server(name)
-            print(f"{name}: live {binary}", file=sys.stderr)
-            data = read_live(binary, cli_for(binary, server), server)
-            if data["version"] != tag:
-                raise GenError(f"{name}: {binary} is {data['version']}, expected {tag}")
-            live[name] = data
+        if how != "live":
+            continue
+        binary = servers.get(name)
+        if binary is None and (stored is None or name in CHECKED_LIVE):
+            binary = default_server(name)
+        if binary is None:
+            kept[name] = f"no --server {name}=PATH given"
+            live[name] = stored_release(stored, name, kept[name])
+            continue
+        print(f"{name}: live {binary}", file=sys.stderr)
+        data = read_live(binary, cli_for(binary, server), server)
+        if data["version"] != tag:
+            raise GenError(f"{name}: {binary} is {data['version']}, expected {tag}")
+        live[name] = data
     reference_tag = dict((n, t) for n, _, t, _ in RELEASES)[SANDBOX_REFERENCE]
-    ref_names = sandbox_names(Path(git_dirs["redis"]), reference_tag)
+    # Releases read from a tag need the reference tag's allow-lists too.
+    read_tags = "redis" in git_dirs
+    if read_tags:
+        ref_names = sandbox_names(Path(git_dirs["redis"]), reference_tag)
+        # The load-time names read from the reference tag must be what its
+        # live server showed: this validates the source reading used for
+        # the others.
+        ref_load = load_names(Path(git_dirs["redis"]), reference_tag)
+        live_load = live[SANDBOX_REFERENCE]["load_sandbox"]
+        seen = (set(live_load), {m for entry in live_load.values() for m in entry.get("members", {})})
+        if ref_load != seen:
+            raise GenError(
+                f"load-time names of src/function_lua.c at {reference_tag} {sorted(map(sorted, ref_load))} "
+                f"differ from the live probe {sorted(map(sorted, seen))}"
+            )
     probes = [data["sandbox"] for data in live.values()]
     changes = reference_function_changes(live)
-    # The load-time names read from the reference tag must be what its live
-    # server showed: this validates the source reading used for the others.
-    ref_load = load_names(Path(git_dirs["redis"]), reference_tag)
-    live_load = live[SANDBOX_REFERENCE]["load_sandbox"]
-    seen = (set(live_load), {m for entry in live_load.values() for m in entry.get("members", {})})
-    if ref_load != seen:
-        raise GenError(
-            f"load-time names of src/function_lua.c at {reference_tag} {sorted(map(sorted, ref_load))} "
-            f"differ from the live probe {sorted(map(sorted, seen))}"
-        )
     for name, server, tag, how in RELEASES:
         if how == "live":
             views[name] = live[name]["commands"]
             sandboxes[name] = live[name]["sandbox"]
             function_sandboxes[name] = live[name]["function_sandbox"]
             load_sandboxes[name] = live[name]["load_sandbox"]
+            continue
+        if how == "spec" and not (read_tags and server in git_dirs):
+            needs = sorted({"redis", server} - set(git_dirs))
+            kept[name] = "no " + " nor ".join(f"--git-dir {n}=PATH" for n in needs) + " given"
+            data = stored_release(stored, name, kept[name])
         elif how == "spec":
             git_dir = Path(git_dirs[server])
-            views[name] = read_spec(git_dir, tag, server)
-            sandboxes[name] = derive_sandbox(
+            data = {"commands": read_spec(git_dir, tag, server)}
+            data["sandbox"] = derive_sandbox(
                 live[SANDBOX_REFERENCE]["sandbox"], ref_names, sandbox_names(git_dir, tag), probes
             )
-            function_sandboxes[name] = apply_function_changes(sandboxes[name], changes[server])
+            data["function_sandbox"] = apply_function_changes(data["sandbox"], changes[server])
             # Types come from the live probes, those of the same family first.
             load_probes = [
-                data["load_sandbox"]
-                for release, data in sorted(live.items(), key=lambda i: not i[0].startswith(server + "-"))
+                probe["load_sandbox"]
+                for release, probe in sorted(live.items(), key=lambda i: not i[0].startswith(server + "-"))
             ]
-            load_sandboxes[name] = derive_load_sandbox(load_names(git_dir, tag), load_probes, tag)
+            data["load_sandbox"] = derive_load_sandbox(load_names(git_dir, tag), load_probes, tag)
         else:
-            source = next(r for r, s, t, h in RELEASES if h == "live" and s == server and t == tag)
-            major_minor = version_key(name.split("-")[1])[:2]
-            views[name] = filter_since(live[source]["commands"], server, major_minor)
-            sandboxes[name] = live[source]["sandbox"]
-            function_sandboxes[name] = live[source]["function_sandbox"]
-            load_sandboxes[name] = live[source]["load_sandbox"]
-    # The spec files of the live 7.0 release must read as its COMMAND does:
-    # this validates the spec reading used for the other releases.
-    spec_70 = read_spec(Path(git_dirs["redis"]), "7.0.15", "redis")
-    differences = compare_views(strip_docs(spec_70), strip_docs(views["redis-7.0"]), "spec 7.0.15", "live 7.0.15")
-    if differences:
-        raise GenError("spec files and COMMAND disagree on 7.0.15:\n" + "\n".join(differences[:40]))
-    modules, module_entries = read_modules(git_dirs)
+            source = derived_from(name)
+            if source in kept:
+                kept[name] = f"derived from {source}, which is kept"
+                data = stored_release(stored, name, kept[name])
+            else:
+                major_minor = version_key(name.split("-")[1])[:2]
+                data = {
+                    "commands": filter_since(live[source]["commands"], server, major_minor),
+                    "sandbox": live[source]["sandbox"],
+                    "function_sandbox": live[source]["function_sandbox"],
+                    "load_sandbox": live[source]["load_sandbox"],
+                }
+        views[name] = data["commands"]
+        sandboxes[name] = data["sandbox"]
+        function_sandboxes[name] = data["function_sandbox"]
+        load_sandboxes[name] = data["load_sandbox"]
+    if read_tags:
+        # The spec files of the live 7.0 release must read as its COMMAND
+        # does: this validates the spec reading used for the other releases.
+        spec_70 = read_spec(Path(git_dirs["redis"]), "7.0.15", "redis")
+        differences = compare_views(
+            strip_docs(spec_70), strip_docs(views["redis-7.0"]), "spec 7.0.15", "live 7.0.15"
+        )
+        if differences:
+            raise GenError("spec files and COMMAND disagree on 7.0.15:\n" + "\n".join(differences[:40]))
+    module_names = [m for m, *_ in MODULES]
+    modules, module_entries = read_modules({m: d for m, d in git_dirs.items() if m in module_names})
+    for module in module_names:
+        if module not in modules:
+            kept[module] = f"no --git-dir {module}=PATH given"
+            modules[module], entry = stored_module(stored, module)
+            module_entries.append(entry)
+    for name, why in kept.items():
+        print(f"{name}: kept as {MODEL_JSON.name} stores it ({why})", file=sys.stderr)
     return {
         "releases": [
             {"name": n, "server": s, "tag": t, "source": source_text(n, s, t, h)}
             for n, s, t, h in RELEASES
         ],
-        "modules": module_entries,
-        "commands": merge(views, modules),
+        "modules": sorted(module_entries, key=lambda e: module_names.index(e["name"])),
+        "commands": merge(views, {m: modules[m] for m in module_names}),
         "sandbox": merge_sandbox(sandboxes),
         "function_sandbox": merge_sandbox(function_sandboxes, "function_sandbox"),
         "load_sandbox": merge_sandbox(load_sandboxes, "load_sandbox"),
     }
+
+
+def derived_from(release: str) -> str:
+    """The live release a derived one is cut from: the same server and
+    binary (tag)."""
+    server, tag = next((s, t) for n, s, t, _ in RELEASES if n == release)
+    for name, other_server, other_tag, how in RELEASES:
+        if how == "live" and other_server == server and other_tag == tag:
+            return name
+    raise GenError(f"{release}: no live release of {server} {tag} to derive it from")
+
+
+def stored_model() -> dict:
+    """server-model.json as stored, for `collect --keep-stored`."""
+    if not MODEL_JSON.exists():
+        raise GenError(f"--keep-stored: there is no {MODEL_JSON.relative_to(REPO)} to keep from")
+    model = json.loads(MODEL_JSON.read_text())
+    for stored in ("sandbox", "function_sandbox", "load_sandbox"):
+        if stored not in model:
+            raise GenError(f"{MODEL_JSON.name} stores no {stored}: run a full collect")
+    return model
+
+
+def stored_release(model: dict | None, release: str, why: str) -> dict:
+    """A release as `model` stores it, in the format of a live read (commands
+    with their `since`, the three sandboxes), for a release whose source is
+    not given (`why`). It is kept only when the model read it from the
+    source RELEASES names, so the release's label stays true."""
+    name, server, tag, how = next(r for r in RELEASES if r[0] == release)
+    if model is None:
+        raise GenError(f"{release}: {why}")
+    entry = next((r for r in model["releases"] if r["name"] == release), None)
+    if entry is None:
+        raise GenError(f"{release}: {why}, and {MODEL_JSON.name} stores no {release} to keep")
+    expected = source_text(name, server, tag, how)
+    if (entry["server"], entry["tag"], entry["source"]) != (server, tag, expected):
+        raise GenError(
+            f"{release}: {why}, and {MODEL_JSON.name} stores it from {entry['source']!r} where "
+            f"RELEASES now says {expected!r}: read it from that source"
+        )
+    return {
+        "version": tag,
+        "commands": stored_view(model["commands"], release, server),
+        "sandbox": sandbox_of(model, release),
+        "function_sandbox": sandbox_of(model, release, "function_sandbox"),
+        "load_sandbox": sandbox_of(model, release, "load_sandbox"),
+    }
+
+
+def stored_view(entries: list[dict], release: str, server: str) -> list[dict]:
+    """The server commands of one release as `entries` (the model's
+    `commands`) store them, as a live read lists them: the entry's `since`
+    for this server only (`merge` takes the oldest of all releases')."""
+    out = []
+    for entry in entries:
+        if entry["module"]:
+            continue
+        form = next((f for f in entry["forms"] if release in f["releases"]), None)
+        if form is None:
+            continue
+        command = {
+            "name": entry["name"],
+            **{key: form[key] for key in ("arity", "flags", "key_specs")},
+            "subcommands": stored_view(entry["subcommands"], release, server),
+            "since": {server: entry["since"][server]} if entry["since"].get(server) else {},
+        }
+        if entry.get("deprecated_since"):
+            command["deprecated_since"] = entry["deprecated_since"]
+            command["replaced_by"] = entry["replaced_by"]
+        out.append(command)
+    return out
+
+
+def stored_module(model: dict | None, module: str) -> tuple[list[dict], dict]:
+    """A module's commands as `model` stores them, as `read_module` lists
+    them (one form each: a module's commands are the same on every
+    release), and its `modules` entry."""
+    if model is None:
+        raise GenError(f"collect needs --git-dir {module}=PATH")
+    entry = next((m for m in model["modules"] if m["name"] == module), None)
+    tag = next(t for m, _, t in MODULES if m == module)
+    if entry is None or entry["tag"] != tag:
+        raise GenError(
+            f"{module}: no --git-dir {module}=PATH given, and {MODEL_JSON.name} stores no {module} "
+            f"read at {tag} to keep"
+        )
+
+    def commands(entries: list[dict]) -> list[dict]:
+        out = []
+        for command in entries:
+            if command["module"] != module:
+                continue
+            if len(command["forms"]) != 1:
+                raise GenError(f"{command['name']}: a module command with several forms")
+            form = command["forms"][0]
+            item = {
+                "name": command["name"],
+                **{key: form[key] for key in ("arity", "flags", "key_specs")},
+                "subcommands": commands(command["subcommands"]),
+                "since": dict(command["since"]),
+            }
+            if command.get("deprecated_since"):
+                item["deprecated_since"] = command["deprecated_since"]
+                item["replaced_by"] = command["replaced_by"]
+            out.append(item)
+        return out
+
+    return commands(model["commands"]), entry
 
 
 def reference_function_changes(live: dict[str, dict]) -> dict[str, dict]:
@@ -2066,7 +2266,7 @@ def rendered(model: dict, rustfmt_bin: str) -> dict[Path, str]:
 
 def collect_values(model: dict, args: argparse.Namespace) -> dict:
     """The value model (`value_model`): specification files at the tags it
-    names and the live servers of the releases read live."""
+    names and the live servers its SOURCES read (`value_model.live_releases`)."""
     git_dirs = {k: Path(v) for k, v in (item.split("=", 1) for item in args.git_dir)}
     for family in ("redis", "valkey"):
         if family not in git_dirs:
@@ -2097,10 +2297,12 @@ def collect_values(model: dict, args: argparse.Namespace) -> dict:
     servers = dict(item.split("=", 1) for item in args.server)
     by_name = {r["name"]: r for r in model["releases"]}
     live = {}
-    for release in CHECKED_LIVE:
+    for release in value_model.live_releases():
         family = by_name[release]["server"]
         binary = servers.get(release) or default_server(release)
         data = read_live(binary, cli_for(binary, family), family)
+        if data["version"] != by_name[release]["tag"]:
+            raise GenError(f"{release}: {binary} is {data['version']}, the model has {by_name[release]['tag']}")
         live[release] = (data["docs"], data["command_info"], data["version"], data["script_refusals"])
     try:
         return value_model.collect(
@@ -2119,16 +2321,23 @@ def model_json(model: dict) -> str:
 
 
 def default_server(release: str) -> str:
-    if release.startswith("valkey"):
-        proc = subprocess.run(
-            [str(REPO / "scripts" / "ensure-valkey")], capture_output=True, text=True, check=False
+    """The server binary of a live release, from `scripts/ensure-server`
+    (which installs it when missing and knows the releases of
+    CHECKED_LIVE); a release it does not provide needs `--server`."""
+    server = next((s for n, s, _, _ in RELEASES if n == release), None)
+    if server is None:
+        raise GenError(f"{release}: no such release in RELEASES")
+    script = REPO / "scripts" / "ensure-server"
+    proc = subprocess.run([str(script), release], capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise GenError(
+            f"{release}: scripts/ensure-server {release} failed ({proc.stderr.strip()}); "
+            f"give its binary with --server {release}=PATH"
         )
-        if proc.returncode != 0:
-            raise GenError(f"scripts/ensure-valkey failed: {proc.stderr.strip()}")
-        return str(Path(proc.stdout.strip()) / "valkey-server")
-    if release == "redis-7.0":
-        return shutil.which("redis-server") or "redis-server"
-    raise GenError(f"{release}: give its binary with --server {release}=PATH")
+    binary = Path(proc.stdout.strip()) / f"{server}-server"
+    if not os.access(binary, os.X_OK):
+        raise GenError(f"{release}: scripts/ensure-server printed {binary.parent}, which has no {binary.name}")
+    return str(binary)
 
 
 def cli_for(server: str, family: str) -> str:
@@ -2200,12 +2409,20 @@ def main() -> int:
         action="store_true",
         help="with collect: read only the module sources, keep the stored release data",
     )
+    parser.add_argument(
+        "--keep-stored",
+        action="store_true",
+        help="with collect: read the releases and modules whose sources are given or found, "
+        "keep the stored data of the others",
+    )
     parser.add_argument("--rustfmt", default=shutil.which("rustfmt") or "rustfmt")
     args = parser.parse_args()
     if not args.check and args.mode is None:
         parser.error("give `collect`, `render` or `--check`")
-    if args.modules_only and args.mode != "collect":
-        parser.error("--modules-only goes with `collect`")
+    if (args.modules_only or args.keep_stored) and args.mode != "collect":
+        parser.error("--modules-only and --keep-stored go with `collect`")
+    if args.modules_only and args.keep_stored:
+        parser.error("--modules-only already keeps every release as stored: give one of the two")
     try:
         if args.check:
             model = json.loads(MODEL_JSON.read_text())

@@ -11,15 +11,21 @@ categories. The result is ``analysis/value-model.json`` and its rendering
 Where each part of a release comes from:
 
 * arguments and categories: a live server's ``COMMAND DOCS`` and
-  ``COMMAND`` for the releases the server model reads live (Redis 7.0.15,
-  Valkey 8.1.8), the specification files at the release tag otherwise;
-  a release read from neither (Redis 8.0 and 8.2: no tag in the sources
-  read, no binary here) takes the newest tag of its family read, and says
-  so in its source;
+  ``COMMAND`` for the releases whose binary runs here (Redis 7.0.15 and
+  8.0.2, Valkey 8.1.8 and 9.1.2), the specification files at the release
+  tag for the releases read from a tag (Redis 7.2 and 7.4, Valkey 7.2 and
+  8.0). A release read from neither takes the live data of the nearest
+  release of its family that runs here, and says so in its source: Redis
+  8.2 (no tag in the sources read, no binary here) that of Redis 8.0.2,
+  unchanged; Valkey 9.0 (no binary of its own) that of Valkey 9.1.2, cut
+  to the commands, subcommands and arguments whose ``since`` in ``COMMAND
+  DOCS`` is 9.0 or older (``as_of``), as the server model derives its
+  commands;
 * replies: the specification files' ``reply_schema`` at the release tag or,
   where the tag's files have none (Redis 7.0) or no tag is read, at the
   nearest tag of the same family that has them (Redis 7.2.6 for 7.0, 7.4.1
-  for 8.0 and 8.2, Valkey 8.0.1 for 8.1), for the commands both have.
+  for 8.0 and 8.2, Valkey 8.0.1 for 8.1, 9.0 and 9.1), for the commands
+  both have.
 
 The specification files describe a reply as RESP3 sends it. Two facts they
 leave implicit are added here, each with its source:
@@ -53,18 +59,37 @@ import re
 from pathlib import Path
 from typing import Callable
 
-# Release name -> (where its arguments come from, where its reply come from).
-# `live`: the live server's COMMAND DOCS; otherwise (family, tag).
+# Release name -> (where its arguments, categories and options refused in
+# scripts come from, where its replies come from). Arguments:
+# * `"live"`: its own live server (COMMAND DOCS, COMMAND, refusal probes);
+# * `("live", release)`: the live server of another release, unchanged;
+# * `("as_of", release)`: the live server of a newer release, cut to what
+#   its COMMAND DOCS dates this release or older (`as_of`);
+# * `(family, tag)`: the specification files and sources at a tag.
+# Replies: always `(family, tag)`.
 SOURCES = {
     "redis-7.0": ("live", ("redis", "7.2.6")),
     "redis-7.2": (("redis", "7.2.6"), ("redis", "7.2.6")),
     "redis-7.4": (("redis", "7.4.1"), ("redis", "7.4.1")),
-    "redis-8.0": (("redis", "7.4.1"), ("redis", "7.4.1")),
-    "redis-8.2": (("redis", "7.4.1"), ("redis", "7.4.1")),
+    "redis-8.0": ("live", ("redis", "7.4.1")),
+    "redis-8.2": (("live", "redis-8.0"), ("redis", "7.4.1")),
     "valkey-7.2": (("valkey", "7.2.7"), ("valkey", "7.2.7")),
     "valkey-8.0": (("valkey", "8.0.1"), ("valkey", "8.0.1")),
     "valkey-8.1": ("live", ("valkey", "8.0.1")),
+    "valkey-9.0": (("as_of", "valkey-9.1"), ("valkey", "8.0.1")),
+    "valkey-9.1": ("live", ("valkey", "8.0.1")),
 }
+
+
+def live_releases() -> list[str]:
+    """The releases whose live server some release's arguments come from."""
+    out = []
+    for release, (arguments, _replies) in SOURCES.items():
+        if arguments == "live":
+            out.append(release)
+        elif arguments[0] in ("live", "as_of"):
+            out.append(arguments[1])
+    return sorted(set(out), key=list(SOURCES).index)
 
 # The categories in the order of their bits in `AclCategories`.
 CATEGORIES = [
@@ -391,14 +416,27 @@ def collect(
     refused: dict[tuple[str, str], list[str]] = {}
     for release in releases:
         argument_source, reply_source = SOURCES[release]
-        if argument_source == "live":
-            if release not in live:
-                raise ValueModelError(f"{release}: its arguments come from a live server: give one")
-            docs, info, version, probed = live[release]
-            view = live_view(docs, info)
-            where = f"live {release.split('-')[0]}-server {version}: COMMAND DOCS, COMMAND"
+        if argument_source == "live" or argument_source[0] in ("live", "as_of"):
+            server = release if argument_source == "live" else argument_source[1]
+            if server not in live:
+                raise ValueModelError(f"{release}: its arguments come from a live {server} server: give one")
+            docs, info, version, probed = live[server]
+            binary = f"live {server.split('-')[0]}-server {version}"
+            where = f"{binary}: COMMAND DOCS, COMMAND"
             refusals = probed
-            refusals_where = f"probe scripts on live {release.split('-')[0]}-server {version}"
+            refusals_where = f"probe scripts on {binary}"
+            if argument_source != "live":
+                minor = release.split("-")[1]
+                if argument_source[0] == "as_of":
+                    docs, info = as_of(docs, info, minor)
+                    where += (
+                        f", keeping the commands and arguments whose `since` is {minor} or older"
+                        f" (no {release} binary here)"
+                    )
+                else:
+                    where += f" (no {release} tag read nor binary here: the newest {server.split('-')[0]} release read)"
+                refusals_where += " (the same server)"
+            view = live_view(docs, info)
         else:
             family, tag = argument_source
             view = spec_view(bodies(family, tag), family, tag)
@@ -444,6 +482,62 @@ def collect(
             for command, option in sorted(refused)
         ],
     }
+
+
+def version_key(text: str) -> tuple:
+    return tuple(int(part) if part.isdigit() else 0 for part in re.split(r"[.-]", text))
+
+
+def as_of(docs: dict, info: list, minor: str) -> tuple[dict, list]:
+    """A newer live server's COMMAND DOCS and COMMAND cut to the release
+    `minor` ("9.0"): without the commands, subcommands and arguments whose
+    documented `since` is newer (the server model drops the same commands
+    and subcommands). What COMMAND DOCS does not date (an argument whose
+    type or flags changed) stays as the newer server reports it."""
+    cut = version_key(minor)[:2]
+
+    def kept(doc: dict) -> bool:
+        since = doc.get("since")
+        return not since or version_key(str(since))[:2] <= cut
+
+    def arguments(raw: list) -> list:
+        out = []
+        for arg in raw:
+            if not kept(arg):
+                continue
+            if arg.get("arguments"):
+                arg = {**arg, "arguments": arguments(arg["arguments"])}
+            out.append(arg)
+        return out
+
+    dropped: set[str] = set()
+
+    def cut_doc(name: str, doc: dict) -> dict | None:
+        if not kept(doc):
+            dropped.add(name.lower())
+            return None
+        out = dict(doc)
+        if doc.get("arguments"):
+            out["arguments"] = arguments(doc["arguments"])
+        if doc.get("subcommands"):
+            subs = {sub: cut_doc(sub, body) for sub, body in doc["subcommands"].items()}
+            out["subcommands"] = {sub: body for sub, body in subs.items() if body is not None}
+        return out
+
+    cut_docs = {name: cut_doc(name, doc) for name, doc in docs.items()}
+    cut_docs = {name: doc for name, doc in cut_docs.items() if doc is not None}
+
+    def cut_info(entries: list) -> list:
+        out = []
+        for entry in entries:
+            if str(entry[0]).lower() in dropped:
+                continue
+            if len(entry) > 9:
+                entry = [*entry[:9], cut_info(entry[9]), *entry[10:]]
+            out.append(entry)
+        return out
+
+    return cut_docs, cut_info(info)
 
 
 def probe_refusals(run_script: Callable[[str], str | None]) -> list[list[str]]:

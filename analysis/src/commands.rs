@@ -1003,6 +1003,8 @@ mod tests {
                 ("valkey-7.2", 241, 129),
                 ("valkey-8.0", 241, 132),
                 ("valkey-8.1", 242, 137),
+                ("valkey-9.0", 254, 142),
+                ("valkey-9.1", 257, 142),
             ]
         );
         let module_sizes: Vec<(Module, usize)> = Module::ALL
@@ -1121,12 +1123,30 @@ mod tests {
             ("redis-8.0", true, true),
             ("redis-8.2", true, true),
             ("valkey-8.1", false, false),
+            ("valkey-9.0", true, true),
+            ("valkey-9.1", true, true),
         ] {
             assert_eq!(command_on("hexpire", on).is_some(), hexpire, "{on}");
             assert_eq!(command_on("hgetex", on).is_some(), hgetex, "{on}");
         }
         assert_eq!(entry("hgetex").since.redis, Some("8.0.0"));
+        assert_eq!(entry("hgetex").since.valkey, Some("9.0.0"));
         assert_eq!(entry("hexpire").since.redis, Some("7.4.0"));
+        // Valkey 9.0's DELIFEQ and 9.1's MSETEX (9.0 is 9.1 cut by `since`).
+        for (on, delifeq, msetex) in [
+            ("valkey-8.1", false, false),
+            ("valkey-9.0", true, false),
+            ("valkey-9.1", true, true),
+            ("redis-8.2", false, false),
+        ] {
+            assert_eq!(command_on("delifeq", on).is_some(), delifeq, "{on}");
+            assert_eq!(command_on("msetex", on).is_some(), msetex, "{on}");
+        }
+        assert_eq!(
+            command_on("msetex", "valkey-9.1").map(|c| c.arity),
+            Some(-4)
+        );
+        assert_eq!(entry("msetex").since.valkey, Some("9.1.0"));
         // Module commands: on every release, for servers that load the module.
         let json_set = entry("json.set");
         assert_eq!(json_set.module, Some(Module::Json));

@@ -7,10 +7,10 @@
 //! * `any` (the default): every release, with every module. A call is
 //!   accepted when some release accepts it, so the default never rejects a
 //!   script that runs on a supported server.
-//! * `redis-7.2`, `valkey-8.1`: one release. Redis 8.0 and later bundle the
+//! * `redis-7.2`, `valkey-9.1`: one release. Redis 8.0 and later bundle the
 //!   four modules; other releases have none unless named:
 //!   `redis-7.2+json+search`.
-//! * `redis-7.2,valkey-8.1`: a script must run on each.
+//! * `redis-7.2,valkey-9.1`: a script must run on each.
 //!
 //! A named target is strict: a call is rejected when any named server
 //! rejects it.
@@ -157,7 +157,7 @@ impl ReleaseSet {
         join_and(&parts)
     }
 
-    /// Servers absent from the set entirely: `Valkey (up to 8.1)`.
+    /// Servers absent from the set entirely: `Valkey (up to 9.1)`.
     pub fn missing_servers(self) -> Vec<String> {
         let mut out = Vec::new();
         for server in [Server::Redis, Server::Valkey] {
@@ -476,7 +476,9 @@ mod tests {
                 "redis-8.2",
                 "valkey-7.2",
                 "valkey-8.0",
-                "valkey-8.1"
+                "valkey-8.1",
+                "valkey-9.0",
+                "valkey-9.1"
             ]
         );
         for release in RELEASES {
@@ -492,7 +494,11 @@ mod tests {
             );
         }
         assert_eq!(RELEASES[release("redis-7.0")].tag, "7.0.15");
+        assert_eq!(RELEASES[release("redis-8.0")].tag, "8.0.2");
         assert_eq!(RELEASES[release("valkey-8.1")].tag, "8.1.8");
+        assert_eq!(RELEASES[release("valkey-9.1")].tag, "9.1.2");
+        // Valkey 9.0 is derived from the 9.1 binary (no 9.0 one runs here).
+        assert_eq!(RELEASES[release("valkey-9.0")].tag, "9.1.2");
     }
 
     #[test]
@@ -544,7 +550,7 @@ mod tests {
                 Ok(target) => panic!("{text:?} parsed as {target}"),
                 Err(error) => {
                     assert_eq!(error.message, message);
-                    assert!(error.to_string().contains("valkey-8.1"), "{error}");
+                    assert!(error.to_string().contains("valkey-9.1"), "{error}");
                 }
             }
         }
@@ -563,14 +569,23 @@ mod tests {
         );
         assert_eq!(
             set(&["redis-7.4", "redis-8.0", "redis-8.2"]).missing_servers(),
-            ["Valkey (up to 8.1)"]
+            ["Valkey (up to 9.1)"]
         );
         assert_eq!(ReleaseSet::ALL.describe(), "since Redis 7.0 and Valkey 7.2");
         assert_eq!(
-            set(&["redis-7.0", "valkey-8.1"]).describe(),
+            set(&["redis-7.0", "valkey-8.1", "valkey-9.0", "valkey-9.1"]).describe(),
             "on Redis 7.0 and since Valkey 8.1"
         );
+        assert_eq!(
+            set(&["redis-7.0", "valkey-8.1"]).describe(),
+            "on Redis 7.0 and on Valkey 8.1"
+        );
         assert_eq!(set(&["redis-8.2"]).describe(), "since Redis 8.2");
+        assert_eq!(
+            set(&["redis-8.0", "redis-8.2", "valkey-9.0", "valkey-9.1"]).describe(),
+            "since Redis 8.0 and Valkey 9.0"
+        );
+        assert_eq!(set(&["valkey-9.1"]).describe(), "since Valkey 9.1");
         assert_eq!(ReleaseSet::NONE.describe(), "on no release");
     }
 }

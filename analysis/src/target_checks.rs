@@ -51,7 +51,7 @@ const NEWER_SERVERS: &[(&str, usize, usize, &str, &str)] = &[
         1,
         1,
         "redis-7.2",
-        "`HGETEX` exists since Redis 8.0, not on Valkey (up to 8.1); this crate targets redis-7.2",
+        "`HGETEX` exists since Redis 8.0 and Valkey 9.0; this crate targets redis-7.2",
     ),
     (
         "return server.call('GET', KEYS[1])",
@@ -65,7 +65,21 @@ const NEWER_SERVERS: &[(&str, usize, usize, &str, &str)] = &[
         1,
         1,
         "redis-7.2",
-        "`HEXPIRE` exists since Redis 7.4, not on Valkey (up to 8.1); this crate targets redis-7.2",
+        "`HEXPIRE` exists since Redis 7.4 and Valkey 9.0; this crate targets redis-7.2",
+    ),
+    (
+        "return redis.call('DELIFEQ', KEYS[1], ARGV[1])",
+        1,
+        1,
+        "valkey-8.1",
+        "`DELIFEQ` exists since Valkey 9.0, not on Redis (up to 8.2); this crate targets valkey-8.1",
+    ),
+    (
+        "return redis.call('MSETEX', 2, KEYS[1], ARGV[1], KEYS[2], ARGV[2], 'PX', 500)",
+        2,
+        2,
+        "valkey-9.0",
+        "`MSETEX` exists since Valkey 9.1, not on Redis (up to 8.2); this crate targets valkey-9.0",
     ),
 ];
 
@@ -116,6 +130,24 @@ fn a_target_that_has_the_command_accepts_it() {
         ),
         ("return server.call('GET', KEYS[1])", 1, 0, "valkey-8.0"),
         ("return os.clock()", 0, 0, "redis-7.4"),
+        (
+            "return redis.call('HGETEX', KEYS[1], 'EX', 10, 'FIELDS', 1, ARGV[1])",
+            1,
+            1,
+            "redis-8.0,valkey-9.0",
+        ),
+        (
+            "return redis.call('DELIFEQ', KEYS[1], ARGV[1])",
+            1,
+            1,
+            "valkey-9.0,valkey-9.1",
+        ),
+        (
+            "return redis.call('MSETEX', 2, KEYS[1], ARGV[1], KEYS[2], ARGV[2], 'PX', 500)",
+            2,
+            2,
+            "valkey-9.1",
+        ),
     ] {
         assert_eq!(
             errors(source, keys, args, target),
@@ -156,7 +188,7 @@ fn wrong_everywhere_is_wrong_under_the_default() {
 
 #[test]
 fn deprecated_commands_are_notes_naming_the_replacement() {
-    for target in ["any", "redis-7.0", "valkey-8.1"] {
+    for target in ["any", "redis-7.0", "valkey-8.1", "valkey-9.1"] {
         let analysis = analyze(
             "return redis.call('GETSET', KEYS[1], ARGV[1])",
             &signature(1, 1, target),

@@ -7,11 +7,13 @@
 //! * redis-7.0 (7.0.15): 240 commands, 126 subcommands, 35 globals
 //! * redis-7.2 (7.2.6): 241 commands, 129 subcommands, 35 globals
 //! * redis-7.4 (7.4.1): 250 commands, 129 subcommands, 36 globals
-//! * redis-8.0 (8.2.3): 265 commands, 129 subcommands, 36 globals
+//! * redis-8.0 (8.0.2): 265 commands, 129 subcommands, 36 globals
 //! * redis-8.2 (8.2.3): 267 commands, 130 subcommands, 36 globals
 //! * valkey-7.2 (7.2.7): 241 commands, 129 subcommands, 36 globals
 //! * valkey-8.0 (8.0.1): 241 commands, 132 subcommands, 37 globals
 //! * valkey-8.1 (8.1.8): 242 commands, 137 subcommands, 38 globals
+//! * valkey-9.0 (9.1.2): 254 commands, 142 subcommands, 38 globals
+//! * valkey-9.1 (9.1.2): 257 commands, 142 subcommands, 38 globals
 //! * json (RedisJSON v8.2.11): 26 commands, 26 with registered flags
 //! * search (RediSearch v8.2.13): 31 commands, 31 with registered flags
 //! * timeseries (RedisTimeSeries v8.2.10): 17 commands, 17 with registered flags
@@ -134,7 +136,16 @@ const KEYS_7: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
-const KEYS_8: &[KeySpec] = &[
+const KEYS_8: &[KeySpec] = &[KeySpec {
+    flags: KeySpecFlags::NOT_KEY,
+    begin_search: BeginSearch::Index(1),
+    find_keys: FindKeys::Range {
+        last_key: 0,
+        key_step: 1,
+        limit: 0,
+    },
+}];
+const KEYS_9: &[KeySpec] = &[
     KeySpec {
         flags: KeySpecFlags::NONE,
         begin_search: BeginSearch::Index(1),
@@ -150,7 +161,7 @@ const KEYS_8: &[KeySpec] = &[
         find_keys: FindKeys::Unknown,
     },
 ];
-const KEYS_9: &[KeySpec] = &[
+const KEYS_10: &[KeySpec] = &[
     KeySpec {
         flags: KeySpecFlags::RO.union(KeySpecFlags::ACCESS),
         begin_search: BeginSearch::Index(1),
@@ -170,7 +181,7 @@ const KEYS_9: &[KeySpec] = &[
         },
     },
 ];
-const KEYS_10: &[KeySpec] = &[KeySpec {
+const KEYS_11: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::RW
         .union(KeySpecFlags::ACCESS)
         .union(KeySpecFlags::UPDATE),
@@ -181,7 +192,7 @@ const KEYS_10: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
-const KEYS_11: &[KeySpec] = &[KeySpec {
+const KEYS_12: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::RM.union(KeySpecFlags::DELETE),
     begin_search: BeginSearch::Index(1),
     find_keys: FindKeys::Range {
@@ -190,7 +201,16 @@ const KEYS_11: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
-const KEYS_12: &[KeySpec] = &[KeySpec {
+const KEYS_13: &[KeySpec] = &[KeySpec {
+    flags: KeySpecFlags::RM.union(KeySpecFlags::DELETE),
+    begin_search: BeginSearch::Index(1),
+    find_keys: FindKeys::Range {
+        last_key: 0,
+        key_step: 1,
+        limit: 0,
+    },
+}];
+const KEYS_14: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::RW
         .union(KeySpecFlags::ACCESS)
         .union(KeySpecFlags::UPDATE),
@@ -201,7 +221,7 @@ const KEYS_12: &[KeySpec] = &[KeySpec {
         key_step: 1,
     },
 }];
-const KEYS_13: &[KeySpec] = &[KeySpec {
+const KEYS_15: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::RO.union(KeySpecFlags::ACCESS),
     begin_search: BeginSearch::Index(2),
     find_keys: FindKeys::KeyNum {
@@ -210,7 +230,7 @@ const KEYS_13: &[KeySpec] = &[KeySpec {
         key_step: 1,
     },
 }];
-const KEYS_14: &[KeySpec] = &[KeySpec {
+const KEYS_16: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::RO,
     begin_search: BeginSearch::Index(1),
     find_keys: FindKeys::Range {
@@ -219,7 +239,7 @@ const KEYS_14: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
-const KEYS_15: &[KeySpec] = &[KeySpec {
+const KEYS_17: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::RW.union(KeySpecFlags::UPDATE),
     begin_search: BeginSearch::Index(1),
     find_keys: FindKeys::Range {
@@ -228,77 +248,233 @@ const KEYS_15: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
-const KEYS_16: &[KeySpec] = &[
-    KeySpec {
-        flags: KeySpecFlags::RO.union(KeySpecFlags::ACCESS),
-        begin_search: BeginSearch::Index(1),
-        find_keys: FindKeys::Range {
-            last_key: 0,
-            key_step: 1,
-            limit: 0,
-        },
-    },
-    KeySpec {
-        flags: KeySpecFlags::OW.union(KeySpecFlags::UPDATE),
-        begin_search: BeginSearch::Keyword {
-            keyword: "STORE",
-            start_from: 6,
-        },
-        find_keys: FindKeys::Range {
-            last_key: 0,
-            key_step: 1,
-            limit: 0,
-        },
-    },
-    KeySpec {
-        flags: KeySpecFlags::OW.union(KeySpecFlags::UPDATE),
-        begin_search: BeginSearch::Keyword {
-            keyword: "STOREDIST",
-            start_from: 6,
-        },
-        find_keys: FindKeys::Range {
-            last_key: 0,
-            key_step: 1,
-            limit: 0,
-        },
-    },
-];
-const KEYS_17: &[KeySpec] = &[
-    KeySpec {
-        flags: KeySpecFlags::RO.union(KeySpecFlags::ACCESS),
-        begin_search: BeginSearch::Index(1),
-        find_keys: FindKeys::Range {
-            last_key: 0,
-            key_step: 1,
-            limit: 0,
-        },
-    },
-    KeySpec {
-        flags: KeySpecFlags::OW.union(KeySpecFlags::UPDATE),
-        begin_search: BeginSearch::Keyword {
-            keyword: "STORE",
-            start_from: 5,
-        },
-        find_keys: FindKeys::Range {
-            last_key: 0,
-            key_step: 1,
-            limit: 0,
-        },
-    },
-    KeySpec {
-        flags: KeySpecFlags::OW.union(KeySpecFlags::UPDATE),
-        begin_search: BeginSearch::Keyword {
-            keyword: "STOREDIST",
-            start_from: 5,
-        },
-        find_keys: FindKeys::Range {
-            last_key: 0,
-            key_step: 1,
-            limit: 0,
-        },
-    },
-];
 const KEYS_18: &[KeySpec] = &[
+    KeySpec {
+        flags: KeySpecFlags::RO.union(KeySpecFlags::ACCESS),
+        begin_search: BeginSearch::Index(1),
+        find_keys: FindKeys::Range {
+            last_key: 0,
+            key_step: 1,
+            limit: 0,
+        },
+    },
+    KeySpec {
+        flags: KeySpecFlags::OW.union(KeySpecFlags::UPDATE),
+        begin_search: BeginSearch::Keyword {
+            keyword: "STORE",
+            start_from: 6,
+        },
+        find_keys: FindKeys::Range {
+            last_key: 0,
+            key_step: 1,
+            limit: 0,
+        },
+    },
+    KeySpec {
+        flags: KeySpecFlags::OW.union(KeySpecFlags::UPDATE),
+        begin_search: BeginSearch::Keyword {
+            keyword: "STOREDIST",
+            start_from: 6,
+        },
+        find_keys: FindKeys::Range {
+            last_key: 0,
+            key_step: 1,
+            limit: 0,
+        },
+    },
+];
+const KEYS_19: &[KeySpec] = &[
+    KeySpec {
+        flags: KeySpecFlags::RO.union(KeySpecFlags::ACCESS),
+        begin_search: BeginSearch::Index(1),
+        find_keys: FindKeys::Range {
+            last_key: 0,
+            key_step: 1,
+            limit: 0,
+        },
+    },
+    KeySpec {
+        flags: KeySpecFlags::OW
+            .union(KeySpecFlags::UPDATE)
+            .union(KeySpecFlags::INCOMPLETE),
+        begin_search: BeginSearch::Keyword {
+            keyword: "STORE",
+            start_from: 6,
+        },
+        find_keys: FindKeys::Range {
+            last_key: 0,
+            key_step: 1,
+            limit: 0,
+        },
+    },
+    KeySpec {
+        flags: KeySpecFlags::OW
+            .union(KeySpecFlags::UPDATE)
+            .union(KeySpecFlags::INCOMPLETE),
+        begin_search: BeginSearch::Keyword {
+            keyword: "STOREDIST",
+            start_from: 6,
+        },
+        find_keys: FindKeys::Range {
+            last_key: 0,
+            key_step: 1,
+            limit: 0,
+        },
+    },
+];
+const KEYS_20: &[KeySpec] = &[
+    KeySpec {
+        flags: KeySpecFlags::RO.union(KeySpecFlags::ACCESS),
+        begin_search: BeginSearch::Index(1),
+        find_keys: FindKeys::Range {
+            last_key: 0,
+            key_step: 1,
+            limit: 0,
+        },
+    },
+    KeySpec {
+        flags: KeySpecFlags::OW
+            .union(KeySpecFlags::UPDATE)
+            .union(KeySpecFlags::VARIABLE_FLAGS),
+        begin_search: BeginSearch::Keyword {
+            keyword: "STORE",
+            start_from: 6,
+        },
+        find_keys: FindKeys::Range {
+            last_key: 0,
+            key_step: 1,
+            limit: 0,
+        },
+    },
+    KeySpec {
+        flags: KeySpecFlags::OW
+            .union(KeySpecFlags::UPDATE)
+            .union(KeySpecFlags::VARIABLE_FLAGS),
+        begin_search: BeginSearch::Keyword {
+            keyword: "STOREDIST",
+            start_from: 6,
+        },
+        find_keys: FindKeys::Range {
+            last_key: 0,
+            key_step: 1,
+            limit: 0,
+        },
+    },
+];
+const KEYS_21: &[KeySpec] = &[
+    KeySpec {
+        flags: KeySpecFlags::RO.union(KeySpecFlags::ACCESS),
+        begin_search: BeginSearch::Index(1),
+        find_keys: FindKeys::Range {
+            last_key: 0,
+            key_step: 1,
+            limit: 0,
+        },
+    },
+    KeySpec {
+        flags: KeySpecFlags::OW.union(KeySpecFlags::UPDATE),
+        begin_search: BeginSearch::Keyword {
+            keyword: "STORE",
+            start_from: 5,
+        },
+        find_keys: FindKeys::Range {
+            last_key: 0,
+            key_step: 1,
+            limit: 0,
+        },
+    },
+    KeySpec {
+        flags: KeySpecFlags::OW.union(KeySpecFlags::UPDATE),
+        begin_search: BeginSearch::Keyword {
+            keyword: "STOREDIST",
+            start_from: 5,
+        },
+        find_keys: FindKeys::Range {
+            last_key: 0,
+            key_step: 1,
+            limit: 0,
+        },
+    },
+];
+const KEYS_22: &[KeySpec] = &[
+    KeySpec {
+        flags: KeySpecFlags::RO.union(KeySpecFlags::ACCESS),
+        begin_search: BeginSearch::Index(1),
+        find_keys: FindKeys::Range {
+            last_key: 0,
+            key_step: 1,
+            limit: 0,
+        },
+    },
+    KeySpec {
+        flags: KeySpecFlags::OW
+            .union(KeySpecFlags::UPDATE)
+            .union(KeySpecFlags::INCOMPLETE),
+        begin_search: BeginSearch::Keyword {
+            keyword: "STORE",
+            start_from: 5,
+        },
+        find_keys: FindKeys::Range {
+            last_key: 0,
+            key_step: 1,
+            limit: 0,
+        },
+    },
+    KeySpec {
+        flags: KeySpecFlags::OW
+            .union(KeySpecFlags::UPDATE)
+            .union(KeySpecFlags::INCOMPLETE),
+        begin_search: BeginSearch::Keyword {
+            keyword: "STOREDIST",
+            start_from: 5,
+        },
+        find_keys: FindKeys::Range {
+            last_key: 0,
+            key_step: 1,
+            limit: 0,
+        },
+    },
+];
+const KEYS_23: &[KeySpec] = &[
+    KeySpec {
+        flags: KeySpecFlags::RO.union(KeySpecFlags::ACCESS),
+        begin_search: BeginSearch::Index(1),
+        find_keys: FindKeys::Range {
+            last_key: 0,
+            key_step: 1,
+            limit: 0,
+        },
+    },
+    KeySpec {
+        flags: KeySpecFlags::OW
+            .union(KeySpecFlags::UPDATE)
+            .union(KeySpecFlags::VARIABLE_FLAGS),
+        begin_search: BeginSearch::Keyword {
+            keyword: "STORE",
+            start_from: 5,
+        },
+        find_keys: FindKeys::Range {
+            last_key: 0,
+            key_step: 1,
+            limit: 0,
+        },
+    },
+    KeySpec {
+        flags: KeySpecFlags::OW
+            .union(KeySpecFlags::UPDATE)
+            .union(KeySpecFlags::VARIABLE_FLAGS),
+        begin_search: BeginSearch::Keyword {
+            keyword: "STOREDIST",
+            start_from: 5,
+        },
+        find_keys: FindKeys::Range {
+            last_key: 0,
+            key_step: 1,
+            limit: 0,
+        },
+    },
+];
+const KEYS_24: &[KeySpec] = &[
     KeySpec {
         flags: KeySpecFlags::OW.union(KeySpecFlags::UPDATE),
         begin_search: BeginSearch::Index(1),
@@ -318,7 +494,7 @@ const KEYS_18: &[KeySpec] = &[
         },
     },
 ];
-const KEYS_19: &[KeySpec] = &[KeySpec {
+const KEYS_25: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::RW
         .union(KeySpecFlags::ACCESS)
         .union(KeySpecFlags::DELETE),
@@ -329,7 +505,7 @@ const KEYS_19: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
-const KEYS_20: &[KeySpec] = &[KeySpec {
+const KEYS_26: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::RW.union(KeySpecFlags::DELETE),
     begin_search: BeginSearch::Index(1),
     find_keys: FindKeys::Range {
@@ -338,7 +514,7 @@ const KEYS_20: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
-const KEYS_21: &[KeySpec] = &[KeySpec {
+const KEYS_27: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::RO,
     begin_search: BeginSearch::Index(1),
     find_keys: FindKeys::Range {
@@ -347,7 +523,7 @@ const KEYS_21: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
-const KEYS_22: &[KeySpec] = &[KeySpec {
+const KEYS_28: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::NONE,
     begin_search: BeginSearch::Index(2),
     find_keys: FindKeys::Range {
@@ -356,7 +532,7 @@ const KEYS_22: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
-const KEYS_23: &[KeySpec] = &[KeySpec {
+const KEYS_29: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::NONE,
     begin_search: BeginSearch::Index(1),
     find_keys: FindKeys::Range {
@@ -365,7 +541,7 @@ const KEYS_23: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
-const KEYS_24: &[KeySpec] = &[KeySpec {
+const KEYS_30: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::NONE,
     begin_search: BeginSearch::Index(1),
     find_keys: FindKeys::Range {
@@ -374,7 +550,7 @@ const KEYS_24: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
-const KEYS_25: &[KeySpec] = &[KeySpec {
+const KEYS_31: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::RO.union(KeySpecFlags::ACCESS),
     begin_search: BeginSearch::Index(1),
     find_keys: FindKeys::Range {
@@ -383,7 +559,7 @@ const KEYS_25: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
-const KEYS_26: &[KeySpec] = &[KeySpec {
+const KEYS_32: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::RW
         .union(KeySpecFlags::ACCESS)
         .union(KeySpecFlags::DELETE),
@@ -394,7 +570,7 @@ const KEYS_26: &[KeySpec] = &[KeySpec {
         key_step: 1,
     },
 }];
-const KEYS_27: &[KeySpec] = &[KeySpec {
+const KEYS_33: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::RO,
     begin_search: BeginSearch::Index(2),
     find_keys: FindKeys::Range {
@@ -403,7 +579,7 @@ const KEYS_27: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
-const KEYS_28: &[KeySpec] = &[KeySpec {
+const KEYS_34: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::RO.union(KeySpecFlags::ACCESS),
     begin_search: BeginSearch::Index(1),
     find_keys: FindKeys::Range {
@@ -412,7 +588,7 @@ const KEYS_28: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
-const KEYS_29: &[KeySpec] = &[
+const KEYS_35: &[KeySpec] = &[
     KeySpec {
         flags: KeySpecFlags::RW
             .union(KeySpecFlags::ACCESS)
@@ -440,7 +616,7 @@ const KEYS_29: &[KeySpec] = &[
         },
     },
 ];
-const KEYS_30: &[KeySpec] = &[KeySpec {
+const KEYS_36: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::OW.union(KeySpecFlags::UPDATE),
     begin_search: BeginSearch::Index(1),
     find_keys: FindKeys::Range {
@@ -449,7 +625,16 @@ const KEYS_30: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
-const KEYS_31: &[KeySpec] = &[KeySpec {
+const KEYS_37: &[KeySpec] = &[KeySpec {
+    flags: KeySpecFlags::OW.union(KeySpecFlags::UPDATE),
+    begin_search: BeginSearch::Index(1),
+    find_keys: FindKeys::KeyNum {
+        key_num_index: 0,
+        first_key: 1,
+        key_step: 2,
+    },
+}];
+const KEYS_38: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::OW.union(KeySpecFlags::INSERT),
     begin_search: BeginSearch::Index(1),
     find_keys: FindKeys::Range {
@@ -458,7 +643,7 @@ const KEYS_31: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
-const KEYS_32: &[KeySpec] = &[KeySpec {
+const KEYS_39: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::RW.union(KeySpecFlags::ACCESS),
     begin_search: BeginSearch::Index(1),
     find_keys: FindKeys::Range {
@@ -467,7 +652,7 @@ const KEYS_32: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
-const KEYS_33: &[KeySpec] = &[KeySpec {
+const KEYS_40: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::RW.union(KeySpecFlags::ACCESS),
     begin_search: BeginSearch::Index(2),
     find_keys: FindKeys::Range {
@@ -476,7 +661,7 @@ const KEYS_33: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
-const KEYS_34: &[KeySpec] = &[
+const KEYS_41: &[KeySpec] = &[
     KeySpec {
         flags: KeySpecFlags::RW
             .union(KeySpecFlags::ACCESS)
@@ -498,7 +683,7 @@ const KEYS_34: &[KeySpec] = &[
         },
     },
 ];
-const KEYS_35: &[KeySpec] = &[KeySpec {
+const KEYS_42: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::OW.union(KeySpecFlags::UPDATE),
     begin_search: BeginSearch::Index(1),
     find_keys: FindKeys::Range {
@@ -507,7 +692,7 @@ const KEYS_35: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
-const KEYS_36: &[KeySpec] = &[
+const KEYS_43: &[KeySpec] = &[
     KeySpec {
         flags: KeySpecFlags::RW
             .union(KeySpecFlags::ACCESS)
@@ -529,7 +714,7 @@ const KEYS_36: &[KeySpec] = &[
         },
     },
 ];
-const KEYS_37: &[KeySpec] = &[
+const KEYS_44: &[KeySpec] = &[
     KeySpec {
         flags: KeySpecFlags::RW
             .union(KeySpecFlags::ACCESS)
@@ -551,7 +736,7 @@ const KEYS_37: &[KeySpec] = &[
         },
     },
 ];
-const KEYS_38: &[KeySpec] = &[
+const KEYS_45: &[KeySpec] = &[
     KeySpec {
         flags: KeySpecFlags::OW.union(KeySpecFlags::UPDATE),
         begin_search: BeginSearch::Index(1),
@@ -571,7 +756,7 @@ const KEYS_38: &[KeySpec] = &[
         },
     },
 ];
-const KEYS_39: &[KeySpec] = &[KeySpec {
+const KEYS_46: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::OW.union(KeySpecFlags::INSERT),
     begin_search: BeginSearch::Index(1),
     find_keys: FindKeys::Range {
@@ -580,7 +765,7 @@ const KEYS_39: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
-const KEYS_40: &[KeySpec] = &[KeySpec {
+const KEYS_47: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::RO.union(KeySpecFlags::ACCESS),
     begin_search: BeginSearch::Index(1),
     find_keys: FindKeys::KeyNum {
@@ -589,7 +774,7 @@ const KEYS_40: &[KeySpec] = &[KeySpec {
         key_step: 1,
     },
 }];
-const KEYS_41: &[KeySpec] = &[
+const KEYS_48: &[KeySpec] = &[
     KeySpec {
         flags: KeySpecFlags::RW.union(KeySpecFlags::UPDATE),
         begin_search: BeginSearch::Index(1),
@@ -609,7 +794,7 @@ const KEYS_41: &[KeySpec] = &[
         },
     },
 ];
-const KEYS_42: &[KeySpec] = &[
+const KEYS_49: &[KeySpec] = &[
     KeySpec {
         flags: KeySpecFlags::RO.union(KeySpecFlags::ACCESS),
         begin_search: BeginSearch::Index(1),
@@ -630,7 +815,7 @@ const KEYS_42: &[KeySpec] = &[
         find_keys: FindKeys::Unknown,
     },
 ];
-const KEYS_43: &[KeySpec] = &[
+const KEYS_50: &[KeySpec] = &[
     KeySpec {
         flags: KeySpecFlags::RO.union(KeySpecFlags::ACCESS),
         begin_search: BeginSearch::Index(1),
@@ -646,16 +831,7 @@ const KEYS_43: &[KeySpec] = &[
         find_keys: FindKeys::Unknown,
     },
 ];
-const KEYS_44: &[KeySpec] = &[KeySpec {
-    flags: KeySpecFlags::NOT_KEY,
-    begin_search: BeginSearch::Index(1),
-    find_keys: FindKeys::Range {
-        last_key: 0,
-        key_step: 1,
-        limit: 0,
-    },
-}];
-const KEYS_45: &[KeySpec] = &[KeySpec {
+const KEYS_51: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::NOT_KEY,
     begin_search: BeginSearch::Index(1),
     find_keys: FindKeys::Range {
@@ -664,7 +840,7 @@ const KEYS_45: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
-const KEYS_46: &[KeySpec] = &[
+const KEYS_52: &[KeySpec] = &[
     KeySpec {
         flags: KeySpecFlags::NONE,
         begin_search: BeginSearch::Index(1),
@@ -684,7 +860,7 @@ const KEYS_46: &[KeySpec] = &[
         },
     },
 ];
-const KEYS_47: &[KeySpec] = &[KeySpec {
+const KEYS_53: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::RW
         .union(KeySpecFlags::UPDATE)
         .union(KeySpecFlags::DELETE),
@@ -695,7 +871,7 @@ const KEYS_47: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
-const KEYS_48: &[KeySpec] = &[KeySpec {
+const KEYS_54: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::RW.union(KeySpecFlags::INSERT),
     begin_search: BeginSearch::Index(2),
     find_keys: FindKeys::Range {
@@ -704,7 +880,7 @@ const KEYS_48: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
-const KEYS_49: &[KeySpec] = &[KeySpec {
+const KEYS_55: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::RW.union(KeySpecFlags::DELETE),
     begin_search: BeginSearch::Index(2),
     find_keys: FindKeys::Range {
@@ -713,7 +889,7 @@ const KEYS_49: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
-const KEYS_50: &[KeySpec] = &[KeySpec {
+const KEYS_56: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::RW.union(KeySpecFlags::UPDATE),
     begin_search: BeginSearch::Index(2),
     find_keys: FindKeys::Range {
@@ -722,7 +898,7 @@ const KEYS_50: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
-const KEYS_51: &[KeySpec] = &[KeySpec {
+const KEYS_57: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::RO.union(KeySpecFlags::ACCESS),
     begin_search: BeginSearch::Index(2),
     find_keys: FindKeys::Range {
@@ -731,7 +907,7 @@ const KEYS_51: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
-const KEYS_52: &[KeySpec] = &[KeySpec {
+const KEYS_58: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::RO.union(KeySpecFlags::ACCESS),
     begin_search: BeginSearch::Keyword {
         keyword: "STREAMS",
@@ -743,7 +919,21 @@ const KEYS_52: &[KeySpec] = &[KeySpec {
         limit: 2,
     },
 }];
-const KEYS_53: &[KeySpec] = &[KeySpec {
+const KEYS_59: &[KeySpec] = &[KeySpec {
+    flags: KeySpecFlags::RO
+        .union(KeySpecFlags::ACCESS)
+        .union(KeySpecFlags::INCOMPLETE),
+    begin_search: BeginSearch::Keyword {
+        keyword: "STREAMS",
+        start_from: 1,
+    },
+    find_keys: FindKeys::Range {
+        last_key: -1,
+        key_step: 1,
+        limit: 2,
+    },
+}];
+const KEYS_60: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::RO.union(KeySpecFlags::ACCESS),
     begin_search: BeginSearch::Keyword {
         keyword: "STREAMS",
@@ -755,7 +945,21 @@ const KEYS_53: &[KeySpec] = &[KeySpec {
         limit: 2,
     },
 }];
-const KEYS_54: &[KeySpec] = &[
+const KEYS_61: &[KeySpec] = &[KeySpec {
+    flags: KeySpecFlags::RO
+        .union(KeySpecFlags::ACCESS)
+        .union(KeySpecFlags::INCOMPLETE),
+    begin_search: BeginSearch::Keyword {
+        keyword: "STREAMS",
+        start_from: 4,
+    },
+    find_keys: FindKeys::Range {
+        last_key: -1,
+        key_step: 1,
+        limit: 2,
+    },
+}];
+const KEYS_62: &[KeySpec] = &[
     KeySpec {
         flags: KeySpecFlags::OW.union(KeySpecFlags::UPDATE),
         begin_search: BeginSearch::Index(1),
@@ -1441,7 +1645,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 key_specs: KEYS_5,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b11111110),
+                releases: ReleaseSet::from_bits(0b1111111110),
                 arity: 6,
                 flags: CommandFlags::WRITE
                     .union(CommandFlags::DENYOOM)
@@ -1489,7 +1693,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 key_specs: KEYS_7,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b11111110),
+                releases: ReleaseSet::from_bits(0b1111111110),
                 arity: -3,
                 flags: CommandFlags::WRITE.union(CommandFlags::BLOCKING),
                 key_specs: KEYS_7,
@@ -1516,7 +1720,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 key_specs: KEYS_7,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b11111110),
+                releases: ReleaseSet::from_bits(0b1111111110),
                 arity: -3,
                 flags: CommandFlags::WRITE.union(CommandFlags::BLOCKING),
                 key_specs: KEYS_7,
@@ -1547,7 +1751,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 key_specs: KEYS_5,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b11111110),
+                releases: ReleaseSet::from_bits(0b1111111110),
                 arity: 4,
                 flags: CommandFlags::WRITE
                     .union(CommandFlags::DENYOOM)
@@ -1596,7 +1800,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 key_specs: KEYS_7,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b11111110),
+                releases: ReleaseSet::from_bits(0b1111111110),
                 arity: -3,
                 flags: CommandFlags::WRITE
                     .union(CommandFlags::BLOCKING)
@@ -1626,7 +1830,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 key_specs: KEYS_7,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b11111110),
+                releases: ReleaseSet::from_bits(0b1111111110),
                 arity: -3,
                 flags: CommandFlags::WRITE
                     .union(CommandFlags::BLOCKING)
@@ -1889,14 +2093,25 @@ pub static COMMANDS: &[CommandEntry] = &[
                     module: None,
                 },
                 deprecation: None,
-                forms: &[Form {
-                    releases: ReleaseSet::ALL,
-                    arity: 3,
-                    flags: CommandFlags::NOSCRIPT
-                        .union(CommandFlags::LOADING)
-                        .union(CommandFlags::STALE),
-                    key_specs: &[],
-                }],
+                forms: &[
+                    Form {
+                        releases: ReleaseSet::from_bits(0b11111111),
+                        arity: 3,
+                        flags: CommandFlags::NOSCRIPT
+                            .union(CommandFlags::LOADING)
+                            .union(CommandFlags::STALE),
+                        key_specs: &[],
+                    },
+                    Form {
+                        releases: ReleaseSet::from_bits(0b1100000000),
+                        arity: 3,
+                        flags: CommandFlags::NOSCRIPT
+                            .union(CommandFlags::LOADING)
+                            .union(CommandFlags::STALE)
+                            .union(CommandFlags::ALLOW_BUSY),
+                        key_specs: &[],
+                    },
+                ],
                 subcommands: &[],
             },
             CommandEntry {
@@ -1908,14 +2123,25 @@ pub static COMMANDS: &[CommandEntry] = &[
                     module: None,
                 },
                 deprecation: None,
-                forms: &[Form {
-                    releases: ReleaseSet::from_bits(0b11000000),
-                    arity: -3,
-                    flags: CommandFlags::NOSCRIPT
-                        .union(CommandFlags::LOADING)
-                        .union(CommandFlags::STALE),
-                    key_specs: &[],
-                }],
+                forms: &[
+                    Form {
+                        releases: ReleaseSet::from_bits(0b11000000),
+                        arity: -3,
+                        flags: CommandFlags::NOSCRIPT
+                            .union(CommandFlags::LOADING)
+                            .union(CommandFlags::STALE),
+                        key_specs: &[],
+                    },
+                    Form {
+                        releases: ReleaseSet::from_bits(0b1100000000),
+                        arity: -3,
+                        flags: CommandFlags::NOSCRIPT
+                            .union(CommandFlags::LOADING)
+                            .union(CommandFlags::STALE)
+                            .union(CommandFlags::ALLOW_BUSY),
+                        key_specs: &[],
+                    },
+                ],
                 subcommands: &[],
             },
             CommandEntry {
@@ -1927,14 +2153,25 @@ pub static COMMANDS: &[CommandEntry] = &[
                     module: None,
                 },
                 deprecation: None,
-                forms: &[Form {
-                    releases: ReleaseSet::ALL,
-                    arity: 2,
-                    flags: CommandFlags::NOSCRIPT
-                        .union(CommandFlags::LOADING)
-                        .union(CommandFlags::STALE),
-                    key_specs: &[],
-                }],
+                forms: &[
+                    Form {
+                        releases: ReleaseSet::from_bits(0b11111111),
+                        arity: 2,
+                        flags: CommandFlags::NOSCRIPT
+                            .union(CommandFlags::LOADING)
+                            .union(CommandFlags::STALE),
+                        key_specs: &[],
+                    },
+                    Form {
+                        releases: ReleaseSet::from_bits(0b1100000000),
+                        arity: 2,
+                        flags: CommandFlags::NOSCRIPT
+                            .union(CommandFlags::LOADING)
+                            .union(CommandFlags::STALE)
+                            .union(CommandFlags::ALLOW_BUSY),
+                        key_specs: &[],
+                    },
+                ],
                 subcommands: &[],
             },
             CommandEntry {
@@ -1946,14 +2183,25 @@ pub static COMMANDS: &[CommandEntry] = &[
                     module: None,
                 },
                 deprecation: None,
-                forms: &[Form {
-                    releases: ReleaseSet::ALL,
-                    arity: 2,
-                    flags: CommandFlags::NOSCRIPT
-                        .union(CommandFlags::LOADING)
-                        .union(CommandFlags::STALE),
-                    key_specs: &[],
-                }],
+                forms: &[
+                    Form {
+                        releases: ReleaseSet::from_bits(0b11111111),
+                        arity: 2,
+                        flags: CommandFlags::NOSCRIPT
+                            .union(CommandFlags::LOADING)
+                            .union(CommandFlags::STALE),
+                        key_specs: &[],
+                    },
+                    Form {
+                        releases: ReleaseSet::from_bits(0b1100000000),
+                        arity: 2,
+                        flags: CommandFlags::NOSCRIPT
+                            .union(CommandFlags::LOADING)
+                            .union(CommandFlags::STALE)
+                            .union(CommandFlags::ALLOW_BUSY),
+                        key_specs: &[],
+                    },
+                ],
                 subcommands: &[],
             },
             CommandEntry {
@@ -1982,14 +2230,25 @@ pub static COMMANDS: &[CommandEntry] = &[
                     module: None,
                 },
                 deprecation: None,
-                forms: &[Form {
-                    releases: ReleaseSet::ALL,
-                    arity: 2,
-                    flags: CommandFlags::NOSCRIPT
-                        .union(CommandFlags::LOADING)
-                        .union(CommandFlags::STALE),
-                    key_specs: &[],
-                }],
+                forms: &[
+                    Form {
+                        releases: ReleaseSet::from_bits(0b11111111),
+                        arity: 2,
+                        flags: CommandFlags::NOSCRIPT
+                            .union(CommandFlags::LOADING)
+                            .union(CommandFlags::STALE),
+                        key_specs: &[],
+                    },
+                    Form {
+                        releases: ReleaseSet::from_bits(0b1100000000),
+                        arity: 2,
+                        flags: CommandFlags::NOSCRIPT
+                            .union(CommandFlags::LOADING)
+                            .union(CommandFlags::STALE)
+                            .union(CommandFlags::ALLOW_BUSY),
+                        key_specs: &[],
+                    },
+                ],
                 subcommands: &[],
             },
             CommandEntry {
@@ -2002,7 +2261,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::from_bits(0b10000000),
+                    releases: ReleaseSet::from_bits(0b1110000000),
                     arity: 3,
                     flags: CommandFlags::NOSCRIPT
                         .union(CommandFlags::LOADING)
@@ -2079,15 +2338,27 @@ pub static COMMANDS: &[CommandEntry] = &[
                     module: None,
                 },
                 deprecation: None,
-                forms: &[Form {
-                    releases: ReleaseSet::ALL,
-                    arity: 3,
-                    flags: CommandFlags::ADMIN
-                        .union(CommandFlags::NOSCRIPT)
-                        .union(CommandFlags::LOADING)
-                        .union(CommandFlags::STALE),
-                    key_specs: &[],
-                }],
+                forms: &[
+                    Form {
+                        releases: ReleaseSet::from_bits(0b11111111),
+                        arity: 3,
+                        flags: CommandFlags::ADMIN
+                            .union(CommandFlags::NOSCRIPT)
+                            .union(CommandFlags::LOADING)
+                            .union(CommandFlags::STALE),
+                        key_specs: &[],
+                    },
+                    Form {
+                        releases: ReleaseSet::from_bits(0b1100000000),
+                        arity: 3,
+                        flags: CommandFlags::ADMIN
+                            .union(CommandFlags::NOSCRIPT)
+                            .union(CommandFlags::LOADING)
+                            .union(CommandFlags::STALE)
+                            .union(CommandFlags::ALLOW_BUSY),
+                        key_specs: &[],
+                    },
+                ],
                 subcommands: &[],
             },
             CommandEntry {
@@ -2099,14 +2370,25 @@ pub static COMMANDS: &[CommandEntry] = &[
                     module: None,
                 },
                 deprecation: None,
-                forms: &[Form {
-                    releases: ReleaseSet::from_bits(0b11111110),
-                    arity: 3,
-                    flags: CommandFlags::NOSCRIPT
-                        .union(CommandFlags::LOADING)
-                        .union(CommandFlags::STALE),
-                    key_specs: &[],
-                }],
+                forms: &[
+                    Form {
+                        releases: ReleaseSet::from_bits(0b11111110),
+                        arity: 3,
+                        flags: CommandFlags::NOSCRIPT
+                            .union(CommandFlags::LOADING)
+                            .union(CommandFlags::STALE),
+                        key_specs: &[],
+                    },
+                    Form {
+                        releases: ReleaseSet::from_bits(0b1100000000),
+                        arity: 3,
+                        flags: CommandFlags::NOSCRIPT
+                            .union(CommandFlags::LOADING)
+                            .union(CommandFlags::STALE)
+                            .union(CommandFlags::ALLOW_BUSY),
+                        key_specs: &[],
+                    },
+                ],
                 subcommands: &[],
             },
             CommandEntry {
@@ -2138,14 +2420,26 @@ pub static COMMANDS: &[CommandEntry] = &[
                     module: None,
                 },
                 deprecation: None,
-                forms: &[Form {
-                    releases: ReleaseSet::ALL,
-                    arity: 3,
-                    flags: CommandFlags::NOSCRIPT
-                        .union(CommandFlags::LOADING)
-                        .union(CommandFlags::STALE),
-                    key_specs: &[],
-                }],
+                forms: &[
+                    Form {
+                        releases: ReleaseSet::from_bits(0b11111111),
+                        arity: 3,
+                        flags: CommandFlags::NOSCRIPT
+                            .union(CommandFlags::LOADING)
+                            .union(CommandFlags::STALE),
+                        key_specs: &[],
+                    },
+                    Form {
+                        releases: ReleaseSet::from_bits(0b1100000000),
+                        arity: 3,
+                        flags: CommandFlags::NOSCRIPT
+                            .union(CommandFlags::LOADING)
+                            .union(CommandFlags::STALE)
+                            .union(CommandFlags::NO_MULTI)
+                            .union(CommandFlags::ALLOW_BUSY),
+                        key_specs: &[],
+                    },
+                ],
                 subcommands: &[],
             },
             CommandEntry {
@@ -2157,14 +2451,25 @@ pub static COMMANDS: &[CommandEntry] = &[
                     module: None,
                 },
                 deprecation: None,
-                forms: &[Form {
-                    releases: ReleaseSet::from_bits(0b11111110),
-                    arity: 4,
-                    flags: CommandFlags::NOSCRIPT
-                        .union(CommandFlags::LOADING)
-                        .union(CommandFlags::STALE),
-                    key_specs: &[],
-                }],
+                forms: &[
+                    Form {
+                        releases: ReleaseSet::from_bits(0b11111110),
+                        arity: 4,
+                        flags: CommandFlags::NOSCRIPT
+                            .union(CommandFlags::LOADING)
+                            .union(CommandFlags::STALE),
+                        key_specs: &[],
+                    },
+                    Form {
+                        releases: ReleaseSet::from_bits(0b1100000000),
+                        arity: 4,
+                        flags: CommandFlags::NOSCRIPT
+                            .union(CommandFlags::LOADING)
+                            .union(CommandFlags::STALE)
+                            .union(CommandFlags::ALLOW_BUSY),
+                        key_specs: &[],
+                    },
+                ],
                 subcommands: &[],
             },
             CommandEntry {
@@ -2176,14 +2481,25 @@ pub static COMMANDS: &[CommandEntry] = &[
                     module: None,
                 },
                 deprecation: None,
-                forms: &[Form {
-                    releases: ReleaseSet::ALL,
-                    arity: 3,
-                    flags: CommandFlags::NOSCRIPT
-                        .union(CommandFlags::LOADING)
-                        .union(CommandFlags::STALE),
-                    key_specs: &[],
-                }],
+                forms: &[
+                    Form {
+                        releases: ReleaseSet::from_bits(0b11111111),
+                        arity: 3,
+                        flags: CommandFlags::NOSCRIPT
+                            .union(CommandFlags::LOADING)
+                            .union(CommandFlags::STALE),
+                        key_specs: &[],
+                    },
+                    Form {
+                        releases: ReleaseSet::from_bits(0b1100000000),
+                        arity: 3,
+                        flags: CommandFlags::NOSCRIPT
+                            .union(CommandFlags::LOADING)
+                            .union(CommandFlags::STALE)
+                            .union(CommandFlags::ALLOW_BUSY),
+                        key_specs: &[],
+                    },
+                ],
                 subcommands: &[],
             },
             CommandEntry {
@@ -2340,6 +2656,25 @@ pub static COMMANDS: &[CommandEntry] = &[
                 subcommands: &[],
             },
             CommandEntry {
+                name: "cluster|cancelslotmigrations",
+                module: None,
+                since: Since {
+                    redis: None,
+                    valkey: Some("9.0.0"),
+                    module: None,
+                },
+                deprecation: None,
+                forms: &[Form {
+                    releases: ReleaseSet::from_bits(0b1100000000),
+                    arity: 2,
+                    flags: CommandFlags::ADMIN
+                        .union(CommandFlags::STALE)
+                        .union(CommandFlags::NO_ASYNC_LOADING),
+                    key_specs: &[],
+                }],
+                subcommands: &[],
+            },
+            CommandEntry {
                 name: "cluster|count-failure-reports",
                 module: None,
                 since: Since {
@@ -2431,6 +2766,25 @@ pub static COMMANDS: &[CommandEntry] = &[
                 subcommands: &[],
             },
             CommandEntry {
+                name: "cluster|flushslot",
+                module: None,
+                since: Since {
+                    redis: None,
+                    valkey: Some("9.0.0"),
+                    module: None,
+                },
+                deprecation: None,
+                forms: &[Form {
+                    releases: ReleaseSet::from_bits(0b1100000000),
+                    arity: -3,
+                    flags: CommandFlags::WRITE
+                        .union(CommandFlags::ADMIN)
+                        .union(CommandFlags::NO_ASYNC_LOADING),
+                    key_specs: &[],
+                }],
+                subcommands: &[],
+            },
+            CommandEntry {
                 name: "cluster|flushslots",
                 module: None,
                 since: Since {
@@ -2486,6 +2840,25 @@ pub static COMMANDS: &[CommandEntry] = &[
                 subcommands: &[],
             },
             CommandEntry {
+                name: "cluster|getslotmigrations",
+                module: None,
+                since: Since {
+                    redis: None,
+                    valkey: Some("9.0.0"),
+                    module: None,
+                },
+                deprecation: None,
+                forms: &[Form {
+                    releases: ReleaseSet::from_bits(0b1100000000),
+                    arity: 2,
+                    flags: CommandFlags::ADMIN
+                        .union(CommandFlags::STALE)
+                        .union(CommandFlags::NO_ASYNC_LOADING),
+                    key_specs: &[],
+                }],
+                subcommands: &[],
+            },
+            CommandEntry {
                 name: "cluster|help",
                 module: None,
                 since: Since {
@@ -2519,7 +2892,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b11000000),
+                        releases: ReleaseSet::from_bits(0b1111000000),
                         arity: 2,
                         flags: CommandFlags::LOADING.union(CommandFlags::STALE),
                         key_specs: &[],
@@ -2581,6 +2954,25 @@ pub static COMMANDS: &[CommandEntry] = &[
                 subcommands: &[],
             },
             CommandEntry {
+                name: "cluster|migrateslots",
+                module: None,
+                since: Since {
+                    redis: None,
+                    valkey: Some("9.0.0"),
+                    module: None,
+                },
+                deprecation: None,
+                forms: &[Form {
+                    releases: ReleaseSet::from_bits(0b1100000000),
+                    arity: -4,
+                    flags: CommandFlags::ADMIN
+                        .union(CommandFlags::STALE)
+                        .union(CommandFlags::NO_ASYNC_LOADING),
+                    key_specs: &[],
+                }],
+                subcommands: &[],
+            },
+            CommandEntry {
                 name: "cluster|myid",
                 module: None,
                 since: Since {
@@ -2597,7 +2989,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b11000000),
+                        releases: ReleaseSet::from_bits(0b1111000000),
                         arity: 2,
                         flags: CommandFlags::LOADING.union(CommandFlags::STALE),
                         key_specs: &[],
@@ -2622,7 +3014,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b11000000),
+                        releases: ReleaseSet::from_bits(0b1111000000),
                         arity: 2,
                         flags: CommandFlags::LOADING.union(CommandFlags::STALE),
                         key_specs: &[],
@@ -2647,7 +3039,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b11000000),
+                        releases: ReleaseSet::from_bits(0b1111000000),
                         arity: 2,
                         flags: CommandFlags::LOADING.union(CommandFlags::STALE),
                         key_specs: &[],
@@ -2681,14 +3073,24 @@ pub static COMMANDS: &[CommandEntry] = &[
                     module: None,
                 },
                 deprecation: None,
-                forms: &[Form {
-                    releases: ReleaseSet::ALL,
-                    arity: 3,
-                    flags: CommandFlags::ADMIN
-                        .union(CommandFlags::STALE)
-                        .union(CommandFlags::NO_ASYNC_LOADING),
-                    key_specs: &[],
-                }],
+                forms: &[
+                    Form {
+                        releases: ReleaseSet::from_bits(0b11111111),
+                        arity: 3,
+                        flags: CommandFlags::ADMIN
+                            .union(CommandFlags::STALE)
+                            .union(CommandFlags::NO_ASYNC_LOADING),
+                        key_specs: &[],
+                    },
+                    Form {
+                        releases: ReleaseSet::from_bits(0b1100000000),
+                        arity: -3,
+                        flags: CommandFlags::ADMIN
+                            .union(CommandFlags::STALE)
+                            .union(CommandFlags::NO_ASYNC_LOADING),
+                        key_specs: &[],
+                    },
+                ],
                 subcommands: &[],
             },
             CommandEntry {
@@ -2767,7 +3169,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b11000000),
+                        releases: ReleaseSet::from_bits(0b1111000000),
                         arity: -4,
                         flags: CommandFlags::ADMIN
                             .union(CommandFlags::STALE)
@@ -2795,7 +3197,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b11111110),
+                        releases: ReleaseSet::from_bits(0b1111111110),
                         arity: 2,
                         flags: CommandFlags::LOADING.union(CommandFlags::STALE),
                         key_specs: &[],
@@ -2833,7 +3235,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::from_bits(0b11010000),
+                    releases: ReleaseSet::from_bits(0b1111010000),
                     arity: -4,
                     flags: CommandFlags::LOADING.union(CommandFlags::STALE),
                     key_specs: &[],
@@ -2860,7 +3262,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b11111110),
+                        releases: ReleaseSet::from_bits(0b1111111110),
                         arity: 2,
                         flags: CommandFlags::LOADING.union(CommandFlags::STALE),
                         key_specs: &[],
@@ -2868,7 +3270,44 @@ pub static COMMANDS: &[CommandEntry] = &[
                 ],
                 subcommands: &[],
             },
+            CommandEntry {
+                name: "cluster|syncslots",
+                module: None,
+                since: Since {
+                    redis: None,
+                    valkey: Some("9.0.0"),
+                    module: None,
+                },
+                deprecation: None,
+                forms: &[Form {
+                    releases: ReleaseSet::from_bits(0b1100000000),
+                    arity: -3,
+                    flags: CommandFlags::ADMIN
+                        .union(CommandFlags::STALE)
+                        .union(CommandFlags::MAY_REPLICATE)
+                        .union(CommandFlags::NO_ASYNC_LOADING),
+                    key_specs: &[],
+                }],
+                subcommands: &[],
+            },
         ],
+    },
+    CommandEntry {
+        name: "clusterscan",
+        module: None,
+        since: Since {
+            redis: None,
+            valkey: Some("9.1.0"),
+            module: None,
+        },
+        deprecation: None,
+        forms: &[Form {
+            releases: ReleaseSet::from_bits(0b1000000000),
+            arity: -2,
+            flags: CommandFlags::READONLY,
+            key_specs: KEYS_8,
+        }],
+        subcommands: &[],
     },
     CommandEntry {
         name: "cms.incrby",
@@ -2959,7 +3398,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::MODULE),
-            key_specs: KEYS_8,
+            key_specs: KEYS_9,
         }],
         subcommands: &[],
     },
@@ -3047,7 +3486,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b11111110),
+                        releases: ReleaseSet::from_bits(0b1111111110),
                         arity: -3,
                         flags: CommandFlags::LOADING.union(CommandFlags::STALE),
                         key_specs: &[],
@@ -3072,7 +3511,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b11111110),
+                        releases: ReleaseSet::from_bits(0b1111111110),
                         arity: -3,
                         flags: CommandFlags::LOADING.union(CommandFlags::STALE),
                         key_specs: &[],
@@ -3143,7 +3582,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b10000000),
+            releases: ReleaseSet::from_bits(0b1110000000),
             arity: -2,
             flags: CommandFlags::NONE,
             key_specs: &[],
@@ -3159,7 +3598,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::from_bits(0b10000000),
+                    releases: ReleaseSet::from_bits(0b1110000000),
                     arity: 4,
                     flags: CommandFlags::ADMIN
                         .union(CommandFlags::LOADING)
@@ -3178,7 +3617,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::from_bits(0b10000000),
+                    releases: ReleaseSet::from_bits(0b1110000000),
                     arity: 2,
                     flags: CommandFlags::LOADING.union(CommandFlags::STALE),
                     key_specs: &[],
@@ -3195,7 +3634,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::from_bits(0b10000000),
+                    releases: ReleaseSet::from_bits(0b1110000000),
                     arity: 3,
                     flags: CommandFlags::ADMIN
                         .union(CommandFlags::LOADING)
@@ -3214,7 +3653,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::from_bits(0b10000000),
+                    releases: ReleaseSet::from_bits(0b1110000000),
                     arity: 3,
                     flags: CommandFlags::ADMIN
                         .union(CommandFlags::LOADING)
@@ -3353,7 +3792,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
-            key_specs: KEYS_9,
+            key_specs: KEYS_10,
         }],
         subcommands: &[],
     },
@@ -3409,7 +3848,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::FAST),
-            key_specs: KEYS_10,
+            key_specs: KEYS_11,
         }],
         subcommands: &[],
     },
@@ -3428,7 +3867,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::FAST),
-            key_specs: KEYS_10,
+            key_specs: KEYS_11,
         }],
         subcommands: &[],
     },
@@ -3445,7 +3884,24 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -2,
             flags: CommandFlags::WRITE,
-            key_specs: KEYS_11,
+            key_specs: KEYS_12,
+        }],
+        subcommands: &[],
+    },
+    CommandEntry {
+        name: "delifeq",
+        module: None,
+        since: Since {
+            redis: None,
+            valkey: Some("9.0.0"),
+            module: None,
+        },
+        deprecation: None,
+        forms: &[Form {
+            releases: ReleaseSet::from_bits(0b1100000000),
+            arity: 3,
+            flags: CommandFlags::WRITE.union(CommandFlags::FAST),
+            key_specs: KEYS_13,
         }],
         subcommands: &[],
     },
@@ -3517,14 +3973,14 @@ pub static COMMANDS: &[CommandEntry] = &[
         deprecation: None,
         forms: &[
             Form {
-                releases: ReleaseSet::from_bits(0b10011001),
+                releases: ReleaseSet::from_bits(0b1110011001),
                 arity: -3,
                 flags: CommandFlags::NOSCRIPT
                     .union(CommandFlags::STALE)
                     .union(CommandFlags::SKIP_MONITOR)
                     .union(CommandFlags::NO_MANDATORY_KEYS)
                     .union(CommandFlags::MOVABLEKEYS),
-                key_specs: KEYS_12,
+                key_specs: KEYS_14,
             },
             Form {
                 releases: ReleaseSet::from_bits(0b1100110),
@@ -3535,7 +3991,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                     .union(CommandFlags::MAY_REPLICATE)
                     .union(CommandFlags::NO_MANDATORY_KEYS)
                     .union(CommandFlags::MOVABLEKEYS),
-                key_specs: KEYS_12,
+                key_specs: KEYS_14,
             },
         ],
         subcommands: &[],
@@ -3558,7 +4014,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 .union(CommandFlags::SKIP_MONITOR)
                 .union(CommandFlags::NO_MANDATORY_KEYS)
                 .union(CommandFlags::MOVABLEKEYS),
-            key_specs: KEYS_13,
+            key_specs: KEYS_15,
         }],
         subcommands: &[],
     },
@@ -3573,14 +4029,14 @@ pub static COMMANDS: &[CommandEntry] = &[
         deprecation: None,
         forms: &[
             Form {
-                releases: ReleaseSet::from_bits(0b10011001),
+                releases: ReleaseSet::from_bits(0b1110011001),
                 arity: -3,
                 flags: CommandFlags::NOSCRIPT
                     .union(CommandFlags::STALE)
                     .union(CommandFlags::SKIP_MONITOR)
                     .union(CommandFlags::NO_MANDATORY_KEYS)
                     .union(CommandFlags::MOVABLEKEYS),
-                key_specs: KEYS_12,
+                key_specs: KEYS_14,
             },
             Form {
                 releases: ReleaseSet::from_bits(0b1100110),
@@ -3591,7 +4047,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                     .union(CommandFlags::MAY_REPLICATE)
                     .union(CommandFlags::NO_MANDATORY_KEYS)
                     .union(CommandFlags::MOVABLEKEYS),
-                key_specs: KEYS_12,
+                key_specs: KEYS_14,
             },
         ],
         subcommands: &[],
@@ -3614,7 +4070,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 .union(CommandFlags::SKIP_MONITOR)
                 .union(CommandFlags::NO_MANDATORY_KEYS)
                 .union(CommandFlags::MOVABLEKEYS),
-            key_specs: KEYS_13,
+            key_specs: KEYS_15,
         }],
         subcommands: &[],
     },
@@ -3638,7 +4094,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 key_specs: &[],
             },
             Form {
-                releases: ReleaseSet::from_bits(0b10000000),
+                releases: ReleaseSet::from_bits(0b1110000000),
                 arity: 1,
                 flags: CommandFlags::NOSCRIPT
                     .union(CommandFlags::LOADING)
@@ -3662,7 +4118,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -2,
             flags: CommandFlags::READONLY.union(CommandFlags::FAST),
-            key_specs: KEYS_14,
+            key_specs: KEYS_16,
         }],
         subcommands: &[],
     },
@@ -3679,7 +4135,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_15,
+            key_specs: KEYS_17,
         }],
         subcommands: &[],
     },
@@ -3696,7 +4152,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_15,
+            key_specs: KEYS_17,
         }],
         subcommands: &[],
     },
@@ -3747,14 +4203,14 @@ pub static COMMANDS: &[CommandEntry] = &[
         deprecation: None,
         forms: &[
             Form {
-                releases: ReleaseSet::from_bits(0b10011001),
+                releases: ReleaseSet::from_bits(0b1110011001),
                 arity: -3,
                 flags: CommandFlags::NOSCRIPT
                     .union(CommandFlags::STALE)
                     .union(CommandFlags::SKIP_MONITOR)
                     .union(CommandFlags::NO_MANDATORY_KEYS)
                     .union(CommandFlags::MOVABLEKEYS),
-                key_specs: KEYS_12,
+                key_specs: KEYS_14,
             },
             Form {
                 releases: ReleaseSet::from_bits(0b1100110),
@@ -3765,7 +4221,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                     .union(CommandFlags::MAY_REPLICATE)
                     .union(CommandFlags::NO_MANDATORY_KEYS)
                     .union(CommandFlags::MOVABLEKEYS),
-                key_specs: KEYS_12,
+                key_specs: KEYS_14,
             },
         ],
         subcommands: &[],
@@ -3788,7 +4244,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 .union(CommandFlags::SKIP_MONITOR)
                 .union(CommandFlags::NO_MANDATORY_KEYS)
                 .union(CommandFlags::MOVABLEKEYS),
-            key_specs: KEYS_13,
+            key_specs: KEYS_15,
         }],
         subcommands: &[],
     },
@@ -4566,7 +5022,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -5,
             flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
-            key_specs: KEYS_15,
+            key_specs: KEYS_17,
         }],
         subcommands: &[],
     },
@@ -4633,14 +5089,32 @@ pub static COMMANDS: &[CommandEntry] = &[
             since: "6.2.0",
             replaced_by: "`GEOSEARCH` and `GEOSEARCHSTORE` with the `BYRADIUS` argument",
         }),
-        forms: &[Form {
-            releases: ReleaseSet::ALL,
-            arity: -6,
-            flags: CommandFlags::WRITE
-                .union(CommandFlags::DENYOOM)
-                .union(CommandFlags::MOVABLEKEYS),
-            key_specs: KEYS_16,
-        }],
+        forms: &[
+            Form {
+                releases: ReleaseSet::from_bits(0b11110111),
+                arity: -6,
+                flags: CommandFlags::WRITE
+                    .union(CommandFlags::DENYOOM)
+                    .union(CommandFlags::MOVABLEKEYS),
+                key_specs: KEYS_18,
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1000),
+                arity: -6,
+                flags: CommandFlags::WRITE
+                    .union(CommandFlags::DENYOOM)
+                    .union(CommandFlags::MOVABLEKEYS),
+                key_specs: KEYS_19,
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1100000000),
+                arity: -6,
+                flags: CommandFlags::WRITE
+                    .union(CommandFlags::DENYOOM)
+                    .union(CommandFlags::MOVABLEKEYS),
+                key_specs: KEYS_20,
+            },
+        ],
         subcommands: &[],
     },
     CommandEntry {
@@ -4675,14 +5149,32 @@ pub static COMMANDS: &[CommandEntry] = &[
             since: "6.2.0",
             replaced_by: "`GEOSEARCH` and `GEOSEARCHSTORE` with the `BYRADIUS` and `FROMMEMBER` arguments",
         }),
-        forms: &[Form {
-            releases: ReleaseSet::ALL,
-            arity: -5,
-            flags: CommandFlags::WRITE
-                .union(CommandFlags::DENYOOM)
-                .union(CommandFlags::MOVABLEKEYS),
-            key_specs: KEYS_17,
-        }],
+        forms: &[
+            Form {
+                releases: ReleaseSet::from_bits(0b11110111),
+                arity: -5,
+                flags: CommandFlags::WRITE
+                    .union(CommandFlags::DENYOOM)
+                    .union(CommandFlags::MOVABLEKEYS),
+                key_specs: KEYS_21,
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1000),
+                arity: -5,
+                flags: CommandFlags::WRITE
+                    .union(CommandFlags::DENYOOM)
+                    .union(CommandFlags::MOVABLEKEYS),
+                key_specs: KEYS_22,
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1100000000),
+                arity: -5,
+                flags: CommandFlags::WRITE
+                    .union(CommandFlags::DENYOOM)
+                    .union(CommandFlags::MOVABLEKEYS),
+                key_specs: KEYS_23,
+            },
+        ],
         subcommands: &[],
     },
     CommandEntry {
@@ -4735,7 +5227,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -8,
             flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
-            key_specs: KEYS_18,
+            key_specs: KEYS_24,
         }],
         subcommands: &[],
     },
@@ -4786,7 +5278,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 2,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_19,
+            key_specs: KEYS_25,
         }],
         subcommands: &[],
     },
@@ -4803,7 +5295,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -2,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_10,
+            key_specs: KEYS_11,
         }],
         subcommands: &[],
     },
@@ -4842,7 +5334,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::FAST),
-            key_specs: KEYS_10,
+            key_specs: KEYS_11,
         }],
         subcommands: &[],
     },
@@ -4859,7 +5351,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_20,
+            key_specs: KEYS_26,
         }],
         subcommands: &[],
     },
@@ -4898,7 +5390,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 3,
             flags: CommandFlags::READONLY.union(CommandFlags::FAST),
-            key_specs: KEYS_21,
+            key_specs: KEYS_27,
         }],
         subcommands: &[],
     },
@@ -4907,7 +5399,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         module: None,
         since: Since {
             redis: Some("7.4.0"),
-            valkey: None,
+            valkey: Some("9.0.0"),
             module: None,
         },
         deprecation: None,
@@ -4918,13 +5410,13 @@ pub static COMMANDS: &[CommandEntry] = &[
                 flags: CommandFlags::WRITE
                     .union(CommandFlags::DENYOOM)
                     .union(CommandFlags::FAST),
-                key_specs: KEYS_15,
+                key_specs: KEYS_17,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b11000),
+                releases: ReleaseSet::from_bits(0b1100011000),
                 arity: -6,
                 flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-                key_specs: KEYS_15,
+                key_specs: KEYS_17,
             },
         ],
         subcommands: &[],
@@ -4934,7 +5426,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         module: None,
         since: Since {
             redis: Some("7.4.0"),
-            valkey: None,
+            valkey: Some("9.0.0"),
             module: None,
         },
         deprecation: None,
@@ -4945,13 +5437,13 @@ pub static COMMANDS: &[CommandEntry] = &[
                 flags: CommandFlags::WRITE
                     .union(CommandFlags::DENYOOM)
                     .union(CommandFlags::FAST),
-                key_specs: KEYS_15,
+                key_specs: KEYS_17,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b11000),
+                releases: ReleaseSet::from_bits(0b1100011000),
                 arity: -6,
                 flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-                key_specs: KEYS_15,
+                key_specs: KEYS_17,
             },
         ],
         subcommands: &[],
@@ -4961,12 +5453,12 @@ pub static COMMANDS: &[CommandEntry] = &[
         module: None,
         since: Since {
             redis: Some("7.4.0"),
-            valkey: None,
+            valkey: Some("9.0.0"),
             module: None,
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b11100),
+            releases: ReleaseSet::from_bits(0b1100011100),
             arity: -5,
             flags: CommandFlags::READONLY.union(CommandFlags::FAST),
             key_specs: KEYS_2,
@@ -5012,15 +5504,15 @@ pub static COMMANDS: &[CommandEntry] = &[
         module: None,
         since: Since {
             redis: Some("8.0.0"),
-            valkey: None,
+            valkey: Some("9.1.0"),
             module: None,
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b11000),
+            releases: ReleaseSet::from_bits(0b1000011000),
             arity: -5,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_19,
+            key_specs: KEYS_25,
         }],
         subcommands: &[],
     },
@@ -5029,15 +5521,15 @@ pub static COMMANDS: &[CommandEntry] = &[
         module: None,
         since: Since {
             redis: Some("8.0.0"),
-            valkey: None,
+            valkey: Some("9.0.0"),
             module: None,
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b11000),
+            releases: ReleaseSet::from_bits(0b1100011000),
             arity: -5,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_10,
+            key_specs: KEYS_11,
         }],
         subcommands: &[],
     },
@@ -5056,7 +5548,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::FAST),
-            key_specs: KEYS_10,
+            key_specs: KEYS_11,
         }],
         subcommands: &[],
     },
@@ -5075,7 +5567,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::FAST),
-            key_specs: KEYS_10,
+            key_specs: KEYS_11,
         }],
         subcommands: &[],
     },
@@ -5109,7 +5601,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 2,
             flags: CommandFlags::READONLY.union(CommandFlags::FAST),
-            key_specs: KEYS_21,
+            key_specs: KEYS_27,
         }],
         subcommands: &[],
     },
@@ -5148,7 +5640,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::FAST),
-            key_specs: KEYS_15,
+            key_specs: KEYS_17,
         }],
         subcommands: &[],
     },
@@ -5157,15 +5649,15 @@ pub static COMMANDS: &[CommandEntry] = &[
         module: None,
         since: Since {
             redis: Some("7.4.0"),
-            valkey: None,
+            valkey: Some("9.0.0"),
             module: None,
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b11100),
+            releases: ReleaseSet::from_bits(0b1100011100),
             arity: -5,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_15,
+            key_specs: KEYS_17,
         }],
         subcommands: &[],
     },
@@ -5174,7 +5666,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         module: None,
         since: Since {
             redis: Some("7.4.0"),
-            valkey: None,
+            valkey: Some("9.0.0"),
             module: None,
         },
         deprecation: None,
@@ -5185,13 +5677,13 @@ pub static COMMANDS: &[CommandEntry] = &[
                 flags: CommandFlags::WRITE
                     .union(CommandFlags::DENYOOM)
                     .union(CommandFlags::FAST),
-                key_specs: KEYS_15,
+                key_specs: KEYS_17,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b11000),
+                releases: ReleaseSet::from_bits(0b1100011000),
                 arity: -6,
                 flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-                key_specs: KEYS_15,
+                key_specs: KEYS_17,
             },
         ],
         subcommands: &[],
@@ -5201,7 +5693,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         module: None,
         since: Since {
             redis: Some("7.4.0"),
-            valkey: None,
+            valkey: Some("9.0.0"),
             module: None,
         },
         deprecation: None,
@@ -5212,13 +5704,13 @@ pub static COMMANDS: &[CommandEntry] = &[
                 flags: CommandFlags::WRITE
                     .union(CommandFlags::DENYOOM)
                     .union(CommandFlags::FAST),
-                key_specs: KEYS_15,
+                key_specs: KEYS_17,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b11000),
+                releases: ReleaseSet::from_bits(0b1100011000),
                 arity: -6,
                 flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-                key_specs: KEYS_15,
+                key_specs: KEYS_17,
             },
         ],
         subcommands: &[],
@@ -5228,12 +5720,12 @@ pub static COMMANDS: &[CommandEntry] = &[
         module: None,
         since: Since {
             redis: Some("7.4.0"),
-            valkey: None,
+            valkey: Some("9.0.0"),
             module: None,
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b11100),
+            releases: ReleaseSet::from_bits(0b1100011100),
             arity: -5,
             flags: CommandFlags::READONLY.union(CommandFlags::FAST),
             key_specs: KEYS_2,
@@ -5245,12 +5737,12 @@ pub static COMMANDS: &[CommandEntry] = &[
         module: None,
         since: Since {
             redis: Some("7.4.0"),
-            valkey: None,
+            valkey: Some("9.0.0"),
             module: None,
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b11100),
+            releases: ReleaseSet::from_bits(0b1100011100),
             arity: -5,
             flags: CommandFlags::READONLY.union(CommandFlags::FAST),
             key_specs: KEYS_2,
@@ -5306,7 +5798,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::FAST),
-            key_specs: KEYS_15,
+            key_specs: KEYS_17,
         }],
         subcommands: &[],
     },
@@ -5315,18 +5807,28 @@ pub static COMMANDS: &[CommandEntry] = &[
         module: None,
         since: Since {
             redis: Some("8.0.0"),
-            valkey: None,
+            valkey: Some("9.0.0"),
             module: None,
         },
         deprecation: None,
-        forms: &[Form {
-            releases: ReleaseSet::from_bits(0b11000),
-            arity: -6,
-            flags: CommandFlags::WRITE
-                .union(CommandFlags::DENYOOM)
-                .union(CommandFlags::FAST),
-            key_specs: KEYS_15,
-        }],
+        forms: &[
+            Form {
+                releases: ReleaseSet::from_bits(0b11000),
+                arity: -6,
+                flags: CommandFlags::WRITE
+                    .union(CommandFlags::DENYOOM)
+                    .union(CommandFlags::FAST),
+                key_specs: KEYS_17,
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1100000000),
+                arity: -6,
+                flags: CommandFlags::WRITE
+                    .union(CommandFlags::DENYOOM)
+                    .union(CommandFlags::FAST),
+                key_specs: KEYS_0,
+            },
+        ],
         subcommands: &[],
     },
     CommandEntry {
@@ -5361,7 +5863,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 3,
             flags: CommandFlags::READONLY.union(CommandFlags::FAST),
-            key_specs: KEYS_21,
+            key_specs: KEYS_27,
         }],
         subcommands: &[],
     },
@@ -5370,12 +5872,12 @@ pub static COMMANDS: &[CommandEntry] = &[
         module: None,
         since: Since {
             redis: Some("7.4.0"),
-            valkey: None,
+            valkey: Some("9.0.0"),
             module: None,
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b11100),
+            releases: ReleaseSet::from_bits(0b1100011100),
             arity: -5,
             flags: CommandFlags::READONLY.union(CommandFlags::FAST),
             key_specs: KEYS_2,
@@ -5414,7 +5916,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::FAST),
-            key_specs: KEYS_10,
+            key_specs: KEYS_11,
         }],
         subcommands: &[],
     },
@@ -5433,7 +5935,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::FAST),
-            key_specs: KEYS_10,
+            key_specs: KEYS_11,
         }],
         subcommands: &[],
     },
@@ -5452,7 +5954,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::FAST),
-            key_specs: KEYS_10,
+            key_specs: KEYS_11,
         }],
         subcommands: &[],
     },
@@ -5642,7 +6144,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                     releases: ReleaseSet::ALL,
                     arity: -3,
                     flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
-                    key_specs: KEYS_22,
+                    key_specs: KEYS_28,
                 }],
                 subcommands: &[],
             },
@@ -5731,7 +6233,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
-            key_specs: KEYS_23,
+            key_specs: KEYS_29,
         }],
         subcommands: &[],
     },
@@ -5750,7 +6252,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::MODULE),
-            key_specs: KEYS_24,
+            key_specs: KEYS_30,
         }],
         subcommands: &[],
     },
@@ -6140,7 +6642,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::READONLY,
-            key_specs: KEYS_25,
+            key_specs: KEYS_31,
         }],
         subcommands: &[],
     },
@@ -6191,7 +6693,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 2,
             flags: CommandFlags::READONLY.union(CommandFlags::FAST),
-            key_specs: KEYS_21,
+            key_specs: KEYS_27,
         }],
         subcommands: &[],
     },
@@ -6225,7 +6727,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -4,
             flags: CommandFlags::WRITE.union(CommandFlags::MOVABLEKEYS),
-            key_specs: KEYS_26,
+            key_specs: KEYS_32,
         }],
         subcommands: &[],
     },
@@ -6259,7 +6761,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -2,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_19,
+            key_specs: KEYS_25,
         }],
         subcommands: &[],
     },
@@ -6348,7 +6850,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 4,
             flags: CommandFlags::WRITE,
-            key_specs: KEYS_20,
+            key_specs: KEYS_26,
         }],
         subcommands: &[],
     },
@@ -6365,7 +6867,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 4,
             flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
-            key_specs: KEYS_15,
+            key_specs: KEYS_17,
         }],
         subcommands: &[],
     },
@@ -6382,7 +6884,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 4,
             flags: CommandFlags::WRITE,
-            key_specs: KEYS_20,
+            key_specs: KEYS_26,
         }],
         subcommands: &[],
     },
@@ -6453,7 +6955,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b10000000),
+                        releases: ReleaseSet::from_bits(0b1110000000),
                         arity: 2,
                         flags: CommandFlags::LOADING,
                         key_specs: &[],
@@ -6478,7 +6980,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b10000000),
+                        releases: ReleaseSet::from_bits(0b1110000000),
                         arity: 2,
                         flags: CommandFlags::LOADING,
                         key_specs: &[],
@@ -6516,7 +7018,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                     releases: ReleaseSet::ALL,
                     arity: -3,
                     flags: CommandFlags::READONLY,
-                    key_specs: KEYS_27,
+                    key_specs: KEYS_33,
                 }],
                 subcommands: &[],
             },
@@ -6535,7 +7037,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -2,
             flags: CommandFlags::READONLY.union(CommandFlags::FAST),
-            key_specs: KEYS_28,
+            key_specs: KEYS_34,
         }],
         subcommands: &[],
     },
@@ -6552,7 +7054,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -6,
             flags: CommandFlags::WRITE.union(CommandFlags::MOVABLEKEYS),
-            key_specs: KEYS_29,
+            key_specs: KEYS_35,
         }],
         subcommands: &[],
     },
@@ -6698,7 +7200,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 3,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_10,
+            key_specs: KEYS_11,
         }],
         subcommands: &[],
     },
@@ -6715,7 +7217,26 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
-            key_specs: KEYS_30,
+            key_specs: KEYS_36,
+        }],
+        subcommands: &[],
+    },
+    CommandEntry {
+        name: "msetex",
+        module: None,
+        since: Since {
+            redis: None,
+            valkey: Some("9.1.0"),
+            module: None,
+        },
+        deprecation: None,
+        forms: &[Form {
+            releases: ReleaseSet::from_bits(0b1000000000),
+            arity: -4,
+            flags: CommandFlags::WRITE
+                .union(CommandFlags::DENYOOM)
+                .union(CommandFlags::MOVABLEKEYS),
+            key_specs: KEYS_37,
         }],
         subcommands: &[],
     },
@@ -6732,7 +7253,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
-            key_specs: KEYS_31,
+            key_specs: KEYS_38,
         }],
         subcommands: &[],
     },
@@ -6757,7 +7278,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 key_specs: &[],
             },
             Form {
-                releases: ReleaseSet::from_bits(0b11000000),
+                releases: ReleaseSet::from_bits(0b1111000000),
                 arity: 1,
                 flags: CommandFlags::NOSCRIPT
                     .union(CommandFlags::LOADING)
@@ -6799,7 +7320,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                     releases: ReleaseSet::ALL,
                     arity: 3,
                     flags: CommandFlags::READONLY,
-                    key_specs: KEYS_27,
+                    key_specs: KEYS_33,
                 }],
                 subcommands: &[],
             },
@@ -6816,7 +7337,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                     releases: ReleaseSet::ALL,
                     arity: 3,
                     flags: CommandFlags::READONLY,
-                    key_specs: KEYS_27,
+                    key_specs: KEYS_33,
                 }],
                 subcommands: &[],
             },
@@ -6850,7 +7371,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                     releases: ReleaseSet::ALL,
                     arity: 3,
                     flags: CommandFlags::READONLY,
-                    key_specs: KEYS_27,
+                    key_specs: KEYS_33,
                 }],
                 subcommands: &[],
             },
@@ -6867,7 +7388,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                     releases: ReleaseSet::ALL,
                     arity: 3,
                     flags: CommandFlags::READONLY,
-                    key_specs: KEYS_27,
+                    key_specs: KEYS_33,
                 }],
                 subcommands: &[],
             },
@@ -6886,7 +7407,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 2,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_15,
+            key_specs: KEYS_17,
         }],
         subcommands: &[],
     },
@@ -6903,7 +7424,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_15,
+            key_specs: KEYS_17,
         }],
         subcommands: &[],
     },
@@ -6920,7 +7441,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_15,
+            key_specs: KEYS_17,
         }],
         subcommands: &[],
     },
@@ -6973,7 +7494,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -2,
             flags: CommandFlags::READONLY.union(CommandFlags::MAY_REPLICATE),
-            key_specs: KEYS_32,
+            key_specs: KEYS_39,
         }],
         subcommands: &[],
     },
@@ -6992,7 +7513,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::ADMIN),
-            key_specs: KEYS_33,
+            key_specs: KEYS_40,
         }],
         subcommands: &[],
     },
@@ -7009,7 +7530,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -2,
             flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
-            key_specs: KEYS_34,
+            key_specs: KEYS_41,
         }],
         subcommands: &[],
     },
@@ -7063,7 +7584,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 4,
             flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
-            key_specs: KEYS_35,
+            key_specs: KEYS_42,
         }],
         subcommands: &[],
     },
@@ -7388,7 +7909,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 3,
             flags: CommandFlags::WRITE,
-            key_specs: KEYS_36,
+            key_specs: KEYS_43,
         }],
         subcommands: &[],
     },
@@ -7405,7 +7926,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 3,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_37,
+            key_specs: KEYS_44,
         }],
         subcommands: &[],
     },
@@ -7485,7 +8006,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -4,
             flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
-            key_specs: KEYS_35,
+            key_specs: KEYS_42,
         }],
         subcommands: &[],
     },
@@ -7504,7 +8025,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::ASKING),
-            key_specs: KEYS_35,
+            key_specs: KEYS_42,
         }],
         subcommands: &[],
     },
@@ -7541,7 +8062,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -2,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_19,
+            key_specs: KEYS_25,
         }],
         subcommands: &[],
     },
@@ -7672,7 +8193,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 2,
             flags: CommandFlags::READONLY.union(CommandFlags::FAST),
-            key_specs: KEYS_21,
+            key_specs: KEYS_27,
         }],
         subcommands: &[],
     },
@@ -7701,12 +8222,20 @@ pub static COMMANDS: &[CommandEntry] = &[
                     module: None,
                 },
                 deprecation: None,
-                forms: &[Form {
-                    releases: ReleaseSet::ALL,
-                    arity: 3,
-                    flags: CommandFlags::NOSCRIPT,
-                    key_specs: &[],
-                }],
+                forms: &[
+                    Form {
+                        releases: ReleaseSet::from_bits(0b11111111),
+                        arity: 3,
+                        flags: CommandFlags::NOSCRIPT,
+                        key_specs: &[],
+                    },
+                    Form {
+                        releases: ReleaseSet::from_bits(0b1100000000),
+                        arity: -3,
+                        flags: CommandFlags::NOSCRIPT,
+                        key_specs: &[],
+                    },
+                ],
                 subcommands: &[],
             },
             CommandEntry {
@@ -7718,12 +8247,20 @@ pub static COMMANDS: &[CommandEntry] = &[
                     module: None,
                 },
                 deprecation: None,
-                forms: &[Form {
-                    releases: ReleaseSet::ALL,
-                    arity: -3,
-                    flags: CommandFlags::NOSCRIPT,
-                    key_specs: &[],
-                }],
+                forms: &[
+                    Form {
+                        releases: ReleaseSet::from_bits(0b11111111),
+                        arity: -3,
+                        flags: CommandFlags::NOSCRIPT,
+                        key_specs: &[],
+                    },
+                    Form {
+                        releases: ReleaseSet::from_bits(0b1100000000),
+                        arity: -3,
+                        flags: CommandFlags::NOSCRIPT.union(CommandFlags::STALE),
+                        key_specs: &[],
+                    },
+                ],
                 subcommands: &[],
             },
             CommandEntry {
@@ -7735,12 +8272,20 @@ pub static COMMANDS: &[CommandEntry] = &[
                     module: None,
                 },
                 deprecation: None,
-                forms: &[Form {
-                    releases: ReleaseSet::ALL,
-                    arity: -2,
-                    flags: CommandFlags::NOSCRIPT,
-                    key_specs: &[],
-                }],
+                forms: &[
+                    Form {
+                        releases: ReleaseSet::from_bits(0b11111111),
+                        arity: -2,
+                        flags: CommandFlags::NOSCRIPT,
+                        key_specs: &[],
+                    },
+                    Form {
+                        releases: ReleaseSet::from_bits(0b1100000000),
+                        arity: -2,
+                        flags: CommandFlags::NOSCRIPT.union(CommandFlags::STALE),
+                        key_specs: &[],
+                    },
+                ],
                 subcommands: &[],
             },
             CommandEntry {
@@ -7803,12 +8348,20 @@ pub static COMMANDS: &[CommandEntry] = &[
                     module: None,
                 },
                 deprecation: None,
-                forms: &[Form {
-                    releases: ReleaseSet::from_bits(0b11000000),
-                    arity: 3,
-                    flags: CommandFlags::NOSCRIPT,
-                    key_specs: &[],
-                }],
+                forms: &[
+                    Form {
+                        releases: ReleaseSet::from_bits(0b11000000),
+                        arity: 3,
+                        flags: CommandFlags::NOSCRIPT,
+                        key_specs: &[],
+                    },
+                    Form {
+                        releases: ReleaseSet::from_bits(0b1100000000),
+                        arity: 3,
+                        flags: CommandFlags::NOSCRIPT.union(CommandFlags::STALE),
+                        key_specs: &[],
+                    },
+                ],
                 subcommands: &[],
             },
         ],
@@ -7826,7 +8379,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -2,
             flags: CommandFlags::READONLY,
-            key_specs: KEYS_28,
+            key_specs: KEYS_34,
         }],
         subcommands: &[],
     },
@@ -7843,7 +8396,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
-            key_specs: KEYS_38,
+            key_specs: KEYS_45,
         }],
         subcommands: &[],
     },
@@ -7856,14 +8409,25 @@ pub static COMMANDS: &[CommandEntry] = &[
             module: None,
         },
         deprecation: None,
-        forms: &[Form {
-            releases: ReleaseSet::ALL,
-            arity: 2,
-            flags: CommandFlags::LOADING
-                .union(CommandFlags::STALE)
-                .union(CommandFlags::FAST),
-            key_specs: &[],
-        }],
+        forms: &[
+            Form {
+                releases: ReleaseSet::from_bits(0b11111111),
+                arity: 2,
+                flags: CommandFlags::LOADING
+                    .union(CommandFlags::STALE)
+                    .union(CommandFlags::FAST),
+                key_specs: &[],
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1100000000),
+                arity: 2,
+                flags: CommandFlags::LOADING
+                    .union(CommandFlags::STALE)
+                    .union(CommandFlags::FAST)
+                    .union(CommandFlags::ALLOW_BUSY),
+                key_specs: &[],
+            },
+        ],
         subcommands: &[],
     },
     CommandEntry {
@@ -7896,7 +8460,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 4,
             flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
-            key_specs: KEYS_10,
+            key_specs: KEYS_11,
         }],
         subcommands: &[],
     },
@@ -7916,7 +8480,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 4,
             flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
-            key_specs: KEYS_35,
+            key_specs: KEYS_42,
         }],
         subcommands: &[],
     },
@@ -7938,7 +8502,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::FAST),
-            key_specs: KEYS_39,
+            key_specs: KEYS_46,
         }],
         subcommands: &[],
     },
@@ -7955,7 +8519,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 4,
             flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
-            key_specs: KEYS_15,
+            key_specs: KEYS_17,
         }],
         subcommands: &[],
     },
@@ -7994,7 +8558,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -2,
             flags: CommandFlags::READONLY,
-            key_specs: KEYS_28,
+            key_specs: KEYS_34,
         }],
         subcommands: &[],
     },
@@ -8011,7 +8575,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::READONLY.union(CommandFlags::MOVABLEKEYS),
-            key_specs: KEYS_40,
+            key_specs: KEYS_47,
         }],
         subcommands: &[],
     },
@@ -8029,13 +8593,13 @@ pub static COMMANDS: &[CommandEntry] = &[
                 releases: ReleaseSet::from_bits(0b100011),
                 arity: -3,
                 flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
-                key_specs: KEYS_41,
+                key_specs: KEYS_48,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b11011100),
+                releases: ReleaseSet::from_bits(0b1111011100),
                 arity: -3,
                 flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
-                key_specs: KEYS_38,
+                key_specs: KEYS_45,
             },
         ],
         subcommands: &[],
@@ -8053,7 +8617,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 3,
             flags: CommandFlags::READONLY.union(CommandFlags::FAST),
-            key_specs: KEYS_21,
+            key_specs: KEYS_27,
         }],
         subcommands: &[],
     },
@@ -8253,7 +8817,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::MOVABLEKEYS),
-            key_specs: KEYS_42,
+            key_specs: KEYS_49,
         }],
         subcommands: &[],
     },
@@ -8270,7 +8834,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -2,
             flags: CommandFlags::READONLY.union(CommandFlags::MOVABLEKEYS),
-            key_specs: KEYS_43,
+            key_specs: KEYS_50,
         }],
         subcommands: &[],
     },
@@ -8287,7 +8851,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -2,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_19,
+            key_specs: KEYS_25,
         }],
         subcommands: &[],
     },
@@ -8308,7 +8872,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 .union(CommandFlags::STALE)
                 .union(CommandFlags::FAST)
                 .union(CommandFlags::MAY_REPLICATE),
-            key_specs: KEYS_44,
+            key_specs: KEYS_8,
         }],
         subcommands: &[],
     },
@@ -8342,7 +8906,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_20,
+            key_specs: KEYS_26,
         }],
         subcommands: &[],
     },
@@ -8379,7 +8943,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 .union(CommandFlags::NOSCRIPT)
                 .union(CommandFlags::LOADING)
                 .union(CommandFlags::STALE),
-            key_specs: KEYS_45,
+            key_specs: KEYS_51,
         }],
         subcommands: &[],
     },
@@ -8396,7 +8960,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 2,
             flags: CommandFlags::READONLY.union(CommandFlags::FAST),
-            key_specs: KEYS_21,
+            key_specs: KEYS_27,
         }],
         subcommands: &[],
     },
@@ -8453,7 +9017,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -2,
             flags: CommandFlags::READONLY,
-            key_specs: KEYS_28,
+            key_specs: KEYS_34,
         }],
         subcommands: &[],
     },
@@ -8470,7 +9034,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
-            key_specs: KEYS_38,
+            key_specs: KEYS_45,
         }],
         subcommands: &[],
     },
@@ -8490,7 +9054,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 .union(CommandFlags::NOSCRIPT)
                 .union(CommandFlags::LOADING)
                 .union(CommandFlags::STALE),
-            key_specs: KEYS_45,
+            key_specs: KEYS_51,
         }],
         subcommands: &[],
     },
@@ -8669,7 +9233,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::MODULE),
-            key_specs: KEYS_8,
+            key_specs: KEYS_9,
         }],
         subcommands: &[],
     },
@@ -8937,7 +9501,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -2,
             flags: CommandFlags::READONLY.union(CommandFlags::FAST),
-            key_specs: KEYS_14,
+            key_specs: KEYS_16,
         }],
         subcommands: &[],
     },
@@ -9013,7 +9577,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::MODULE)
                 .union(CommandFlags::FAST),
-            key_specs: KEYS_46,
+            key_specs: KEYS_52,
         }],
         subcommands: &[],
     },
@@ -9066,7 +9630,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 3,
             flags: CommandFlags::WRITE.union(CommandFlags::MODULE),
-            key_specs: KEYS_46,
+            key_specs: KEYS_52,
         }],
         subcommands: &[],
     },
@@ -9138,7 +9702,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::MODULE),
-            key_specs: KEYS_24,
+            key_specs: KEYS_30,
         }],
         subcommands: &[],
     },
@@ -9274,7 +9838,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 2,
             flags: CommandFlags::READONLY.union(CommandFlags::FAST),
-            key_specs: KEYS_21,
+            key_specs: KEYS_27,
         }],
         subcommands: &[],
     },
@@ -9291,7 +9855,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -2,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_11,
+            key_specs: KEYS_12,
         }],
         subcommands: &[],
     },
@@ -9351,7 +9915,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::MODULE),
-            key_specs: KEYS_10,
+            key_specs: KEYS_11,
         }],
         subcommands: &[],
     },
@@ -9370,7 +9934,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::READONLY
                 .union(CommandFlags::MODULE)
                 .union(CommandFlags::FAST),
-            key_specs: KEYS_10,
+            key_specs: KEYS_11,
         }],
         subcommands: &[],
     },
@@ -9389,7 +9953,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::READONLY
                 .union(CommandFlags::MODULE)
                 .union(CommandFlags::FAST),
-            key_specs: KEYS_10,
+            key_specs: KEYS_11,
         }],
         subcommands: &[],
     },
@@ -9408,7 +9972,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::READONLY
                 .union(CommandFlags::MODULE)
                 .union(CommandFlags::FAST),
-            key_specs: KEYS_10,
+            key_specs: KEYS_11,
         }],
         subcommands: &[],
     },
@@ -9427,7 +9991,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::READONLY
                 .union(CommandFlags::MODULE)
                 .union(CommandFlags::FAST),
-            key_specs: KEYS_10,
+            key_specs: KEYS_11,
         }],
         subcommands: &[],
     },
@@ -9446,7 +10010,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::READONLY
                 .union(CommandFlags::MODULE)
                 .union(CommandFlags::FAST),
-            key_specs: KEYS_10,
+            key_specs: KEYS_11,
         }],
         subcommands: &[],
     },
@@ -9463,7 +10027,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::from_bits(0b11000),
             arity: -1,
             flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
-            key_specs: KEYS_10,
+            key_specs: KEYS_11,
         }],
         subcommands: &[],
     },
@@ -9482,7 +10046,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::READONLY
                 .union(CommandFlags::MODULE)
                 .union(CommandFlags::FAST),
-            key_specs: KEYS_10,
+            key_specs: KEYS_11,
         }],
         subcommands: &[],
     },
@@ -9499,7 +10063,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::from_bits(0b11000),
             arity: -1,
             flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
-            key_specs: KEYS_10,
+            key_specs: KEYS_11,
         }],
         subcommands: &[],
     },
@@ -9516,7 +10080,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::from_bits(0b11000),
             arity: -1,
             flags: CommandFlags::WRITE.union(CommandFlags::MODULE),
-            key_specs: KEYS_10,
+            key_specs: KEYS_11,
         }],
         subcommands: &[],
     },
@@ -9535,7 +10099,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::MODULE)
                 .union(CommandFlags::FAST),
-            key_specs: KEYS_10,
+            key_specs: KEYS_11,
         }],
         subcommands: &[],
     },
@@ -9552,7 +10116,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::from_bits(0b11000),
             arity: -1,
             flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
-            key_specs: KEYS_10,
+            key_specs: KEYS_11,
         }],
         subcommands: &[],
     },
@@ -9579,7 +10143,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 key_specs: &[],
             },
             Form {
-                releases: ReleaseSet::from_bits(0b11011100),
+                releases: ReleaseSet::from_bits(0b1111011100),
                 arity: 3,
                 flags: CommandFlags::BLOCKING,
                 key_specs: &[],
@@ -9604,7 +10168,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 key_specs: &[],
             },
             Form {
-                releases: ReleaseSet::from_bits(0b11011100),
+                releases: ReleaseSet::from_bits(0b1111011100),
                 arity: 4,
                 flags: CommandFlags::BLOCKING,
                 key_specs: &[],
@@ -9630,10 +10194,10 @@ pub static COMMANDS: &[CommandEntry] = &[
                     .union(CommandFlags::STALE)
                     .union(CommandFlags::FAST)
                     .union(CommandFlags::ALLOW_BUSY),
-                key_specs: KEYS_14,
+                key_specs: KEYS_16,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b11000000),
+                releases: ReleaseSet::from_bits(0b1111000000),
                 arity: -2,
                 flags: CommandFlags::NOSCRIPT
                     .union(CommandFlags::LOADING)
@@ -9641,7 +10205,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                     .union(CommandFlags::FAST)
                     .union(CommandFlags::NO_MULTI)
                     .union(CommandFlags::ALLOW_BUSY),
-                key_specs: KEYS_14,
+                key_specs: KEYS_16,
             },
         ],
         subcommands: &[],
@@ -9659,7 +10223,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -4,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_15,
+            key_specs: KEYS_17,
         }],
         subcommands: &[],
     },
@@ -9676,7 +10240,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::from_bits(0b10000),
             arity: -6,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_47,
+            key_specs: KEYS_53,
         }],
         subcommands: &[],
     },
@@ -9695,7 +10259,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::FAST),
-            key_specs: KEYS_15,
+            key_specs: KEYS_17,
         }],
         subcommands: &[],
     },
@@ -9712,7 +10276,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -6,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_20,
+            key_specs: KEYS_26,
         }],
         subcommands: &[],
     },
@@ -9729,7 +10293,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -6,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_15,
+            key_specs: KEYS_17,
         }],
         subcommands: &[],
     },
@@ -9746,7 +10310,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_20,
+            key_specs: KEYS_26,
         }],
         subcommands: &[],
     },
@@ -9763,7 +10327,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::from_bits(0b10000),
             arity: -5,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_20,
+            key_specs: KEYS_26,
         }],
         subcommands: &[],
     },
@@ -9796,7 +10360,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                     releases: ReleaseSet::ALL,
                     arity: -5,
                     flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
-                    key_specs: KEYS_48,
+                    key_specs: KEYS_54,
                 }],
                 subcommands: &[],
             },
@@ -9813,7 +10377,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                     releases: ReleaseSet::ALL,
                     arity: 5,
                     flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
-                    key_specs: KEYS_48,
+                    key_specs: KEYS_54,
                 }],
                 subcommands: &[],
             },
@@ -9830,7 +10394,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                     releases: ReleaseSet::ALL,
                     arity: 5,
                     flags: CommandFlags::WRITE,
-                    key_specs: KEYS_49,
+                    key_specs: KEYS_55,
                 }],
                 subcommands: &[],
             },
@@ -9847,7 +10411,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                     releases: ReleaseSet::ALL,
                     arity: 4,
                     flags: CommandFlags::WRITE,
-                    key_specs: KEYS_49,
+                    key_specs: KEYS_55,
                 }],
                 subcommands: &[],
             },
@@ -9881,7 +10445,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                     releases: ReleaseSet::ALL,
                     arity: -5,
                     flags: CommandFlags::WRITE,
-                    key_specs: KEYS_50,
+                    key_specs: KEYS_56,
                 }],
                 subcommands: &[],
             },
@@ -9916,7 +10480,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                     releases: ReleaseSet::ALL,
                     arity: 4,
                     flags: CommandFlags::READONLY,
-                    key_specs: KEYS_51,
+                    key_specs: KEYS_57,
                 }],
                 subcommands: &[],
             },
@@ -9933,7 +10497,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                     releases: ReleaseSet::ALL,
                     arity: 3,
                     flags: CommandFlags::READONLY,
-                    key_specs: KEYS_51,
+                    key_specs: KEYS_57,
                 }],
                 subcommands: &[],
             },
@@ -9967,7 +10531,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                     releases: ReleaseSet::ALL,
                     arity: -3,
                     flags: CommandFlags::READONLY,
-                    key_specs: KEYS_51,
+                    key_specs: KEYS_57,
                 }],
                 subcommands: &[],
             },
@@ -9986,7 +10550,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 2,
             flags: CommandFlags::READONLY.union(CommandFlags::FAST),
-            key_specs: KEYS_21,
+            key_specs: KEYS_27,
         }],
         subcommands: &[],
     },
@@ -10033,14 +10597,24 @@ pub static COMMANDS: &[CommandEntry] = &[
             module: None,
         },
         deprecation: None,
-        forms: &[Form {
-            releases: ReleaseSet::ALL,
-            arity: -4,
-            flags: CommandFlags::READONLY
-                .union(CommandFlags::BLOCKING)
-                .union(CommandFlags::MOVABLEKEYS),
-            key_specs: KEYS_52,
-        }],
+        forms: &[
+            Form {
+                releases: ReleaseSet::from_bits(0b1111110111),
+                arity: -4,
+                flags: CommandFlags::READONLY
+                    .union(CommandFlags::BLOCKING)
+                    .union(CommandFlags::MOVABLEKEYS),
+                key_specs: KEYS_58,
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1000),
+                arity: -4,
+                flags: CommandFlags::READONLY
+                    .union(CommandFlags::BLOCKING)
+                    .union(CommandFlags::MOVABLEKEYS),
+                key_specs: KEYS_59,
+            },
+        ],
         subcommands: &[],
     },
     CommandEntry {
@@ -10052,14 +10626,24 @@ pub static COMMANDS: &[CommandEntry] = &[
             module: None,
         },
         deprecation: None,
-        forms: &[Form {
-            releases: ReleaseSet::ALL,
-            arity: -7,
-            flags: CommandFlags::WRITE
-                .union(CommandFlags::BLOCKING)
-                .union(CommandFlags::MOVABLEKEYS),
-            key_specs: KEYS_53,
-        }],
+        forms: &[
+            Form {
+                releases: ReleaseSet::from_bits(0b1111110111),
+                arity: -7,
+                flags: CommandFlags::WRITE
+                    .union(CommandFlags::BLOCKING)
+                    .union(CommandFlags::MOVABLEKEYS),
+                key_specs: KEYS_60,
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1000),
+                arity: -7,
+                flags: CommandFlags::WRITE
+                    .union(CommandFlags::BLOCKING)
+                    .union(CommandFlags::MOVABLEKEYS),
+                key_specs: KEYS_61,
+            },
+        ],
         subcommands: &[],
     },
     CommandEntry {
@@ -10094,7 +10678,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::FAST),
-            key_specs: KEYS_15,
+            key_specs: KEYS_17,
         }],
         subcommands: &[],
     },
@@ -10111,7 +10695,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -4,
             flags: CommandFlags::WRITE,
-            key_specs: KEYS_20,
+            key_specs: KEYS_26,
         }],
         subcommands: &[],
     },
@@ -10130,7 +10714,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::FAST),
-            key_specs: KEYS_15,
+            key_specs: KEYS_17,
         }],
         subcommands: &[],
     },
@@ -10147,7 +10731,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 2,
             flags: CommandFlags::READONLY.union(CommandFlags::FAST),
-            key_specs: KEYS_21,
+            key_specs: KEYS_27,
         }],
         subcommands: &[],
     },
@@ -10181,7 +10765,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::READONLY.union(CommandFlags::MOVABLEKEYS),
-            key_specs: KEYS_40,
+            key_specs: KEYS_47,
         }],
         subcommands: &[],
     },
@@ -10200,7 +10784,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::MOVABLEKEYS),
-            key_specs: KEYS_54,
+            key_specs: KEYS_62,
         }],
         subcommands: &[],
     },
@@ -10219,7 +10803,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::FAST),
-            key_specs: KEYS_10,
+            key_specs: KEYS_11,
         }],
         subcommands: &[],
     },
@@ -10236,7 +10820,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::READONLY.union(CommandFlags::MOVABLEKEYS),
-            key_specs: KEYS_40,
+            key_specs: KEYS_47,
         }],
         subcommands: &[],
     },
@@ -10253,7 +10837,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::READONLY.union(CommandFlags::MOVABLEKEYS),
-            key_specs: KEYS_40,
+            key_specs: KEYS_47,
         }],
         subcommands: &[],
     },
@@ -10272,7 +10856,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::MOVABLEKEYS),
-            key_specs: KEYS_54,
+            key_specs: KEYS_62,
         }],
         subcommands: &[],
     },
@@ -10306,7 +10890,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -4,
             flags: CommandFlags::WRITE.union(CommandFlags::MOVABLEKEYS),
-            key_specs: KEYS_26,
+            key_specs: KEYS_32,
         }],
         subcommands: &[],
     },
@@ -10340,7 +10924,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -2,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_19,
+            key_specs: KEYS_25,
         }],
         subcommands: &[],
     },
@@ -10357,7 +10941,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -2,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_19,
+            key_specs: KEYS_25,
         }],
         subcommands: &[],
     },
@@ -10448,7 +11032,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -5,
             flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
-            key_specs: KEYS_18,
+            key_specs: KEYS_24,
         }],
         subcommands: &[],
     },
@@ -10469,7 +11053,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 key_specs: KEYS_2,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b11111110),
+                releases: ReleaseSet::from_bits(0b1111111110),
                 arity: -3,
                 flags: CommandFlags::READONLY.union(CommandFlags::FAST),
                 key_specs: KEYS_2,
@@ -10490,7 +11074,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_20,
+            key_specs: KEYS_26,
         }],
         subcommands: &[],
     },
@@ -10507,7 +11091,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 4,
             flags: CommandFlags::WRITE,
-            key_specs: KEYS_20,
+            key_specs: KEYS_26,
         }],
         subcommands: &[],
     },
@@ -10524,7 +11108,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 4,
             flags: CommandFlags::WRITE,
-            key_specs: KEYS_20,
+            key_specs: KEYS_26,
         }],
         subcommands: &[],
     },
@@ -10541,7 +11125,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 4,
             flags: CommandFlags::WRITE,
-            key_specs: KEYS_20,
+            key_specs: KEYS_26,
         }],
         subcommands: &[],
     },
@@ -10622,7 +11206,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 key_specs: KEYS_2,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b11111110),
+                releases: ReleaseSet::from_bits(0b1111111110),
                 arity: -3,
                 flags: CommandFlags::READONLY.union(CommandFlags::FAST),
                 key_specs: KEYS_2,
@@ -10677,7 +11261,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::READONLY.union(CommandFlags::MOVABLEKEYS),
-            key_specs: KEYS_40,
+            key_specs: KEYS_47,
         }],
         subcommands: &[],
     },
@@ -10696,7 +11280,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::MOVABLEKEYS),
-            key_specs: KEYS_54,
+            key_specs: KEYS_62,
         }],
         subcommands: &[],
     },

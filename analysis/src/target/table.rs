@@ -37,8 +37,8 @@ pub static RELEASES: &[Release] = &[
         server: Server::Redis,
         major: 8,
         minor: 0,
-        tag: "8.2.3",
-        source: "live redis-server 8.2.3, keeping the commands whose COMMAND DOCS `since` is 8.0 or older (no release tag in the sources read)",
+        tag: "8.0.2",
+        source: "live redis-server 8.0.2: COMMAND, COMMAND DOCS, no-writes probe, sandbox probe",
     },
     Release {
         name: "redis-8.2",
@@ -71,6 +71,22 @@ pub static RELEASES: &[Release] = &[
         minor: 1,
         tag: "8.1.8",
         source: "live valkey-server 8.1.8: COMMAND, COMMAND DOCS, no-writes probe, sandbox probe",
+    },
+    Release {
+        name: "valkey-9.0",
+        server: Server::Valkey,
+        major: 9,
+        minor: 0,
+        tag: "9.1.2",
+        source: "live valkey-server 9.1.2, keeping the commands whose COMMAND DOCS `since` is 9.0 or older (no release tag in the sources read)",
+    },
+    Release {
+        name: "valkey-9.1",
+        server: Server::Valkey,
+        major: 9,
+        minor: 1,
+        tag: "9.1.2",
+        source: "live valkey-server 9.1.2: COMMAND, COMMAND DOCS, no-writes probe, sandbox probe",
     },
 ];
 

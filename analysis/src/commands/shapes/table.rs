@@ -9,11 +9,13 @@ pub static SOURCES: &[&str] = &[
     "redis-7.0: arguments and categories from live redis-server 7.0.15: COMMAND DOCS, COMMAND; replies from reply_schema at redis tag 7.2.6; options refused in scripts from probe scripts on live redis-server 7.0.15",
     "redis-7.2: arguments and categories from redis tag 7.2.6: src/commands/*.json; replies from reply_schema at redis tag 7.2.6; options refused in scripts from redis tag 7.2.6: src/*.c",
     "redis-7.4: arguments and categories from redis tag 7.4.1: src/commands/*.json; replies from reply_schema at redis tag 7.4.1; options refused in scripts from redis tag 7.4.1: src/*.c",
-    "redis-8.0: arguments and categories from redis tag 7.4.1: src/commands/*.json (no redis-8.0 tag read: the newest redis tag read); replies from reply_schema at redis tag 7.4.1; options refused in scripts from redis tag 7.4.1: src/*.c (the same tag)",
-    "redis-8.2: arguments and categories from redis tag 7.4.1: src/commands/*.json (no redis-8.2 tag read: the newest redis tag read); replies from reply_schema at redis tag 7.4.1; options refused in scripts from redis tag 7.4.1: src/*.c (the same tag)",
+    "redis-8.0: arguments and categories from live redis-server 8.0.2: COMMAND DOCS, COMMAND; replies from reply_schema at redis tag 7.4.1; options refused in scripts from probe scripts on live redis-server 8.0.2",
+    "redis-8.2: arguments and categories from live redis-server 8.0.2: COMMAND DOCS, COMMAND (no redis-8.2 tag read nor binary here: the newest redis release read); replies from reply_schema at redis tag 7.4.1; options refused in scripts from probe scripts on live redis-server 8.0.2 (the same server)",
     "valkey-7.2: arguments and categories from valkey tag 7.2.7: src/commands/*.json; replies from reply_schema at valkey tag 7.2.7; options refused in scripts from valkey tag 7.2.7: src/*.c",
     "valkey-8.0: arguments and categories from valkey tag 8.0.1: src/commands/*.json; replies from reply_schema at valkey tag 8.0.1; options refused in scripts from valkey tag 8.0.1: src/*.c",
     "valkey-8.1: arguments and categories from live valkey-server 8.1.8: COMMAND DOCS, COMMAND; replies from reply_schema at valkey tag 8.0.1; options refused in scripts from probe scripts on live valkey-server 8.1.8",
+    "valkey-9.0: arguments and categories from live valkey-server 9.1.2: COMMAND DOCS, COMMAND, keeping the commands and arguments whose `since` is 9.0 or older (no valkey-9.0 binary here); replies from reply_schema at valkey tag 8.0.1; options refused in scripts from probe scripts on live valkey-server 9.1.2 (the same server)",
+    "valkey-9.1: arguments and categories from live valkey-server 9.1.2: COMMAND DOCS, COMMAND; replies from reply_schema at valkey tag 8.0.1; options refused in scripts from probe scripts on live valkey-server 9.1.2",
 ];
 
 /// Every command and subcommand, sorted by name.
@@ -44,7 +46,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111110),
+                releases: ReleaseSet::from_bits(0b1111111110),
                 arguments: &[Argument {
                     name: "category",
                     kind: ArgumentKind::String,
@@ -362,7 +364,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b10000000),
+                releases: ReleaseSet::from_bits(0b1110000000),
                 arguments: &[Argument {
                     name: "operation",
                     kind: ArgumentKind::OneOf(&[
@@ -530,7 +532,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8102),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11000000),
+                releases: ReleaseSet::from_bits(0b1111000000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -780,7 +782,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8104),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111110),
+                releases: ReleaseSet::from_bits(0b1111111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -996,7 +998,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4102),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111110),
+                releases: ReleaseSet::from_bits(0b1111111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -1072,7 +1074,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8104),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111110),
+                releases: ReleaseSet::from_bits(0b1111111110),
                 arguments: &[
                     Argument {
                         name: "operation",
@@ -1223,7 +1225,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8102),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111110),
+                releases: ReleaseSet::from_bits(0b1111111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -1728,7 +1730,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "client|capa",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b11000000),
+            releases: ReleaseSet::from_bits(0b1111000000),
             arguments: &[Argument {
                 name: "capability",
                 kind: ArgumentKind::String,
@@ -1783,7 +1785,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "client|import-source",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b10000000),
+            releases: ReleaseSet::from_bits(0b1110000000),
             arguments: &[Argument {
                 name: "enabled",
                 kind: ArgumentKind::OneOf(&[
@@ -2083,7 +2085,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x6a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11100),
+                releases: ReleaseSet::from_bits(0b100),
                 arguments: &[Argument {
                     name: "filter",
                     kind: ArgumentKind::OneOf(&[
@@ -2145,6 +2147,151 @@ pub static SHAPES: &[CommandShape] = &[
                                             name: "pubsub",
                                             kind: ArgumentKind::PureToken,
                                             token: Some("pubsub"),
+                                            optional: false,
+                                            multiple: false,
+                                            multiple_token: false,
+                                        },
+                                    ]),
+                                    token: Some("TYPE"),
+                                    optional: true,
+                                    multiple: false,
+                                    multiple_token: false,
+                                },
+                                Argument {
+                                    name: "username",
+                                    kind: ArgumentKind::String,
+                                    token: Some("USER"),
+                                    optional: true,
+                                    multiple: false,
+                                    multiple_token: false,
+                                },
+                                Argument {
+                                    name: "addr",
+                                    kind: ArgumentKind::String,
+                                    token: Some("ADDR"),
+                                    optional: true,
+                                    multiple: false,
+                                    multiple_token: false,
+                                },
+                                Argument {
+                                    name: "laddr",
+                                    kind: ArgumentKind::String,
+                                    token: Some("LADDR"),
+                                    optional: true,
+                                    multiple: false,
+                                    multiple_token: false,
+                                },
+                                Argument {
+                                    name: "skipme",
+                                    kind: ArgumentKind::OneOf(&[
+                                        Argument {
+                                            name: "yes",
+                                            kind: ArgumentKind::PureToken,
+                                            token: Some("YES"),
+                                            optional: false,
+                                            multiple: false,
+                                            multiple_token: false,
+                                        },
+                                        Argument {
+                                            name: "no",
+                                            kind: ArgumentKind::PureToken,
+                                            token: Some("NO"),
+                                            optional: false,
+                                            multiple: false,
+                                            multiple_token: false,
+                                        },
+                                    ]),
+                                    token: Some("SKIPME"),
+                                    optional: true,
+                                    multiple: false,
+                                    multiple_token: false,
+                                },
+                                Argument {
+                                    name: "maxage",
+                                    kind: ArgumentKind::Integer,
+                                    token: Some("MAXAGE"),
+                                    optional: true,
+                                    multiple: false,
+                                    multiple_token: false,
+                                },
+                            ]),
+                            token: None,
+                            optional: false,
+                            multiple: true,
+                            multiple_token: false,
+                        },
+                    ]),
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                }],
+                reply: &Reply::OneOf(&[Reply::Status(Some("OK")), Reply::Integer(None)]),
+                categories: AclCategories::from_bits(0x6a000),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b11000),
+                arguments: &[Argument {
+                    name: "filter",
+                    kind: ArgumentKind::OneOf(&[
+                        Argument {
+                            name: "old-format",
+                            kind: ArgumentKind::String,
+                            token: None,
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "new-format",
+                            kind: ArgumentKind::OneOf(&[
+                                Argument {
+                                    name: "client-id",
+                                    kind: ArgumentKind::Integer,
+                                    token: Some("ID"),
+                                    optional: true,
+                                    multiple: false,
+                                    multiple_token: false,
+                                },
+                                Argument {
+                                    name: "client-type",
+                                    kind: ArgumentKind::OneOf(&[
+                                        Argument {
+                                            name: "normal",
+                                            kind: ArgumentKind::PureToken,
+                                            token: Some("NORMAL"),
+                                            optional: false,
+                                            multiple: false,
+                                            multiple_token: false,
+                                        },
+                                        Argument {
+                                            name: "master",
+                                            kind: ArgumentKind::PureToken,
+                                            token: Some("MASTER"),
+                                            optional: false,
+                                            multiple: false,
+                                            multiple_token: false,
+                                        },
+                                        Argument {
+                                            name: "slave",
+                                            kind: ArgumentKind::PureToken,
+                                            token: Some("SLAVE"),
+                                            optional: false,
+                                            multiple: false,
+                                            multiple_token: false,
+                                        },
+                                        Argument {
+                                            name: "replica",
+                                            kind: ArgumentKind::PureToken,
+                                            token: Some("REPLICA"),
+                                            optional: false,
+                                            multiple: false,
+                                            multiple_token: false,
+                                        },
+                                        Argument {
+                                            name: "pubsub",
+                                            kind: ArgumentKind::PureToken,
+                                            token: Some("PUBSUB"),
                                             optional: false,
                                             multiple: false,
                                             multiple_token: false,
@@ -2533,6 +2680,368 @@ pub static SHAPES: &[CommandShape] = &[
                 reply: &Reply::OneOf(&[Reply::Status(Some("OK")), Reply::Integer(None)]),
                 categories: AclCategories::from_bits(0x6a000),
             },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1100000000),
+                arguments: &[Argument {
+                    name: "filter",
+                    kind: ArgumentKind::OneOf(&[
+                        Argument {
+                            name: "old-format",
+                            kind: ArgumentKind::String,
+                            token: None,
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "new-format",
+                            kind: ArgumentKind::OneOf(&[
+                                Argument {
+                                    name: "client-id",
+                                    kind: ArgumentKind::Integer,
+                                    token: Some("ID"),
+                                    optional: true,
+                                    multiple: true,
+                                    multiple_token: false,
+                                },
+                                Argument {
+                                    name: "client-type",
+                                    kind: ArgumentKind::OneOf(&[
+                                        Argument {
+                                            name: "normal",
+                                            kind: ArgumentKind::PureToken,
+                                            token: Some("NORMAL"),
+                                            optional: false,
+                                            multiple: false,
+                                            multiple_token: false,
+                                        },
+                                        Argument {
+                                            name: "master",
+                                            kind: ArgumentKind::PureToken,
+                                            token: Some("MASTER"),
+                                            optional: false,
+                                            multiple: false,
+                                            multiple_token: false,
+                                        },
+                                        Argument {
+                                            name: "primary",
+                                            kind: ArgumentKind::PureToken,
+                                            token: Some("PRIMARY"),
+                                            optional: false,
+                                            multiple: false,
+                                            multiple_token: false,
+                                        },
+                                        Argument {
+                                            name: "slave",
+                                            kind: ArgumentKind::PureToken,
+                                            token: Some("SLAVE"),
+                                            optional: false,
+                                            multiple: false,
+                                            multiple_token: false,
+                                        },
+                                        Argument {
+                                            name: "replica",
+                                            kind: ArgumentKind::PureToken,
+                                            token: Some("REPLICA"),
+                                            optional: false,
+                                            multiple: false,
+                                            multiple_token: false,
+                                        },
+                                        Argument {
+                                            name: "pubsub",
+                                            kind: ArgumentKind::PureToken,
+                                            token: Some("PUBSUB"),
+                                            optional: false,
+                                            multiple: false,
+                                            multiple_token: false,
+                                        },
+                                    ]),
+                                    token: Some("TYPE"),
+                                    optional: true,
+                                    multiple: false,
+                                    multiple_token: false,
+                                },
+                                Argument {
+                                    name: "username",
+                                    kind: ArgumentKind::String,
+                                    token: Some("USER"),
+                                    optional: true,
+                                    multiple: false,
+                                    multiple_token: false,
+                                },
+                                Argument {
+                                    name: "addr",
+                                    kind: ArgumentKind::String,
+                                    token: Some("ADDR"),
+                                    optional: true,
+                                    multiple: false,
+                                    multiple_token: false,
+                                },
+                                Argument {
+                                    name: "laddr",
+                                    kind: ArgumentKind::String,
+                                    token: Some("LADDR"),
+                                    optional: true,
+                                    multiple: false,
+                                    multiple_token: false,
+                                },
+                                Argument {
+                                    name: "skipme",
+                                    kind: ArgumentKind::OneOf(&[
+                                        Argument {
+                                            name: "yes",
+                                            kind: ArgumentKind::PureToken,
+                                            token: Some("YES"),
+                                            optional: false,
+                                            multiple: false,
+                                            multiple_token: false,
+                                        },
+                                        Argument {
+                                            name: "no",
+                                            kind: ArgumentKind::PureToken,
+                                            token: Some("NO"),
+                                            optional: false,
+                                            multiple: false,
+                                            multiple_token: false,
+                                        },
+                                    ]),
+                                    token: Some("SKIPME"),
+                                    optional: true,
+                                    multiple: false,
+                                    multiple_token: false,
+                                },
+                                Argument {
+                                    name: "maxage",
+                                    kind: ArgumentKind::Integer,
+                                    token: Some("MAXAGE"),
+                                    optional: true,
+                                    multiple: false,
+                                    multiple_token: false,
+                                },
+                                Argument {
+                                    name: "name",
+                                    kind: ArgumentKind::String,
+                                    token: Some("NAME"),
+                                    optional: true,
+                                    multiple: false,
+                                    multiple_token: false,
+                                },
+                                Argument {
+                                    name: "idle",
+                                    kind: ArgumentKind::Integer,
+                                    token: Some("IDLE"),
+                                    optional: true,
+                                    multiple: false,
+                                    multiple_token: false,
+                                },
+                                Argument {
+                                    name: "flags",
+                                    kind: ArgumentKind::String,
+                                    token: Some("FLAGS"),
+                                    optional: true,
+                                    multiple: false,
+                                    multiple_token: false,
+                                },
+                                Argument {
+                                    name: "lib-name",
+                                    kind: ArgumentKind::String,
+                                    token: Some("LIB-NAME"),
+                                    optional: true,
+                                    multiple: false,
+                                    multiple_token: false,
+                                },
+                                Argument {
+                                    name: "lib-ver",
+                                    kind: ArgumentKind::String,
+                                    token: Some("LIB-VER"),
+                                    optional: true,
+                                    multiple: false,
+                                    multiple_token: false,
+                                },
+                                Argument {
+                                    name: "db",
+                                    kind: ArgumentKind::Integer,
+                                    token: Some("DB"),
+                                    optional: true,
+                                    multiple: false,
+                                    multiple_token: false,
+                                },
+                                Argument {
+                                    name: "capa",
+                                    kind: ArgumentKind::String,
+                                    token: Some("CAPA"),
+                                    optional: true,
+                                    multiple: false,
+                                    multiple_token: false,
+                                },
+                                Argument {
+                                    name: "ip",
+                                    kind: ArgumentKind::String,
+                                    token: Some("IP"),
+                                    optional: true,
+                                    multiple: false,
+                                    multiple_token: false,
+                                },
+                                Argument {
+                                    name: "not-client-type",
+                                    kind: ArgumentKind::OneOf(&[
+                                        Argument {
+                                            name: "normal",
+                                            kind: ArgumentKind::PureToken,
+                                            token: Some("NORMAL"),
+                                            optional: false,
+                                            multiple: false,
+                                            multiple_token: false,
+                                        },
+                                        Argument {
+                                            name: "master",
+                                            kind: ArgumentKind::PureToken,
+                                            token: Some("MASTER"),
+                                            optional: false,
+                                            multiple: false,
+                                            multiple_token: false,
+                                        },
+                                        Argument {
+                                            name: "primary",
+                                            kind: ArgumentKind::PureToken,
+                                            token: Some("PRIMARY"),
+                                            optional: false,
+                                            multiple: false,
+                                            multiple_token: false,
+                                        },
+                                        Argument {
+                                            name: "slave",
+                                            kind: ArgumentKind::PureToken,
+                                            token: Some("SLAVE"),
+                                            optional: false,
+                                            multiple: false,
+                                            multiple_token: false,
+                                        },
+                                        Argument {
+                                            name: "replica",
+                                            kind: ArgumentKind::PureToken,
+                                            token: Some("REPLICA"),
+                                            optional: false,
+                                            multiple: false,
+                                            multiple_token: false,
+                                        },
+                                        Argument {
+                                            name: "pubsub",
+                                            kind: ArgumentKind::PureToken,
+                                            token: Some("PUBSUB"),
+                                            optional: false,
+                                            multiple: false,
+                                            multiple_token: false,
+                                        },
+                                    ]),
+                                    token: Some("NOT-TYPE"),
+                                    optional: true,
+                                    multiple: false,
+                                    multiple_token: false,
+                                },
+                                Argument {
+                                    name: "not-client-id",
+                                    kind: ArgumentKind::Integer,
+                                    token: Some("NOT-ID"),
+                                    optional: true,
+                                    multiple: true,
+                                    multiple_token: false,
+                                },
+                                Argument {
+                                    name: "not-username",
+                                    kind: ArgumentKind::String,
+                                    token: Some("NOT-USER"),
+                                    optional: true,
+                                    multiple: false,
+                                    multiple_token: false,
+                                },
+                                Argument {
+                                    name: "not-addr",
+                                    kind: ArgumentKind::String,
+                                    token: Some("NOT-ADDR"),
+                                    optional: true,
+                                    multiple: false,
+                                    multiple_token: false,
+                                },
+                                Argument {
+                                    name: "not-laddr",
+                                    kind: ArgumentKind::String,
+                                    token: Some("NOT-LADDR"),
+                                    optional: true,
+                                    multiple: false,
+                                    multiple_token: false,
+                                },
+                                Argument {
+                                    name: "not-name",
+                                    kind: ArgumentKind::String,
+                                    token: Some("NOT-NAME"),
+                                    optional: true,
+                                    multiple: false,
+                                    multiple_token: false,
+                                },
+                                Argument {
+                                    name: "not-flags",
+                                    kind: ArgumentKind::String,
+                                    token: Some("NOT-FLAGS"),
+                                    optional: true,
+                                    multiple: false,
+                                    multiple_token: false,
+                                },
+                                Argument {
+                                    name: "not-lib-name",
+                                    kind: ArgumentKind::String,
+                                    token: Some("NOT-LIB-NAME"),
+                                    optional: true,
+                                    multiple: false,
+                                    multiple_token: false,
+                                },
+                                Argument {
+                                    name: "not-lib-ver",
+                                    kind: ArgumentKind::String,
+                                    token: Some("NOT-LIB-VER"),
+                                    optional: true,
+                                    multiple: false,
+                                    multiple_token: false,
+                                },
+                                Argument {
+                                    name: "not-db",
+                                    kind: ArgumentKind::Integer,
+                                    token: Some("NOT-DB"),
+                                    optional: true,
+                                    multiple: false,
+                                    multiple_token: false,
+                                },
+                                Argument {
+                                    name: "not-capa",
+                                    kind: ArgumentKind::String,
+                                    token: Some("NOT-CAPA"),
+                                    optional: true,
+                                    multiple: false,
+                                    multiple_token: false,
+                                },
+                                Argument {
+                                    name: "not-ip",
+                                    kind: ArgumentKind::String,
+                                    token: Some("NOT-IP"),
+                                    optional: true,
+                                    multiple: false,
+                                    multiple_token: false,
+                                },
+                            ]),
+                            token: None,
+                            optional: false,
+                            multiple: true,
+                            multiple_token: false,
+                        },
+                    ]),
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                }],
+                reply: &Reply::OneOf(&[Reply::Status(Some("OK")), Reply::Integer(None)]),
+                categories: AclCategories::from_bits(0x6a000),
+            },
         ],
     },
     CommandShape {
@@ -2602,7 +3111,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x6a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111110),
+                releases: ReleaseSet::from_bits(0b1100110),
                 arguments: &[
                     Argument {
                         name: "client-type",
@@ -2635,6 +3144,62 @@ pub static SHAPES: &[CommandShape] = &[
                                 name: "pubsub",
                                 kind: ArgumentKind::PureToken,
                                 token: Some("pubsub"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: Some("TYPE"),
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "client-id",
+                        kind: ArgumentKind::Integer,
+                        token: Some("ID"),
+                        optional: true,
+                        multiple: true,
+                        multiple_token: false,
+                    },
+                ],
+                reply: &Reply::BulkString,
+                categories: AclCategories::from_bits(0x6a000),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b11000),
+                arguments: &[
+                    Argument {
+                        name: "client-type",
+                        kind: ArgumentKind::OneOf(&[
+                            Argument {
+                                name: "normal",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("NORMAL"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "master",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("MASTER"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "replica",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("REPLICA"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "pubsub",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("PUBSUB"),
                                 optional: false,
                                 multiple: false,
                                 multiple_token: false,
@@ -2770,6 +3335,312 @@ pub static SHAPES: &[CommandShape] = &[
                 reply: &Reply::BulkString,
                 categories: AclCategories::from_bits(0x6a000),
             },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1100000000),
+                arguments: &[
+                    Argument {
+                        name: "client-type",
+                        kind: ArgumentKind::OneOf(&[
+                            Argument {
+                                name: "normal",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("NORMAL"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "master",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("MASTER"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "replica",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("REPLICA"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "pubsub",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("PUBSUB"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: Some("TYPE"),
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "client-id",
+                        kind: ArgumentKind::Integer,
+                        token: Some("ID"),
+                        optional: true,
+                        multiple: true,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "username",
+                        kind: ArgumentKind::String,
+                        token: Some("USER"),
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "addr",
+                        kind: ArgumentKind::String,
+                        token: Some("ADDR"),
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "laddr",
+                        kind: ArgumentKind::String,
+                        token: Some("LADDR"),
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "skipme",
+                        kind: ArgumentKind::OneOf(&[
+                            Argument {
+                                name: "yes",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("YES"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "no",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("NO"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: Some("SKIPME"),
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "maxage",
+                        kind: ArgumentKind::Integer,
+                        token: Some("MAXAGE"),
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "name",
+                        kind: ArgumentKind::String,
+                        token: Some("NAME"),
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "idle",
+                        kind: ArgumentKind::Integer,
+                        token: Some("IDLE"),
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "flags",
+                        kind: ArgumentKind::String,
+                        token: Some("FLAGS"),
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "lib-name",
+                        kind: ArgumentKind::String,
+                        token: Some("LIB-NAME"),
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "lib-ver",
+                        kind: ArgumentKind::String,
+                        token: Some("LIB-VER"),
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "db",
+                        kind: ArgumentKind::Integer,
+                        token: Some("DB"),
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "capa",
+                        kind: ArgumentKind::String,
+                        token: Some("CAPA"),
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "ip",
+                        kind: ArgumentKind::String,
+                        token: Some("IP"),
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "not-client-type",
+                        kind: ArgumentKind::OneOf(&[
+                            Argument {
+                                name: "normal",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("NORMAL"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "master",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("MASTER"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "replica",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("REPLICA"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "pubsub",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("PUBSUB"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: Some("NOT-TYPE"),
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "not-client-id",
+                        kind: ArgumentKind::Integer,
+                        token: Some("NOT-ID"),
+                        optional: true,
+                        multiple: true,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "not-username",
+                        kind: ArgumentKind::String,
+                        token: Some("NOT-USER"),
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "not-addr",
+                        kind: ArgumentKind::String,
+                        token: Some("NOT-ADDR"),
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "not-laddr",
+                        kind: ArgumentKind::String,
+                        token: Some("NOT-LADDR"),
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "not-name",
+                        kind: ArgumentKind::String,
+                        token: Some("NOT-NAME"),
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "not-flags",
+                        kind: ArgumentKind::String,
+                        token: Some("NOT-FLAGS"),
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "not-lib-name",
+                        kind: ArgumentKind::String,
+                        token: Some("NOT-LIB-NAME"),
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "not-lib-ver",
+                        kind: ArgumentKind::String,
+                        token: Some("NOT-LIB-VER"),
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "not-db",
+                        kind: ArgumentKind::Integer,
+                        token: Some("NOT-DB"),
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "not-capa",
+                        kind: ArgumentKind::String,
+                        token: Some("NOT-CAPA"),
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "not-ip",
+                        kind: ArgumentKind::String,
+                        token: Some("NOT-IP"),
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                ],
+                reply: &Reply::BulkString,
+                categories: AclCategories::from_bits(0x6a000),
+            },
         ],
     },
     CommandShape {
@@ -2808,7 +3679,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "client|no-touch",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b11111110),
+            releases: ReleaseSet::from_bits(0b1111111110),
             arguments: &[Argument {
                 name: "enabled",
                 kind: ArgumentKind::OneOf(&[
@@ -2923,7 +3794,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x48000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111110),
+                releases: ReleaseSet::from_bits(0b1111111110),
                 arguments: &[Argument {
                     name: "action",
                     kind: ArgumentKind::OneOf(&[
@@ -2966,7 +3837,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "client|setinfo",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111110),
+                releases: ReleaseSet::from_bits(0b1100110),
                 arguments: &[Argument {
                     name: "attr",
                     kind: ArgumentKind::OneOf(&[
@@ -2996,7 +3867,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x48000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b10000000),
+                releases: ReleaseSet::from_bits(0b1110011000),
                 arguments: &[Argument {
                     name: "attr",
                     kind: ArgumentKind::OneOf(&[
@@ -3047,7 +3918,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "client|tracking",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b10000001),
+                releases: ReleaseSet::from_bits(0b1110011001),
                 arguments: &[
                     Argument {
                         name: "status",
@@ -3127,7 +3998,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x48000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111110),
+                releases: ReleaseSet::from_bits(0b1100110),
                 arguments: &[
                     Argument {
                         name: "status",
@@ -3278,7 +4149,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x6a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111110),
+                releases: ReleaseSet::from_bits(0b1111111110),
                 arguments: &[
                     Argument {
                         name: "client-id",
@@ -3338,6 +4209,56 @@ pub static SHAPES: &[CommandShape] = &[
         }],
     },
     CommandShape {
+        name: "clusterscan",
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b1000000000),
+            arguments: &[
+                Argument {
+                    name: "cursor",
+                    kind: ArgumentKind::String,
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "match-pattern",
+                    kind: ArgumentKind::Pattern,
+                    token: Some("MATCH"),
+                    optional: true,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "count",
+                    kind: ArgumentKind::Integer,
+                    token: Some("COUNT"),
+                    optional: true,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "type",
+                    kind: ArgumentKind::String,
+                    token: Some("TYPE"),
+                    optional: true,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "slot",
+                    kind: ArgumentKind::Integer,
+                    token: Some("SLOT"),
+                    optional: true,
+                    multiple: false,
+                    multiple_token: false,
+                },
+            ],
+            reply: &Reply::Unknown,
+            categories: AclCategories::from_bits(0x8003),
+        }],
+    },
+    CommandShape {
         name: "cluster|addslots",
         forms: &[ShapeForm {
             releases: ReleaseSet::ALL,
@@ -3387,7 +4308,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111110),
+                releases: ReleaseSet::from_bits(0b1111111110),
                 arguments: &[Argument {
                     name: "range",
                     kind: ArgumentKind::Block(&[
@@ -3424,6 +4345,15 @@ pub static SHAPES: &[CommandShape] = &[
             releases: ReleaseSet::ALL,
             arguments: &[],
             reply: &Reply::BulkString,
+            categories: AclCategories::from_bits(0x2a000),
+        }],
+    },
+    CommandShape {
+        name: "cluster|cancelslotmigrations",
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b1100000000),
+            arguments: &[],
+            reply: &Reply::Unknown,
             categories: AclCategories::from_bits(0x2a000),
         }],
     },
@@ -3509,7 +4439,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111110),
+                releases: ReleaseSet::from_bits(0b1111111110),
                 arguments: &[Argument {
                     name: "range",
                     kind: ArgumentKind::Block(&[
@@ -3574,6 +4504,49 @@ pub static SHAPES: &[CommandShape] = &[
         }],
     },
     CommandShape {
+        name: "cluster|flushslot",
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b1100000000),
+            arguments: &[
+                Argument {
+                    name: "slot",
+                    kind: ArgumentKind::Integer,
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "flush-type",
+                    kind: ArgumentKind::OneOf(&[
+                        Argument {
+                            name: "async",
+                            kind: ArgumentKind::PureToken,
+                            token: Some("ASYNC"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "sync",
+                            kind: ArgumentKind::PureToken,
+                            token: Some("SYNC"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                    ]),
+                    token: None,
+                    optional: true,
+                    multiple: false,
+                    multiple_token: false,
+                },
+            ],
+            reply: &Reply::Unknown,
+            categories: AclCategories::from_bits(0x2a005),
+        }],
+    },
+    CommandShape {
         name: "cluster|flushslots",
         forms: &[ShapeForm {
             releases: ReleaseSet::ALL,
@@ -3622,6 +4595,15 @@ pub static SHAPES: &[CommandShape] = &[
             ],
             reply: &Reply::Array(&Reply::BulkString),
             categories: AclCategories::from_bits(0x8000),
+        }],
+    },
+    CommandShape {
+        name: "cluster|getslotmigrations",
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b1100000000),
+            arguments: &[],
+            reply: &Reply::Unknown,
+            categories: AclCategories::from_bits(0x2a000),
         }],
     },
     CommandShape {
@@ -3710,7 +4692,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111110),
+                releases: ReleaseSet::from_bits(0b1111111110),
                 arguments: &[
                     Argument {
                         name: "ip",
@@ -3743,6 +4725,72 @@ pub static SHAPES: &[CommandShape] = &[
         ],
     },
     CommandShape {
+        name: "cluster|migrateslots",
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b1100000000),
+            arguments: &[Argument {
+                name: "migration-group",
+                kind: ArgumentKind::Block(&[
+                    Argument {
+                        name: "slotsrange-token",
+                        kind: ArgumentKind::PureToken,
+                        token: Some("SLOTSRANGE"),
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "range",
+                        kind: ArgumentKind::Block(&[
+                            Argument {
+                                name: "start-slot",
+                                kind: ArgumentKind::Integer,
+                                token: None,
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "end-slot",
+                                kind: ArgumentKind::Integer,
+                                token: None,
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: None,
+                        optional: false,
+                        multiple: true,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "node-token",
+                        kind: ArgumentKind::PureToken,
+                        token: Some("NODE"),
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "node-id",
+                        kind: ArgumentKind::String,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                ]),
+                token: None,
+                optional: false,
+                multiple: true,
+                multiple_token: false,
+            }],
+            reply: &Reply::Unknown,
+            categories: AclCategories::from_bits(0x2a000),
+        }],
+    },
+    CommandShape {
         name: "cluster|myid",
         forms: &[ShapeForm {
             releases: ReleaseSet::ALL,
@@ -3754,7 +4802,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "cluster|myshardid",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b11111110),
+            releases: ReleaseSet::from_bits(0b1111111110),
             arguments: &[],
             reply: &Reply::BulkString,
             categories: AclCategories::from_bits(0x8000),
@@ -3787,19 +4835,68 @@ pub static SHAPES: &[CommandShape] = &[
     },
     CommandShape {
         name: "cluster|replicate",
-        forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
-            arguments: &[Argument {
-                name: "node-id",
-                kind: ArgumentKind::String,
-                token: None,
-                optional: false,
-                multiple: false,
-                multiple_token: false,
-            }],
-            reply: &Reply::Status(Some("OK")),
-            categories: AclCategories::from_bits(0x2a000),
-        }],
+        forms: &[
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b11111111),
+                arguments: &[Argument {
+                    name: "node-id",
+                    kind: ArgumentKind::String,
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                }],
+                reply: &Reply::Status(Some("OK")),
+                categories: AclCategories::from_bits(0x2a000),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1100000000),
+                arguments: &[Argument {
+                    name: "args",
+                    kind: ArgumentKind::OneOf(&[
+                        Argument {
+                            name: "node-id",
+                            kind: ArgumentKind::String,
+                            token: None,
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "no-one",
+                            kind: ArgumentKind::Block(&[
+                                Argument {
+                                    name: "no",
+                                    kind: ArgumentKind::PureToken,
+                                    token: Some("NO"),
+                                    optional: false,
+                                    multiple: false,
+                                    multiple_token: false,
+                                },
+                                Argument {
+                                    name: "one",
+                                    kind: ArgumentKind::PureToken,
+                                    token: Some("ONE"),
+                                    optional: false,
+                                    multiple: false,
+                                    multiple_token: false,
+                                },
+                            ]),
+                            token: None,
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                    ]),
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                }],
+                reply: &Reply::Status(Some("OK")),
+                categories: AclCategories::from_bits(0x2a000),
+            },
+        ],
     },
     CommandShape {
         name: "cluster|reset",
@@ -3835,7 +4932,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111110),
+                releases: ReleaseSet::from_bits(0b1111111110),
                 arguments: &[Argument {
                     name: "reset-type",
                     kind: ArgumentKind::OneOf(&[
@@ -4007,7 +5104,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11000000),
+                releases: ReleaseSet::from_bits(0b1111000000),
                 arguments: &[
                     Argument {
                         name: "slot",
@@ -4117,7 +5214,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "cluster|slot-stats",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b11000000),
+            releases: ReleaseSet::from_bits(0b1111000000),
             arguments: &[Argument {
                 name: "filter",
                 kind: ArgumentKind::OneOf(&[
@@ -4234,7 +5331,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11000000),
+                releases: ReleaseSet::from_bits(0b1111000000),
                 arguments: &[],
                 reply: &Reply::Array(&Reply::Tuple(&[
                     Reply::Integer(None),
@@ -4254,6 +5351,15 @@ pub static SHAPES: &[CommandShape] = &[
         ],
     },
     CommandShape {
+        name: "cluster|syncslots",
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b1100000000),
+            arguments: &[],
+            reply: &Reply::Unknown,
+            categories: AclCategories::from_bits(0x2a000),
+        }],
+    },
+    CommandShape {
         name: "command",
         forms: &[ShapeForm {
             releases: ReleaseSet::ALL,
@@ -4265,7 +5371,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "commandlog",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b10000000),
+            releases: ReleaseSet::from_bits(0b1110000000),
             arguments: &[],
             reply: &Reply::Unknown,
             categories: AclCategories::from_bits(0x8000),
@@ -4273,18 +5379,120 @@ pub static SHAPES: &[CommandShape] = &[
     },
     CommandShape {
         name: "commandlog|get",
+        forms: &[
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b10000000),
+                arguments: &[
+                    Argument {
+                        name: "count",
+                        kind: ArgumentKind::Integer,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "type",
+                        kind: ArgumentKind::OneOf(&[
+                            Argument {
+                                name: "slow",
+                                kind: ArgumentKind::String,
+                                token: None,
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "large-request",
+                                kind: ArgumentKind::String,
+                                token: None,
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "large-reply",
+                                kind: ArgumentKind::String,
+                                token: None,
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                ],
+                reply: &Reply::Unknown,
+                categories: AclCategories::from_bits(0x2a000),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1100000000),
+                arguments: &[
+                    Argument {
+                        name: "count",
+                        kind: ArgumentKind::Integer,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "type",
+                        kind: ArgumentKind::OneOf(&[
+                            Argument {
+                                name: "slow",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("SLOW"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "large-request",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("LARGE-REQUEST"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "large-reply",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("LARGE-REPLY"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                ],
+                reply: &Reply::Unknown,
+                categories: AclCategories::from_bits(0x2a000),
+            },
+        ],
+    },
+    CommandShape {
+        name: "commandlog|help",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b10000000),
-            arguments: &[
-                Argument {
-                    name: "count",
-                    kind: ArgumentKind::Integer,
-                    token: None,
-                    optional: false,
-                    multiple: false,
-                    multiple_token: false,
-                },
-                Argument {
+            releases: ReleaseSet::from_bits(0b1110000000),
+            arguments: &[],
+            reply: &Reply::Unknown,
+            categories: AclCategories::from_bits(0x8000),
+        }],
+    },
+    CommandShape {
+        name: "commandlog|len",
+        forms: &[
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b10000000),
+                arguments: &[Argument {
                     name: "type",
                     kind: ArgumentKind::OneOf(&[
                         Argument {
@@ -4316,102 +5524,130 @@ pub static SHAPES: &[CommandShape] = &[
                     optional: false,
                     multiple: false,
                     multiple_token: false,
-                },
-            ],
-            reply: &Reply::Unknown,
-            categories: AclCategories::from_bits(0x2a000),
-        }],
-    },
-    CommandShape {
-        name: "commandlog|help",
-        forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b10000000),
-            arguments: &[],
-            reply: &Reply::Unknown,
-            categories: AclCategories::from_bits(0x8000),
-        }],
-    },
-    CommandShape {
-        name: "commandlog|len",
-        forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b10000000),
-            arguments: &[Argument {
-                name: "type",
-                kind: ArgumentKind::OneOf(&[
-                    Argument {
-                        name: "slow",
-                        kind: ArgumentKind::String,
-                        token: None,
-                        optional: false,
-                        multiple: false,
-                        multiple_token: false,
-                    },
-                    Argument {
-                        name: "large-request",
-                        kind: ArgumentKind::String,
-                        token: None,
-                        optional: false,
-                        multiple: false,
-                        multiple_token: false,
-                    },
-                    Argument {
-                        name: "large-reply",
-                        kind: ArgumentKind::String,
-                        token: None,
-                        optional: false,
-                        multiple: false,
-                        multiple_token: false,
-                    },
-                ]),
-                token: None,
-                optional: false,
-                multiple: false,
-                multiple_token: false,
-            }],
-            reply: &Reply::Unknown,
-            categories: AclCategories::from_bits(0x2a000),
-        }],
+                }],
+                reply: &Reply::Unknown,
+                categories: AclCategories::from_bits(0x2a000),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1100000000),
+                arguments: &[Argument {
+                    name: "type",
+                    kind: ArgumentKind::OneOf(&[
+                        Argument {
+                            name: "slow",
+                            kind: ArgumentKind::PureToken,
+                            token: Some("SLOW"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "large-request",
+                            kind: ArgumentKind::PureToken,
+                            token: Some("LARGE-REQUEST"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "large-reply",
+                            kind: ArgumentKind::PureToken,
+                            token: Some("LARGE-REPLY"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                    ]),
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                }],
+                reply: &Reply::Unknown,
+                categories: AclCategories::from_bits(0x2a000),
+            },
+        ],
     },
     CommandShape {
         name: "commandlog|reset",
-        forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b10000000),
-            arguments: &[Argument {
-                name: "type",
-                kind: ArgumentKind::OneOf(&[
-                    Argument {
-                        name: "slow",
-                        kind: ArgumentKind::String,
-                        token: None,
-                        optional: false,
-                        multiple: false,
-                        multiple_token: false,
-                    },
-                    Argument {
-                        name: "large-request",
-                        kind: ArgumentKind::String,
-                        token: None,
-                        optional: false,
-                        multiple: false,
-                        multiple_token: false,
-                    },
-                    Argument {
-                        name: "large-reply",
-                        kind: ArgumentKind::String,
-                        token: None,
-                        optional: false,
-                        multiple: false,
-                        multiple_token: false,
-                    },
-                ]),
-                token: None,
-                optional: false,
-                multiple: false,
-                multiple_token: false,
-            }],
-            reply: &Reply::Unknown,
-            categories: AclCategories::from_bits(0x2a000),
-        }],
+        forms: &[
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b10000000),
+                arguments: &[Argument {
+                    name: "type",
+                    kind: ArgumentKind::OneOf(&[
+                        Argument {
+                            name: "slow",
+                            kind: ArgumentKind::String,
+                            token: None,
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "large-request",
+                            kind: ArgumentKind::String,
+                            token: None,
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "large-reply",
+                            kind: ArgumentKind::String,
+                            token: None,
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                    ]),
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                }],
+                reply: &Reply::Unknown,
+                categories: AclCategories::from_bits(0x2a000),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1100000000),
+                arguments: &[Argument {
+                    name: "type",
+                    kind: ArgumentKind::OneOf(&[
+                        Argument {
+                            name: "slow",
+                            kind: ArgumentKind::PureToken,
+                            token: Some("SLOW"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "large-request",
+                            kind: ArgumentKind::PureToken,
+                            token: Some("LARGE-REQUEST"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "large-reply",
+                            kind: ArgumentKind::PureToken,
+                            token: Some("LARGE-REPLY"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                    ]),
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                }],
+                reply: &Reply::Unknown,
+                categories: AclCategories::from_bits(0x2a000),
+            },
+        ],
     },
     CommandShape {
         name: "command|count",
@@ -4454,7 +5690,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x48000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111110),
+                releases: ReleaseSet::from_bits(0b1111111110),
                 arguments: &[
                     Argument {
                         name: "command",
@@ -4491,7 +5727,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x48000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111110),
+                releases: ReleaseSet::from_bits(0b1111111110),
                 arguments: &[
                     Argument {
                         name: "command",
@@ -4599,7 +5835,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x48000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11000000),
+                releases: ReleaseSet::from_bits(0b1111000000),
                 arguments: &[Argument {
                     name: "command-name",
                     kind: ArgumentKind::String,
@@ -4745,7 +5981,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111110),
+                releases: ReleaseSet::from_bits(0b1111111110),
                 arguments: &[Argument {
                     name: "parameter",
                     kind: ArgumentKind::String,
@@ -4823,7 +6059,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111110),
+                releases: ReleaseSet::from_bits(0b1111111110),
                 arguments: &[Argument {
                     name: "data",
                     kind: ArgumentKind::Block(&[
@@ -4973,6 +6209,32 @@ pub static SHAPES: &[CommandShape] = &[
         }],
     },
     CommandShape {
+        name: "delifeq",
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b1100000000),
+            arguments: &[
+                Argument {
+                    name: "key",
+                    kind: ArgumentKind::Key,
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "value",
+                    kind: ArgumentKind::String,
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                },
+            ],
+            reply: &Reply::Unknown,
+            categories: AclCategories::from_bits(0x4084),
+        }],
+    },
+    CommandShape {
         name: "discard",
         forms: &[ShapeForm {
             releases: ReleaseSet::ALL,
@@ -5059,7 +6321,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "eval_ro",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b10000001),
+                releases: ReleaseSet::from_bits(0b1110011001),
                 arguments: &[
                     Argument {
                         name: "script",
@@ -5098,7 +6360,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x108000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111110),
+                releases: ReleaseSet::from_bits(0b1100110),
                 arguments: &[
                     Argument {
                         name: "script",
@@ -5184,7 +6446,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "evalsha_ro",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b10000001),
+                releases: ReleaseSet::from_bits(0b1110011001),
                 arguments: &[
                     Argument {
                         name: "sha1",
@@ -5223,7 +6485,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x108000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111110),
+                releases: ReleaseSet::from_bits(0b1100110),
                 arguments: &[
                     Argument {
                         name: "sha1",
@@ -5546,7 +6808,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "fcall_ro",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b10000001),
+                releases: ReleaseSet::from_bits(0b1110011001),
                 arguments: &[
                     Argument {
                         name: "function",
@@ -5585,7 +6847,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x108000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111110),
+                releases: ReleaseSet::from_bits(0b1100110),
                 arguments: &[
                     Argument {
                         name: "function",
@@ -5659,7 +6921,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x28005),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111110),
+                releases: ReleaseSet::from_bits(0b1111111110),
                 arguments: &[Argument {
                     name: "flush-type",
                     kind: ArgumentKind::OneOf(&[
@@ -5724,7 +6986,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x28005),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111110),
+                releases: ReleaseSet::from_bits(0b1111111110),
                 arguments: &[Argument {
                     name: "flush-type",
                     kind: ArgumentKind::OneOf(&[
@@ -5823,7 +7085,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x108004),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111110),
+                releases: ReleaseSet::from_bits(0b1111111110),
                 arguments: &[Argument {
                     name: "flush-type",
                     kind: ArgumentKind::OneOf(&[
@@ -6018,7 +7280,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x108000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11000000),
+                releases: ReleaseSet::from_bits(0b1111000000),
                 arguments: &[],
                 reply: &Reply::Map {
                     key: &Reply::BulkString,
@@ -6130,7 +7392,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8404),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111110),
+                releases: ReleaseSet::from_bits(0b1111111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -6216,7 +7478,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "geodist",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1),
+                releases: ReleaseSet::from_bits(0b11001),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -6291,7 +7553,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8402),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111110),
+                releases: ReleaseSet::from_bits(0b100110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -6441,7 +7703,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8402),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b10000000),
+                releases: ReleaseSet::from_bits(0b1110000000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -6544,7 +7806,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8402),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111110),
+                releases: ReleaseSet::from_bits(0b1111111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -6598,7 +7860,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8402),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111110),
+                releases: ReleaseSet::from_bits(0b1111111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -6803,7 +8065,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8404),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111110),
+                releases: ReleaseSet::from_bits(0b1100110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -6986,7 +8248,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8404),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b10000000),
+                releases: ReleaseSet::from_bits(0b1110011000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -7331,7 +8593,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8402),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111110),
+                releases: ReleaseSet::from_bits(0b1100110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -7488,7 +8750,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8402),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b10000000),
+                releases: ReleaseSet::from_bits(0b1110011000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -7816,7 +9078,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8404),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111110),
+                releases: ReleaseSet::from_bits(0b1100110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -7991,7 +9253,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8404),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b10000000),
+                releases: ReleaseSet::from_bits(0b1110011000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -8320,7 +9582,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8402),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111110),
+                releases: ReleaseSet::from_bits(0b1100110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -8469,7 +9731,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8402),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b10000000),
+                releases: ReleaseSet::from_bits(0b1110011000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -8890,7 +10152,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8402),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111110),
+                releases: ReleaseSet::from_bits(0b1100110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -9157,7 +10419,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8402),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b10000000),
+                releases: ReleaseSet::from_bits(0b10011000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -9328,6 +10590,315 @@ pub static SHAPES: &[CommandShape] = &[
                                         token: None,
                                         optional: false,
                                         multiple: false,
+                                        multiple_token: false,
+                                    },
+                                ]),
+                                token: None,
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "order",
+                        kind: ArgumentKind::OneOf(&[
+                            Argument {
+                                name: "asc",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("ASC"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "desc",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("DESC"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: None,
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "count-block",
+                        kind: ArgumentKind::Block(&[
+                            Argument {
+                                name: "count",
+                                kind: ArgumentKind::Integer,
+                                token: Some("COUNT"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "any",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("ANY"),
+                                optional: true,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: None,
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "withcoord",
+                        kind: ArgumentKind::PureToken,
+                        token: Some("WITHCOORD"),
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "withdist",
+                        kind: ArgumentKind::PureToken,
+                        token: Some("WITHDIST"),
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "withhash",
+                        kind: ArgumentKind::PureToken,
+                        token: Some("WITHHASH"),
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                ],
+                reply: &Reply::OneOf(&[
+                    Reply::Array(&Reply::BulkString),
+                    Reply::Array(&Reply::Tuple(&[Reply::BulkString])),
+                ]),
+                categories: AclCategories::from_bits(0x8402),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1100000000),
+                arguments: &[
+                    Argument {
+                        name: "key",
+                        kind: ArgumentKind::Key,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "from",
+                        kind: ArgumentKind::OneOf(&[
+                            Argument {
+                                name: "member",
+                                kind: ArgumentKind::String,
+                                token: Some("FROMMEMBER"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "fromlonlat",
+                                kind: ArgumentKind::Block(&[
+                                    Argument {
+                                        name: "longitude",
+                                        kind: ArgumentKind::Double,
+                                        token: None,
+                                        optional: false,
+                                        multiple: false,
+                                        multiple_token: false,
+                                    },
+                                    Argument {
+                                        name: "latitude",
+                                        kind: ArgumentKind::Double,
+                                        token: None,
+                                        optional: false,
+                                        multiple: false,
+                                        multiple_token: false,
+                                    },
+                                ]),
+                                token: Some("FROMLONLAT"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: None,
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "by",
+                        kind: ArgumentKind::OneOf(&[
+                            Argument {
+                                name: "circle",
+                                kind: ArgumentKind::Block(&[
+                                    Argument {
+                                        name: "radius",
+                                        kind: ArgumentKind::Double,
+                                        token: Some("BYRADIUS"),
+                                        optional: false,
+                                        multiple: false,
+                                        multiple_token: false,
+                                    },
+                                    Argument {
+                                        name: "unit",
+                                        kind: ArgumentKind::OneOf(&[
+                                            Argument {
+                                                name: "m",
+                                                kind: ArgumentKind::PureToken,
+                                                token: Some("M"),
+                                                optional: false,
+                                                multiple: false,
+                                                multiple_token: false,
+                                            },
+                                            Argument {
+                                                name: "km",
+                                                kind: ArgumentKind::PureToken,
+                                                token: Some("KM"),
+                                                optional: false,
+                                                multiple: false,
+                                                multiple_token: false,
+                                            },
+                                            Argument {
+                                                name: "ft",
+                                                kind: ArgumentKind::PureToken,
+                                                token: Some("FT"),
+                                                optional: false,
+                                                multiple: false,
+                                                multiple_token: false,
+                                            },
+                                            Argument {
+                                                name: "mi",
+                                                kind: ArgumentKind::PureToken,
+                                                token: Some("MI"),
+                                                optional: false,
+                                                multiple: false,
+                                                multiple_token: false,
+                                            },
+                                        ]),
+                                        token: None,
+                                        optional: false,
+                                        multiple: false,
+                                        multiple_token: false,
+                                    },
+                                ]),
+                                token: None,
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "box",
+                                kind: ArgumentKind::Block(&[
+                                    Argument {
+                                        name: "width",
+                                        kind: ArgumentKind::Double,
+                                        token: Some("BYBOX"),
+                                        optional: false,
+                                        multiple: false,
+                                        multiple_token: false,
+                                    },
+                                    Argument {
+                                        name: "height",
+                                        kind: ArgumentKind::Double,
+                                        token: None,
+                                        optional: false,
+                                        multiple: false,
+                                        multiple_token: false,
+                                    },
+                                    Argument {
+                                        name: "unit",
+                                        kind: ArgumentKind::OneOf(&[
+                                            Argument {
+                                                name: "m",
+                                                kind: ArgumentKind::PureToken,
+                                                token: Some("M"),
+                                                optional: false,
+                                                multiple: false,
+                                                multiple_token: false,
+                                            },
+                                            Argument {
+                                                name: "km",
+                                                kind: ArgumentKind::PureToken,
+                                                token: Some("KM"),
+                                                optional: false,
+                                                multiple: false,
+                                                multiple_token: false,
+                                            },
+                                            Argument {
+                                                name: "ft",
+                                                kind: ArgumentKind::PureToken,
+                                                token: Some("FT"),
+                                                optional: false,
+                                                multiple: false,
+                                                multiple_token: false,
+                                            },
+                                            Argument {
+                                                name: "mi",
+                                                kind: ArgumentKind::PureToken,
+                                                token: Some("MI"),
+                                                optional: false,
+                                                multiple: false,
+                                                multiple_token: false,
+                                            },
+                                        ]),
+                                        token: None,
+                                        optional: false,
+                                        multiple: false,
+                                        multiple_token: false,
+                                    },
+                                ]),
+                                token: None,
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "polygon",
+                                kind: ArgumentKind::Block(&[
+                                    Argument {
+                                        name: "num-vertices",
+                                        kind: ArgumentKind::Integer,
+                                        token: Some("BYPOLYGON"),
+                                        optional: false,
+                                        multiple: false,
+                                        multiple_token: false,
+                                    },
+                                    Argument {
+                                        name: "vertices",
+                                        kind: ArgumentKind::Block(&[
+                                            Argument {
+                                                name: "longitude",
+                                                kind: ArgumentKind::Double,
+                                                token: None,
+                                                optional: false,
+                                                multiple: false,
+                                                multiple_token: false,
+                                            },
+                                            Argument {
+                                                name: "latitude",
+                                                kind: ArgumentKind::Double,
+                                                token: None,
+                                                optional: false,
+                                                multiple: false,
+                                                multiple_token: false,
+                                            },
+                                        ]),
+                                        token: None,
+                                        optional: false,
+                                        multiple: true,
                                         multiple_token: false,
                                     },
                                 ]),
@@ -9685,7 +11256,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8404),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111110),
+                releases: ReleaseSet::from_bits(0b1100110),
                 arguments: &[
                     Argument {
                         name: "destination",
@@ -9941,7 +11512,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8404),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b10000000),
+                releases: ReleaseSet::from_bits(0b10011000),
                 arguments: &[
                     Argument {
                         name: "destination",
@@ -10120,6 +11691,304 @@ pub static SHAPES: &[CommandShape] = &[
                                         token: None,
                                         optional: false,
                                         multiple: false,
+                                        multiple_token: false,
+                                    },
+                                ]),
+                                token: None,
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "order",
+                        kind: ArgumentKind::OneOf(&[
+                            Argument {
+                                name: "asc",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("ASC"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "desc",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("DESC"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: None,
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "count-block",
+                        kind: ArgumentKind::Block(&[
+                            Argument {
+                                name: "count",
+                                kind: ArgumentKind::Integer,
+                                token: Some("COUNT"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "any",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("ANY"),
+                                optional: true,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: None,
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "storedist",
+                        kind: ArgumentKind::PureToken,
+                        token: Some("STOREDIST"),
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                ],
+                reply: &Reply::Integer(None),
+                categories: AclCategories::from_bits(0x8404),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1100000000),
+                arguments: &[
+                    Argument {
+                        name: "destination",
+                        kind: ArgumentKind::Key,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "source",
+                        kind: ArgumentKind::Key,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "from",
+                        kind: ArgumentKind::OneOf(&[
+                            Argument {
+                                name: "member",
+                                kind: ArgumentKind::String,
+                                token: Some("FROMMEMBER"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "fromlonlat",
+                                kind: ArgumentKind::Block(&[
+                                    Argument {
+                                        name: "longitude",
+                                        kind: ArgumentKind::Double,
+                                        token: None,
+                                        optional: false,
+                                        multiple: false,
+                                        multiple_token: false,
+                                    },
+                                    Argument {
+                                        name: "latitude",
+                                        kind: ArgumentKind::Double,
+                                        token: None,
+                                        optional: false,
+                                        multiple: false,
+                                        multiple_token: false,
+                                    },
+                                ]),
+                                token: Some("FROMLONLAT"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: None,
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "by",
+                        kind: ArgumentKind::OneOf(&[
+                            Argument {
+                                name: "circle",
+                                kind: ArgumentKind::Block(&[
+                                    Argument {
+                                        name: "radius",
+                                        kind: ArgumentKind::Double,
+                                        token: Some("BYRADIUS"),
+                                        optional: false,
+                                        multiple: false,
+                                        multiple_token: false,
+                                    },
+                                    Argument {
+                                        name: "unit",
+                                        kind: ArgumentKind::OneOf(&[
+                                            Argument {
+                                                name: "m",
+                                                kind: ArgumentKind::PureToken,
+                                                token: Some("M"),
+                                                optional: false,
+                                                multiple: false,
+                                                multiple_token: false,
+                                            },
+                                            Argument {
+                                                name: "km",
+                                                kind: ArgumentKind::PureToken,
+                                                token: Some("KM"),
+                                                optional: false,
+                                                multiple: false,
+                                                multiple_token: false,
+                                            },
+                                            Argument {
+                                                name: "ft",
+                                                kind: ArgumentKind::PureToken,
+                                                token: Some("FT"),
+                                                optional: false,
+                                                multiple: false,
+                                                multiple_token: false,
+                                            },
+                                            Argument {
+                                                name: "mi",
+                                                kind: ArgumentKind::PureToken,
+                                                token: Some("MI"),
+                                                optional: false,
+                                                multiple: false,
+                                                multiple_token: false,
+                                            },
+                                        ]),
+                                        token: None,
+                                        optional: false,
+                                        multiple: false,
+                                        multiple_token: false,
+                                    },
+                                ]),
+                                token: None,
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "box",
+                                kind: ArgumentKind::Block(&[
+                                    Argument {
+                                        name: "width",
+                                        kind: ArgumentKind::Double,
+                                        token: Some("BYBOX"),
+                                        optional: false,
+                                        multiple: false,
+                                        multiple_token: false,
+                                    },
+                                    Argument {
+                                        name: "height",
+                                        kind: ArgumentKind::Double,
+                                        token: None,
+                                        optional: false,
+                                        multiple: false,
+                                        multiple_token: false,
+                                    },
+                                    Argument {
+                                        name: "unit",
+                                        kind: ArgumentKind::OneOf(&[
+                                            Argument {
+                                                name: "m",
+                                                kind: ArgumentKind::PureToken,
+                                                token: Some("M"),
+                                                optional: false,
+                                                multiple: false,
+                                                multiple_token: false,
+                                            },
+                                            Argument {
+                                                name: "km",
+                                                kind: ArgumentKind::PureToken,
+                                                token: Some("KM"),
+                                                optional: false,
+                                                multiple: false,
+                                                multiple_token: false,
+                                            },
+                                            Argument {
+                                                name: "ft",
+                                                kind: ArgumentKind::PureToken,
+                                                token: Some("FT"),
+                                                optional: false,
+                                                multiple: false,
+                                                multiple_token: false,
+                                            },
+                                            Argument {
+                                                name: "mi",
+                                                kind: ArgumentKind::PureToken,
+                                                token: Some("MI"),
+                                                optional: false,
+                                                multiple: false,
+                                                multiple_token: false,
+                                            },
+                                        ]),
+                                        token: None,
+                                        optional: false,
+                                        multiple: false,
+                                        multiple_token: false,
+                                    },
+                                ]),
+                                token: None,
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "polygon",
+                                kind: ArgumentKind::Block(&[
+                                    Argument {
+                                        name: "num-vertices",
+                                        kind: ArgumentKind::Integer,
+                                        token: Some("BYPOLYGON"),
+                                        optional: false,
+                                        multiple: false,
+                                        multiple_token: false,
+                                    },
+                                    Argument {
+                                        name: "vertices",
+                                        kind: ArgumentKind::Block(&[
+                                            Argument {
+                                                name: "longitude",
+                                                kind: ArgumentKind::Double,
+                                                token: None,
+                                                optional: false,
+                                                multiple: false,
+                                                multiple_token: false,
+                                            },
+                                            Argument {
+                                                name: "latitude",
+                                                kind: ArgumentKind::Double,
+                                                token: None,
+                                                optional: false,
+                                                multiple: false,
+                                                multiple_token: false,
+                                            },
+                                        ]),
+                                        token: None,
+                                        optional: false,
+                                        multiple: true,
                                         multiple_token: false,
                                     },
                                 ]),
@@ -10482,7 +12351,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x44000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111110),
+                releases: ReleaseSet::from_bits(0b1111111110),
                 arguments: &[Argument {
                     name: "arguments",
                     kind: ArgumentKind::Block(&[
@@ -10580,230 +12449,454 @@ pub static SHAPES: &[CommandShape] = &[
     },
     CommandShape {
         name: "hexpire",
-        forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b11100),
-            arguments: &[
-                Argument {
-                    name: "key",
-                    kind: ArgumentKind::Key,
-                    token: None,
-                    optional: false,
-                    multiple: false,
-                    multiple_token: false,
-                },
-                Argument {
-                    name: "seconds",
-                    kind: ArgumentKind::Integer,
-                    token: None,
-                    optional: false,
-                    multiple: false,
-                    multiple_token: false,
-                },
-                Argument {
-                    name: "condition",
-                    kind: ArgumentKind::OneOf(&[
-                        Argument {
-                            name: "nx",
-                            kind: ArgumentKind::PureToken,
-                            token: Some("NX"),
-                            optional: false,
-                            multiple: false,
-                            multiple_token: false,
-                        },
-                        Argument {
-                            name: "xx",
-                            kind: ArgumentKind::PureToken,
-                            token: Some("XX"),
-                            optional: false,
-                            multiple: false,
-                            multiple_token: false,
-                        },
-                        Argument {
-                            name: "gt",
-                            kind: ArgumentKind::PureToken,
-                            token: Some("GT"),
-                            optional: false,
-                            multiple: false,
-                            multiple_token: false,
-                        },
-                        Argument {
-                            name: "lt",
-                            kind: ArgumentKind::PureToken,
-                            token: Some("LT"),
-                            optional: false,
-                            multiple: false,
-                            multiple_token: false,
-                        },
-                    ]),
-                    token: None,
-                    optional: true,
-                    multiple: false,
-                    multiple_token: false,
-                },
-                Argument {
-                    name: "fields",
-                    kind: ArgumentKind::Block(&[
-                        Argument {
-                            name: "numfields",
-                            kind: ArgumentKind::Integer,
-                            token: None,
-                            optional: false,
-                            multiple: false,
-                            multiple_token: false,
-                        },
-                        Argument {
-                            name: "field",
-                            kind: ArgumentKind::String,
-                            token: None,
-                            optional: false,
-                            multiple: true,
-                            multiple_token: false,
-                        },
-                    ]),
-                    token: Some("FIELDS"),
-                    optional: false,
-                    multiple: false,
-                    multiple_token: false,
-                },
-            ],
-            reply: &Reply::Array(&Reply::Integer(Some(&[-2, 0, 1, 2]))),
-            categories: AclCategories::from_bits(0x4044),
-        }],
+        forms: &[
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b11100),
+                arguments: &[
+                    Argument {
+                        name: "key",
+                        kind: ArgumentKind::Key,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "seconds",
+                        kind: ArgumentKind::Integer,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "condition",
+                        kind: ArgumentKind::OneOf(&[
+                            Argument {
+                                name: "nx",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("NX"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "xx",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("XX"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "gt",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("GT"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "lt",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("LT"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: None,
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "fields",
+                        kind: ArgumentKind::Block(&[
+                            Argument {
+                                name: "numfields",
+                                kind: ArgumentKind::Integer,
+                                token: None,
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "field",
+                                kind: ArgumentKind::String,
+                                token: None,
+                                optional: false,
+                                multiple: true,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: Some("FIELDS"),
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                ],
+                reply: &Reply::Array(&Reply::Integer(Some(&[-2, 0, 1, 2]))),
+                categories: AclCategories::from_bits(0x4044),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1100000000),
+                arguments: &[
+                    Argument {
+                        name: "key",
+                        kind: ArgumentKind::Key,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "seconds",
+                        kind: ArgumentKind::Integer,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "condition",
+                        kind: ArgumentKind::OneOf(&[
+                            Argument {
+                                name: "nx",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("NX"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "xx",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("XX"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "gt",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("GT"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "lt",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("LT"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: None,
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "fields",
+                        kind: ArgumentKind::Block(&[
+                            Argument {
+                                name: "numfields",
+                                kind: ArgumentKind::Integer,
+                                token: None,
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "field",
+                                kind: ArgumentKind::String,
+                                token: None,
+                                optional: false,
+                                multiple: true,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: Some("FIELDS"),
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                ],
+                reply: &Reply::Unknown,
+                categories: AclCategories::from_bits(0x4044),
+            },
+        ],
     },
     CommandShape {
         name: "hexpireat",
-        forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b11100),
-            arguments: &[
-                Argument {
-                    name: "key",
-                    kind: ArgumentKind::Key,
-                    token: None,
-                    optional: false,
-                    multiple: false,
-                    multiple_token: false,
-                },
-                Argument {
-                    name: "unix-time-seconds",
-                    kind: ArgumentKind::UnixTime,
-                    token: None,
-                    optional: false,
-                    multiple: false,
-                    multiple_token: false,
-                },
-                Argument {
-                    name: "condition",
-                    kind: ArgumentKind::OneOf(&[
-                        Argument {
-                            name: "nx",
-                            kind: ArgumentKind::PureToken,
-                            token: Some("NX"),
-                            optional: false,
-                            multiple: false,
-                            multiple_token: false,
-                        },
-                        Argument {
-                            name: "xx",
-                            kind: ArgumentKind::PureToken,
-                            token: Some("XX"),
-                            optional: false,
-                            multiple: false,
-                            multiple_token: false,
-                        },
-                        Argument {
-                            name: "gt",
-                            kind: ArgumentKind::PureToken,
-                            token: Some("GT"),
-                            optional: false,
-                            multiple: false,
-                            multiple_token: false,
-                        },
-                        Argument {
-                            name: "lt",
-                            kind: ArgumentKind::PureToken,
-                            token: Some("LT"),
-                            optional: false,
-                            multiple: false,
-                            multiple_token: false,
-                        },
-                    ]),
-                    token: None,
-                    optional: true,
-                    multiple: false,
-                    multiple_token: false,
-                },
-                Argument {
-                    name: "fields",
-                    kind: ArgumentKind::Block(&[
-                        Argument {
-                            name: "numfields",
-                            kind: ArgumentKind::Integer,
-                            token: None,
-                            optional: false,
-                            multiple: false,
-                            multiple_token: false,
-                        },
-                        Argument {
-                            name: "field",
-                            kind: ArgumentKind::String,
-                            token: None,
-                            optional: false,
-                            multiple: true,
-                            multiple_token: false,
-                        },
-                    ]),
-                    token: Some("FIELDS"),
-                    optional: false,
-                    multiple: false,
-                    multiple_token: false,
-                },
-            ],
-            reply: &Reply::Array(&Reply::Integer(Some(&[-2, 0, 1, 2]))),
-            categories: AclCategories::from_bits(0x4044),
-        }],
+        forms: &[
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b11100),
+                arguments: &[
+                    Argument {
+                        name: "key",
+                        kind: ArgumentKind::Key,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "unix-time-seconds",
+                        kind: ArgumentKind::UnixTime,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "condition",
+                        kind: ArgumentKind::OneOf(&[
+                            Argument {
+                                name: "nx",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("NX"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "xx",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("XX"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "gt",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("GT"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "lt",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("LT"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: None,
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "fields",
+                        kind: ArgumentKind::Block(&[
+                            Argument {
+                                name: "numfields",
+                                kind: ArgumentKind::Integer,
+                                token: None,
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "field",
+                                kind: ArgumentKind::String,
+                                token: None,
+                                optional: false,
+                                multiple: true,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: Some("FIELDS"),
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                ],
+                reply: &Reply::Array(&Reply::Integer(Some(&[-2, 0, 1, 2]))),
+                categories: AclCategories::from_bits(0x4044),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1100000000),
+                arguments: &[
+                    Argument {
+                        name: "key",
+                        kind: ArgumentKind::Key,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "unix-time-seconds",
+                        kind: ArgumentKind::Integer,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "condition",
+                        kind: ArgumentKind::OneOf(&[
+                            Argument {
+                                name: "nx",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("NX"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "xx",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("XX"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "gt",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("GT"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "lt",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("LT"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: None,
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "fields",
+                        kind: ArgumentKind::Block(&[
+                            Argument {
+                                name: "numfields",
+                                kind: ArgumentKind::Integer,
+                                token: None,
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "field",
+                                kind: ArgumentKind::String,
+                                token: None,
+                                optional: false,
+                                multiple: true,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: Some("FIELDS"),
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                ],
+                reply: &Reply::Unknown,
+                categories: AclCategories::from_bits(0x4044),
+            },
+        ],
     },
     CommandShape {
         name: "hexpiretime",
-        forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b11100),
-            arguments: &[
-                Argument {
-                    name: "key",
-                    kind: ArgumentKind::Key,
-                    token: None,
-                    optional: false,
-                    multiple: false,
-                    multiple_token: false,
-                },
-                Argument {
-                    name: "fields",
-                    kind: ArgumentKind::Block(&[
-                        Argument {
-                            name: "numfields",
-                            kind: ArgumentKind::Integer,
-                            token: None,
-                            optional: false,
-                            multiple: false,
-                            multiple_token: false,
-                        },
-                        Argument {
-                            name: "field",
-                            kind: ArgumentKind::String,
-                            token: None,
-                            optional: false,
-                            multiple: true,
-                            multiple_token: false,
-                        },
-                    ]),
-                    token: Some("FIELDS"),
-                    optional: false,
-                    multiple: false,
-                    multiple_token: false,
-                },
-            ],
-            reply: &Reply::Array(&Reply::Integer(None)),
-            categories: AclCategories::from_bits(0x4042),
-        }],
+        forms: &[
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b11100),
+                arguments: &[
+                    Argument {
+                        name: "key",
+                        kind: ArgumentKind::Key,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "fields",
+                        kind: ArgumentKind::Block(&[
+                            Argument {
+                                name: "numfields",
+                                kind: ArgumentKind::Integer,
+                                token: None,
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "field",
+                                kind: ArgumentKind::String,
+                                token: None,
+                                optional: false,
+                                multiple: true,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: Some("FIELDS"),
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                ],
+                reply: &Reply::Array(&Reply::Integer(None)),
+                categories: AclCategories::from_bits(0x4042),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1100000000),
+                arguments: &[
+                    Argument {
+                        name: "key",
+                        kind: ArgumentKind::Key,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "fields",
+                        kind: ArgumentKind::Block(&[
+                            Argument {
+                                name: "numfields",
+                                kind: ArgumentKind::Integer,
+                                token: None,
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "field",
+                                kind: ArgumentKind::String,
+                                token: None,
+                                optional: false,
+                                multiple: true,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: Some("FIELDS"),
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                ],
+                reply: &Reply::Unknown,
+                categories: AclCategories::from_bits(0x4042),
+            },
+        ],
     },
     CommandShape {
         name: "hget",
@@ -10851,6 +12944,141 @@ pub static SHAPES: &[CommandShape] = &[
                 value: &Reply::BulkString,
             },
             categories: AclCategories::from_bits(0x8042),
+        }],
+    },
+    CommandShape {
+        name: "hgetdel",
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b1000011000),
+            arguments: &[
+                Argument {
+                    name: "key",
+                    kind: ArgumentKind::Key,
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "fields",
+                    kind: ArgumentKind::Block(&[
+                        Argument {
+                            name: "numfields",
+                            kind: ArgumentKind::Integer,
+                            token: None,
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "field",
+                            kind: ArgumentKind::String,
+                            token: None,
+                            optional: false,
+                            multiple: true,
+                            multiple_token: false,
+                        },
+                    ]),
+                    token: Some("FIELDS"),
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                },
+            ],
+            reply: &Reply::Unknown,
+            categories: AclCategories::from_bits(0x4044),
+        }],
+    },
+    CommandShape {
+        name: "hgetex",
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b1100011000),
+            arguments: &[
+                Argument {
+                    name: "key",
+                    kind: ArgumentKind::Key,
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "expiration",
+                    kind: ArgumentKind::OneOf(&[
+                        Argument {
+                            name: "seconds",
+                            kind: ArgumentKind::Integer,
+                            token: Some("EX"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "milliseconds",
+                            kind: ArgumentKind::Integer,
+                            token: Some("PX"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "unix-time-seconds",
+                            kind: ArgumentKind::UnixTime,
+                            token: Some("EXAT"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "unix-time-milliseconds",
+                            kind: ArgumentKind::UnixTime,
+                            token: Some("PXAT"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "persist",
+                            kind: ArgumentKind::PureToken,
+                            token: Some("PERSIST"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                    ]),
+                    token: None,
+                    optional: true,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "fields",
+                    kind: ArgumentKind::Block(&[
+                        Argument {
+                            name: "numfields",
+                            kind: ArgumentKind::Integer,
+                            token: None,
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "field",
+                            kind: ArgumentKind::String,
+                            token: None,
+                            optional: false,
+                            multiple: true,
+                            multiple_token: false,
+                        },
+                    ]),
+                    token: Some("FIELDS"),
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                },
+            ],
+            reply: &Reply::Unknown,
+            categories: AclCategories::from_bits(0x4044),
         }],
     },
     CommandShape {
@@ -11023,7 +13251,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4044),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111110),
+                releases: ReleaseSet::from_bits(0b1111111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -11066,316 +13294,624 @@ pub static SHAPES: &[CommandShape] = &[
     },
     CommandShape {
         name: "hpersist",
-        forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b11100),
-            arguments: &[
-                Argument {
-                    name: "key",
-                    kind: ArgumentKind::Key,
-                    token: None,
-                    optional: false,
-                    multiple: false,
-                    multiple_token: false,
-                },
-                Argument {
-                    name: "fields",
-                    kind: ArgumentKind::Block(&[
-                        Argument {
-                            name: "numfields",
-                            kind: ArgumentKind::Integer,
-                            token: None,
-                            optional: false,
-                            multiple: false,
-                            multiple_token: false,
-                        },
-                        Argument {
-                            name: "field",
-                            kind: ArgumentKind::String,
-                            token: None,
-                            optional: false,
-                            multiple: true,
-                            multiple_token: false,
-                        },
-                    ]),
-                    token: Some("FIELDS"),
-                    optional: false,
-                    multiple: false,
-                    multiple_token: false,
-                },
-            ],
-            reply: &Reply::Array(&Reply::Integer(Some(&[-2, -1, 1]))),
-            categories: AclCategories::from_bits(0x4044),
-        }],
+        forms: &[
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b11100),
+                arguments: &[
+                    Argument {
+                        name: "key",
+                        kind: ArgumentKind::Key,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "fields",
+                        kind: ArgumentKind::Block(&[
+                            Argument {
+                                name: "numfields",
+                                kind: ArgumentKind::Integer,
+                                token: None,
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "field",
+                                kind: ArgumentKind::String,
+                                token: None,
+                                optional: false,
+                                multiple: true,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: Some("FIELDS"),
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                ],
+                reply: &Reply::Array(&Reply::Integer(Some(&[-2, -1, 1]))),
+                categories: AclCategories::from_bits(0x4044),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1100000000),
+                arguments: &[
+                    Argument {
+                        name: "key",
+                        kind: ArgumentKind::Key,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "fields",
+                        kind: ArgumentKind::Block(&[
+                            Argument {
+                                name: "numfields",
+                                kind: ArgumentKind::Integer,
+                                token: None,
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "field",
+                                kind: ArgumentKind::String,
+                                token: None,
+                                optional: false,
+                                multiple: true,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: Some("FIELDS"),
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                ],
+                reply: &Reply::Unknown,
+                categories: AclCategories::from_bits(0x4044),
+            },
+        ],
     },
     CommandShape {
         name: "hpexpire",
-        forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b11100),
-            arguments: &[
-                Argument {
-                    name: "key",
-                    kind: ArgumentKind::Key,
-                    token: None,
-                    optional: false,
-                    multiple: false,
-                    multiple_token: false,
-                },
-                Argument {
-                    name: "milliseconds",
-                    kind: ArgumentKind::Integer,
-                    token: None,
-                    optional: false,
-                    multiple: false,
-                    multiple_token: false,
-                },
-                Argument {
-                    name: "condition",
-                    kind: ArgumentKind::OneOf(&[
-                        Argument {
-                            name: "nx",
-                            kind: ArgumentKind::PureToken,
-                            token: Some("NX"),
-                            optional: false,
-                            multiple: false,
-                            multiple_token: false,
-                        },
-                        Argument {
-                            name: "xx",
-                            kind: ArgumentKind::PureToken,
-                            token: Some("XX"),
-                            optional: false,
-                            multiple: false,
-                            multiple_token: false,
-                        },
-                        Argument {
-                            name: "gt",
-                            kind: ArgumentKind::PureToken,
-                            token: Some("GT"),
-                            optional: false,
-                            multiple: false,
-                            multiple_token: false,
-                        },
-                        Argument {
-                            name: "lt",
-                            kind: ArgumentKind::PureToken,
-                            token: Some("LT"),
-                            optional: false,
-                            multiple: false,
-                            multiple_token: false,
-                        },
-                    ]),
-                    token: None,
-                    optional: true,
-                    multiple: false,
-                    multiple_token: false,
-                },
-                Argument {
-                    name: "fields",
-                    kind: ArgumentKind::Block(&[
-                        Argument {
-                            name: "numfields",
-                            kind: ArgumentKind::Integer,
-                            token: None,
-                            optional: false,
-                            multiple: false,
-                            multiple_token: false,
-                        },
-                        Argument {
-                            name: "field",
-                            kind: ArgumentKind::String,
-                            token: None,
-                            optional: false,
-                            multiple: true,
-                            multiple_token: false,
-                        },
-                    ]),
-                    token: Some("FIELDS"),
-                    optional: false,
-                    multiple: false,
-                    multiple_token: false,
-                },
-            ],
-            reply: &Reply::Array(&Reply::Integer(Some(&[-2, 0, 1, 2]))),
-            categories: AclCategories::from_bits(0x4044),
-        }],
+        forms: &[
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b11100),
+                arguments: &[
+                    Argument {
+                        name: "key",
+                        kind: ArgumentKind::Key,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "milliseconds",
+                        kind: ArgumentKind::Integer,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "condition",
+                        kind: ArgumentKind::OneOf(&[
+                            Argument {
+                                name: "nx",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("NX"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "xx",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("XX"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "gt",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("GT"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "lt",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("LT"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: None,
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "fields",
+                        kind: ArgumentKind::Block(&[
+                            Argument {
+                                name: "numfields",
+                                kind: ArgumentKind::Integer,
+                                token: None,
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "field",
+                                kind: ArgumentKind::String,
+                                token: None,
+                                optional: false,
+                                multiple: true,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: Some("FIELDS"),
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                ],
+                reply: &Reply::Array(&Reply::Integer(Some(&[-2, 0, 1, 2]))),
+                categories: AclCategories::from_bits(0x4044),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1100000000),
+                arguments: &[
+                    Argument {
+                        name: "key",
+                        kind: ArgumentKind::Key,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "milliseconds",
+                        kind: ArgumentKind::Integer,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "condition",
+                        kind: ArgumentKind::OneOf(&[
+                            Argument {
+                                name: "nx",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("NX"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "xx",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("XX"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "gt",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("GT"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "lt",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("LT"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: None,
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "fields",
+                        kind: ArgumentKind::Block(&[
+                            Argument {
+                                name: "numfields",
+                                kind: ArgumentKind::Integer,
+                                token: None,
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "field",
+                                kind: ArgumentKind::String,
+                                token: None,
+                                optional: false,
+                                multiple: true,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: Some("FIELDS"),
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                ],
+                reply: &Reply::Unknown,
+                categories: AclCategories::from_bits(0x4044),
+            },
+        ],
     },
     CommandShape {
         name: "hpexpireat",
-        forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b11100),
-            arguments: &[
-                Argument {
-                    name: "key",
-                    kind: ArgumentKind::Key,
-                    token: None,
-                    optional: false,
-                    multiple: false,
-                    multiple_token: false,
-                },
-                Argument {
-                    name: "unix-time-milliseconds",
-                    kind: ArgumentKind::UnixTime,
-                    token: None,
-                    optional: false,
-                    multiple: false,
-                    multiple_token: false,
-                },
-                Argument {
-                    name: "condition",
-                    kind: ArgumentKind::OneOf(&[
-                        Argument {
-                            name: "nx",
-                            kind: ArgumentKind::PureToken,
-                            token: Some("NX"),
-                            optional: false,
-                            multiple: false,
-                            multiple_token: false,
-                        },
-                        Argument {
-                            name: "xx",
-                            kind: ArgumentKind::PureToken,
-                            token: Some("XX"),
-                            optional: false,
-                            multiple: false,
-                            multiple_token: false,
-                        },
-                        Argument {
-                            name: "gt",
-                            kind: ArgumentKind::PureToken,
-                            token: Some("GT"),
-                            optional: false,
-                            multiple: false,
-                            multiple_token: false,
-                        },
-                        Argument {
-                            name: "lt",
-                            kind: ArgumentKind::PureToken,
-                            token: Some("LT"),
-                            optional: false,
-                            multiple: false,
-                            multiple_token: false,
-                        },
-                    ]),
-                    token: None,
-                    optional: true,
-                    multiple: false,
-                    multiple_token: false,
-                },
-                Argument {
-                    name: "fields",
-                    kind: ArgumentKind::Block(&[
-                        Argument {
-                            name: "numfields",
-                            kind: ArgumentKind::Integer,
-                            token: None,
-                            optional: false,
-                            multiple: false,
-                            multiple_token: false,
-                        },
-                        Argument {
-                            name: "field",
-                            kind: ArgumentKind::String,
-                            token: None,
-                            optional: false,
-                            multiple: true,
-                            multiple_token: false,
-                        },
-                    ]),
-                    token: Some("FIELDS"),
-                    optional: false,
-                    multiple: false,
-                    multiple_token: false,
-                },
-            ],
-            reply: &Reply::Array(&Reply::Integer(Some(&[-2, 0, 1, 2]))),
-            categories: AclCategories::from_bits(0x4044),
-        }],
+        forms: &[
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b11100),
+                arguments: &[
+                    Argument {
+                        name: "key",
+                        kind: ArgumentKind::Key,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "unix-time-milliseconds",
+                        kind: ArgumentKind::UnixTime,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "condition",
+                        kind: ArgumentKind::OneOf(&[
+                            Argument {
+                                name: "nx",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("NX"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "xx",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("XX"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "gt",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("GT"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "lt",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("LT"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: None,
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "fields",
+                        kind: ArgumentKind::Block(&[
+                            Argument {
+                                name: "numfields",
+                                kind: ArgumentKind::Integer,
+                                token: None,
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "field",
+                                kind: ArgumentKind::String,
+                                token: None,
+                                optional: false,
+                                multiple: true,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: Some("FIELDS"),
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                ],
+                reply: &Reply::Array(&Reply::Integer(Some(&[-2, 0, 1, 2]))),
+                categories: AclCategories::from_bits(0x4044),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1100000000),
+                arguments: &[
+                    Argument {
+                        name: "key",
+                        kind: ArgumentKind::Key,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "unix-time-milliseconds",
+                        kind: ArgumentKind::Integer,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "condition",
+                        kind: ArgumentKind::OneOf(&[
+                            Argument {
+                                name: "nx",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("NX"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "xx",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("XX"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "gt",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("GT"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "lt",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("LT"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: None,
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "fields",
+                        kind: ArgumentKind::Block(&[
+                            Argument {
+                                name: "numfields",
+                                kind: ArgumentKind::Integer,
+                                token: None,
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "field",
+                                kind: ArgumentKind::String,
+                                token: None,
+                                optional: false,
+                                multiple: true,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: Some("FIELDS"),
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                ],
+                reply: &Reply::Unknown,
+                categories: AclCategories::from_bits(0x4044),
+            },
+        ],
     },
     CommandShape {
         name: "hpexpiretime",
-        forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b11100),
-            arguments: &[
-                Argument {
-                    name: "key",
-                    kind: ArgumentKind::Key,
-                    token: None,
-                    optional: false,
-                    multiple: false,
-                    multiple_token: false,
-                },
-                Argument {
-                    name: "fields",
-                    kind: ArgumentKind::Block(&[
-                        Argument {
-                            name: "numfields",
-                            kind: ArgumentKind::Integer,
-                            token: None,
-                            optional: false,
-                            multiple: false,
-                            multiple_token: false,
-                        },
-                        Argument {
-                            name: "field",
-                            kind: ArgumentKind::String,
-                            token: None,
-                            optional: false,
-                            multiple: true,
-                            multiple_token: false,
-                        },
-                    ]),
-                    token: Some("FIELDS"),
-                    optional: false,
-                    multiple: false,
-                    multiple_token: false,
-                },
-            ],
-            reply: &Reply::Array(&Reply::Integer(None)),
-            categories: AclCategories::from_bits(0x4042),
-        }],
+        forms: &[
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b11100),
+                arguments: &[
+                    Argument {
+                        name: "key",
+                        kind: ArgumentKind::Key,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "fields",
+                        kind: ArgumentKind::Block(&[
+                            Argument {
+                                name: "numfields",
+                                kind: ArgumentKind::Integer,
+                                token: None,
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "field",
+                                kind: ArgumentKind::String,
+                                token: None,
+                                optional: false,
+                                multiple: true,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: Some("FIELDS"),
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                ],
+                reply: &Reply::Array(&Reply::Integer(None)),
+                categories: AclCategories::from_bits(0x4042),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1100000000),
+                arguments: &[
+                    Argument {
+                        name: "key",
+                        kind: ArgumentKind::Key,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "fields",
+                        kind: ArgumentKind::Block(&[
+                            Argument {
+                                name: "numfields",
+                                kind: ArgumentKind::Integer,
+                                token: None,
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "field",
+                                kind: ArgumentKind::String,
+                                token: None,
+                                optional: false,
+                                multiple: true,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: Some("FIELDS"),
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                ],
+                reply: &Reply::Unknown,
+                categories: AclCategories::from_bits(0x4042),
+            },
+        ],
     },
     CommandShape {
         name: "hpttl",
-        forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b11100),
-            arguments: &[
-                Argument {
-                    name: "key",
-                    kind: ArgumentKind::Key,
-                    token: None,
-                    optional: false,
-                    multiple: false,
-                    multiple_token: false,
-                },
-                Argument {
-                    name: "fields",
-                    kind: ArgumentKind::Block(&[
-                        Argument {
-                            name: "numfields",
-                            kind: ArgumentKind::Integer,
-                            token: None,
-                            optional: false,
-                            multiple: false,
-                            multiple_token: false,
-                        },
-                        Argument {
-                            name: "field",
-                            kind: ArgumentKind::String,
-                            token: None,
-                            optional: false,
-                            multiple: true,
-                            multiple_token: false,
-                        },
-                    ]),
-                    token: Some("FIELDS"),
-                    optional: false,
-                    multiple: false,
-                    multiple_token: false,
-                },
-            ],
-            reply: &Reply::Array(&Reply::Integer(None)),
-            categories: AclCategories::from_bits(0x4042),
-        }],
+        forms: &[
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b11100),
+                arguments: &[
+                    Argument {
+                        name: "key",
+                        kind: ArgumentKind::Key,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "fields",
+                        kind: ArgumentKind::Block(&[
+                            Argument {
+                                name: "numfields",
+                                kind: ArgumentKind::Integer,
+                                token: None,
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "field",
+                                kind: ArgumentKind::String,
+                                token: None,
+                                optional: false,
+                                multiple: true,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: Some("FIELDS"),
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                ],
+                reply: &Reply::Array(&Reply::Integer(None)),
+                categories: AclCategories::from_bits(0x4042),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1100000000),
+                arguments: &[
+                    Argument {
+                        name: "key",
+                        kind: ArgumentKind::Key,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "fields",
+                        kind: ArgumentKind::Block(&[
+                            Argument {
+                                name: "numfields",
+                                kind: ArgumentKind::Integer,
+                                token: None,
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "field",
+                                kind: ArgumentKind::String,
+                                token: None,
+                                optional: false,
+                                multiple: true,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: Some("FIELDS"),
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                ],
+                reply: &Reply::Unknown,
+                categories: AclCategories::from_bits(0x4042),
+            },
+        ],
     },
     CommandShape {
         name: "hrandfield",
@@ -11468,7 +14004,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8042),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11011100),
+                releases: ReleaseSet::from_bits(0b1111011100),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -11560,7 +14096,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4044),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111110),
+                releases: ReleaseSet::from_bits(0b1111111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -11597,6 +14133,298 @@ pub static SHAPES: &[CommandShape] = &[
                     },
                 ],
                 reply: &Reply::Integer(None),
+                categories: AclCategories::from_bits(0x4044),
+            },
+        ],
+    },
+    CommandShape {
+        name: "hsetex",
+        forms: &[
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b11000),
+                arguments: &[
+                    Argument {
+                        name: "key",
+                        kind: ArgumentKind::Key,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "condition",
+                        kind: ArgumentKind::OneOf(&[
+                            Argument {
+                                name: "fnx",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("FNX"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "fxx",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("FXX"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: None,
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "expiration",
+                        kind: ArgumentKind::OneOf(&[
+                            Argument {
+                                name: "seconds",
+                                kind: ArgumentKind::Integer,
+                                token: Some("EX"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "milliseconds",
+                                kind: ArgumentKind::Integer,
+                                token: Some("PX"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "unix-time-seconds",
+                                kind: ArgumentKind::UnixTime,
+                                token: Some("EXAT"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "unix-time-milliseconds",
+                                kind: ArgumentKind::UnixTime,
+                                token: Some("PXAT"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "keepttl",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("KEEPTTL"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: None,
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "fields",
+                        kind: ArgumentKind::Block(&[
+                            Argument {
+                                name: "numfields",
+                                kind: ArgumentKind::Integer,
+                                token: None,
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "data",
+                                kind: ArgumentKind::Block(&[
+                                    Argument {
+                                        name: "field",
+                                        kind: ArgumentKind::String,
+                                        token: None,
+                                        optional: false,
+                                        multiple: false,
+                                        multiple_token: false,
+                                    },
+                                    Argument {
+                                        name: "value",
+                                        kind: ArgumentKind::String,
+                                        token: None,
+                                        optional: false,
+                                        multiple: false,
+                                        multiple_token: false,
+                                    },
+                                ]),
+                                token: None,
+                                optional: false,
+                                multiple: true,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: Some("FIELDS"),
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                ],
+                reply: &Reply::Unknown,
+                categories: AclCategories::from_bits(0x4044),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1100000000),
+                arguments: &[
+                    Argument {
+                        name: "key",
+                        kind: ArgumentKind::Key,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "key-condition",
+                        kind: ArgumentKind::OneOf(&[
+                            Argument {
+                                name: "nx",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("NX"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "xx",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("XX"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: None,
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "fields-condition",
+                        kind: ArgumentKind::OneOf(&[
+                            Argument {
+                                name: "fnx",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("FNX"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "fxx",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("FXX"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: None,
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "expiration",
+                        kind: ArgumentKind::OneOf(&[
+                            Argument {
+                                name: "seconds",
+                                kind: ArgumentKind::Integer,
+                                token: Some("EX"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "milliseconds",
+                                kind: ArgumentKind::Integer,
+                                token: Some("PX"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "unix-time-seconds",
+                                kind: ArgumentKind::UnixTime,
+                                token: Some("EXAT"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "unix-time-milliseconds",
+                                kind: ArgumentKind::UnixTime,
+                                token: Some("PXAT"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "keepttl",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("KEEPTTL"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: None,
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "fields",
+                        kind: ArgumentKind::Block(&[
+                            Argument {
+                                name: "numfields",
+                                kind: ArgumentKind::Integer,
+                                token: None,
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "data",
+                                kind: ArgumentKind::Block(&[
+                                    Argument {
+                                        name: "field",
+                                        kind: ArgumentKind::String,
+                                        token: None,
+                                        optional: false,
+                                        multiple: false,
+                                        multiple_token: false,
+                                    },
+                                    Argument {
+                                        name: "value",
+                                        kind: ArgumentKind::String,
+                                        token: None,
+                                        optional: false,
+                                        multiple: false,
+                                        multiple_token: false,
+                                    },
+                                ]),
+                                token: None,
+                                optional: false,
+                                multiple: true,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: Some("FIELDS"),
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                ],
+                reply: &Reply::Unknown,
                 categories: AclCategories::from_bits(0x4044),
             },
         ],
@@ -11663,46 +14491,88 @@ pub static SHAPES: &[CommandShape] = &[
     },
     CommandShape {
         name: "httl",
-        forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b11100),
-            arguments: &[
-                Argument {
-                    name: "key",
-                    kind: ArgumentKind::Key,
-                    token: None,
-                    optional: false,
-                    multiple: false,
-                    multiple_token: false,
-                },
-                Argument {
-                    name: "fields",
-                    kind: ArgumentKind::Block(&[
-                        Argument {
-                            name: "numfields",
-                            kind: ArgumentKind::Integer,
-                            token: None,
-                            optional: false,
-                            multiple: false,
-                            multiple_token: false,
-                        },
-                        Argument {
-                            name: "field",
-                            kind: ArgumentKind::String,
-                            token: None,
-                            optional: false,
-                            multiple: true,
-                            multiple_token: false,
-                        },
-                    ]),
-                    token: Some("FIELDS"),
-                    optional: false,
-                    multiple: false,
-                    multiple_token: false,
-                },
-            ],
-            reply: &Reply::Array(&Reply::Integer(None)),
-            categories: AclCategories::from_bits(0x4042),
-        }],
+        forms: &[
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b11100),
+                arguments: &[
+                    Argument {
+                        name: "key",
+                        kind: ArgumentKind::Key,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "fields",
+                        kind: ArgumentKind::Block(&[
+                            Argument {
+                                name: "numfields",
+                                kind: ArgumentKind::Integer,
+                                token: None,
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "field",
+                                kind: ArgumentKind::String,
+                                token: None,
+                                optional: false,
+                                multiple: true,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: Some("FIELDS"),
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                ],
+                reply: &Reply::Array(&Reply::Integer(None)),
+                categories: AclCategories::from_bits(0x4042),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1100000000),
+                arguments: &[
+                    Argument {
+                        name: "key",
+                        kind: ArgumentKind::Key,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "fields",
+                        kind: ArgumentKind::Block(&[
+                            Argument {
+                                name: "numfields",
+                                kind: ArgumentKind::Integer,
+                                token: None,
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "field",
+                                kind: ArgumentKind::String,
+                                token: None,
+                                optional: false,
+                                multiple: true,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: Some("FIELDS"),
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                ],
+                reply: &Reply::Unknown,
+                categories: AclCategories::from_bits(0x4042),
+            },
+        ],
     },
     CommandShape {
         name: "hvals",
@@ -11876,7 +14746,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "latency|histogram",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b10000001),
+                releases: ReleaseSet::from_bits(0b1110011001),
                 arguments: &[Argument {
                     name: "command",
                     kind: ArgumentKind::String,
@@ -11901,7 +14771,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111110),
+                releases: ReleaseSet::from_bits(0b1100110),
                 arguments: &[Argument {
                     name: "COMMAND",
                     kind: ArgumentKind::String,
@@ -12045,7 +14915,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8082),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111110),
+                releases: ReleaseSet::from_bits(0b1111111110),
                 arguments: &[
                     Argument {
                         name: "key1",
@@ -12881,7 +15751,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x28005),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111110),
+                releases: ReleaseSet::from_bits(0b1100110),
                 arguments: &[
                     Argument {
                         name: "host",
@@ -13011,7 +15881,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x28005),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b10000000),
+                releases: ReleaseSet::from_bits(0b1110011000),
                 arguments: &[
                     Argument {
                         name: "host",
@@ -13261,7 +16131,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111110),
+                releases: ReleaseSet::from_bits(0b1111111110),
                 arguments: &[
                     Argument {
                         name: "path",
@@ -13395,7 +16265,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8084),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111110),
+                releases: ReleaseSet::from_bits(0b1111111110),
                 arguments: &[Argument {
                     name: "data",
                     kind: ArgumentKind::Block(&[
@@ -13425,6 +16295,123 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8084),
             },
         ],
+    },
+    CommandShape {
+        name: "msetex",
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b1000000000),
+            arguments: &[
+                Argument {
+                    name: "numkeys",
+                    kind: ArgumentKind::Integer,
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "data",
+                    kind: ArgumentKind::Block(&[
+                        Argument {
+                            name: "key",
+                            kind: ArgumentKind::Key,
+                            token: None,
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "value",
+                            kind: ArgumentKind::String,
+                            token: None,
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                    ]),
+                    token: None,
+                    optional: false,
+                    multiple: true,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "condition",
+                    kind: ArgumentKind::OneOf(&[
+                        Argument {
+                            name: "nx",
+                            kind: ArgumentKind::PureToken,
+                            token: Some("NX"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "xx",
+                            kind: ArgumentKind::PureToken,
+                            token: Some("XX"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                    ]),
+                    token: None,
+                    optional: true,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "expiration",
+                    kind: ArgumentKind::OneOf(&[
+                        Argument {
+                            name: "seconds",
+                            kind: ArgumentKind::Integer,
+                            token: Some("EX"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "milliseconds",
+                            kind: ArgumentKind::Integer,
+                            token: Some("PX"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "unix-time-seconds",
+                            kind: ArgumentKind::UnixTime,
+                            token: Some("EXAT"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "unix-time-milliseconds",
+                            kind: ArgumentKind::UnixTime,
+                            token: Some("PXAT"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "keepttl",
+                            kind: ArgumentKind::PureToken,
+                            token: Some("KEEPTTL"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                    ]),
+                    token: None,
+                    optional: true,
+                    multiple: false,
+                    multiple_token: false,
+                },
+            ],
+            reply: &Reply::Unknown,
+            categories: AclCategories::from_bits(0x8084),
+        }],
     },
     CommandShape {
         name: "msetnx",
@@ -13460,7 +16447,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8084),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111110),
+                releases: ReleaseSet::from_bits(0b1111111110),
                 arguments: &[Argument {
                     name: "data",
                     kind: ArgumentKind::Block(&[
@@ -13526,7 +16513,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8003),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11000000),
+                releases: ReleaseSet::from_bits(0b1111000000),
                 arguments: &[Argument {
                     name: "key",
                     kind: ArgumentKind::Key,
@@ -13858,7 +16845,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8204),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111110),
+                releases: ReleaseSet::from_bits(0b1111111110),
                 arguments: &[
                     Argument {
                         name: "destkey",
@@ -13965,7 +16952,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x9000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111110),
+                releases: ReleaseSet::from_bits(0b1111111110),
                 arguments: &[Argument {
                     name: "pattern",
                     kind: ArgumentKind::Pattern,
@@ -14176,7 +17163,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8003),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11000000),
+                releases: ReleaseSet::from_bits(0b1111000000),
                 arguments: &[],
                 reply: &Reply::OneOf(&[
                     Reply::Null("When the database is empty."),
@@ -14723,44 +17710,94 @@ pub static SHAPES: &[CommandShape] = &[
     },
     CommandShape {
         name: "script|debug",
-        forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
-            arguments: &[Argument {
-                name: "mode",
-                kind: ArgumentKind::OneOf(&[
+        forms: &[
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b111111111),
+                arguments: &[Argument {
+                    name: "mode",
+                    kind: ArgumentKind::OneOf(&[
+                        Argument {
+                            name: "yes",
+                            kind: ArgumentKind::PureToken,
+                            token: Some("YES"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "sync",
+                            kind: ArgumentKind::PureToken,
+                            token: Some("SYNC"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "no",
+                            kind: ArgumentKind::PureToken,
+                            token: Some("NO"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                    ]),
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                }],
+                reply: &Reply::Status(Some("OK")),
+                categories: AclCategories::from_bits(0x108000),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1000000000),
+                arguments: &[
                     Argument {
-                        name: "yes",
-                        kind: ArgumentKind::PureToken,
-                        token: Some("YES"),
+                        name: "mode",
+                        kind: ArgumentKind::OneOf(&[
+                            Argument {
+                                name: "yes",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("YES"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "sync",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("SYNC"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "no",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("NO"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: None,
                         optional: false,
                         multiple: false,
                         multiple_token: false,
                     },
                     Argument {
-                        name: "sync",
-                        kind: ArgumentKind::PureToken,
-                        token: Some("SYNC"),
-                        optional: false,
+                        name: "engine",
+                        kind: ArgumentKind::String,
+                        token: None,
+                        optional: true,
                         multiple: false,
                         multiple_token: false,
                     },
-                    Argument {
-                        name: "no",
-                        kind: ArgumentKind::PureToken,
-                        token: Some("NO"),
-                        optional: false,
-                        multiple: false,
-                        multiple_token: false,
-                    },
-                ]),
-                token: None,
-                optional: false,
-                multiple: false,
-                multiple_token: false,
-            }],
-            reply: &Reply::Status(Some("OK")),
-            categories: AclCategories::from_bits(0x108000),
-        }],
+                ],
+                reply: &Reply::Status(Some("OK")),
+                categories: AclCategories::from_bits(0x108000),
+            },
+        ],
     },
     CommandShape {
         name: "script|exists",
@@ -14812,7 +17849,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x108000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111110),
+                releases: ReleaseSet::from_bits(0b1111111110),
                 arguments: &[Argument {
                     name: "flush-type",
                     kind: ArgumentKind::OneOf(&[
@@ -14880,7 +17917,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "script|show",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b11000000),
+            releases: ReleaseSet::from_bits(0b1111000000),
             arguments: &[Argument {
                 name: "sha1",
                 kind: ArgumentKind::String,
@@ -14954,7 +17991,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "sentinel",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b1111110),
+            releases: ReleaseSet::from_bits(0b1100110),
             arguments: &[],
             reply: &Reply::Unknown,
             categories: AclCategories::from_bits(0x2a000),
@@ -14964,7 +18001,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "sentinel|ckquorum",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111110),
+                releases: ReleaseSet::from_bits(0b100110),
                 arguments: &[Argument {
                     name: "master-name",
                     kind: ArgumentKind::String,
@@ -14994,7 +18031,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "sentinel|config",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b1111110),
+            releases: ReleaseSet::from_bits(0b1100110),
             arguments: &[Argument {
                 name: "action",
                 kind: ArgumentKind::OneOf(&[
@@ -15060,7 +18097,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "sentinel|debug",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b1111110),
+            releases: ReleaseSet::from_bits(0b1100110),
             arguments: &[Argument {
                 name: "data",
                 kind: ArgumentKind::Block(&[
@@ -15100,7 +18137,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "sentinel|failover",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111110),
+                releases: ReleaseSet::from_bits(0b100110),
                 arguments: &[Argument {
                     name: "master-name",
                     kind: ArgumentKind::String,
@@ -15130,7 +18167,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "sentinel|flushconfig",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b1111110),
+            releases: ReleaseSet::from_bits(0b1100110),
             arguments: &[],
             reply: &Reply::Status(Some("OK")),
             categories: AclCategories::from_bits(0x2a000),
@@ -15140,7 +18177,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "sentinel|get-master-addr-by-name",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111110),
+                releases: ReleaseSet::from_bits(0b100110),
                 arguments: &[Argument {
                     name: "master-name",
                     kind: ArgumentKind::String,
@@ -15186,7 +18223,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "sentinel|help",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b1111110),
+            releases: ReleaseSet::from_bits(0b1100110),
             arguments: &[],
             reply: &Reply::Array(&Reply::BulkString),
             categories: AclCategories::from_bits(0x8000),
@@ -15195,7 +18232,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "sentinel|info-cache",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b1111110),
+            releases: ReleaseSet::from_bits(0b1100110),
             arguments: &[Argument {
                 name: "nodename",
                 kind: ArgumentKind::String,
@@ -15217,7 +18254,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "sentinel|is-master-down-by-addr",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b1111110),
+            releases: ReleaseSet::from_bits(0b1100110),
             arguments: &[
                 Argument {
                     name: "ip",
@@ -15310,7 +18347,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "sentinel|master",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111110),
+                releases: ReleaseSet::from_bits(0b100110),
                 arguments: &[Argument {
                     name: "master-name",
                     kind: ArgumentKind::String,
@@ -15346,7 +18383,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "sentinel|masters",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b1111110),
+            releases: ReleaseSet::from_bits(0b1100110),
             arguments: &[],
             reply: &Reply::Array(&Reply::Map {
                 key: &Reply::BulkString,
@@ -15358,7 +18395,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "sentinel|monitor",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b1111110),
+            releases: ReleaseSet::from_bits(0b1100110),
             arguments: &[
                 Argument {
                     name: "name",
@@ -15400,7 +18437,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "sentinel|myid",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b1111110),
+            releases: ReleaseSet::from_bits(0b1100110),
             arguments: &[],
             reply: &Reply::BulkString,
             categories: AclCategories::from_bits(0x2a000),
@@ -15409,7 +18446,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "sentinel|pending-scripts",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b1111110),
+            releases: ReleaseSet::from_bits(0b1100110),
             arguments: &[],
             reply: &Reply::Array(&Reply::Map {
                 key: &Reply::BulkString,
@@ -15453,7 +18490,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "sentinel|remove",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111110),
+                releases: ReleaseSet::from_bits(0b100110),
                 arguments: &[Argument {
                     name: "master-name",
                     kind: ArgumentKind::String,
@@ -15484,7 +18521,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "sentinel|replicas",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111110),
+                releases: ReleaseSet::from_bits(0b100110),
                 arguments: &[Argument {
                     name: "master-name",
                     kind: ArgumentKind::String,
@@ -15520,7 +18557,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "sentinel|reset",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b1111110),
+            releases: ReleaseSet::from_bits(0b1100110),
             arguments: &[Argument {
                 name: "pattern",
                 kind: ArgumentKind::Pattern,
@@ -15537,7 +18574,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "sentinel|sentinels",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111110),
+                releases: ReleaseSet::from_bits(0b100110),
                 arguments: &[Argument {
                     name: "master-name",
                     kind: ArgumentKind::String,
@@ -15574,7 +18611,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "sentinel|set",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111110),
+                releases: ReleaseSet::from_bits(0b100110),
                 arguments: &[
                     Argument {
                         name: "master-name",
@@ -15658,7 +18695,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "sentinel|simulate-failure",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b1111110),
+            releases: ReleaseSet::from_bits(0b1100110),
             arguments: &[Argument {
                 name: "mode",
                 kind: ArgumentKind::OneOf(&[
@@ -15700,7 +18737,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "sentinel|slaves",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111110),
+                releases: ReleaseSet::from_bits(0b100110),
                 arguments: &[Argument {
                     name: "master-name",
                     kind: ArgumentKind::String,
@@ -15849,7 +18886,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8084),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b10000000),
+                releases: ReleaseSet::from_bits(0b1110000000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -16258,6 +19295,94 @@ pub static SHAPES: &[CommandShape] = &[
                                     name: "force",
                                     kind: ArgumentKind::PureToken,
                                     token: Some("FORCE"),
+                                    optional: true,
+                                    multiple: false,
+                                    multiple_token: false,
+                                },
+                            ]),
+                            token: None,
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "abort",
+                            kind: ArgumentKind::PureToken,
+                            token: Some("ABORT"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                    ]),
+                    token: None,
+                    optional: true,
+                    multiple: false,
+                    multiple_token: false,
+                }],
+                reply: &Reply::Status(Some("OK")),
+                categories: AclCategories::from_bits(0x2a000),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1100000000),
+                arguments: &[Argument {
+                    name: "abort-selector",
+                    kind: ArgumentKind::OneOf(&[
+                        Argument {
+                            name: "save-selector-block",
+                            kind: ArgumentKind::Block(&[
+                                Argument {
+                                    name: "save-selector",
+                                    kind: ArgumentKind::OneOf(&[
+                                        Argument {
+                                            name: "nosave",
+                                            kind: ArgumentKind::PureToken,
+                                            token: Some("NOSAVE"),
+                                            optional: false,
+                                            multiple: false,
+                                            multiple_token: false,
+                                        },
+                                        Argument {
+                                            name: "save",
+                                            kind: ArgumentKind::PureToken,
+                                            token: Some("SAVE"),
+                                            optional: false,
+                                            multiple: false,
+                                            multiple_token: false,
+                                        },
+                                    ]),
+                                    token: None,
+                                    optional: true,
+                                    multiple: false,
+                                    multiple_token: false,
+                                },
+                                Argument {
+                                    name: "now",
+                                    kind: ArgumentKind::PureToken,
+                                    token: Some("NOW"),
+                                    optional: true,
+                                    multiple: false,
+                                    multiple_token: false,
+                                },
+                                Argument {
+                                    name: "force",
+                                    kind: ArgumentKind::PureToken,
+                                    token: Some("FORCE"),
+                                    optional: true,
+                                    multiple: false,
+                                    multiple_token: false,
+                                },
+                                Argument {
+                                    name: "safe",
+                                    kind: ArgumentKind::PureToken,
+                                    token: Some("SAFE"),
+                                    optional: true,
+                                    multiple: false,
+                                    multiple_token: false,
+                                },
+                                Argument {
+                                    name: "failover",
+                                    kind: ArgumentKind::PureToken,
+                                    token: Some("FAILOVER"),
                                     optional: true,
                                     multiple: false,
                                     multiple_token: false,
@@ -16801,7 +19926,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2803c),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11000000),
+                releases: ReleaseSet::from_bits(0b1111000000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -17093,7 +20218,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2803a),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11000000),
+                releases: ReleaseSet::from_bits(0b1111000000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -17615,6 +20740,114 @@ pub static SHAPES: &[CommandShape] = &[
         }],
     },
     CommandShape {
+        name: "vadd",
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b11000),
+            arguments: &[],
+            reply: &Reply::Unknown,
+            categories: AclCategories::from_bits(0x0),
+        }],
+    },
+    CommandShape {
+        name: "vcard",
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b11000),
+            arguments: &[],
+            reply: &Reply::Unknown,
+            categories: AclCategories::from_bits(0x0),
+        }],
+    },
+    CommandShape {
+        name: "vdim",
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b11000),
+            arguments: &[],
+            reply: &Reply::Unknown,
+            categories: AclCategories::from_bits(0x0),
+        }],
+    },
+    CommandShape {
+        name: "vemb",
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b11000),
+            arguments: &[],
+            reply: &Reply::Unknown,
+            categories: AclCategories::from_bits(0x0),
+        }],
+    },
+    CommandShape {
+        name: "vgetattr",
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b11000),
+            arguments: &[],
+            reply: &Reply::Unknown,
+            categories: AclCategories::from_bits(0x0),
+        }],
+    },
+    CommandShape {
+        name: "vinfo",
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b11000),
+            arguments: &[],
+            reply: &Reply::Unknown,
+            categories: AclCategories::from_bits(0x0),
+        }],
+    },
+    CommandShape {
+        name: "vismember",
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b11000),
+            arguments: &[],
+            reply: &Reply::Unknown,
+            categories: AclCategories::from_bits(0x0),
+        }],
+    },
+    CommandShape {
+        name: "vlinks",
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b11000),
+            arguments: &[],
+            reply: &Reply::Unknown,
+            categories: AclCategories::from_bits(0x0),
+        }],
+    },
+    CommandShape {
+        name: "vrandmember",
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b11000),
+            arguments: &[],
+            reply: &Reply::Unknown,
+            categories: AclCategories::from_bits(0x0),
+        }],
+    },
+    CommandShape {
+        name: "vrem",
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b11000),
+            arguments: &[],
+            reply: &Reply::Unknown,
+            categories: AclCategories::from_bits(0x0),
+        }],
+    },
+    CommandShape {
+        name: "vsetattr",
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b11000),
+            arguments: &[],
+            reply: &Reply::Unknown,
+            categories: AclCategories::from_bits(0x0),
+        }],
+    },
+    CommandShape {
+        name: "vsim",
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b11000),
+            arguments: &[],
+            reply: &Reply::Unknown,
+            categories: AclCategories::from_bits(0x0),
+        }],
+    },
+    CommandShape {
         name: "wait",
         forms: &[
             ShapeForm {
@@ -17641,7 +20874,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x48000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11011100),
+                releases: ReleaseSet::from_bits(0b1111011100),
                 arguments: &[
                     Argument {
                         name: "numreplicas",
@@ -17700,7 +20933,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x48000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11011100),
+                releases: ReleaseSet::from_bits(0b1111011100),
                 arguments: &[
                     Argument {
                         name: "numlocal",
@@ -17752,7 +20985,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "xack",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b10000001),
+                releases: ReleaseSet::from_bits(0b1110011001),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -17783,7 +21016,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4804),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111110),
+                releases: ReleaseSet::from_bits(0b1100110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -17970,7 +21203,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4804),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111110),
+                releases: ReleaseSet::from_bits(0b1111111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -18307,7 +21540,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4804),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111110),
+                releases: ReleaseSet::from_bits(0b1100110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -18408,7 +21641,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4804),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b10000000),
+                releases: ReleaseSet::from_bits(0b1110011000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -18514,7 +21747,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "xdel",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b10000001),
+                releases: ReleaseSet::from_bits(0b1110011001),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -18537,7 +21770,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4804),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111110),
+                releases: ReleaseSet::from_bits(0b1100110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -18702,7 +21935,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8804),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11011100),
+                releases: ReleaseSet::from_bits(0b1111011100),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -18802,7 +22035,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8804),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111110),
+                releases: ReleaseSet::from_bits(0b1111111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -18869,7 +22102,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8804),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111110),
+                releases: ReleaseSet::from_bits(0b1111111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -18928,7 +22161,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8804),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111110),
+                releases: ReleaseSet::from_bits(0b1111111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -19021,7 +22254,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8804),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111110),
+                releases: ReleaseSet::from_bits(0b1111111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -19117,7 +22350,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8802),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111110),
+                releases: ReleaseSet::from_bits(0b1111111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -19253,7 +22486,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8802),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111110),
+                releases: ReleaseSet::from_bits(0b1111111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -19494,7 +22727,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "xread",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1),
+                releases: ReleaseSet::from_bits(0b11001),
                 arguments: &[
                     Argument {
                         name: "count",
@@ -19553,7 +22786,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x18802),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111110),
+                releases: ReleaseSet::from_bits(0b100110),
                 arguments: &[
                     Argument {
                         name: "count",
@@ -19671,7 +22904,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x18802),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b10000000),
+                releases: ReleaseSet::from_bits(0b1110000000),
                 arguments: &[
                     Argument {
                         name: "count",
@@ -19825,7 +23058,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x18804),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111110),
+                releases: ReleaseSet::from_bits(0b1100110),
                 arguments: &[
                     Argument {
                         name: "group-block",
@@ -19915,7 +23148,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x18804),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b10000000),
+                releases: ReleaseSet::from_bits(0b1110011000),
                 arguments: &[
                     Argument {
                         name: "group-block",
@@ -20094,7 +23327,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4804),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111110),
+                releases: ReleaseSet::from_bits(0b1111111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -20343,7 +23576,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4014),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111110),
+                releases: ReleaseSet::from_bits(0b1111111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -21136,7 +24369,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8012),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111110),
+                releases: ReleaseSet::from_bits(0b1111111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -21297,7 +24530,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8012),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111110),
+                releases: ReleaseSet::from_bits(0b1111111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -21425,7 +24658,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8012),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111110),
+                releases: ReleaseSet::from_bits(0b1111111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -21594,7 +24827,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8014),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111110),
+                releases: ReleaseSet::from_bits(0b1111111110),
                 arguments: &[
                     Argument {
                         name: "dst",
@@ -21725,7 +24958,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4012),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111110),
+                releases: ReleaseSet::from_bits(0b1111111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -21996,7 +25229,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8012),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111110),
+                releases: ReleaseSet::from_bits(0b1111111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -22124,7 +25357,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8012),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111110),
+                releases: ReleaseSet::from_bits(0b1111111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -22225,7 +25458,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4012),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111110),
+                releases: ReleaseSet::from_bits(0b1111111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -22306,7 +25539,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8012),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11000000),
+                releases: ReleaseSet::from_bits(0b1111000000),
                 arguments: &[
                     Argument {
                         name: "key",
