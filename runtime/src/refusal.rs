@@ -67,7 +67,7 @@ const REFUSALS: &[(&str, Wording)] = &[
 ];
 
 /// The text after `ERR` in the reply to `FCALL`/`FCALL_RO` of a function no
-/// loaded library registers (Redis 7.0–8.x, Valkey 7.2–8.x).
+/// loaded library registers (Redis 7.0–8.x, Valkey 7.2–9.x).
 pub(crate) const FUNCTION_NOT_FOUND: &str = "Function not found";
 
 /// Whether an error reply to `FCALL` is the server's "no such function".
@@ -90,7 +90,7 @@ pub(crate) enum LoadRefusal<'a> {
 }
 
 /// Reads a `FUNCTION LOAD` error reply; the wording is the same on Redis
-/// 7.0–8.x and Valkey 7.2–8.x.
+/// 7.0–8.x and Valkey 7.2–9.x.
 pub(crate) fn load_refusal<'a>(code: &str, detail: &'a str) -> LoadRefusal<'a> {
     if code != "ERR" {
         return LoadRefusal::Other;

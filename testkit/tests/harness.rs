@@ -254,7 +254,12 @@ fn bad_arguments_fail_at_once_with_the_server_output() {
         .expect_err("a bad option must make start panic");
     let message = panic.downcast_ref::<String>().cloned().unwrap_or_default();
     assert!(message.contains("no-such-option"), "{message}");
-    assert!(message.contains("Bad directive"), "{message}");
+    // The server's own words: Redis 7.0 and Valkey reject the directive,
+    // Redis 8 takes an unknown option for a module's and gives up on it.
+    assert!(
+        message.contains("Bad directive") || message.contains("Unresolved Configuration"),
+        "{message}"
+    );
     assert!(began.elapsed() < Duration::from_secs(5), "it retried");
 }
 
