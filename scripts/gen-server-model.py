@@ -2149,7 +2149,7 @@ def commands_rs(model: dict) -> str:
         "    BeginSearch, CommandEntry, CommandFlags, Deprecation, FindKeys, Form, KeySpec, KeySpecFlags,",
         "    Since,",
         "};",
-        "use crate::target::{Module, ReleaseSet};",
+        "use crate::model::target::{Module, ReleaseSet};",
         "",
     ]
     body: list[str] = ["/// Every command, sorted by name (lowercase).", "pub static COMMANDS: &[CommandEntry] = &["]
@@ -2209,7 +2209,7 @@ def sandbox_rs(model: dict) -> str:
         "//!   `luaEngineInitEngine` in `src/function_lua.c` registers).",
         "",
         "use super::{Global, GlobalKind, LuaType, Member};",
-        "use crate::target::ReleaseSet;",
+        "use crate::model::target::ReleaseSet;",
         "",
         "/// Every global an `EVAL` script can read on some release, sorted by name.",
         "pub static GLOBALS: &[Global] = &[",
@@ -2253,7 +2253,7 @@ def rustfmt(source: str, rustfmt_bin: str) -> str:
 
 
 def rendered(model: dict, rustfmt_bin: str) -> dict[Path, str]:
-    src = ANALYSIS / "src"
+    src = ANALYSIS / "src" / "model"
     values = json.loads((REPO / value_model.VALUE_MODEL_JSON).read_text())
     shapes = value_model.render(values, rust_str, lambda releases: release_set(model, releases))
     return {

@@ -6,7 +6,7 @@ parts of the same sources: for every command and subcommand of every
 release, the grammar of its arguments with each argument's type
 (``arguments``), the type of its reply (``reply_schema``) and its ACL
 categories. The result is ``analysis/value-model.json`` and its rendering
-``analysis/src/commands/shapes/table.rs``.
+``analysis/src/model/commands/shapes/table.rs``.
 
 Where each part of a release comes from:
 
@@ -587,7 +587,7 @@ def render(model: dict, rust_str: Callable[[str], str], release_bits: Callable[[
         "// Do not edit: change the generator or its sources and run it again.",
         "",
         "use super::{AclCategories, Argument, ArgumentKind, CommandShape, Reply, ScriptRefusal, ShapeForm};",
-        "use crate::target::ReleaseSet;",
+        "use crate::model::target::ReleaseSet;",
         "",
         "/// Where each release's forms were read, in the order of `RELEASES`.",
         "pub static SOURCES: &[&str] = &[",
@@ -662,4 +662,4 @@ def model_json(model: dict) -> str:
 
 
 VALUE_MODEL_JSON = Path("analysis") / "value-model.json"
-SHAPES_TABLE = Path("analysis") / "src" / "commands" / "shapes" / "table.rs"
+SHAPES_TABLE = Path("analysis") / "src" / "model" / "commands" / "shapes" / "table.rs"

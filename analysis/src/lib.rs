@@ -31,69 +31,43 @@
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
-mod argument_grammar;
-mod calls;
-mod command_replies;
-pub mod commands;
-mod declared;
-mod derived_keys;
-mod diagnostic;
-mod error_codes;
-pub mod exactly_once;
+// The phases, each in its folder; a lower layer never imports a higher one
+// (`tests::layers` keeps it so): `source` and `model` know nothing of the
+// walk, `domain` is what the walk computes with, `interp` walks, `findings`
+// read what it proves, `emit` writes what is sent and reviewed.
+mod domain;
+mod emit;
 mod findings;
-mod globals;
-mod header;
-mod library;
-mod narrowing;
-mod params;
-mod redis_api;
-mod returns;
-mod review;
-pub mod sandbox;
-mod scope;
-mod script_options;
-pub mod sent;
-mod shebang;
-mod span;
-pub mod suggest;
-mod syntax;
-pub mod target;
-pub mod text;
-mod types;
-mod value;
-mod walker;
-
-#[cfg(test)]
-mod derived_keys_tests;
-#[cfg(test)]
-mod library_tests;
-#[cfg(test)]
-mod proptests;
-#[cfg(test)]
-mod server_rules_tests;
-#[cfg(test)]
-mod target_checks;
+mod interp;
+mod model;
+mod source;
 #[cfg(test)]
 mod tests;
 
-pub use command_replies::reply_lua_types;
-pub use declared::{COMMANDS_VARIABLE, DeclarationError, DeclaredCommands};
-pub use derived_keys::KeyPrefixes;
-pub use diagnostic::{Diagnostic, Severity};
+// The modules the macros, the command-line checker and the tests use by
+// name, at the paths they have always had.
+pub use emit::{exactly_once, sent};
+pub use model::{commands, sandbox, target};
+pub use source::{suggest, text};
+
+pub use domain::keys::KeyPrefixes;
+pub use emit::review::{CommandUse, LoopBound, LoopSite, ReadSite, Review};
 pub use findings::{FINDINGS, FindingClass, finding};
-pub use review::{CommandUse, LoopBound, LoopSite, ReadSite, Review};
+pub use model::command_replies::reply_lua_types;
+pub use model::declared::{COMMANDS_VARIABLE, DeclarationError, DeclaredCommands};
+pub use source::diagnostic::{Diagnostic, Severity};
 
 /// The environment variable that makes warnings fail the build (`1`),
 /// for a crate that wants every finding fixed or silenced.
 pub const DENY_WARNINGS_VARIABLE: &str = "REDIS_SCRIPT_DENY_WARNINGS";
-pub use header::{Header, ParamDoc};
-pub use library::{
+pub use interp::library::{
     DeclaredFunction, LibraryAnalysis, LibrarySignature, RegisteredFunction, analyze_library,
     is_library,
 };
-pub use shebang::ScriptFlags;
-pub use target::TARGET_VARIABLE;
-pub use target::{Target, TargetError, TargetScope};
+pub use model::target::TARGET_VARIABLE;
+pub use model::target::{Target, TargetError, TargetScope};
+pub use source::header::{Header, ParamDoc};
+pub use source::shebang::ScriptFlags;
 
 /// What the Rust signature declares about the script's inputs.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -288,7 +262,7 @@ pub enum ValueKind {
 ///
 /// Never panics; every problem becomes a [`Diagnostic`].
 pub fn analyze(source: &str, signature: &Signature) -> Analysis {
-    let prepared = syntax::Prepared::new(source);
+    let prepared = source::syntax::Prepared::new(source);
     guarded(&prepared, internal_error, || {
         analyze_here(source, &prepared, signature)
     })
@@ -301,7 +275,7 @@ pub fn analyze(source: &str, signature: &Signature) -> Analysis {
 /// ones (the nesting is capped, see `syntax`) run on a thread with room for
 /// the cap; spawning it costs milliseconds.
 fn guarded<T: Send>(
-    prepared: &syntax::Prepared,
+    prepared: &source::syntax::Prepared,
     on_panic: fn() -> T,
     run: impl Fn() -> T + Send + Sync,
 ) -> T {
@@ -349,18 +323,22 @@ fn internal_error_diagnostic() -> Diagnostic {
     .with_hint("please report this script to the redis-script maintainers")
 }
 
-fn analyze_here(source: &str, prepared: &syntax::Prepared, signature: &Signature) -> Analysis {
-    let flags_result = shebang::parse(source);
+fn analyze_here(
+    source: &str,
+    prepared: &source::syntax::Prepared,
+    signature: &Signature,
+) -> Analysis {
+    let flags_result = source::shebang::parse(source);
     if let Some(name) = &flags_result.library_name {
         return Analysis {
-            diagnostics: vec![library::given_as_script(source, name)],
+            diagnostics: vec![interp::library::given_as_script(source, name)],
             ..Analysis::default()
         };
     }
-    let header = header::parse(source);
+    let header = source::header::parse(source);
     let mut diagnostics = flags_result.diagnostics;
     let flags = flags_result.flags;
-    diagnostics.extend(header::contradictions(&header, signature));
+    diagnostics.extend(source::header::contradictions(&header, signature));
 
     let mut analysis = Analysis {
         flags: flags.clone(),
@@ -369,7 +347,7 @@ fn analyze_here(source: &str, prepared: &syntax::Prepared, signature: &Signature
     };
     match prepared.parse() {
         Ok(ast) => {
-            let outcome = walker::run(source, &ast, signature, &flags, &analysis.header);
+            let outcome = interp::run(source, &ast, signature, &flags, &analysis.header);
             diagnostics.extend(outcome.diagnostics);
             analysis.returns = outcome.returns;
             analysis.error_codes = outcome.error_codes;
@@ -405,7 +383,7 @@ pub(crate) fn silence(
 /// Keeps every position inside the source, sorts by position and drops
 /// duplicates (a callback registered twice is walked twice).
 fn finish_diagnostics(source: &str, mut diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
-    let end = diagnostic::SourceEnd::of(source);
+    let end = source::diagnostic::SourceEnd::of(source);
     for diagnostic in &mut diagnostics {
         diagnostic.keep_within(&end);
     }

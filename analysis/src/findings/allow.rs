@@ -4,9 +4,9 @@
 use std::collections::BTreeSet;
 
 use super::{FINDINGS, Silenced, finding};
-use crate::diagnostic::Diagnostic;
-use crate::suggest;
-use crate::syntax::quick_scan::Comment;
+use crate::source::diagnostic::Diagnostic;
+use crate::source::suggest;
+use crate::source::syntax::quick_scan::Comment;
 
 /// What opens an opt-out in a comment.
 const DIRECTIVE: &str = "redis-script:";
@@ -30,7 +30,8 @@ pub(crate) fn silenced(source: &str, declared: &[String]) -> (Silenced, Vec<Diag
     // Comments, with the line of the code they are about: their own line
     // when code comes first on it, else the next line with code (`None`
     // before any code: the header, about the whole script).
-    let (lexemes, comments) = crate::syntax::quick_scan::scan(&crate::syntax::lexable(source));
+    let (lexemes, comments) =
+        crate::source::syntax::quick_scan::scan(&crate::source::syntax::lexable(source));
     let mut comments = comments.into_iter().peekable();
     let mut last_code_line = None;
     let mut pending: Vec<(usize, usize, String)> = Vec::new();

@@ -4,14 +4,14 @@
 //! refuses; `unpack` of an empty table supplies no argument at all.
 
 use super::{Certainty, EMPTY_UNPACK, FRACTIONAL_ARGUMENT, REFUSED_ARGUMENT};
-use crate::argument_grammar;
-use crate::calls::literal_text;
-use crate::commands::shapes::{self, ArgumentKind};
-use crate::span::Span;
-use crate::target::ReleaseSet;
-use crate::types::Kinds;
-use crate::value::Value;
-use crate::walker::{Analyzer, Operand};
+use crate::domain::types::Kinds;
+use crate::domain::value::Value;
+use crate::interp::calls::literal_text;
+use crate::interp::{Analyzer, Operand};
+use crate::model::argument_grammar;
+use crate::model::commands::shapes::{self, ArgumentKind};
+use crate::model::target::ReleaseSet;
+use crate::source::span::Span;
 
 /// What Redis answers a script that passes a boolean, nil or a table.
 const REFUSAL: &str = "arguments must be strings or integers";

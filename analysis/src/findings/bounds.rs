@@ -6,7 +6,7 @@
 //! else while it runs.
 //!
 //! How large a reply can grow is the server model's
-//! ([`ReplySize`](crate::commands::shapes::ReplySize)); the call's
+//! ([`ReplySize`](crate::model::commands::shapes::ReplySize)); the call's
 //! literal words decide the rest: a `LIMIT` or `COUNT` given, a range
 //! whose end is not `-1`, a bound from ARGV. A read whose result the script
 //! only tests or measures is not reported: the finding is about work.
@@ -14,12 +14,12 @@
 use std::rc::Rc;
 
 use super::{Certainty, UNBOUNDED_READ};
-use crate::commands::shapes::{self, ReplySize};
-use crate::span::Span;
-use crate::target::ReleaseSet;
-use crate::types::UnboundedRead;
-use crate::value::Value;
-use crate::walker::{Analyzer, Operand};
+use crate::domain::types::UnboundedRead;
+use crate::domain::value::Value;
+use crate::interp::{Analyzer, Operand};
+use crate::model::commands::shapes::{self, ReplySize};
+use crate::model::target::ReleaseSet;
+use crate::source::span::Span;
 
 impl Analyzer<'_> {
     /// The read `redis.call(operands…)` of `command` on `releases`, when

@@ -4,10 +4,10 @@
 //! values of different types is false.
 
 use super::{CONSTANT_EQUALITY, Certainty, MISMATCHED_COMPARISON};
-use crate::span::Span;
-use crate::types::Kinds;
-use crate::value::Value;
-use crate::walker::Analyzer;
+use crate::domain::types::Kinds;
+use crate::domain::value::Value;
+use crate::interp::Analyzer;
+use crate::source::span::Span;
 
 /// One side of a comparison: its value and its text.
 pub(crate) struct Side<'v> {

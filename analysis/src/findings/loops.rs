@@ -14,10 +14,11 @@ use full_moon::tokenizer::TokenReference;
 use full_moon::visitors::{Visit, Visitor};
 
 use super::{Certainty, ENDLESS_LOOP};
-use crate::span::Span;
-use crate::types::Kinds;
-use crate::value::Value;
-use crate::walker::{Analyzer, identifier};
+use crate::domain::types::Kinds;
+use crate::domain::value::Value;
+use crate::interp::Analyzer;
+use crate::source::span::Span;
+use crate::source::tokens::identifier;
 
 /// What keeps a loop going, for the message.
 pub(crate) enum Forever {

@@ -23,9 +23,9 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use super::diagnostic::Diagnostic;
-use super::span::Span;
-use super::walker::Analyzer;
+use crate::interp::Analyzer;
+use crate::source::diagnostic::Diagnostic;
+use crate::source::span::Span;
 
 pub(crate) mod allow;
 mod arguments;

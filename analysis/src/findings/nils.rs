@@ -4,10 +4,10 @@
 //! key, a non-numeric input).
 
 use super::{Certainty, NIL_VALUE};
-use crate::span::Span;
-use crate::types::Kinds;
-use crate::value::Value;
-use crate::walker::Analyzer;
+use crate::domain::types::Kinds;
+use crate::domain::value::Value;
+use crate::interp::Analyzer;
+use crate::source::span::Span;
 
 impl Analyzer<'_> {
     /// `value` (at `value_span`) is used by `operation` ("perform

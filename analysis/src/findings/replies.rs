@@ -4,10 +4,10 @@
 //! arrives as `0`.
 
 use super::{Certainty, FRACTIONAL_REPLY, REPLY_HOLE};
-use crate::span::Span;
-use crate::types::Kinds;
-use crate::value::Value;
-use crate::walker::Analyzer;
+use crate::domain::types::Kinds;
+use crate::domain::value::Value;
+use crate::interp::Analyzer;
+use crate::source::span::Span;
 
 impl Analyzer<'_> {
     /// A value the script returns as its reply (or an element of it).

@@ -7,10 +7,10 @@
 //! the whole server.
 
 use super::{Certainty, DANGEROUS_COMMAND, KEYSPACE_WALK};
-use crate::commands::shapes::{self, AclCategories};
-use crate::span::Span;
-use crate::target::ReleaseSet;
-use crate::walker::Analyzer;
+use crate::interp::Analyzer;
+use crate::model::commands::shapes::{self, AclCategories};
+use crate::model::target::ReleaseSet;
+use crate::source::span::Span;
 
 impl Analyzer<'_> {
     /// `redis.call` of `command` (the model's name, lowercase) on

@@ -4,10 +4,10 @@
 use full_moon::ast::{Expression, UnOp};
 
 use super::{ALWAYS_TRUE, Certainty};
-use crate::span::Span;
-use crate::types::Kinds;
-use crate::value::Value;
-use crate::walker::Analyzer;
+use crate::domain::types::Kinds;
+use crate::domain::value::Value;
+use crate::interp::Analyzer;
+use crate::source::span::Span;
 
 impl Analyzer<'_> {
     /// `value`, the value of `expression`, decides a branch (`if`,

@@ -1,0 +1,377 @@
+//! The Lua types the value analysis proves: which types a value may have at
+//! a point of the script, and, where it matters for a message, why it may
+//! be nil or false.
+//!
+//! A type is a set of [`Kinds`]. The set of every kind is "unknown": a
+//! finding never fires on it. Kinds split Lua's types where the
+//! difference is a bug: numbers into integers and possibly fractional
+//! numbers (Redis truncates a fraction in a reply and refuses one where an
+//! integer is expected), strings into numeric and other text (`'5' + 1`
+//! works, `'five' + 1` raises), booleans into `true` and `false`.
+
+use std::fmt;
+use std::rc::Rc;
+
+/// Which of Lua's values a value may be.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub(crate) struct Kinds(u16);
+
+impl Kinds {
+    pub const NONE: Self = Self(0);
+    pub const NIL: Self = Self(1 << 0);
+    pub const FALSE: Self = Self(1 << 1);
+    pub const TRUE: Self = Self(1 << 2);
+    /// A number with an integer value.
+    pub const INTEGER: Self = Self(1 << 3);
+    /// A number that may have a fractional part.
+    pub const FRACTION: Self = Self(1 << 4);
+    /// A string that Lua converts to a number (`'12'`, `'1.5'`).
+    pub const NUMERIC_STRING: Self = Self(1 << 5);
+    /// A string that is not a number.
+    pub const TEXT: Self = Self(1 << 6);
+    pub const TABLE: Self = Self(1 << 7);
+    pub const FUNCTION: Self = Self(1 << 8);
+    /// Userdata and coroutines.
+    pub const OTHER: Self = Self(1 << 9);
+
+    pub const NUMBER: Self = Self(Self::INTEGER.0 | Self::FRACTION.0);
+    pub const STRING: Self = Self(Self::NUMERIC_STRING.0 | Self::TEXT.0);
+    pub const BOOLEAN: Self = Self(Self::TRUE.0 | Self::FALSE.0);
+    /// `nil` and `false`: what a test finds false.
+    pub const FALSY: Self = Self(Self::NIL.0 | Self::FALSE.0);
+    pub const ANY: Self = Self((1 << 10) - 1);
+
+    pub const fn union(self, other: Self) -> Self {
+        Self(self.0 | other.0)
+    }
+
+    pub const fn intersection(self, other: Self) -> Self {
+        Self(self.0 & other.0)
+    }
+
+    pub const fn without(self, other: Self) -> Self {
+        Self(self.0 & !other.0)
+    }
+
+    pub const fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    /// Every kind of `self` is one of `other`.
+    pub const fn within(self, other: Self) -> bool {
+        !self.is_empty() && self.0 & !other.0 == 0
+    }
+
+    pub const fn intersects(self, other: Self) -> bool {
+        self.0 & other.0 != 0
+    }
+
+    pub const fn is_unknown(self) -> bool {
+        self.0 == Self::ANY.0
+    }
+
+    /// The Lua type names these kinds cover (`number`, `string`, …).
+    pub fn lua_types(self) -> Vec<&'static str> {
+        let mut names = Vec::new();
+        for (kinds, name) in [
+            (Self::NIL, "nil"),
+            (Self::BOOLEAN, "boolean"),
+            (Self::NUMBER, "number"),
+            (Self::STRING, "string"),
+            (Self::TABLE, "table"),
+            (Self::FUNCTION, "function"),
+            (Self::OTHER, "userdata"),
+        ] {
+            if self.intersects(kinds) {
+                names.push(name);
+            }
+        }
+        names
+    }
+}
+
+impl std::ops::BitOr for Kinds {
+    type Output = Self;
+
+    fn bitor(self, other: Self) -> Self {
+        self.union(other)
+    }
+}
+
+impl fmt::Debug for Kinds {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_unknown() {
+            return f.write_str("Kinds(any)");
+        }
+        let names = [
+            (Self::NIL, "nil"),
+            (Self::FALSE, "false"),
+            (Self::TRUE, "true"),
+            (Self::INTEGER, "integer"),
+            (Self::FRACTION, "fraction"),
+            (Self::NUMERIC_STRING, "numeric-string"),
+            (Self::TEXT, "text"),
+            (Self::TABLE, "table"),
+            (Self::FUNCTION, "function"),
+            (Self::OTHER, "other"),
+        ];
+        let shown: Vec<&str> = names
+            .iter()
+            .filter(|(kind, _)| self.intersects(*kind))
+            .map(|(_, name)| *name)
+            .collect();
+        write!(f, "Kinds({})", shown.join("|"))
+    }
+}
+
+/// Why a value may be nil or false, for messages: "when the key does not
+/// exist", named after what produced it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Absence {
+    /// What produced the value: "`GET`", "`tonumber(ARGV[1])`".
+    pub source: String,
+    /// When it is nil or false: "when the key does not exist".
+    pub when: String,
+}
+
+/// A read whose reply grows with the data (`SMEMBERS`, `LRANGE … 0 -1`,
+/// `ZRANGEBYSCORE` without `LIMIT`): where it is, for the finding that
+/// reports the loop, `unpack` or `return` that uses it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct UnboundedRead {
+    /// The command name as written in the call.
+    pub command: String,
+    /// What it reads: "the whole set", "every element in the range".
+    pub reads: &'static str,
+    /// The command name's place in the script.
+    pub span: crate::source::span::Span,
+    /// How to bound it.
+    pub bound: String,
+}
+
+/// What a table holds, as far as the analysis knows.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub(crate) struct TableType {
+    /// The type of every element of its array part, when they share one.
+    pub elements: Option<Type>,
+    /// The types of the first elements, when known one by one (a reply
+    /// of fixed shape, such as `SCAN`'s cursor and keys).
+    pub positions: Vec<Type>,
+    /// The array part may be empty.
+    pub may_be_empty: bool,
+    /// Its length is even: a map or a list of pairs sent flat (RESP2
+    /// `HGETALL`, `ZRANGE … WITHSCORES`), so `#t / 2` is whole.
+    pub even_length: bool,
+}
+
+impl TableType {
+    /// What either table holds.
+    pub fn join(&self, other: &TableType) -> TableType {
+        let elements = match (&self.elements, &other.elements) {
+            (Some(a), Some(b)) => Some(a.join(b)),
+            _ => None,
+        };
+        let positions = self
+            .positions
+            .iter()
+            .zip(&other.positions)
+            .map(|(a, b)| a.join(b))
+            .collect();
+        TableType {
+            elements,
+            positions,
+            may_be_empty: self.may_be_empty || other.may_be_empty,
+            even_length: self.even_length && other.even_length,
+        }
+    }
+}
+
+/// The type of a value: its possible kinds, and what else is known.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Type {
+    pub kinds: Kinds,
+    /// Why it may be nil or false, when one producer is known.
+    pub absence: Option<Rc<Absence>>,
+    /// For tables: what they hold.
+    pub table: Option<Rc<TableType>>,
+    /// For integers: the values they may take, when few are possible (a
+    /// reply of `0` or `1`).
+    pub integers: Option<Rc<[i64]>>,
+    /// An operation of the script (`/`, `^`) makes a fraction possible:
+    /// the evidence a finding about fractions needs. A number the script
+    /// only reads (`tonumber` of a reply) may have a fraction too, but
+    /// nothing says it does.
+    pub divided: bool,
+    /// For integers: the value is even (the length of an even-length
+    /// table), so halving it keeps it whole.
+    pub even: bool,
+    /// For integers: the value is odd (a loop index counting from 1 in
+    /// steps of 2), so the value after it halves whole.
+    pub odd: bool,
+    /// For integers: the length of the local table declared at this
+    /// offset (`local n = #t`), so `n > 0` says `t` is not empty.
+    pub length_of: Option<usize>,
+    /// It holds (or measures, or iterates) the reply of a read that grows
+    /// with the data.
+    pub unbounded: Option<Rc<UnboundedRead>>,
+    /// The kinds it had before the script's own tests narrowed it. A test
+    /// that the narrowed kinds decide but these do not repeats an earlier
+    /// guard (`if not id or id == false`): redundant, not a bug.
+    pub unguarded: Kinds,
+}
+
+impl Type {
+    pub fn of(kinds: Kinds) -> Self {
+        Self {
+            kinds,
+            absence: None,
+            table: None,
+            integers: None,
+            divided: false,
+            even: false,
+            odd: false,
+            length_of: None,
+            unbounded: None,
+            unguarded: kinds,
+        }
+    }
+
+    /// A number that an operation of the script may have made fractional.
+    pub fn divided() -> Self {
+        Self {
+            divided: true,
+            ..Self::of(Kinds::NUMBER)
+        }
+    }
+
+    pub fn unknown() -> Self {
+        Self::of(Kinds::ANY)
+    }
+
+    pub fn is_unknown(&self) -> bool {
+        self.kinds.is_unknown()
+    }
+
+    /// The kinds it may have, or had before a test of the script narrowed
+    /// them: what a finding about a redundant test must also hold for.
+    pub fn kinds_before_tests(&self) -> Kinds {
+        self.kinds | self.unguarded
+    }
+
+    /// An integer of known parity.
+    pub fn integer_with_parity(even: Option<bool>) -> Self {
+        Self {
+            even: even == Some(true),
+            odd: even == Some(false),
+            ..Self::of(Kinds::INTEGER)
+        }
+    }
+
+    /// Whether it is an even integer, when that is known.
+    pub fn parity(&self) -> Option<bool> {
+        match (self.even, self.odd) {
+            (true, false) => Some(true),
+            (false, true) => Some(false),
+            _ => None,
+        }
+    }
+
+    /// The type with the reason it may be nil or false.
+    pub fn absent(mut self, source: impl Into<String>, when: impl Into<String>) -> Self {
+        self.absence = Some(Rc::new(Absence {
+            source: source.into(),
+            when: when.into(),
+        }));
+        self
+    }
+
+    pub fn table(table: TableType) -> Self {
+        Self {
+            table: Some(Rc::new(table)),
+            ..Self::of(Kinds::TABLE)
+        }
+    }
+
+    /// Either type: kinds united, the rest kept where both agree (or where
+    /// only one side can have the part it describes).
+    pub fn join(&self, other: &Type) -> Type {
+        let kinds = self.kinds | other.kinds;
+        let absence = match (&self.absence, &other.absence) {
+            (Some(a), Some(b)) if a == b => Some(a.clone()),
+            (Some(a), None) if !other.kinds.intersects(Kinds::FALSY) => Some(a.clone()),
+            (None, Some(b)) if !self.kinds.intersects(Kinds::FALSY) => Some(b.clone()),
+            _ => None,
+        };
+        let table = match (&self.table, &other.table) {
+            (Some(a), Some(b)) if a == b => Some(a.clone()),
+            (Some(a), Some(b)) => Some(Rc::new(a.join(b))),
+            (Some(a), None) if !other.kinds.intersects(Kinds::TABLE) => Some(a.clone()),
+            (None, Some(b)) if !self.kinds.intersects(Kinds::TABLE) => Some(b.clone()),
+            _ => None,
+        };
+        let integers = match (&self.integers, &other.integers) {
+            (Some(a), Some(b)) => {
+                let mut values: Vec<i64> = a.iter().chain(b.iter()).copied().collect();
+                values.sort_unstable();
+                values.dedup();
+                Some(Rc::from(values))
+            }
+            (Some(a), None) if !other.kinds.intersects(Kinds::NUMBER) => Some(a.clone()),
+            (None, Some(b)) if !self.kinds.intersects(Kinds::NUMBER) => Some(b.clone()),
+            _ => None,
+        };
+        Type {
+            kinds,
+            absence,
+            table,
+            integers,
+            divided: self.divided || other.divided,
+            even: self.even && other.even,
+            odd: self.odd && other.odd,
+            length_of: self
+                .length_of
+                .filter(|table| other.length_of == Some(*table)),
+            unbounded: self.unbounded.clone().or_else(|| other.unbounded.clone()),
+            unguarded: self.unguarded | other.unguarded,
+        }
+    }
+
+    /// The type where a test found the value true.
+    pub fn truthy(&self) -> Type {
+        Type {
+            kinds: self.kinds.without(Kinds::FALSY),
+            absence: None,
+            ..self.clone()
+        }
+    }
+
+    /// The type where a test found the value false (nil or false).
+    pub fn falsy(&self) -> Type {
+        Type {
+            kinds: self.kinds.intersection(Kinds::FALSY),
+            table: None,
+            integers: None,
+            ..self.clone()
+        }
+    }
+
+    /// The type without these kinds.
+    pub fn without(&self, kinds: Kinds) -> Type {
+        let mut narrowed = self.clone();
+        narrowed.kinds = self.kinds.without(kinds);
+        if !narrowed.kinds.intersects(Kinds::FALSY) {
+            narrowed.absence = None;
+        }
+        narrowed
+    }
+
+    /// The type restricted to these kinds.
+    pub fn only(&self, kinds: Kinds) -> Type {
+        self.without(Kinds::ANY.without(kinds))
+    }
+
+    /// What it holds, when it is a table.
+    pub fn table_type(&self) -> Option<&TableType> {
+        self.table.as_deref()
+    }
+}

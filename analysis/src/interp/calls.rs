@@ -1,0 +1,949 @@
+//! Calls: `redis.call`/`redis.pcall` against the command table (name,
+//! subcommand, arity, `noscript`, writes, key positions) and the library
+//! functions whose results the other checks rely on.
+
+use full_moon::ast::FunctionArgs;
+
+use crate::domain::keys::KeySite;
+use crate::domain::types::{Kinds, TableType, Type};
+use crate::domain::value::{Param, Reply, Value};
+use crate::emit::review::ReadSite;
+use crate::interp::error_codes::error_code;
+use crate::interp::globals::MissingUse;
+use crate::interp::{Analyzer, Guard, Operand};
+use crate::model::command_replies::{Caller, reply_type};
+use crate::model::commands::shapes::{self, ShapeForm};
+use crate::model::commands::{self, Command, CommandEntry, Resolved};
+use crate::model::sandbox::Environment;
+use crate::model::target::{Platform, ReleaseSet};
+use crate::source::span::Span;
+use crate::source::text::plural;
+use crate::{ReturnShape, ReturnSite};
+
+/// Library functions that may return other than exactly one value.
+const MULTI_VALUED: &[(&str, Option<&str>)] = &[
+    ("unpack", None),
+    ("select", None),
+    ("pcall", None),
+    ("xpcall", None),
+    ("next", None),
+    ("ipairs", None),
+    ("pairs", None),
+    ("load", None),
+    ("loadstring", None),
+    ("string", Some("find")),
+    ("string", Some("match")),
+    ("string", Some("gsub")),
+    ("string", Some("byte")),
+    ("struct", Some("unpack")),
+    ("cmsgpack", Some("unpack")),
+    ("cmsgpack", Some("unpack_limit")),
+    ("cmsgpack", Some("unpack_one")),
+    ("math", Some("modf")),
+    ("math", Some("frexp")),
+    ("coroutine", Some("resume")),
+    ("coroutine", Some("yield")),
+];
+
+/// How compiled Lua (`string.dump`'s result) starts.
+const BYTECODE_SIGNATURE: &str = "\u{1b}Lua";
+
+fn is_bytecode(value: &Value) -> bool {
+    match value {
+        Value::Str(text) | Value::ComputedString(Some(text)) => text.starts_with('\u{1b}'),
+        _ => false,
+    }
+}
+
+impl Analyzer<'_> {
+    /// The message `redis.error_reply(message)` sends. Redis takes the
+    /// first word as the error code only when a message follows it; a
+    /// single word gets the generic code: `redis.error_reply('GONE')`
+    /// reaches the client as `ERR GONE`.
+    fn error_reply_as_sent(&mut self, message: &Value, span: Span) -> Value {
+        let Value::Str(text) = message else {
+            return message.clone();
+        };
+        let word = text.strip_prefix('-').unwrap_or(text);
+        if word.contains(' ') {
+            return message.clone();
+        }
+        self.diagnostics.push(span.note(
+            format!(
+                "`redis.error_reply('{text}')` reaches the client as `ERR {word}`: Redis reads the first word as the error code only when a message follows it"
+            ),
+            format!(
+                "to reply with the code {word}, add a message (`redis.error_reply('{word} <message>')`) or return `{{err = '{word}'}}`"
+            ),
+        ));
+        Value::Str(format!("ERR {word}"))
+    }
+
+    /// Evaluates a call of `callee` and returns what it yields.
+    pub fn call(&mut self, callee: Value, arguments: &FunctionArgs, span: Span) -> Value {
+        let guard = match &callee {
+            Value::Builtin {
+                global,
+                member: None,
+            } => match global.as_str() {
+                "pcall" | "xpcall" => Some(Guard::Pcall),
+                "setmetatable" => Some(Guard::Metamethod),
+                _ => None,
+            },
+            _ => None,
+        };
+        let outer = self.protected_from;
+        if let Some(guard) = guard {
+            self.protected_from = Some((self.functions_depth(), guard));
+        }
+        let operands = self.eval_arguments(arguments, span);
+        self.protected_from = outer;
+        if let Value::Builtin { global, member } = &callee {
+            self.track_table_writes(global, member.as_deref(), arguments);
+        }
+        let result = match &callee {
+            Value::Builtin { global, member } => {
+                self.builtin_call(global, member.as_deref(), &operands, span)
+            }
+            Value::Function(Some(summary)) => self.call_summary(summary, &operands, span),
+            _ => Value::Unknown,
+        };
+        self.last_call_many = match &callee {
+            Value::Builtin { global, member } => MULTI_VALUED
+                .iter()
+                .any(|(g, m)| g == global && m.as_deref() == member.as_deref()),
+            _ => true,
+        };
+        result
+    }
+
+    fn builtin_call(
+        &mut self,
+        global: &str,
+        member: Option<&str>,
+        operands: &[Operand],
+        span: Span,
+    ) -> Value {
+        let first = operands.first().map(|operand| &operand.value);
+        match (global, member, first) {
+            ("redis" | "server", Some(member), _) => {
+                self.check_redis_api(global, member, operands, span);
+            }
+            ("setmetatable" | "rawset", None, Some(table)) => self.table_write(global, table, span),
+            _ => {}
+        }
+        // `string.format('%s…', prefix, …)` builds a key from `prefix`.
+        if (global, member) == ("string", Some("format"))
+            && let Some(derivation) = formats_a_key(operands)
+        {
+            return Value::DerivedKey(derivation);
+        }
+        // Valkey's `server` table is the `redis` table under another name.
+        let global = if global == "server" { "redis" } else { global };
+        match (global, member) {
+            ("redis", Some(member @ ("call" | "pcall"))) => {
+                if member == "pcall" {
+                    self.error_codes.forwards_command_errors();
+                }
+                let protected = member == "pcall";
+                let Some((name, releases)) = self.check_redis_call(operands, span, protected)
+                else {
+                    return Value::Unknown;
+                };
+                let name_span = operands.first().map_or(span, |operand| operand.span);
+                self.check_server_wide(name, releases, name_span);
+                let command = operands
+                    .first()
+                    .and_then(|operand| operand.value.as_str())
+                    .map_or_else(|| name.to_ascii_uppercase(), str::to_ascii_uppercase);
+                let key = operands
+                    .get(1)
+                    .filter(|operand| matches!(operand.value, Value::Key(_) | Value::DerivedKey(_)))
+                    .map(|operand| self.quote(operand.span, "the key"));
+                let caller = Caller {
+                    command: &command,
+                    key: key.as_deref(),
+                };
+                let mut reply = reply_type(name, releases, self.context.resp, caller);
+                reply.unbounded = self.unbounded_read(name, releases, operands, span);
+                if let Some(read) = &reply.unbounded {
+                    self.review.read(ReadSite {
+                        line: read.span.line,
+                        column: read.span.column,
+                        command: read.command.clone(),
+                        reads: read.reads,
+                    });
+                }
+                if member == "pcall" {
+                    // A refused command comes back as `{err = …}`.
+                    return Value::Typed(reply.join(&Type::of(Kinds::TABLE)));
+                }
+                Value::Typed(reply)
+            }
+            ("tonumber", None) => tonumber(self, operands),
+            ("unpack", None) | ("table", Some("unpack")) => {
+                if let Some(table) = first {
+                    self.check_unbounded_use(table, "`unpack` passes every element as an argument");
+                }
+                Value::Spread(Box::new(self.spread_table(first)))
+            }
+            ("math", Some("floor" | "ceil")) => Value::Typed(Type::of(Kinds::INTEGER)),
+            ("string", Some("len" | "byte")) | ("table", Some("getn" | "maxn")) => {
+                Value::Typed(Type::of(Kinds::INTEGER))
+            }
+            ("bit", Some(member)) if member != "tohex" => Value::Typed(Type::of(Kinds::INTEGER)),
+            ("redis", Some("error_reply")) => {
+                let message_span = operands.first().map_or(span, |operand| operand.span);
+                let sent = first.map(|message| self.error_reply_as_sent(message, message_span));
+                let sent = sent.as_ref().unwrap_or(&Value::Unknown);
+                self.error_codes
+                    .record(sent, message_span, &mut self.diagnostics);
+                Value::Reply(Reply::Error(error_code(sent)))
+            }
+            // The error a protected call catches may be a command's error
+            // reply, handed back as a table.
+            ("pcall" | "xpcall", None) | ("coroutine", Some("resume")) => {
+                self.error_codes.forwards_command_errors();
+                if let Some(Value::Missing(missing)) = first {
+                    let caller = match (global, member) {
+                        ("xpcall", _) => "xpcall",
+                        ("coroutine", _) => "coroutine.resume",
+                        _ => "pcall",
+                    };
+                    self.use_missing(missing, MissingUse::ProtectedCall(caller));
+                }
+                Value::Unknown
+            }
+            ("rawset", None) => {
+                let key = operands
+                    .get(1)
+                    .map_or(Value::Nil, |operand| operand.value.clone());
+                let value = operands
+                    .get(2)
+                    .map_or(Value::Nil, |operand| operand.value.clone());
+                match key {
+                    Value::Str(name) if name == "err" => {
+                        let value_span = operands.get(2).map_or(span, |operand| operand.span);
+                        self.error_codes
+                            .err_field(&value, value_span, &mut self.diagnostics);
+                    }
+                    key => self.error_codes.computed_field(&key, &value),
+                }
+                first.cloned().unwrap_or(Value::Unknown).stored()
+            }
+            // Their results may carry an `err` field from run-time data.
+            ("cjson", Some("decode"))
+            | ("cmsgpack", Some("unpack" | "unpack_limit" | "unpack_one")) => {
+                self.error_codes.forwards_unknown();
+                Value::Unknown
+            }
+            // After `redis.setresp(3)`, a map reply is `{map = {…}}`: its
+            // inner table may hold an `err` field read from the data.
+            ("redis", Some("setresp")) => {
+                if first.and_then(Value::as_number) != Some(2.0) {
+                    self.error_codes.forwards_unknown();
+                }
+                Value::Nil
+            }
+            ("redis", Some("register_function")) => {
+                let understood = self
+                    .context
+                    .plan
+                    .is_some_and(|plan| plan.register_calls.contains(&span.offset));
+                if !understood {
+                    self.diagnostics.push(span.error(
+                        "`redis.register_function` must be called as a statement at the top level of the library, so that the registered functions can be checked",
+                        "write one `redis.register_function('name', function(keys, args) … end)` line per function, outside any function, loop or condition",
+                    ));
+                }
+                Value::Unknown
+            }
+            ("redis", Some("status_reply")) => Value::Reply(Reply::Status(
+                first.and_then(Value::as_str).map(str::to_string),
+            )),
+            ("redis", Some("sha1hex")) => Value::ComputedString(None),
+            ("getmetatable", None) => first.map_or(Value::Unknown, |base| self.metatable_of(base)),
+            ("string", Some("dump")) => Value::ComputedString(Some(BYTECODE_SIGNATURE.to_string())),
+            ("loadstring", None) if first.is_some_and(is_bytecode) => {
+                self.diagnostics.push(span.error(
+                    "`loadstring` of compiled Lua (`string.dump`): Redis compiles only source text, so `loadstring` returns nil and calling its result fails with \"attempt to call a nil value\"",
+                    "write the function in the script itself",
+                ));
+                Value::Unknown
+            }
+            ("error", None) => {
+                self.raise(first, span);
+                Value::Unknown
+            }
+            ("type", None) => {
+                if let Some(value) = first {
+                    self.tested(value);
+                }
+                Value::ComputedString(None)
+            }
+            ("ipairs" | "pairs", None) => match first {
+                Some(Value::Params(param)) => Value::ParamIterator(*param),
+                // The iteration of a read that grows with the data.
+                Some(value) => match value.ty().unbounded {
+                    Some(read) => Value::Typed(Type {
+                        unbounded: Some(read),
+                        ..Type::unknown()
+                    }),
+                    None => Value::Unknown,
+                },
+                None => Value::Unknown,
+            },
+            // A key or a literal converted to a string is still that value.
+            ("tostring", None)
+                if matches!(
+                    first,
+                    Some(Value::Key(_) | Value::DerivedKey(_) | Value::Str(_))
+                ) =>
+            {
+                first.cloned().unwrap_or(Value::Unknown)
+            }
+            ("tostring", None)
+            | ("string", Some("format" | "rep" | "lower" | "upper" | "sub" | "reverse" | "char"))
+            | ("table", Some("concat"))
+            | ("cjson", Some("encode"))
+            | ("cmsgpack", Some("pack"))
+            | ("struct", Some("pack"))
+            | ("bit", Some("tohex")) => Value::ComputedString(None),
+            ("math", Some(_)) => Value::ComputedNumber,
+            ("select", None) if first.and_then(Value::as_str) == Some("#") => Value::ComputedNumber,
+            _ => Value::Unknown,
+        }
+    }
+
+    /// `error(value)`: the script ends with an error reply.
+    fn raise(&mut self, message: Option<&Value>, span: Span) {
+        self.raised = true;
+        let code = match message {
+            Some(Value::Reply(Reply::Error(code))) => code.clone(),
+            _ => None,
+        };
+        self.returns.push(ReturnSite {
+            line: span.line,
+            column: span.column,
+            width: span.width,
+            shape: ReturnShape::Error(code),
+        });
+    }
+
+    /// Checks a `redis.call` and returns the command it calls (`get`,
+    /// `config|get`) with the releases it may run on, when the model
+    /// knows it. `protected`: the call is a `redis.pcall`, which returns a
+    /// refusal as an error reply rather than raising it.
+    fn check_redis_call(
+        &mut self,
+        operands: &[Operand],
+        span: Span,
+        protected: bool,
+    ) -> Option<(&'static str, ReleaseSet)> {
+        if operands.is_empty() {
+            self.diagnostics.push(span.error(
+                "`redis.call` without a command name fails at run time",
+                "pass the command name first: redis.call('GET', KEYS[1])",
+            ));
+            return None;
+        }
+        let texts: Vec<Option<String>> = operands.iter().map(literal_text).collect();
+        let arguments: Vec<Option<&str>> = texts.iter().map(Option::as_deref).collect();
+        let name_span = operands.first().map_or(span, |operand| operand.span);
+        let shown_name = arguments
+            .first()
+            .copied()
+            .flatten()
+            .map_or_else(|| "the command".to_owned(), str::to_ascii_uppercase);
+        self.check_argument_values(&shown_name, operands);
+        let declared = arguments
+            .first()
+            .copied()
+            .flatten()
+            .and_then(|name| self.context.signature.declared_commands.get(name));
+        if let Some(command) = declared {
+            let candidates = vec![Candidate {
+                platform: None,
+                command,
+            }];
+            self.check_candidates(candidates, operands, &arguments, span, name_span, protected);
+            return None;
+        }
+        let entry = match commands::resolve(&arguments) {
+            Resolved::Command(entry) => entry,
+            Resolved::NonLiteralName | Resolved::NonLiteralSubcommand { .. } => {
+                // The command is chosen at run time: it may write.
+                self.may_write = true;
+                return None;
+            }
+            Resolved::UnknownCommand => {
+                self.unknown_command(arguments.first().copied().flatten(), name_span);
+                return None;
+            }
+            Resolved::UnknownSubcommand { parent } => {
+                let sub = arguments.get(1).copied().flatten().unwrap_or_default();
+                let sub_span = operands.get(1).map_or(span, |operand| operand.span);
+                self.unknown_subcommand(parent, sub, sub_span);
+                return None;
+            }
+        };
+        let target = &self.context.signature.target;
+        let mut candidates = Vec::new();
+        let mut missing = Vec::new();
+        for platform in target.platforms() {
+            let loaded = entry
+                .module
+                .is_none_or(|module| platform.has_module(module));
+            match entry.on(platform.release) {
+                Some(command) if loaded => candidates.push(Candidate {
+                    platform: Some(*platform),
+                    command,
+                }),
+                _ => missing.push(*platform),
+            }
+        }
+        if candidates.is_empty() || target.is_strict() && !missing.is_empty() {
+            // Whatever it does on other servers, it may write.
+            self.may_write = true;
+            self.not_available(entry, &missing, name_span);
+            return None;
+        }
+        if !missing.is_empty() {
+            // The lenient default target: say where the call fails, and
+            // how to make that an error.
+            self.missing_on_some_servers(entry, &missing, name_span);
+        }
+        if let Some(deprecation) = entry.deprecation {
+            let name = display(entry.name);
+            let replacement = deprecation.replaced_by.replace("`!", "`");
+            self.diagnostics.push(name_span.note(
+                format!(
+                    "`{name}` is deprecated since Redis {}: use {replacement} instead",
+                    deprecation.since
+                ),
+                "deprecated commands still run, but may be removed from future servers",
+            ));
+        }
+        let releases = candidates
+            .iter()
+            .filter_map(|candidate| candidate.platform)
+            .fold(ReleaseSet::NONE, |releases, platform| {
+                releases.union(ReleaseSet::only(platform.release))
+            });
+        self.check_candidates(candidates, operands, &arguments, span, name_span, protected);
+        self.check_integer_arguments(entry.name, releases, operands);
+        self.check_script_options(entry.name, releases, operands);
+        Some((entry.name, releases))
+    }
+
+    /// Checks a call against the forms the target's servers know it by:
+    /// under a strict target a check fails when it fails on any of them,
+    /// under `any` when it fails on all of them.
+    fn check_candidates(
+        &mut self,
+        mut candidates: Vec<Candidate<'_>>,
+        operands: &[Operand],
+        arguments: &[Option<&str>],
+        span: Span,
+        name_span: Span,
+        protected: bool,
+    ) {
+        let strict = self.context.signature.target.is_strict();
+        let fails = |failing: usize, total: usize| {
+            if strict {
+                failing > 0
+            } else {
+                failing == total
+            }
+        };
+
+        let refused: Vec<&Candidate<'_>> = candidates
+            .iter()
+            .filter(|candidate| candidate.command.is_noscript())
+            .collect();
+        if fails(refused.len(), candidates.len()) {
+            let refused_on: Vec<Platform> = refused
+                .iter()
+                .filter_map(|candidate| candidate.platform)
+                .collect();
+            if let Some(first) = refused.first() {
+                let command = first.command;
+                self.refuse_noscript(&command, &refused_on, name_span);
+            }
+            return;
+        }
+        candidates.retain(|candidate| !candidate.command.is_noscript());
+
+        let writers = candidates
+            .iter()
+            .filter(|candidate| commands::is_write_for_no_writes(&candidate.command))
+            .count();
+        let writes = writers > 0 || candidates.iter().any(|c| c.command.flags_unknown());
+        if writes {
+            self.may_write = true;
+        }
+        if let Some(candidate) = candidates.first() {
+            let name = display(candidate.command.name);
+            self.review.command(&name, name_span.line, writes);
+        }
+        let read_only = self.context.flags.no_writes || self.context.signature.read_only;
+        if read_only && writers > 0 && fails(writers, candidates.len()) {
+            let name = candidates
+                .first()
+                .map(|candidate| display(candidate.command.name))
+                .unwrap_or_default();
+            let in_function = self.context.environment == Environment::FunctionCall;
+            let (declares, remedy) = if in_function {
+                (
+                    "the function is registered with `flags = {'no-writes'}`",
+                    "remove `no-writes` from the function's flags, or move the write to another function",
+                )
+            } else if self.context.flags.no_writes {
+                (
+                    "the script declares `#!lua flags=no-writes`",
+                    "remove `no-writes` from the shebang, or move the write to another script",
+                )
+            } else {
+                (
+                    "the script runs with EVAL_RO (`--read-only`)",
+                    "send the script with EVAL, or move the write to another script",
+                )
+            };
+            let refused = format!(
+                "`{name}` is a write command, but {declares}: Redis refuses it (Write commands are not allowed from read-only scripts)"
+            );
+            self.diagnostics.push(if protected {
+                name_span.note(
+                    format!("{refused}, and this `redis.pcall` always returns that error reply"),
+                    remedy,
+                )
+            } else {
+                name_span.error(refused, remedy)
+            });
+        }
+        // A trailing call or `...` passes an unknown number of arguments;
+        // `unpack(t)` of a table that may be empty may pass none.
+        if let Some(last) = operands.last().filter(|operand| operand.many) {
+            if let Value::Spread(table) = &last.value {
+                let before = operands.len() - 1;
+                let needed = candidates
+                    .iter()
+                    .map(|candidate| candidate.command.min_args().saturating_sub(before))
+                    .min()
+                    .unwrap_or(0);
+                let name = candidates
+                    .first()
+                    .map(|candidate| display(candidate.command.name))
+                    .unwrap_or_default();
+                self.check_spread(&name, &Value::Typed((**table).clone()), needed, last.span);
+            }
+            // Where the keys are is known only roughly: no error, but the
+            // prefixes of the keys built are still the call's to check.
+            self.check_keys(&candidates, operands, arguments, strict, false);
+            return;
+        }
+        let passed = operands.len();
+        let rejecting: Vec<&Candidate<'_>> = candidates
+            .iter()
+            .filter(|candidate| !candidate.command.arity_accepts(passed))
+            .collect();
+        if fails(rejecting.len(), candidates.len()) {
+            // Under `any`, the most permissive form explains the failure.
+            let shown = rejecting
+                .iter()
+                .max_by_key(|candidate| {
+                    let command = candidate.command;
+                    (command.max_args().is_none(), command.min_args())
+                })
+                .filter(|_| !strict)
+                .or(rejecting.first());
+            if let Some(candidate) = shown {
+                let command = candidate.command;
+                let platform = candidate.platform;
+                self.wrong_arity(&command, platform, passed, span);
+            }
+            return;
+        }
+        candidates.retain(|candidate| candidate.command.arity_accepts(passed));
+        self.check_keys(&candidates, operands, arguments, strict, true);
+    }
+
+    fn unknown_command(&mut self, name: Option<&str>, span: Span) {
+        let name = name.unwrap_or_default();
+        let escape = "declare it in the file named by REDIS_SCRIPT_COMMANDS (see the redis-script docs) to have its calls checked";
+        let hint = match commands::suggest(name) {
+            Some(near) => format!(
+                "did you mean `{}`? if `{name}` comes from a module or a newer server, {escape}",
+                near.to_ascii_uppercase()
+            ),
+            None => format!("no supported server or module knows it; if yours does, {escape}"),
+        };
+        self.diagnostics.push(span.error(
+            format!("unknown Redis command `{name}`: the call fails at run time"),
+            hint,
+        ));
+    }
+
+    /// The command exists, but not on (every server of) the target.
+    fn not_available(&mut self, entry: &'static CommandEntry, missing: &[Platform], span: Span) {
+        let name = display(entry.name);
+        let target = &self.context.signature.target;
+        let lacking: Vec<&str> = missing
+            .iter()
+            .map(|platform| platform.release().name)
+            .collect();
+        // Name the servers lacking it when the target lists several.
+        let lacking = if target.platforms().len() > 1 {
+            format!(" (not on {})", lacking.join(", "))
+        } else {
+            String::new()
+        };
+        if let Some(module) = entry.module {
+            let on_release = missing
+                .iter()
+                .any(|platform| entry.on(platform.release).is_none());
+            if !on_release {
+                let with = missing
+                    .first()
+                    .map(|platform| format!("{}+{}", platform.release().name, module.name()))
+                    .unwrap_or_default();
+                self.diagnostics.push(span.error(
+                    format!(
+                        "`{name}` is a command of the {} module, which Redis bundles since 8.0; {} without it{lacking}",
+                        module.title(),
+                        target.phrase()
+                    ),
+                    format!(
+                        "if the server loads the module, name it in the target (`{with}`); otherwise target redis-8.0 or later"
+                    ),
+                ));
+                return;
+            }
+        }
+        let releases = entry.releases();
+        let mut available = releases.describe();
+        let absent = releases.missing_servers();
+        if !absent.is_empty() {
+            available = format!("{available}, not on {}", absent.join(" or "));
+        }
+        self.diagnostics.push(span.error(
+            format!(
+                "`{name}` exists {available}; {}{lacking}",
+                target.phrase()
+            ),
+            "call it only where the server has it, or change the target (REDIS_SCRIPT_TARGET, or the attribute's `target`)",
+        ));
+    }
+
+    /// A command that some server of a lenient target (the default, every
+    /// supported server) lacks: a warning that names where it exists.
+    fn missing_on_some_servers(
+        &mut self,
+        entry: &'static CommandEntry,
+        missing: &[Platform],
+        span: Span,
+    ) {
+        let name = display(entry.name);
+        let lacking: Vec<String> = missing
+            .iter()
+            .map(|platform| {
+                match entry
+                    .module
+                    .filter(|_| entry.on(platform.release).is_some())
+                {
+                    Some(module) => format!(
+                        "{} without the {} module",
+                        platform.release().name,
+                        module.title()
+                    ),
+                    None => platform.release().name.to_owned(),
+                }
+            })
+            .collect();
+        let mut available = entry.releases().describe();
+        if let Some(module) = entry.module {
+            available = format!("{available} with the {} module", module.title());
+        }
+        self.diagnostics.push(span.note(
+            format!(
+                "`{name}` exists {available}, and not on {}: the default target (any supported server) lets this build, and the call fails there with \"Unknown Redis command\"",
+                lacking.join(", ")
+            ),
+            "set the servers you run, e.g. `REDIS_SCRIPT_TARGET = \"redis-7.2\"` in `.cargo/config.toml`'s `[env]` (or the attribute's `target`): a call they lack is then an error, and this warning goes",
+        ));
+    }
+
+    fn unknown_subcommand(&mut self, parent: &CommandEntry, subcommand: &str, span: Span) {
+        let parent_name = display(parent.name);
+        let hint = match commands::suggest_subcommand(parent, subcommand) {
+            Some(near) => format!("did you mean `{}`?", display(near)),
+            None => format!("see `COMMAND DOCS {parent_name}` for its subcommands"),
+        };
+        self.diagnostics.push(span.error(
+            format!("unknown subcommand `{parent_name} {subcommand}`: the call fails at run time"),
+            hint,
+        ));
+    }
+
+    fn refuse_noscript(&mut self, command: &Command<'_>, refused_on: &[Platform], span: Span) {
+        let name = display(command.name);
+        let base = command.parent_name().unwrap_or(command.name).to_string();
+        let hint = match base.as_str() {
+            "multi" | "exec" | "discard" | "watch" | "unwatch" => {
+                "a script already runs atomically: drop the transaction commands"
+            }
+            "eval" | "evalsha" | "eval_ro" | "evalsha_ro" | "fcall" | "fcall_ro" | "script"
+            | "function" => "scripts cannot run scripts: inline the other script's logic",
+            "subscribe" | "psubscribe" | "ssubscribe" | "unsubscribe" | "punsubscribe"
+            | "sunsubscribe" => "subscribe from the client; a script can still PUBLISH",
+            _ => "run this command from the client instead of the script",
+        };
+        // Where scripts may call it, if anywhere in the model.
+        let allowed = commands::lookup(command.name).map_or(ReleaseSet::NONE, |entry| {
+            entry
+                .forms
+                .iter()
+                .filter(|form| !form.flags.contains(commands::CommandFlags::NOSCRIPT))
+                .fold(ReleaseSet::NONE, |set, form| set.union(form.releases))
+        });
+        let elsewhere = !allowed.is_empty() && !refused_on.is_empty();
+        let hint = if elsewhere {
+            "run it from the client, or target a release that allows it in scripts"
+        } else {
+            hint
+        };
+        let message = if !elsewhere {
+            format!("`{name}` cannot be called from a script: Redis marks it `noscript`")
+        } else {
+            let on: Vec<&str> = refused_on
+                .iter()
+                .map(|platform| platform.release().name)
+                .collect();
+            format!(
+                "`{name}` cannot be called from a script on {} (allowed {})",
+                on.join(", "),
+                allowed.describe()
+            )
+        };
+        self.diagnostics.push(span.error(message, hint));
+    }
+
+    fn wrong_arity(
+        &mut self,
+        command: &Command<'_>,
+        platform: Option<Platform>,
+        passed: usize,
+        span: Span,
+    ) {
+        let name = display(command.name);
+        let words_in_name = 1 + usize::from(command.parent_name().is_some());
+        let expected = command.min_args().saturating_sub(words_in_name);
+        let passed_after = passed.saturating_sub(words_in_name);
+        let bound = if command.max_args().is_some() {
+            "exactly"
+        } else {
+            "at least"
+        };
+        // Name the release when the command's arity differs between releases.
+        let accepting = commands::lookup(command.name).map_or(ReleaseSet::NONE, |entry| {
+            entry
+                .forms
+                .iter()
+                .filter(|form| {
+                    let arity = form.arity;
+                    let min = arity.unsigned_abs() as usize;
+                    if arity >= 0 {
+                        passed == min
+                    } else {
+                        passed >= min
+                    }
+                })
+                .fold(ReleaseSet::NONE, |set, form| set.union(form.releases))
+        });
+        let on = match platform {
+            Some(platform) if !accepting.is_empty() => {
+                format!(" on {}", platform.release().name)
+            }
+            _ => String::new(),
+        };
+        let hint = if accepting.is_empty() || on.is_empty() {
+            // The syntax of the server the call was checked for.
+            let releases = platform.map_or(ReleaseSet::ALL, |platform| {
+                ReleaseSet::only(platform.release)
+            });
+            let syntax = shapes::shape(command.name)
+                .and_then(|shape| shape.forms_for(releases).next())
+                .map(ShapeForm::syntax);
+            match syntax {
+                Some(syntax) => format!("fix the arguments: `{name} {syntax}`"),
+                None => format!("fix the arguments; `COMMAND DOCS {name}` shows its syntax"),
+            }
+        } else {
+            format!(
+                "this call is valid {}; fix the arguments or the target",
+                accepting.describe()
+            )
+        };
+        self.diagnostics.push(span.error(
+            format!(
+                "`{name}` takes {bound} {} after its name{on}, but this call passes {passed_after}: Redis fails with \"Wrong number of args calling Redis command from script\"",
+                plural(expected, "argument")
+            ),
+            hint,
+        ));
+    }
+
+    /// The arguments every form of the command (or, strict, any form)
+    /// takes as keys: each must come from KEYS (see [`Analyzer::check_key`]).
+    fn check_keys(
+        &mut self,
+        candidates: &[Candidate<'_>],
+        operands: &[Operand],
+        arguments: &[Option<&str>],
+        strict: bool,
+        report: bool,
+    ) {
+        let mut flagged: Vec<usize> = Vec::new();
+        for (index, candidate) in candidates.iter().enumerate() {
+            let positions = candidate.command.key_positions(arguments);
+            let keys: Vec<usize> = positions
+                .known()
+                .iter()
+                .filter(|position| position.is_key())
+                .map(|position| position.index)
+                .collect();
+            if index == 0 || strict {
+                for key in keys {
+                    if !flagged.contains(&key) {
+                        flagged.push(key);
+                    }
+                }
+            } else {
+                flagged.retain(|key| keys.contains(key));
+            }
+        }
+        flagged.sort_unstable();
+        let Some(name) = candidates.first().map(|c| display(c.command.name)) else {
+            return;
+        };
+        for index in flagged {
+            if let Some(operand) = operands.get(index) {
+                let site = KeySite {
+                    command: name.clone(),
+                    line: operand.span.line,
+                    in_function: None,
+                };
+                self.check_key(&operand.value, operand.span, &site, report);
+            }
+        }
+    }
+}
+
+/// One server's view of the called command (`platform` is `None` for a
+/// command the project declares).
+#[derive(Debug, Clone, Copy)]
+struct Candidate<'a> {
+    platform: Option<Platform>,
+    command: Command<'a>,
+}
+
+/// The text Redis receives for an argument, when it is a literal: strings
+/// as written, numbers as Lua 5.1 converts them (`%.14g`).
+pub(crate) fn literal_text(operand: &Operand) -> Option<String> {
+    if operand.many {
+        return None;
+    }
+    match &operand.value {
+        Value::Str(text) => Some(text.clone()),
+        Value::Number(_) => operand
+            .value
+            .as_integer()
+            .map(|integer| integer.to_string()),
+        _ => None,
+    }
+}
+
+/// `string.format('%s…', prefix, …)`: a key built from `prefix` when the
+/// format starts with its text.
+fn formats_a_key(operands: &[Operand]) -> Option<crate::domain::keys::Derivation> {
+    let format = operands.first()?.value.as_str()?;
+    if !format.starts_with("%s") {
+        return None;
+    }
+    operands.get(1)?.value.derivation()
+}
+
+fn display(name: &str) -> String {
+    name.replace('|', " ").to_ascii_uppercase()
+}
+
+/// `tonumber(x)`: a number, or nil when `x` is not one. Only a missing
+/// argument is evidence for a finding: what text the caller sends or the
+/// data holds is the script author's to know.
+fn tonumber(analyzer: &Analyzer<'_>, operands: &[Operand]) -> Value {
+    let Some(operand) = operands.first() else {
+        return Value::Typed(Type::of(Kinds::NIL));
+    };
+    let ty = operand.value.ty();
+    if ty.kinds.within(Kinds::NUMBER | Kinds::NUMERIC_STRING) {
+        return Value::Typed(Type::of(Kinds::NUMBER));
+    }
+    let number = Type::of(Kinds::NUMBER | Kinds::NIL);
+    match &ty.absence {
+        Some(absence) if ty.kinds.intersects(Kinds::FALSY) => {
+            let shown = analyzer.quote(operand.span, "its argument");
+            Value::Typed(number.absent(
+                format!("`tonumber({shown})`"),
+                format!(
+                    "is nil when its argument is missing ({} {})",
+                    absence.source, absence.when
+                ),
+            ))
+        }
+        _ => Value::Typed(number),
+    }
+}
+
+impl Analyzer<'_> {
+    /// The table `unpack(table)` spreads: its type, with what the
+    /// declaration says of KEYS and ARGV (a variadic list with no fixed
+    /// element may be empty).
+    fn spread_table(&self, table: Option<&Value>) -> Type {
+        match table {
+            Some(Value::Params(param)) => {
+                let signature = self.context.signature;
+                let (fixed, variadic) = match param {
+                    Param::Keys => (signature.keys, signature.variadic_keys),
+                    Param::Argv => (signature.args, signature.variadic_args),
+                };
+                Type::table(TableType {
+                    may_be_empty: fixed == 0 && variadic,
+                    even_length: false,
+                    ..TableType::default()
+                })
+            }
+            Some(value) => value.ty(),
+            None => Type::unknown(),
+        }
+    }
+
+    /// `table.insert(t, v)` and `rawset(t, k, v)` of a local table: from
+    /// here on it is not known to be empty.
+    fn track_table_writes(&mut self, global: &str, member: Option<&str>, arguments: &FunctionArgs) {
+        let writes = matches!(
+            (global, member),
+            ("table", Some("insert")) | ("rawset", None)
+        );
+        if !writes {
+            return;
+        }
+        let FunctionArgs::Parentheses { arguments, .. } = arguments else {
+            return;
+        };
+        if let Some(full_moon::ast::Expression::Var(full_moon::ast::Var::Name(token))) =
+            arguments.iter().next()
+        {
+            self.table_written(token);
+        }
+    }
+}

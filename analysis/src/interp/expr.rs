@@ -1,0 +1,530 @@
+//! The walk of expressions: the value each one may hold, operators,
+//! call chains, argument lists and table constructors.
+
+use super::*;
+
+impl Analyzer<'_> {
+    /// Evaluates an expression; using KEYS/ARGV as a whole counts as
+    /// dynamic access.
+    pub fn value_of(&mut self, expression: &Expression) -> Value {
+        let value = self.raw_value_of(expression);
+        if let Value::Params(param) = value {
+            let span = self.context.map.expression(expression);
+            self.param_dynamic(param, span);
+        }
+        value
+    }
+
+    /// Records a whole-table use of KEYS/ARGV at `span`.
+    pub fn settle(&mut self, value: Value, span: Span) -> Value {
+        if let Value::Params(param) = value {
+            self.param_dynamic(param, span);
+        }
+        value
+    }
+
+    /// Evaluates without recording a whole-table use of KEYS/ARGV, for
+    /// consumers that report it with a better span.
+    pub fn raw_value_of(&mut self, expression: &Expression) -> Value {
+        if !self.enter() {
+            self.leave();
+            return Value::Unknown;
+        }
+        let value = match expression {
+            Expression::BinaryOperator { lhs, binop, rhs } => self.binary(lhs, binop, rhs),
+            Expression::Parentheses { expression, .. } => self.value_of(expression),
+            Expression::UnaryOperator { unop, expression } => self.unary(unop, expression),
+            Expression::Function(function) => {
+                let summary = self.walk_function_body(function.body(), None);
+                Value::Function(summary.map(std::rc::Rc::new))
+            }
+            Expression::FunctionCall(call) => self.eval_function_call(call),
+            Expression::TableConstructor(table) => self.eval_table(table),
+            Expression::Number(token) => number(token),
+            Expression::String(token) => Value::Str(string_literal(self.context.map, token)),
+            Expression::Symbol(token) => self.symbol(token),
+            Expression::Var(Var::Name(token)) => self.read_name(token, None),
+            Expression::Var(Var::Expression(variable)) => {
+                let suffixes: Vec<&Suffix> = variable.suffixes().collect();
+                self.eval_chain(variable.prefix(), &suffixes)
+            }
+            _ => Value::Unknown,
+        };
+        self.leave();
+        value
+    }
+
+    pub(super) fn binary(&mut self, lhs: &Expression, operator: &BinOp, rhs: &Expression) -> Value {
+        let left = self.value_of(lhs);
+        // `t.m and t.m(x)`: the right side runs only when `t.m` exists,
+        // and `v and v + 1` only where `v` is true.
+        let guards = match operator {
+            BinOp::And(_) => self.guards_of(lhs),
+            _ => Vec::new(),
+        };
+        let pushed = self.missing.push_guards(guards);
+        let before = self.scopes.snapshot();
+        match operator {
+            BinOp::And(_) => self.narrow(lhs, true),
+            BinOp::Or(_) => self.narrow(lhs, false),
+            _ => {}
+        }
+        let right = self.value_of(rhs);
+        self.scopes.restore(&before);
+        self.missing.pop_guards(pushed);
+        if matches!(
+            operator,
+            BinOp::And(_) | BinOp::Or(_) | BinOp::TwoEqual(_) | BinOp::TildeEqual(_)
+        ) {
+            self.tested(&left);
+            self.tested(&right);
+        }
+        self.check_binary(lhs, operator, rhs, &left, &right);
+        let constants = left.as_number().zip(right.as_number());
+        let (left_kinds, right_kinds) = (left.ty().kinds, right.ty().kinds);
+        let divided = left.ty().divided || right.ty().divided;
+        // The length of a flat map or list of pairs, halved: whole.
+        let halves_even = left.ty().even && right.as_number() == Some(2.0);
+        let parities = parity(&left).zip(parity(&right));
+        let fold = |apply: fn(f64, f64) -> f64, keeps_integers: bool| match constants {
+            Some((a, b)) => Value::Number(apply(a, b)),
+            None if keeps_integers
+                && left_kinds.within(Kinds::INTEGER)
+                && right_kinds.within(Kinds::INTEGER) =>
+            {
+                let even = match operator {
+                    BinOp::Plus(_) | BinOp::Minus(_) => parities.map(|(a, b)| a == b),
+                    BinOp::Star(_) => parities.map(|(a, b)| a || b),
+                    _ => None,
+                };
+                Value::Typed(Type::integer_with_parity(even))
+            }
+            // `/` and `^` make fractions; other operators keep them.
+            None if !keeps_integers || divided => Value::Typed(Type::divided()),
+            None => Value::ComputedNumber,
+        };
+        match operator {
+            BinOp::Plus(_) => fold(|a, b| a + b, true),
+            BinOp::Minus(_) => fold(|a, b| a - b, true),
+            BinOp::Star(_) => fold(|a, b| a * b, true),
+            BinOp::Slash(_) if halves_even => Value::Typed(Type::of(Kinds::INTEGER)),
+            BinOp::Slash(_) => fold(|a, b| a / b, false),
+            BinOp::Percent(_) => fold(|a, b| a - (a / b).floor() * b, true),
+            BinOp::Caret(_) => fold(f64::powf, false),
+            BinOp::TwoDots(_) => match left.derivation() {
+                Some(derivation) => Value::DerivedKey(derivation),
+                None => Value::ComputedString(match left {
+                    Value::Str(text) | Value::ComputedString(Some(text)) => Some(text),
+                    _ => None,
+                }),
+            },
+            BinOp::And(_) => logical(&left, right, true),
+            BinOp::Or(_) => logical(&left, right, false),
+            _ => Value::Bool(None),
+        }
+    }
+
+    pub(super) fn unary(&mut self, operator: &UnOp, operand: &Expression) -> Value {
+        let span = self.context.map.span_between(
+            Some(operator.token().token().start_position()),
+            span::expression_end(operand),
+        );
+        let operand_span = self.context.map.expression(operand);
+        match operator {
+            UnOp::Hash(_) => {
+                let value = self.raw_value_of(operand);
+                self.check_nil_use(&value, operand_span, "get the length of", span);
+                let ty = value.ty();
+                let even = ty.table_type().is_some_and(|table| table.even_length);
+                self.settle(value, span);
+                Value::Typed(Type {
+                    even,
+                    unbounded: ty.unbounded,
+                    ..Type::of(Kinds::INTEGER)
+                })
+            }
+            UnOp::Minus(_) => {
+                let value = self.value_of(operand);
+                self.check_nil_use(&value, operand_span, "perform arithmetic on", span);
+                match value.as_number() {
+                    Some(number) => Value::Number(-number),
+                    None if value.ty().kinds.within(Kinds::INTEGER) => {
+                        Value::Typed(Type::of(Kinds::INTEGER))
+                    }
+                    None => Value::ComputedNumber,
+                }
+            }
+            _ => {
+                let value = self.value_of(operand);
+                self.tested(&value);
+                self.check_truth(&value, operand, operand_span);
+                Value::Bool(None)
+            }
+        }
+    }
+
+    /// The value findings of `lhs <operator> rhs`.
+    pub(super) fn check_binary(
+        &mut self,
+        lhs: &Expression,
+        operator: &BinOp,
+        rhs: &Expression,
+        left: &Value,
+        right: &Value,
+    ) {
+        let map = self.context.map;
+        let span = map.span_between(span::expression_start(lhs), span::expression_end(rhs));
+        let (left_span, right_span) = (map.expression(lhs), map.expression(rhs));
+        let sides = || {
+            (
+                Side {
+                    value: left,
+                    span: left_span,
+                },
+                Side {
+                    value: right,
+                    span: right_span,
+                },
+            )
+        };
+        match operator {
+            BinOp::LessThan(_)
+            | BinOp::LessThanEqual(_)
+            | BinOp::GreaterThan(_)
+            | BinOp::GreaterThanEqual(_) => {
+                let (left, right) = sides();
+                self.check_ordering(left, right, span);
+            }
+            BinOp::TwoEqual(_) | BinOp::TildeEqual(_) => {
+                let (left, right) = sides();
+                let equal = matches!(operator, BinOp::TwoEqual(_));
+                self.check_equality(left, right, equal, span);
+            }
+            BinOp::Plus(_)
+            | BinOp::Minus(_)
+            | BinOp::Star(_)
+            | BinOp::Slash(_)
+            | BinOp::Percent(_)
+            | BinOp::Caret(_) => {
+                self.check_nil_use(left, left_span, "perform arithmetic on", span);
+                self.check_nil_use(right, right_span, "perform arithmetic on", span);
+            }
+            BinOp::TwoDots(_) => {
+                self.check_nil_use(left, left_span, "concatenate", span);
+                self.check_nil_use(right, right_span, "concatenate", span);
+            }
+            BinOp::And(_) => self.check_truth(left, lhs, left_span),
+            _ => {}
+        }
+    }
+
+    pub(super) fn symbol(&mut self, token: &TokenReference) -> Value {
+        match token.token_type() {
+            TokenType::Symbol {
+                symbol: Symbol::True,
+            } => Value::Bool(Some(true)),
+            TokenType::Symbol {
+                symbol: Symbol::False,
+            } => Value::Bool(Some(false)),
+            TokenType::Symbol {
+                symbol: Symbol::Nil,
+            } => Value::Nil,
+            TokenType::Symbol {
+                symbol: Symbol::Ellipsis,
+            } => {
+                self.check_vararg(token);
+                Value::Unknown
+            }
+            _ => Value::Unknown,
+        }
+    }
+
+    pub(super) fn check_vararg(&mut self, token: &TokenReference) {
+        self.chunk_varargs |= self.functions.is_empty();
+        let allowed = self.functions.last().is_none_or(|function| function.vararg);
+        if !allowed {
+            let span = self.span(token);
+            self.diagnostics.push(span.error(
+                "`...` is used in a function that does not declare `...`: Lua 5.1 refuses to compile this",
+                "add `...` to the function's parameters, or pass the values as named parameters",
+            ));
+        }
+    }
+
+    pub(super) fn eval_function_call(&mut self, call: &FunctionCall) -> Value {
+        let suffixes: Vec<&Suffix> = call.suffixes().collect();
+        self.eval_chain(call.prefix(), &suffixes)
+    }
+
+    /// `prefix.member[index](args):method(args)...`
+    pub fn eval_chain(&mut self, prefix: &Prefix, suffixes: &[&Suffix]) -> Value {
+        let mut value = match prefix {
+            Prefix::Name(token) => {
+                let next_member = match suffixes.first() {
+                    Some(Suffix::Index(Index::Dot { name, .. })) => Some(identifier(name)),
+                    _ => None,
+                };
+                self.read_name(token, next_member)
+            }
+            Prefix::Expression(expression) => self.value_of(expression),
+            _ => Value::Unknown,
+        };
+        let mut base_span = match prefix {
+            Prefix::Name(token) => self.span(token),
+            Prefix::Expression(expression) => self.context.map.expression(expression),
+            _ => Span::TOP,
+        };
+        for suffix in suffixes {
+            let span = self.context.map.chain(prefix, suffix);
+            value = self.apply_suffix(value, suffix, base_span, span);
+            base_span = span;
+        }
+        value
+    }
+
+    /// `value` (written at `base_span`) followed by `suffix`, together at
+    /// `span`.
+    pub(super) fn apply_suffix(
+        &mut self,
+        value: Value,
+        suffix: &Suffix,
+        base_span: Span,
+        span: Span,
+    ) -> Value {
+        if let Value::Missing(missing) = &value {
+            let usage = match suffix {
+                Suffix::Call(Call::AnonymousCall(_)) => MissingUse::Call,
+                _ => MissingUse::Index,
+            };
+            self.use_missing(missing, usage);
+        }
+        let operation = match suffix {
+            Suffix::Call(Call::AnonymousCall(_)) => "call",
+            _ => "index",
+        };
+        self.check_nil_use(&value, base_span, operation, span);
+        match suffix {
+            Suffix::Index(Index::Dot { name, .. }) => {
+                let member_span = self.span(name);
+                if let Value::Params(param) = value {
+                    self.param_dynamic(param, span);
+                    return Value::Unknown;
+                }
+                self.index_member(value, identifier(name), member_span)
+            }
+            Suffix::Index(Index::Brackets { expression, .. }) => {
+                let key = self.value_of(expression);
+                match (value, key) {
+                    (Value::Params(param), key) => self.param_index(param, &key, span),
+                    (base @ Value::Builtin { .. }, Value::Str(member)) => {
+                        self.index_member(base, &member, span)
+                    }
+                    (Value::Typed(ty), key) => element(&ty, &key),
+                    _ => Value::Unknown,
+                }
+            }
+            Suffix::Call(Call::AnonymousCall(arguments)) => self.call(value, arguments, span),
+            Suffix::Call(Call::MethodCall(method)) => {
+                self.settle(value, span);
+                self.eval_arguments(method.args(), span);
+                self.last_call_many = true;
+                Value::Unknown
+            }
+            _ => Value::Unknown,
+        }
+    }
+
+    /// Evaluates call arguments. KEYS/ARGV passed whole are reported with
+    /// the span of the call (`unpack(KEYS)`).
+    pub fn eval_arguments(&mut self, arguments: &FunctionArgs, call_span: Span) -> Vec<Operand> {
+        match arguments {
+            FunctionArgs::Parentheses { arguments, .. } => {
+                let operands = self.eval_list(arguments.iter(), false);
+                for operand in &operands {
+                    self.settle(operand.value.clone(), call_span);
+                }
+                operands
+            }
+            FunctionArgs::String(token) => vec![Operand {
+                value: Value::Str(string_literal(self.context.map, token)),
+                span: self.span(token),
+                many: false,
+            }],
+            FunctionArgs::TableConstructor(table) => vec![Operand {
+                value: self.eval_table(table),
+                span: self
+                    .context
+                    .map
+                    .tokens(table.braces().tokens().0, table.braces().tokens().1),
+                many: false,
+            }],
+            _ => Vec::new(),
+        }
+    }
+
+    /// Evaluates an expression list, noting whether the last one may expand
+    /// to any number of values. With `settle`, KEYS/ARGV used whole are
+    /// recorded at their own span.
+    pub(super) fn eval_list<'e>(
+        &mut self,
+        expressions: impl Iterator<Item = &'e Expression>,
+        settle: bool,
+    ) -> Vec<Operand> {
+        let expressions: Vec<&Expression> = expressions.collect();
+        let count = expressions.len();
+        let mut operands = Vec::with_capacity(count);
+        for (position, expression) in expressions.into_iter().enumerate() {
+            self.last_call_many = false;
+            let span = self.context.map.expression(expression);
+            let value = if settle {
+                self.value_of(expression)
+            } else {
+                self.raw_value_of(expression)
+            };
+            let many = position + 1 == count && self.expands(expression);
+            operands.push(Operand { value, span, many });
+        }
+        operands
+    }
+
+    /// A call or `...` in the last position expands to all its values.
+    pub(super) fn expands(&self, expression: &Expression) -> bool {
+        match expression {
+            Expression::FunctionCall(_) => self.last_call_many,
+            Expression::Symbol(token) => token.is_symbol(Symbol::Ellipsis),
+            _ => false,
+        }
+    }
+
+    pub(super) fn eval_table(&mut self, table: &TableConstructor) -> Value {
+        let mut array = Vec::new();
+        let mut reply = None;
+        let fields: Vec<&Field> = table.fields().iter().collect();
+        let count = fields.len();
+        for (position, field) in fields.into_iter().enumerate() {
+            match field {
+                Field::NoKey(expression) => {
+                    self.last_call_many = false;
+                    let value = self.value_of(expression);
+                    let many = position + 1 == count && self.expands(expression);
+                    let span = self.context.map.expression(expression);
+                    array.push((value, many, span));
+                }
+                Field::NameKey {
+                    key,
+                    value: expression,
+                    ..
+                } => {
+                    let value = self.value_of(expression);
+                    let span = self.context.map.expression(expression);
+                    if let Some(field_reply) = self.reply_field(identifier(key), &value, span) {
+                        reply = Some(field_reply);
+                    }
+                }
+                Field::ExpressionKey {
+                    key,
+                    value: expression,
+                    ..
+                } => {
+                    let key = self.value_of(key);
+                    let value = self.value_of(expression);
+                    match key {
+                        Value::Str(name) => {
+                            let span = self.context.map.expression(expression);
+                            if let Some(field_reply) = self.reply_field(&name, &value, span) {
+                                reply = Some(field_reply);
+                            }
+                        }
+                        key => self.error_codes.computed_field(&key, &value),
+                    }
+                }
+                _ => {}
+            }
+        }
+        if let Some(reply) = reply {
+            return Value::Reply(reply);
+        }
+        let open_ended = array.last().is_some_and(|(_, many, _)| *many);
+        if open_ended {
+            array.pop();
+        }
+        let tag = array
+            .first()
+            .and_then(|(value, _, _)| value.as_str().map(str::to_string));
+        Value::Table(Some(Box::new(TableShape {
+            tag,
+            elements: array.iter().map(|(value, _, _)| value.kind()).collect(),
+            values: array
+                .into_iter()
+                .map(|(value, _, span)| (value, span))
+                .collect(),
+            open_ended,
+        })))
+    }
+}
+
+impl Analyzer<'_> {
+    /// A constructor's field `name = value`: `err` and `ok` make the table
+    /// a reply of its own.
+    pub(super) fn reply_field(&mut self, name: &str, value: &Value, span: Span) -> Option<Reply> {
+        match name {
+            "err" => {
+                self.error_codes
+                    .err_field(value, span, &mut self.diagnostics);
+                // Returned, the table is an error reply only when `err` is
+                // a string.
+                crate::interp::error_codes::may_be_string(value)
+                    .then(|| Reply::Error(error_code(value)))
+            }
+            "ok" => Some(Reply::Status(value.as_str().map(str::to_string))),
+            _ => None,
+        }
+    }
+}
+
+/// `table[key]` of a table of type `table`: the element's type where the
+/// table's shape tells it (its position, or what all its elements are,
+/// or nil past its end).
+pub(super) fn element(table: &Type, key: &Value) -> Value {
+    let Some(shape) = table.table_type() else {
+        return Value::Unknown;
+    };
+    if let Some(index) = key
+        .as_integer()
+        .and_then(|index| usize::try_from(index).ok())
+        && let Some(position) = index.checked_sub(1).and_then(|at| shape.positions.get(at))
+    {
+        return Value::Typed(position.clone());
+    }
+    match (&shape.elements, key.ty().kinds.within(Kinds::NUMBER)) {
+        (Some(elements), true) => Value::Typed(elements.join(&Type::of(Kinds::NIL))),
+        _ => Value::Unknown,
+    }
+}
+
+/// The value of `left and right` (`and_`) or `left or right`: the left
+/// side when it decides, else the right side.
+pub(super) fn logical(left: &Value, right: Value, and_: bool) -> Value {
+    let ty = left.ty();
+    let (decides, goes_on) = if and_ {
+        (ty.falsy(), ty.truthy())
+    } else {
+        (ty.truthy(), ty.falsy())
+    };
+    if decides.kinds.is_empty() {
+        return right;
+    }
+    if goes_on.kinds.is_empty() {
+        return left.clone();
+    }
+    Value::Typed(decides).join(&right)
+}
+
+pub(super) fn number(token: &TokenReference) -> Value {
+    match token.token_type() {
+        TokenType::Number { text } => {
+            value::parse_number(text.as_str()).map_or(Value::ComputedNumber, Value::Number)
+        }
+        _ => Value::Unknown,
+    }
+}

@@ -1,0 +1,567 @@
+//! The walk over the syntax tree: scopes, statements and expressions. The
+//! checks themselves live in `globals`, `params`, `calls` and `returns`.
+
+pub(crate) mod calls;
+pub(crate) mod derived_keys;
+pub(crate) mod error_codes;
+mod expr;
+pub(crate) mod globals;
+pub(crate) mod library;
+pub(crate) mod narrowing;
+pub(crate) mod params;
+pub(crate) mod redis_api;
+pub(crate) mod returns;
+pub(crate) mod script_options;
+mod stmt;
+
+use std::collections::HashSet;
+
+use full_moon::ast::{
+    Assignment, Ast, BinOp, Block, Call, Expression, Field, FunctionArgs, FunctionBody,
+    FunctionCall, FunctionDeclaration, GenericFor, If, Index, LastStmt, LocalAssignment,
+    NumericFor, Parameter, Prefix, Repeat, Stmt, Suffix, TableConstructor, UnOp, Var, While,
+};
+use full_moon::tokenizer::{Symbol, TokenReference, TokenType};
+
+use crate::domain::keys::{KeyPrefixes, KeyUse, ParameterId};
+use crate::domain::scope::{Assignments, Binding, Scopes, Snapshot};
+use crate::domain::types::{Kinds, Type};
+use crate::domain::value::{self, FunctionSummary, Reply, TableShape, Value};
+use crate::emit::review::{LoopBound, LoopSite, Review};
+use crate::findings::comparisons::Side;
+use crate::findings::loops::Forever;
+use crate::interp::error_codes::error_code;
+use crate::interp::globals::{MissingMembers, MissingUse};
+use crate::interp::library::Plan;
+use crate::interp::params::ParamUsage;
+use crate::model::command_replies::Resp;
+use crate::model::sandbox::Environment;
+use crate::source::diagnostic::Diagnostic;
+use crate::source::header::Header;
+use crate::source::shebang::ScriptFlags;
+use crate::source::span::{self, SourceMap, Span};
+use crate::source::syntax::MAX_NESTING;
+use crate::source::tokens::{identifier, string_literal};
+use crate::{ErrorCodes, ReturnShape, ReturnSite, Signature};
+
+/// What the walk found.
+#[derive(Debug, Default)]
+pub(crate) struct Outcome {
+    pub diagnostics: Vec<Diagnostic>,
+    pub returns: Vec<ReturnSite>,
+    /// A write command is reachable, or a command name is not a literal.
+    pub may_write: bool,
+    pub error_codes: ErrorCodes,
+    /// The main chunk itself (outside any function) uses `...`.
+    pub chunk_varargs: bool,
+    pub review: Review,
+    pub key_prefixes: KeyPrefixes,
+}
+
+/// Runs the analysis: a first walk finds locals that are assigned again
+/// (their value is unknown everywhere), the second walk does the checks.
+pub(crate) fn run(
+    source: &str,
+    ast: &Ast,
+    signature: &Signature,
+    flags: &ScriptFlags,
+    header: &Header,
+) -> Outcome {
+    let map = SourceMap::new(source);
+    let context = Context {
+        map: &map,
+        signature,
+        flags,
+        header,
+        environment: Environment::Eval,
+        tables: ["KEYS", "ARGV"],
+        plan: None,
+        resp: Resp::of_source(source),
+    };
+    walk_twice(context, ast).finish()
+}
+
+/// The first walk finds the locals assigned again, the second checks;
+/// unless no answer of the first depended on what it did not know yet.
+fn walk_twice<'a>(context: Context<'a>, ast: &Ast) -> Analyzer<'a> {
+    let (survey, assignments) = survey(context, ast);
+    if survey.scopes.agrees_with(&assignments) {
+        return survey;
+    }
+    walk_knowing(context, ast, assignments)
+}
+
+/// A walk that knows no assignment yet, and the assignments it found.
+fn survey<'a>(context: Context<'a>, ast: &Ast) -> (Analyzer<'a>, Assignments) {
+    let mut survey = Analyzer::new(context, Assignments::default());
+    survey.walk_chunk(ast);
+    let assignments = std::mem::take(&mut survey.assignments_found);
+    (survey, assignments)
+}
+
+fn walk_knowing<'a>(context: Context<'a>, ast: &Ast, assignments: Assignments) -> Analyzer<'a> {
+    let mut analyzer = Analyzer::new(context, assignments);
+    analyzer.walk_chunk(ast);
+    analyzer
+}
+
+/// What the walk of a library found: the diagnostics of the whole file and
+/// what each registered function's callback does.
+#[derive(Debug, Default)]
+pub(crate) struct LibraryOutcome {
+    pub diagnostics: Vec<Diagnostic>,
+    /// By registration, in the order of the plan.
+    pub functions: Vec<FunctionOutcome>,
+}
+
+/// What one callback does.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct FunctionOutcome {
+    pub returns: Vec<ReturnSite>,
+    pub may_write: bool,
+    pub error_codes: ErrorCodes,
+    pub key_prefixes: KeyPrefixes,
+}
+
+/// Walks a library: its top level as `FUNCTION LOAD` runs it, each
+/// registered callback as `FCALL` runs it.
+pub(crate) fn run_library(
+    source: &str,
+    ast: &Ast,
+    plan: &Plan,
+    library: &Signature,
+    header: &Header,
+) -> LibraryOutcome {
+    let map = SourceMap::new(source);
+    let flags = ScriptFlags::default();
+    let context = Context {
+        map: &map,
+        signature: library,
+        flags: &flags,
+        header,
+        environment: Environment::LibraryLoad,
+        tables: ["KEYS", "ARGV"],
+        plan: Some(plan),
+        resp: Resp::of_source(source),
+    };
+    let mut analyzer = walk_twice(context, ast);
+    let missing = std::mem::take(&mut analyzer.missing);
+    analyzer.diagnostics.extend(missing.into_notes());
+    let mut functions = analyzer.function_outcomes;
+    functions.resize_with(plan.registrations.len(), FunctionOutcome::default);
+    // Code outside the callbacks (their helpers) runs when any of them
+    // calls it: each callback can end with the replies it builds.
+    for function in &mut functions {
+        function.error_codes.merge(&analyzer.error_codes);
+    }
+    LibraryOutcome {
+        diagnostics: analyzer.diagnostics,
+        functions,
+    }
+}
+
+/// Read-only inputs of one analysis.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Context<'a> {
+    pub map: &'a SourceMap<'a>,
+    pub signature: &'a Signature,
+    pub flags: &'a ScriptFlags,
+    pub header: &'a Header,
+    /// Which globals the code sees.
+    pub environment: Environment,
+    /// What the code calls its keys and arguments: `KEYS` and `ARGV`, or a
+    /// function's parameters (`keys`, `args`).
+    pub tables: [&'a str; 2],
+    /// The registrations of a library; `None` for a script.
+    pub plan: Option<&'a Plan>,
+    /// The protocol its `redis.call` replies arrive in.
+    pub resp: Resp,
+}
+
+/// The call whose arguments may hold a function that is not simply run.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Guard {
+    /// `pcall`/`xpcall`: the function runs protected.
+    Pcall,
+    /// `setmetatable`: the function is a metamethod.
+    Metamethod,
+}
+
+/// Per-function state: whether `...` is allowed, and the types its
+/// `return`s give (its calls' summary).
+#[derive(Debug)]
+struct Function {
+    /// The number of this walk of its body, which names its parameters.
+    id: u32,
+    vararg: bool,
+    returns: Option<Type>,
+    /// What its `return`s give first, as far as key provenance goes:
+    /// `None` before the first `return`, `Some(None)` once one gives
+    /// something other than a key.
+    returned_key: Option<Option<Value>>,
+    /// Keys built from its parameters, checked at its calls.
+    key_uses: Vec<KeyUse>,
+}
+
+impl Function {
+    fn new(id: u32) -> Self {
+        Self {
+            id,
+            vararg: false,
+            returns: None,
+            returned_key: None,
+            key_uses: Vec::new(),
+        }
+    }
+}
+
+/// A loop being walked: the values at each way out of it found in the
+/// current pass (a `break`, a `repeat`'s condition holding).
+#[derive(Debug, Default)]
+struct Loop {
+    exits: Vec<Snapshot>,
+}
+
+/// Where a loop ends, besides its `break`s.
+#[derive(Clone, Copy)]
+enum Exit<'e> {
+    /// At its head: a `for` when its range is done, a `while` where its
+    /// condition (given) is false.
+    AtHead(Option<&'e Expression>),
+    /// Inside a pass, which records it: a `repeat` where its condition
+    /// holds.
+    InPass,
+}
+
+/// Loops nested deeper than this settle after one pass: every value their
+/// body changes becomes unknown, so that nested loops cost a bounded number
+/// of passes.
+const PRECISE_LOOP_DEPTH: usize = 3;
+
+/// Passes over a loop's body before the values it changes are made
+/// unknown.
+const LOOP_PASSES: usize = 3;
+
+/// One evaluated call argument or table element.
+#[derive(Debug)]
+pub(crate) struct Operand {
+    pub value: Value,
+    pub span: Span,
+    /// A trailing call or `...` whose number of values is unknown.
+    pub many: bool,
+}
+
+#[derive(Debug)]
+pub(crate) struct Analyzer<'a> {
+    pub context: Context<'a>,
+    pub scopes: Scopes,
+    pub diagnostics: Vec<Diagnostic>,
+    pub returns: Vec<ReturnSite>,
+    pub may_write: bool,
+    pub error_codes: ErrorCodes,
+    pub chunk_varargs: bool,
+    /// The facts of the script for its review (`--report`).
+    pub review: Review,
+    /// The prefixes keys are built from, which each call checks.
+    pub key_prefixes: KeyPrefixes,
+    pub params: ParamUsage,
+    pub missing: MissingMembers,
+    /// Locals assigned after their declaration, and which of them from a
+    /// closure (collected by the survey).
+    pub assignments_found: Assignments,
+    /// Set by a call to `error`: the statement never completes.
+    pub raised: bool,
+    /// Set by each call: it may return any number of values.
+    pub last_call_many: bool,
+    /// Globals the script tried to create: already reported, so reading
+    /// them later is not reported again.
+    pub refused_globals: HashSet<String>,
+    /// Inside the arguments of a `pcall`/`xpcall` or `setmetatable`: the
+    /// number of functions around that call, and which call. A function
+    /// written among a `pcall`'s arguments runs protected (what it raises,
+    /// the call catches); one among `setmetatable`'s is a metamethod, which
+    /// runs only when the table is used that way.
+    pub protected_from: Option<(usize, Guard)>,
+    /// In a library: what each registered callback does, by registration.
+    function_outcomes: Vec<FunctionOutcome>,
+    /// How many functions enclose the code whose `return` is the reply:
+    /// none for a script, the callback for a library function.
+    reply_depth: usize,
+    functions: Vec<Function>,
+    /// The number the next walk of a function body gets.
+    next_function_id: u32,
+    /// The loops around the code being walked, innermost last.
+    loops: Vec<Loop>,
+    depth: usize,
+    too_deep: bool,
+}
+
+impl<'a> Analyzer<'a> {
+    fn new(context: Context<'a>, assignments: Assignments) -> Self {
+        Self {
+            context,
+            scopes: Scopes::new(assignments),
+            diagnostics: Vec::new(),
+            returns: Vec::new(),
+            may_write: false,
+            error_codes: ErrorCodes::default(),
+            chunk_varargs: false,
+            review: Review::default(),
+            params: ParamUsage::default(),
+            missing: MissingMembers::default(),
+            refused_globals: HashSet::new(),
+            protected_from: None,
+            key_prefixes: KeyPrefixes::default(),
+            function_outcomes: Vec::new(),
+            reply_depth: 0,
+            assignments_found: Assignments::default(),
+            raised: false,
+            last_call_many: false,
+            functions: Vec::new(),
+            next_function_id: 0,
+            loops: Vec::new(),
+            depth: 0,
+            too_deep: false,
+        }
+    }
+
+    /// The innermost function returns `returned` first.
+    pub fn function_returned(&mut self, returned: &Value) {
+        if let Some(function) = self.functions.last_mut() {
+            let ty = returned.ty();
+            function.returns = Some(match function.returns.take() {
+                Some(returns) => returns.join(&ty),
+                None => ty,
+            });
+            let key = returned.derivation().map(|_| returned.clone());
+            function.returned_key = Some(match function.returned_key.take() {
+                None => key,
+                Some(earlier) => earlier.zip(key).map(|(earlier, key)| earlier.join(&key)),
+            });
+        }
+    }
+
+    /// Records that a parameter's value (or a key built from it) is a key
+    /// argument: its function's calls check what they pass. Nothing is
+    /// recorded when that function is not being walked.
+    pub fn defer_key_use(&mut self, key_use: KeyUse) {
+        let function = self
+            .functions
+            .iter_mut()
+            .rev()
+            .find(|function| function.id == key_use.parameter.function);
+        if let Some(function) = function
+            && !function.key_uses.contains(&key_use)
+        {
+            function.key_uses.push(key_use);
+        }
+    }
+
+    /// How many functions enclose the code being walked (0 in the main
+    /// chunk).
+    pub fn functions_depth(&self) -> usize {
+        self.functions.len()
+    }
+
+    /// Declares a local of the function being walked.
+    /// Records the loop opened by `keyword` for the review: endless, one
+    /// pass per element of a read that grows with the data (`driven`, its
+    /// range or iterated value), or bounded as written at `written`.
+    fn record_loop(
+        &mut self,
+        keyword: &TokenReference,
+        kind: &'static str,
+        endless: bool,
+        driven: Option<&Value>,
+        written: Span,
+    ) {
+        let at = self.span(keyword);
+        let growing = driven.and_then(|value| value.ty().unbounded);
+        let bound = match (endless, growing) {
+            (true, _) => LoopBound::Never,
+            (false, Some(read)) => LoopBound::GrowingRead {
+                command: read.command.clone(),
+                line: read.span.line,
+            },
+            (false, None) => LoopBound::Written(self.quote(written, "its condition")),
+        };
+        self.review.loop_site(LoopSite {
+            line: at.line,
+            column: at.column,
+            kind,
+            bound,
+        });
+    }
+
+    /// The code being walked runs in a loop of its function.
+    pub(crate) fn in_loop(&self) -> bool {
+        !self.loops.is_empty()
+    }
+
+    fn declare(&mut self, name: &str, declared_at: usize, value: Value) {
+        let depth = self.functions_depth();
+        self.scopes.declare(name, declared_at, depth, value);
+    }
+
+    fn finish(mut self) -> Outcome {
+        let findings = self.param_findings();
+        self.diagnostics.extend(findings);
+        let missing = std::mem::take(&mut self.missing);
+        self.diagnostics.extend(missing.into_notes());
+        sort_returns(&mut self.returns);
+        self.review.finish();
+        Outcome {
+            diagnostics: self.diagnostics,
+            returns: self.returns,
+            may_write: self.may_write,
+            error_codes: self.error_codes,
+            chunk_varargs: self.chunk_varargs,
+            review: self.review,
+            key_prefixes: self.key_prefixes,
+        }
+    }
+
+    pub fn span(&self, token: &TokenReference) -> Span {
+        self.context.map.token(token)
+    }
+
+    /// The quoted source under `span`, or `fallback` when it is too long.
+    pub fn quote(&self, span: Span, fallback: &str) -> String {
+        self.context
+            .map
+            .snippet(span)
+            .unwrap_or_else(|| fallback.to_string())
+    }
+
+    /// True where a `return` is the reply: the script's main chunk, or
+    /// the body of a library function's callback.
+    pub fn in_main_chunk(&self) -> bool {
+        self.functions.len() == self.reply_depth
+    }
+
+    /// Guards the recursion: past the limit the subtree is skipped. The
+    /// syntax pre-scan keeps real input far below it.
+    fn enter(&mut self) -> bool {
+        self.depth += 1;
+        if self.depth <= MAX_NESTING * 2 {
+            return true;
+        }
+        if !self.too_deep {
+            self.too_deep = true;
+            self.diagnostics.push(Span::TOP.error(
+                "the script nests blocks, brackets and operators more than 200 levels deep",
+                "Lua 5.1 refuses chunks with more than 200 syntax levels; split the expression into locals",
+            ));
+        }
+        false
+    }
+
+    fn leave(&mut self) {
+        self.depth = self.depth.saturating_sub(1);
+    }
+
+    // ----- statements -------------------------------------------------
+}
+
+/// Source order, with falling off the end last.
+fn sort_returns(returns: &mut [ReturnSite]) {
+    returns.sort_by_key(|site| {
+        let falls_off = site.shape == ReturnShape::FallsOffEnd;
+        (falls_off, site.line, site.column)
+    });
+}
+
+/// A declaration's identity: the byte offset of its name.
+fn offset(token: &TokenReference) -> usize {
+    token.token().start_position().bytes()
+}
+
+/// Whether an integer value is even, when that is known.
+fn parity(value: &Value) -> Option<bool> {
+    match value.as_number() {
+        Some(number) if number.fract() == 0.0 => Some(number % 2.0 == 0.0),
+        Some(_) => None,
+        None => value.ty().parity(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::source::syntax::Prepared;
+
+    fn lua_files(directory: &Path, found: &mut Vec<String>) {
+        let Ok(entries) = std::fs::read_dir(directory) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                lua_files(&path, found);
+            } else if path.extension().is_some_and(|extension| extension == "lua") {
+                found.extend(std::fs::read_to_string(&path).ok());
+            }
+        }
+    }
+
+    /// Skipping the second walk is exact: on every script of the test
+    /// suite, and on closures that read and assign outer locals, the
+    /// outcome is the one two walks give.
+    #[test]
+    fn the_second_walk_is_skipped_only_when_it_changes_nothing() {
+        let mut sources = Vec::new();
+        lua_files(
+            &Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/lua"),
+            &mut sources,
+        );
+        assert!(sources.len() > 40, "the test scripts were not found");
+        sources.extend(
+            [
+                "local n = 0\nlocal function bump() n = n + 1 end\nbump()\nreturn n + 1",
+                "local v = redis.call('GET', KEYS[1])\nlocal function read() return v end\nv = 'x'\nreturn read()",
+                "local v = redis.call('GET', KEYS[1])\nlocal function read() return v == nil end\nreturn read()",
+                "local t = {}\nlocal function add(x) t[#t + 1] = x end\nadd(ARGV[1])\nreturn redis.call('DEL', unpack(t))",
+            ]
+            .map(str::to_owned),
+        );
+        let signature = Signature {
+            keys: 2,
+            args: 3,
+            variadic_keys: true,
+            variadic_args: true,
+            allow_unused: true,
+            dynamic_keys: true,
+            ..Signature::default()
+        };
+        let (flags, header) = (ScriptFlags::default(), Header::default());
+        let mut skipped = 0;
+        for source in &sources {
+            let prepared = Prepared::new(source);
+            let Ok(ast) = prepared.parse() else { continue };
+            let map = SourceMap::new(source);
+            let context = Context {
+                map: &map,
+                signature: &signature,
+                flags: &flags,
+                header: &header,
+                environment: Environment::Eval,
+                tables: ["KEYS", "ARGV"],
+                plan: None,
+                resp: Resp::of_source(source),
+            };
+            let (first, assignments) = survey(context, &ast);
+            skipped += usize::from(first.scopes.agrees_with(&assignments));
+            let twice = walk_knowing(context, &ast, assignments).finish();
+            let shortcut = walk_twice(context, &ast).finish();
+            assert_eq!(format!("{shortcut:?}"), format!("{twice:?}"), "{source}");
+        }
+        // Both ways are exercised.
+        assert!(
+            skipped > 0 && skipped < sources.len(),
+            "{skipped} of {}",
+            sources.len()
+        );
+    }
+}

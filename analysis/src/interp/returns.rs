@@ -1,0 +1,87 @@
+//! Return sites and the shape of what each one replies.
+
+use full_moon::ast::Return;
+
+use crate::domain::types::Kinds;
+use crate::domain::value::{Reply, Value};
+use crate::interp::Analyzer;
+use crate::source::span;
+use crate::{ReturnShape, ReturnSite};
+
+impl Analyzer<'_> {
+    /// `return ...`: evaluated everywhere, recorded in the main chunk only
+    /// (a function's `return` is not the script's reply).
+    pub fn walk_return(&mut self, statement: &Return) {
+        let mut values = Vec::new();
+        for expression in statement.returns() {
+            values.push(self.value_of(expression));
+        }
+        if !self.in_main_chunk() {
+            // A function's return: the summary its calls take.
+            let returned = values.first().cloned().unwrap_or(Value::Nil);
+            self.function_returned(&returned);
+            return;
+        }
+        // A returned table of a read that grows with the data (a length
+        // of it is small).
+        if let Some(first) = values
+            .first()
+            .filter(|first| first.ty().kinds.intersects(Kinds::TABLE))
+        {
+            self.check_unbounded_use(first, "the script returns it whole");
+        }
+        let end = statement
+            .returns()
+            .iter()
+            .last()
+            .and_then(span::expression_end)
+            .or_else(|| Some(statement.token().token().end_position()));
+        let span = self
+            .context
+            .map
+            .span_between(Some(statement.token().token().start_position()), end);
+        match values.first() {
+            Some(Value::Table(Some(table))) => self.check_reply_elements(&table.values),
+            Some(value) => {
+                let first = statement
+                    .returns()
+                    .iter()
+                    .next()
+                    .map_or(span, |expression| self.context.map.expression(expression));
+                self.check_reply_number(value, first);
+            }
+            None => {}
+        }
+        // Redis replies with the first value only.
+        let shape = values.first().map_or(ReturnShape::Nil, shape_of);
+        self.returns.push(ReturnSite {
+            line: span.line,
+            column: span.column,
+            width: span.width,
+            shape,
+        });
+    }
+}
+
+fn shape_of(value: &Value) -> ReturnShape {
+    match value {
+        Value::Table(Some(table)) => {
+            let open_ended = table.open_ended;
+            match &table.tag {
+                Some(tag) => ReturnShape::Tagged {
+                    tag: tag.clone(),
+                    elements: table.elements.iter().skip(1).cloned().collect(),
+                    open_ended,
+                },
+                None => ReturnShape::Array {
+                    elements: table.elements.clone(),
+                    open_ended,
+                },
+            }
+        }
+        Value::Reply(Reply::Error(code)) => ReturnShape::Error(code.clone()),
+        Value::Reply(Reply::Status(status)) => ReturnShape::Status(status.clone()),
+        Value::Nil => ReturnShape::Nil,
+        other => ReturnShape::Value(other.kind()),
+    }
+}

@@ -1,0 +1,681 @@
+//! The walk of statements: blocks and scopes, assignments, function
+//! bodies, branches and loops (each loop walked to a fixed point).
+
+use super::*;
+
+impl Analyzer<'_> {
+    pub(super) fn walk_chunk(&mut self, ast: &Ast) {
+        let terminates = self.walk_block(ast.nodes());
+        // A library's top level registers functions: it is no reply.
+        if !terminates && self.context.plan.is_none() {
+            let span = self.end_of_chunk(ast);
+            self.returns.push(ReturnSite {
+                line: span.line,
+                column: span.column,
+                width: span.width,
+                shape: ReturnShape::FallsOffEnd,
+            });
+        }
+    }
+
+    /// The last line with code on it, for "falls off the end".
+    pub(super) fn end_of_chunk(&self, ast: &Ast) -> Span {
+        let map = self.context.map;
+        let eof_line = ast.eof().token().start_position().line();
+        let line = (1..=eof_line)
+            .rev()
+            .find(|line| !map.line_text(*line).trim().is_empty())
+            .unwrap_or(1);
+        let text = map.line_text(line);
+        let indent = text.chars().take_while(|c| c.is_whitespace()).count();
+        Span {
+            line,
+            column: indent + 1,
+            width: text.trim().chars().count().max(1),
+            offset: 0,
+        }
+    }
+
+    /// Walks the statements of a block (the caller opens its scope).
+    /// Returns true when the block never completes normally.
+    pub(super) fn walk_block(&mut self, block: &Block) -> bool {
+        let mut terminates = false;
+        for stmt in block.stmts() {
+            terminates |= self.walk_stmt(stmt);
+        }
+        match block.last_stmt() {
+            Some(LastStmt::Return(statement)) => {
+                self.walk_return(statement);
+                terminates = true;
+            }
+            Some(LastStmt::Break(_)) => {
+                let here = self.scopes.snapshot();
+                if let Some(innermost) = self.loops.last_mut() {
+                    innermost.exits.push(here);
+                }
+                terminates = true;
+            }
+            _ => {}
+        }
+        terminates
+    }
+
+    pub(super) fn scoped_block(&mut self, block: &Block) -> bool {
+        self.scopes.push();
+        let terminates = self.walk_block(block);
+        self.scopes.pop();
+        terminates
+    }
+
+    pub(super) fn walk_stmt(&mut self, stmt: &Stmt) -> bool {
+        if !self.enter() {
+            self.leave();
+            return false;
+        }
+        let terminates = match stmt {
+            Stmt::Assignment(assignment) => {
+                self.walk_assignment(assignment);
+                false
+            }
+            Stmt::Do(block) => self.scoped_block(block.block()),
+            Stmt::FunctionCall(call) => {
+                self.raised = false;
+                self.eval_function_call(call);
+                std::mem::take(&mut self.raised)
+            }
+            Stmt::FunctionDeclaration(declaration) => {
+                self.walk_function_declaration(declaration);
+                false
+            }
+            Stmt::GenericFor(generic_for) => {
+                self.walk_generic_for(generic_for);
+                false
+            }
+            Stmt::If(if_statement) => self.walk_if(if_statement),
+            Stmt::LocalAssignment(local) => {
+                self.walk_local_assignment(local);
+                false
+            }
+            Stmt::LocalFunction(function) => {
+                let name = function.name();
+                self.declare(identifier(name), offset(name), Value::Function(None));
+                let summary = self.walk_function_body(function.body(), None);
+                self.scopes
+                    .assign(offset(name), Value::Function(summary.map(std::rc::Rc::new)));
+                false
+            }
+            Stmt::NumericFor(numeric_for) => {
+                self.walk_numeric_for(numeric_for);
+                false
+            }
+            Stmt::Repeat(repeat) => self.walk_repeat(repeat),
+            Stmt::While(while_loop) => self.walk_while(while_loop),
+            _ => false,
+        };
+        self.leave();
+        terminates
+    }
+
+    pub(super) fn walk_assignment(&mut self, assignment: &Assignment) {
+        let operands = self.eval_list(assignment.expressions().iter(), true);
+        let trailing_many = operands.last().is_some_and(|operand| operand.many);
+        for (position, variable) in assignment.variables().iter().enumerate() {
+            let value = match operands.get(position) {
+                Some(operand) => operand.value.clone(),
+                None if trailing_many => Value::Unknown,
+                None => Value::Nil,
+            };
+            let value = match assignment.expressions().iter().nth(position) {
+                Some(expression) => self.with_length_link(expression, value),
+                None => value,
+            };
+            self.assign_to(variable, &value);
+        }
+    }
+
+    pub(super) fn assign_to(&mut self, variable: &Var, value: &Value) {
+        match variable {
+            Var::Name(token) => self.assign_name(token, false, value.clone()),
+            Var::Expression(target) => {
+                let suffixes: Vec<&Suffix> = target.suffixes().collect();
+                let Some((last, path)) = suffixes.split_last() else {
+                    return;
+                };
+                let base = self.eval_chain(target.prefix(), path);
+                let span = self.context.map.chain(target.prefix(), last);
+                match last {
+                    Suffix::Index(Index::Dot { name, .. }) => {
+                        self.field_write(&base, identifier(name), span, value);
+                    }
+                    Suffix::Index(Index::Brackets { expression, .. }) => {
+                        match self.value_of(expression) {
+                            Value::Str(member) => self.field_write(&base, &member, span, value),
+                            key => {
+                                self.error_codes.computed_field(&key, value);
+                                // `t[#t + 1] = v`: an element of a local table.
+                                if let (Prefix::Name(table), []) = (target.prefix(), path) {
+                                    self.table_written(table);
+                                }
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// `base.member = value`: an `err` string turns a table into an error
+    /// reply.
+    pub(super) fn field_write(&mut self, base: &Value, member: &str, span: Span, value: &Value) {
+        if member == "err" {
+            self.error_codes
+                .err_field(value, span, &mut self.diagnostics);
+        }
+        self.member_write(base, member, span);
+    }
+
+    /// `name = value` or `function name() end`.
+    pub(super) fn assign_name(&mut self, token: &TokenReference, is_function: bool, value: Value) {
+        let name = identifier(token);
+        match self.scopes.resolve(name, self.functions_depth()) {
+            Binding::Local {
+                declared_at, depth, ..
+            } => {
+                self.assignments_found.reassigned.insert(declared_at);
+                if depth != self.functions_depth() {
+                    self.assignments_found.from_closures.insert(declared_at);
+                }
+                self.scopes.assign(declared_at, value);
+            }
+            Binding::Global => {
+                let span = self.span(token);
+                self.global_write(name, span, is_function);
+            }
+        }
+    }
+
+    pub(super) fn walk_local_assignment(&mut self, local: &LocalAssignment) {
+        let operands = self.eval_list(local.expressions().iter(), true);
+        let names: Vec<&TokenReference> = local.names().iter().collect();
+        let trailing_many = operands.last().is_some_and(|operand| operand.many);
+        for (position, name) in names.into_iter().enumerate() {
+            let value = match operands.get(position) {
+                Some(operand) => operand.value.clone(),
+                None if trailing_many => Value::Unknown,
+                None => Value::Nil,
+            };
+            let value = match local.expressions().iter().nth(position) {
+                Some(expression) => self.with_length_link(expression, value),
+                None => value,
+            };
+            self.declare(identifier(name), offset(name), value);
+        }
+    }
+
+    pub(super) fn walk_function_declaration(&mut self, declaration: &FunctionDeclaration) {
+        let function_name = declaration.name();
+        let names: Vec<&TokenReference> = function_name.names().iter().collect();
+        let method = function_name.method_name();
+        match (names.split_first(), method) {
+            (Some((only, [])), None) => {
+                let summary = self.walk_function_body(declaration.body(), None);
+                self.assign_name(only, true, Value::Function(summary.map(std::rc::Rc::new)));
+                return;
+            }
+            (Some((first, rest)), _) => {
+                let next = rest.first().map(|name| identifier(name));
+                let mut base = self.read_name(first, next);
+                let members: Vec<&TokenReference> = rest.iter().copied().chain(method).collect();
+                if let Some((target, path)) = members.split_last() {
+                    for member in path {
+                        let span = self.span(member);
+                        base = self.index_member(base, identifier(member), span);
+                    }
+                    let span = self.context.map.tokens(first, target);
+                    self.member_write(&base, identifier(target), span);
+                }
+            }
+            (None, _) => {}
+        }
+        self.walk_function_body(declaration.body(), method);
+    }
+
+    /// Walks a function's body where it is defined (its parameters
+    /// unknown), and returns the type of the first value its calls return
+    /// (`None` for a library's registered callback, which has no caller in
+    /// the file). The values of the enclosing function's locals are left
+    /// as they were: the body runs later.
+    pub(super) fn walk_function_body(
+        &mut self,
+        body: &FunctionBody,
+        method: Option<&TokenReference>,
+    ) -> Option<FunctionSummary> {
+        let plan = self.context.plan;
+        if let Some(registrations) =
+            plan.and_then(|plan| plan.callbacks.get(&library::callback_offset(body)))
+        {
+            for &registration in registrations {
+                self.walk_callback(body, registration);
+            }
+            return None;
+        }
+        // Code in a library's own functions runs when its callbacks call it.
+        let environment = self.context.environment;
+        if plan.is_some() {
+            self.context.environment = Environment::FunctionCall;
+        }
+        let outer = self.scopes.snapshot();
+        let id = self.next_function_id;
+        self.next_function_id = self.next_function_id.wrapping_add(1);
+        self.functions.push(Function::new(id));
+        self.scopes.push();
+        if let Some(method) = method {
+            self.declare("self", offset(method), Value::Unknown);
+        }
+        for (index, parameter) in body.parameters().iter().enumerate() {
+            match parameter {
+                Parameter::Name(name) => {
+                    let parameter = Value::Parameter(ParameterId {
+                        function: id,
+                        index,
+                    });
+                    self.declare(identifier(name), offset(name), parameter);
+                }
+                Parameter::Ellipsis(_) => {
+                    if let Some(function) = self.functions.last_mut() {
+                        function.vararg = true;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let terminates = self.walk_block(body.block());
+        self.scopes.pop();
+        let function = self.functions.pop();
+        self.scopes.restore(&outer);
+        self.context.environment = environment;
+        let function = function?;
+        let mut returns = function.returns;
+        let mut returned_key = function.returned_key.flatten();
+        if !terminates {
+            let falls_off = Type::of(Kinds::NIL);
+            returns = Some(returns.map_or(falls_off.clone(), |returns| returns.join(&falls_off)));
+            returned_key = None;
+        }
+        Some(FunctionSummary {
+            id,
+            returns: returns?,
+            returned_key,
+            key_uses: function.key_uses,
+        })
+    }
+
+    /// A registered function's callback: checked as `FCALL` runs it, its
+    /// first parameter standing for KEYS and its second for ARGV, against
+    /// the declaration of that function.
+    pub(super) fn walk_callback(&mut self, body: &FunctionBody, index: usize) {
+        let Some(registration) = self
+            .context
+            .plan
+            .and_then(|plan| plan.registrations.get(index))
+        else {
+            return;
+        };
+        let outer = self.context;
+        self.context.signature = &registration.signature;
+        self.context.flags = &registration.flags;
+        self.context.environment = Environment::FunctionCall;
+        self.context.tables = [&registration.tables[0], &registration.tables[1]];
+        let outer_state = FunctionOutcome {
+            returns: std::mem::take(&mut self.returns),
+            may_write: std::mem::take(&mut self.may_write),
+            error_codes: std::mem::take(&mut self.error_codes),
+            key_prefixes: std::mem::take(&mut self.key_prefixes),
+        };
+        let outer_params = std::mem::take(&mut self.params);
+        let outer_reply_depth = self.reply_depth;
+
+        let outer_values = self.scopes.snapshot();
+        let id = self.next_function_id;
+        self.next_function_id = self.next_function_id.wrapping_add(1);
+        self.functions.push(Function::new(id));
+        self.reply_depth = self.functions.len();
+        self.scopes.push();
+        for (position, parameter) in body.parameters().iter().enumerate() {
+            match parameter {
+                Parameter::Name(name) => {
+                    let value = match position {
+                        0 => Value::Params(crate::domain::value::Param::Keys),
+                        1 => Value::Params(crate::domain::value::Param::Argv),
+                        _ => Value::Unknown,
+                    };
+                    self.declare(identifier(name), offset(name), value);
+                }
+                Parameter::Ellipsis(_) => {
+                    if let Some(function) = self.functions.last_mut() {
+                        function.vararg = true;
+                    }
+                }
+                _ => {}
+            }
+        }
+        if !self.walk_block(body.block()) {
+            let end = self.span(body.end_token());
+            self.returns.push(ReturnSite {
+                line: end.line,
+                column: end.column,
+                width: end.width,
+                shape: ReturnShape::FallsOffEnd,
+            });
+        }
+        self.scopes.pop();
+        self.functions.pop();
+        self.scopes.restore(&outer_values);
+
+        if registration.declaration.is_some() {
+            for mut finding in self.param_findings() {
+                // About the declaration: placed at the registration.
+                finding.function = registration.declaration;
+                finding.line = registration.span.line;
+                finding.column = registration.span.column;
+                finding.width = registration.span.width;
+                self.diagnostics.push(finding);
+            }
+        }
+        let mut returns = std::mem::replace(&mut self.returns, outer_state.returns);
+        sort_returns(&mut returns);
+        let outcome = FunctionOutcome {
+            returns,
+            may_write: std::mem::replace(&mut self.may_write, outer_state.may_write),
+            error_codes: std::mem::replace(&mut self.error_codes, outer_state.error_codes),
+            key_prefixes: std::mem::replace(&mut self.key_prefixes, outer_state.key_prefixes),
+        };
+        if self.function_outcomes.len() <= index {
+            self.function_outcomes
+                .resize_with(index + 1, FunctionOutcome::default);
+        }
+        if let Some(slot) = self.function_outcomes.get_mut(index) {
+            *slot = outcome;
+        }
+        self.params = outer_params;
+        self.reply_depth = outer_reply_depth;
+        self.context = outer;
+    }
+
+    pub(super) fn walk_if(&mut self, statement: &If) -> bool {
+        let branches = std::iter::once((statement.condition(), statement.block())).chain(
+            statement
+                .else_if()
+                .into_iter()
+                .flatten()
+                .map(|branch| (branch.condition(), branch.block())),
+        );
+        // Where each branch that completes ends; where the conditions
+        // tested so far were all false.
+        let mut ends = Vec::new();
+        let mut all_terminate = true;
+        for (condition, block) in branches {
+            let (_, terminates, otherwise) = self.guarded_block(condition, block);
+            if !terminates {
+                ends.push(self.scopes.snapshot());
+            }
+            all_terminate &= terminates;
+            self.scopes.restore(&otherwise);
+        }
+        let terminates = match statement.else_block() {
+            Some(block) => {
+                let terminates = self.scoped_block(block);
+                if !terminates {
+                    ends.push(self.scopes.snapshot());
+                }
+                terminates && all_terminate
+            }
+            None => {
+                ends.push(self.scopes.snapshot());
+                false
+            }
+        };
+        if let Some(joined) = Snapshot::join_all(&ends) {
+            self.scopes.restore(&joined);
+        }
+        terminates
+    }
+
+    pub(super) fn walk_numeric_for(&mut self, numeric_for: &NumericFor) {
+        let start = self.value_of(numeric_for.start());
+        let end = self.value_of(numeric_for.end());
+        let step = numeric_for.step().map(|step| self.value_of(step));
+        let end_span = self.context.map.expression(numeric_for.end());
+        // `math.huge` is a number the analysis does not fold.
+        let end = match self
+            .context
+            .map
+            .snippet(end_span)
+            .map(|text| text.split_whitespace().collect::<String>())
+            .as_deref()
+        {
+            Some("math.huge") => Value::Number(f64::INFINITY),
+            Some("-math.huge") => Value::Number(f64::NEG_INFINITY),
+            _ => end,
+        };
+        let forever = Forever::numeric_range(&start, &end, step.as_ref());
+        self.check_unbounded_use(&end, "a loop runs once per element");
+        // Integer bounds and step give integer indices.
+        let integral = |value: &Value| value.ty().kinds.within(Kinds::INTEGER);
+        let index = if integral(&start) && step.as_ref().is_none_or(integral) {
+            // `for i = 1, #pairs, 2`: every index has the start's parity.
+            let steps_even = step.as_ref().and_then(parity) == Some(true);
+            let even = parity(&start).filter(|_| steps_even);
+            Value::Typed(Type::integer_with_parity(even))
+        } else {
+            Value::ComputedNumber
+        };
+        let variable = numeric_for.index_variable();
+        self.walk_loop(Exit::AtHead(None), |analyzer| {
+            analyzer.scopes.push();
+            analyzer.declare(identifier(variable), offset(variable), index.clone());
+            let terminates = analyzer.walk_block(numeric_for.block());
+            analyzer.scopes.pop();
+            terminates
+        });
+        let endless = forever.is_some_and(|forever| {
+            self.check_endless_loop(forever, numeric_for.for_token(), numeric_for.block())
+        });
+        let last = numeric_for.step().unwrap_or_else(|| numeric_for.end());
+        let range = self.context.map.span_between(
+            Some(numeric_for.index_variable().token().start_position()),
+            span::expression_end(last),
+        );
+        self.record_loop(numeric_for.for_token(), "for", endless, Some(&end), range);
+    }
+
+    pub(super) fn walk_generic_for(&mut self, generic_for: &GenericFor) {
+        let operands = self.eval_list(generic_for.expressions().iter(), false);
+        if let Some(iterated) = operands.first() {
+            self.check_unbounded_use(&iterated.value, "a loop iterates it");
+        }
+        let iterated = match operands.first().map(|operand| &operand.value) {
+            Some(Value::ParamIterator(param)) => Some(*param),
+            _ => None,
+        };
+        self.walk_loop(Exit::AtHead(None), |analyzer| {
+            analyzer.scopes.push();
+            for (position, name) in generic_for.names().iter().enumerate() {
+                let value = match (position, iterated) {
+                    (0, Some(_)) => Value::Typed(Type::of(Kinds::INTEGER)),
+                    (1, Some(param)) => param.element(),
+                    _ => Value::Unknown,
+                };
+                analyzer.declare(identifier(name), offset(name), value);
+            }
+            let terminates = analyzer.walk_block(generic_for.block());
+            analyzer.scopes.pop();
+            terminates
+        });
+        let expressions = generic_for.expressions();
+        let range = self.context.map.span_between(
+            expressions.iter().next().and_then(span::expression_start),
+            expressions.iter().last().and_then(span::expression_end),
+        );
+        let driven = operands.first().map(|operand| &operand.value);
+        self.record_loop(generic_for.for_token(), "for … in", false, driven, range);
+    }
+
+    pub(super) fn walk_repeat(&mut self, repeat: &Repeat) -> bool {
+        let mut until = None;
+        let terminates = self.walk_loop(Exit::InPass, |analyzer| {
+            // The until-condition sees the body's locals: the loop ends
+            // where it holds, and goes on where it does not.
+            analyzer.scopes.push();
+            let terminates = analyzer.walk_block(repeat.block());
+            if !terminates {
+                let value = analyzer.value_of(repeat.until());
+                analyzer.tested(&value);
+                let span = analyzer.context.map.expression(repeat.until());
+                analyzer.check_truth(&value, repeat.until(), span);
+                until = Some(value);
+                let end = analyzer.scopes.snapshot();
+                analyzer.narrow(repeat.until(), true);
+                let exit = analyzer.scopes.snapshot();
+                if let Some(innermost) = analyzer.loops.last_mut() {
+                    innermost.exits.push(exit);
+                }
+                analyzer.scopes.restore(&end);
+                analyzer.narrow(repeat.until(), false);
+            }
+            analyzer.scopes.pop();
+            terminates
+        });
+        let endless = until
+            .as_ref()
+            .and_then(Forever::until_condition)
+            .is_some_and(|forever| {
+                self.check_endless_loop(forever, repeat.repeat_token(), repeat.block())
+            });
+        let condition = self.context.map.expression(repeat.until());
+        self.record_loop(repeat.repeat_token(), "repeat", endless, None, condition);
+        terminates && !breaks_out(repeat.block())
+    }
+
+    pub(super) fn walk_while(&mut self, while_loop: &While) -> bool {
+        let mut condition = Value::Unknown;
+        self.walk_loop(Exit::AtHead(Some(while_loop.condition())), |analyzer| {
+            let (value, terminates, _) =
+                analyzer.guarded_block(while_loop.condition(), while_loop.block());
+            condition = value;
+            terminates
+        });
+        let endless = Forever::while_condition(&condition).is_some_and(|forever| {
+            self.check_endless_loop(forever, while_loop.while_token(), while_loop.block())
+        });
+        let written = self.context.map.expression(while_loop.condition());
+        self.record_loop(while_loop.while_token(), "while", endless, None, written);
+        condition == Value::Bool(Some(true)) && !breaks_out(while_loop.block())
+    }
+
+    /// Walks a loop whose one pass is `pass` (from the values at the loop's
+    /// head; true when the pass cannot complete), until the values at the
+    /// head settle: silent passes first, then one that reports. After it,
+    /// the values are those where the loop ends (see [`Exit`]) or a
+    /// `break` leaves it. Returns whether the last pass cannot complete.
+    pub(super) fn walk_loop(
+        &mut self,
+        exit: Exit<'_>,
+        mut pass: impl FnMut(&mut Self) -> bool,
+    ) -> bool {
+        let entry = self.scopes.snapshot();
+        let mut head = entry.clone();
+        let precise = self.loops.len() < PRECISE_LOOP_DEPTH;
+        let passes = if precise { LOOP_PASSES } else { 1 };
+        for done in 0..passes {
+            let (diagnostics, returns) = (self.diagnostics.len(), self.returns.len());
+            self.loops.push(Loop::default());
+            self.scopes.restore(&head);
+            let terminates = pass(self);
+            let end = (!terminates).then(|| self.scopes.snapshot());
+            self.loops.pop();
+            self.diagnostics.truncate(diagnostics);
+            self.returns.truncate(returns);
+            let next = match end {
+                Some(end) => entry.join(&end),
+                None => entry.clone(),
+            };
+            if next == head {
+                break;
+            }
+            head = if done + 1 == passes {
+                entry.widen(&next)
+            } else {
+                next
+            };
+        }
+        self.loops.push(Loop::default());
+        self.scopes.restore(&head);
+        let terminates = pass(self);
+        let mut exits = self
+            .loops
+            .pop()
+            .map(|innermost| innermost.exits)
+            .unwrap_or_default();
+        self.scopes.restore(&head);
+        if let Exit::AtHead(condition) = exit {
+            if let Some(condition) = condition {
+                self.narrow(condition, false);
+            }
+            exits.push(self.scopes.snapshot());
+        }
+        if let Some(joined) = Snapshot::join_all(&exits) {
+            self.scopes.restore(&joined);
+        }
+        terminates
+    }
+
+    /// A block that runs when `condition` holds: the library members the
+    /// condition tests exist there, and its locals are narrowed by it.
+    /// Returns the condition's value, whether the block never completes
+    /// normally, and the values where the condition is false.
+    pub(super) fn guarded_block(
+        &mut self,
+        condition: &Expression,
+        block: &Block,
+    ) -> (Value, bool, Snapshot) {
+        let value = self.value_of(condition);
+        self.tested(&value);
+        let span = self.context.map.expression(condition);
+        self.check_truth(&value, condition, span);
+        let before = self.scopes.snapshot();
+        self.narrow(condition, false);
+        let otherwise = self.scopes.snapshot();
+        self.scopes.restore(&before);
+        self.narrow(condition, true);
+        let guards = self.guards_of(condition);
+        let pushed = self.missing.push_guards(guards);
+        let terminates = self.scoped_block(block);
+        self.missing.pop_guards(pushed);
+        (value, terminates, otherwise)
+    }
+
+    // ----- expressions ------------------------------------------------
+}
+
+/// True when the loop body has a `break` of its own (not of a nested loop).
+pub(super) fn breaks_out(block: &Block) -> bool {
+    if matches!(block.last_stmt(), Some(LastStmt::Break(_))) {
+        return true;
+    }
+    block.stmts().any(|stmt| match stmt {
+        Stmt::Do(inner) => breaks_out(inner.block()),
+        Stmt::If(branches) => {
+            breaks_out(branches.block())
+                || branches
+                    .else_if()
+                    .into_iter()
+                    .flatten()
+                    .any(|branch| breaks_out(branch.block()))
+                || branches.else_block().is_some_and(breaks_out)
+        }
+        _ => false,
+    })
+}

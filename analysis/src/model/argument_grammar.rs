@@ -1,0 +1,251 @@
+//! Which argument of a command's grammar each operand of a `redis.call`
+//! fills, as far as the literal words of the call decide it.
+//!
+//! A grammar ([`Argument`]s from the server model) has optional parts,
+//! alternatives and repetitions; a call's operands are partly literals
+//! (`'EX'`, `'WITHSCORES'`) and partly values known only at run time. The
+//! matcher walks both from the left and stops at the first operand it
+//! cannot place for certain: a value where an optional word may stand, a
+//! repetition that is not the grammar's last argument, an `unpack(…)`. What
+//! it returns is therefore always right, and may be short.
+
+use crate::model::commands::shapes::{Argument, ArgumentKind};
+
+/// One operand the matcher placed: its index among the operands given and
+/// the argument it fills.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Placed {
+    pub operand: usize,
+    pub argument: &'static Argument,
+}
+
+/// The operands `words` (each the literal text of an operand, `None` for a
+/// value known only at run time) placed on `grammar`. `spread_from` is the
+/// index of an `unpack(…)` operand, whose count of values is unknown.
+pub(crate) fn place(
+    grammar: &'static [Argument],
+    words: &[Option<&str>],
+    spread_from: Option<usize>,
+) -> Vec<Placed> {
+    let end = spread_from.unwrap_or(words.len()).min(words.len());
+    let mut matcher = Matcher {
+        words: words.get(..end).unwrap_or_default(),
+        next: 0,
+        placed: Vec::new(),
+    };
+    matcher.sequence(grammar);
+    matcher.placed
+}
+
+struct Matcher<'w> {
+    words: &'w [Option<&'w str>],
+    next: usize,
+    placed: Vec<Placed>,
+}
+
+/// What matching one argument did.
+enum Step {
+    /// It matched (possibly nothing, for an optional argument left out).
+    Matched,
+    /// The operands cannot be placed further with certainty.
+    Stop,
+}
+
+impl Matcher<'_> {
+    fn sequence(&mut self, grammar: &'static [Argument]) -> Step {
+        for (index, argument) in grammar.iter().enumerate() {
+            let last = index + 1 == grammar.len();
+            if let Step::Stop = self.argument(argument, last) {
+                return Step::Stop;
+            }
+        }
+        Step::Matched
+    }
+
+    /// The literal at the cursor, `None` for a value known only at run
+    /// time, or the end of the operands.
+    fn word(&self) -> Option<Option<&str>> {
+        self.words.get(self.next).copied()
+    }
+
+    fn argument(&mut self, argument: &'static Argument, last: bool) -> Step {
+        if argument.multiple {
+            // Repeated values are placed only at the end of the grammar,
+            // where they take every remaining operand.
+            if !last || argument.token.is_some() || !is_value(argument.kind) {
+                return Step::Stop;
+            }
+            while self.next < self.words.len() {
+                self.fill(argument);
+            }
+            return Step::Matched;
+        }
+        if argument.optional {
+            match self.starts(argument) {
+                Some(true) => self.one(argument),
+                Some(false) => Step::Matched,
+                None => Step::Stop,
+            }
+        } else {
+            self.one(argument)
+        }
+    }
+
+    /// Whether the operands at the cursor begin `argument`: `None` when
+    /// that is not decided by a literal.
+    fn starts(&self, argument: &'static Argument) -> Option<bool> {
+        let Some(word) = self.word() else {
+            return Some(false);
+        };
+        let token = argument.token.or(match argument.kind {
+            ArgumentKind::PureToken => Some(argument.name),
+            _ => None,
+        });
+        if let Some(token) = token {
+            return word.map(|word| word.eq_ignore_ascii_case(token));
+        }
+        match argument.kind {
+            ArgumentKind::OneOf(alternatives) => {
+                let mut undecided = false;
+                for alternative in alternatives {
+                    match self.starts(alternative) {
+                        Some(true) => return Some(true),
+                        Some(false) => {}
+                        None => undecided = true,
+                    }
+                }
+                (!undecided).then_some(false)
+            }
+            ArgumentKind::Block(inner) => inner.first().and_then(|first| self.starts(first)),
+            // An optional plain value: whether it is there depends on what
+            // follows, which literals rarely decide.
+            _ => None,
+        }
+    }
+
+    fn one(&mut self, argument: &'static Argument) -> Step {
+        if let Some(token) = argument.token {
+            match self.word() {
+                Some(Some(word)) if word.eq_ignore_ascii_case(token) => self.next += 1,
+                _ => return Step::Stop,
+            }
+            if argument.kind == ArgumentKind::PureToken {
+                return Step::Matched;
+            }
+        }
+        match argument.kind {
+            // The specifications give every pure token its word.
+            ArgumentKind::PureToken => Step::Stop,
+            ArgumentKind::OneOf(alternatives) => {
+                let chosen = alternatives
+                    .iter()
+                    .find(|alternative| self.starts(alternative) == Some(true));
+                match chosen {
+                    Some(alternative) => self.one(alternative),
+                    None => Step::Stop,
+                }
+            }
+            ArgumentKind::Block(inner) => self.sequence(inner),
+            _ if self.next < self.words.len() => {
+                self.fill(argument);
+                Step::Matched
+            }
+            _ => Step::Stop,
+        }
+    }
+
+    fn fill(&mut self, argument: &'static Argument) {
+        self.placed.push(Placed {
+            operand: self.next,
+            argument,
+        });
+        self.next += 1;
+    }
+}
+
+fn is_value(kind: ArgumentKind) -> bool {
+    !matches!(
+        kind,
+        ArgumentKind::PureToken | ArgumentKind::OneOf(_) | ArgumentKind::Block(_)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::commands::shapes::shape;
+    use crate::model::target::ReleaseSet;
+
+    /// The names of the arguments `words` fill, in order, for `command` on
+    /// Redis 7.2.
+    fn names(
+        command: &str,
+        words: &[Option<&str>],
+        spread_from: Option<usize>,
+    ) -> Vec<(usize, &'static str)> {
+        let redis_7_2 = ReleaseSet::only(1);
+        let Some(form) = shape(command).and_then(|shape| shape.form_for(redis_7_2)) else {
+            panic!("{command}: no form on Redis 7.2")
+        };
+        place(form.arguments, words, spread_from)
+            .into_iter()
+            .map(|placed| (placed.operand, placed.argument.name))
+            .collect()
+    }
+
+    #[test]
+    fn fixed_arguments_are_placed() {
+        assert_eq!(
+            names("expire", &[None, None], None),
+            [(0, "key"), (1, "seconds")]
+        );
+        assert_eq!(
+            names("hincrby", &[None, Some("f"), None], None),
+            [(0, "key"), (1, "field"), (2, "increment")]
+        );
+    }
+
+    #[test]
+    fn literal_words_decide_optional_parts() {
+        // SET key value EX seconds: the word decides.
+        assert_eq!(
+            names("set", &[None, None, Some("EX"), None], None),
+            [(0, "key"), (1, "value"), (3, "seconds")]
+        );
+        assert_eq!(
+            names("set", &[None, None, Some("px"), None], None),
+            [(0, "key"), (1, "value"), (3, "milliseconds")]
+        );
+        // A value where a word may stand: placing stops.
+        assert_eq!(
+            names("set", &[None, None, None, None], None),
+            [(0, "key"), (1, "value")]
+        );
+        // ZRANGEBYSCORE key min max LIMIT offset count.
+        assert_eq!(
+            names(
+                "zrangebyscore",
+                &[None, None, None, Some("LIMIT"), None, None],
+                None
+            ),
+            [
+                (0, "key"),
+                (1, "min"),
+                (2, "max"),
+                (4, "offset"),
+                (5, "count")
+            ]
+        );
+    }
+
+    #[test]
+    fn repetitions_are_placed_only_at_the_end() {
+        assert_eq!(
+            names("srem", &[None, None, None], None),
+            [(0, "key"), (1, "member"), (2, "member")]
+        );
+        assert_eq!(names("srem", &[None, None, None], Some(1)), [(0, "key")]);
+        // HSET key field value [field value …]: a repeated block, not placed.
+        assert_eq!(names("hset", &[None, None, None], None), [(0, "key")]);
+    }
+}
