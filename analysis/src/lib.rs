@@ -293,7 +293,9 @@ fn guarded<T: Send>(
     match outcome {
         Ok(Ok(result)) => result,
         Ok(Err(_panic)) => on_panic(),
-        Err(_no_thread) => run(),
+        // No thread to be had: the caller's stack, still never a panic.
+        Err(_no_thread) => std::panic::catch_unwind(std::panic::AssertUnwindSafe(&run))
+            .unwrap_or_else(|_panic| on_panic()),
     }
 }
 

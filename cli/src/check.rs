@@ -10,7 +10,7 @@ use crate::options::{Count, Options};
 
 /// One script and what the check found.
 #[derive(Debug)]
-pub struct CheckedScript {
+pub struct CheckedFile {
     /// The path as the user will recognise it: the argument it was found
     /// under, joined with its place below that directory.
     pub path: String,
@@ -37,7 +37,7 @@ pub struct Facts {
     pub returns: Vec<analysis::ReturnSite>,
 }
 
-impl CheckedScript {
+impl CheckedFile {
     pub fn count(&self, severity: Severity) -> usize {
         self.diagnostics
             .iter()
@@ -55,12 +55,12 @@ pub struct Unreadable {
 
 /// Everything one run found.
 #[derive(Debug, Default)]
-pub struct Outcome {
-    pub scripts: Vec<CheckedScript>,
+pub struct CheckRun {
+    pub scripts: Vec<CheckedFile>,
     pub unreadable: Vec<Unreadable>,
 }
 
-impl Outcome {
+impl CheckRun {
     pub fn errors(&self) -> usize {
         self.unreadable.len()
             + self
@@ -118,8 +118,8 @@ fn collect_directory(directory: &Path, scripts: &mut Vec<PathBuf>) -> std::io::R
 }
 
 /// Reads and checks every script.
-pub fn check_all(scripts: &[PathBuf], options: &Options) -> Outcome {
-    let mut outcome = Outcome::default();
+pub fn check_all(scripts: &[PathBuf], options: &Options) -> CheckRun {
+    let mut outcome = CheckRun::default();
     for path in scripts {
         let shown = path.display().to_string();
         match std::fs::read(path) {
@@ -138,7 +138,7 @@ pub fn check_all(scripts: &[PathBuf], options: &Options) -> Outcome {
     outcome
 }
 
-fn check(path: String, source: String, options: &Options) -> CheckedScript {
+fn check(path: String, source: String, options: &Options) -> CheckedFile {
     if analysis::is_library(&source) {
         return check_library(path, source, options);
     }
@@ -157,7 +157,7 @@ fn check(path: String, source: String, options: &Options) -> CheckedScript {
         }
         None => (vec![undeclared()], None),
     };
-    CheckedScript {
+    CheckedFile {
         path,
         source,
         signature,
@@ -170,7 +170,7 @@ fn check(path: String, source: String, options: &Options) -> CheckedScript {
 /// A function library: the file as FUNCTION LOAD runs it and each
 /// registered function as FCALL runs it, with the keys and arguments each
 /// callback reads (the command line declares no functions).
-fn check_library(path: String, source: String, options: &Options) -> CheckedScript {
+fn check_library(path: String, source: String, options: &Options) -> CheckedFile {
     let library = Signature {
         dynamic_keys: options.dynamic_keys,
         target: options.target.clone(),
@@ -183,7 +183,7 @@ fn check_library(path: String, source: String, options: &Options) -> CheckedScri
         functions: Vec::new(),
     };
     let diagnostics = analysis::analyze_library(&source, &declaration).diagnostics;
-    CheckedScript {
+    CheckedFile {
         path,
         source,
         signature: None,

@@ -6,10 +6,10 @@ use std::fmt::Write as _;
 use redis_script_analysis::text::plural;
 use redis_script_analysis::{DeclaredBy, Diagnostic, Parameter, Severity, Signature};
 
-use crate::check::Outcome;
+use crate::check::CheckRun;
 
 /// Every diagnostic as rustc would print it, then a summary line.
-pub fn human(outcome: &Outcome, deny_warnings: bool) -> String {
+pub fn human(outcome: &CheckRun, deny_warnings: bool) -> String {
     let mut out = String::new();
     for unreadable in &outcome.unreadable {
         let _ = writeln!(
@@ -57,7 +57,7 @@ pub fn human(outcome: &Outcome, deny_warnings: bool) -> String {
 
 /// One JSON document: the scripts checked (with the keys and arguments
 /// each was checked against), every diagnostic, and the totals.
-pub fn json(outcome: &Outcome) -> String {
+pub fn json(outcome: &CheckRun) -> String {
     let mut files = Vec::new();
     let mut diagnostics = Vec::new();
     for unreadable in &outcome.unreadable {

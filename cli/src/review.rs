@@ -6,10 +6,10 @@ use std::fmt::Write as _;
 use redis_script_analysis::text::plural;
 use redis_script_analysis::{Diagnostic, LoopBound, ReturnShape, Severity, ValueKind};
 
-use crate::check::{CheckedScript, Facts, Outcome};
+use crate::check::{CheckRun, CheckedFile, Facts};
 
 /// Every script's checklist, then the scripts it could not review.
-pub fn markdown(outcome: &Outcome) -> String {
+pub fn markdown(outcome: &CheckRun) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -29,7 +29,7 @@ pub fn markdown(outcome: &Outcome) -> String {
     out
 }
 
-fn section(out: &mut String, script: &CheckedScript) {
+fn section(out: &mut String, script: &CheckedFile) {
     let _ = writeln!(out, "\n## `{}`\n", script.path);
     let Some(facts) = &script.facts else {
         let why = if script.library {
@@ -84,7 +84,7 @@ fn cell(text: &str) -> String {
     text.replace('\n', " ").replace('|', "\\|")
 }
 
-fn keys(script: &CheckedScript, facts: &Facts) -> String {
+fn keys(script: &CheckedFile, facts: &Facts) -> String {
     let signature = script.signature.as_ref();
     let declared = declared(
         signature.map(|s| (s.keys, s.variadic_keys)),
@@ -108,7 +108,7 @@ fn keys(script: &CheckedScript, facts: &Facts) -> String {
     format!("{declared}; {source}")
 }
 
-fn arguments(script: &CheckedScript, facts: &Facts) -> String {
+fn arguments(script: &CheckedFile, facts: &Facts) -> String {
     let signature = script.signature.as_ref();
     declared(
         signature.map(|s| (s.args, s.variadic_args)),

@@ -140,11 +140,11 @@ fn typed_call(
     };
     // The KEYS elements the script appends to: each call checks their hash
     // tags (arguments declared `#[key_prefix]` are checked as pushed).
-    let script_expr = if key_prefixes.keys.is_empty() && !key_prefixes.any_key {
+    let script_expr = if key_prefixes.keys.is_empty() && !key_prefixes.every_key {
         script_expr
     } else {
         let positions = key_prefixes.keys.iter();
-        let every_key = key_prefixes.any_key;
+        let every_key = key_prefixes.every_key;
         quote! { #private::with_key_prefixes(#script_expr, &[#(#positions),*], #every_key) }
     };
     let script_const = quote! {

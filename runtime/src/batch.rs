@@ -366,6 +366,13 @@ impl Batch {
     /// [`Batch::run`] on a synchronous connection, blocking the thread
     /// until every reply arrived.
     ///
+    /// It sends the batch once, a batch of `exactly_once` calls included:
+    /// a synchronous connection never reconnects by itself, so sending
+    /// again on it after a connection failure would fail again, as
+    /// [`Call::invoke_blocking`](crate::Call::invoke_blocking) does not
+    /// either. Run the same `Batch` again on a new connection: its
+    /// `exactly_once` calls replay what already ran.
+    ///
     /// On a connection that does not pipeline but routes a batch by its
     /// first command (the synchronous cluster connection), the `FUNCTION
     /// LOAD`s of the batch's libraries are sent first, on their own

@@ -78,7 +78,7 @@ impl<T, E> std::fmt::Debug for Call<T, E> {
 }
 
 /// How one round trip ended, before decoding.
-enum Outcome {
+enum Answer {
     /// A reply that is not an error.
     Reply(Value),
     /// The server does not have the script cached: it did not run.

@@ -111,7 +111,7 @@ pub const fn new_function(
 
 /// Used by generated code only: `script` declared `exactly_once`. Its
 /// `source` and `sha1` must be those of the wrapped script
-/// (`redis_script_analysis::exactly_once::wrap`), which never runs
+/// (`redis_script_analysis::sent::script` with `exactly_once`), which never runs
 /// read-only.
 pub const fn with_exactly_once(mut script: Script, exactly_once: ExactlyOnce) -> Script {
     script.exactly_once = Some(exactly_once);

@@ -109,7 +109,7 @@ pub struct KeyPrefixes {
     pub keys: BTreeSet<usize>,
     /// Some key is built from a KEYS element whose index is computed at
     /// run time (`KEYS[i] .. suffix`): every key is a prefix.
-    pub any_key: bool,
+    pub every_key: bool,
     /// The positions (1-based) of the ARGV elements used as prefixes; the
     /// declaration names each of them a key prefix.
     pub args: BTreeSet<usize>,
@@ -118,7 +118,7 @@ pub struct KeyPrefixes {
 impl KeyPrefixes {
     /// No key is built from a prefix.
     pub fn is_empty(&self) -> bool {
-        self.keys.is_empty() && !self.any_key && self.args.is_empty()
+        self.keys.is_empty() && !self.every_key && self.args.is_empty()
     }
 
     pub(crate) fn require(&mut self, origin: Origin) {
@@ -126,7 +126,7 @@ impl KeyPrefixes {
             Origin::Key(Some(index)) => {
                 self.keys.insert(index);
             }
-            Origin::Key(None) => self.any_key = true,
+            Origin::Key(None) => self.every_key = true,
             Origin::Arg(index) => {
                 self.args.insert(index);
             }

@@ -110,13 +110,12 @@ impl Analyzer<'_> {
         let Some(read) = value.ty().unbounded else {
             return;
         };
-        let already = self.diagnostics.iter().any(|diagnostic| {
-            diagnostic.finding == Some(UNBOUNDED_READ)
-                && (diagnostic.line, diagnostic.column) == (read.span.line, read.span.column)
-        });
-        if already {
+        let position = (read.span.line, read.span.column);
+        if self.unbounded_reads_reported.contains_key(&position) {
             return;
         }
+        self.unbounded_reads_reported
+            .insert(position, self.diagnostics.len());
         self.report(
             UNBOUNDED_READ,
             Certainty::Sometimes,

@@ -14,7 +14,7 @@ pub(crate) mod returns;
 pub(crate) mod script_options;
 mod stmt;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use full_moon::ast::{
     Assignment, Ast, BinOp, Block, Call, Expression, Field, FunctionArgs, FunctionBody,
@@ -46,7 +46,7 @@ use crate::{ErrorCodes, ReturnShape, ReturnSite, Signature};
 
 /// What the walk found.
 #[derive(Debug, Default)]
-pub(crate) struct Outcome {
+pub(crate) struct Walk {
     pub diagnostics: Vec<Diagnostic>,
     pub returns: Vec<ReturnSite>,
     /// A write command is reachable, or a command name is not a literal.
@@ -66,7 +66,7 @@ pub(crate) fn run(
     signature: &Signature,
     flags: &ScriptFlags,
     header: &Header,
-) -> Outcome {
+) -> Walk {
     let map = SourceMap::new(source);
     let context = Context {
         map: &map,
@@ -108,15 +108,15 @@ fn walk_knowing<'a>(context: Context<'a>, ast: &Ast, assignments: Assignments) -
 /// What the walk of a library found: the diagnostics of the whole file and
 /// what each registered function's callback does.
 #[derive(Debug, Default)]
-pub(crate) struct LibraryOutcome {
+pub(crate) struct LibraryWalk {
     pub diagnostics: Vec<Diagnostic>,
     /// By registration, in the order of the plan.
-    pub functions: Vec<FunctionOutcome>,
+    pub functions: Vec<FunctionWalk>,
 }
 
 /// What one callback does.
 #[derive(Debug, Default, Clone)]
-pub(crate) struct FunctionOutcome {
+pub(crate) struct FunctionWalk {
     pub returns: Vec<ReturnSite>,
     pub may_write: bool,
     pub error_codes: ErrorCodes,
@@ -131,7 +131,7 @@ pub(crate) fn run_library(
     plan: &Plan,
     library: &Signature,
     header: &Header,
-) -> LibraryOutcome {
+) -> LibraryWalk {
     let map = SourceMap::new(source);
     let flags = ScriptFlags::default();
     let context = Context {
@@ -147,14 +147,14 @@ pub(crate) fn run_library(
     let mut analyzer = walk_twice(context, ast);
     let missing = std::mem::take(&mut analyzer.missing);
     analyzer.diagnostics.extend(missing.into_notes());
-    let mut functions = analyzer.function_outcomes;
-    functions.resize_with(plan.registrations.len(), FunctionOutcome::default);
+    let mut functions = analyzer.function_walks;
+    functions.resize_with(plan.registrations.len(), FunctionWalk::default);
     // Code outside the callbacks (their helpers) runs when any of them
     // calls it: each callback can end with the replies it builds.
     for function in &mut functions {
         function.error_codes.merge(&analyzer.error_codes);
     }
-    LibraryOutcome {
+    LibraryWalk {
         diagnostics: analyzer.diagnostics,
         functions,
     }
@@ -257,6 +257,10 @@ pub(crate) struct Analyzer<'a> {
     pub scopes: Scopes,
     pub diagnostics: Vec<Diagnostic>,
     pub returns: Vec<ReturnSite>,
+    /// The unbounded reads already reported, by position (`line`,
+    /// `column`), with the index of their diagnostic: each is reported
+    /// once, however many uses it has.
+    pub unbounded_reads_reported: HashMap<(usize, usize), usize>,
     pub may_write: bool,
     pub error_codes: ErrorCodes,
     pub chunk_varargs: bool,
@@ -283,7 +287,7 @@ pub(crate) struct Analyzer<'a> {
     /// runs only when the table is used that way.
     pub protected_from: Option<(usize, Guard)>,
     /// In a library: what each registered callback does, by registration.
-    function_outcomes: Vec<FunctionOutcome>,
+    function_walks: Vec<FunctionWalk>,
     /// How many functions enclose the code whose `return` is the reply:
     /// none for a script, the callback for a library function.
     reply_depth: usize,
@@ -303,6 +307,7 @@ impl<'a> Analyzer<'a> {
             scopes: Scopes::new(assignments),
             diagnostics: Vec::new(),
             returns: Vec::new(),
+            unbounded_reads_reported: HashMap::new(),
             may_write: false,
             error_codes: ErrorCodes::default(),
             chunk_varargs: false,
@@ -312,7 +317,7 @@ impl<'a> Analyzer<'a> {
             refused_globals: HashSet::new(),
             protected_from: None,
             key_prefixes: KeyPrefixes::default(),
-            function_outcomes: Vec::new(),
+            function_walks: Vec::new(),
             reply_depth: 0,
             assignments_found: Assignments::default(),
             raised: false,
@@ -403,14 +408,14 @@ impl<'a> Analyzer<'a> {
         self.scopes.declare(name, declared_at, depth, value);
     }
 
-    fn finish(mut self) -> Outcome {
+    fn finish(mut self) -> Walk {
         let findings = self.param_findings();
         self.diagnostics.extend(findings);
         let missing = std::mem::take(&mut self.missing);
         self.diagnostics.extend(missing.into_notes());
         sort_returns(&mut self.returns);
         self.review.finish();
-        Outcome {
+        Walk {
             diagnostics: self.diagnostics,
             returns: self.returns,
             may_write: self.may_write,
@@ -439,18 +444,23 @@ impl<'a> Analyzer<'a> {
         self.functions.len() == self.reply_depth
     }
 
-    /// Guards the recursion: past the limit the subtree is skipped. The
-    /// syntax pre-scan keeps real input far below it.
+    /// Guards the recursion: past [`WALK_DEPTH_LIMIT`] the subtree is
+    /// skipped. The syntax pre-scan refuses scripts nesting more than
+    /// [`MAX_NESTING`] levels first, so real input stays below it.
     fn enter(&mut self) -> bool {
         self.depth += 1;
-        if self.depth <= MAX_NESTING * 2 {
+        if self.depth <= WALK_DEPTH_LIMIT {
             return true;
         }
         if !self.too_deep {
             self.too_deep = true;
             self.diagnostics.push(Span::TOP.error(
-                "the script nests blocks, brackets and operators more than 200 levels deep",
-                "Lua 5.1 refuses chunks with more than 200 syntax levels; split the expression into locals",
+                format!(
+                    "the script nests blocks, brackets and operators more than {MAX_NESTING} levels deep"
+                ),
+                format!(
+                    "Lua 5.1 refuses chunks with more than {MAX_NESTING} syntax levels; split the expression into locals"
+                ),
             ));
         }
         false
@@ -460,8 +470,36 @@ impl<'a> Analyzer<'a> {
         self.depth = self.depth.saturating_sub(1);
     }
 
-    // ----- statements -------------------------------------------------
+    /// How far the reports go now, to undo later ([`Self::forget_since`]).
+    pub(super) fn reported(&self) -> Reported {
+        Reported {
+            diagnostics: self.diagnostics.len(),
+            returns: self.returns.len(),
+        }
+    }
+
+    /// Undoes every diagnostic and return site reported since `mark`: a
+    /// silent pass of a loop, walked only to settle the values at its
+    /// head, reports nothing.
+    pub(super) fn forget_since(&mut self, mark: Reported) {
+        self.diagnostics.truncate(mark.diagnostics);
+        self.returns.truncate(mark.returns);
+        self.unbounded_reads_reported
+            .retain(|_, index| *index < mark.diagnostics);
+    }
 }
+
+/// How many diagnostics and return sites the walk had reported.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Reported {
+    diagnostics: usize,
+    returns: usize,
+}
+
+/// How deep the walk may recurse: it enters a statement and then its
+/// expression for one syntax level, so twice [`MAX_NESTING`] covers every
+/// script the syntax pre-scan accepts.
+const WALK_DEPTH_LIMIT: usize = MAX_NESTING * 2;
 
 /// Source order, with falling off the end last.
 fn sort_returns(returns: &mut [ReturnSite]) {

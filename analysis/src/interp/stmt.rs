@@ -328,7 +328,7 @@ impl Analyzer<'_> {
         self.context.flags = &registration.flags;
         self.context.environment = Environment::FunctionCall;
         self.context.tables = [&registration.tables[0], &registration.tables[1]];
-        let outer_state = FunctionOutcome {
+        let outer_state = FunctionWalk {
             returns: std::mem::take(&mut self.returns),
             may_write: std::mem::take(&mut self.may_write),
             error_codes: std::mem::take(&mut self.error_codes),
@@ -386,17 +386,17 @@ impl Analyzer<'_> {
         }
         let mut returns = std::mem::replace(&mut self.returns, outer_state.returns);
         sort_returns(&mut returns);
-        let outcome = FunctionOutcome {
+        let outcome = FunctionWalk {
             returns,
             may_write: std::mem::replace(&mut self.may_write, outer_state.may_write),
             error_codes: std::mem::replace(&mut self.error_codes, outer_state.error_codes),
             key_prefixes: std::mem::replace(&mut self.key_prefixes, outer_state.key_prefixes),
         };
-        if self.function_outcomes.len() <= index {
-            self.function_outcomes
-                .resize_with(index + 1, FunctionOutcome::default);
+        if self.function_walks.len() <= index {
+            self.function_walks
+                .resize_with(index + 1, FunctionWalk::default);
         }
-        if let Some(slot) = self.function_outcomes.get_mut(index) {
+        if let Some(slot) = self.function_walks.get_mut(index) {
             *slot = outcome;
         }
         self.params = outer_params;
@@ -590,14 +590,13 @@ impl Analyzer<'_> {
         let precise = self.loops.len() < PRECISE_LOOP_DEPTH;
         let passes = if precise { LOOP_PASSES } else { 1 };
         for done in 0..passes {
-            let (diagnostics, returns) = (self.diagnostics.len(), self.returns.len());
+            let reported = self.reported();
             self.loops.push(Loop::default());
             self.scopes.restore(&head);
             let terminates = pass(self);
             let end = (!terminates).then(|| self.scopes.snapshot());
             self.loops.pop();
-            self.diagnostics.truncate(diagnostics);
-            self.returns.truncate(returns);
+            self.forget_since(reported);
             let next = match end {
                 Some(end) => entry.join(&end),
                 None => entry.clone(),
@@ -656,8 +655,6 @@ impl Analyzer<'_> {
         self.missing.pop_guards(pushed);
         (value, terminates, otherwise)
     }
-
-    // ----- expressions ------------------------------------------------
 }
 
 /// True when the loop body has a `break` of its own (not of a nested loop).

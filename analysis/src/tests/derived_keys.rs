@@ -28,7 +28,7 @@ fn derives(source: &str, signature: &Signature, keys: &[usize], args: &[usize]) 
     assert_eq!(messages(&analysis), Vec::<String>::new(), "{source}");
     let expected = KeyPrefixes {
         keys: keys.iter().copied().collect(),
-        any_key: false,
+        every_key: false,
         args: args.iter().copied().collect::<BTreeSet<_>>(),
     };
     assert_eq!(analysis.key_prefixes, expected, "{source}");
@@ -95,7 +95,7 @@ fn a_computed_index_makes_every_key_a_prefix() {
         },
     );
     assert_eq!(messages(&analysis), Vec::<String>::new());
-    assert!(analysis.key_prefixes.any_key);
+    assert!(analysis.key_prefixes.every_key);
 }
 
 #[test]

@@ -8,7 +8,7 @@ use redis::{Cmd, FromRedisValue, Pipeline, Value};
 use redis_script_codes::NOSCRIPT;
 
 use super::{
-    Call, FAILURE_RETRY_FIRST_DELAY, FAILURE_RETRY_MAX_DELAY, Options, Outcome,
+    Answer, Call, FAILURE_RETRY_FIRST_DELAY, FAILURE_RETRY_MAX_DELAY, Options,
     forget_read_only_commands,
 };
 use crate::error::{Error, Origin};
@@ -178,18 +178,18 @@ impl<'c, T: FromRedisValue, E> Attempts<'c, T, E> {
 
     pub(super) fn received(&mut self, reply: redis::RedisResult<Value>) -> Next<T> {
         let call = self.call;
-        let (stage, next) = match (self.stage, Outcome::of(reply, call.script)) {
-            (Stage::First, Outcome::NoReadOnlyCommands) => {
+        let (stage, next) = match (self.stage, Answer::of(reply, call.script)) {
+            (Stage::First, Answer::NoReadOnlyCommands) => {
                 forget_read_only_commands(call.script);
                 (
                     Stage::FirstWithoutReadOnly,
                     call.without_read_only_commands(),
                 )
             }
-            (Stage::First | Stage::FirstWithoutReadOnly, Outcome::NoScript) => {
+            (Stage::First | Stage::FirstWithoutReadOnly, Answer::NoScript) => {
                 (Stage::Eval, call.cold_command())
             }
-            (Stage::First | Stage::FirstWithoutReadOnly, Outcome::NoFunction) => {
+            (Stage::First | Stage::FirstWithoutReadOnly, Answer::NoFunction) => {
                 if let Some(library) = call.script.library() {
                     self.stage = Stage::LoadAndCall;
                     self.attempts += 1;
@@ -198,17 +198,17 @@ impl<'c, T: FromRedisValue, E> Attempts<'c, T, E> {
                 }
                 return self.finish(Err(self.unexpected_refusal()));
             }
-            (Stage::Eval, Outcome::NoReadOnlyCommands) => {
+            (Stage::Eval, Answer::NoReadOnlyCommands) => {
                 forget_read_only_commands(call.script);
                 (Stage::EvalWithoutReadOnly, ("EVAL", call.plain_eval()))
             }
-            (_, Outcome::Reply(value)) => {
+            (_, Answer::Reply(value)) => {
                 self.reply_tag = telemetry::reply_tag(call.reply_shape, &value);
                 return self.finish(decode_value(call.script.name(), &value));
             }
-            (_, Outcome::Failed(error)) => return self.finish(Err(error)),
+            (_, Answer::Failed(error)) => return self.finish(Err(error)),
             // EVAL caches what it runs; EVALSHA/EVAL are known everywhere.
-            (_, Outcome::NoScript | Outcome::NoFunction | Outcome::NoReadOnlyCommands) => {
+            (_, Answer::NoScript | Answer::NoFunction | Answer::NoReadOnlyCommands) => {
                 return self.finish(Err(self.unexpected_refusal()));
             }
         };
@@ -242,14 +242,14 @@ impl<'c, T: FromRedisValue, E> Attempts<'c, T, E> {
             }
         };
         trace_load(script, &load);
-        match Outcome::of(Ok(reply), script) {
-            Outcome::Reply(value) => {
+        match Answer::of(Ok(reply), script) {
+            Answer::Reply(value) => {
                 self.reply_tag = telemetry::reply_tag(call.reply_shape, &value);
                 self.finish(decode_value(script.name(), &value))
             }
-            Outcome::Failed(error) => self.finish(Err(error)),
-            Outcome::NoFunction => self.finish(Err(not_found_after_load(script, &load))),
-            Outcome::NoScript | Outcome::NoReadOnlyCommands => {
+            Answer::Failed(error) => self.finish(Err(error)),
+            Answer::NoFunction => self.finish(Err(not_found_after_load(script, &load))),
+            Answer::NoScript | Answer::NoReadOnlyCommands => {
                 self.finish(Err(self.unexpected_refusal()))
             }
         }
@@ -402,7 +402,7 @@ pub(super) fn decode_value<T: FromRedisValue>(
     })
 }
 
-impl Outcome {
+impl Answer {
     pub(super) fn of(reply: redis::RedisResult<Value>, script: &'static Script) -> Self {
         let origin = Origin::script(script);
         let error = match reply {
