@@ -30,6 +30,12 @@ temporary directory only.
         --git-dir REDIS_GIT_DIR --tag 7.0.15
     python3 corpus/server_tests.py --server valkey \\
         --git-dir VALKEY_GIT_DIR --tag 8.0.1
+    python3 corpus/server_tests.py --release valkey-9.1 \\
+        --git-dir VALKEY_GIT_DIR --tag 8.0.1
+
+``--release`` runs the server of that release (installed by
+``scripts/ensure-server``, as CI's are) and checks under it as the target;
+``--server`` alone runs the family's default, Redis 7.0 or Valkey 8.1.
 
 (or --tcl scripting.tcl functions.tcl). Exit status 0: the verdicts are a
 reviewer's. Python 3, standard library only.
@@ -61,6 +67,7 @@ CHECKER = ROOT / "target" / "debug" / "redis-script-check"
 FILES = ("scripting", "functions")
 TIMEOUT = 2.0
 TARGETS = {"redis": "redis-7.0", "valkey": "valkey-8.1"}
+RELEASES = ("redis-7.0", "redis-8.0", "valkey-8.1", "valkey-9.1")
 
 
 @dataclass
@@ -520,31 +527,35 @@ def sources(options) -> dict[str, str]:
             for name in FILES if options.only in (None, name)}
 
 
-def server_binary(kind: str) -> str:
-    if kind == "redis":
-        return shutil.which("redis-server") or "redis-server"
-    directory = subprocess.run([str(ROOT / "scripts" / "ensure-valkey")], capture_output=True,
+def server_binary(release: str) -> str:
+    """The server executable of `release`, installed by scripts/ensure-server."""
+    directory = subprocess.run([str(ROOT / "scripts" / "ensure-server"), release], capture_output=True,
                                text=True, check=True).stdout.strip()
-    return str(Path(directory) / "valkey-server")
+    return str(Path(directory) / f"{release.split('-')[0]}-server")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--server", choices=("redis", "valkey"), default="redis")
+    parser.add_argument("--release", choices=RELEASES,
+                        help="the release to run (its family wins over --server; default: redis-7.0 or valkey-8.1)")
     parser.add_argument("--git-dir", help="the server's bare git repository")
     parser.add_argument("--tag", help="the tag to read the tests at (7.0.15 for redis, 8.1.1 for valkey)")
     parser.add_argument("--tcl", nargs="+", help="read these .tcl files instead (named scripting/functions)")
     parser.add_argument("--checker", default=str(CHECKER))
-    parser.add_argument("--target", help="the checker's --target (default: redis-7.0 or valkey-8.1)")
+    parser.add_argument("--target", help="the checker's --target (default: the release run)")
     parser.add_argument("--only", choices=FILES)
     parser.add_argument("--strict", action="store_true",
                         help="do not pass --allow-unused --dynamic-keys to the checker")
     parser.add_argument("--verbose", action="store_true", help="list every script and the skipped calls")
     options = parser.parse_args()
+    if options.release:
+        options.server = options.release.split("-")[0]
+    release = options.release or TARGETS[options.server]
     options.tag = options.tag or {"redis": "7.0.15", "valkey": "8.1.1"}[options.server]
     if not options.tcl and not options.git_dir:
         parser.error("give --git-dir (with --tag) or --tcl")
-    target = options.target or TARGETS[options.server]
+    target = options.target or release
 
     scripts, skipped = [], collections.Counter()
     for name, text in sources(options).items():
@@ -560,7 +571,7 @@ def main() -> int:
     for reason, count in sorted(skipped.items()):
         print(f"  {count:4} skipped: {reason}")
 
-    server = Server(server_binary(options.server))
+    server = Server(server_binary(release))
     try:
         with tempfile.TemporaryDirectory(prefix="server-tests-") as directory:
             for index, script in enumerate(scripts):
