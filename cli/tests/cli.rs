@@ -481,23 +481,36 @@ fn declared_commands_come_from_the_option_or_the_variable() {
 }
 
 /// The report of every value finding class, one script each (the
-/// compile-fail suite's `values` cases), as a user reads it: compared with
+/// compile-fail suite's `values` cases, under the default target, then the
+/// one that needs a target), as a user reads it: compared with
 /// `tests/snapshots/values.txt`; `SNAPSHOTS=overwrite` writes it anew for
 /// review after a deliberate change of wording.
 #[test]
 fn every_value_finding_reads_well() {
-    let report = run_in(&workspace().join("tests"), &["ui/values"]);
+    let tests = workspace().join("tests");
+    let report = run_in(&tests, &["ui/values"]);
     assert_eq!(report.status, 1, "{}", report.stderr);
+    // `single_command` speaks only where every server of the target has
+    // the command.
+    let targeted = run_in(
+        &tests,
+        &["--target", "valkey-9.1", "ui/values/single_command.lua"],
+    );
+    assert_eq!(targeted.status, 0, "{}", targeted.stderr);
+    let both = format!(
+        "{}\n$ --target valkey-9.1 ui/values/single_command.lua\n{}",
+        report.stdout, targeted.stdout
+    );
     let snapshot = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots/values.txt");
     if std::env::var_os("SNAPSHOTS").is_some_and(|mode| mode == "overwrite") {
-        std::fs::write(&snapshot, &report.stdout).expect("write the snapshot");
+        std::fs::write(&snapshot, &both).expect("write the snapshot");
     }
     let expected = std::fs::read_to_string(&snapshot).expect("read the snapshot");
-    assert_eq!(report.stdout, expected);
+    assert_eq!(both, expected);
     // Each class is in it, with its name and its opt-out.
     for class in redis_script_analysis::FINDINGS {
         assert!(
-            report.stdout.contains(&format!("[{}]", class.name)),
+            both.contains(&format!("[{}]", class.name)),
             "no case of {}",
             class.name
         );

@@ -54,6 +54,7 @@ mod replies;
 mod reply_conversions;
 mod server_refusals;
 mod servers;
+mod single_command;
 mod slots;
 mod telemetry;
 mod workflows;

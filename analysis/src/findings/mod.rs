@@ -35,6 +35,7 @@ pub(crate) mod loops;
 mod nils;
 mod replies;
 mod server_wide;
+mod single_command;
 #[cfg(test)]
 mod tests;
 mod truth;
@@ -137,6 +138,10 @@ pub const FINDINGS: &[FindingClass] = &[
         summary: "a read of an undefined global inside a function called through `pcall` (it raises, and the `pcall` catches it: a feature probe does this on purpose) or inside a metamethod (it raises only when the metamethod runs)",
     },
     FindingClass {
+        name: SINGLE_COMMAND,
+        summary: "a compare-and-delete or compare-and-set script that one command does on every server of the target (`DELIFEQ`, `SET … IFEQ`)",
+    },
+    FindingClass {
         name: ENDLESS_LOOP,
         summary: "a loop that nothing ends (`while true` with no `break`, `return` or raise): the server answers BUSY to everyone",
     },
@@ -156,6 +161,7 @@ pub(crate) const KEYSPACE_WALK: &str = "keyspace_walk";
 pub(crate) const UNBOUNDED_READ: &str = "unbounded_read";
 pub(crate) const DANGEROUS_COMMAND: &str = "dangerous_command";
 pub(crate) const PROTECTED_GLOBAL_READ: &str = "protected_global_read";
+pub(crate) const SINGLE_COMMAND: &str = "single_command";
 
 /// The class named `name`, if there is one.
 pub fn finding(name: &str) -> Option<&'static FindingClass> {

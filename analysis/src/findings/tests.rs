@@ -695,3 +695,111 @@ fn opt_outs_in_long_comments_and_after_wide_characters() {
         ["always_true"]
     );
 }
+
+/// The `single_command` findings of `source` under `target`: `(line, the
+/// command named)`.
+fn single_commands(source: &str, target: &str) -> Vec<(usize, String)> {
+    let signature = Signature {
+        keys: 2,
+        args: 3,
+        allow_unused: true,
+        target: crate::Target::parse(target).expect("a target"),
+        ..Signature::default()
+    };
+    analyze(source, &signature)
+        .diagnostics
+        .iter()
+        .filter(|diagnostic| diagnostic.finding == Some(super::SINGLE_COMMAND))
+        .map(|diagnostic| {
+            assert_eq!(diagnostic.severity, WARNING, "{}", diagnostic.message);
+            let named = diagnostic
+                .message
+                .split('`')
+                .rev()
+                .nth(1)
+                .unwrap_or_default()
+                .to_owned();
+            (diagnostic.line, named)
+        })
+        .collect()
+}
+
+#[test]
+fn a_compare_and_delete_is_one_command_where_every_server_has_it() {
+    let direct = "if redis.call('GET', KEYS[1]) == ARGV[1] then\n  return redis.call('DEL', KEYS[1])\nend\nreturn 0";
+    let local = "local owner = redis.call('get', KEYS[1])\nif ARGV[1] == owner then\n  redis.call('UNLINK', KEYS[1])\n  return 1\nend\nreturn 0";
+    for source in [direct, local] {
+        for target in ["valkey-9.0", "valkey-9.1"] {
+            let found = single_commands(source, target);
+            assert_eq!(found.len(), 1, "{target}: {source}");
+            assert_eq!(found[0].1, "DELIFEQ", "{target}");
+        }
+        // Some server of the target lacks DELIFEQ: nothing to say.
+        for target in [
+            "any",
+            "redis-7.0",
+            "redis-8.2",
+            "valkey-8.1",
+            "valkey-9.1,redis-8.0",
+        ] {
+            assert_eq!(single_commands(source, target), [], "{target}: {source}");
+        }
+    }
+    let message = analyze(
+        direct,
+        &Signature {
+            keys: 1,
+            args: 1,
+            target: crate::Target::parse("valkey-9.1").expect("a target"),
+            ..Signature::default()
+        },
+    )
+    .diagnostics
+    .into_iter()
+    .find(|diagnostic| diagnostic.finding == Some(super::SINGLE_COMMAND))
+    .expect("found");
+    assert!(
+        message
+            .hint
+            .as_deref()
+            .is_some_and(|hint| hint.contains("`DELIFEQ KEYS[1] ARGV[1]`")),
+        "{message:?}"
+    );
+}
+
+#[test]
+fn a_compare_and_set_is_one_command_from_valkey_8_1() {
+    let source = "if redis.call('GET', KEYS[1]) == ARGV[1] then\n  return redis.call('SET', KEYS[1], ARGV[2])\nend\nreturn false";
+    for target in ["valkey-8.1", "valkey-9.1"] {
+        assert_eq!(
+            single_commands(source, target),
+            [(1, "SET … IFEQ".to_owned())],
+            "{target}"
+        );
+    }
+    for target in ["any", "valkey-8.0", "redis-8.2"] {
+        assert_eq!(single_commands(source, target), [], "{target}");
+    }
+}
+
+#[test]
+fn a_script_that_does_more_is_left_alone() {
+    for source in [
+        // Something else on a match, or on a mismatch.
+        "if redis.call('GET', KEYS[1]) == ARGV[1] then\n  redis.call('DEL', KEYS[1])\n  redis.call('INCR', KEYS[2])\nend",
+        "if redis.call('GET', KEYS[1]) == ARGV[1] then\n  return redis.call('DEL', KEYS[1])\nelse\n  return redis.call('DEL', KEYS[2])\nend",
+        // Another key deleted than the one read.
+        "if redis.call('GET', KEYS[1]) == ARGV[1] then\n  return redis.call('DEL', KEYS[2])\nend",
+        // Options DELIFEQ and SET … IFEQ do not take.
+        "if redis.call('GET', KEYS[1]) == ARGV[1] then\n  return redis.call('SET', KEYS[1], ARGV[2], 'EX', 10)\nend",
+        // Not equality, or a value computed by a call.
+        "if redis.call('GET', KEYS[1]) ~= ARGV[1] then\n  return redis.call('DEL', KEYS[1])\nend",
+        "if redis.call('GET', KEYS[1]) == redis.call('GET', KEYS[2]) then\n  return redis.call('DEL', KEYS[1])\nend",
+        // `redis.pcall` hands errors back: not the same script.
+        "if redis.pcall('GET', KEYS[1]) == ARGV[1] then\n  return redis.pcall('DEL', KEYS[1])\nend",
+        // The local is not the GET's.
+        "local owner = ARGV[2]\nif owner == ARGV[1] then\n  return redis.call('DEL', KEYS[1])\nend",
+    ] {
+        assert_eq!(single_commands(source, "valkey-9.1"), [], "{source}");
+    }
+}

@@ -40,8 +40,13 @@ impl Analyzer<'_> {
     /// Returns true when the block never completes normally.
     pub(super) fn walk_block(&mut self, block: &Block) -> bool {
         let mut terminates = false;
+        let mut previous = None;
         for stmt in block.stmts() {
+            if let Stmt::If(statement) = stmt {
+                self.check_single_command(statement, previous);
+            }
             terminates |= self.walk_stmt(stmt);
+            previous = Some(stmt);
         }
         match block.last_stmt() {
             Some(LastStmt::Return(statement)) => {

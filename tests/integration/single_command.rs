@@ -1,0 +1,158 @@
+//! The `single_command` finding's claim, with the live server as the
+//! oracle: where the checker, targeting the live server's release, says
+//! one command does what a script does, the script and the command give
+//! the same replies and leave the same data in every case; where it says
+//! nothing, the live server lacks that command.
+
+use redis::Value;
+use redis_script_analysis::{Signature, Target, analyze};
+use redis_script_test::{RedisServer, ServerFlavor};
+
+/// The project's own compare-and-delete.
+const RELEASE_LOCK: &str = include_str!("../../lua/release_lock.lua");
+
+/// A compare-and-set: the new value goes in only over the expected one.
+const COMPARE_AND_SET: &str = "-- KEYS[1] = the key\n-- ARGV[1] = the value expected\n-- ARGV[2] = the new value\nif redis.call('GET', KEYS[1]) == ARGV[1] then\n  return redis.call('SET', KEYS[1], ARGV[2])\nend\nreturn false\n";
+
+/// The live server's release, as a target.
+fn target_of(server: &RedisServer) -> Target {
+    let version = server.version();
+    let family = match server.flavor() {
+        ServerFlavor::Redis => "redis",
+        ServerFlavor::Valkey => "valkey",
+    };
+    let name = format!("{family}-{}.{}", version.major, version.minor);
+    Target::parse(&name).unwrap_or_else(|error| panic!("{name}: {error}"))
+}
+
+/// Whether the checker names a single command for `source` of `keys` keys
+/// and `args` arguments under `target`.
+fn finds_single_command(source: &str, keys: usize, args: usize, target: &Target) -> bool {
+    let signature = Signature {
+        keys,
+        args,
+        target: target.clone(),
+        ..Signature::default()
+    };
+    analyze(source, &signature)
+        .diagnostics
+        .iter()
+        .any(|diagnostic| diagnostic.finding == Some("single_command"))
+}
+
+fn run(connection: &mut redis::Connection, command: &redis::Cmd) -> Value {
+    command.query::<Value>(connection).unwrap_or_else(|error| {
+        Value::ServerError(error.try_into().unwrap_or_else(|error| panic!("{error}")))
+    })
+}
+
+/// Sets `key` to `value` (or deletes it for `None`).
+fn seed(connection: &mut redis::Connection, key: &str, value: Option<&str>) {
+    let command = match value {
+        Some(value) => redis::cmd("SET").arg(key).arg(value).to_owned(),
+        None => redis::cmd("DEL").arg(key).to_owned(),
+    };
+    run(connection, &command);
+}
+
+#[test]
+fn one_command_does_what_the_script_does_where_the_checker_says_so() {
+    let server = RedisServer::start();
+    let mut connection = server.client().get_connection().expect("connection");
+    let target = target_of(&server);
+
+    // Compare-and-delete: DELIFEQ.
+    let has_delifeq = !matches!(
+        run(&mut connection, redis::cmd("COMMAND").arg("INFO").arg("DELIFEQ")),
+        Value::Array(ref items) if items.iter().all(|item| *item == Value::Nil)
+    );
+    assert_eq!(
+        finds_single_command(RELEASE_LOCK, 1, 1, &target),
+        has_delifeq,
+        "the finding fires under {target:?} exactly where the server has DELIFEQ"
+    );
+    if has_delifeq {
+        for (stored, token) in [(Some("me"), "me"), (Some("other"), "me"), (None, "me")] {
+            seed(&mut connection, "{lock}:script", stored);
+            seed(&mut connection, "{lock}:command", stored);
+            let by_script = run(
+                &mut connection,
+                redis::cmd("EVAL")
+                    .arg(RELEASE_LOCK)
+                    .arg(1)
+                    .arg("{lock}:script")
+                    .arg(token),
+            );
+            let by_command = run(
+                &mut connection,
+                redis::cmd("DELIFEQ").arg("{lock}:command").arg(token),
+            );
+            assert_eq!(by_script, by_command, "{stored:?} vs {token}");
+            let left: (Option<String>, Option<String>) = (
+                redis::cmd("GET")
+                    .arg("{lock}:script")
+                    .query(&mut connection)
+                    .expect("GET"),
+                redis::cmd("GET")
+                    .arg("{lock}:command")
+                    .query(&mut connection)
+                    .expect("GET"),
+            );
+            assert_eq!(left.0, left.1, "{stored:?} vs {token}");
+        }
+    }
+
+    // Compare-and-set: SET … IFEQ.
+    seed(&mut connection, "{cas}:probe", Some("a"));
+    let has_ifeq = !matches!(
+        run(
+            &mut connection,
+            redis::cmd("SET")
+                .arg("{cas}:probe")
+                .arg("b")
+                .arg("IFEQ")
+                .arg("a")
+        ),
+        Value::ServerError(_)
+    );
+    assert_eq!(
+        finds_single_command(COMPARE_AND_SET, 1, 2, &target),
+        has_ifeq,
+        "the finding fires under {target:?} exactly where SET takes IFEQ"
+    );
+    if has_ifeq {
+        for (stored, expected) in [(Some("old"), "old"), (Some("other"), "old"), (None, "old")] {
+            seed(&mut connection, "{cas}:script", stored);
+            seed(&mut connection, "{cas}:command", stored);
+            let by_script = run(
+                &mut connection,
+                redis::cmd("EVAL")
+                    .arg(COMPARE_AND_SET)
+                    .arg(1)
+                    .arg("{cas}:script")
+                    .arg(expected)
+                    .arg("new"),
+            );
+            let by_command = run(
+                &mut connection,
+                redis::cmd("SET")
+                    .arg("{cas}:command")
+                    .arg("new")
+                    .arg("IFEQ")
+                    .arg(expected),
+            );
+            assert_eq!(by_script, by_command, "{stored:?} vs {expected}");
+            let left: (Option<String>, Option<String>) = (
+                redis::cmd("GET")
+                    .arg("{cas}:script")
+                    .query(&mut connection)
+                    .expect("GET"),
+                redis::cmd("GET")
+                    .arg("{cas}:command")
+                    .query(&mut connection)
+                    .expect("GET"),
+            );
+            assert_eq!(left.0, left.1, "{stored:?} vs {expected}");
+        }
+    }
+}
