@@ -11,6 +11,10 @@ use redis_script_test::{RedisServer, ServerFlavor};
 /// The project's own compare-and-delete.
 const RELEASE_LOCK: &str = include_str!("../../lua/release_lock.lua");
 
+/// bull's and bullmq's releaseLock, as they write it: an alias of
+/// `redis.call`, and an `else` that answers 0.
+const RELEASE_LOCK_ALIASED: &str = "local rcall = redis.call\nif rcall(\"GET\", KEYS[1]) == ARGV[1] then\n  return rcall(\"DEL\", KEYS[1])\nelse\n  return 0\nend\n";
+
 /// A compare-and-set: the new value goes in only over the expected one.
 const COMPARE_AND_SET: &str = "-- KEYS[1] = the key\n-- ARGV[1] = the value expected\n-- ARGV[2] = the new value\nif redis.call('GET', KEYS[1]) == ARGV[1] then\n  return redis.call('SET', KEYS[1], ARGV[2])\nend\nreturn false\n";
 
@@ -66,19 +70,24 @@ fn one_command_does_what_the_script_does_where_the_checker_says_so() {
         run(&mut connection, redis::cmd("COMMAND").arg("INFO").arg("DELIFEQ")),
         Value::Array(ref items) if items.iter().all(|item| *item == Value::Nil)
     );
-    assert_eq!(
-        finds_single_command(RELEASE_LOCK, 1, 1, &target),
-        has_delifeq,
-        "the finding fires under {target:?} exactly where the server has DELIFEQ"
-    );
-    if has_delifeq {
+    for script in [RELEASE_LOCK, RELEASE_LOCK_ALIASED] {
+        assert_eq!(
+            finds_single_command(script, 1, 1, &target),
+            has_delifeq,
+            "the finding fires under {target:?} exactly where the server has DELIFEQ:\n{script}"
+        );
+    }
+    for script in [RELEASE_LOCK, RELEASE_LOCK_ALIASED]
+        .iter()
+        .filter(|_| has_delifeq)
+    {
         for (stored, token) in [(Some("me"), "me"), (Some("other"), "me"), (None, "me")] {
             seed(&mut connection, "{lock}:script", stored);
             seed(&mut connection, "{lock}:command", stored);
             let by_script = run(
                 &mut connection,
                 redis::cmd("EVAL")
-                    .arg(RELEASE_LOCK)
+                    .arg(*script)
                     .arg(1)
                     .arg("{lock}:script")
                     .arg(token),

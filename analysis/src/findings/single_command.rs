@@ -9,9 +9,10 @@
 //!
 //! The pattern is matched as written, so that the claim is a proof: an
 //! `if` whose condition compares `redis.call('GET', key)` (directly, or
-//! through a local the statement before assigns it to) with an expression
-//! that calls nothing, with no other branch, and whose block does nothing
-//! but delete (or set, without options) that same key, then return.
+//! through a local the statement before assigns it to; `redis.call` itself
+//! or a local alias of it) with an expression that calls nothing, whose
+//! block does nothing but delete (or set, without options) that same key,
+//! then return, and whose `else`, if any, only returns a literal.
 
 use full_moon::ast::{
     BinOp, Block, Call, Expression, FunctionArgs, FunctionCall, If, LastStmt, Prefix, Stmt, Suffix,
@@ -19,6 +20,10 @@ use full_moon::ast::{
 };
 
 use super::{Certainty, SINGLE_COMMAND};
+use full_moon::tokenizer::TokenReference;
+
+use crate::domain::scope::Binding;
+use crate::domain::value::Value;
 use crate::interp::Analyzer;
 use crate::model::commands::{self, shapes};
 use crate::model::target::ReleaseSet;
@@ -38,10 +43,14 @@ impl Analyzer<'_> {
     /// it is a compare-and-delete or compare-and-set that one command of
     /// every server of the target does.
     pub(crate) fn check_single_command(&mut self, statement: &If, previous: Option<&Stmt>) {
+        // Another branch may only answer a mismatch with a literal, as
+        // the command does (`else return 0 end`).
         if statement
             .else_if()
             .is_some_and(|branches| !branches.is_empty())
-            || statement.else_block().is_some()
+            || statement
+                .else_block()
+                .is_some_and(|block| !only_returns_literals(block))
         {
             return;
         }
@@ -52,14 +61,18 @@ impl Analyzer<'_> {
             return;
         };
         let releases = self.context.signature.target.releases();
-        let (command, replacement, does) = match &action {
-            Action::Delete if every_release_has(releases, "delifeq", None) => {
-                ("DELIFEQ", format!("DELIFEQ {key} {expected}"), "deletes")
-            }
+        let (command, replacement, does, answers) = match &action {
+            Action::Delete if every_release_has(releases, "delifeq", None) => (
+                "DELIFEQ",
+                format!("DELIFEQ {key} {expected}"),
+                "deletes",
+                "1 when it deleted, 0 otherwise",
+            ),
             Action::Set(value) if every_release_has(releases, "set", Some("IFEQ")) => (
                 "SET … IFEQ",
                 format!("SET {key} {value} IFEQ {expected}"),
                 "sets",
+                "OK when it set, nil otherwise",
             ),
             _ => return,
         };
@@ -73,7 +86,7 @@ impl Analyzer<'_> {
                 "this compares the value of `{key}` with `{expected}` and {does} `{key}` on a match: `{command}` does that in one command on every server of the target ({target})"
             ),
             format!(
-                "send `{replacement}` instead of this script (one command is atomic as well, with no script to cache), or call it from the script if the script does more"
+                "send `{replacement}` instead of this script (one command is atomic as well, with no script to cache; it answers {answers}), or call it from the script if the script does more"
             ),
         );
     }
@@ -171,23 +184,27 @@ impl Analyzer<'_> {
     /// of `redis.call(…)` (`server.call` on Valkey); `None` for anything
     /// else, `redis.pcall` included (it hands errors back).
     fn command_call(&self, call: &FunctionCall) -> Option<Vec<String>> {
-        let Prefix::Name(table) = call.prefix() else {
+        let Prefix::Name(name) = call.prefix() else {
             return None;
         };
         let suffixes: Vec<&Suffix> = call.suffixes().collect();
-        let [
-            Suffix::Index(full_moon::ast::Index::Dot { name: member, .. }),
-            Suffix::Call(Call::AnonymousCall(arguments)),
-        ] = suffixes.as_slice()
-        else {
-            return None;
+        let arguments = match suffixes.as_slice() {
+            // `redis.call(…)`, `server.call(…)`.
+            [
+                Suffix::Index(full_moon::ast::Index::Dot { name: member, .. }),
+                Suffix::Call(Call::AnonymousCall(arguments)),
+            ] if self.is_global(identifier(name), &["redis", "server"])
+                && identifier(member) == "call" =>
+            {
+                arguments
+            }
+            // `rcall(…)` after `local rcall = redis.call`.
+            [Suffix::Call(Call::AnonymousCall(arguments))] if self.is_call_alias(name) => arguments,
+            _ => return None,
         };
         let FunctionArgs::Parentheses { arguments, .. } = &**arguments else {
             return None;
         };
-        if !matches!(identifier(table), "redis" | "server") || identifier(member) != "call" {
-            return None;
-        }
         let mut written = Vec::new();
         for (index, argument) in arguments.iter().enumerate() {
             if index == 0 {
@@ -202,6 +219,24 @@ impl Analyzer<'_> {
             }
         }
         Some(written)
+    }
+
+    /// Whether `name` is one of the sandbox's globals `names`, not a local
+    /// of the script.
+    fn is_global(&self, name: &str, names: &[&str]) -> bool {
+        names.contains(&name)
+            && self.scopes.resolve(name, self.functions_depth()) == Binding::Global
+    }
+
+    /// Whether the local `name` holds `redis.call` (`server.call`).
+    fn is_call_alias(&self, name: &TokenReference) -> bool {
+        matches!(
+            self.scopes.resolve(identifier(name), self.functions_depth()),
+            Binding::Local {
+                value: Value::Builtin { ref global, member: Some(ref member) },
+                ..
+            } if matches!(global.as_str(), "redis" | "server") && member == "call"
+        )
     }
 
     /// An expression as the source writes it.
@@ -267,6 +302,16 @@ fn calls_anything(expression: &Expression) -> bool {
         Expression::Number(_) | Expression::String(_) | Expression::Symbol(_) => false,
         _ => true,
     }
+}
+
+/// Whether `block` does nothing but return literals (or nothing).
+fn only_returns_literals(block: &Block) -> bool {
+    block.stmts().next().is_none()
+        && match block.last_stmt() {
+            None => true,
+            Some(LastStmt::Return(returned)) => returned.returns().iter().all(is_literal),
+            Some(_) => false,
+        }
 }
 
 /// A literal (`return 1`, `return 'OK'`).

@@ -728,7 +728,10 @@ fn single_commands(source: &str, target: &str) -> Vec<(usize, String)> {
 fn a_compare_and_delete_is_one_command_where_every_server_has_it() {
     let direct = "if redis.call('GET', KEYS[1]) == ARGV[1] then\n  return redis.call('DEL', KEYS[1])\nend\nreturn 0";
     let local = "local owner = redis.call('get', KEYS[1])\nif ARGV[1] == owner then\n  redis.call('UNLINK', KEYS[1])\n  return 1\nend\nreturn 0";
-    for source in [direct, local] {
+    // bull's and bullmq's releaseLock: an alias of `redis.call`, and an
+    // `else` that answers a literal.
+    let aliased = "local rcall = redis.call\nif rcall(\"GET\", KEYS[1]) == ARGV[1] then\n  return rcall(\"DEL\", KEYS[1])\nelse\n  return 0\nend";
+    for source in [direct, local, aliased] {
         for target in ["valkey-9.0", "valkey-9.1"] {
             let found = single_commands(source, target);
             assert_eq!(found.len(), 1, "{target}: {source}");
@@ -799,6 +802,9 @@ fn a_script_that_does_more_is_left_alone() {
         "if redis.pcall('GET', KEYS[1]) == ARGV[1] then\n  return redis.pcall('DEL', KEYS[1])\nend",
         // The local is not the GET's.
         "local owner = ARGV[2]\nif owner == ARGV[1] then\n  return redis.call('DEL', KEYS[1])\nend",
+        // An `else` that does something, or a local named `redis`.
+        "if redis.call('GET', KEYS[1]) == ARGV[1] then\n  return redis.call('DEL', KEYS[1])\nelse\n  return redis.call('INCR', KEYS[2])\nend",
+        "local rcall = function(...) return redis.call('ECHO', 'x') end\nif rcall('GET', KEYS[1]) == ARGV[1] then\n  return rcall('DEL', KEYS[1])\nend",
     ] {
         assert_eq!(single_commands(source, "valkey-9.1"), [], "{source}");
     }
