@@ -33,6 +33,19 @@ fn reported(source: &str) -> bool {
         .any(|diagnostic| diagnostic.finding == Some("endless_loop"))
 }
 
+/// Whether the server answers `BUSY` to `other` within 5 s (a script runs
+/// past `busy-reply-threshold`).
+fn answers_busy(other: &mut redis::Connection) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        match redis::cmd("PING").query::<String>(other) {
+            Err(error) if error.code() == Some("BUSY") => return true,
+            _ if Instant::now() > deadline => return false,
+            _ => thread::sleep(Duration::from_millis(20)),
+        }
+    }
+}
+
 #[test]
 fn every_endless_loop_the_checker_reports_makes_the_server_answer_busy() {
     let server = RedisServer::start_with(&["--busy-reply-threshold", "50"]);
@@ -50,16 +63,10 @@ fn every_endless_loop_the_checker_reports_makes_the_server_answer_busy() {
                 .arg("k")
                 .query::<redis::Value>(&mut connection)
         });
-        // Bounded: the server answers BUSY within a second or the test fails.
-        let deadline = Instant::now() + Duration::from_secs(5);
-        let busy = loop {
-            match redis::cmd("PING").query::<String>(&mut other) {
-                Err(error) if error.code() == Some("BUSY") => break true,
-                _ if Instant::now() > deadline => break false,
-                _ => thread::sleep(Duration::from_millis(20)),
-            }
-        };
-        assert!(busy, "the server never answered BUSY to: {source}");
+        assert!(
+            answers_busy(&mut other),
+            "the server never answered BUSY to: {source}"
+        );
         let () = redis::cmd("SCRIPT")
             .arg("KILL")
             .query(&mut other)
@@ -152,15 +159,10 @@ fn a_wrapped_script_is_killed_and_says_it_ran() {
             let mut connection = looping_client.get_connection().expect("connection");
             call(endless).invoke_blocking(&mut connection)
         });
-        let deadline = Instant::now() + Duration::from_secs(5);
-        let busy = loop {
-            match redis::cmd("PING").query::<String>(&mut other) {
-                Err(error) if error.code() == Some("BUSY") => break true,
-                _ if Instant::now() > deadline => break false,
-                _ => thread::sleep(Duration::from_millis(20)),
-            }
-        };
-        assert!(busy, "{what}: the server never answered BUSY");
+        assert!(
+            answers_busy(&mut other),
+            "{what}: the server never answered BUSY"
+        );
         // A writing call meanwhile: refused, it did not run.
         let refused = call(counter).invoke_blocking(&mut other);
         match &refused {
