@@ -90,11 +90,9 @@ pub(crate) fn reply_of_body(source: &str) -> String {
     let (first_key, last_key) = once::RECORD_KEY.others("KEYS");
     let (first_argument, last_argument) = once::TTL_MS.others("ARGV");
     let ending = crate::emit::sent::ending("ran", "reply");
-    let mark = redis_script_codes::marks::RAISED_ERROR_MARK;
-    let line = format!(
-        "{}{}",
-        redis_script_codes::marks::LINE_SEPARATOR,
-        redis_script_codes::marks::UNKNOWN_LINE
+    let unrecorded = crate::emit::sent::raised_without_line(
+        "ERR the script ran, but the record of its call was not written: ",
+        "rawget(stored, 'err')",
     );
     format!(
         "local record = {record}\n\
@@ -111,7 +109,7 @@ pub(crate) fn reply_of_body(source: &str) -> String {
          {replicate}\
          \x20 local stored = redis.pcall('SET', record, cmsgpack.pack(reply), 'PX', {ttl})\n\
          \x20 if type(stored) == 'table' and type(rawget(stored, 'err')) == 'string' then\n\
-         \x20   reply = {{err = '{mark}ERR the script ran, but the record of its call was not written: ' .. rawget(stored, 'err') .. '{line}'}}\n\
+         \x20   reply = {unrecorded}\n\
          \x20 end\n\
          end\n"
     )

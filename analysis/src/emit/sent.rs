@@ -192,9 +192,10 @@ fn wrap_library(source: &str, analysis: &LibraryAnalysis, tag: &str) -> String {
     // start of the line after the shebang (the first line a library has).
     let after_shebang = source.find('\n').map_or(source.len(), |end| end + 1);
     insertions.push((after_shebang, helper));
-    // Later positions first, so earlier offsets stay valid; at one offset,
-    // a closing `)` goes before an opening call.
-    insertions.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    // Later positions first, so earlier offsets stay valid (no two
+    // insertions share an offset: callbacks do not touch each other or the
+    // line start the helper goes to).
+    insertions.sort_by_key(|insertion| std::cmp::Reverse(insertion.0));
     let mut wrapped = source.to_owned();
     if after_shebang == source.len() && !source.ends_with('\n') {
         wrapped.push('\n');
@@ -210,17 +211,11 @@ fn wrap_library(source: &str, analysis: &LibraryAnalysis, tag: &str) -> String {
 
 /// The flags of a registration as a Lua table: `{'no-writes'}`.
 fn flags_table(flags: &ScriptFlags) -> String {
-    let names: Vec<String> = [
-        (flags.no_writes, "no-writes"),
-        (flags.allow_oom, "allow-oom"),
-        (flags.allow_stale, "allow-stale"),
-        (flags.no_cluster, "no-cluster"),
-        (flags.allow_cross_slot_keys, "allow-cross-slot-keys"),
-    ]
-    .into_iter()
-    .filter(|(set, _)| *set)
-    .map(|(_, name)| format!("'{name}'"))
-    .collect();
+    let names: Vec<String> = flags
+        .names()
+        .into_iter()
+        .map(|name| format!("'{name}'"))
+        .collect();
     format!("{{{}}}", names.join(", "))
 }
 
@@ -260,8 +255,17 @@ end"
 /// handling"), which is marked here.
 pub(crate) fn ending(ran: &str, reply: &str) -> String {
     format!(
-        "if {ran} then {} elseif type({reply}) ~= 'table' then {reply} = {{err = '{RAISED_ERROR_MARK}ERR ' .. tostring({reply}) .. '{LINE_SEPARATOR}{UNKNOWN_LINE}'}} end",
-        mark_returned(reply)
+        "if {ran} then {} elseif type({reply}) ~= 'table' then {reply} = {} end",
+        mark_returned(reply),
+        raised_without_line("ERR ", &format!("tostring({reply})"))
+    )
+}
+
+/// A Lua table constructor of a raised error no line of the script raised
+/// (the wrapper's own): `text` (literal) then the Lua `expression`, marked.
+pub(crate) fn raised_without_line(text: &str, expression: &str) -> String {
+    format!(
+        "{{err = '{RAISED_ERROR_MARK}{text}' .. {expression} .. '{LINE_SEPARATOR}{UNKNOWN_LINE}'}}"
     )
 }
 

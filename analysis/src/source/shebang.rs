@@ -27,16 +27,35 @@ pub struct ScriptFlags {
 impl ScriptFlags {
     /// Sets `flag`; false when there is no such flag.
     pub(crate) fn set(&mut self, flag: &str) -> bool {
-        let field = match flag {
+        match self.field(flag) {
+            Some(field) => {
+                *field = true;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The names of the flags set, in [`FLAGS`] order.
+    pub(crate) fn names(&self) -> Vec<&'static str> {
+        let mut flags = self.clone();
+        FLAGS
+            .iter()
+            .copied()
+            .filter(|name| flags.field(name).is_some_and(|set| *set))
+            .collect()
+    }
+
+    /// The field of the flag named `flag`.
+    fn field(&mut self, flag: &str) -> Option<&mut bool> {
+        Some(match flag {
             "no-writes" => &mut self.no_writes,
             "allow-oom" => &mut self.allow_oom,
             "allow-stale" => &mut self.allow_stale,
             "no-cluster" => &mut self.no_cluster,
             "allow-cross-slot-keys" => &mut self.allow_cross_slot_keys,
-            _ => return false,
-        };
-        *field = true;
-        true
+            _ => return None,
+        })
     }
 }
 
