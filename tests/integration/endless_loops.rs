@@ -88,9 +88,10 @@ fn every_endless_loop_the_checker_reports_makes_the_server_answer_busy() {
 /// library function's twin and `FUNCTION KILL`.
 #[test]
 fn a_wrapped_script_is_killed_and_says_it_ran() {
-    use redis_script::__private_v3::{Keys, new_function, new_library, new_script, start_call};
+    use redis_script::__private_v3::{Keys, start_call};
     use redis_script::{Call, Error, RetryRefusals, Script};
-    use redis_script_analysis::{DeclaredFunction, LibrarySignature, sent};
+
+    use crate::built;
 
     let server = RedisServer::start_with(&["--busy-reply-threshold", "50"]);
     let client = server.client();
@@ -100,47 +101,12 @@ fn a_wrapped_script_is_killed_and_says_it_ran() {
         allow_unused: true,
         ..Signature::default()
     };
-    let leak = |text: String| -> &'static str { Box::leak(text.into_boxed_str()) };
-    let sha1 = |text: &str| sha1_smol::Sha1::from(text).digest().to_string();
-    let script = |source: &str| -> &'static Script {
-        let sent = sent::script(source, &analyze(source, &signature), false);
-        let digest = sha1(&sent);
-        Box::leak(Box::new(new_script(
-            "endless",
-            "endless.lua",
-            leak(sent),
-            leak(digest),
-            false,
-            false,
-        )))
-    };
-    let function = |body: &str| -> &'static Script {
+    let script = |source: &str| built::script("endless", source, &signature, false).0;
+    let function = |body: &str| {
         let source = format!(
             "#!lua name=endless_lib\nredis.register_function('endless', function(KEYS, ARGV)\n{body}\nend)\n"
         );
-        let analysis = redis_script_analysis::analyze_library(
-            &source,
-            &LibrarySignature {
-                functions: vec![DeclaredFunction {
-                    name: "endless".to_owned(),
-                    signature: signature.clone(),
-                }],
-                ..LibrarySignature::default()
-            },
-        );
-        let sent = sent::library(&source, &analysis);
-        let called_as = leak(sent.function_name("endless"));
-        let digest = sha1(&sent.source);
-        let library = Box::leak(Box::new(new_library(
-            "endless_lib",
-            "endless_lib.lua",
-            leak(sent.source),
-            leak(digest),
-            &["endless"],
-        )));
-        Box::leak(Box::new(new_function(
-            library, "endless", called_as, false, false,
-        )))
+        built::function("endless_lib", "endless", &source, &signature)
     };
     let call = |script: &'static Script| -> Call<redis::Value, Error> {
         let mut keys = Keys::new();

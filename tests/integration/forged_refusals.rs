@@ -25,19 +25,14 @@ use std::time::Duration;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use redis::Value;
-use redis_script::__private_v3::{
-    Keys, new_function, new_library, new_script, push_argument, start_call, start_call_with_id,
-    with_exactly_once,
-};
-use redis_script::{
-    Batch, Call, CallId, Deployed, Error, Library, OnConflict, RetryRefusals, Script,
-};
+use redis_script::__private_v3::{Keys, push_argument, start_call, start_call_with_id};
+use redis_script::{Batch, Call, CallId, Deployed, Error, OnConflict, RetryRefusals, Script};
 use redis_script::{redis_library, redis_script};
-use redis_script_analysis::{
-    DeclaredFunction, LibrarySignature, Signature, analyze, analyze_library, sent,
-};
+use redis_script_analysis::Signature;
 use redis_script_test::{RedisCluster, RedisServer, Stats};
 use redis_script_tests::get;
+
+use crate::built;
 
 /// The server's own words, code first, for the refusals the runtime or
 /// redis-rs acts on.
@@ -777,71 +772,6 @@ fn generated_signature() -> Signature {
     }
 }
 
-/// The script of `case` as the macro would embed it, built at run time;
-/// with `exactly_once`, wrapped to record its calls.
-fn script_of(
-    source: &str,
-    exactly_once: bool,
-) -> (&'static Script, redis_script_analysis::Analysis) {
-    let analysis = analyze(source, &generated_signature());
-    let sent_source = sent::script(source, &analysis, exactly_once);
-    let sha1 = sha1_smol::Sha1::from(&sent_source).digest().to_string();
-    let script = new_script(
-        if exactly_once {
-            "generated_once"
-        } else {
-            "generated"
-        },
-        "generated.lua",
-        Box::leak(sent_source.into_boxed_str()),
-        Box::leak(sha1.into_boxed_str()),
-        analysis.read_only,
-        false,
-    );
-    let script = if exactly_once {
-        with_exactly_once(
-            script,
-            redis_script::__private_v3::exactly_once(None, None, None),
-        )
-    } else {
-        script
-    };
-    (Box::leak(Box::new(script)), analysis)
-}
-
-/// The function of the library made of `case`'s body, as the macro would
-/// embed it.
-fn function_of(case: &Case) -> &'static Script {
-    let source = case.library_source();
-    let analysis = analyze_library(
-        &source,
-        &LibrarySignature {
-            functions: vec![DeclaredFunction {
-                name: "generated".to_owned(),
-                signature: generated_signature(),
-            }],
-            ..LibrarySignature::default()
-        },
-    );
-    let sent = sent::library(&source, &analysis);
-    let sha1 = sha1_smol::Sha1::from(&sent.source).digest().to_string();
-    let called_as = sent.function_name("generated");
-    let library: &'static Library = Box::leak(Box::new(new_library(
-        "forged_generated",
-        "generated_lib.lua",
-        Box::leak(sent.source.into_boxed_str()),
-        Box::leak(sha1.into_boxed_str()),
-        &["generated"],
-    )));
-    Box::leak(Box::new(new_function(
-        library,
-        "generated",
-        Box::leak(called_as.into_boxed_str()),
-        false,
-        false,
-    )))
-}
-
 /// A call of a generated script (or function) with `keys` and the
 /// wording; with `id`, as an exactly-once call.
 fn call_of(
@@ -905,11 +835,17 @@ fn generated_errors_never_pass_for_refusals() {
         index.set(index.get() + 1);
         let index = index.get();
         let source = case.source();
-        let (script, analysis) = script_of(&source, false);
-        let (once, _) = script_of(&source, true);
-        let function = index
-            .is_multiple_of(AS_FUNCTION_EVERY)
-            .then(|| function_of(&case));
+        let signature = generated_signature();
+        let (script, analysis) = built::script("generated", &source, &signature, false);
+        let (once, _) = built::script("generated_once", &source, &signature, true);
+        let function = index.is_multiple_of(AS_FUNCTION_EVERY).then(|| {
+            built::function(
+                "forged_generated",
+                "generated",
+                &case.library_source(),
+                &signature,
+            )
+        });
         let counter = format!("{{gen}}:count:{index}");
         let hash = format!("{{gen}}:hash:{index}");
         let keys = [counter.as_str(), hash.as_str(), "{gen}:word"];

@@ -36,6 +36,7 @@ macro_rules! on_both_backends {
 
 mod batches;
 mod blocking;
+mod built;
 mod calls;
 mod corpus;
 mod deadlines;

@@ -115,7 +115,8 @@ const BLOCKING_READS: &[&str] = &[
     "redis.pcall('XGROUP', 'CREATE', KEYS[1], 'g', '$', 'MKSTREAM')\nreturn redis.pcall('XREADGROUP', 'GROUP', 'g', 'c', 'BLOCK', 0, 'STREAMS', KEYS[1], '>')",
 ];
 
-fn target_of(server: &RedisServer) -> Target {
+/// The live server's release, as a target of the checker.
+pub(crate) fn target_of(server: &RedisServer) -> Target {
     let version = server.version();
     let name = match server.flavor() {
         ServerFlavor::Redis => format!("redis-{}.{}", version.major, version.minor),

@@ -6,7 +6,9 @@
 
 use redis::Value;
 use redis_script_analysis::{Signature, Target, analyze};
-use redis_script_test::{RedisServer, ServerFlavor};
+use redis_script_test::RedisServer;
+
+use crate::server_refusals::target_of;
 
 /// The project's own compare-and-delete.
 const RELEASE_LOCK: &str = include_str!("../../lua/release_lock.lua");
@@ -17,17 +19,6 @@ const RELEASE_LOCK_ALIASED: &str = "local rcall = redis.call\nif rcall(\"GET\", 
 
 /// A compare-and-set: the new value goes in only over the expected one.
 const COMPARE_AND_SET: &str = "-- KEYS[1] = the key\n-- ARGV[1] = the value expected\n-- ARGV[2] = the new value\nif redis.call('GET', KEYS[1]) == ARGV[1] then\n  return redis.call('SET', KEYS[1], ARGV[2])\nend\nreturn false\n";
-
-/// The live server's release, as a target.
-fn target_of(server: &RedisServer) -> Target {
-    let version = server.version();
-    let family = match server.flavor() {
-        ServerFlavor::Redis => "redis",
-        ServerFlavor::Valkey => "valkey",
-    };
-    let name = format!("{family}-{}.{}", version.major, version.minor);
-    Target::parse(&name).unwrap_or_else(|error| panic!("{name}: {error}"))
-}
 
 /// Whether the checker names a single command for `source` of `keys` keys
 /// and `args` arguments under `target`.
