@@ -1768,7 +1768,8 @@ def stored_release(model: dict | None, release: str, why: str) -> dict:
 def stored_view(entries: list[dict], release: str, server: str) -> list[dict]:
     """The server commands of one release as `entries` (the model's
     `commands`) store them, as a live read lists them: the entry's `since`
-    for this server only (`merge` takes the oldest of all releases')."""
+    for this server only (`merge` takes the oldest of all releases'). The
+    view `--check` compares with the live server's, and counts report."""
     out = []
     for entry in entries:
         if entry["module"]:
@@ -1936,32 +1937,6 @@ def compare_views(a: list[dict], b: list[dict], a_name: str, b_name: str) -> lis
     return out
 
 
-def view_of(model: dict, release: str) -> list[dict]:
-    """The commands of one release, as the model stores them."""
-
-    def project(entries: list[dict]) -> list[dict]:
-        out = []
-        for entry in entries:
-            if entry["module"]:
-                continue
-            for form in entry["forms"]:
-                if release in form["releases"]:
-                    out.append(
-                        {
-                            "name": entry["name"],
-                            "arity": form["arity"],
-                            "flags": form["flags"],
-                            "key_specs": form["key_specs"],
-                            "subcommands": project(entry["subcommands"]),
-                            "since": entry["since"],
-                            "deprecated_since": entry.get("deprecated_since"),
-                        }
-                    )
-        return out
-
-    return project(model["commands"])
-
-
 def sandbox_of(model: dict, release: str, key: str = "sandbox") -> dict:
     """One release's globals in the model's `key` sandbox, in the format of
     the live probes."""
@@ -2115,7 +2090,7 @@ def releases_rs(model: dict) -> str:
 def counts(model: dict) -> list[str]:
     lines = []
     for release in model["releases"]:
-        view = view_of(model, release["name"])
+        view = stored_view(model["commands"], release["name"], release["server"])
         subs = sum(len(c["subcommands"]) for c in view)
         globals_ = sum(1 for g in model["sandbox"] if release["name"] in g["releases"])
         lines.append(
@@ -2362,7 +2337,7 @@ def check(model: dict, args: argparse.Namespace) -> list[str]:
         if data["version"] != by_name[release]["tag"]:
             problems.append(f"{release}: {binary} is {data['version']}, the model has {by_name[release]['tag']}")
             continue
-        stored = view_of(model, release)
+        stored = stored_view(model["commands"], release, family)
         problems += [
             f"{release}: {d}"
             for d in compare_views(stored, data["commands"], "model", f"live {data['version']}")
