@@ -52,9 +52,9 @@ pub use source::{suggest, text};
 
 pub use domain::keys::KeyPrefixes;
 pub use emit::review::{CommandUse, LoopBound, LoopSite, ReadSite, Review};
-pub use findings::{FINDINGS, FindingClass, finding};
 pub use model::command_replies::reply_lua_types;
 pub use model::declared::{COMMANDS_VARIABLE, DeclarationError, DeclaredCommands};
+pub use source::code::{Code, Level};
 pub use source::diagnostic::{Diagnostic, Severity};
 
 /// The environment variable that makes warnings fail the build (`1`),
@@ -105,7 +105,7 @@ pub struct Signature {
     /// The names of the fixed argument parameters, in order.
     pub arg_names: Vec<String>,
     /// Value findings silenced for the whole script (the attribute's
-    /// `allow(…)`, the command line's `--allow`): see [`FINDINGS`].
+    /// `allow(…)`, the command line's `--allow`): see [`Code::findings`].
     pub allow: Vec<String>,
 }
 
@@ -317,12 +317,13 @@ fn internal_error() -> Analysis {
 
 fn internal_error_diagnostic() -> Diagnostic {
     Diagnostic::error(
+        Code::InternalError,
         1,
         1,
         1,
         format!("{INTERNAL_ERROR}: it stopped on this script"),
     )
-    .with_hint("please report this script to the redis-script maintainers")
+    .with_help("please report this script to the redis-script maintainers")
 }
 
 fn analyze_here(

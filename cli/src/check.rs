@@ -73,7 +73,7 @@ impl CheckRun {
     pub fn warnings(&self) -> usize {
         self.scripts
             .iter()
-            .map(|script| script.count(Severity::Note))
+            .map(|script| script.count(Severity::Warning))
             .sum()
     }
 }
@@ -242,12 +242,13 @@ fn split(count: Option<Count>) -> (usize, bool) {
 
 fn undeclared() -> Diagnostic {
     Diagnostic::error(
+        analysis::Code::UndeclaredInterface,
         1,
         1,
         1,
         "the script does not declare the keys and arguments it takes",
     )
-    .with_hint(
+    .with_help(
         "document them in its header comment (`-- KEYS[1] = …`, `-- ARGV[1] = …`, `-- ARGV[2..] = …` for a variadic list), or pass `--keys N --args N`",
     )
 }

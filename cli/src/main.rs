@@ -26,6 +26,8 @@ fn main() -> ExitCode {
                 env!("CARGO_PKG_VERSION")
             ));
         }
+        Ok(Command::Explain(code)) => return print(code.explanation()),
+        Ok(Command::ExplainAll) => return print(&options::code_list()),
         Err(message) => return usage_error(&message),
     };
     let scripts = match check::find_scripts(&options.paths) {

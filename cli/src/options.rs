@@ -1,5 +1,6 @@
 //! The command line: `redis-script-check [OPTIONS] <PATH>...`.
 
+use redis_script_analysis::Code;
 use std::ffi::OsString;
 use std::path::PathBuf;
 
@@ -51,6 +52,9 @@ Options:
                        reads that grow with the data, replies, findings and
                        opt-outs (for a pull request)
       --deny-warnings  warnings fail the check too
+      --explain <CODE> explain a diagnostic code (RS103, or its name,
+                       always_true) with an example and the fix; `all`
+                       lists every code
   -h, --help           print this help
   -V, --version        print the version
 
@@ -74,6 +78,10 @@ Exit status: 0 when no script has an error (warnings allowed unless
 pub enum Command {
     Help,
     Version,
+    /// `--explain RS103`: the long explanation of one code.
+    Explain(Code),
+    /// `--explain all`: every code with its summary.
+    ExplainAll,
     Check(Options),
 }
 
@@ -170,6 +178,7 @@ pub fn parse(arguments: impl IntoIterator<Item = OsString>) -> Result<Command, S
         match name {
             "-h" | "--help" => return Ok(Command::Help),
             "-V" | "--version" => return Ok(Command::Version),
+            "--explain" => return explain(&value("--explain")?),
             "--" => only_paths = true,
             "--keys" => options.keys = Some(count("--keys", &value("--keys")?)?),
             "--args" => options.args = Some(count("--args", &value("--args")?)?),
@@ -197,7 +206,7 @@ pub fn parse(arguments: impl IntoIterator<Item = OsString>) -> Result<Command, S
             "--commands" => commands_file = Some(PathBuf::from(value("--commands")?)),
             "--allow" => {
                 for name in value("--allow")?.split(',').map(str::trim) {
-                    if redis_script_analysis::finding(name).is_none() {
+                    if Code::finding(name).is_none() {
                         return Err(unknown_finding(name));
                     }
                     options.allow.push(name.to_owned());
@@ -240,22 +249,41 @@ pub fn parse(arguments: impl IntoIterator<Item = OsString>) -> Result<Command, S
     Ok(Command::Check(options))
 }
 
+/// `--explain <CODE>`: a code (`RS103`, `rs103`), a name (`always_true`),
+/// or `all`.
+fn explain(text: &str) -> Result<Command, String> {
+    if text.trim() == "all" {
+        return Ok(Command::ExplainAll);
+    }
+    Code::parse(text).map(Command::Explain).ok_or_else(|| {
+        let candidates = Code::ALL.iter().flat_map(|code| [code.code(), code.name()]);
+        match redis_script_analysis::suggest::closest(text, candidates) {
+            Some(near) => format!("`--explain {text}`: no such code; did you mean `{near}`?"),
+            None => format!("`--explain {text}`: no such code; `--explain all` lists them"),
+        }
+    })
+}
+
+/// Every code with its name, its level and what it finds.
+pub fn code_list() -> String {
+    let mut out = String::new();
+    for code in Code::ALL {
+        out.push_str(&format!(
+            "{code}  {:<26} {:<17} {}\n",
+            code.name(),
+            code.level().describe(),
+            code.summary()
+        ));
+    }
+    out
+}
+
 /// The message for `--allow` of a name that is no finding.
 fn unknown_finding(name: &str) -> String {
-    let names = redis_script_analysis::FINDINGS
-        .iter()
-        .map(|class| class.name);
-    match redis_script_analysis::suggest::closest(name, names) {
-        Some(near) => format!("`--allow {name}`: no finding has that name; did you mean `{near}`?"),
-        None => format!(
-            "`--allow {name}`: no finding has that name; the findings are {}",
-            redis_script_analysis::FINDINGS
-                .iter()
-                .map(|class| class.name)
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-    }
+    format!(
+        "`--allow {name}` names no finding; {}",
+        Code::finding_help(name)
+    )
 }
 
 /// `2` or `2+`.

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use redis_script_analysis::text::plural;
-use redis_script_analysis::{DeclaredBy, Diagnostic, Parameter, Severity, Signature};
+use redis_script_analysis::{DeclaredBy, Diagnostic, Parameter, Signature};
 
 use crate::check::CheckRun;
 
@@ -66,7 +66,7 @@ pub fn json(outcome: &CheckRun) -> String {
             string(&unreadable.path)
         ));
         diagnostics.push(format!(
-            "{{\"severity\": \"error\", \"path\": {}, \"line\": null, \"column\": null, \"width\": null, \"message\": {}, \"hint\": null, \"parameter\": null, \"finding\": null}}",
+            "{{\"severity\": \"error\", \"code\": null, \"path\": {}, \"line\": null, \"column\": null, \"width\": null, \"message\": {}, \"notes\": [], \"help\": null, \"parameter\": null, \"finding\": null}}",
             string(&unreadable.path),
             string(&format!("cannot read `{}`: {}", unreadable.path, unreadable.reason)),
         ));
@@ -117,27 +117,31 @@ fn signature(signature: &Signature) -> String {
 }
 
 fn diagnostic(path: &str, diagnostic: &Diagnostic) -> String {
-    let severity = match diagnostic.severity {
-        Severity::Error => "error",
-        Severity::Note => "warning",
-    };
+    let severity = diagnostic.severity.label();
     let parameter = match diagnostic.parameter {
         Some(Parameter::Key(index)) => string(&format!("KEYS[{index}]")),
         Some(Parameter::Arg(index)) => string(&format!("ARGV[{index}]")),
         None => "null".to_string(),
     };
     format!(
-        "{{\"severity\": \"{severity}\", \"path\": {}, \"line\": {}, \"column\": {}, \"width\": {}, \"message\": {}, \"hint\": {}, \"parameter\": {parameter}, \"finding\": {}}}",
+        "{{\"severity\": \"{severity}\", \"code\": \"{}\", \"path\": {}, \"line\": {}, \"column\": {}, \"width\": {}, \"message\": {}, \"notes\": [{}], \"help\": {}, \"parameter\": {parameter}, \"finding\": {}}}",
+        diagnostic.code,
         string(path),
         diagnostic.line,
         diagnostic.column,
         diagnostic.width,
         string(&diagnostic.message),
         diagnostic
-            .hint
+            .notes
+            .iter()
+            .map(|note| string(note))
+            .collect::<Vec<_>>()
+            .join(", "),
+        diagnostic
+            .help
             .as_deref()
             .map_or("null".to_string(), string),
-        diagnostic.finding.map_or("null".to_string(), string),
+        diagnostic.finding().map_or("null".to_string(), string),
     )
 }
 

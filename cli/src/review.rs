@@ -309,7 +309,7 @@ fn counts(diagnostics: &[Diagnostic]) -> Option<String> {
             .filter(|diagnostic| diagnostic.severity == severity)
             .count()
     };
-    match (count(Severity::Error), count(Severity::Note)) {
+    match (count(Severity::Error), count(Severity::Warning)) {
         (0, 0) => None,
         (errors, 0) => Some(plural(errors, "error")),
         (0, warnings) => Some(plural(warnings, "warning")),
@@ -347,13 +347,11 @@ fn listed(entries: Vec<String>, separator: &str) -> String {
 
 fn findings(out: &mut String, diagnostics: &[Diagnostic]) {
     for diagnostic in diagnostics {
-        let severity = match diagnostic.severity {
-            Severity::Error => "error",
-            Severity::Note => "warning",
-        };
         let _ = writeln!(
             out,
-            "- {severity} at line {}:{}: {}",
+            "- {}[{}] at line {}:{}: {}",
+            diagnostic.severity.label(),
+            diagnostic.code,
             diagnostic.line,
             diagnostic.column,
             diagnostic.message.replace('\n', " ")

@@ -253,7 +253,7 @@ fn notes(diagnostics: &[lua::Diagnostic], relative: &str, source: &str) -> Vec<S
     }
     diagnostics
         .iter()
-        .filter(|diagnostic| diagnostic.severity == lua::Severity::Note)
+        .filter(|diagnostic| diagnostic.severity == lua::Severity::Warning)
         .map(|diagnostic| diagnostic.render(relative, source))
         .collect()
 }
@@ -301,17 +301,11 @@ fn parameter_ident(
 /// The message of a diagnostic about a declared parameter; `reader` is
 /// what reads the parameters (`` `lua/x.lua` ``).
 fn parameter_message(reader: &str, diagnostic: &lua::Diagnostic) -> String {
-    let message = diagnostic
-        .message
-        .strip_suffix(" by the script")
-        .map_or_else(
-            || diagnostic.message.clone(),
-            |start| format!("{start} by {reader}"),
-        );
-    match &diagnostic.hint {
-        Some(hint) => format!("{message}\n = hint: {hint}"),
-        None => message,
+    let mut diagnostic = diagnostic.clone();
+    if let Some(start) = diagnostic.message.strip_suffix(" by the script") {
+        diagnostic.message = format!("{start} by {reader}");
     }
+    diagnostic.render_detached()
 }
 
 fn resolve(relative: &str) -> PathBuf {

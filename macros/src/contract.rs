@@ -95,9 +95,15 @@ pub fn checks(
         .iter()
         .any(|site| matches!(site.shape, ReturnShape::Tagged { .. }));
     let render = |site: &ReturnSite, message: String, hint: String| {
-        Diagnostic::error(site.line, site.column, site.width, message)
-            .with_hint(hint)
-            .render(path, source)
+        Diagnostic::error(
+            lua::Code::ReplyType,
+            site.line,
+            site.column,
+            site.width,
+            message,
+        )
+        .with_help(hint)
+        .render(path, source)
     };
     let mut checks = Vec::new();
     if let Some(site) = returns.iter().find(|site| {
@@ -261,7 +267,7 @@ pub fn unreturned_variant_warning(
     let condition = quote! {
         #private::unreturned_variant(&<#reply as #private::ReplyShape>::SHAPE, &[#(#tags),*])
     };
-    site.conditional_warning("unreturned_variant", &note, condition)
+    site.conditional_warning(lua::Code::UnreturnedVariant, &note, condition)
 }
 
 /// A warning when the `errors` type declares a code no error reply of the
@@ -289,7 +295,7 @@ pub fn unraised_code_warning(
     let condition = quote! {
         #private::unraised_code(<#errors as #private::ScriptError>::CODES, &[#(#raised),*])
     };
-    site.conditional_warning("unraised_error_code", &note, condition)
+    site.conditional_warning(lua::Code::UnraisedErrorCode, &note, condition)
 }
 
 /// Where a declaration's warnings point, and the declaration's own
@@ -326,11 +332,18 @@ impl WarningSite {
     }
 
     /// A deprecation warning carrying `note` when the `const` expression
-    /// `condition` is true; `name` shows in the warning's first words.
-    fn conditional_warning(&self, name: &str, note: &str, condition: TokenStream) -> TokenStream {
+    /// `condition` is true; the code's name shows in the warning's first
+    /// words.
+    fn conditional_warning(
+        &self,
+        code: lua::Code,
+        note: &str,
+        condition: TokenStream,
+    ) -> TokenStream {
         let span = self.span;
         let allows = &self.allows;
-        let name = syn::Ident::new(name, span);
+        let name = syn::Ident::new(code.name(), span);
+        let note = format!("[{code}] {note}");
         quote_spanned! {span=>
             #allows
             const _: () = {

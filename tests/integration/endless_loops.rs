@@ -30,7 +30,7 @@ fn reported(source: &str) -> bool {
     analyze(source, &signature)
         .diagnostics
         .iter()
-        .any(|diagnostic| diagnostic.finding == Some("endless_loop"))
+        .any(|diagnostic| diagnostic.code == redis_script_analysis::Code::EndlessLoop)
 }
 
 /// Whether the server answers `BUSY` to `other` within 5 s (a script runs

@@ -32,7 +32,7 @@ fn finds_single_command(source: &str, keys: usize, args: usize, target: &Target)
     analyze(source, &signature)
         .diagnostics
         .iter()
-        .any(|diagnostic| diagnostic.finding == Some("single_command"))
+        .any(|diagnostic| diagnostic.code == redis_script_analysis::Code::SingleCommand)
 }
 
 fn run(connection: &mut redis::Connection, command: &redis::Cmd) -> Value {

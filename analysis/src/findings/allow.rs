@@ -3,9 +3,9 @@
 
 use std::collections::BTreeSet;
 
-use super::{FINDINGS, Silenced, finding};
+use super::Silenced;
+use crate::source::code::Code;
 use crate::source::diagnostic::Diagnostic;
-use crate::source::suggest;
 use crate::source::syntax::quick_scan::Comment;
 
 /// What opens an opt-out in a comment.
@@ -18,7 +18,7 @@ pub(crate) fn silenced(source: &str, declared: &[String]) -> (Silenced, Vec<Diag
     let mut silenced = Silenced::default();
     let mut errors = Vec::new();
     for name in declared {
-        if finding(name).is_some() {
+        if Code::finding(name).is_some() {
             silenced.everywhere.insert(name.clone());
         } else {
             errors.push(unknown(name, 1, 1, 1));
@@ -84,16 +84,18 @@ pub(crate) fn silenced(source: &str, declared: &[String]) -> (Silenced, Vec<Diag
             Ok(names) => names,
             Err(message) => {
                 errors.push(
-                    Diagnostic::error(line, column, 2, message).with_hint(format!(
-                        "write `-- {DIRECTIVE} allow(name)`; the names are {}",
-                        all_names()
-                    )),
+                    Diagnostic::error(Code::AllowDirective, line, column, 2, message).with_help(
+                        format!(
+                            "write `-- {DIRECTIVE} allow(name)`; the names are {}",
+                            Code::finding_names()
+                        ),
+                    ),
                 );
                 continue;
             }
         };
         for name in names {
-            if finding(&name).is_none() {
+            if Code::finding(&name).is_none() {
                 errors.push(unknown(&name, line, column, 2));
                 continue;
             }
@@ -133,25 +135,14 @@ fn allowed_names(comment: &str) -> Option<Result<BTreeSet<String>, String>> {
 }
 
 fn unknown(name: &str, line: usize, column: usize, width: usize) -> Diagnostic {
-    let hint = match suggest::closest(name, FINDINGS.iter().map(|class| class.name)) {
-        Some(near) => format!("did you mean `{near}`? the names are {}", all_names()),
-        None => format!("the names are {}", all_names()),
-    };
     Diagnostic::error(
+        Code::AllowDirective,
         line,
         column,
         width,
-        format!("`{name}` is not a finding of the checker, so `allow({name})` silences nothing"),
+        format!("`allow({name})` names no finding, so it silences nothing"),
     )
-    .with_hint(hint)
-}
-
-fn all_names() -> String {
-    FINDINGS
-        .iter()
-        .map(|class| format!("`{}`", class.name))
-        .collect::<Vec<_>>()
-        .join(", ")
+    .with_help(Code::finding_help(name))
 }
 
 #[cfg(test)]
@@ -159,9 +150,8 @@ mod tests {
     use super::*;
 
     fn covers(silenced: &Silenced, name: &'static str, line: usize) -> bool {
-        let mut diagnostic = Diagnostic::note(line, 1, 1, "x");
-        diagnostic.finding = Some(name);
-        silenced.covers(&diagnostic)
+        let code = Code::finding(name).expect("a finding");
+        silenced.covers(&Diagnostic::warning(code, line, 1, 1, "x"))
     }
 
     #[test]
@@ -185,10 +175,10 @@ mod tests {
         assert!(covers(&silenced, "reply_hole", 12));
         let messages: Vec<&str> = errors.iter().map(|error| error.message.as_str()).collect();
         assert_eq!(messages.len(), 3, "{messages:?}");
-        assert!(messages[0].starts_with("`nope` is not a finding"));
+        assert!(messages[0].starts_with("`allow(nope)` names no finding"));
         assert!(
             errors[1]
-                .hint
+                .help
                 .as_deref()
                 .is_some_and(|hint| hint.contains("did you mean `nil_value`"))
         );

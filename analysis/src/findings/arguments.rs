@@ -3,7 +3,7 @@
 //! a number with a fraction is sent as `3.5`, which an integer argument
 //! refuses; `unpack` of an empty table supplies no argument at all.
 
-use super::{Certainty, EMPTY_UNPACK, FRACTIONAL_ARGUMENT, REFUSED_ARGUMENT};
+use super::Certainty;
 use crate::domain::types::Kinds;
 use crate::domain::value::Value;
 use crate::interp::calls::literal_text;
@@ -11,6 +11,7 @@ use crate::interp::{Analyzer, Operand};
 use crate::model::argument_grammar;
 use crate::model::commands::shapes::{self, ArgumentKind};
 use crate::model::target::ReleaseSet;
+use crate::source::code::Code;
 use crate::source::span::Span;
 
 /// What Redis answers a script that passes a boolean, nil or a table.
@@ -34,7 +35,7 @@ impl Analyzer<'_> {
             if !ty.kinds.intersects(Kinds::STRING | Kinds::NUMBER) {
                 let what = super::comparisons::describe(ty.kinds);
                 self.report(
-                    REFUSED_ARGUMENT,
+                    Code::RefusedArgument,
                     Certainty::Always,
                     operand.span,
                     format!(
@@ -51,7 +52,7 @@ impl Analyzer<'_> {
                 continue;
             };
             self.report(
-                REFUSED_ARGUMENT,
+                Code::RefusedArgument,
                 Certainty::Sometimes,
                 operand.span,
                 format!(
@@ -136,7 +137,7 @@ impl Analyzer<'_> {
         };
         let shown = self.shown(span, "this argument");
         self.report(
-            FRACTIONAL_ARGUMENT,
+            Code::FractionalArgument,
             certainty,
             span,
             format!(
@@ -168,7 +169,7 @@ impl Analyzer<'_> {
         let shown = self.shown(span, "the unpacked table");
         let shown_named = shown.named();
         self.report(
-            EMPTY_UNPACK,
+            Code::EmptyUnpack,
             Certainty::Sometimes,
             span,
             format!(

@@ -13,12 +13,13 @@
 
 use std::rc::Rc;
 
-use super::{Certainty, UNBOUNDED_READ};
+use super::Certainty;
 use crate::domain::types::UnboundedRead;
 use crate::domain::value::Value;
 use crate::interp::{Analyzer, Operand};
 use crate::model::commands::shapes::{self, ReplySize};
 use crate::model::target::ReleaseSet;
+use crate::source::code::Code;
 use crate::source::span::Span;
 
 impl Analyzer<'_> {
@@ -117,7 +118,7 @@ impl Analyzer<'_> {
         self.unbounded_reads_reported
             .insert(position, self.diagnostics.len());
         self.report(
-            UNBOUNDED_READ,
+            Code::UnboundedRead,
             Certainty::Sometimes,
             read.span,
             format!(

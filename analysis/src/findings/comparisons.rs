@@ -3,10 +3,11 @@
 //! comparison: `<` between a number and a string raises, and `==` between
 //! values of different types is false.
 
-use super::{CONSTANT_EQUALITY, Certainty, MISMATCHED_COMPARISON};
+use super::Certainty;
 use crate::domain::types::Kinds;
 use crate::domain::value::Value;
 use crate::interp::Analyzer;
+use crate::source::code::Code;
 use crate::source::span::Span;
 
 /// One side of a comparison: its value and its text.
@@ -46,7 +47,7 @@ impl Analyzer<'_> {
             "compare values of one type: two numbers, or two strings".to_owned()
         };
         self.report(
-            MISMATCHED_COMPARISON,
+            Code::MismatchedComparison,
             Certainty::Always,
             span,
             format!(
@@ -132,7 +133,13 @@ impl Analyzer<'_> {
                 hint,
             )
         };
-        self.report(CONSTANT_EQUALITY, Certainty::Always, span, message, hint);
+        self.report(
+            Code::ConstantEquality,
+            Certainty::Always,
+            span,
+            message,
+            hint,
+        );
     }
 }
 

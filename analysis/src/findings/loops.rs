@@ -13,10 +13,11 @@ use full_moon::ast::{Block, Call, FunctionCall, LastStmt, Prefix, Suffix};
 use full_moon::tokenizer::TokenReference;
 use full_moon::visitors::{Visit, Visitor};
 
-use super::{Certainty, ENDLESS_LOOP};
+use super::Certainty;
 use crate::domain::types::Kinds;
 use crate::domain::value::Value;
 use crate::interp::Analyzer;
+use crate::source::code::Code;
 use crate::source::span::Span;
 use crate::source::tokens::identifier;
 
@@ -88,7 +89,7 @@ impl Analyzer<'_> {
         };
         let span: Span = self.span(keyword);
         self.report(
-            ENDLESS_LOOP,
+            Code::EndlessLoop,
             Certainty::Always,
             span,
             format!(

@@ -24,7 +24,7 @@
 use std::collections::{BTreeSet, HashMap};
 
 use crate::interp::Analyzer;
-use crate::source::diagnostic::Diagnostic;
+use crate::source::diagnostic::{Code, Diagnostic};
 use crate::source::span::Span;
 
 pub(crate) mod allow;
@@ -74,100 +74,6 @@ impl Analyzer<'_> {
     }
 }
 
-/// One class of findings.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FindingClass {
-    /// The stable name: in messages, JSON and opt-outs.
-    pub name: &'static str,
-    /// What it finds, for documentation and `--explain`.
-    pub summary: &'static str,
-}
-
-/// Every class of findings.
-pub const FINDINGS: &[FindingClass] = &[
-    FindingClass {
-        name: MISMATCHED_COMPARISON,
-        summary: "`<`, `<=`, `>`, `>=` between a number and a string (or a boolean, nil, a table): Lua raises on every call",
-    },
-    FindingClass {
-        name: CONSTANT_EQUALITY,
-        summary: "`==` or `~=` whose result the types fix: a string against a number, a reply that is never nil against `nil`",
-    },
-    FindingClass {
-        name: ALWAYS_TRUE,
-        summary: "a number tested for truth (`if`, `while`, `not`, `and`): 0 is true in Lua",
-    },
-    FindingClass {
-        name: REFUSED_ARGUMENT,
-        summary: "a `redis.call` argument that is a boolean, nil or a table: Redis refuses it",
-    },
-    FindingClass {
-        name: FRACTIONAL_ARGUMENT,
-        summary: "a number that may have a fraction passed where the command takes an integer",
-    },
-    FindingClass {
-        name: EMPTY_UNPACK,
-        summary: "`unpack(t)` supplying a command's required arguments when `t` may be empty",
-    },
-    FindingClass {
-        name: NIL_VALUE,
-        summary: "arithmetic, concatenation, comparison, indexing or calling a value that may be nil or false",
-    },
-    FindingClass {
-        name: REPLY_HOLE,
-        summary: "a returned table whose element may be nil: the reply stops there",
-    },
-    FindingClass {
-        name: FRACTIONAL_REPLY,
-        summary: "a returned number that may have a fraction: Redis truncates it to an integer",
-    },
-    FindingClass {
-        name: UNBOUNDED_READ,
-        summary: "a loop, `unpack` or `return` over a read that grows with the data (`SMEMBERS`, `LRANGE … 0 -1`, `ZRANGEBYSCORE` without `LIMIT`)",
-    },
-    FindingClass {
-        name: KEYSPACE_WALK,
-        summary: "`KEYS`, or `SCAN`/`HSCAN`/`SSCAN`/`ZSCAN` in a loop: the whole keyspace or collection in one atomic step",
-    },
-    FindingClass {
-        name: DANGEROUS_COMMAND,
-        summary: "a command the servers' ACL categories mark @dangerous (`FLUSHALL`, `SWAPDB`, `SORT`, `INFO`, …)",
-    },
-    FindingClass {
-        name: PROTECTED_GLOBAL_READ,
-        summary: "a read of an undefined global inside a function called through `pcall` (it raises, and the `pcall` catches it: a feature probe does this on purpose) or inside a metamethod (it raises only when the metamethod runs)",
-    },
-    FindingClass {
-        name: SINGLE_COMMAND,
-        summary: "a compare-and-delete or compare-and-set script that one command does on every server of the target (`DELIFEQ`, `SET … IFEQ`)",
-    },
-    FindingClass {
-        name: ENDLESS_LOOP,
-        summary: "a loop that nothing ends (`while true` with no `break`, `return` or raise): the server answers BUSY to everyone",
-    },
-];
-
-pub(crate) const MISMATCHED_COMPARISON: &str = "mismatched_comparison";
-pub(crate) const CONSTANT_EQUALITY: &str = "constant_equality";
-pub(crate) const ALWAYS_TRUE: &str = "always_true";
-pub(crate) const REFUSED_ARGUMENT: &str = "refused_argument";
-pub(crate) const FRACTIONAL_ARGUMENT: &str = "fractional_argument";
-pub(crate) const EMPTY_UNPACK: &str = "empty_unpack";
-pub(crate) const NIL_VALUE: &str = "nil_value";
-pub(crate) const REPLY_HOLE: &str = "reply_hole";
-pub(crate) const FRACTIONAL_REPLY: &str = "fractional_reply";
-pub(crate) const ENDLESS_LOOP: &str = "endless_loop";
-pub(crate) const KEYSPACE_WALK: &str = "keyspace_walk";
-pub(crate) const UNBOUNDED_READ: &str = "unbounded_read";
-pub(crate) const DANGEROUS_COMMAND: &str = "dangerous_command";
-pub(crate) const PROTECTED_GLOBAL_READ: &str = "protected_global_read";
-pub(crate) const SINGLE_COMMAND: &str = "single_command";
-
-/// The class named `name`, if there is one.
-pub fn finding(name: &str) -> Option<&'static FindingClass> {
-    FINDINGS.iter().find(|class| class.name == name)
-}
-
 /// How sure a finding is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Certainty {
@@ -178,27 +84,25 @@ pub(crate) enum Certainty {
 }
 
 impl Analyzer<'_> {
-    /// Reports a finding of class `name` at `span`. The message starts
-    /// with the class's name; the hint ends with the opt-out.
+    /// Reports a finding of class `code` at `span`: an error when it is
+    /// certain, a warning otherwise, with a note naming its opt-out.
     pub(crate) fn report(
         &mut self,
-        name: &'static str,
+        code: Code,
         certainty: Certainty,
         span: Span,
         message: impl Into<String>,
-        hint: impl Into<String>,
+        help: impl Into<String>,
     ) {
-        let message = format!("[{name}] {}", message.into());
-        let hint = format!(
-            "{}; if this is intended, add `-- redis-script: allow({name})` to the line",
-            hint.into()
-        );
-        let mut diagnostic = match certainty {
-            Certainty::Always => span.error(message, hint),
-            Certainty::Sometimes => span.note(message, hint),
+        let diagnostic = match certainty {
+            Certainty::Always => span.error(code, message, help),
+            Certainty::Sometimes => span.warning(code, message, help),
         };
-        diagnostic.finding = Some(name);
-        self.diagnostics.push(diagnostic);
+        self.diagnostics.push(diagnostic.with_note(format!(
+            "`{}` is a finding: if this is intended, add `-- redis-script: allow({})` to the line",
+            code.name(),
+            code.name()
+        )));
     }
 }
 
@@ -213,7 +117,7 @@ pub(crate) struct Silenced {
 impl Silenced {
     /// Whether `diagnostic` is a finding silenced where it is.
     pub fn covers(&self, diagnostic: &Diagnostic) -> bool {
-        let Some(name) = diagnostic.finding else {
+        let Some(name) = diagnostic.finding() else {
             return false;
         };
         self.everywhere.contains(name)

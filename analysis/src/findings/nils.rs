@@ -3,10 +3,11 @@
 //! call that gets there. Sometimes: a warning that says when (a missing
 //! key, a non-numeric input).
 
-use super::{Certainty, NIL_VALUE};
+use super::Certainty;
 use crate::domain::types::Kinds;
 use crate::domain::value::Value;
 use crate::interp::Analyzer;
+use crate::source::code::Code;
 use crate::source::span::Span;
 
 impl Analyzer<'_> {
@@ -46,7 +47,7 @@ impl Analyzer<'_> {
         };
         if ty.kinds.within(Kinds::FALSY) {
             self.report(
-                NIL_VALUE,
+                Code::NilValue,
                 Certainty::Always,
                 span,
                 format!("{shown_named} is always {what} here: {expression} raises \"{lua_error}\" on every call that gets here"),
@@ -59,7 +60,7 @@ impl Analyzer<'_> {
             return;
         };
         self.report(
-            NIL_VALUE,
+            Code::NilValue,
             Certainty::Sometimes,
             span,
             format!(

@@ -3,10 +3,11 @@
 //! the reply there; and it truncates Lua numbers to integers, so `0.75`
 //! arrives as `0`.
 
-use super::{Certainty, FRACTIONAL_REPLY, REPLY_HOLE};
+use super::Certainty;
 use crate::domain::types::Kinds;
 use crate::domain::value::Value;
 use crate::interp::Analyzer;
+use crate::source::code::Code;
 use crate::source::span::Span;
 
 impl Analyzer<'_> {
@@ -36,7 +37,7 @@ impl Analyzer<'_> {
             Certainty::Sometimes => "may have a fraction (`/` and `^` make fractions)",
         };
         self.report(
-            FRACTIONAL_REPLY,
+            Code::FractionalReply,
             certainty,
             span,
             format!("{shown_named} {may}, and Redis truncates a Lua number in a reply to an integer: 0.75 arrives as 0"),
@@ -73,7 +74,7 @@ impl Analyzer<'_> {
             };
             if ty.kinds.within(Kinds::NIL) {
                 self.report(
-                    REPLY_HOLE,
+                    Code::ReplyHole,
                     Certainty::Always,
                     *span,
                     format!("element {} of the reply, {shown_named}, is always nil: Redis reads a table up to its first nil, so the reply stops here and {lost}", position + 1),
@@ -85,7 +86,7 @@ impl Analyzer<'_> {
                 continue;
             };
             self.report(
-                REPLY_HOLE,
+                Code::ReplyHole,
                 Certainty::Sometimes,
                 *span,
                 format!(

@@ -6,10 +6,11 @@
 //! (`FLUSHALL`, `SWAPDB`, `SORT` with its key patterns, `INFO`, …) act on
 //! the whole server.
 
-use super::{Certainty, DANGEROUS_COMMAND, KEYSPACE_WALK};
+use super::Certainty;
 use crate::interp::Analyzer;
 use crate::model::commands::shapes::{self, AclCategories};
 use crate::model::target::ReleaseSet;
+use crate::source::code::Code;
 use crate::source::span::Span;
 
 impl Analyzer<'_> {
@@ -33,7 +34,7 @@ impl Analyzer<'_> {
                 ""
             };
             self.report(
-                KEYSPACE_WALK,
+                Code::KeyspaceWalk,
                 Certainty::Sometimes,
                 span,
                 format!(
@@ -50,7 +51,7 @@ impl Analyzer<'_> {
         });
         if dangerous {
             self.report(
-                DANGEROUS_COMMAND,
+                Code::DangerousCommand,
                 Certainty::Sometimes,
                 span,
                 format!(

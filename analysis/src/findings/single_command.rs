@@ -19,7 +19,8 @@ use full_moon::ast::{
     Var,
 };
 
-use super::{Certainty, SINGLE_COMMAND};
+use super::Certainty;
+use crate::source::code::Code;
 use full_moon::tokenizer::TokenReference;
 
 use crate::domain::scope::Binding;
@@ -79,7 +80,7 @@ impl Analyzer<'_> {
         let span = self.context.map.expression(statement.condition());
         let target = self.context.signature.target.phrase();
         self.report(
-            SINGLE_COMMAND,
+            Code::SingleCommand,
             Certainty::Sometimes,
             span,
             format!(

@@ -1,6 +1,7 @@
 //! The value findings on small scripts: each class fires where the bug is
 //! proven, stays silent where it is not, and yields to its opt-outs.
 
+use crate::Code;
 use crate::{Severity, Signature, analyze};
 
 /// `(finding, severity, line)` of every value finding of `source`, checked
@@ -17,7 +18,7 @@ fn findings(source: &str) -> Vec<(&'static str, Severity, usize)> {
         .iter()
         .filter_map(|diagnostic| {
             diagnostic
-                .finding
+                .finding()
                 .map(|name| (name, diagnostic.severity, diagnostic.line))
         })
         .collect()
@@ -36,7 +37,7 @@ fn silent(source: &str) {
 }
 
 const ERROR: Severity = Severity::Error;
-const WARNING: Severity = Severity::Note;
+const WARNING: Severity = Severity::Warning;
 
 #[test]
 fn ordering_comparisons_between_strings_and_numbers_raise() {
@@ -235,7 +236,7 @@ fn findings_yield_to_their_opt_outs() {
         analyze(script, &signature)
             .diagnostics
             .iter()
-            .all(|diagnostic| diagnostic.finding.is_none())
+            .all(|diagnostic| diagnostic.finding().is_none())
     );
     // Another name silences nothing.
     assert_eq!(
@@ -259,18 +260,14 @@ fn every_message_names_its_finding_and_its_opt_out() {
         let diagnostic = analysis
             .diagnostics
             .iter()
-            .find(|diagnostic| diagnostic.finding.is_some())
+            .find(|diagnostic| diagnostic.finding().is_some())
             .unwrap_or_else(|| panic!("no finding for {source}"));
-        let name = diagnostic.finding.unwrap_or_default();
-        assert!(
-            diagnostic.message.starts_with(&format!("[{name}] ")),
-            "{diagnostic:?}"
-        );
+        let name = diagnostic.finding().unwrap_or_default();
         assert!(
             diagnostic
-                .hint
-                .as_deref()
-                .is_some_and(|hint| hint.contains(&format!("-- redis-script: allow({name})"))),
+                .notes
+                .iter()
+                .any(|note| note.contains(&format!("-- redis-script: allow({name})"))),
             "{diagnostic:?}"
         );
     }
@@ -454,7 +451,7 @@ fn arguments_past_the_fixed_ones_of_a_variadic_signature_may_be_nil() {
         analyze(source, &signature)
             .diagnostics
             .iter()
-            .filter_map(|diagnostic| diagnostic.finding)
+            .filter_map(|diagnostic| diagnostic.finding())
             .collect()
     };
     assert_eq!(
@@ -709,7 +706,7 @@ fn single_commands(source: &str, target: &str) -> Vec<(usize, String)> {
     analyze(source, &signature)
         .diagnostics
         .iter()
-        .filter(|diagnostic| diagnostic.finding == Some(super::SINGLE_COMMAND))
+        .filter(|diagnostic| diagnostic.code == Code::SingleCommand)
         .map(|diagnostic| {
             assert_eq!(diagnostic.severity, WARNING, "{}", diagnostic.message);
             let named = diagnostic
@@ -759,11 +756,11 @@ fn a_compare_and_delete_is_one_command_where_every_server_has_it() {
     )
     .diagnostics
     .into_iter()
-    .find(|diagnostic| diagnostic.finding == Some(super::SINGLE_COMMAND))
+    .find(|diagnostic| diagnostic.code == Code::SingleCommand)
     .expect("found");
     assert!(
         message
-            .hint
+            .help
             .as_deref()
             .is_some_and(|hint| hint.contains("`DELIFEQ KEYS[1] ARGV[1]`")),
         "{message:?}"

@@ -3,10 +3,11 @@
 
 use full_moon::ast::{Expression, UnOp};
 
-use super::{ALWAYS_TRUE, Certainty};
+use super::Certainty;
 use crate::domain::types::Kinds;
 use crate::domain::value::Value;
 use crate::interp::Analyzer;
+use crate::source::code::Code;
 use crate::source::span::Span;
 
 impl Analyzer<'_> {
@@ -36,7 +37,7 @@ impl Analyzer<'_> {
             Certainty::Always
         };
         self.report(
-            ALWAYS_TRUE,
+            Code::AlwaysTrue,
             certainty,
             span,
             format!("{shown_named} is a number, and every number is true in Lua (0 included): this test always passes"),

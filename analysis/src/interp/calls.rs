@@ -16,6 +16,7 @@ use crate::model::commands::shapes::{self, ShapeForm};
 use crate::model::commands::{self, Command, CommandEntry, Resolved};
 use crate::model::sandbox::Environment;
 use crate::model::target::{Platform, ReleaseSet};
+use crate::source::code::Code;
 use crate::source::span::Span;
 use crate::source::text::plural;
 use crate::{ReturnShape, ReturnSite};
@@ -68,7 +69,8 @@ impl Analyzer<'_> {
         if word.contains(' ') {
             return message.clone();
         }
-        self.diagnostics.push(span.note(
+        self.diagnostics.push(span.warning(
+            Code::BareErrorCode,
             format!(
                 "`redis.error_reply('{text}')` reaches the client as `ERR {word}`: Redis reads the first word as the error code only when a message follows it"
             ),
@@ -252,6 +254,7 @@ impl Analyzer<'_> {
                     .is_some_and(|plan| plan.register_calls.contains(&span.offset));
                 if !understood {
                     self.diagnostics.push(span.error(
+                        Code::RegisterFunction,
                         "`redis.register_function` must be called as a statement at the top level of the library, so that the registered functions can be checked",
                         "write one `redis.register_function('name', function(keys, args) … end)` line per function, outside any function, loop or condition",
                     ));
@@ -266,6 +269,7 @@ impl Analyzer<'_> {
             ("string", Some("dump")) => Value::ComputedString(Some(BYTECODE_SIGNATURE.to_string())),
             ("loadstring", None) if first.is_some_and(is_bytecode) => {
                 self.diagnostics.push(span.error(
+                    Code::CompiledChunk,
                     "`loadstring` of compiled Lua (`string.dump`): Redis compiles only source text, so `loadstring` returns nil and calling its result fails with \"attempt to call a nil value\"",
                     "write the function in the script itself",
                 ));
@@ -342,6 +346,7 @@ impl Analyzer<'_> {
     ) -> Option<(&'static str, ReleaseSet)> {
         if operands.is_empty() {
             self.diagnostics.push(span.error(
+                Code::HelperArgument,
                 "`redis.call` without a command name fails at run time",
                 "pass the command name first: redis.call('GET', KEYS[1])",
             ));
@@ -416,7 +421,8 @@ impl Analyzer<'_> {
         if let Some(deprecation) = entry.deprecation {
             let name = display(entry.name);
             let replacement = deprecation.replaced_by.replace("`!", "`");
-            self.diagnostics.push(name_span.note(
+            self.diagnostics.push(name_span.warning(
+                Code::DeprecatedCommand,
                 format!(
                     "`{name}` is deprecated since Redis {}: use {replacement} instead",
                     deprecation.since
@@ -513,12 +519,13 @@ impl Analyzer<'_> {
                 "`{name}` is a write command, but {declares}: Redis refuses it (Write commands are not allowed from read-only scripts)"
             );
             self.diagnostics.push(if protected {
-                name_span.note(
+                name_span.warning(
+                    Code::WriteInReadOnly,
                     format!("{refused}, and this `redis.pcall` always returns that error reply"),
                     remedy,
                 )
             } else {
-                name_span.error(refused, remedy)
+                name_span.error(Code::WriteInReadOnly, refused, remedy)
             });
         }
         // A trailing call or `...` passes an unknown number of arguments;
@@ -579,6 +586,7 @@ impl Analyzer<'_> {
             None => format!("no supported server or module knows it; if yours does, {escape}"),
         };
         self.diagnostics.push(span.error(
+            Code::UnknownCommand,
             format!("unknown Redis command `{name}`: the call fails at run time"),
             hint,
         ));
@@ -608,6 +616,7 @@ impl Analyzer<'_> {
                     .map(|platform| format!("{}+{}", platform.release().name, module.name()))
                     .unwrap_or_default();
                 self.diagnostics.push(span.error(
+                    Code::UnavailableCommand,
                     format!(
                         "`{name}` is a command of the {} module, which Redis bundles since 8.0; {} without it{lacking}",
                         module.title(),
@@ -627,6 +636,7 @@ impl Analyzer<'_> {
             available = format!("{available}, not on {}", absent.join(" or "));
         }
         self.diagnostics.push(span.error(
+            Code::UnavailableCommand,
             format!(
                 "`{name}` exists {available}; {}{lacking}",
                 target.phrase()
@@ -664,7 +674,8 @@ impl Analyzer<'_> {
         if let Some(module) = entry.module {
             available = format!("{available} with the {} module", module.title());
         }
-        self.diagnostics.push(span.note(
+        self.diagnostics.push(span.warning(
+            Code::UnavailableCommand,
             format!(
                 "`{name}` exists {available}, and not on {}: the default target (any supported server) lets this build, and the call fails there with \"Unknown Redis command\"",
                 lacking.join(", ")
@@ -680,6 +691,7 @@ impl Analyzer<'_> {
             None => format!("see `COMMAND DOCS {parent_name}` for its subcommands"),
         };
         self.diagnostics.push(span.error(
+            Code::UnknownCommand,
             format!("unknown subcommand `{parent_name} {subcommand}`: the call fails at run time"),
             hint,
         ));
@@ -725,7 +737,8 @@ impl Analyzer<'_> {
                 allowed.describe()
             )
         };
-        self.diagnostics.push(span.error(message, hint));
+        self.diagnostics
+            .push(span.error(Code::NoscriptCommand, message, hint));
     }
 
     fn wrong_arity(
@@ -785,6 +798,7 @@ impl Analyzer<'_> {
             )
         };
         self.diagnostics.push(span.error(
+            Code::WrongArity,
             format!(
                 "`{name}` takes {bound} {} after its name{on}, but this call passes {passed_after}: Redis fails with \"Wrong number of args calling Redis command from script\"",
                 plural(expected, "argument")

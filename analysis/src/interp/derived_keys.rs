@@ -16,6 +16,7 @@ use crate::domain::keys::{KeySite, KeyUse, Origin, ParameterId};
 use crate::domain::value::{FunctionSummary, Value};
 use crate::interp::{Analyzer, Operand};
 use crate::model::sandbox::Environment;
+use crate::source::code::Code;
 use crate::source::span::Span;
 
 impl Analyzer<'_> {
@@ -115,6 +116,7 @@ impl Analyzer<'_> {
             )
         });
         self.diagnostics.push(span.error(
+            Code::KeyNotFromKeys,
             format!(
                 "{message}: Redis Cluster routes {routed} only, so this key may live on another node"
             ),

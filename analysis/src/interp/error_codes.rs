@@ -19,6 +19,7 @@ use redis_script_codes::{is_error_code, reserved, split_error_reply};
 
 use crate::domain::value::Value;
 use crate::interp::Analyzer;
+use crate::source::code::Code;
 use crate::source::span::Span;
 use crate::{Diagnostic, ErrorCodes};
 
@@ -57,6 +58,7 @@ impl ErrorCodes {
         };
         if let Some(reserved) = reserved(&code) {
             diagnostics.push(span.error(
+                Code::ReservedErrorCode,
                 format!(
                     "the script replies with the error code {code}, which belongs to the server: {}; redis-script marks every error its own calls end with, but another client running this code would take the reply for the server's, and a script that writes would run twice",
                     reserved.reason

@@ -2,6 +2,7 @@
 //! call chains, argument lists and table constructors.
 
 use super::*;
+use crate::source::code::Code;
 
 impl Analyzer<'_> {
     /// Evaluates an expression; using KEYS/ARGV as a whole counts as
@@ -245,6 +246,7 @@ impl Analyzer<'_> {
         if !allowed {
             let span = self.span(token);
             self.diagnostics.push(span.error(
+                Code::Syntax,
                 "`...` is used in a function that does not declare `...`: Lua 5.1 refuses to compile this",
                 "add `...` to the function's parameters, or pass the values as named parameters",
             ));

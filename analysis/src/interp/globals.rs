@@ -6,10 +6,11 @@ use full_moon::tokenizer::{Symbol, TokenReference, TokenType};
 
 use crate::domain::scope::Binding;
 use crate::domain::value::{MissingMember, Param, Value};
-use crate::findings::{Certainty, PROTECTED_GLOBAL_READ};
+use crate::findings::Certainty;
 use crate::interp::{Analyzer, Guard};
 use crate::model::sandbox::{self, GlobalKind, Presence};
 use crate::model::target::ReleaseSet;
+use crate::source::code::Code;
 use crate::source::diagnostic::Diagnostic;
 use crate::source::span::Span;
 use crate::source::suggest;
@@ -52,7 +53,8 @@ impl MissingMembers {
         {
             return;
         }
-        let note = span.note(
+        let note = span.warning(
+            Code::MissingMember,
             format!(
                 "`{library}.{member}` does not exist: the `{library}` library has no member `{member}`, so this reads nil"
             ),
@@ -203,8 +205,11 @@ impl Analyzer<'_> {
             Some(_) => {
                 self.reaches_open_doors(name);
                 if let Some(hazard) = sandbox::hazard(name) {
-                    self.diagnostics
-                        .push(span.note(format!("`{name}` {}", hazard.note), hazard_hint(name)));
+                    self.diagnostics.push(span.warning(
+                        Code::RiskyGlobal,
+                        format!("`{name}` {}", hazard.note),
+                        hazard_hint(name),
+                    ));
                 }
                 Value::builtin(name, None)
             }
@@ -222,7 +227,7 @@ impl Analyzer<'_> {
                     Guard::Metamethod => format!("{raises} when this metamethod runs"),
                 };
                 self.report(
-                    PROTECTED_GLOBAL_READ,
+                    Code::ProtectedGlobalRead,
                     Certainty::Sometimes,
                     span,
                     message,
@@ -260,6 +265,7 @@ impl Analyzer<'_> {
             .map(|platform| platform.release().name)
             .collect();
         span.error(
+            Code::UnavailableGlobal,
             format!(
                 "`{name}` is not defined on {}: reading it fails there with \"Script attempted to access nonexistent global variable\" (it exists {}; {})",
                 lacking.join(", "),
@@ -291,6 +297,7 @@ impl Analyzer<'_> {
                     ("second", "args[1]")
                 };
                 return span.error(
+                    Code::UndefinedGlobal,
                     format!(
                         "`{name}` is not defined in a function: Redis fails with \"Script attempted to access nonexistent global variable '{name}'\""
                     ),
@@ -305,11 +312,13 @@ impl Analyzer<'_> {
         if let Some(absent) = sandbox::absent(name) {
             let hint = absent_hint(name, next_member).unwrap_or(absent.reason);
             return span.error(
+                Code::UnavailableGlobal,
                 format!("`{name}` is not available in Redis scripts: reading it fails at run time"),
                 hint,
             );
         }
         span.error(
+            Code::UndefinedGlobal,
             format!(
                 "`{name}` is not defined: Redis fails with \"Script attempted to access nonexistent global variable '{name}'\""
             ),
@@ -354,7 +363,8 @@ impl Analyzer<'_> {
             Some(local) => format!("did you mean the local `{local}`? otherwise {declare}"),
             None => declare,
         };
-        self.diagnostics.push(span.error(message, hint));
+        self.diagnostics
+            .push(span.error(Code::ReadonlyGlobal, message, hint));
         self.refused_globals.insert(name.to_string());
     }
 
@@ -386,7 +396,8 @@ impl Analyzer<'_> {
                 return Value::Unknown;
             }
             if let Some(note) = sandbox::member_note(&global, member) {
-                self.diagnostics.push(span.note(
+                self.diagnostics.push(span.warning(
+                    Code::RiskyGlobal,
                     format!("`{global}.{member}`: {note}"),
                     "make sure the script does not rely on it",
                 ));
@@ -448,6 +459,7 @@ impl Analyzer<'_> {
             ),
         };
         self.diagnostics.push(missing.span.error(
+            Code::MissingMember,
             message,
             replacement_hint(*environment, library, member).unwrap_or_else(|| {
                 format!("see the Redis Lua API reference for what `{library}` offers")
@@ -564,6 +576,7 @@ impl Analyzer<'_> {
     pub fn member_write(&mut self, base: &Value, member: &str, span: Span) {
         if let Some(global) = self.sandbox_table(base) {
             self.diagnostics.push(span.error(
+                Code::ReadonlyGlobal,
                 format!(
                     "assignment to `{global}.{member}` changes the read-only `{global}` table: Redis fails with \"Attempt to modify a readonly table\""
                 ),
@@ -576,6 +589,7 @@ impl Analyzer<'_> {
     pub fn table_write(&mut self, function: &str, base: &Value, span: Span) {
         if let Some(global) = self.sandbox_table(base) {
             self.diagnostics.push(span.error(
+                Code::ReadonlyGlobal,
                 format!(
                     "`{function}({global}, …)` changes the read-only `{global}` table: Redis fails with \"Attempt to modify a readonly table\""
                 ),
@@ -631,6 +645,7 @@ fn string_text(token: &TokenReference) -> Option<&str> {
 /// functions run.
 fn not_while_loading(shown: &str, name: &str, span: Span) -> Diagnostic {
     span.error(
+        Code::UnavailableGlobal,
         format!(
             "`{shown}` is not available while the library loads: FUNCTION LOAD fails with \"Script attempted to access nonexistent global variable '{name}'\""
         ),

@@ -17,6 +17,7 @@ use full_moon::ast::{
 };
 use full_moon::tokenizer::{Symbol, TokenReference, TokenType};
 
+use crate::source::code::Code;
 use crate::source::diagnostic::{Diagnostic, Severity};
 use crate::source::header::Header;
 use crate::source::shebang::{self, ScriptFlags};
@@ -251,6 +252,7 @@ impl<'a> Reader<'a, '_> {
                     [name, callback] => self.positional(name, callback),
                     [Expression::TableConstructor(table)] => self.named(table, call_span),
                     [other] => self.diagnostics.push(self.map.expression(other).error(
+                        Code::RegisterFunction,
                         "`redis.register_function` with one argument takes a table of named arguments: FUNCTION LOAD fails with \"calling redis.register_function with a single argument is only applicable to Lua table\"",
                         "write `redis.register_function{function_name = 'name', callback = function(keys, args) … end}`",
                     )),
@@ -293,6 +295,7 @@ impl<'a> Reader<'a, '_> {
                     _ => call_span,
                 };
                 self.diagnostics.push(span.error(
+                    Code::RegisterFunction,
                     "the table given to `redis.register_function` takes named arguments only: FUNCTION LOAD fails with \"named argument key given to redis.register_function is not a string\"",
                     "name each argument: `function_name = …`, `callback = …`, `flags = {…}`, `description = …`",
                 ));
@@ -323,6 +326,7 @@ impl<'a> Reader<'a, '_> {
                                 literal_kind(other).filter(|kind| *kind != "a number") =>
                         {
                             self.diagnostics.push(self.map.expression(other).error(
+                                Code::RegisterFunction,
                                 format!("the description is {kind}: FUNCTION LOAD fails with \"description argument given to redis.register_function must be a string\""),
                                 "describe the function in a string: `description = 'reads the counter'`",
                             ));
@@ -337,6 +341,7 @@ impl<'a> Reader<'a, '_> {
                         None => format!("the arguments are {}", quoted_list(&TABLE_ARGUMENTS)),
                     };
                     self.diagnostics.push(self.map.token(key).error(
+                        Code::RegisterFunction,
                         format!(
                             "unknown argument `{other}` given to `redis.register_function`: FUNCTION LOAD fails with \"unknown argument given to redis.register_function\""
                         ),
@@ -351,6 +356,7 @@ impl<'a> Reader<'a, '_> {
         ] {
             if !present {
                 self.diagnostics.push(call_span.error(
+                    Code::RegisterFunction,
                     format!(
                         "`redis.register_function` is missing `{argument}`: FUNCTION LOAD fails with \"redis.register_function must get a {} argument\"",
                         if argument == "callback" { "callback" } else { "function name" }
@@ -371,6 +377,7 @@ impl<'a> Reader<'a, '_> {
             literal_kind(expression).filter(|kind| !matches!(*kind, "a string" | "a number"))
         {
             self.diagnostics.push(span.error(
+                Code::RegisterFunction,
                 format!("the function name is {kind}: FUNCTION LOAD fails with \"{refusal}\""),
                 "write the name literally: `redis.register_function('name', …)`",
             ));
@@ -378,6 +385,7 @@ impl<'a> Reader<'a, '_> {
         }
         let Expression::String(token) = expression else {
             self.diagnostics.push(span.error(
+                Code::UncheckedRegistration,
                 "the function name is not a string literal, so it cannot be checked against the declarations",
                 "write the name literally: `redis.register_function('name', …)`",
             ));
@@ -386,6 +394,7 @@ impl<'a> Reader<'a, '_> {
         let name = string_literal(self.map, token);
         if !is_valid_name(&name) {
             self.diagnostics.push(span.error(
+                Code::RegisterFunction,
                 format!(
                     "`{name}` is not a valid function name: FUNCTION LOAD fails with \"Function names can only contain letters, numbers, or underscores(_) and must be at least one character long\""
                 ),
@@ -411,6 +420,7 @@ impl<'a> Reader<'a, '_> {
                 None => {
                     let name = identifier(token);
                     self.diagnostics.push(self.map.token(token).error(
+                        Code::UncheckedRegistration,
                         format!(
                             "`{name}` is not a function defined above in this file, so the callback cannot be checked"
                         ),
@@ -423,6 +433,7 @@ impl<'a> Reader<'a, '_> {
             },
             other if let Some(kind) = literal_kind(other) => {
                 self.diagnostics.push(self.map.expression(other).error(
+                    Code::RegisterFunction,
                     format!("the callback is {kind}: FUNCTION LOAD fails with \"{refusal}\""),
                     "write `function(keys, args) … end`, or the name of a `local function` defined above",
                 ));
@@ -430,6 +441,7 @@ impl<'a> Reader<'a, '_> {
             }
             other => {
                 self.diagnostics.push(self.map.expression(other).error(
+                    Code::UncheckedRegistration,
                     "the callback is not a function written in this file, so it cannot be checked",
                     "write `function(keys, args) … end`, or the name of a `local function` defined above",
                 ));
@@ -443,12 +455,14 @@ impl<'a> Reader<'a, '_> {
         let Expression::TableConstructor(table) = expression else {
             if let Some(kind) = literal_kind(expression) {
                 self.diagnostics.push(self.map.expression(expression).error(
+                    Code::RegisterFunction,
                     format!("`flags` is {kind}: FUNCTION LOAD fails with \"flags argument to redis.register_function must be a table representing function flags\""),
                     "list the flags in a table: `flags = {'no-writes'}`",
                 ));
                 return flags;
             }
             self.diagnostics.push(self.map.expression(expression).error(
+                Code::UncheckedRegistration,
                 "`flags` is not a table of literal flags, so the flags cannot be checked (FUNCTION LOAD needs a table)",
                 "write the flags literally: `flags = {'no-writes'}`",
             ));
@@ -468,6 +482,7 @@ impl<'a> Reader<'a, '_> {
                 };
                 if let Some(kind) = literal {
                     self.diagnostics.push(span.error(
+                        Code::RegisterFunction,
                         format!(
                             "this flag is {kind}: FUNCTION LOAD fails with \"unknown flag given\""
                         ),
@@ -476,6 +491,7 @@ impl<'a> Reader<'a, '_> {
                     continue;
                 }
                 self.diagnostics.push(span.error(
+                    Code::UncheckedRegistration,
                     "each flag must be a string literal, so that it can be checked",
                     format!("the flags are {}", quoted_list(shebang::FLAGS)),
                 ));
@@ -492,6 +508,7 @@ impl<'a> Reader<'a, '_> {
                     None => format!("the flags are {}", quoted_list(shebang::FLAGS)),
                 };
                 self.diagnostics.push(span.error(
+                    Code::RegisterFunction,
                     format!("unknown function flag `{flag}`: FUNCTION LOAD fails with \"unknown flag given\""),
                     hint,
                 ));
@@ -510,6 +527,7 @@ impl<'a> Reader<'a, '_> {
     ) {
         if let Some(first) = self.plan.registrations.iter().find(|r| r.name == name) {
             self.diagnostics.push(span.error(
+                Code::RegisterFunction,
                 format!(
                     "`{name}` is registered twice (first on line {}): FUNCTION LOAD fails with \"Function already exists in the library\"",
                     first.span.line
@@ -602,6 +620,7 @@ fn parameter_names(body: &FunctionBody) -> [String; 2] {
 
 fn wrong_count(span: Span) -> Diagnostic {
     span.error(
+        Code::RegisterFunction,
         "wrong number of arguments to `redis.register_function`: FUNCTION LOAD fails with \"wrong number of arguments to redis.register_function\"",
         "give a name and a callback, `redis.register_function('name', function(keys, args) … end)`, or one table of named arguments",
     )
@@ -688,6 +707,7 @@ fn analyze_here(
                 .any(|diagnostic| diagnostic.severity == Severity::Error);
             if plan.registrations.is_empty() && !registration_failed && !load_fails {
                 diagnostics.push(Span::TOP.error(
+                    Code::RegisterFunction,
                     "the library registers no function: FUNCTION LOAD fails with \"No functions registered\"",
                     "register each function at the top level: `redis.register_function('name', function(keys, args) … end)`",
                 ));
@@ -747,6 +767,7 @@ fn coverage(plan: &Plan, declaration: &LibrarySignature) -> Vec<Diagnostic> {
             None => format!("the library registers {}", quoted_list(&registered)),
         };
         let mut diagnostic = Span::TOP.error(
+            Code::UnregisteredFunction,
             format!(
                 "the library registers no function `{}`: FCALL would fail with \"Function not found\"",
                 declared.name
@@ -758,7 +779,8 @@ fn coverage(plan: &Plan, declaration: &LibrarySignature) -> Vec<Diagnostic> {
     }
     for registration in &plan.registrations {
         if registration.declaration.is_none() && !declaration.functions.is_empty() {
-            diagnostics.push(registration.span.note(
+            diagnostics.push(registration.span.warning(
+                Code::UndeclaredFunction,
                 format!(
                     "`{}` is registered by the library but not declared, so it has no typed call",
                     registration.name
@@ -774,6 +796,7 @@ fn coverage(plan: &Plan, declaration: &LibrarySignature) -> Vec<Diagnostic> {
 pub(crate) fn given_as_script(source: &str, name: &str) -> Diagnostic {
     let width = source.lines().next().map_or(1, |line| line.chars().count());
     Diagnostic::error(
+        Code::WrongKindOfFile,
         1,
         1,
         width,
@@ -781,7 +804,7 @@ pub(crate) fn given_as_script(source: &str, name: &str) -> Diagnostic {
             "this file is a function library (`#!lua name={name}`), not a script: EVAL refuses `name=`, the library is loaded with FUNCTION LOAD and its functions are called with FCALL"
         ),
     )
-    .with_hint(
+    .with_help(
         "declare it with `#[redis_library(path = …)]` on a module holding one `#[function(keys = N)]` declaration per registered function",
     )
 }
@@ -790,12 +813,13 @@ pub(crate) fn given_as_script(source: &str, name: &str) -> Diagnostic {
 fn given_as_library(source: &str) -> Diagnostic {
     let width = source.lines().next().map_or(1, |line| line.chars().count());
     Diagnostic::error(
+        Code::WrongKindOfFile,
         1,
         1,
         width,
         "this file is a script, not a function library: a library starts with `#!lua name=<library>` and registers its functions with `redis.register_function`",
     )
-    .with_hint(
+    .with_help(
         "declare a script with `#[redis_script(path = …, keys = N)]`; to make this file a library, add the `#!lua name=…` line and register each function",
     )
 }

@@ -36,6 +36,7 @@ use crate::interp::library::Plan;
 use crate::interp::params::ParamUsage;
 use crate::model::command_replies::Resp;
 use crate::model::sandbox::Environment;
+use crate::source::code::Code;
 use crate::source::diagnostic::Diagnostic;
 use crate::source::header::Header;
 use crate::source::shebang::ScriptFlags;
@@ -455,6 +456,7 @@ impl<'a> Analyzer<'a> {
         if !self.too_deep {
             self.too_deep = true;
             self.diagnostics.push(Span::TOP.error(
+                Code::Syntax,
                 format!(
                     "the script nests blocks, brackets and operators more than {MAX_NESTING} levels deep"
                 ),

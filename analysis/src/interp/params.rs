@@ -7,6 +7,7 @@ use crate::domain::types::{Kinds, Type};
 use crate::domain::value::{Param, Value};
 use crate::interp::Analyzer;
 use crate::model::sandbox::Environment;
+use crate::source::code::Code;
 use crate::source::diagnostic::Diagnostic;
 use crate::source::span::Span;
 use crate::source::text::plural_or_no;
@@ -121,6 +122,7 @@ impl<'a> Analyzer<'a> {
                 let shown = self.quote(span, declared.table());
                 let table = declared.table();
                 self.diagnostics.push(span.error(
+                    Code::InvalidIndex,
                     format!("`{shown}` is always nil: {table} holds its elements at integer indices 1, 2, …"),
                     format!("index {table} with an integer, e.g. {table}[1]"),
                 ));
@@ -133,6 +135,7 @@ impl<'a> Analyzer<'a> {
     fn push_never_set(&mut self, declared: Declared<'_>, span: Span, literal: i64) {
         let table = declared.table();
         self.diagnostics.push(span.error(
+            Code::InvalidIndex,
             format!("`{table}[{literal}]` is always nil: Lua arrays start at 1"),
             format!("the first {} is {table}[1]", declared.noun()),
         ));
@@ -165,6 +168,7 @@ impl<'a> Analyzer<'a> {
             (DeclaredBy::CommandLine, _) => format!("pass `{} {literal}`", declared.option()),
         };
         self.diagnostics.push(span.error(
+            Code::IndexOutOfRange,
             format!(
                 "`{table}[{literal}]` is out of range: {} declares {}",
                 declared_by.subject(),
@@ -268,7 +272,7 @@ impl<'a> Analyzer<'a> {
                     Parameter::Arg(index)
                 };
                 Some(
-                    span.error(format!("{subject} is never read by the script"), remedy)
+                    span.error(Code::UnusedParameter, format!("{subject} is never read by the script"), remedy)
                         .about(parameter),
                 )
             })
@@ -302,6 +306,7 @@ fn unread_slice(declared: Declared<'_>, declared_by: DeclaredBy) -> Diagnostic {
         ),
     };
     Span::TOP.error(
+        Code::FixedReadsOfVariadic,
         format!(
             "{passes} a variadic list of {noun}s{written}, but the script reads {table} only at fixed indices, so extra {noun}s would be ignored"
         ),

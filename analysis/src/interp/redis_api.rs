@@ -13,6 +13,7 @@
 use crate::domain::value::Value;
 use crate::interp::{Analyzer, Operand};
 use crate::model::commands;
+use crate::source::code::Code;
 use crate::source::span::Span;
 
 /// The most `redis.set_repl` accepts: `REPL_AOF | REPL_REPLICA`.
@@ -164,7 +165,8 @@ impl Analyzer<'_> {
             _ => None,
         };
         if let Some(Refusal { message, hint, at }) = refusal {
-            self.diagnostics.push(at.error(message, hint));
+            self.diagnostics
+                .push(at.error(Code::HelperArgument, message, hint));
         }
     }
 }

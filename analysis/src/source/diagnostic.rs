@@ -4,18 +4,35 @@
 
 use std::fmt::Write as _;
 
+pub use crate::source::code::Code;
+
 /// How serious a diagnostic is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Severity {
     /// The build fails.
     Error,
-    /// Worth telling the user; the build goes on.
-    Note,
+    /// Worth telling the user; the build goes on (unless the crate denies
+    /// warnings).
+    Warning,
 }
 
-/// One finding, located in the Lua source (1-based line and column).
+impl Severity {
+    /// `error` or `warning`, as compilers write it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        }
+    }
+}
+
+/// One diagnostic, located in the Lua source (1-based line and column):
+/// a short message that reads in one glance, the notes that explain it,
+/// and what to do about it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Diagnostic {
+    /// Its stable code (`RS103`), which names its class.
+    pub code: Code,
     pub severity: Severity,
     pub line: usize,
     pub column: usize,
@@ -23,8 +40,10 @@ pub struct Diagnostic {
     pub width: usize,
     /// Self-contained first line of the message.
     pub message: String,
+    /// What follows from it: the server's error, when it happens.
+    pub notes: Vec<String>,
     /// What to do about it.
-    pub hint: Option<String>,
+    pub help: Option<String>,
     /// The declared parameter the finding is about, so that a declaration
     /// with named parameters can point at the name rather than the script.
     pub parameter: Option<crate::Parameter>,
@@ -32,38 +51,56 @@ pub struct Diagnostic {
     /// index among the declarations), so that the declaration can point
     /// at that function.
     pub function: Option<usize>,
-    /// The class of a value finding (`always_true`, …), which opt-outs
-    /// name: see [`FINDINGS`](crate::FINDINGS).
-    pub finding: Option<&'static str>,
 }
 
 impl Diagnostic {
-    /// An error at `line:column` underlining `width` characters.
-    pub fn error(line: usize, column: usize, width: usize, message: impl Into<String>) -> Self {
+    /// An error of class `code` at `line:column` underlining `width`
+    /// characters.
+    pub fn error(
+        code: Code,
+        line: usize,
+        column: usize,
+        width: usize,
+        message: impl Into<String>,
+    ) -> Self {
         Self {
+            code,
             severity: Severity::Error,
             line,
             column,
             width: width.max(1),
             message: message.into(),
-            hint: None,
+            notes: Vec::new(),
+            help: None,
             parameter: None,
             function: None,
-            finding: None,
         }
     }
 
-    /// A note at `line:column` underlining `width` characters.
-    pub fn note(line: usize, column: usize, width: usize, message: impl Into<String>) -> Self {
+    /// A warning of class `code` at `line:column` underlining `width`
+    /// characters.
+    pub fn warning(
+        code: Code,
+        line: usize,
+        column: usize,
+        width: usize,
+        message: impl Into<String>,
+    ) -> Self {
         Self {
-            severity: Severity::Note,
-            ..Self::error(line, column, width, message)
+            severity: Severity::Warning,
+            ..Self::error(code, line, column, width, message)
         }
     }
 
-    /// Adds a hint shown under the source excerpt.
-    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
-        self.hint = Some(hint.into());
+    /// Adds what to do about it, shown last.
+    pub fn with_help(mut self, help: impl Into<String>) -> Self {
+        self.help = Some(help.into());
+        self
+    }
+
+    /// Adds a note under the source excerpt.
+    pub fn with_note(mut self, note: impl Into<String>) -> Self {
+        self.notes.push(note.into());
         self
     }
 
@@ -73,40 +110,51 @@ impl Diagnostic {
         self
     }
 
+    /// The name of the finding it reports (`always_true`), which opt-outs
+    /// take; `None` for the other classes.
+    pub fn finding(&self) -> Option<&'static str> {
+        self.code.is_finding().then(|| self.code.name())
+    }
+
     /// Renders the diagnostic as the message of a compiler error (rustc
-    /// adds `error:` before it and its own `-->` to the Rust file after):
-    /// `path:line:col: message`, the source line with a caret underline,
-    /// and the hint.
+    /// writes `error:` before it and its own `-->` into the Rust file after
+    /// it): `[RS103] path:line:col: message`, then the same excerpt, notes
+    /// and help as [`Self::render_standalone`].
     pub fn render(&self, path: &str, source: &str) -> String {
-        let mut out = format!("{path}:{}:{}: {}", self.line, self.column, self.message);
+        let mut out = format!(
+            "[{}] {path}:{}:{}: {}",
+            self.code, self.line, self.column, self.message
+        );
         self.excerpt(source, &mut out);
-        if let Some(hint) = &self.hint {
-            let _ = write!(out, "\n = hint: {hint}");
-        }
+        self.trailer(&mut out);
         out
     }
 
-    /// Renders the diagnostic on its own, in rustc's layout: `error:` (or
-    /// `warning:`) and the message, ` --> path:line:col`, the source line
-    /// with a caret underline, and `= help:` with the hint.
+    /// Renders the diagnostic on its own, in rustc's layout: `error[RS103]:`
+    /// (or `warning[…]:`) and the message, ` --> path:line:col`, the
+    /// source line with a caret underline, then `= note:` and `= help:`.
     pub fn render_standalone(&self, path: &str, source: &str) -> String {
-        let label = match self.severity {
-            Severity::Error => "error",
-            Severity::Note => "warning",
-        };
-        let gutter = self.gutter_width();
         let mut out = format!(
-            "{label}: {}\n{:gutter$}--> {path}:{}:{}",
+            "{}[{}]: {}\n{:gutter$}--> {path}:{}:{}",
+            self.severity.label(),
+            self.code,
             self.message,
             "",
             self.line,
             self.column,
-            gutter = gutter
+            gutter = self.gutter_width()
         );
         self.excerpt(source, &mut out);
-        if let Some(hint) = &self.hint {
-            let _ = write!(out, "\n{:gutter$} |\n{:gutter$} = help: {hint}", "", "");
-        }
+        self.trailer(&mut out);
+        out
+    }
+
+    /// Renders the diagnostic without its place in the source, for a
+    /// compiler error that points at the Rust code it is about (a declared
+    /// parameter): `[RS012] message`, the notes and the help.
+    pub fn render_detached(&self) -> String {
+        let mut out = format!("[{}] {}", self.code, self.message);
+        self.trailer(&mut out);
         out
     }
 
@@ -139,6 +187,23 @@ impl Diagnostic {
             self.line,
             "^".repeat(self.width)
         );
+    }
+
+    /// The notes and the help, each on a `= note:` or `= help:` line
+    /// aligned with the excerpt's gutter.
+    fn trailer(&self, out: &mut String) {
+        let blank = " ".repeat(self.gutter_width());
+        let lines = self
+            .notes
+            .iter()
+            .map(|note| ("note", note))
+            .chain(self.help.iter().map(|help| ("help", help)));
+        for (index, (label, text)) in lines.enumerate() {
+            if index == 0 {
+                let _ = write!(out, "\n{blank} |");
+            }
+            let _ = write!(out, "\n{blank} = {label}: {text}");
+        }
     }
 
     /// Moves a position past the end of the source (the parser's errors at
@@ -188,39 +253,44 @@ impl SourceEnd {
 mod tests {
     use super::*;
 
+    const SOURCE: &str = "local a = 1\nreturn redis.call('GET', KEYS[2])\n";
+
+    fn out_of_range() -> Diagnostic {
+        Diagnostic::error(Code::IndexOutOfRange, 2, 26, 7, "`KEYS[2]` is out of range")
+            .with_note("the Rust function declares 1 key")
+            .with_help("declare keys = 2")
+    }
+
     #[test]
-    fn renders_location_source_line_caret_and_hint() {
-        let source = "local a = 1\nreturn redis.call('GET', KEYS[2])\n";
-        let rendered = Diagnostic::error(2, 26, 7, "KEYS[2] is out of range")
-            .with_hint("declare keys = 2")
-            .render("lua/x.lua", source);
+    fn renders_in_a_compiler_error_with_the_code_location_and_trailer() {
         assert_eq!(
-            rendered,
-            "lua/x.lua:2:26: KEYS[2] is out of range\n  |\n2 | return redis.call('GET', KEYS[2])\n  |                          ^^^^^^^\n = hint: declare keys = 2"
+            out_of_range().render("lua/x.lua", SOURCE),
+            "[RS011] lua/x.lua:2:26: `KEYS[2]` is out of range\n  |\n2 | return redis.call('GET', KEYS[2])\n  |                          ^^^^^^^\n  |\n  = note: the Rust function declares 1 key\n  = help: declare keys = 2"
         );
     }
 
     #[test]
     fn renders_on_its_own_in_the_compiler_layout() {
-        let source = "local a = 1\nreturn redis.call('GET', KEYS[2])\n";
-        let diagnostic =
-            Diagnostic::error(2, 26, 7, "KEYS[2] is out of range").with_hint("declare keys = 2");
         assert_eq!(
-            diagnostic.render_standalone("lua/x.lua", source),
-            "error: KEYS[2] is out of range\n --> lua/x.lua:2:26\n  |\n2 | return redis.call('GET', KEYS[2])\n  |                          ^^^^^^^\n  |\n  = help: declare keys = 2"
+            out_of_range().render_standalone("lua/x.lua", SOURCE),
+            "error[RS011]: `KEYS[2]` is out of range\n --> lua/x.lua:2:26\n  |\n2 | return redis.call('GET', KEYS[2])\n  |                          ^^^^^^^\n  |\n  = note: the Rust function declares 1 key\n  = help: declare keys = 2"
         );
-        let note = Diagnostic::note(10, 1, 1, "careful").with_hint("look");
+        let warning = Diagnostic::warning(Code::RiskyGlobal, 10, 1, 1, "careful").with_help("look");
         let source = "\n".repeat(9) + "x\n";
         assert_eq!(
-            note.render_standalone("a.lua", &source),
-            "warning: careful\n  --> a.lua:10:1\n   |\n10 | x\n   | ^\n   |\n   = help: look"
+            warning.render_standalone("a.lua", &source),
+            "warning[RS034]: careful\n  --> a.lua:10:1\n   |\n10 | x\n   | ^\n   |\n   = help: look"
+        );
+        assert_eq!(
+            out_of_range().render_detached(),
+            "[RS011] `KEYS[2]` is out of range\n  |\n  = note: the Rust function declares 1 key\n  = help: declare keys = 2"
         );
     }
 
     #[test]
     fn positions_past_the_end_move_to_the_last_line_with_text() {
         let source = "if x then\n  return 1\n\n";
-        let mut diagnostic = Diagnostic::error(4, 1, 3, "`end` expected");
+        let mut diagnostic = Diagnostic::error(Code::Syntax, 4, 1, 3, "`end` expected");
         diagnostic.keep_within(&SourceEnd::of(source));
         assert_eq!(
             (diagnostic.line, diagnostic.column, diagnostic.width),
@@ -228,14 +298,14 @@ mod tests {
         );
         assert_eq!(
             diagnostic.render("x.lua", source),
-            "x.lua:2:11: `end` expected\n  |\n2 |   return 1\n  |           ^"
+            "[RS001] x.lua:2:11: `end` expected\n  |\n2 |   return 1\n  |           ^"
         );
-        let mut empty = Diagnostic::error(3, 1, 1, "empty");
+        let mut empty = Diagnostic::error(Code::Syntax, 3, 1, 1, "empty");
         empty.keep_within(&SourceEnd::of(""));
         assert_eq!((empty.line, empty.column), (1, 1));
         assert_eq!(
             empty.render("e.lua", ""),
-            "e.lua:1:1: empty\n  |\n1 | \n  | ^"
+            "[RS001] e.lua:1:1: empty\n  |\n1 | \n  | ^"
         );
     }
 }

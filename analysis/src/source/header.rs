@@ -1,5 +1,6 @@
 //! The leading comment block: documentation for the generated function.
 
+use crate::source::code::Code;
 use crate::source::diagnostic::Diagnostic;
 use crate::source::text::plural_or_no;
 use crate::{DeclaredBy, Signature};
@@ -239,7 +240,8 @@ fn contradiction(entry: &ParamDoc, table: &str, signature: &Signature, noun: &st
             plural_or_no(entry.index, noun)
         ),
     };
-    Diagnostic::note(
+    Diagnostic::warning(
+        Code::HeaderContradiction,
         entry.line,
         entry.column,
         written.len(),
@@ -248,7 +250,7 @@ fn contradiction(entry: &ParamDoc, table: &str, signature: &Signature, noun: &st
             signature.declared_by.subject()
         ),
     )
-    .with_hint(hint)
+    .with_help(hint)
 }
 
 #[cfg(test)]
@@ -350,7 +352,7 @@ mod tests {
         };
         let found: Vec<_> = contradictions(&header, &signature)
             .into_iter()
-            .map(|note| (note.message, note.hint.unwrap_or_default()))
+            .map(|note| (note.message, note.help.unwrap_or_default()))
             .collect();
         assert_eq!(
             found,

@@ -1,5 +1,6 @@
 //! The `#!lua flags=...` first line, checked the way Redis 7 reads it.
 
+use crate::source::code::Code;
 use crate::source::diagnostic::Diagnostic;
 use crate::source::suggest;
 
@@ -221,6 +222,7 @@ fn read_option(word: &Word, parsed: &mut Parsed) {
     } else {
         parsed.diagnostics.push(
             Diagnostic::error(
+                Code::Shebang,
                 1,
                 word.column,
                 word.width,
@@ -229,7 +231,7 @@ fn read_option(word: &Word, parsed: &mut Parsed) {
                     word.text
                 ),
             )
-            .with_hint("a script shebang accepts only `flags=` followed by comma-separated flags"),
+            .with_help("a script shebang accepts only `flags=` followed by comma-separated flags"),
         );
     }
 }
@@ -270,11 +272,11 @@ pub(crate) fn parse_library(source: &str) -> Option<LibraryLine> {
     for word in words {
         if library_name(&word.text).is_none() {
             parsed.diagnostics.push(
-                Diagnostic::error(1, word.column, word.width, format!(
+                Diagnostic::error(Code::LibraryName, 1, word.column, word.width, format!(
                     "`{}` is not valid in a library's first line: FUNCTION LOAD fails with \"Invalid metadata value given: {}\"",
                     word.text, word.text
                 ))
-                .with_hint(if word.text.starts_with("flags=") {
+                .with_help(if word.text.starts_with("flags=") {
                     "a library's first line takes only `name=`; give each function its flags where it is registered: `redis.register_function{function_name = …, callback = …, flags = {'no-writes'}}`"
                 } else {
                     "a library's first line takes only `name=`: `#!lua name=my_library`"
@@ -282,8 +284,8 @@ pub(crate) fn parse_library(source: &str) -> Option<LibraryLine> {
             );
         } else if named.is_some() {
             parsed.diagnostics.push(
-                Diagnostic::error(1, word.column, word.width, "the library is named twice: FUNCTION LOAD fails with \"Invalid metadata value, name argument was given multiple times\"")
-                    .with_hint("keep one `name=`"),
+                Diagnostic::error(Code::LibraryName, 1, word.column, word.width, "the library is named twice: FUNCTION LOAD fails with \"Invalid metadata value, name argument was given multiple times\"")
+                    .with_help("keep one `name=`"),
             );
         } else {
             named = Some(word);
@@ -291,8 +293,8 @@ pub(crate) fn parse_library(source: &str) -> Option<LibraryLine> {
     }
     match named {
         None => parsed.diagnostics.push(
-            Diagnostic::error(1, 1, line.chars().count(), "the library's first line gives no name: FUNCTION LOAD fails with \"Library name was not given\"")
-                .with_hint("name the library: `#!lua name=my_library`"),
+            Diagnostic::error(Code::LibraryName, 1, 1, line.chars().count(), "the library's first line gives no name: FUNCTION LOAD fails with \"Library name was not given\"")
+                .with_help("name the library: `#!lua name=my_library`"),
         ),
         Some(word) => {
             let name = library_name(&word.text).unwrap_or_default();
@@ -300,10 +302,10 @@ pub(crate) fn parse_library(source: &str) -> Option<LibraryLine> {
                 parsed.name = Some(name.to_string());
             } else {
                 parsed.diagnostics.push(
-                    Diagnostic::error(1, word.column, word.width, format!(
+                    Diagnostic::error(Code::LibraryName, 1, word.column, word.width, format!(
                         "`{name}` is not a valid library name: FUNCTION LOAD fails with \"Library names can only contain letters, numbers, or underscores(_) and must be at least one character long\""
                     ))
-                    .with_hint("use letters, digits and `_` only, e.g. `name=quota_lib`"),
+                    .with_help("use letters, digits and `_` only, e.g. `name=quota_lib`"),
                 );
             }
         }
@@ -325,12 +327,13 @@ pub(crate) fn parse_library(source: &str) -> Option<LibraryLine> {
 
 fn unbalanced_quote(Unbalanced(column): Unbalanced, server_error: &str) -> Diagnostic {
     Diagnostic::error(
+        Code::Shebang,
         1,
         column,
         1,
         format!("unbalanced quote in the shebang line: Redis refuses the file ({server_error})"),
     )
-    .with_hint(
+    .with_help(
         "close the quote, and follow it by a space or the line's end: `#!lua name=\"my_lib\"`",
     )
 }
@@ -339,22 +342,24 @@ fn unknown_engine(engine: &Word) -> Diagnostic {
     let name = engine.text.get(2..).unwrap_or_default();
     if name.is_empty() {
         return Diagnostic::error(
+            Code::Shebang,
             1,
             1,
             2,
             "the shebang line names no engine: Redis would refuse the script",
         )
-        .with_hint(
+        .with_help(
             "write `#!lua` or `#!lua flags=no-writes` with no space after `#!`, or remove the line",
         );
     }
     Diagnostic::error(
+        Code::Shebang,
         1,
         engine.column + 2,
         engine.width.saturating_sub(2).max(1),
         format!("unknown script engine `{name}` in the shebang: Redis only runs `lua`"),
     )
-    .with_hint("start the line with `#!lua`")
+    .with_help("start the line with `#!lua`")
 }
 
 fn unknown_flag(flag: &str, column: usize, width: usize) -> Diagnostic {
@@ -365,12 +370,13 @@ fn unknown_flag(flag: &str, column: usize, width: usize) -> Diagnostic {
         None => format!("allowed flags: {list}"),
     };
     Diagnostic::error(
+        Code::Shebang,
         1,
         column,
         width,
         format!("unknown shebang flag `{flag}`: Redis would refuse the script"),
     )
-    .with_hint(hint)
+    .with_help(hint)
 }
 
 #[cfg(test)]

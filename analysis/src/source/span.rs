@@ -3,7 +3,7 @@
 use full_moon::ast::{Call, Expression, FunctionArgs, Index, Prefix, Suffix, Var};
 use full_moon::tokenizer::{Position, TokenReference};
 
-use crate::source::diagnostic::Diagnostic;
+use crate::source::diagnostic::{Code, Diagnostic};
 
 /// A 1-based `line:column` (in characters) with the number of characters to
 /// underline, plus the byte offset that identifies the position uniquely.
@@ -24,12 +24,24 @@ impl Span {
         offset: 0,
     };
 
-    pub fn error(self, message: impl Into<String>, hint: impl Into<String>) -> Diagnostic {
-        Diagnostic::error(self.line, self.column, self.width, message).with_hint(hint)
+    /// An error of class `code` here, with what to do about it.
+    pub fn error(
+        self,
+        code: Code,
+        message: impl Into<String>,
+        help: impl Into<String>,
+    ) -> Diagnostic {
+        Diagnostic::error(code, self.line, self.column, self.width, message).with_help(help)
     }
 
-    pub fn note(self, message: impl Into<String>, hint: impl Into<String>) -> Diagnostic {
-        Diagnostic::note(self.line, self.column, self.width, message).with_hint(hint)
+    /// A warning of class `code` here, with what to do about it.
+    pub fn warning(
+        self,
+        code: Code,
+        message: impl Into<String>,
+        help: impl Into<String>,
+    ) -> Diagnostic {
+        Diagnostic::warning(code, self.line, self.column, self.width, message).with_help(help)
     }
 }
 

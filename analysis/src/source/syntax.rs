@@ -11,6 +11,7 @@ use full_moon::LuaVersion;
 use full_moon::ast::Ast;
 use full_moon::tokenizer::{Lexer, LexerResult, Symbol, Token, TokenType, TokenizerErrorType};
 
+use crate::source::code::Code;
 use crate::source::diagnostic::Diagnostic;
 
 pub(crate) mod quick_scan;
@@ -98,13 +99,14 @@ fn parse_lexable(source: &str) -> Result<Ast, Vec<Diagnostic>> {
         };
         diagnostics.push(
             Diagnostic::error(
+                Code::Syntax,
                 start.line().max(1),
                 start.character().max(1),
                 width,
                 format!("syntax error: {}", clean_message(&error.error_message()))
                     .replace("unexpected character $", "unexpected character"),
             )
-            .with_hint("Redis compiles scripts with Lua 5.1 and would refuse this one"),
+            .with_help("Redis compiles scripts with Lua 5.1 and would refuse this one"),
         );
     }
     diagnostics.extend(unclosed.map(|unclosed| unclosed.diagnostic));
@@ -294,7 +296,7 @@ impl Lexeme {
     }
 
     fn error(&self, width: usize, message: &str, hint: &str) -> Diagnostic {
-        Diagnostic::error(self.line, self.column, width, message).with_hint(hint)
+        Diagnostic::error(Code::Syntax, self.line, self.column, width, message).with_help(hint)
     }
 }
 

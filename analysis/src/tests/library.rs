@@ -55,7 +55,7 @@ fn notes(source: &str, declaration: &LibrarySignature) -> Vec<String> {
     analyze_library(source, declaration)
         .diagnostics
         .iter()
-        .filter(|d| d.severity == Severity::Note)
+        .filter(|d| d.severity == Severity::Warning)
         .map(|d| format!("{}:{} {}", d.line, d.column, d.message))
         .collect()
 }
@@ -181,7 +181,7 @@ fn functions_have_no_keys_or_argv_globals() {
         "`KEYS` is not defined in a function: Redis fails with \"Script attempted to access nonexistent global variable 'KEYS'\""
     );
     assert_eq!(
-        error.hint.as_deref(),
+        error.help.as_deref(),
         Some(
             "a function receives its keys as its callback's first parameter: `function(keys, args) … keys[1] … end`"
         )
@@ -331,7 +331,7 @@ fn declarations_must_name_registered_functions() {
         "the library registers no function `fixed_window_alow`: FCALL would fail with \"Function not found\""
     );
     assert_eq!(
-        missing.hint.as_deref(),
+        missing.help.as_deref(),
         Some("did you mean `fixed_window_allow`?")
     );
     // And the function it meant is registered but not declared.

@@ -257,7 +257,7 @@ fn syntax_errors_stop_the_analysis_and_explain_newer_lua() {
     );
     let analysis = analyze(source, &signature(0, 1));
     assert_eq!(
-        analysis.diagnostics[0].hint.as_deref(),
+        analysis.diagnostics[0].help.as_deref(),
         Some("write `math.floor(a / b)`")
     );
     assert_eq!(
@@ -282,7 +282,7 @@ fn literal_indices_beyond_the_declared_counts() {
         ["1:19+7 `ARGV[2]` is out of range: the Rust function declares 1 argument"]
     );
     let analysis = analyze("return KEYS[2]", &signature(0, 0));
-    let hints: Vec<_> = analysis.errors().filter_map(|d| d.hint.clone()).collect();
+    let hints: Vec<_> = analysis.errors().filter_map(|d| d.help.clone()).collect();
     assert_eq!(
         hints,
         [
@@ -328,7 +328,7 @@ fn unread_parameter_is_named_and_the_hint_fits_its_position() {
     let analysis = analyze("return redis.call('GET', KEYS[1]) == ARGV[1]", &named);
     let found: Vec<(String, Option<String>, Option<Parameter>)> = analysis
         .errors()
-        .map(|d| (d.message.clone(), d.hint.clone(), d.parameter))
+        .map(|d| (d.message.clone(), d.help.clone(), d.parameter))
         .collect();
     assert_eq!(
         found,
@@ -446,7 +446,7 @@ fn parameter_messages_name_who_declares_the_counts() {
     let found = |source: &str, signature: &Signature| -> Vec<(String, String)> {
         analyze(source, signature)
             .errors()
-            .map(|d| (d.message.clone(), d.hint.clone().unwrap_or_default()))
+            .map(|d| (d.message.clone(), d.help.clone().unwrap_or_default()))
             .collect()
     };
     let pair = |message: &str, hint: &str| (message.to_string(), hint.to_string());
@@ -549,7 +549,7 @@ fn a_one_word_error_reply_is_sent_with_the_generic_code() {
     let notes: Vec<&str> = analysis
         .diagnostics
         .iter()
-        .filter(|d| d.severity == Severity::Note)
+        .filter(|d| d.severity == Severity::Warning)
         .map(|d| d.message.as_str())
         .collect();
     assert_eq!(
@@ -592,7 +592,7 @@ fn undefined_globals_and_members_get_suggestions() {
         .map(|d| {
             (
                 format!("{}:{}+{} {}", d.line, d.column, d.width, d.message),
-                d.hint.clone(),
+                d.help.clone(),
             )
         })
         .collect();
@@ -653,7 +653,7 @@ fn missing_library_members_fail_when_called_or_indexed() {
         .map(|d| {
             (
                 format!("{}:{}+{} {}", d.line, d.column, d.width, d.message),
-                d.hint.clone(),
+                d.help.clone(),
             )
         })
         .collect();
@@ -699,7 +699,7 @@ fn missing_library_members_passed_along_are_notes() {
         .map(|d| {
             (
                 format!("{}:{}+{} {}", d.line, d.column, d.width, d.message),
-                d.hint.clone(),
+                d.help.clone(),
             )
         })
         .collect();
@@ -1086,7 +1086,7 @@ fn absent_functions_are_errors_with_hints() {
     );
     let found: Vec<(String, Option<String>)> = analysis
         .errors()
-        .map(|d| (d.message.clone(), d.hint.clone()))
+        .map(|d| (d.message.clone(), d.help.clone()))
         .collect();
     let mut expected = [
         ("print", "log with `redis.log(redis.LOG_NOTICE, message)`"),
@@ -1160,7 +1160,7 @@ fn every_diagnostic_has_a_hint_and_one_line() {
     ];
     for source in sources {
         for diagnostic in analyze(source, &signature(1, 1)).diagnostics {
-            assert!(diagnostic.hint.is_some(), "{diagnostic:?}");
+            assert!(diagnostic.help.is_some(), "{diagnostic:?}");
             assert!(!diagnostic.message.contains('\n'), "{diagnostic:?}");
             assert!(diagnostic.width >= 1 && diagnostic.line >= 1 && diagnostic.column >= 1);
         }

@@ -106,7 +106,7 @@ fn check_diagnostics(source: &str, diagnostics: &[crate::Diagnostic]) -> Result<
             "panicked on {source:?}"
         );
         prop_assert!(diagnostic.line >= 1 && diagnostic.column >= 1 && diagnostic.width >= 1);
-        prop_assert!(diagnostic.hint.is_some(), "{diagnostic:?}");
+        prop_assert!(diagnostic.help.is_some(), "{diagnostic:?}");
         let _ = diagnostic.render("fuzz.lua", source);
     }
     let positions: Vec<_> = diagnostics.iter().map(|d| (d.line, d.column)).collect();

@@ -13,7 +13,10 @@ fn diagnostics(source: &str, target: &str) -> Vec<(Severity, String)> {
     analyze(&source, &signature(1, 1, target))
         .diagnostics
         .iter()
-        .filter(|d| d.finding.is_none_or(|name| name == "protected_global_read"))
+        .filter(|d| {
+            d.finding()
+                .is_none_or(|name| name == "protected_global_read")
+        })
         .map(|d| (d.severity, d.message.clone()))
         .collect()
 }
@@ -126,7 +129,7 @@ fn xread_block_is_refused_where_the_server_refuses_it() {
     // The default target: a warning that names where it fails.
     let lenient = diagnostics(source, "any");
     assert!(
-        matches!(lenient.as_slice(), [(Severity::Note, message)] if message.contains("on redis-7.0, redis-7.2, valkey-7.2")),
+        matches!(lenient.as_slice(), [(Severity::Warning, message)] if message.contains("on redis-7.0, redis-7.2, valkey-7.2")),
         "{lenient:?}"
     );
     // After STREAMS come keys and IDs, whatever their text.
@@ -155,7 +158,7 @@ fn writes_to_the_protected_tables() {
 fn a_protected_read_of_an_undefined_global_is_a_warning() {
     let found = diagnostics("return pcall(function() return foo end)", "any");
     assert!(
-        matches!(found.as_slice(), [(Severity::Note, message)] if message.contains("`foo` is not defined") && message.contains("the `pcall` around this function catches")),
+        matches!(found.as_slice(), [(Severity::Warning, message)] if message.contains("`foo` is not defined") && message.contains("the `pcall` around this function catches")),
         "{found:?}"
     );
     // The arguments themselves are read before `pcall` protects anything.
@@ -180,7 +183,7 @@ fn a_read_of_an_undefined_global_in_a_metamethod_is_a_warning() {
         "any",
     );
     assert!(
-        matches!(found.as_slice(), [(Severity::Note, message)] if message.contains("`foo` is not defined") && message.ends_with("when this metamethod runs")),
+        matches!(found.as_slice(), [(Severity::Warning, message)] if message.contains("`foo` is not defined") && message.ends_with("when this metamethod runs")),
         "{found:?}"
     );
 }
@@ -224,7 +227,7 @@ fn select_of_a_database_the_server_has_not() {
     );
     let found = diagnostics("redis.call('SELECT', 16)\nreturn 1", "any");
     assert!(
-        matches!(found.as_slice(), [(Severity::Note, message)] if message.starts_with("`SELECT 16`: a server has 16 databases")),
+        matches!(found.as_slice(), [(Severity::Warning, message)] if message.starts_with("`SELECT 16`: a server has 16 databases")),
         "{found:?}"
     );
     assert_silent("redis.call('SELECT', 15)\nreturn 1");
@@ -248,7 +251,7 @@ fn writes_under_eval_ro() {
     // `redis.pcall` returns the refusal: the script runs, so a warning.
     let found = messages("local reply = redis.pcall('SET', KEYS[1], ARGV[1])\nreturn reply.err");
     assert!(
-        matches!(found.as_slice(), [(Severity::Note, message)] if message.ends_with("and this `redis.pcall` always returns that error reply")),
+        matches!(found.as_slice(), [(Severity::Warning, message)] if message.ends_with("and this `redis.pcall` always returns that error reply")),
         "{found:?}"
     );
 }

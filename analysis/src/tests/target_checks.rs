@@ -201,7 +201,7 @@ fn deprecated_commands_are_notes_naming_the_replacement() {
         assert_eq!(
             notes,
             [(
-                Severity::Note,
+                Severity::Warning,
                 "`GETSET` is deprecated since Redis 6.2.0: use `SET` with the `GET` argument instead"
             )],
             "{target}"

@@ -1,6 +1,7 @@
 //! The arguments of `#[redis_script(…)]` and `#[function(…)]`.
 
 use proc_macro2::{Span, TokenStream};
+use redis_script_analysis::Code;
 use syn::ext::IdentExt as _;
 use syn::parse::Parser as _;
 use syn::spanned::Spanned as _;
@@ -59,26 +60,14 @@ pub(super) fn parse_allow(
     let mut allowed = Vec::new();
     for name in names {
         let text = name.to_string();
-        if redis_script_analysis::finding(&text).is_some() {
+        if Code::finding(&text).is_some() {
             allowed.push(text);
             continue;
         }
-        let known = redis_script_analysis::FINDINGS
-            .iter()
-            .map(|class| class.name);
-        let message = match redis_script_analysis::suggest::closest(&text, known) {
-            Some(near) => {
-                format!("`{text}` is not a finding of the checker: did you mean `{near}`?")
-            }
-            None => format!(
-                "`{text}` is not a finding of the checker; the findings are {}",
-                redis_script_analysis::FINDINGS
-                    .iter()
-                    .map(|class| format!("`{}`", class.name))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        };
+        let message = format!(
+            "`allow({text})` names no finding; {}",
+            Code::finding_help(&text)
+        );
         errors.push(syn::Error::new(name.span(), message));
     }
     Ok(allowed)

@@ -7,6 +7,7 @@
 use full_moon::tokenizer::Symbol;
 
 use super::{Lexeme, LexemeKind};
+use crate::source::code::Code;
 use crate::source::diagnostic::Diagnostic;
 
 /// The innermost construct left open where Lua gives up, and where it was
@@ -117,8 +118,9 @@ pub(crate) fn find(lexemes: &[Lexeme]) -> Option<Unclosed> {
                     1
                 };
                 let message = expected(innermost, "", suspect);
-                let diagnostic = Diagnostic::error(lexeme.line, lexeme.column, width, message)
-                    .with_hint(innermost.construct.hint());
+                let diagnostic =
+                    Diagnostic::error(Code::Syntax, lexeme.line, lexeme.column, width, message)
+                        .with_help(innermost.construct.hint());
                 return Some(Unclosed {
                     diagnostic,
                     opened_at: (innermost.line, innermost.column),
@@ -137,12 +139,13 @@ pub(crate) fn find(lexemes: &[Lexeme]) -> Option<Unclosed> {
         .find(|lexeme| lexeme.kind != LexemeKind::Other)
         .map_or((1, 1), |last| (last.end_line, last.end_column));
     let diagnostic = Diagnostic::error(
+        Code::Syntax,
         line,
         column,
         1,
         expected(innermost, " at the end of the file", suspect),
     )
-    .with_hint(innermost.construct.hint());
+    .with_help(innermost.construct.hint());
     Some(Unclosed {
         diagnostic,
         opened_at: (innermost.line, innermost.column),
