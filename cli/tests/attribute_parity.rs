@@ -3,7 +3,7 @@
 //! name) goes through `redis-script-check` with the declaration its `.rs`
 //! case gives the attribute (keys, arguments, variadic lists, options,
 //! the suite's declared commands), and the diagnostics placed in the
-//! `.lua` file must be the same in both: message, line and column.
+//! `.lua` file must be the same in both: code, message, line and column.
 //!
 //! The only difference allowed is who declares the parameters ("the Rust
 //! function declares 1 key" / "the command line declares 1 key").
@@ -50,9 +50,9 @@ const OPTIONS: &[&str] = &[
     "exactly_once",
 ];
 
-/// One diagnostic placed in a `.lua` file: line, column, message, and
-/// whether it is an error (else a warning).
-type Placed = (usize, usize, String, bool);
+/// One diagnostic placed in a `.lua` file: line, column, code, message,
+/// and whether it is an error (else a warning).
+type Placed = (usize, usize, String, String, bool);
 
 fn suite() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -237,7 +237,8 @@ fn function_parameters(tokens: &[TokenTree]) -> Option<Vec<Parameter>> {
 }
 
 /// What the attribute reported in `lua`, from the case's `.stderr`:
-/// `error: <lua>:L:C: message` and the notes it shows as warnings.
+/// `error: [RS001] <lua>:L:C: message` and the warnings it shows as
+/// deprecation notes.
 fn attribute_diagnostics(stderr: &str, lua: &str) -> BTreeSet<Placed> {
     let note = "warning: use of deprecated constant `_::redis_script_note`: ";
     stderr
@@ -247,18 +248,19 @@ fn attribute_diagnostics(stderr: &str, lua: &str) -> BTreeSet<Placed> {
                 Some(rest) => (rest, true),
                 None => (line.strip_prefix(note)?, false),
             };
-            placed(rest.strip_prefix(lua)?.strip_prefix(':')?, error)
+            let (code, rest) = rest.strip_prefix('[')?.split_once("] ")?;
+            placed(code, rest.strip_prefix(lua)?.strip_prefix(':')?, error)
         })
         .collect()
 }
 
 /// `L:C: message`.
-fn placed(text: &str, error: bool) -> Option<Placed> {
+fn placed(code: &str, text: &str, error: bool) -> Option<Placed> {
     let mut parts = text.splitn(3, ':');
     let line = parts.next()?.parse().ok()?;
     let column = parts.next()?.parse().ok()?;
     let message = parts.next()?.strip_prefix(' ')?.to_owned();
-    Some((line, column, message, error))
+    Some((line, column, code.to_owned(), message, error))
 }
 
 /// A message of the command line in the words the attribute uses for the
@@ -336,6 +338,7 @@ fn command_line_diagnostics(declared: &Declared) -> Option<BTreeSet<Placed>> {
             Some((
                 usize::try_from(diagnostic["line"].as_u64()?).ok()?,
                 usize::try_from(diagnostic["column"].as_u64()?).ok()?,
+                diagnostic["code"].as_str()?.to_owned(),
                 in_the_attributes_words(diagnostic["message"].as_str()?),
                 diagnostic["severity"] == "error",
             ))
@@ -384,8 +387,8 @@ fn the_command_line_reports_what_the_attribute_reports() {
             };
             // The attribute shows its warnings only when the script has no
             // error (a build that fails shows what makes it fail).
-            if attribute.iter().any(|(_, _, _, error)| *error) {
-                command_line.retain(|(_, _, _, error)| *error);
+            if attribute.iter().any(|(.., error)| *error) {
+                command_line.retain(|(.., error)| *error);
             }
             compared += 1;
             placed_diagnostics += attribute.len();

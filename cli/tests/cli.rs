@@ -91,7 +91,7 @@ fn an_error_reads_like_the_compiler() {
     assert_eq!(
         found.stdout,
         "\
-error: `KEYS[2]` is out of range: the script's header declares 1 key
+error[RS011]: `KEYS[2]` is out of range: the script's header declares 1 key
  --> fixtures/failing/key_out_of_range.lua:6:28
   |
 6 | return redis.call('LPUSH', KEYS[2], ARGV[1])
@@ -112,7 +112,7 @@ fn a_syntax_error_at_the_end_of_the_file_shows_the_last_line() {
     assert_eq!(
         found.stdout,
         "\
-error: syntax error: `end` expected (to close `if` at line 3) at the end of the file
+error[RS001]: syntax error: `end` expected (to close `if` at line 3) at the end of the file
  --> fixtures/failing/unclosed_at_end.lua:5:13
   |
 5 | return count
@@ -144,9 +144,9 @@ fn json_holds_every_file_and_diagnostic() {
     {"path": "fixtures/failing/undeclared.lua", "signature": null}
   ],
   "diagnostics": [
-    {"severity": "error", "path": "fixtures/failing/key_out_of_range.lua", "line": 6, "column": 28, "width": 7, "message": "`KEYS[2]` is out of range: the script's header declares 1 key", "hint": "document it in the header (`-- KEYS[2] = …`), or the script must read one of the declared keys", "parameter": null, "finding": null},
-    {"severity": "error", "path": "fixtures/failing/indexes_missing_member.lua", "line": 3, "column": 15, "width": 4, "message": "`string.utf8` does not exist: the `string` library has no member `utf8`, so indexing it fails with \"attempt to index field 'utf8' (a nil value)\"", "hint": "see the Redis Lua API reference for what `string` offers", "parameter": null, "finding": null},
-    {"severity": "error", "path": "fixtures/failing/undeclared.lua", "line": 1, "column": 1, "width": 1, "message": "the script does not declare the keys and arguments it takes", "hint": "document them in its header comment (`-- KEYS[1] = …`, `-- ARGV[1] = …`, `-- ARGV[2..] = …` for a variadic list), or pass `--keys N --args N`", "parameter": null, "finding": null}
+    {"severity": "error", "code": "RS011", "path": "fixtures/failing/key_out_of_range.lua", "line": 6, "column": 28, "width": 7, "message": "`KEYS[2]` is out of range: the script's header declares 1 key", "notes": [], "help": "document it in the header (`-- KEYS[2] = …`), or the script must read one of the declared keys", "parameter": null, "finding": null},
+    {"severity": "error", "code": "RS032", "path": "fixtures/failing/indexes_missing_member.lua", "line": 3, "column": 15, "width": 4, "message": "`string.utf8` does not exist", "notes": ["the `string` library has no member `utf8`, so indexing it fails with \"attempt to index field 'utf8' (a nil value)\""], "help": "see the Redis Lua API reference for what `string` offers", "parameter": null, "finding": null},
+    {"severity": "error", "code": "RS005", "path": "fixtures/failing/undeclared.lua", "line": 1, "column": 1, "width": 1, "message": "the script does not declare the keys and arguments it takes", "notes": [], "help": "document them in its header comment (`-- KEYS[1] = …`, `-- ARGV[1] = …`, `-- ARGV[2..] = …` for a variadic list), or pass `--keys N --args N`", "parameter": null, "finding": null}
   ],
   "errors": 3,
   "warnings": 0
@@ -162,7 +162,7 @@ fn a_script_without_a_declaration_is_told_how_to_declare_one() {
     assert_eq!(
         found.stdout,
         "\
-error: the script does not declare the keys and arguments it takes
+error[RS005]: the script does not declare the keys and arguments it takes
  --> fixtures/failing/undeclared.lua:1:1
   |
 1 | return redis.call('GET', KEYS[1])
@@ -195,7 +195,7 @@ fn options_override_the_header() {
     assert_eq!(
         variadic.stdout,
         "\
-error: key parameter 1 (`KEYS[1]`) is never read by the script
+error[RS012]: key parameter 1 (`KEYS[1]`) is never read by the script
  --> fixtures/passing/server_time.lua:1:1
   |
 1 | -- The server clock in milliseconds; no keys, no arguments.
@@ -203,7 +203,7 @@ error: key parameter 1 (`KEYS[1]`) is never read by the script
   |
   = help: use KEYS[1] in the script, pass a smaller `--keys`, or opt out with `--allow-unused`
 
-error: `--keys 1+` declares a variadic list of keys, but the script reads KEYS only at fixed indices, so extra keys would be ignored
+error[RS013]: `--keys 1+` declares a variadic list of keys, but the script reads KEYS only at fixed indices, so extra keys would be ignored
  --> fixtures/passing/server_time.lua:1:1
   |
 1 | -- The server clock in milliseconds; no keys, no arguments.
@@ -223,12 +223,13 @@ fn warnings_pass_unless_denied() {
     assert_eq!(
         allowed.stdout,
         "\
-warning: `redis.LOG_NOTIC` does not exist: the `redis` library has no member `LOG_NOTIC`, so this reads nil
+warning[RS032]: `redis.LOG_NOTIC` does not exist
  --> fixtures/passing/misspelled_log_level.lua:3:17
   |
 3 | redis.log(redis.LOG_NOTIC, 'counter at ' .. count)
   |                 ^^^^^^^^^
   |
+  = note: the `redis` library has no member `LOG_NOTIC`, so this reads nil
   = help: did you mean `redis.LOG_NOTICE`?
 
 checked 3 scripts: 1 warning
@@ -329,7 +330,7 @@ fn read_only_makes_a_write_an_error() {
     assert_eq!(with_eval_ro.status, 1);
     assert!(
         with_eval_ro.stdout.contains(
-            "error: `EXPIRE` is a write command, but the script runs with EVAL_RO (`--read-only`): Redis refuses it (Write commands are not allowed from read-only scripts)\n --> fixtures/read_only/touch_session.lua:4:12"
+            "error[RS024]: `EXPIRE` is a write command, but the script runs with EVAL_RO (`--read-only`)\n --> fixtures/read_only/touch_session.lua:4:12"
         ),
         "{}",
         with_eval_ro.stdout
@@ -349,7 +350,7 @@ fn an_argument_declared_a_key_prefix_derives_keys() {
     assert_eq!(undeclared.status, 1);
     assert!(
         undeclared.stdout.contains(
-            "error: key argument `ARGV[1] .. 'done'` of `SADD` is built from ARGV[1], an argument not declared a key prefix"
+            "error[RS014]: key argument `ARGV[1] .. 'done'` of `SADD` is built from ARGV[1], an argument not declared a key prefix"
         ) && undeclared
             .stdout
             .contains("write `-- ARGV[1] = key prefix` in the header"),
@@ -553,4 +554,38 @@ fn the_review_report_reads_well() {
     ] {
         assert_eq!(report.stdout.matches(row).count(), 3, "{row}");
     }
+}
+
+/// `--explain` prints the long explanation of every code, found by its
+/// code in any case or by its name; `all` lists them; anything else is a
+/// usage error with the nearest code.
+#[test]
+fn every_code_is_explained() {
+    for code in redis_script_analysis::Code::ALL {
+        for asked in [
+            code.code().to_owned(),
+            code.code().to_lowercase(),
+            code.name().to_owned(),
+        ] {
+            let found = run(&["--explain", &asked]);
+            assert_eq!(found.status, 0, "{asked}: {}", found.stderr);
+            assert_eq!(found.stdout, code.explanation(), "{asked}");
+        }
+    }
+    let all = run(&["--explain", "all"]);
+    assert_eq!(all.status, 0);
+    assert_eq!(
+        all.stdout.lines().count(),
+        redis_script_analysis::Code::ALL.len()
+    );
+    assert!(all.stdout.starts_with("RS001  syntax "), "{}", all.stdout);
+    let unknown = run(&["--explain", "always_tru"]);
+    assert_eq!(unknown.status, 2);
+    assert!(
+        unknown.stderr.starts_with(
+            "error: `--explain always_tru`: no such code; did you mean `always_true`?"
+        ),
+        "{}",
+        unknown.stderr
+    );
 }

@@ -93,7 +93,7 @@ impl LuaFile {
             syn::Error::new(
                 path_literal.span(),
                 format!(
-                    "cannot read the Lua {what} `{}`: {error}\n = hint: {hint}",
+                    "cannot read the Lua {what} `{}`: {error}\n  |\n  = help: {hint}",
                     absolute.display()
                 ),
             )

@@ -104,6 +104,9 @@ pub mod guide {
     #[doc = include_str!("doc/guide/checks.md")]
     pub mod checks {}
 
+    #[doc = include_str!("doc/guide/codes.md")]
+    pub mod codes {}
+
     #[doc = include_str!("doc/guide/runtime.md")]
     pub mod runtime {}
 

@@ -305,7 +305,7 @@ pub(crate) mod tests {
                 ..Signature::default()
             },
         );
-        let errors: Vec<_> = analysis.errors().map(|error| &error.message).collect();
+        let errors: Vec<_> = analysis.errors().map(|error| error.text()).collect();
         assert!(errors.is_empty(), "{errors:?}");
         analysis
     }
@@ -458,7 +458,7 @@ pub(crate) mod tests {
                 ..LibrarySignature::default()
             },
         );
-        let errors: Vec<_> = analysis.errors().map(|error| &error.message).collect();
+        let errors: Vec<_> = analysis.errors().map(|error| error.text()).collect();
         assert!(errors.is_empty(), "{errors:?}");
         analysis
     }

@@ -40,7 +40,7 @@ impl Analyzer<'_> {
             Code::FractionalReply,
             certainty,
             span,
-            format!("{shown_named} {may}, and Redis truncates a Lua number in a reply to an integer: 0.75 arrives as 0"),
+            format!("{shown_named} {may}: Redis truncates a Lua number in a reply to an integer, and 0.75 arrives as 0"),
             format!("return it as a string (`tostring({shown_code})`), or round it on purpose (`math.floor({shown_code})`)"),
         );
     }

@@ -709,8 +709,11 @@ fn single_commands(source: &str, target: &str) -> Vec<(usize, String)> {
         .filter(|diagnostic| diagnostic.code == Code::SingleCommand)
         .map(|diagnostic| {
             assert_eq!(diagnostic.severity, WARNING, "{}", diagnostic.message);
-            let named = diagnostic
-                .message
+            let text = diagnostic.text();
+            let named = text
+                .split(": `single_command` is a finding")
+                .next()
+                .unwrap_or_default()
                 .split('`')
                 .rev()
                 .nth(1)

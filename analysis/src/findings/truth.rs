@@ -40,7 +40,7 @@ impl Analyzer<'_> {
             Code::AlwaysTrue,
             certainty,
             span,
-            format!("{shown_named} is a number, and every number is true in Lua (0 included): this test always passes"),
+            format!("{shown_named} is a number, so this test always passes: every number is true in Lua, 0 included"),
             format!("compare it: {compare}"),
         );
     }

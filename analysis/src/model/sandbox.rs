@@ -321,7 +321,7 @@ pub static HAZARDS: &[Hazard] = &[
     Hazard {
         name: "loadstring",
         note: "compiles a string into code at run time, which is not checked at \
-               compile time; write the code in the script instead",
+               compile time",
     },
 ];
 

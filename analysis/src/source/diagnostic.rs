@@ -63,14 +63,15 @@ impl Diagnostic {
         width: usize,
         message: impl Into<String>,
     ) -> Self {
+        let (message, note) = first_line(message.into());
         Self {
             code,
             severity: Severity::Error,
             line,
             column,
             width: width.max(1),
-            message: message.into(),
-            notes: Vec::new(),
+            message,
+            notes: note.into_iter().collect(),
             help: None,
             parameter: None,
             function: None,
@@ -108,6 +109,17 @@ impl Diagnostic {
     pub fn about(mut self, parameter: crate::Parameter) -> Self {
         self.parameter = Some(parameter);
         self
+    }
+
+    /// The message with its notes, as one sentence: what a test or a
+    /// one-line listing reads.
+    pub fn text(&self) -> String {
+        let mut text = self.message.clone();
+        for note in &self.notes {
+            text.push_str(": ");
+            text.push_str(note);
+        }
+        text
     }
 
     /// The name of the finding it reports (`always_true`), which opt-outs
@@ -219,6 +231,55 @@ impl Diagnostic {
     }
 }
 
+/// Messages longer than this are split into a first line and a note.
+const FIRST_LINE_CHARS: usize = 90;
+
+/// Neither part of a split message is shorter than this, so that the first
+/// line still says what is wrong and the note says something of its own.
+const MIN_PART_CHARS: usize = 24;
+
+/// Splits a long message where its statement ends and what follows from it
+/// begins (`` `KEYS` is not defined in a function: Redis fails with … ``):
+/// at the first `: ` or `; ` outside code, quotes and brackets that leaves
+/// both parts long enough. A short message, or one without such a place,
+/// stays whole.
+fn first_line(message: String) -> (String, Option<String>) {
+    if message.chars().count() <= FIRST_LINE_CHARS {
+        return (message, None);
+    }
+    let mut in_code = false;
+    let mut in_quote = false;
+    let mut depth = 0usize;
+    let mut split = None;
+    for (index, character) in message.char_indices() {
+        match character {
+            '`' if !in_quote => in_code = !in_code,
+            '"' if !in_code => in_quote = !in_quote,
+            _ if in_code || in_quote => {}
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' => depth = depth.saturating_sub(1),
+            ':' | ';' if depth == 0 && message[index + 1..].starts_with(' ') => {
+                let head = message[..index].chars().count();
+                let tail = message[index + 2..].chars().count();
+                if head >= MIN_PART_CHARS && tail >= MIN_PART_CHARS {
+                    split = Some(index);
+                    break;
+                }
+            }
+            _ => {}
+        }
+    }
+    match split {
+        Some(index) => {
+            let note = message[index + 2..].to_owned();
+            let mut head = message;
+            head.truncate(index);
+            (head, Some(note))
+        }
+        None => (message, None),
+    }
+}
+
 /// Where a source ends, measured once for all its diagnostics.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct SourceEnd {
@@ -285,6 +346,30 @@ mod tests {
             out_of_range().render_detached(),
             "[RS011] `KEYS[2]` is out of range\n  |\n  = note: the Rust function declares 1 key\n  = help: declare keys = 2"
         );
+    }
+
+    #[test]
+    fn long_messages_split_where_the_statement_ends() {
+        let split = |message: &str| {
+            let diagnostic = Diagnostic::error(Code::UndefinedGlobal, 1, 1, 1, message);
+            (diagnostic.message, diagnostic.notes)
+        };
+        assert_eq!(
+            split(
+                "`KEYS` is not defined in a function: Redis fails with \"Script attempted to access nonexistent global variable 'KEYS'\""
+            ),
+            (
+                "`KEYS` is not defined in a function".to_owned(),
+                vec!["Redis fails with \"Script attempted to access nonexistent global variable 'KEYS'\"".to_owned()]
+            )
+        );
+        // Separators in code, quotes and brackets do not count, nor one
+        // that leaves a part too short.
+        let kept =
+            "`a: b` and \"c: d\" (e: f) are all kept in one line, since none of them ends it: ok";
+        assert_eq!(split(kept), (kept.to_owned(), vec![]));
+        let short = "`SELECT 16` is short";
+        assert_eq!(split(short), (short.to_owned(), vec![]));
     }
 
     #[test]

@@ -352,7 +352,7 @@ mod tests {
         };
         let found: Vec<_> = contradictions(&header, &signature)
             .into_iter()
-            .map(|note| (note.message, note.help.unwrap_or_default()))
+            .map(|note| (note.text(), note.help.unwrap_or_default()))
             .collect();
         assert_eq!(
             found,

@@ -312,14 +312,20 @@ pub(crate) fn parse_library(source: &str) -> Option<LibraryLine> {
     }
     if let Some(engine) = engine.filter(|engine| !engine.text.eq_ignore_ascii_case("#!lua")) {
         let name = engine.text.get(2..).unwrap_or_default();
-        let mut diagnostic = unknown_engine(&engine);
+        let as_script = unknown_engine(&engine);
         let what = if name.is_empty() {
             "the library's first line names no engine".to_string()
         } else {
             format!("unknown engine `{name}` in the library's first line")
         };
-        diagnostic.message =
-            format!("{what}: FUNCTION LOAD fails with \"Engine '{name}' not found\"");
+        let mut diagnostic = Diagnostic::error(
+            Code::Shebang,
+            as_script.line,
+            as_script.column,
+            as_script.width,
+            format!("{what}: FUNCTION LOAD fails with \"Engine '{name}' not found\""),
+        );
+        diagnostic.help = as_script.help;
         parsed.diagnostics.push(diagnostic);
     }
     Some(parsed)
@@ -419,7 +425,7 @@ mod tests {
         let messages = line
             .diagnostics
             .iter()
-            .map(|d| format!("{}+{} {}", d.column, d.width, d.message))
+            .map(|d| format!("{}+{} {}", d.column, d.width, d.text()))
             .collect();
         (line.name, messages)
     }
@@ -503,7 +509,7 @@ mod tests {
             parse(source)
                 .diagnostics
                 .iter()
-                .map(|d| format!("{}+{} {}", d.column, d.width, d.message))
+                .map(|d| format!("{}+{} {}", d.column, d.width, d.text()))
                 .collect::<Vec<_>>()
         };
         assert_eq!(

@@ -507,7 +507,7 @@ mod tests {
                     Ok(_) => Vec::new(),
                     Err(diagnostics) => diagnostics
                         .iter()
-                        .map(|d| format!("{}:{}+{} {}", d.line, d.column, d.width, d.message))
+                        .map(|d| format!("{}:{}+{} {}", d.line, d.column, d.width, d.text()))
                         .collect(),
                 })
                 .expect("spawn")
@@ -591,11 +591,11 @@ mod tests {
             ),
             (
                 "local function f()\n  if x then\n    return 1\nend\nreturn f()\n",
-                "5:11+1 syntax error: `end` expected (to close `function` at line 1) at the end of the file; by the indentation, the `end` missing is that of `if` at line 2",
+                "5:11+1 syntax error: `end` expected (to close `function` at line 1) at the end of the file: by the indentation, the `end` missing is that of `if` at line 2",
             ),
             (
                 "local function f(x)\n  if x then\n    for i = 1, 3 do\n      g(i)\n  end\n  return 1\nend\n",
-                "7:4+1 syntax error: `end` expected (to close `function` at line 1) at the end of the file; by the indentation, the `end` missing is that of `for` at line 3",
+                "7:4+1 syntax error: `end` expected (to close `function` at line 1) at the end of the file: by the indentation, the `end` missing is that of `for` at line 3",
             ),
             (
                 // Without indentation, only Lua's own words.

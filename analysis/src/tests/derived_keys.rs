@@ -17,7 +17,7 @@ fn declared(keys: usize, args: usize, prefixes: &[usize]) -> Signature {
 fn messages(analysis: &Analysis) -> Vec<String> {
     analysis
         .errors()
-        .map(|d| format!("{}:{} {}", d.line, d.column, d.message))
+        .map(|d| format!("{}:{} {}", d.line, d.column, d.text()))
         .collect()
 }
 
@@ -185,13 +185,13 @@ fn a_library_function_derives_its_own_prefixes() {
         ],
     };
     let library = crate::analyze_library(source, &declaration);
-    let errors: Vec<&str> = library
+    let errors: Vec<String> = library
         .diagnostics
         .iter()
         .filter(|d| d.severity == crate::Severity::Error)
-        .map(|d| d.message.as_str())
+        .map(|d| d.text())
         .collect();
-    assert_eq!(errors, Vec::<&str>::new());
+    assert_eq!(errors, Vec::<String>::new());
     let prefixes: Vec<(String, BTreeSet<usize>)> = library
         .functions
         .iter()

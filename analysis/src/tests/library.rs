@@ -45,8 +45,8 @@ fn errors(source: &str, declaration: &LibrarySignature) -> Vec<String> {
     analyze_library(source, declaration)
         .errors()
         .map(|d| match d.function {
-            Some(index) => format!("{}:{} [{index}] {}", d.line, d.column, d.message),
-            None => format!("{}:{} {}", d.line, d.column, d.message),
+            Some(index) => format!("{}:{} [{index}] {}", d.line, d.column, d.text()),
+            None => format!("{}:{} {}", d.line, d.column, d.text()),
         })
         .collect()
 }
@@ -56,7 +56,7 @@ fn notes(source: &str, declaration: &LibrarySignature) -> Vec<String> {
         .diagnostics
         .iter()
         .filter(|d| d.severity == Severity::Warning)
-        .map(|d| format!("{}:{} {}", d.line, d.column, d.message))
+        .map(|d| format!("{}:{} {}", d.line, d.column, d.text()))
         .collect()
 }
 
@@ -177,7 +177,7 @@ fn functions_have_no_keys_or_argv_globals() {
         panic!("{:?}", analysis.diagnostics)
     };
     assert_eq!(
-        error.message,
+        error.text(),
         "`KEYS` is not defined in a function: Redis fails with \"Script attempted to access nonexistent global variable 'KEYS'\""
     );
     assert_eq!(
@@ -327,7 +327,7 @@ fn declarations_must_name_registered_functions() {
     };
     assert_eq!(missing.function, Some(0));
     assert_eq!(
-        missing.message,
+        missing.text(),
         "the library registers no function `fixed_window_alow`: FCALL would fail with \"Function not found\""
     );
     assert_eq!(
@@ -361,7 +361,7 @@ fn scripts_and_libraries_are_told_apart() {
         ]
     );
     let as_script = analyze(QUOTA_LIB, &Signature::default());
-    let messages: Vec<&str> = as_script.errors().map(|d| d.message.as_str()).collect();
+    let messages: Vec<String> = as_script.errors().map(|d| d.text()).collect();
     assert_eq!(
         messages,
         [

@@ -2,6 +2,7 @@
 //! messages, scope edge cases that must not be flagged, the corpus of
 //! correct scripts, and property tests that it never panics.
 
+mod codes_guide;
 mod derived_keys;
 mod layers;
 mod library;
@@ -24,14 +25,14 @@ fn signature(keys: usize, args: usize) -> Signature {
 fn errors(source: &str, signature: &Signature) -> Vec<String> {
     analyze(source, signature)
         .errors()
-        .map(|d| format!("{}:{}+{} {}", d.line, d.column, d.width, d.message))
+        .map(|d| format!("{}:{}+{} {}", d.line, d.column, d.width, d.text()))
         .collect()
 }
 
 fn error_messages(source: &str, signature: &Signature) -> Vec<String> {
     analyze(source, signature)
         .errors()
-        .map(|d| d.message.clone())
+        .map(|d| d.text())
         .collect()
 }
 
@@ -328,7 +329,7 @@ fn unread_parameter_is_named_and_the_hint_fits_its_position() {
     let analysis = analyze("return redis.call('GET', KEYS[1]) == ARGV[1]", &named);
     let found: Vec<(String, Option<String>, Option<Parameter>)> = analysis
         .errors()
-        .map(|d| (d.message.clone(), d.help.clone(), d.parameter))
+        .map(|d| (d.text(), d.help.clone(), d.parameter))
         .collect();
     assert_eq!(
         found,
@@ -446,7 +447,7 @@ fn parameter_messages_name_who_declares_the_counts() {
     let found = |source: &str, signature: &Signature| -> Vec<(String, String)> {
         analyze(source, signature)
             .errors()
-            .map(|d| (d.message.clone(), d.help.clone().unwrap_or_default()))
+            .map(|d| (d.text(), d.help.clone().unwrap_or_default()))
             .collect()
     };
     let pair = |message: &str, hint: &str| (message.to_string(), hint.to_string());
@@ -546,11 +547,11 @@ fn a_one_word_error_reply_is_sent_with_the_generic_code() {
         &signature(1, 1),
     );
     assert!(analysis.errors().next().is_none());
-    let notes: Vec<&str> = analysis
+    let notes: Vec<String> = analysis
         .diagnostics
         .iter()
         .filter(|d| d.severity == Severity::Warning)
-        .map(|d| d.message.as_str())
+        .map(|d| d.text())
         .collect();
     assert_eq!(
         notes,
@@ -591,7 +592,7 @@ fn undefined_globals_and_members_get_suggestions() {
         .errors()
         .map(|d| {
             (
-                format!("{}:{}+{} {}", d.line, d.column, d.width, d.message),
+                format!("{}:{}+{} {}", d.line, d.column, d.width, d.text()),
                 d.help.clone(),
             )
         })
@@ -616,7 +617,11 @@ fn diagnostics(source: &str, signature: &Signature) -> Vec<String> {
         .map(|d| {
             format!(
                 "{:?} {}:{}+{} {}",
-                d.severity, d.line, d.column, d.width, d.message
+                d.severity,
+                d.line,
+                d.column,
+                d.width,
+                d.text()
             )
         })
         .collect()
@@ -652,7 +657,7 @@ fn missing_library_members_fail_when_called_or_indexed() {
         .errors()
         .map(|d| {
             (
-                format!("{}:{}+{} {}", d.line, d.column, d.width, d.message),
+                format!("{}:{}+{} {}", d.line, d.column, d.width, d.text()),
                 d.help.clone(),
             )
         })
@@ -698,7 +703,7 @@ fn missing_library_members_passed_along_are_notes() {
         .iter()
         .map(|d| {
             (
-                format!("{}:{}+{} {}", d.line, d.column, d.width, d.message),
+                format!("{}:{}+{} {}", d.line, d.column, d.width, d.text()),
                 d.help.clone(),
             )
         })
@@ -1086,7 +1091,7 @@ fn absent_functions_are_errors_with_hints() {
     );
     let found: Vec<(String, Option<String>)> = analysis
         .errors()
-        .map(|d| (d.message.clone(), d.help.clone()))
+        .map(|d| (d.text(), d.help.clone()))
         .collect();
     let mut expected = [
         ("print", "log with `redis.log(redis.LOG_NOTICE, message)`"),
@@ -1114,15 +1119,11 @@ fn risky_functions_get_notes_not_errors() {
         &signature(0, 0),
     );
     assert!(analysis.errors().next().is_none());
-    let notes: Vec<&str> = analysis
-        .diagnostics
-        .iter()
-        .map(|d| d.message.as_str())
-        .collect();
+    let notes: Vec<String> = analysis.diagnostics.iter().map(|d| d.text()).collect();
     assert_eq!(
         notes,
         [
-            "`loadstring` compiles a string into code at run time, which is not checked at compile time; write the code in the script instead"
+            "`loadstring` compiles a string into code at run time, which is not checked at compile time"
         ]
     );
 }
@@ -1137,7 +1138,7 @@ fn header_contradicting_the_signature_is_a_note() {
     let notes: Vec<String> = analysis
         .diagnostics
         .iter()
-        .map(|d| format!("{}:{}+{} {}", d.line, d.column, d.width, d.message))
+        .map(|d| format!("{}:{}+{} {}", d.line, d.column, d.width, d.text()))
         .collect();
     assert_eq!(
         notes,
@@ -1288,7 +1289,7 @@ fn falling_off_the_end() {
 fn shebang_followed_by_an_unterminated_comment_is_a_syntax_error() {
     // full_moon 3.0.0 panics on this input when the shebang line is kept.
     let analysis = analyze("#!lua \n --[[", &signature(0, 0));
-    let messages: Vec<&str> = analysis.errors().map(|d| d.message.as_str()).collect();
+    let messages: Vec<String> = analysis.errors().map(|d| d.text()).collect();
     assert!(!messages.is_empty());
     assert!(
         messages

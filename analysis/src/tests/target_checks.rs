@@ -19,7 +19,7 @@ pub(crate) fn signature(keys: usize, args: usize, target: &str) -> Signature {
 fn errors(source: &str, keys: usize, args: usize, target: &str) -> Vec<String> {
     analyze(source, &signature(keys, args, target))
         .errors()
-        .map(|d| d.message.clone())
+        .map(|d| d.text())
         .collect()
 }
 
@@ -30,7 +30,7 @@ const NEWER_SERVERS: &[(&str, usize, usize, &str, &str)] = &[
         1,
         1,
         "redis-7.2",
-        "`JSON.SET` is a command of the JSON module, which Redis bundles since 8.0; this crate targets redis-7.2 without it",
+        "`JSON.SET` is a command of the JSON module, which Redis bundles since 8.0: this crate targets redis-7.2 without it",
     ),
     (
         "return redis.call('BLPOP', KEYS[1], 0)",
@@ -193,16 +193,17 @@ fn deprecated_commands_are_notes_naming_the_replacement() {
             "return redis.call('GETSET', KEYS[1], ARGV[1])",
             &signature(1, 1, target),
         );
-        let notes: Vec<(Severity, &str)> = analysis
+        let notes: Vec<(Severity, String)> = analysis
             .diagnostics
             .iter()
-            .map(|d| (d.severity, d.message.as_str()))
+            .map(|d| (d.severity, d.text()))
             .collect();
         assert_eq!(
             notes,
             [(
                 Severity::Warning,
                 "`GETSET` is deprecated since Redis 6.2.0: use `SET` with the `GET` argument instead"
+                    .to_owned()
             )],
             "{target}"
         );
@@ -248,7 +249,7 @@ fn declared_commands_are_checked() {
             ..Signature::default()
         };
         let analysis = analyze(source, &signature);
-        let errors: Vec<String> = analysis.errors().map(|d| d.message.clone()).collect();
+        let errors: Vec<String> = analysis.errors().map(|d| d.text()).collect();
         (errors, analysis.read_only)
     };
     assert_eq!(
