@@ -589,3 +589,73 @@ fn every_code_is_explained() {
         unknown.stderr
     );
 }
+
+/// What the checker needs besides the file to see an explanation's example
+/// as the user would: the code's own options, or `None` for the codes only
+/// the attribute reports (a Rust type or a declaration is part of the
+/// mistake), whose examples are the trybuild cases' business.
+fn explanation_options(code: redis_script_analysis::Code) -> Option<&'static [&'static str]> {
+    use redis_script_analysis::Code;
+    match code {
+        // The declaration takes fewer parameters than the header names.
+        Code::HeaderContradiction => Some(&["--keys", "1", "--args", "1"]),
+        Code::SingleCommand => Some(&["--target", "valkey-9.1"]),
+        Code::WrongKindOfFile
+        | Code::InternalError
+        | Code::ReplyType
+        | Code::UnreturnedVariant
+        | Code::UnraisedErrorCode
+        | Code::UnregisteredFunction
+        | Code::UndeclaredFunction => None,
+        _ => Some(&[]),
+    }
+}
+
+/// The Lua blocks of `markdown`, in order.
+fn lua_blocks(markdown: &str) -> Vec<&str> {
+    markdown
+        .split("```lua\n")
+        .skip(1)
+        .filter_map(|block| block.split_once("```").map(|(code, _)| code))
+        .collect()
+}
+
+/// Every explanation's example is a script the checker reports with that
+/// code, and its fix one it no longer reports.
+#[test]
+fn every_explanation_example_gets_its_code_and_every_fix_does_not() {
+    let directory =
+        std::env::temp_dir().join(format!("redis-script-explain-{}", std::process::id()));
+    std::fs::create_dir_all(&directory).expect("a temporary directory");
+    let mut wrong = Vec::new();
+    let mut checked = 0;
+    for &code in redis_script_analysis::Code::ALL {
+        let Some(options) = explanation_options(code) else {
+            continue;
+        };
+        let (example, fix) = code
+            .explanation()
+            .split_once("\n## Fix\n")
+            .expect("a fix section");
+        let cases = [(lua_blocks(example), true), (lua_blocks(fix), false)];
+        assert!(!cases[0].0.is_empty(), "{code} has no example");
+        for (blocks, reported) in cases {
+            for (index, block) in blocks.into_iter().enumerate() {
+                let file = format!("{code}_{reported}_{index}.lua");
+                std::fs::write(directory.join(&file), block).expect("write the example");
+                let mut arguments = vec!["--format", "json"];
+                arguments.extend_from_slice(options);
+                arguments.push(&file);
+                let found = run_in(&directory, &arguments);
+                let has_code = found.stdout.contains(&format!("\"code\": \"{code}\""));
+                if has_code != reported {
+                    wrong.push(format!("{file}: {}", found.stdout));
+                }
+                checked += 1;
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&directory);
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    assert!(checked > 80, "only {checked} examples");
+}

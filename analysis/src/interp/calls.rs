@@ -254,7 +254,7 @@ impl Analyzer<'_> {
                     .is_some_and(|plan| plan.register_calls.contains(&span.offset));
                 if !understood {
                     self.diagnostics.push(span.error(
-                        Code::RegisterFunction,
+                        Code::UncheckedRegistration,
                         "`redis.register_function` must be called as a statement at the top level of the library, so that the registered functions can be checked",
                         "write one `redis.register_function('name', function(keys, args) … end)` line per function, outside any function, loop or condition",
                     ));

@@ -297,7 +297,7 @@ impl Analyzer<'_> {
                     ("second", "args[1]")
                 };
                 return span.error(
-                    Code::UndefinedGlobal,
+                    Code::UnavailableGlobal,
                     format!(
                         "`{name}` is not defined in a function: Redis fails with \"Script attempted to access nonexistent global variable '{name}'\""
                     ),

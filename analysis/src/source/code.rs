@@ -107,9 +107,9 @@ codes! {
     InternalError = "RS009", "internal_error", Error, false,
         "the analysis stopped on this script: a bug of redis-script, to report";
 
-    /// `KEYS[0]`, `ARGV.x`, `KEYS[1.5]`.
+    /// `KEYS[0]`, `ARGV['id']`, `KEYS[1.5]`.
     InvalidIndex = "RS010", "invalid_index", Error, false,
-        "`KEYS` or `ARGV` read at an index that is never an element (`KEYS[0]`, `ARGV.id`, `KEYS[1.5]`): the read is always nil";
+        "`KEYS` or `ARGV` read at an index that is never an element (`KEYS[0]`, `ARGV['id']`, `KEYS[1.5]`): the read is always nil";
     /// `KEYS[2]` with one key declared.
     IndexOutOfRange = "RS011", "index_out_of_range", Error, false,
         "`KEYS[n]` or `ARGV[n]` past what the declaration passes";
@@ -172,7 +172,7 @@ codes! {
 
     /// An error code that belongs to the server.
     ReservedErrorCode = "RS040", "reserved_error_code", Error, false,
-        "an error reply with a code the server itself uses (`NOSCRIPT`, `BUSY`, `MOVED`, …): clients take it for the server's";
+        "an error reply with a code the server itself uses (`NOSCRIPT`, `MOVED`, `TRYAGAIN`, …): clients take it for the server's and send the script again";
     /// `redis.error_reply('GONE')`.
     BareErrorCode = "RS041", "bare_error_code", Warning, false,
         "`redis.error_reply` of one word: the server sends it as `ERR <word>`";
@@ -203,10 +203,10 @@ codes! {
         "a function the library registers that no declaration names, so it has no typed call";
 
     /// `ARGV[1] >= 10`.
-    MismatchedComparison = "RS101", "mismatched_comparison", ErrorOrWarning, true,
+    MismatchedComparison = "RS101", "mismatched_comparison", Error, true,
         "`<`, `<=`, `>`, `>=` between a number and a string (or a boolean, nil, a table): Lua raises on every call";
     /// `redis.call('GET', k) == nil`.
-    ConstantEquality = "RS102", "constant_equality", ErrorOrWarning, true,
+    ConstantEquality = "RS102", "constant_equality", Error, true,
         "`==` or `~=` whose result the types fix: a string against a number, a reply that is never nil against `nil`";
     /// `if redis.call('SISMEMBER', k, m) then`.
     AlwaysTrue = "RS103", "always_true", ErrorOrWarning, true,
@@ -218,7 +218,7 @@ codes! {
     FractionalArgument = "RS105", "fractional_argument", ErrorOrWarning, true,
         "a number that may have a fraction passed where the command takes an integer";
     /// `redis.call('SREM', k, unpack(ids))`.
-    EmptyUnpack = "RS106", "empty_unpack", ErrorOrWarning, true,
+    EmptyUnpack = "RS106", "empty_unpack", Warning, true,
         "`unpack(t)` supplying a command's required arguments when `t` may be empty";
     /// `redis.call('GET', k) + 1`.
     NilValue = "RS107", "nil_value", ErrorOrWarning, true,
@@ -230,22 +230,22 @@ codes! {
     FractionalReply = "RS109", "fractional_reply", ErrorOrWarning, true,
         "a returned number that may have a fraction: Redis truncates it to an integer";
     /// `ipairs(redis.call('ZRANGE', k, 0, -1))`.
-    UnboundedRead = "RS110", "unbounded_read", ErrorOrWarning, true,
+    UnboundedRead = "RS110", "unbounded_read", Warning, true,
         "a loop, `unpack` or `return` over a read that grows with the data (`SMEMBERS`, `LRANGE … 0 -1`, `ZRANGEBYSCORE` without `LIMIT`)";
     /// `redis.call('KEYS', pattern)`.
-    KeyspaceWalk = "RS111", "keyspace_walk", ErrorOrWarning, true,
+    KeyspaceWalk = "RS111", "keyspace_walk", Warning, true,
         "`KEYS`, or `SCAN`/`HSCAN`/`SSCAN`/`ZSCAN` in a loop: the whole keyspace or collection in one atomic step";
     /// `redis.call('FLUSHALL')`.
-    DangerousCommand = "RS112", "dangerous_command", ErrorOrWarning, true,
+    DangerousCommand = "RS112", "dangerous_command", Warning, true,
         "a command the servers' ACL categories mark @dangerous (`FLUSHALL`, `SWAPDB`, `SORT`, `INFO`, …)";
     /// `pcall(function() return bit32.band(1, 1) end)`.
-    ProtectedGlobalRead = "RS113", "protected_global_read", ErrorOrWarning, true,
+    ProtectedGlobalRead = "RS113", "protected_global_read", Warning, true,
         "a read of an undefined global inside a function called through `pcall` (it raises, and the `pcall` catches it: a feature probe does this on purpose) or inside a metamethod (it raises only when the metamethod runs)";
     /// Compare-and-delete where `DELIFEQ` exists.
-    SingleCommand = "RS114", "single_command", ErrorOrWarning, true,
+    SingleCommand = "RS114", "single_command", Warning, true,
         "a compare-and-delete or compare-and-set script that one command does on every server of the target (`DELIFEQ`, `SET … IFEQ`)";
     /// `while true do … end` with no way out.
-    EndlessLoop = "RS115", "endless_loop", ErrorOrWarning, true,
+    EndlessLoop = "RS115", "endless_loop", Error, true,
         "a loop that nothing ends (`while true` with no `break`, `return` or raise): the server answers BUSY to everyone";
 }
 
