@@ -3,11 +3,11 @@
 //! a number with a fraction is sent as `3.5`, which an integer argument
 //! refuses; `unpack` of an empty table supplies no argument at all.
 
-use super::Certainty;
+use super::{Certainty, Sink};
 use crate::domain::types::Kinds;
 use crate::domain::value::Value;
+use crate::interp::Operand;
 use crate::interp::calls::literal_text;
-use crate::interp::{Analyzer, Operand};
 use crate::model::argument_grammar;
 use crate::model::commands::shapes::{self, ArgumentKind};
 use crate::model::target::ReleaseSet;
@@ -17,7 +17,7 @@ use crate::source::span::Span;
 /// What Redis answers a script that passes a boolean, nil or a table.
 const REFUSAL: &str = "arguments must be strings or integers";
 
-impl Analyzer<'_> {
+impl Sink<'_> {
     /// The arguments of a `redis.call` of `command` (its display name):
     /// every one after the command name must be a string or a number.
     pub(crate) fn check_argument_values(&mut self, command: &str, operands: &[Operand]) {

@@ -3,10 +3,9 @@
 //! comparison: `<` between a number and a string raises, and `==` between
 //! values of different types is false.
 
-use super::Certainty;
+use super::{Certainty, Sink};
 use crate::domain::types::Kinds;
 use crate::domain::value::Value;
-use crate::interp::Analyzer;
 use crate::source::code::Code;
 use crate::source::span::Span;
 
@@ -16,7 +15,7 @@ pub(crate) struct Side<'v> {
     pub span: Span,
 }
 
-impl Analyzer<'_> {
+impl Sink<'_> {
     /// `left < right` (and `<=`, `>`, `>=`): Lua compares two numbers or
     /// two strings, and raises for anything else.
     pub(crate) fn check_ordering(&mut self, left: Side<'_>, right: Side<'_>, span: Span) {

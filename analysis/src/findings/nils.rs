@@ -3,14 +3,13 @@
 //! call that gets there. Sometimes: a warning that says when (a missing
 //! key, a non-numeric input).
 
-use super::Certainty;
+use super::{Certainty, Sink};
 use crate::domain::types::Kinds;
 use crate::domain::value::Value;
-use crate::interp::Analyzer;
 use crate::source::code::Code;
 use crate::source::span::Span;
 
-impl Analyzer<'_> {
+impl Sink<'_> {
     /// `value` (at `value_span`) is used by `operation` ("perform
     /// arithmetic on", "concatenate", "compare", "index", "call", "get the
     /// length of") in the expression at `span`.

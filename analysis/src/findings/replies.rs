@@ -3,14 +3,13 @@
 //! the reply there; and it truncates Lua numbers to integers, so `0.75`
 //! arrives as `0`.
 
-use super::Certainty;
+use super::{Certainty, Sink};
 use crate::domain::types::Kinds;
 use crate::domain::value::Value;
-use crate::interp::Analyzer;
 use crate::source::code::Code;
 use crate::source::span::Span;
 
-impl Analyzer<'_> {
+impl Sink<'_> {
     /// A value the script returns as its reply (or an element of it).
     pub(crate) fn check_reply_number(&mut self, value: &Value, span: Span) {
         let ty = value.ty();

@@ -3,14 +3,13 @@
 
 use full_moon::ast::{Expression, UnOp};
 
-use super::Certainty;
+use super::{Certainty, Sink};
 use crate::domain::types::Kinds;
 use crate::domain::value::Value;
-use crate::interp::Analyzer;
 use crate::source::code::Code;
 use crate::source::span::Span;
 
-impl Analyzer<'_> {
+impl Sink<'_> {
     /// `value`, the value of `expression`, decides a branch (`if`,
     /// `while`, `until`, `not`, the left side of `and`).
     pub(crate) fn check_truth(&mut self, value: &Value, expression: &Expression, span: Span) {

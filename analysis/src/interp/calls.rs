@@ -360,7 +360,7 @@ impl Analyzer<'_> {
             .copied()
             .flatten()
             .map_or_else(|| "the command".to_owned(), str::to_ascii_uppercase);
-        self.check_argument_values(&shown_name, operands);
+        self.sink().check_argument_values(&shown_name, operands);
         let declared = arguments
             .first()
             .copied()
@@ -437,7 +437,8 @@ impl Analyzer<'_> {
                 releases.union(ReleaseSet::only(platform.release))
             });
         self.check_candidates(candidates, operands, &arguments, span, name_span, protected);
-        self.check_integer_arguments(entry.name, releases, operands);
+        self.sink()
+            .check_integer_arguments(entry.name, releases, operands);
         self.check_script_options(entry.name, releases, operands);
         Some((entry.name, releases))
     }
@@ -542,7 +543,12 @@ impl Analyzer<'_> {
                     .first()
                     .map(|candidate| display(candidate.command.name))
                     .unwrap_or_default();
-                self.check_spread(&name, &Value::Typed((**table).clone()), needed, last.span);
+                self.sink().check_spread(
+                    &name,
+                    &Value::Typed((**table).clone()),
+                    needed,
+                    last.span,
+                );
             }
             // Where the keys are is known only roughly: no error, but the
             // prefixes of the keys built are still the call's to check.

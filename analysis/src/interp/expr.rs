@@ -134,7 +134,8 @@ impl Analyzer<'_> {
         match operator {
             UnOp::Hash(_) => {
                 let value = self.raw_value_of(operand);
-                self.check_nil_use(&value, operand_span, "get the length of", span);
+                self.sink()
+                    .check_nil_use(&value, operand_span, "get the length of", span);
                 let ty = value.ty();
                 let even = ty.table_type().is_some_and(|table| table.even_length);
                 self.settle(value, span);
@@ -146,7 +147,8 @@ impl Analyzer<'_> {
             }
             UnOp::Minus(_) => {
                 let value = self.value_of(operand);
-                self.check_nil_use(&value, operand_span, "perform arithmetic on", span);
+                self.sink()
+                    .check_nil_use(&value, operand_span, "perform arithmetic on", span);
                 match value.as_number() {
                     Some(number) => Value::Number(-number),
                     None if value.ty().kinds.within(Kinds::INTEGER) => {
@@ -158,7 +160,7 @@ impl Analyzer<'_> {
             _ => {
                 let value = self.value_of(operand);
                 self.tested(&value);
-                self.check_truth(&value, operand, operand_span);
+                self.sink().check_truth(&value, operand, operand_span);
                 Value::Bool(None)
             }
         }
@@ -194,12 +196,12 @@ impl Analyzer<'_> {
             | BinOp::GreaterThan(_)
             | BinOp::GreaterThanEqual(_) => {
                 let (left, right) = sides();
-                self.check_ordering(left, right, span);
+                self.sink().check_ordering(left, right, span);
             }
             BinOp::TwoEqual(_) | BinOp::TildeEqual(_) => {
                 let (left, right) = sides();
                 let equal = matches!(operator, BinOp::TwoEqual(_));
-                self.check_equality(left, right, equal, span);
+                self.sink().check_equality(left, right, equal, span);
             }
             BinOp::Plus(_)
             | BinOp::Minus(_)
@@ -207,14 +209,18 @@ impl Analyzer<'_> {
             | BinOp::Slash(_)
             | BinOp::Percent(_)
             | BinOp::Caret(_) => {
-                self.check_nil_use(left, left_span, "perform arithmetic on", span);
-                self.check_nil_use(right, right_span, "perform arithmetic on", span);
+                self.sink()
+                    .check_nil_use(left, left_span, "perform arithmetic on", span);
+                self.sink()
+                    .check_nil_use(right, right_span, "perform arithmetic on", span);
             }
             BinOp::TwoDots(_) => {
-                self.check_nil_use(left, left_span, "concatenate", span);
-                self.check_nil_use(right, right_span, "concatenate", span);
+                self.sink()
+                    .check_nil_use(left, left_span, "concatenate", span);
+                self.sink()
+                    .check_nil_use(right, right_span, "concatenate", span);
             }
-            BinOp::And(_) => self.check_truth(left, lhs, left_span),
+            BinOp::And(_) => self.sink().check_truth(left, lhs, left_span),
             _ => {}
         }
     }
@@ -304,7 +310,8 @@ impl Analyzer<'_> {
             Suffix::Call(Call::AnonymousCall(_)) => "call",
             _ => "index",
         };
-        self.check_nil_use(&value, base_span, operation, span);
+        self.sink()
+            .check_nil_use(&value, base_span, operation, span);
         match suffix {
             Suffix::Index(Index::Dot { name, .. }) => {
                 let member_span = self.span(name);

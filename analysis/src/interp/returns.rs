@@ -41,14 +41,14 @@ impl Analyzer<'_> {
             .map
             .span_between(Some(statement.token().token().start_position()), end);
         match values.first() {
-            Some(Value::Table(Some(table))) => self.check_reply_elements(&table.values),
+            Some(Value::Table(Some(table))) => self.sink().check_reply_elements(&table.values),
             Some(value) => {
                 let first = statement
                     .returns()
                     .iter()
                     .next()
                     .map_or(span, |expression| self.context.map.expression(expression));
-                self.check_reply_number(value, first);
+                self.sink().check_reply_number(value, first);
             }
             None => {}
         }

@@ -539,7 +539,7 @@ impl Analyzer<'_> {
                 let value = analyzer.value_of(repeat.until());
                 analyzer.tested(&value);
                 let span = analyzer.context.map.expression(repeat.until());
-                analyzer.check_truth(&value, repeat.until(), span);
+                analyzer.sink().check_truth(&value, repeat.until(), span);
                 until = Some(value);
                 let end = analyzer.scopes.snapshot();
                 analyzer.narrow(repeat.until(), true);
@@ -648,7 +648,7 @@ impl Analyzer<'_> {
         let value = self.value_of(condition);
         self.tested(&value);
         let span = self.context.map.expression(condition);
-        self.check_truth(&value, condition, span);
+        self.sink().check_truth(&value, condition, span);
         let before = self.scopes.snapshot();
         self.narrow(condition, false);
         let otherwise = self.scopes.snapshot();
