@@ -4,8 +4,8 @@
 The corpus scripts declare no keys or arguments, so they are checked with
 any number of each (`--keys 0+ --args 0+`), unread ones allowed and keys
 from outside KEYS allowed: what is counted is the value findings (the
-diagnostics with a `[name]`), per name and severity, each listed with its
-place. Exit status 0 always; the verdicts are a reviewer's.
+diagnostics with an `RS1xx` code and a finding name), per name and
+severity, each listed with its place. Exit status 0 always; the verdicts are a reviewer's.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def main() -> int:
             continue
         counts[(name, diagnostic["severity"])] += 1
         where = f"{Path(diagnostic['path']).resolve().relative_to(scripts)}:{diagnostic['line']}"
-        listed.append(f"{diagnostic['severity']:7} {name:22} {where}: {diagnostic['message']}")
+        listed.append(f"{diagnostic['severity']:7} {diagnostic['code']} {name:22} {where}: {diagnostic['message']}")
     print(f"{len(report['files'])} scripts")
     for (name, severity), count in sorted(counts.items()):
         print(f"{count:4} {severity:7} {name}")
