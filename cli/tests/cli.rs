@@ -203,12 +203,13 @@ error[RS012]: key parameter 1 (`KEYS[1]`) is never read by the script
   |
   = help: use KEYS[1] in the script, pass a smaller `--keys`, or opt out with `--allow-unused`
 
-error[RS013]: `--keys 1+` declares a variadic list of keys, but the script reads KEYS only at fixed indices, so extra keys would be ignored
+error[RS013]: `--keys 1+` declares a variadic list of keys, but the script reads KEYS only at fixed indices
  --> fixtures/passing/server_time.lua:1:1
   |
 1 | -- The server clock in milliseconds; no keys, no arguments.
   | ^
   |
+  = note: extra keys would be ignored
   = help: iterate the extra keys (`for i = 2, #KEYS do … KEYS[i] … end`), or pass `--keys 1` without `+`
 
 checked 1 script: 2 errors

@@ -308,7 +308,7 @@ fn unread_slice(declared: Declared<'_>, declared_by: DeclaredBy) -> Diagnostic {
     Span::TOP.error(
         Code::FixedReadsOfVariadic,
         format!(
-            "{passes} a variadic list of {noun}s{written}, but the script reads {table} only at fixed indices, so extra {noun}s would be ignored"
+            "{passes} a variadic list of {noun}s{written}, but the script reads {table} only at fixed indices: extra {noun}s would be ignored"
         ),
         format!("iterate the extra {noun}s (`for i = {next}, #{table} do … {table}[i] … end`), or {single}"),
     )

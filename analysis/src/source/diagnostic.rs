@@ -236,7 +236,7 @@ const FIRST_LINE_CHARS: usize = 90;
 
 /// Neither part of a split message is shorter than this, so that the first
 /// line still says what is wrong and the note says something of its own.
-const MIN_PART_CHARS: usize = 24;
+const MIN_PART_CHARS: usize = 16;
 
 /// Splits a long message where its statement ends and what follows from it
 /// begins (`` `KEYS` is not defined in a function: Redis fails with … ``):

@@ -412,7 +412,7 @@ fn variadic_parameters_need_dynamic_access() {
     assert_eq!(
         error_messages("return redis.call('GET', KEYS[1])", &variadic),
         [
-            "the Rust function passes a variadic list of keys, but the script reads KEYS only at fixed indices, so extra keys would be ignored"
+            "the Rust function passes a variadic list of keys, but the script reads KEYS only at fixed indices: extra keys would be ignored"
         ]
     );
     assert_clean(
@@ -427,7 +427,7 @@ fn variadic_parameters_need_dynamic_access() {
             &variadic
         ),
         [
-            "the Rust function passes a variadic list of keys, but the script reads KEYS only at fixed indices, so extra keys would be ignored"
+            "the Rust function passes a variadic list of keys, but the script reads KEYS only at fixed indices: extra keys would be ignored"
         ]
     );
     assert_clean(
@@ -480,14 +480,14 @@ fn parameter_messages_name_who_declares_the_counts() {
     assert_eq!(
         found("return KEYS[1]", &by(DeclaredBy::Header, 1, true)),
         [pair(
-            "the script's header declares a variadic list of keys (`KEYS[2..]`), but the script reads KEYS only at fixed indices, so extra keys would be ignored",
+            "the script's header declares a variadic list of keys (`KEYS[2..]`), but the script reads KEYS only at fixed indices: extra keys would be ignored",
             "iterate the extra keys (`for i = 2, #KEYS do … KEYS[i] … end`), or document `KEYS[2]` instead of `KEYS[2..]`"
         )]
     );
     assert_eq!(
         found("return KEYS[1]", &by(DeclaredBy::CommandLine, 1, true)),
         [pair(
-            "`--keys 1+` declares a variadic list of keys, but the script reads KEYS only at fixed indices, so extra keys would be ignored",
+            "`--keys 1+` declares a variadic list of keys, but the script reads KEYS only at fixed indices: extra keys would be ignored",
             "iterate the extra keys (`for i = 2, #KEYS do … KEYS[i] … end`), or pass `--keys 1` without `+`"
         )]
     );
