@@ -39,8 +39,11 @@ fn page() -> String {
     }
     for code in Code::ALL {
         out.push('\n');
+        let mut in_code = false;
         for line in code.explanation().lines() {
-            if line.starts_with('#') {
+            if line.starts_with("```") {
+                in_code = !in_code;
+            } else if !in_code && line.starts_with('#') {
                 out.push('#');
             }
             out.push_str(line);
