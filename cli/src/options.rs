@@ -1,11 +1,10 @@
 //! The command line: `redis-script-check [OPTIONS] <PATH>...`.
 
-use redis_script_analysis::Code;
 use std::ffi::OsString;
 use std::path::PathBuf;
 
 use redis_script_analysis::{
-    COMMANDS_VARIABLE, DeclaredCommands, TARGET_VARIABLE, Target, TargetScope,
+    COMMANDS_VARIABLE, Code, DeclaredCommands, TARGET_VARIABLE, Target, TargetScope,
 };
 
 pub const USAGE: &str = "\

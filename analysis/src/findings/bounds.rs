@@ -112,11 +112,12 @@ impl Analyzer<'_> {
             return;
         };
         let position = (read.span.line, read.span.column);
-        if self.unbounded_reads_reported.contains_key(&position) {
+        if self.facts.unbounded_reads_reported.contains_key(&position) {
             return;
         }
-        self.unbounded_reads_reported
-            .insert(position, self.diagnostics.len());
+        self.facts
+            .unbounded_reads_reported
+            .insert(position, self.facts.diagnostics.len());
         self.report(
             Code::UnboundedRead,
             Certainty::Sometimes,

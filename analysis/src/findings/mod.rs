@@ -106,8 +106,7 @@ impl<'a> Sink<'a> {
             Certainty::Sometimes => span.warning(code, message, help),
         };
         self.diagnostics.push(diagnostic.with_note(format!(
-            "`{}` is a finding: if this is intended, add `-- redis-script: allow({})` to the line",
-            code.name(),
+            "if this is intended, add `-- redis-script: allow({})` to the line",
             code.name()
         )));
     }
@@ -116,7 +115,7 @@ impl<'a> Sink<'a> {
 impl Analyzer<'_> {
     /// The sink the checks of values report to.
     pub(crate) fn sink(&mut self) -> Sink<'_> {
-        Sink::new(self.context.map, &mut self.diagnostics)
+        Sink::new(self.context.map, &mut self.facts.diagnostics)
     }
 
     /// Reports a finding that depends on the walk's state (loops, reads

@@ -711,7 +711,7 @@ fn single_commands(source: &str, target: &str) -> Vec<(usize, String)> {
             assert_eq!(diagnostic.severity, WARNING, "{}", diagnostic.message);
             let text = diagnostic.text();
             let named = text
-                .split(": `single_command` is a finding")
+                .split(": if this is intended")
                 .next()
                 .unwrap_or_default()
                 .split('`')

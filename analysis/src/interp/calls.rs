@@ -69,7 +69,7 @@ impl Analyzer<'_> {
         if word.contains(' ') {
             return message.clone();
         }
-        self.diagnostics.push(span.warning(
+        self.facts.diagnostics.push(span.warning(
             Code::BareErrorCode,
             format!(
                 "`redis.error_reply('{text}')` reaches the client as `ERR {word}`: Redis reads the first word as the error code only when a message follows it"
@@ -145,7 +145,7 @@ impl Analyzer<'_> {
         match (global, member) {
             ("redis", Some(member @ ("call" | "pcall"))) => {
                 if member == "pcall" {
-                    self.error_codes.forwards_command_errors();
+                    self.facts.error_codes.forwards_command_errors();
                 }
                 let protected = member == "pcall";
                 let Some((name, releases)) = self.check_redis_call(operands, span, protected)
@@ -169,7 +169,7 @@ impl Analyzer<'_> {
                 let mut reply = reply_type(name, releases, self.context.resp, caller);
                 reply.unbounded = self.unbounded_read(name, releases, operands, span);
                 if let Some(read) = &reply.unbounded {
-                    self.review.read(ReadSite {
+                    self.facts.review.read(ReadSite {
                         line: read.span.line,
                         column: read.span.column,
                         command: read.command.clone(),
@@ -198,14 +198,15 @@ impl Analyzer<'_> {
                 let message_span = operands.first().map_or(span, |operand| operand.span);
                 let sent = first.map(|message| self.error_reply_as_sent(message, message_span));
                 let sent = sent.as_ref().unwrap_or(&Value::Unknown);
-                self.error_codes
-                    .record(sent, message_span, &mut self.diagnostics);
+                self.facts
+                    .error_codes
+                    .record(sent, message_span, &mut self.facts.diagnostics);
                 Value::Reply(Reply::Error(error_code(sent)))
             }
             // The error a protected call catches may be a command's error
             // reply, handed back as a table.
             ("pcall" | "xpcall", None) | ("coroutine", Some("resume")) => {
-                self.error_codes.forwards_command_errors();
+                self.facts.error_codes.forwards_command_errors();
                 if let Some(Value::Missing(missing)) = first {
                     let caller = match (global, member) {
                         ("xpcall", _) => "xpcall",
@@ -226,24 +227,27 @@ impl Analyzer<'_> {
                 match key {
                     Value::Str(name) if name == "err" => {
                         let value_span = operands.get(2).map_or(span, |operand| operand.span);
-                        self.error_codes
-                            .err_field(&value, value_span, &mut self.diagnostics);
+                        self.facts.error_codes.err_field(
+                            &value,
+                            value_span,
+                            &mut self.facts.diagnostics,
+                        );
                     }
-                    key => self.error_codes.computed_field(&key, &value),
+                    key => self.facts.error_codes.computed_field(&key, &value),
                 }
                 first.cloned().unwrap_or(Value::Unknown).stored()
             }
             // Their results may carry an `err` field from run-time data.
             ("cjson", Some("decode"))
             | ("cmsgpack", Some("unpack" | "unpack_limit" | "unpack_one")) => {
-                self.error_codes.forwards_unknown();
+                self.facts.error_codes.forwards_unknown();
                 Value::Unknown
             }
             // After `redis.setresp(3)`, a map reply is `{map = {…}}`: its
             // inner table may hold an `err` field read from the data.
             ("redis", Some("setresp")) => {
                 if first.and_then(Value::as_number) != Some(2.0) {
-                    self.error_codes.forwards_unknown();
+                    self.facts.error_codes.forwards_unknown();
                 }
                 Value::Nil
             }
@@ -253,7 +257,7 @@ impl Analyzer<'_> {
                     .plan
                     .is_some_and(|plan| plan.register_calls.contains(&span.offset));
                 if !understood {
-                    self.diagnostics.push(span.error(
+                    self.facts.diagnostics.push(span.error(
                         Code::UncheckedRegistration,
                         "`redis.register_function` must be called as a statement at the top level of the library, so that the registered functions can be checked",
                         "write one `redis.register_function('name', function(keys, args) … end)` line per function, outside any function, loop or condition",
@@ -268,7 +272,7 @@ impl Analyzer<'_> {
             ("getmetatable", None) => first.map_or(Value::Unknown, |base| self.metatable_of(base)),
             ("string", Some("dump")) => Value::ComputedString(Some(BYTECODE_SIGNATURE.to_string())),
             ("loadstring", None) if first.is_some_and(is_bytecode) => {
-                self.diagnostics.push(span.error(
+                self.facts.diagnostics.push(span.error(
                     Code::CompiledChunk,
                     "`loadstring` of compiled Lua (`string.dump`): Redis compiles only source text, so `loadstring` returns nil and calling its result fails with \"attempt to call a nil value\"",
                     "write the function in the script itself",
@@ -326,7 +330,7 @@ impl Analyzer<'_> {
             Some(Value::Reply(Reply::Error(code))) => code.clone(),
             _ => None,
         };
-        self.returns.push(ReturnSite {
+        self.facts.returns.push(ReturnSite {
             line: span.line,
             column: span.column,
             width: span.width,
@@ -345,7 +349,7 @@ impl Analyzer<'_> {
         protected: bool,
     ) -> Option<(&'static str, ReleaseSet)> {
         if operands.is_empty() {
-            self.diagnostics.push(span.error(
+            self.facts.diagnostics.push(span.error(
                 Code::HelperArgument,
                 "`redis.call` without a command name fails at run time",
                 "pass the command name first: redis.call('GET', KEYS[1])",
@@ -378,7 +382,7 @@ impl Analyzer<'_> {
             Resolved::Command(entry) => entry,
             Resolved::NonLiteralName | Resolved::NonLiteralSubcommand { .. } => {
                 // The command is chosen at run time: it may write.
-                self.may_write = true;
+                self.facts.may_write = true;
                 return None;
             }
             Resolved::UnknownCommand => {
@@ -409,7 +413,7 @@ impl Analyzer<'_> {
         }
         if candidates.is_empty() || target.is_strict() && !missing.is_empty() {
             // Whatever it does on other servers, it may write.
-            self.may_write = true;
+            self.facts.may_write = true;
             self.not_available(entry, &missing, name_span);
             return None;
         }
@@ -421,7 +425,7 @@ impl Analyzer<'_> {
         if let Some(deprecation) = entry.deprecation {
             let name = display(entry.name);
             let replacement = deprecation.replaced_by.replace("`!", "`");
-            self.diagnostics.push(name_span.warning(
+            self.facts.diagnostics.push(name_span.warning(
                 Code::DeprecatedCommand,
                 format!(
                     "`{name}` is deprecated since Redis {}: use {replacement} instead",
@@ -487,11 +491,11 @@ impl Analyzer<'_> {
             .count();
         let writes = writers > 0 || candidates.iter().any(|c| c.command.flags_unknown());
         if writes {
-            self.may_write = true;
+            self.facts.may_write = true;
         }
         if let Some(candidate) = candidates.first() {
             let name = display(candidate.command.name);
-            self.review.command(&name, name_span.line, writes);
+            self.facts.review.command(&name, name_span.line, writes);
         }
         let read_only = self.context.flags.no_writes || self.context.signature.read_only;
         if read_only && writers > 0 && fails(writers, candidates.len()) {
@@ -519,7 +523,7 @@ impl Analyzer<'_> {
             let refused = format!(
                 "`{name}` is a write command, but {declares}: Redis refuses it (Write commands are not allowed from read-only scripts)"
             );
-            self.diagnostics.push(if protected {
+            self.facts.diagnostics.push(if protected {
                 name_span.warning(
                     Code::WriteInReadOnly,
                     format!("{refused}, and this `redis.pcall` always returns that error reply"),
@@ -591,7 +595,7 @@ impl Analyzer<'_> {
             ),
             None => format!("no supported server or module knows it; if yours does, {escape}"),
         };
-        self.diagnostics.push(span.error(
+        self.facts.diagnostics.push(span.error(
             Code::UnknownCommand,
             format!("unknown Redis command `{name}`: the call fails at run time"),
             hint,
@@ -621,7 +625,7 @@ impl Analyzer<'_> {
                     .first()
                     .map(|platform| format!("{}+{}", platform.release().name, module.name()))
                     .unwrap_or_default();
-                self.diagnostics.push(span.error(
+                self.facts.diagnostics.push(span.error(
                     Code::UnavailableCommand,
                     format!(
                         "`{name}` is a command of the {} module, which Redis bundles since 8.0; {} without it{lacking}",
@@ -641,7 +645,7 @@ impl Analyzer<'_> {
         if !absent.is_empty() {
             available = format!("{available}, not on {}", absent.join(" or "));
         }
-        self.diagnostics.push(span.error(
+        self.facts.diagnostics.push(span.error(
             Code::UnavailableCommand,
             format!(
                 "`{name}` exists {available}; {}{lacking}",
@@ -680,7 +684,7 @@ impl Analyzer<'_> {
         if let Some(module) = entry.module {
             available = format!("{available} with the {} module", module.title());
         }
-        self.diagnostics.push(span.warning(
+        self.facts.diagnostics.push(span.warning(
             Code::UnavailableCommand,
             format!(
                 "`{name}` exists {available}, and not on {}: the default target (any supported server) lets this build, and the call fails there with \"Unknown Redis command\"",
@@ -696,7 +700,7 @@ impl Analyzer<'_> {
             Some(near) => format!("did you mean `{}`?", display(near)),
             None => format!("see `COMMAND DOCS {parent_name}` for its subcommands"),
         };
-        self.diagnostics.push(span.error(
+        self.facts.diagnostics.push(span.error(
             Code::UnknownCommand,
             format!("unknown subcommand `{parent_name} {subcommand}`: the call fails at run time"),
             hint,
@@ -743,7 +747,8 @@ impl Analyzer<'_> {
                 allowed.describe()
             )
         };
-        self.diagnostics
+        self.facts
+            .diagnostics
             .push(span.error(Code::NoscriptCommand, message, hint));
     }
 
@@ -803,7 +808,7 @@ impl Analyzer<'_> {
                 accepting.describe()
             )
         };
-        self.diagnostics.push(span.error(
+        self.facts.diagnostics.push(span.error(
             Code::WrongArity,
             format!(
                 "`{name}` takes {bound} {} after its name{on}, but this call passes {passed_after}: Redis fails with \"Wrong number of args calling Redis command from script\"",

@@ -51,7 +51,7 @@ impl Analyzer<'_> {
     /// prefix, being `what`: recorded for the review, and an error unless
     /// `report` is off.
     fn not_from_keys(&mut self, span: Span, site: &KeySite, what: &str, report: bool) {
-        self.review.key_outside(site.line);
+        self.facts.review.key_outside(site.line);
         if report {
             let shown = self.quote(span, "this argument");
             let message = format!(
@@ -68,7 +68,7 @@ impl Analyzer<'_> {
         match origin {
             Origin::Parameter(parameter) => self.defer_key_use(key_use(parameter, true, site)),
             Origin::Arg(index) if !self.context.signature.key_prefix_args.contains(&index) => {
-                self.review.key_outside(site.line);
+                self.facts.review.key_outside(site.line);
                 if report {
                     let shown = self.quote(span, "this argument");
                     let args = self.context.tables[1];
@@ -93,7 +93,7 @@ impl Analyzer<'_> {
                 }
             }
             // Checked by the call, unless the script opted out of checks.
-            other if !self.keys_opted_out() => self.key_prefixes.require(other),
+            other if !self.keys_opted_out() => self.facts.key_prefixes.require(other),
             _ => {}
         }
     }
@@ -115,7 +115,7 @@ impl Analyzer<'_> {
                 "pass the key in {keys}, or build it by appending to a {keys} element (`{keys}[1] .. id`), whose {{hash tag}} each call then checks; or opt out with {opt_out} or the attribute's `dynamic_keys`"
             )
         });
-        self.diagnostics.push(span.error(
+        self.facts.diagnostics.push(span.error(
             Code::KeyNotFromKeys,
             format!(
                 "{message}: Redis Cluster routes {routed} only, so this key may live on another node"

@@ -63,7 +63,7 @@ impl Analyzer<'_> {
             BinOp::And(_) => self.guards_of(lhs),
             _ => Vec::new(),
         };
-        let pushed = self.missing.push_guards(guards);
+        let pushed = self.facts.missing.push_guards(guards);
         let before = self.scopes.snapshot();
         match operator {
             BinOp::And(_) => self.narrow(lhs, true),
@@ -72,7 +72,7 @@ impl Analyzer<'_> {
         }
         let right = self.value_of(rhs);
         self.scopes.restore(&before);
-        self.missing.pop_guards(pushed);
+        self.facts.missing.pop_guards(pushed);
         if matches!(
             operator,
             BinOp::And(_) | BinOp::Or(_) | BinOp::TwoEqual(_) | BinOp::TildeEqual(_)
@@ -247,11 +247,11 @@ impl Analyzer<'_> {
     }
 
     pub(super) fn check_vararg(&mut self, token: &TokenReference) {
-        self.chunk_varargs |= self.functions.is_empty();
+        self.facts.chunk_varargs |= self.functions.is_empty();
         let allowed = self.functions.last().is_none_or(|function| function.vararg);
         if !allowed {
             let span = self.span(token);
-            self.diagnostics.push(span.error(
+            self.facts.diagnostics.push(span.error(
                 Code::Syntax,
                 "`...` is used in a function that does not declare `...`: Lua 5.1 refuses to compile this",
                 "add `...` to the function's parameters, or pass the values as named parameters",
@@ -444,7 +444,7 @@ impl Analyzer<'_> {
                                 reply = Some(field_reply);
                             }
                         }
-                        key => self.error_codes.computed_field(&key, &value),
+                        key => self.facts.error_codes.computed_field(&key, &value),
                     }
                 }
                 _ => {}
@@ -478,8 +478,9 @@ impl Analyzer<'_> {
     pub(super) fn reply_field(&mut self, name: &str, value: &Value, span: Span) -> Option<Reply> {
         match name {
             "err" => {
-                self.error_codes
-                    .err_field(value, span, &mut self.diagnostics);
+                self.facts
+                    .error_codes
+                    .err_field(value, span, &mut self.facts.diagnostics);
                 // Returned, the table is an error reply only when `err` is
                 // a string.
                 crate::interp::error_codes::may_be_string(value)

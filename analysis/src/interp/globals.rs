@@ -196,7 +196,7 @@ impl Analyzer<'_> {
             .map(|global| sandbox::presence(global.releases, &self.context.signature.target));
         if let Some(Presence::Missing { elsewhere }) = presence {
             let diagnostic = self.not_on_target(name, elsewhere, span);
-            self.diagnostics.push(diagnostic);
+            self.facts.diagnostics.push(diagnostic);
             return Value::Unknown;
         }
         match environment.global(name).map(|global| global.kind) {
@@ -205,7 +205,7 @@ impl Analyzer<'_> {
             Some(_) => {
                 self.reaches_open_doors(name);
                 if let Some(hazard) = sandbox::hazard(name) {
-                    self.diagnostics.push(span.warning(
+                    self.facts.diagnostics.push(span.warning(
                         Code::RiskyGlobal,
                         format!("`{name}` {}", hazard.note),
                         hazard_hint(name),
@@ -213,7 +213,7 @@ impl Analyzer<'_> {
                 }
                 Value::builtin(name, None)
             }
-            None if self.refused_globals.contains(name) => Value::Unknown,
+            None if self.facts.refused_globals.contains(name) => Value::Unknown,
             None if let Some((depth, guard)) = self.protected_from
                 && self.functions_depth() > depth =>
             {
@@ -239,7 +239,7 @@ impl Analyzer<'_> {
             }
             None => {
                 let diagnostic = self.missing_global(name, span, next_member);
-                self.diagnostics.push(diagnostic);
+                self.facts.diagnostics.push(diagnostic);
                 // A function reading `KEYS` meant its keys: reported once,
                 // not again as keys it never reads.
                 if environment == sandbox::Environment::FunctionCall {
@@ -363,9 +363,10 @@ impl Analyzer<'_> {
             Some(local) => format!("did you mean the local `{local}`? otherwise {declare}"),
             None => declare,
         };
-        self.diagnostics
+        self.facts
+            .diagnostics
             .push(span.error(Code::ReadonlyGlobal, message, hint));
-        self.refused_globals.insert(name.to_string());
+        self.facts.refused_globals.insert(name.to_string());
     }
 
     /// `base.member` on a value; library members are checked.
@@ -392,11 +393,11 @@ impl Analyzer<'_> {
             {
                 let name = format!("{global}.{member}");
                 let diagnostic = self.not_on_target(&name, elsewhere, span);
-                self.diagnostics.push(diagnostic);
+                self.facts.diagnostics.push(diagnostic);
                 return Value::Unknown;
             }
             if let Some(note) = sandbox::member_note(&global, member) {
-                self.diagnostics.push(span.warning(
+                self.facts.diagnostics.push(span.warning(
                     Code::RiskyGlobal,
                     format!("`{global}.{member}`: {note}"),
                     "make sure the script does not rely on it",
@@ -405,7 +406,7 @@ impl Analyzer<'_> {
             return Value::builtin(&global, Some(member));
         }
         if environment == sandbox::Environment::LibraryLoad {
-            self.diagnostics.push(not_while_loading(
+            self.facts.diagnostics.push(not_while_loading(
                 &format!("{global}.{member}"),
                 member,
                 span,
@@ -418,7 +419,7 @@ impl Analyzer<'_> {
             span,
             environment,
         };
-        self.missing.read(&missing);
+        self.facts.missing.read(&missing);
         Value::Missing(missing)
     }
 
@@ -427,15 +428,15 @@ impl Analyzer<'_> {
     /// for it, which is what it should do.
     pub fn tested(&mut self, value: &Value) {
         if let Value::Missing(missing) = value {
-            self.missing.forget(missing);
+            self.facts.missing.forget(missing);
         }
     }
 
     /// A missing member called or indexed: Lua raises, unless the code
     /// runs only when the member exists (`if t.m then t.m(x) end`).
     pub fn use_missing(&mut self, missing: &MissingMember, usage: MissingUse) {
-        self.missing.forget(missing);
-        if self.missing.is_guarded(missing) {
+        self.facts.missing.forget(missing);
+        if self.facts.missing.is_guarded(missing) {
             return;
         }
         let MissingMember {
@@ -458,7 +459,7 @@ impl Analyzer<'_> {
                 "`{library}.{member}` does not exist: the `{library}` library has no member `{member}`, so `{caller}` calls nil and always fails (\"attempt to call a nil value\"), and hides why"
             ),
         };
-        self.diagnostics.push(missing.span.error(
+        self.facts.diagnostics.push(missing.span.error(
             Code::MissingMember,
             message,
             replacement_hint(*environment, library, member).unwrap_or_else(|| {
@@ -575,7 +576,7 @@ impl Analyzer<'_> {
     /// `base.member = ...` or `function base.member()`.
     pub fn member_write(&mut self, base: &Value, member: &str, span: Span) {
         if let Some(global) = self.sandbox_table(base) {
-            self.diagnostics.push(span.error(
+            self.facts.diagnostics.push(span.error(
                 Code::ReadonlyGlobal,
                 format!(
                     "assignment to `{global}.{member}` changes the read-only `{global}` table: Redis fails with \"Attempt to modify a readonly table\""
@@ -588,7 +589,7 @@ impl Analyzer<'_> {
     /// `setmetatable(base, …)` or `rawset(base, …)`, by `function`.
     pub fn table_write(&mut self, function: &str, base: &Value, span: Span) {
         if let Some(global) = self.sandbox_table(base) {
-            self.diagnostics.push(span.error(
+            self.facts.diagnostics.push(span.error(
                 Code::ReadonlyGlobal,
                 format!(
                     "`{function}({global}, …)` changes the read-only `{global}` table: Redis fails with \"Attempt to modify a readonly table\""

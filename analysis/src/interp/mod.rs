@@ -146,17 +146,17 @@ pub(crate) fn run_library(
         resp: Resp::of_source(source),
     };
     let mut analyzer = walk_twice(context, ast);
-    let missing = std::mem::take(&mut analyzer.missing);
-    analyzer.diagnostics.extend(missing.into_notes());
-    let mut functions = analyzer.function_walks;
+    let missing = std::mem::take(&mut analyzer.facts.missing);
+    analyzer.facts.diagnostics.extend(missing.into_notes());
+    let mut functions = analyzer.facts.function_walks;
     functions.resize_with(plan.registrations.len(), FunctionWalk::default);
     // Code outside the callbacks (their helpers) runs when any of them
     // calls it: each callback can end with the replies it builds.
     for function in &mut functions {
-        function.error_codes.merge(&analyzer.error_codes);
+        function.error_codes.merge(&analyzer.facts.error_codes);
     }
     LibraryWalk {
-        diagnostics: analyzer.diagnostics,
+        diagnostics: analyzer.facts.diagnostics,
         functions,
     }
 }
@@ -255,7 +255,40 @@ pub(crate) struct Operand {
 #[derive(Debug)]
 pub(crate) struct Analyzer<'a> {
     pub context: Context<'a>,
+    /// What the walk has found so far: what the analysis reports.
+    pub facts: Facts,
     pub scopes: Scopes,
+    /// Locals assigned after their declaration, and which of them from a
+    /// closure (collected by the survey).
+    pub assignments_found: Assignments,
+    /// Set by a call to `error`: the statement never completes.
+    pub raised: bool,
+    /// Set by each call: it may return any number of values.
+    pub last_call_many: bool,
+    /// Inside the arguments of a `pcall`/`xpcall` or `setmetatable`: the
+    /// number of functions around that call, and which call. A function
+    /// written among a `pcall`'s arguments runs protected (what it raises,
+    /// the call catches); one among `setmetatable`'s is a metamethod, which
+    /// runs only when the table is used that way.
+    pub protected_from: Option<(usize, Guard)>,
+    /// How many functions enclose the code whose `return` is the reply:
+    /// none for a script, the callback for a library function.
+    reply_depth: usize,
+    functions: Vec<Function>,
+    /// The number the next walk of a function body gets.
+    next_function_id: u32,
+    /// The loops around the code being walked, innermost last.
+    loops: Vec<Loop>,
+    depth: usize,
+    too_deep: bool,
+}
+
+/// What the walk finds: the diagnostics and the facts the analysis
+/// reports, apart from the state of the walk itself (scopes, loops,
+/// functions), so that undoing what a silent pass of a loop reported is
+/// one operation ([`Facts::forget_since`]).
+#[derive(Debug, Default)]
+pub(crate) struct Facts {
     pub diagnostics: Vec<Diagnostic>,
     pub returns: Vec<ReturnSite>,
     /// The unbounded reads already reported, by position (`line`,
@@ -271,58 +304,45 @@ pub(crate) struct Analyzer<'a> {
     pub key_prefixes: KeyPrefixes,
     pub params: ParamUsage,
     pub missing: MissingMembers,
-    /// Locals assigned after their declaration, and which of them from a
-    /// closure (collected by the survey).
-    pub assignments_found: Assignments,
-    /// Set by a call to `error`: the statement never completes.
-    pub raised: bool,
-    /// Set by each call: it may return any number of values.
-    pub last_call_many: bool,
     /// Globals the script tried to create: already reported, so reading
     /// them later is not reported again.
     pub refused_globals: HashSet<String>,
-    /// Inside the arguments of a `pcall`/`xpcall` or `setmetatable`: the
-    /// number of functions around that call, and which call. A function
-    /// written among a `pcall`'s arguments runs protected (what it raises,
-    /// the call catches); one among `setmetatable`'s is a metamethod, which
-    /// runs only when the table is used that way.
-    pub protected_from: Option<(usize, Guard)>,
     /// In a library: what each registered callback does, by registration.
-    function_walks: Vec<FunctionWalk>,
-    /// How many functions enclose the code whose `return` is the reply:
-    /// none for a script, the callback for a library function.
-    reply_depth: usize,
-    functions: Vec<Function>,
-    /// The number the next walk of a function body gets.
-    next_function_id: u32,
-    /// The loops around the code being walked, innermost last.
-    loops: Vec<Loop>,
-    depth: usize,
-    too_deep: bool,
+    pub function_walks: Vec<FunctionWalk>,
+}
+
+impl Facts {
+    /// How far the reports go now, to undo later ([`Self::forget_since`]).
+    pub(super) fn mark(&self) -> Reported {
+        Reported {
+            diagnostics: self.diagnostics.len(),
+            returns: self.returns.len(),
+        }
+    }
+
+    /// Undoes every diagnostic and return site reported since `mark`: a
+    /// silent pass of a loop, walked only to settle the values at its
+    /// head, reports nothing. The other facts are sets that the pass which
+    /// reports adds again (a command used, an error code, a key prefix).
+    pub(super) fn forget_since(&mut self, mark: Reported) {
+        self.diagnostics.truncate(mark.diagnostics);
+        self.returns.truncate(mark.returns);
+        self.unbounded_reads_reported
+            .retain(|_, index| *index < mark.diagnostics);
+    }
 }
 
 impl<'a> Analyzer<'a> {
     fn new(context: Context<'a>, assignments: Assignments) -> Self {
         Self {
             context,
+            facts: Facts::default(),
             scopes: Scopes::new(assignments),
-            diagnostics: Vec::new(),
-            returns: Vec::new(),
-            unbounded_reads_reported: HashMap::new(),
-            may_write: false,
-            error_codes: ErrorCodes::default(),
-            chunk_varargs: false,
-            review: Review::default(),
-            params: ParamUsage::default(),
-            missing: MissingMembers::default(),
-            refused_globals: HashSet::new(),
-            protected_from: None,
-            key_prefixes: KeyPrefixes::default(),
-            function_walks: Vec::new(),
-            reply_depth: 0,
             assignments_found: Assignments::default(),
             raised: false,
             last_call_many: false,
+            protected_from: None,
+            reply_depth: 0,
             functions: Vec::new(),
             next_function_id: 0,
             loops: Vec::new(),
@@ -391,7 +411,7 @@ impl<'a> Analyzer<'a> {
             },
             (false, None) => LoopBound::Written(self.quote(written, "its condition")),
         };
-        self.review.loop_site(LoopSite {
+        self.facts.review.loop_site(LoopSite {
             line: at.line,
             column: at.column,
             kind,
@@ -411,19 +431,19 @@ impl<'a> Analyzer<'a> {
 
     fn finish(mut self) -> Walk {
         let findings = self.param_findings();
-        self.diagnostics.extend(findings);
-        let missing = std::mem::take(&mut self.missing);
-        self.diagnostics.extend(missing.into_notes());
-        sort_returns(&mut self.returns);
-        self.review.finish();
+        self.facts.diagnostics.extend(findings);
+        let missing = std::mem::take(&mut self.facts.missing);
+        self.facts.diagnostics.extend(missing.into_notes());
+        sort_returns(&mut self.facts.returns);
+        self.facts.review.finish();
         Walk {
-            diagnostics: self.diagnostics,
-            returns: self.returns,
-            may_write: self.may_write,
-            error_codes: self.error_codes,
-            chunk_varargs: self.chunk_varargs,
-            review: self.review,
-            key_prefixes: self.key_prefixes,
+            diagnostics: self.facts.diagnostics,
+            returns: self.facts.returns,
+            may_write: self.facts.may_write,
+            error_codes: self.facts.error_codes,
+            chunk_varargs: self.facts.chunk_varargs,
+            review: self.facts.review,
+            key_prefixes: self.facts.key_prefixes,
         }
     }
 
@@ -455,7 +475,7 @@ impl<'a> Analyzer<'a> {
         }
         if !self.too_deep {
             self.too_deep = true;
-            self.diagnostics.push(Span::TOP.error(
+            self.facts.diagnostics.push(Span::TOP.error(
                 Code::Syntax,
                 format!(
                     "the script nests blocks, brackets and operators more than {MAX_NESTING} levels deep"
@@ -470,24 +490,6 @@ impl<'a> Analyzer<'a> {
 
     fn leave(&mut self) {
         self.depth = self.depth.saturating_sub(1);
-    }
-
-    /// How far the reports go now, to undo later ([`Self::forget_since`]).
-    pub(super) fn reported(&self) -> Reported {
-        Reported {
-            diagnostics: self.diagnostics.len(),
-            returns: self.returns.len(),
-        }
-    }
-
-    /// Undoes every diagnostic and return site reported since `mark`: a
-    /// silent pass of a loop, walked only to settle the values at its
-    /// head, reports nothing.
-    pub(super) fn forget_since(&mut self, mark: Reported) {
-        self.diagnostics.truncate(mark.diagnostics);
-        self.returns.truncate(mark.returns);
-        self.unbounded_reads_reported
-            .retain(|_, index| *index < mark.diagnostics);
     }
 }
 

@@ -121,7 +121,7 @@ impl<'a> Analyzer<'a> {
             None if matches!(index, Value::Str(_) | Value::Number(_)) => {
                 let shown = self.quote(span, declared.table());
                 let table = declared.table();
-                self.diagnostics.push(span.error(
+                self.facts.diagnostics.push(span.error(
                     Code::InvalidIndex,
                     format!("`{shown}` is always nil: {table} holds its elements at integer indices 1, 2, …"),
                     format!("index {table} with an integer, e.g. {table}[1]"),
@@ -134,7 +134,7 @@ impl<'a> Analyzer<'a> {
 
     fn push_never_set(&mut self, declared: Declared<'_>, span: Span, literal: i64) {
         let table = declared.table();
-        self.diagnostics.push(span.error(
+        self.facts.diagnostics.push(span.error(
             Code::InvalidIndex,
             format!("`{table}[{literal}]` is always nil: Lua arrays start at 1"),
             format!("the first {} is {table}[1]", declared.noun()),
@@ -143,7 +143,7 @@ impl<'a> Analyzer<'a> {
 
     fn read_literal(&mut self, declared: Declared<'_>, literal: i64, span: Span) {
         let within = usize::try_from(literal).is_ok_and(|index| index <= declared.fixed);
-        let usage = self.params.of(declared.param);
+        let usage = self.facts.params.of(declared.param);
         usage.literal.insert(literal);
         if within {
             return;
@@ -167,7 +167,7 @@ impl<'a> Analyzer<'a> {
             }
             (DeclaredBy::CommandLine, _) => format!("pass `{} {literal}`", declared.option()),
         };
-        self.diagnostics.push(span.error(
+        self.facts.diagnostics.push(span.error(
             Code::IndexOutOfRange,
             format!(
                 "`{table}[{literal}]` is out of range: {} declares {}",
@@ -182,7 +182,7 @@ impl<'a> Analyzer<'a> {
     /// parameters only, this is fine (`for i = 1, #KEYS` over two declared
     /// keys): it may read any of them, so none is reported unread.
     pub fn param_dynamic(&mut self, param: Param, span: Span) {
-        self.params.of(param).dynamic.get_or_insert(span);
+        self.facts.params.of(param).dynamic.get_or_insert(span);
     }
 
     /// Declared parameters never read, and variadic ones never iterated.
@@ -193,18 +193,21 @@ impl<'a> Analyzer<'a> {
         // argument unread, and the reverse. The out-of-range error is the
         // root cause; the unread parameter on the other side is not
         // reported as well.
-        let past_the_split =
-            |param: Param| {
-                let declared = self.declared(param);
-                !declared.variadic
-                    && self.params.of_ref(param).literal.iter().any(|&index| {
-                        usize::try_from(index).is_ok_and(|index| index > declared.fixed)
-                    })
-            };
+        let past_the_split = |param: Param| {
+            let declared = self.declared(param);
+            !declared.variadic
+                && self
+                    .facts
+                    .params
+                    .of_ref(param)
+                    .literal
+                    .iter()
+                    .any(|&index| usize::try_from(index).is_ok_and(|index| index > declared.fixed))
+        };
         let split = self.context.signature.declared_by == DeclaredBy::RustFunction;
         for (param, usage, other) in [
-            (Param::Keys, &self.params.keys, Param::Argv),
-            (Param::Argv, &self.params.argv, Param::Keys),
+            (Param::Keys, &self.facts.params.keys, Param::Argv),
+            (Param::Argv, &self.facts.params.argv, Param::Keys),
         ] {
             let declared = self.declared(param);
             let knock_on = split && past_the_split(other);

@@ -165,7 +165,8 @@ impl Analyzer<'_> {
             _ => None,
         };
         if let Some(Refusal { message, hint, at }) = refusal {
-            self.diagnostics
+            self.facts
+                .diagnostics
                 .push(at.error(Code::HelperArgument, message, hint));
         }
     }

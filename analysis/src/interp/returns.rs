@@ -54,7 +54,7 @@ impl Analyzer<'_> {
         }
         // Redis replies with the first value only.
         let shape = values.first().map_or(ReturnShape::Nil, shape_of);
-        self.returns.push(ReturnSite {
+        self.facts.returns.push(ReturnSite {
             line: span.line,
             column: span.column,
             width: span.width,

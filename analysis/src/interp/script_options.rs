@@ -76,13 +76,13 @@ impl Analyzer<'_> {
         };
         let refused = "the call fails with \"DB index is out of range\"";
         if index < 0 {
-            self.diagnostics.push(operand.span.error(
+            self.facts.diagnostics.push(operand.span.error(
                 Code::DatabaseIndex,
                 format!("`SELECT {index}`: there is no negative database, {refused}"),
                 "select a database from 0 up",
             ));
         } else if index >= DEFAULT_DATABASES {
-            self.diagnostics.push(operand.span.warning(
+            self.facts.diagnostics.push(operand.span.warning(
                 Code::DatabaseIndex,
                 format!(
                     "`SELECT {index}`: a server has {DEFAULT_DATABASES} databases (0 to {}) unless its `databases` setting says more; on one that does not, {refused}",
@@ -107,7 +107,7 @@ impl Analyzer<'_> {
         let target = &self.context.signature.target;
         let hint = "a script cannot wait: drop the option (where the servers accept it, the read does not wait either) and wait in the client";
         if target.is_strict() || refusing == releases {
-            self.diagnostics.push(span.error(
+            self.facts.diagnostics.push(span.error(
                 Code::RefusedOption,
                 format!(
                     "`{command}` with `{option}` is refused inside scripts on {}: the call fails with \"{}\"",
@@ -117,7 +117,7 @@ impl Analyzer<'_> {
                 hint,
             ));
         } else {
-            self.diagnostics.push(span.warning(
+            self.facts.diagnostics.push(span.warning(
                 Code::RefusedOption,
                 format!(
                     "`{command}` with `{option}` is refused inside scripts on {} (the other servers accept it and do not wait): the default target (any supported server) lets this build, and the call fails there with \"{}\"",

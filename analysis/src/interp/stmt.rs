@@ -9,7 +9,7 @@ impl Analyzer<'_> {
         // A library's top level registers functions: it is no reply.
         if !terminates && self.context.plan.is_none() {
             let span = self.end_of_chunk(ast);
-            self.returns.push(ReturnSite {
+            self.facts.returns.push(ReturnSite {
                 line: span.line,
                 column: span.column,
                 width: span.width,
@@ -156,7 +156,7 @@ impl Analyzer<'_> {
                         match self.value_of(expression) {
                             Value::Str(member) => self.field_write(&base, &member, span, value),
                             key => {
-                                self.error_codes.computed_field(&key, value);
+                                self.facts.error_codes.computed_field(&key, value);
                                 // `t[#t + 1] = v`: an element of a local table.
                                 if let (Prefix::Name(table), []) = (target.prefix(), path) {
                                     self.table_written(table);
@@ -175,8 +175,9 @@ impl Analyzer<'_> {
     /// reply.
     pub(super) fn field_write(&mut self, base: &Value, member: &str, span: Span, value: &Value) {
         if member == "err" {
-            self.error_codes
-                .err_field(value, span, &mut self.diagnostics);
+            self.facts
+                .error_codes
+                .err_field(value, span, &mut self.facts.diagnostics);
         }
         self.member_write(base, member, span);
     }
@@ -334,12 +335,12 @@ impl Analyzer<'_> {
         self.context.environment = Environment::FunctionCall;
         self.context.tables = [&registration.tables[0], &registration.tables[1]];
         let outer_state = FunctionWalk {
-            returns: std::mem::take(&mut self.returns),
-            may_write: std::mem::take(&mut self.may_write),
-            error_codes: std::mem::take(&mut self.error_codes),
-            key_prefixes: std::mem::take(&mut self.key_prefixes),
+            returns: std::mem::take(&mut self.facts.returns),
+            may_write: std::mem::take(&mut self.facts.may_write),
+            error_codes: std::mem::take(&mut self.facts.error_codes),
+            key_prefixes: std::mem::take(&mut self.facts.key_prefixes),
         };
-        let outer_params = std::mem::take(&mut self.params);
+        let outer_params = std::mem::take(&mut self.facts.params);
         let outer_reply_depth = self.reply_depth;
 
         let outer_values = self.scopes.snapshot();
@@ -368,7 +369,7 @@ impl Analyzer<'_> {
         }
         if !self.walk_block(body.block()) {
             let end = self.span(body.end_token());
-            self.returns.push(ReturnSite {
+            self.facts.returns.push(ReturnSite {
                 line: end.line,
                 column: end.column,
                 width: end.width,
@@ -386,25 +387,26 @@ impl Analyzer<'_> {
                 finding.line = registration.span.line;
                 finding.column = registration.span.column;
                 finding.width = registration.span.width;
-                self.diagnostics.push(finding);
+                self.facts.diagnostics.push(finding);
             }
         }
-        let mut returns = std::mem::replace(&mut self.returns, outer_state.returns);
+        let mut returns = std::mem::replace(&mut self.facts.returns, outer_state.returns);
         sort_returns(&mut returns);
         let outcome = FunctionWalk {
             returns,
-            may_write: std::mem::replace(&mut self.may_write, outer_state.may_write),
-            error_codes: std::mem::replace(&mut self.error_codes, outer_state.error_codes),
-            key_prefixes: std::mem::replace(&mut self.key_prefixes, outer_state.key_prefixes),
+            may_write: std::mem::replace(&mut self.facts.may_write, outer_state.may_write),
+            error_codes: std::mem::replace(&mut self.facts.error_codes, outer_state.error_codes),
+            key_prefixes: std::mem::replace(&mut self.facts.key_prefixes, outer_state.key_prefixes),
         };
-        if self.function_walks.len() <= index {
-            self.function_walks
+        if self.facts.function_walks.len() <= index {
+            self.facts
+                .function_walks
                 .resize_with(index + 1, FunctionWalk::default);
         }
-        if let Some(slot) = self.function_walks.get_mut(index) {
+        if let Some(slot) = self.facts.function_walks.get_mut(index) {
             *slot = outcome;
         }
-        self.params = outer_params;
+        self.facts.params = outer_params;
         self.reply_depth = outer_reply_depth;
         self.context = outer;
     }
@@ -595,13 +597,13 @@ impl Analyzer<'_> {
         let precise = self.loops.len() < PRECISE_LOOP_DEPTH;
         let passes = if precise { LOOP_PASSES } else { 1 };
         for done in 0..passes {
-            let reported = self.reported();
+            let reported = self.facts.mark();
             self.loops.push(Loop::default());
             self.scopes.restore(&head);
             let terminates = pass(self);
             let end = (!terminates).then(|| self.scopes.snapshot());
             self.loops.pop();
-            self.forget_since(reported);
+            self.facts.forget_since(reported);
             let next = match end {
                 Some(end) => entry.join(&end),
                 None => entry.clone(),
@@ -655,9 +657,9 @@ impl Analyzer<'_> {
         self.scopes.restore(&before);
         self.narrow(condition, true);
         let guards = self.guards_of(condition);
-        let pushed = self.missing.push_guards(guards);
+        let pushed = self.facts.missing.push_guards(guards);
         let terminates = self.scoped_block(block);
-        self.missing.pop_guards(pushed);
+        self.facts.missing.pop_guards(pushed);
         (value, terminates, otherwise)
     }
 }

@@ -272,9 +272,8 @@ impl Code {
         Code::ALL.iter().copied().filter(|code| code.is_finding())
     }
 
-    /// What to say of `name`, which names no finding: the nearest
-    /// finding's name, or all of them. A message written on one line
-    /// joins it after `written names no finding; `.
+    /// The help for an opt-out naming `name`, which is no finding: the
+    /// nearest finding's name, or all of them.
     pub fn finding_help(name: &str) -> String {
         match crate::source::suggest::closest(name, Code::findings().map(Code::name)) {
             Some(near) => format!("did you mean `{near}`?"),
