@@ -137,7 +137,7 @@ fn checker_errors(source: &str, target: &Target) -> Vec<String> {
         .diagnostics
         .into_iter()
         .filter(|diagnostic| diagnostic.severity == Severity::Error)
-        .map(|diagnostic| diagnostic.message)
+        .map(|diagnostic| diagnostic.text())
         .collect()
 }
 
@@ -214,7 +214,7 @@ fn library_errors(source: &str) -> Vec<String> {
         .diagnostics
         .into_iter()
         .filter(|diagnostic| diagnostic.severity == Severity::Error)
-        .map(|diagnostic| diagnostic.message)
+        .map(|diagnostic| diagnostic.text())
         .collect()
 }
 
