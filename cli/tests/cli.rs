@@ -267,6 +267,14 @@ fn directories_are_searched_recursively_in_order() {
             "fixtures/failing/undeclared.lua",
             "fixtures/key_prefixes/declared_in_header.lua",
             "fixtures/key_prefixes/undeclared.lua",
+            "fixtures/keys_from_data/get.lua",
+            "fixtures/keys_from_data/helper.lua",
+            "fixtures/keys_from_data/hget.lua",
+            "fixtures/keys_from_data/json.lua",
+            "fixtures/keys_from_data/lpop.lua",
+            "fixtures/keys_from_data/members.lua",
+            "fixtures/keys_from_data/scan.lua",
+            "fixtures/keys_from_data/unpack.lua",
             "fixtures/libraries/counters.lua",
             "fixtures/passing/delete_all.lua",
             "fixtures/passing/misspelled_log_level.lua",
@@ -278,7 +286,7 @@ fn directories_are_searched_recursively_in_order() {
     assert!(
         found
             .stdout
-            .ends_with("  \"errors\": 7,\n  \"warnings\": 2\n}\n"),
+            .ends_with("  \"errors\": 15,\n  \"warnings\": 4\n}\n"),
         "{}",
         found.stdout
     );
@@ -659,4 +667,60 @@ fn every_explanation_example_gets_its_code_and_every_fix_does_not() {
     let _ = std::fs::remove_dir_all(&directory);
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
     assert!(checked > 80, "only {checked} examples");
+}
+
+/// Scripts that use key names read from data (a reply, a set's members, a
+/// hash field, `SCAN`, a list, a decoded payload, through an alias, a
+/// helper or `unpack`) fail the check, each with the place it read the
+/// key; with the opt-out they pass, and the review lists their lines.
+#[test]
+fn keys_read_from_data_fail_without_the_opt_out() {
+    let directory = "fixtures/keys_from_data";
+    let scripts: Vec<String> = std::fs::read_dir(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests")
+            .join(directory),
+    )
+    .expect("the fixtures")
+    .map(|entry| {
+        entry
+            .expect("an entry")
+            .file_name()
+            .to_string_lossy()
+            .into_owned()
+    })
+    .filter(|name| name.ends_with(".lua"))
+    .collect();
+    assert!(scripts.len() >= 8, "{scripts:?}");
+    for script in &scripts {
+        let path = format!("{directory}/{script}");
+        let found = run(&["--format", "json", &path]);
+        assert_eq!(found.status, 1, "{path}: {}", found.stdout);
+        let report: serde_json::Value = serde_json::from_str(&found.stdout).expect("JSON");
+        let errors: Vec<&serde_json::Value> = report["diagnostics"]
+            .as_array()
+            .expect("diagnostics")
+            .iter()
+            .filter(|diagnostic| diagnostic["severity"] == "error")
+            .collect();
+        assert!(
+            !errors.is_empty()
+                && errors.iter().all(|error| error["code"] == "RS014"
+                    && error["message"]
+                        .as_str()
+                        .is_some_and(|message| message.contains(" at line "))),
+            "{path}: {}",
+            found.stdout
+        );
+        let opted_out = run(&["--dynamic-keys", &path]);
+        assert_eq!(opted_out.status, 0, "{path}: {}", opted_out.stdout);
+        let review = run(&["--report", "--dynamic-keys", &path]);
+        assert!(
+            !review
+                .stdout
+                .contains("every key a command takes comes from KEYS"),
+            "{path}: {}",
+            review.stdout
+        );
+    }
 }

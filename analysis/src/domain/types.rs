@@ -149,6 +149,24 @@ pub(crate) struct UnboundedRead {
     pub bound: String,
 }
 
+/// Where a value was read from data: a command's reply or a decoded
+/// payload, for the key check ("read from the reply of `GET` at line 2").
+/// A key name read from data may hash to any slot.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct DataRead {
+    /// "read from the reply of `GET`", "decoded by `cjson.decode`".
+    pub how: String,
+    /// Where it is read.
+    pub line: usize,
+}
+
+impl DataRead {
+    /// For a message: "read from the reply of `GET` at line 2".
+    pub fn describe(&self) -> String {
+        format!("{} at line {}", self.how, self.line)
+    }
+}
+
 /// What a table holds, as far as the analysis knows.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub(crate) struct TableType {
@@ -218,6 +236,9 @@ pub(crate) struct Type {
     /// that the narrowed kinds decide but these do not repeats an earlier
     /// guard (`if not id or id == false`): redundant, not a bug.
     pub unguarded: Kinds,
+    /// It may have been read from data (a reply, a decoded payload, an
+    /// element of one), and from where.
+    pub read_from: Option<Rc<DataRead>>,
 }
 
 impl Type {
@@ -233,6 +254,7 @@ impl Type {
             length_of: None,
             unbounded: None,
             unguarded: kinds,
+            read_from: None,
         }
     }
 
@@ -333,6 +355,7 @@ impl Type {
                 .filter(|table| other.length_of == Some(*table)),
             unbounded: self.unbounded.clone().or_else(|| other.unbounded.clone()),
             unguarded: self.unguarded | other.unguarded,
+            read_from: self.read_from.clone().or_else(|| other.read_from.clone()),
         }
     }
 
@@ -373,5 +396,20 @@ impl Type {
     /// What it holds, when it is a table.
     pub fn table_type(&self) -> Option<&TableType> {
         self.table.as_deref()
+    }
+
+    /// The type, read from data at `read`.
+    pub fn read_from(mut self, read: DataRead) -> Type {
+        self.read_from = Some(Rc::new(read));
+        self
+    }
+
+    /// What a part of a value of this type is (an element, a field, a
+    /// loop variable over it): `part`, read from the same data.
+    pub fn part(&self, mut part: Type) -> Type {
+        if part.read_from.is_none() {
+            part.read_from.clone_from(&self.read_from);
+        }
+        part
     }
 }

@@ -265,6 +265,16 @@ impl Value {
             Value::Bool(_) => "a boolean".to_string(),
             Value::Nil | Value::Missing(_) => "nil".to_string(),
             Value::Table(_) | Value::Reply(_) | Value::Params(_) => "a table".to_string(),
+            // A key name read from data may hash to any slot.
+            Value::Typed(ty)
+                if let Some(read) = &ty.read_from
+                    && (ty.kinds.intersects(Kinds::STRING) || ty.is_unknown()) =>
+            {
+                format!("a value {}", read.describe())
+            }
+            Value::Spread(table) if let Some(read) = &table.read_from => {
+                format!("the elements of a table {}", read.describe())
+            }
             Value::Typed(ty) if !ty.kinds.intersects(Kinds::STRING) && !ty.is_unknown() => {
                 let kinds = ty.kinds;
                 if kinds.within(Kinds::NUMBER) {

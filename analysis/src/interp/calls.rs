@@ -5,7 +5,7 @@
 use full_moon::ast::FunctionArgs;
 
 use crate::domain::keys::KeySite;
-use crate::domain::types::{Kinds, TableType, Type};
+use crate::domain::types::{DataRead, Kinds, TableType, Type};
 use crate::domain::value::{Param, Reply, Value};
 use crate::emit::review::ReadSite;
 use crate::interp::error_codes::error_code;
@@ -166,7 +166,11 @@ impl Analyzer<'_> {
                     command: &command,
                     key: key.as_deref(),
                 };
-                let mut reply = reply_type(name, releases, self.context.resp, caller);
+                let mut reply =
+                    reply_type(name, releases, self.context.resp, caller).read_from(DataRead {
+                        how: format!("read from the reply of `{command}`"),
+                        line: name_span.line,
+                    });
                 reply.unbounded = self.unbounded_read(name, releases, operands, span);
                 if let Some(read) = &reply.unbounded {
                     self.facts.review.read(ReadSite {
@@ -241,7 +245,10 @@ impl Analyzer<'_> {
             ("cjson", Some("decode"))
             | ("cmsgpack", Some("unpack" | "unpack_limit" | "unpack_one")) => {
                 self.facts.error_codes.forwards_unknown();
-                Value::Unknown
+                Value::Typed(Type::unknown().read_from(DataRead {
+                    how: format!("decoded by `{global}.{}`", member.unwrap_or_default()),
+                    line: span.line,
+                }))
             }
             // After `redis.setresp(3)`, a map reply is `{map = {…}}`: its
             // inner table may hold an `err` field read from the data.
@@ -291,14 +298,19 @@ impl Analyzer<'_> {
             }
             ("ipairs" | "pairs", None) => match first {
                 Some(Value::Params(param)) => Value::ParamIterator(*param),
-                // The iteration of a read that grows with the data.
-                Some(value) => match value.ty().unbounded {
-                    Some(read) => Value::Typed(Type {
-                        unbounded: Some(read),
+                // The iteration of a read that grows with the data, or of
+                // data whose elements are data too.
+                Some(value) => {
+                    let ty = value.ty();
+                    if ty.unbounded.is_none() && ty.read_from.is_none() {
+                        return Value::Unknown;
+                    }
+                    Value::Typed(Type {
+                        unbounded: ty.unbounded,
+                        read_from: ty.read_from,
                         ..Type::unknown()
-                    }),
-                    None => Value::Unknown,
-                },
+                    })
+                }
                 None => Value::Unknown,
             },
             // A key or a literal converted to a string is still that value.
@@ -858,7 +870,12 @@ impl Analyzer<'_> {
                     line: operand.span.line,
                     in_function: None,
                 };
-                self.check_key(&operand.value, operand.span, &site, report);
+                // Where a trailing `unpack` lands is known only roughly,
+                // but a table read from data spread where keys go holds
+                // key names read from data either way.
+                let spread_data =
+                    matches!(&operand.value, Value::Spread(table) if table.read_from.is_some());
+                self.check_key(&operand.value, operand.span, &site, report || spread_data);
             }
         }
     }

@@ -319,6 +319,12 @@ impl Analyzer<'_> {
                     self.param_dynamic(param, span);
                     return Value::Unknown;
                 }
+                // A field of data is data too.
+                if let Value::Typed(ty) = &value
+                    && ty.read_from.is_some()
+                {
+                    return Value::Typed(ty.part(Type::unknown()));
+                }
                 self.index_member(value, identifier(name), member_span)
             }
             Suffix::Index(Index::Brackets { expression, .. }) => {
@@ -496,6 +502,20 @@ impl Analyzer<'_> {
 /// table's shape tells it (its position, or what all its elements are,
 /// or nil past its end).
 pub(super) fn element(table: &Type, key: &Value) -> Value {
+    let element = element_of_shape(table, key);
+    // A part of data is data too.
+    if table.read_from.is_none() {
+        return element;
+    }
+    match element {
+        Value::Unknown => Value::Typed(table.part(Type::unknown())),
+        Value::Typed(ty) => Value::Typed(table.part(ty)),
+        other => other,
+    }
+}
+
+/// `table[key]` as the table's shape tells it.
+fn element_of_shape(table: &Type, key: &Value) -> Value {
     let Some(shape) = table.table_type() else {
         return Value::Unknown;
     };

@@ -507,12 +507,25 @@ impl Analyzer<'_> {
             Some(Value::ParamIterator(param)) => Some(*param),
             _ => None,
         };
+        // The variables of a loop over data are data too, apart from the
+        // index `ipairs` counts.
+        let data = operands
+            .first()
+            .map(|operand| operand.value.ty())
+            .filter(|ty| ty.read_from.is_some());
+        let counted = generic_for
+            .expressions()
+            .iter()
+            .next()
+            .is_some_and(calls_ipairs);
         self.walk_loop(Exit::AtHead(None), |analyzer| {
             analyzer.scopes.push();
             for (position, name) in generic_for.names().iter().enumerate() {
-                let value = match (position, iterated) {
-                    (0, Some(_)) => Value::Typed(Type::of(Kinds::INTEGER)),
-                    (1, Some(param)) => param.element(),
+                let value = match (position, iterated, &data) {
+                    (0, Some(_), _) => Value::Typed(Type::of(Kinds::INTEGER)),
+                    (1, Some(param), _) => param.element(),
+                    (0, None, Some(_)) if counted => Value::Typed(Type::of(Kinds::INTEGER)),
+                    (_, None, Some(data)) => Value::Typed(data.part(Type::unknown())),
                     _ => Value::Unknown,
                 };
                 analyzer.declare(identifier(name), offset(name), value);
@@ -682,4 +695,13 @@ pub(super) fn breaks_out(block: &Block) -> bool {
         }
         _ => false,
     })
+}
+
+/// Whether `expression` is a call of `ipairs`, whose first loop variable
+/// is the index it counts.
+fn calls_ipairs(expression: &Expression) -> bool {
+    let Expression::FunctionCall(call) = expression else {
+        return false;
+    };
+    matches!(call.prefix(), Prefix::Name(name) if identifier(name) == "ipairs")
 }

@@ -205,3 +205,95 @@ fn a_library_function_derives_its_own_prefixes() {
         ]
     );
 }
+
+/// A key name the script reads from data (a reply, a decoded payload, an
+/// element or field of one, a loop over one) may hash to any slot: it is
+/// not from KEYS, through locals, aliases, helper functions and `unpack`,
+/// and the message says where it was read.
+#[test]
+fn keys_read_from_data_are_not_from_keys() {
+    let cases = [
+        (
+            "local target = redis.call('GET', KEYS[1])\nif not target then return 0 end\nreturn redis.call('DEL', target)",
+            "3:26 key argument `target` of `DEL` does not come from KEYS (a value read from the reply of `GET` at line 1)",
+        ),
+        (
+            "for _, member in ipairs(redis.call('SMEMBERS', KEYS[1])) do\n  redis.call('DEL', member)\nend",
+            "2:21 key argument `member` of `DEL` does not come from KEYS (a value read from the reply of `SMEMBERS` at line 1)",
+        ),
+        (
+            "for field, name in pairs(redis.call('HGETALL', KEYS[1])) do\n  redis.call('DEL', name)\nend",
+            "2:21 key argument `name` of `DEL` does not come from KEYS (a value read from the reply of `HGETALL` at line 1)",
+        ),
+        (
+            "local queue = redis.call('HGET', KEYS[1], 'queue')\nreturn redis.call('LPUSH', queue, 'x')",
+            "2:28 key argument `queue` of `LPUSH` does not come from KEYS (a value read from the reply of `HGET` at line 1)",
+        ),
+        (
+            "local reply = redis.call('SCAN', 0)\nfor _, k in ipairs(reply[2]) do redis.call('DEL', k) end",
+            "2:51 key argument `k` of `DEL` does not come from KEYS (a value read from the reply of `SCAN` at line 1)",
+        ),
+        (
+            "local names = redis.call('KEYS', 'job:*')\nreturn redis.call('DEL', unpack(names))",
+            "2:26 key argument `unpack(names)` of `DEL` does not come from KEYS (the elements of a table read from the reply of `KEYS` at line 1)",
+        ),
+        (
+            "local name = redis.call('LPOP', KEYS[1])\nlocal alias = name\nreturn redis.call('INCR', alias)",
+            "3:27 key argument `alias` of `INCR` does not come from KEYS (a value read from the reply of `LPOP` at line 1)",
+        ),
+        (
+            "local payload = cjson.decode(ARGV[1])\nreturn redis.call('GET', payload.key)",
+            "2:26 key argument `payload.key` of `GET` does not come from KEYS (a value decoded by `cjson.decode` at line 1)",
+        ),
+        (
+            "local function drop(k) return redis.call('DEL', k) end\nreturn drop(redis.call('GET', KEYS[1]))",
+            "2:13 `redis.call('GET', KEYS[1])`, which the function called here passes as a key of `DEL` (line 1), does not come from KEYS (a value read from the reply of `GET` at line 2)",
+        ),
+    ];
+    let lenient = Signature {
+        keys: 1,
+        args: 1,
+        allow_unused: true,
+        ..Signature::default()
+    };
+    for (source, expected) in cases {
+        let found: Vec<String> = crate::analyze(source, &lenient)
+            .errors()
+            .map(|d| format!("{}:{} {}", d.line, d.column, d.message))
+            .collect();
+        assert_eq!(found, [expected], "{source}");
+        // The opt-outs take it.
+        let opted_out = Signature {
+            dynamic_keys: true,
+            ..lenient.clone()
+        };
+        assert_eq!(
+            crate::analyze(source, &opted_out).errors().count(),
+            0,
+            "{source}"
+        );
+        let flagged = format!("#!lua flags=allow-cross-slot-keys\n{source}");
+        assert_eq!(
+            crate::analyze(&flagged, &lenient).errors().count(),
+            0,
+            "{source}"
+        );
+    }
+    // Data used as a value, not as a key, is fine; so is a key from KEYS
+    // next to data, and the index `ipairs` counts.
+    for source in [
+        "local n = redis.call('GET', KEYS[1])\nreturn redis.call('SET', KEYS[1], n)",
+        "for i, v in ipairs(redis.call('LRANGE', KEYS[1], 0, 9)) do redis.call('HSET', KEYS[1], v, i) end",
+        "local payload = cjson.decode(ARGV[1])\nreturn redis.call('HSET', KEYS[1], payload.field, payload.value)",
+        "for i in ipairs(redis.call('LRANGE', KEYS[1], 0, 9)) do redis.call('INCRBY', KEYS[1], i) end",
+    ] {
+        assert_eq!(
+            crate::analyze(source, &lenient)
+                .errors()
+                .map(|d| d.text())
+                .collect::<Vec<_>>(),
+            Vec::<String>::new(),
+            "{source}"
+        );
+    }
+}
