@@ -456,6 +456,12 @@ fn emit(signature: &FunctionSignature, parts: Expansion<'_>) -> TokenStream {
     } = signature;
     let connection = connection_ident();
     let (_, _, where_clause) = generics.split_for_impl();
+    // The function's own `where` adds the connection's bound, so the
+    // declaration's predicates join it rather than open a second clause.
+    let where_predicates = generics
+        .where_clause
+        .as_ref()
+        .map(|clause| &clause.predicates);
     let generic_params = &generics.params;
     let mut function_params = generics.params.clone();
     function_params.push(syn::parse_quote!(__Connection));
@@ -501,7 +507,7 @@ fn emit(signature: &FunctionSignature, parts: Expansion<'_>) -> TokenStream {
         ) -> ::core::result::Result<#reply, #failure>
         where
             __Connection: #private::AsyncConnection + ?::core::marker::Sized,
-            #where_clause
+            #where_predicates
         {
             #function_body
         }

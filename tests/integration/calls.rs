@@ -186,6 +186,12 @@ async fn connection_manager_runs_scripts() {
         .await
         .expect("generic reply type");
     assert!(!released);
+    let released: i64 = redis_script_tests::release_lock_where(&mut manager, "lock:{m}", "nobody")
+        .await
+        .expect("a reply type bounded in a where clause");
+    assert_eq!(released, 0);
+    let prepared = redis_script_tests::release_lock_where::call::<i64>("lock:{m}", "nobody");
+    assert_eq!(prepared.invoke(&mut manager).await.expect("prepared"), 0);
 }
 
 #[tokio::test]

@@ -15,6 +15,12 @@ pub async fn transfer(source: &str, destination: &str, amount: i64) -> (i64, i64
 #[redis_script(path = "../lua/release_lock.lua", keys = 1)]
 pub async fn release_lock_as<T: redis::FromRedisValue>(lock: &str, token: &str) -> T;
 
+/// A `where` clause is kept too, on the function and on its `call`.
+#[redis_script(path = "../lua/release_lock.lua", keys = 1)]
+pub async fn release_lock_where<T>(lock: &str, token: &str) -> T
+where
+    T: redis::FromRedisValue + Default;
+
 pub mod faults;
 
 /// The integer at `key` (`None` when it is missing): what a test reads back
