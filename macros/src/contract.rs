@@ -218,7 +218,12 @@ pub fn checks(
                         message: render(
                             site,
                             format!("the script replies with the error code {code}, which the error type `{error_name}` does not declare"),
-                            format!("{FILLED_IN}add a variant for it to `{error_name}` (`#[error_code(\"{code}\")]`), or change the script"),
+                            match one_word_error_reply(source, site).filter(|_| code == "ERR") {
+                                Some(word) => format!(
+                                    "{FILLED_IN}`redis.error_reply('{word}')` is sent as `ERR {word}`: Redis reads the first word as the code only when a message follows it; to reply with {word}, write `redis.error_reply('{word} <message>')` or `{{err = '{word}'}}` and give `{error_name}` a variant with `#[error_code(\"{word}\")]`"
+                                ),
+                                None => format!("{FILLED_IN}add a variant for it to `{error_name}` (`#[error_code(\"{code}\")]`), or change the script"),
+                            },
                         ),
                         second_message: None,
                     });
@@ -228,6 +233,17 @@ pub fn checks(
         }
     }
     checks
+}
+
+/// The word of a one-word `redis.error_reply('WORD')` at `site`, which
+/// the server sends as `ERR WORD`.
+fn one_word_error_reply(source: &str, site: &ReturnSite) -> Option<String> {
+    let line = source.lines().nth(site.line.checked_sub(1)?)?;
+    let after = line.split_once("error_reply(")?.1.trim_start();
+    let quote = after.chars().next().filter(|c| matches!(c, '\'' | '"'))?;
+    let (word, _) = after[1..].split_once(quote)?;
+    let word = word.strip_prefix('-').unwrap_or(word);
+    (!word.is_empty() && !word.contains(char::is_whitespace)).then(|| word.to_owned())
 }
 
 /// A warning (stable Rust's only way for a macro to warn is a deprecated
