@@ -106,6 +106,28 @@ fn a_number_tested_for_truth_is_always_true() {
     silent("local n = tonumber(ARGV[1]) if not n then return 0 end return n");
 }
 
+/// A default given to a number that cannot be nil (redis-py's lock
+/// extension, `if not expiration then expiration = 0 end` after `PTTL`)
+/// is harmless: a warning. A branch that does more, or an `else`, keeps
+/// the error, since the author meant it to depend on the value.
+#[test]
+fn a_default_never_needed_is_a_warning() {
+    let extend = "local expiration = redis.call('PTTL', KEYS[1])\nif not expiration then\n  expiration = 0\nend\nreturn expiration";
+    assert_eq!(findings(extend), [("always_true", WARNING, 2)]);
+    assert_eq!(
+        findings(
+            "local ttl = redis.call('PTTL', KEYS[1])\nif not ttl then\n  redis.call('DEL', KEYS[1])\nend\nreturn ttl"
+        ),
+        [("always_true", ERROR, 2)]
+    );
+    assert_eq!(
+        findings(
+            "local ttl = redis.call('PTTL', KEYS[1])\nif not ttl then ttl = 0 else ttl = 1 end\nreturn ttl"
+        ),
+        [("always_true", ERROR, 2)]
+    );
+}
+
 #[test]
 fn arguments_redis_refuses() {
     assert_eq!(

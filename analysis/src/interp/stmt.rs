@@ -2,6 +2,7 @@
 //! bodies, branches and loops (each loop walked to a fixed point).
 
 use super::*;
+use crate::Severity;
 
 impl Analyzer<'_> {
     pub(super) fn walk_chunk(&mut self, ast: &Ast) {
@@ -423,8 +424,13 @@ impl Analyzer<'_> {
         // tested so far were all false.
         let mut ends = Vec::new();
         let mut all_terminate = true;
+        let lone = statement.else_if().is_none() && statement.else_block().is_none();
         for (condition, block) in branches {
+            let before = self.facts.diagnostics.len();
             let (_, terminates, otherwise) = self.guarded_block(condition, block);
+            if lone && assigns_a_default(condition, block) {
+                self.defensive_default(before, self.context.map.expression(condition));
+            }
             if !terminates {
                 ends.push(self.scopes.snapshot());
             }
@@ -448,6 +454,33 @@ impl Analyzer<'_> {
             self.scopes.restore(&joined);
         }
         terminates
+    }
+
+    /// `if not x then x = default end` where `x` cannot be nil or false:
+    /// the test always fails, but the branch only gives a default that is
+    /// never needed, which is harmless (redis-py's lock extension does it
+    /// after `PTTL`). The `always_true` findings of the condition, reported
+    /// since `before`, become warnings.
+    fn defensive_default(&mut self, before: usize, condition: Span) {
+        let within = |diagnostic: &Diagnostic| {
+            diagnostic.line == condition.line
+                && diagnostic.column >= condition.column
+                && diagnostic.column < condition.column + condition.width
+        };
+        for diagnostic in self.facts.diagnostics.iter_mut().skip(before) {
+            if diagnostic.code == Code::AlwaysTrue
+                && diagnostic.severity == Severity::Error
+                && within(diagnostic)
+            {
+                diagnostic.severity = Severity::Warning;
+                diagnostic.notes.insert(
+                    0,
+                    "the branch only assigns a default, which is never needed".to_owned(),
+                );
+                diagnostic.help =
+                    Some("drop the `if`: the value is never nil or false here".to_owned());
+            }
+        }
     }
 
     pub(super) fn walk_numeric_for(&mut self, numeric_for: &NumericFor) {
@@ -704,4 +737,32 @@ fn calls_ipairs(expression: &Expression) -> bool {
         return false;
     };
     matches!(call.prefix(), Prefix::Name(name) if identifier(name) == "ipairs")
+}
+
+/// `not x` tested, and the block only assigns to `x`: the shape of a
+/// default (`if not ttl then ttl = 0 end`).
+fn assigns_a_default(condition: &Expression, block: &Block) -> bool {
+    let mut tested = condition;
+    while let Expression::Parentheses { expression, .. } = tested {
+        tested = expression;
+    }
+    let Expression::UnaryOperator {
+        unop: UnOp::Not(_),
+        expression,
+    } = tested
+    else {
+        return false;
+    };
+    let Expression::Var(Var::Name(name)) = &**expression else {
+        return false;
+    };
+    let name = identifier(name);
+    block.last_stmt().is_none()
+        && block.stmts().next().is_some()
+        && block.stmts().all(|statement| match statement {
+            Stmt::Assignment(assignment) => assignment.variables().iter().all(
+                |variable| matches!(variable, Var::Name(target) if identifier(target) == name),
+            ),
+            _ => false,
+        })
 }
