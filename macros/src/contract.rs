@@ -421,7 +421,7 @@ fn element_checks(
                 lua::ValueKind::MaybeNil => (
                     "REQUIRED_ELEMENTS",
                     format!("{subject} returns {position} as a value that may be nil or false (a missing key's reply, for one), which arrives as nil, but `{reply_name}` decodes it into a field that is not an `Option`"),
-                    "declare the field as `Option<…>`, or give the element a default in the script (`v or ''`)".to_owned(),
+                    "declare the field as `Option<…>`, or give the element a default of the field's type in the script: `v or 0` for a number, `v or ''` for a string".to_owned(),
                 ),
                 lua::ValueKind::Table => (
                     "SCALAR_ELEMENTS",
