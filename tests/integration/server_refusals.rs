@@ -143,7 +143,7 @@ fn checker_errors(source: &str, target: &Target) -> Vec<String> {
 
 /// What the server answers: the error's text, or `None` when the script
 /// ran and replied with no error (also no error table from `redis.pcall`).
-fn server_error(connection: &mut redis::Connection, source: &str) -> Option<String> {
+pub(crate) fn server_error(connection: &mut redis::Connection, source: &str) -> Option<String> {
     let () = redis::cmd("FLUSHALL").query(connection).expect("FLUSHALL");
     match redis::cmd("EVAL")
         .arg(source)

@@ -11,6 +11,7 @@ use crate::emit::review::ReadSite;
 use crate::interp::error_codes::error_code;
 use crate::interp::globals::MissingUse;
 use crate::interp::{Analyzer, Guard, Operand};
+use crate::model::argument_grammar;
 use crate::model::command_replies::{Caller, reply_type};
 use crate::model::commands::shapes::{self, ShapeForm};
 use crate::model::commands::{self, Command, CommandEntry, Resolved};
@@ -595,6 +596,73 @@ impl Analyzer<'_> {
         }
         candidates.retain(|candidate| candidate.command.arity_accepts(passed));
         self.check_keys(&candidates, operands, arguments, strict, true);
+        let releases = candidates
+            .iter()
+            .filter_map(|candidate| candidate.platform)
+            .fold(ReleaseSet::NONE, |releases, platform| {
+                releases.union(ReleaseSet::only(platform.release))
+            });
+        if let Some(candidate) = candidates.first() {
+            self.check_groups(candidate.command.name, releases, operands, span);
+        }
+    }
+
+    /// A call whose trailing groups of values (`field value` of `HSET`)
+    /// get a count of operands that is no whole number of groups, by the
+    /// grammar of every form the call may meet: the server refuses it.
+    fn check_groups(&mut self, name: &str, releases: ReleaseSet, operands: &[Operand], span: Span) {
+        let Some(shape) = shapes::shape(name) else {
+            return;
+        };
+        let forms: Vec<_> = shape.forms_for(releases).collect();
+        let covered = forms.iter().fold(ReleaseSet::NONE, |covered, form| {
+            covered.union(form.releases)
+        });
+        if forms.is_empty() || !covered.contains_all(releases) {
+            return;
+        }
+        let skip = if name.contains('|') { 2 } else { 1 };
+        let operands = operands.get(skip..).unwrap_or_default();
+        let texts: Vec<Option<String>> = operands.iter().map(literal_text).collect();
+        let words: Vec<Option<&str>> = texts.iter().map(Option::as_deref).collect();
+        let spread_from = operands.iter().position(|operand| operand.many);
+        let mut broken = None;
+        for form in forms {
+            match argument_grammar::broken_groups(form.arguments, &words, spread_from) {
+                Some(found) => broken = Some(found),
+                // A form the call fits: no error.
+                None => return,
+            }
+        }
+        let Some(broken) = broken else {
+            return;
+        };
+        let group: Vec<&str> = broken.group.iter().map(|member| member.name).collect();
+        let size = group.len();
+        let after = match broken
+            .from
+            .checked_sub(1)
+            .and_then(|index| operands.get(index))
+        {
+            Some(before) => format!(
+                "after `{}`",
+                self.quote(before.span, "the arguments before")
+            ),
+            None => "after its name".to_owned(),
+        };
+        let command = display(name);
+        self.facts.diagnostics.push(span.error(
+            Code::WrongArity,
+            format!(
+                "`{command}` takes `{}` in groups of {size} {after}, but this call passes {}: the server refuses the call",
+                group.join(" "),
+                plural(broken.passed, "value")
+            ),
+            format!(
+                "pass a whole number of `{}` groups",
+                group.join(" ")
+            ),
+        ));
     }
 
     fn unknown_command(&mut self, name: Option<&str>, span: Span) {

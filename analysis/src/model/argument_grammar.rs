@@ -7,7 +7,10 @@
 //! matcher walks both from the left and stops at the first operand it
 //! cannot place for certain: a value where an optional word may stand, a
 //! repetition that is not the grammar's last argument, an `unpack(…)`. What
-//! it returns is therefore always right, and may be short.
+//! it returns is therefore always right, and may be short. A repeated group
+//! of plain values at the end (`field value …`) is placed value by value,
+//! and [`broken_groups`] says when the call gives it a count that is no
+//! whole number of groups.
 
 use crate::model::commands::shapes::{Argument, ArgumentKind};
 
@@ -32,15 +35,53 @@ pub(crate) fn place(
         words: words.get(..end).unwrap_or_default(),
         next: 0,
         placed: Vec::new(),
+        broken: None,
     };
     matcher.sequence(grammar);
     matcher.placed
+}
+
+/// A call whose trailing repeated group of values (`field value` of
+/// `HSET`, `key value` of `MSET`, `score member` of `ZADD`) gets a count
+/// of operands that is no whole number of groups: the server refuses it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct BrokenGroups {
+    /// The values of one group, in order.
+    pub group: &'static [Argument],
+    /// The index of the first operand of the groups.
+    pub from: usize,
+    /// How many operands the call passes there.
+    pub passed: usize,
+}
+
+/// The broken groups of `words` (as for [`place`]) on `grammar`, when the
+/// literals decide where the groups start and no `unpack(…)` makes the
+/// count unknown.
+pub(crate) fn broken_groups(
+    grammar: &'static [Argument],
+    words: &[Option<&str>],
+    spread_from: Option<usize>,
+) -> Option<BrokenGroups> {
+    if spread_from.is_some() {
+        return None;
+    }
+    let mut matcher = Matcher {
+        words,
+        next: 0,
+        placed: Vec::new(),
+        broken: None,
+    };
+    matcher.sequence(grammar);
+    matcher.broken
 }
 
 struct Matcher<'w> {
     words: &'w [Option<&'w str>],
     next: usize,
     placed: Vec<Placed>,
+    /// Set when the trailing groups get a count of operands that is no
+    /// whole number of groups.
+    broken: Option<BrokenGroups>,
 }
 
 /// What matching one argument did.
@@ -69,6 +110,26 @@ impl Matcher<'_> {
     }
 
     fn argument(&mut self, argument: &'static Argument, last: bool) -> Step {
+        if let Some(group) = plain_group(argument).filter(|_| last) {
+            // Groups of plain values at the end take every remaining
+            // operand, a whole number of groups of them.
+            let passed = self.words.len() - self.next.min(self.words.len());
+            if passed % group.len() != 0 {
+                self.broken = Some(BrokenGroups {
+                    group,
+                    from: self.next,
+                    passed,
+                });
+            }
+            while self.next < self.words.len() {
+                for member in group {
+                    if self.next < self.words.len() {
+                        self.fill(member);
+                    }
+                }
+            }
+            return Step::Matched;
+        }
         if argument.multiple {
             // Repeated values are placed only at the end of the grammar,
             // where they take every remaining operand.
@@ -163,6 +224,19 @@ impl Matcher<'_> {
     }
 }
 
+/// The values of a repeated group of two or more required plain values
+/// (`field value`), if `argument` is one.
+fn plain_group(argument: &'static Argument) -> Option<&'static [Argument]> {
+    let ArgumentKind::Block(inner) = argument.kind else {
+        return None;
+    };
+    let plain = |member: &Argument| {
+        is_value(member.kind) && member.token.is_none() && !member.optional && !member.multiple
+    };
+    (argument.multiple && argument.token.is_none() && inner.len() >= 2 && inner.iter().all(plain))
+        .then_some(inner)
+}
+
 fn is_value(kind: ArgumentKind) -> bool {
     !matches!(
         kind,
@@ -191,6 +265,48 @@ mod tests {
             .into_iter()
             .map(|placed| (placed.operand, placed.argument.name))
             .collect()
+    }
+
+    /// What [`broken_groups`] finds for `command` on Redis 7.2: the
+    /// group's names, where it starts and how many values it gets.
+    fn broken(command: &str, words: &[Option<&str>]) -> Option<(Vec<&'static str>, usize, usize)> {
+        let redis_7_2 = ReleaseSet::only(1);
+        let form = shape(command).and_then(|shape| shape.form_for(redis_7_2))?;
+        broken_groups(form.arguments, words, None).map(|broken| {
+            (
+                broken.group.iter().map(|member| member.name).collect(),
+                broken.from,
+                broken.passed,
+            )
+        })
+    }
+
+    #[test]
+    fn trailing_groups_take_a_whole_number_of_groups() {
+        assert_eq!(
+            broken("hset", &[None, Some("a"), None, Some("b")]),
+            Some((vec!["field", "value"], 1, 3))
+        );
+        assert_eq!(broken("hset", &[None, Some("a"), None]), None);
+        assert_eq!(
+            broken("mset", &[None, None, None]),
+            Some((vec!["key", "value"], 0, 3))
+        );
+        // Literal options before the groups are placed first.
+        assert_eq!(
+            broken("zadd", &[None, Some("NX"), Some("1"), Some("a"), Some("2")]),
+            Some((vec!["score", "member"], 2, 3))
+        );
+        // A value where an option may stand leaves the count undecided.
+        assert_eq!(broken("zadd", &[None, None, Some("a"), Some("2")]), None);
+        let form = shape("hset")
+            .and_then(|shape| shape.form_for(ReleaseSet::only(1)))
+            .expect("hset");
+        assert_eq!(broken_groups(form.arguments, &[None, None], Some(1)), None);
+        assert_eq!(
+            names("hset", &[None, Some("a"), None], None),
+            [(0, "key"), (1, "field"), (2, "value")]
+        );
     }
 
     #[test]
@@ -245,7 +361,11 @@ mod tests {
             [(0, "key"), (1, "member"), (2, "member")]
         );
         assert_eq!(names("srem", &[None, None, None], Some(1)), [(0, "key")]);
-        // HSET key field value [field value …]: a repeated block, not placed.
-        assert_eq!(names("hset", &[None, None, None], None), [(0, "key")]);
+        // HSET key field value [field value …]: a repeated group of plain
+        // values at the end is placed value by value.
+        assert_eq!(
+            names("hset", &[None, None, None], None),
+            [(0, "key"), (1, "field"), (2, "value")]
+        );
     }
 }
