@@ -70,8 +70,10 @@ fn split_filled_in(message: &str) -> (&str, &str) {
 fn unknown_tag(check: &ContractCheck, tag: &str, shape: &TokenStream, span: Span) -> TokenStream {
     let private = crate::private();
     let (before, after) = split_filled_in(&check.message);
+    // A type that takes no table at all is reported once, by the table
+    // check, rather than once more per tag.
     quote_spanned! {span=>
-        if !#private::has_tag(#shape, #tag) {
+        if #private::accepts_table(#shape) && !#private::has_tag(#shape, #tag) {
             ::core::panic!("{}", #private::unknown_tag_message(#shape, #tag, #before, #after).as_str());
         }
     }
@@ -461,7 +463,10 @@ pub fn assertions(
                 let second = escape_braces(check.second_message.as_deref().unwrap_or_default());
                 quote_spanned! {span=>
                     #unknown
-                    ::core::assert!(#private::accepts_tag(#shape, #tag, #elements), #second);
+                    ::core::assert!(
+                        !#private::accepts_table(#shape) || #private::accepts_tag(#shape, #tag, #elements),
+                        #second
+                    );
                 }
             }
             CheckKind::TagExists { tag } => unknown_tag(check, tag, &shape, span),
@@ -506,13 +511,10 @@ pub fn assertions(
             },
         }
     });
-    if checks.is_empty() {
-        return TokenStream::new();
-    }
+    // One constant per check: rustc evaluates each on its own, so every
+    // mismatch of the script and the types is reported in one build.
     quote_spanned! {span=>
-        const _: () = {
-            #(#asserts)*
-        };
+        #(const _: () = { #asserts };)*
     }
 }
 
