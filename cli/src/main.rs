@@ -9,6 +9,7 @@
 use std::io::Write as _;
 use std::process::ExitCode;
 
+mod cargo_config;
 mod check;
 mod options;
 mod report;

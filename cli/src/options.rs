@@ -1,7 +1,9 @@
 //! The command line: `redis-script-check [OPTIONS] <PATH>...`.
 
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+use crate::cargo_config;
 
 use redis_script_analysis::{
     COMMANDS_VARIABLE, Code, DeclaredCommands, TARGET_VARIABLE, Target, TargetScope,
@@ -36,11 +38,13 @@ Options:
                        default), a release such as redis-7.2 or valkey-9.1,
                        with modules (redis-7.2+json), or a comma-separated
                        list; REDIS_SCRIPT_TARGET sets it too, as for the
-                       attribute
+                       attribute: in the environment, or in `[env]` of
+                       .cargo/config.toml here or in a parent directory
       --commands <F>   the project's declared commands (commands the model
                        does not know); REDIS_SCRIPT_COMMANDS names the file
-                       too, as for the attribute, relative to the current
-                       directory
+                       too, as for the attribute (environment or `[env]`),
+                       relative to the current directory, or with
+                       `relative = true` to the config's directory
       --allow <NAMES>  silence these value findings in every script
                        (comma-separated, e.g. reply_hole,nil_value); a
                        script silences one with a comment:
@@ -148,9 +152,10 @@ pub fn parse(arguments: impl IntoIterator<Item = OsString>) -> Result<Command, S
         declared_commands: DeclaredCommands::default(),
         allow: Vec::new(),
     };
-    let mut commands_file = std::env::var_os(COMMANDS_VARIABLE).map(PathBuf::from);
-    if let Ok(text) = std::env::var(TARGET_VARIABLE) {
-        options.target = target(&format!("{TARGET_VARIABLE}={text}"), &text)?;
+    let here = std::env::current_dir().unwrap_or_default();
+    let mut commands_file = setting(COMMANDS_VARIABLE, &here)?.map(|(file, _)| PathBuf::from(file));
+    if let Some((text, source)) = setting(TARGET_VARIABLE, &here)? {
+        options.target = target(&source, &text)?;
     }
     let mut arguments = arguments.into_iter();
     let mut only_paths = false;
@@ -246,6 +251,30 @@ pub fn parse(arguments: impl IntoIterator<Item = OsString>) -> Result<Command, S
                 .map_err(|messages| messages.join("\n\n"))?;
     }
     Ok(Command::Check(options))
+}
+
+/// The value of the variable `name` as the attribute sees it when the crate
+/// under `directory` builds: the process environment, else `[env]` of
+/// Cargo's configuration (whose `force = true` wins over the environment);
+/// with where it was set, for messages.
+fn setting(name: &str, directory: &Path) -> Result<Option<(String, String)>, String> {
+    let configured = cargo_config::env(name, directory)?;
+    let environment = std::env::var(name).ok();
+    Ok(match (environment, configured) {
+        (Some(value), Some(setting)) if !setting.force => {
+            Some((value.clone(), format!("{name}={value}")))
+        }
+        (_, Some(setting)) => {
+            let source = format!(
+                "{name} = \"{}\" in {}",
+                setting.value,
+                setting.file.display()
+            );
+            Some((setting.value, source))
+        }
+        (Some(value), None) => Some((value.clone(), format!("{name}={value}"))),
+        (None, None) => None,
+    })
 }
 
 /// `--explain <CODE>`: a code (`RS103`, `rs103`), a name (`always_true`),

@@ -724,3 +724,49 @@ fn keys_read_from_data_fail_without_the_opt_out() {
         );
     }
 }
+
+/// Run inside a crate, the checker reads `[env]` of `.cargo/config.toml`
+/// here or in a parent directory, as `cargo build` does for the attribute:
+/// the same script is checked for the same target.
+#[test]
+fn the_target_in_cargo_config_applies() {
+    let root = std::env::temp_dir().join(format!("redis-script-cargo-env-{}", std::process::id()));
+    let crate_dir = root.join("service");
+    std::fs::create_dir_all(root.join(".cargo")).expect("a directory");
+    std::fs::create_dir_all(crate_dir.join("lua")).expect("a directory");
+    std::fs::write(
+        root.join(".cargo/config.toml"),
+        "[env]\nREDIS_SCRIPT_TARGET = \"redis-7.2\"\n",
+    )
+    .expect("write the config");
+    std::fs::write(
+        crate_dir.join("lua/expire_field.lua"),
+        "-- KEYS[1] = session\n-- ARGV[1] = field\nreturn redis.call('HEXPIRE', KEYS[1], 60, 'FIELDS', 1, ARGV[1])\n",
+    )
+    .expect("write the script");
+    let check = |target: Option<&str>| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_redis-script-check"));
+        command
+            .current_dir(&crate_dir)
+            .env_remove("REDIS_SCRIPT_TARGET")
+            .arg("lua");
+        if let Some(target) = target {
+            command.env("REDIS_SCRIPT_TARGET", target);
+        }
+        let output = command.output().expect("run redis-script-check");
+        (
+            output.status.code(),
+            String::from_utf8_lossy(&output.stdout).into_owned(),
+        )
+    };
+    let (status, stdout) = check(None);
+    assert_eq!(status, Some(1), "{stdout}");
+    assert!(
+        stdout.contains("`HEXPIRE` exists since Redis 7.4") && stdout.contains("redis-7.2"),
+        "{stdout}"
+    );
+    // The environment wins over the file, as with Cargo.
+    let (status, stdout) = check(Some("redis-7.4"));
+    assert_eq!(status, Some(0), "{stdout}");
+    let _ = std::fs::remove_dir_all(&root);
+}
