@@ -114,7 +114,7 @@ impl Matcher<'_> {
             // Groups of plain values at the end take every remaining
             // operand, a whole number of groups of them.
             let passed = self.words.len() - self.next.min(self.words.len());
-            if passed % group.len() != 0 {
+            if !passed.is_multiple_of(group.len()) {
                 self.broken = Some(BrokenGroups {
                     group,
                     from: self.next,
