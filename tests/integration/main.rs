@@ -50,6 +50,7 @@ mod fault_kit;
 mod faults;
 mod forged_refusals;
 mod functions;
+mod key_oracle;
 mod preload;
 mod read_only_fallback;
 mod replies;

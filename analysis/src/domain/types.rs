@@ -149,21 +149,22 @@ pub(crate) struct UnboundedRead {
     pub bound: String,
 }
 
-/// Where a value was read from data: a command's reply or a decoded
-/// payload, for the key check ("read from the reply of `GET` at line 2").
-/// A key name read from data may hash to any slot.
+/// Where a value that is no key of the call was read: a command's reply,
+/// a decoded payload, an element of ARGV past the fixed ones; for the key
+/// check ("a value read from the reply of `GET` at line 2"). A key name
+/// read there may hash to any slot.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct DataRead {
-    /// "read from the reply of `GET`", "decoded by `cjson.decode`".
-    pub how: String,
+    /// "a value read from the reply of `GET`", "an element of ARGV".
+    pub what: String,
     /// Where it is read.
     pub line: usize,
 }
 
 impl DataRead {
-    /// For a message: "read from the reply of `GET` at line 2".
+    /// For a message: "a value read from the reply of `GET` at line 2".
     pub fn describe(&self) -> String {
-        format!("{} at line {}", self.how, self.line)
+        format!("{} at line {}", self.what, self.line)
     }
 }
 

@@ -270,10 +270,14 @@ impl Value {
                 if let Some(read) = &ty.read_from
                     && (ty.kinds.intersects(Kinds::STRING) || ty.is_unknown()) =>
             {
-                format!("a value {}", read.describe())
+                read.describe()
             }
             Value::Spread(table) if let Some(read) = &table.read_from => {
-                format!("the elements of a table {}", read.describe())
+                let described = read.describe();
+                let table = described
+                    .strip_prefix("a value ")
+                    .map_or_else(|| described.clone(), |rest| format!("a table {rest}"));
+                format!("the elements of {table}")
             }
             Value::Typed(ty) if !ty.kinds.intersects(Kinds::STRING) && !ty.is_unknown() => {
                 let kinds = ty.kinds;

@@ -169,7 +169,7 @@ impl Analyzer<'_> {
                 };
                 let mut reply =
                     reply_type(name, releases, self.context.resp, caller).read_from(DataRead {
-                        how: format!("read from the reply of `{command}`"),
+                        what: format!("a value read from the reply of `{command}`"),
                         line: name_span.line,
                     });
                 reply.unbounded = self.unbounded_read(name, releases, operands, span);
@@ -247,7 +247,10 @@ impl Analyzer<'_> {
             | ("cmsgpack", Some("unpack" | "unpack_limit" | "unpack_one")) => {
                 self.facts.error_codes.forwards_unknown();
                 Value::Typed(Type::unknown().read_from(DataRead {
-                    how: format!("decoded by `{global}.{}`", member.unwrap_or_default()),
+                    what: format!(
+                        "a value decoded by `{global}.{}`",
+                        member.unwrap_or_default()
+                    ),
                     line: span.line,
                 }))
             }
@@ -940,10 +943,21 @@ impl Analyzer<'_> {
                 };
                 // Where a trailing `unpack` lands is known only roughly,
                 // but a table read from data spread where keys go holds
-                // key names read from data either way.
+                // key names read from data either way, and a key spec
+                // that begins at a fixed index before the `unpack` has its
+                // first key there.
                 let spread_data =
                     matches!(&operand.value, Value::Spread(table) if table.read_from.is_some());
-                self.check_key(&operand.value, operand.span, &site, report || spread_data);
+                let fixed = !operand.many
+                    && candidates.iter().all(|candidate| {
+                        candidate.command.fixed_key_indices().any(|at| at == index)
+                    });
+                self.check_key(
+                    &operand.value,
+                    operand.span,
+                    &site,
+                    report || spread_data || fixed,
+                );
             }
         }
     }

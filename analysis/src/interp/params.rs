@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::domain::types::{Kinds, Type};
+use crate::domain::types::{DataRead, Kinds, Type};
 use crate::domain::value::{Param, Value};
 use crate::interp::Analyzer;
 use crate::model::sandbox::Environment;
@@ -106,11 +106,19 @@ impl<'a> Analyzer<'a> {
                 if declared.variadic
                     && usize::try_from(literal).is_ok_and(|index| index > declared.fixed) =>
             {
-                Value::Typed(Type::of(Kinds::STRING | Kinds::NIL))
+                Value::Typed(Type::of(Kinds::STRING | Kinds::NIL).read_from(DataRead {
+                    what: format!("{}[{literal}], an argument", self.context.tables[1]),
+                    line: span.line,
+                }))
             }
             (Param::Argv, Some(literal)) => Value::Arg(usize::try_from(literal).ok()),
             // A computed index (`ARGV[i + 1]`) may be past the end.
-            (Param::Argv, None) => Value::Typed(Type::of(Kinds::STRING | Kinds::NIL)),
+            (Param::Argv, None) => {
+                Value::Typed(Type::of(Kinds::STRING | Kinds::NIL).read_from(DataRead {
+                    what: format!("an element of {}", self.context.tables[1]),
+                    line: span.line,
+                }))
+            }
             (Param::Keys, literal) => {
                 Value::Key(literal.and_then(|index| usize::try_from(index).ok()))
             }

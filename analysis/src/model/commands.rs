@@ -621,6 +621,19 @@ impl Command<'_> {
     /// (BY/GET patterns name keys only through the sorted data and are not
     /// positions). For a command with subcommands, `args[1]` selects the
     /// subcommand whose specs apply.
+    /// The index (among the command's words) of a key whatever follows
+    /// it: the start of a key spec that begins at a fixed index (`HSET`'s
+    /// key at 1), when the command has no subcommands.
+    pub fn fixed_key_indices(&self) -> impl Iterator<Item = usize> + '_ {
+        self.key_specs
+            .iter()
+            .filter(|_| !self.has_subcommands())
+            .filter_map(|spec| match spec.begin_search {
+                BeginSearch::Index(index) => Some(index),
+                _ => None,
+            })
+    }
+
     pub fn key_positions(&self, args: &[Option<&str>]) -> KeyPositions {
         if self.has_subcommands() {
             return match args.get(1) {
