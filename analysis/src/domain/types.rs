@@ -134,6 +134,28 @@ pub(crate) struct Absence {
     pub when: String,
 }
 
+/// When a local that one path leaves nil is nil.
+const UNSET_ON_SOME_PATH: &str = "is nil where the code that sets it does not run";
+
+impl Absence {
+    /// A local that some path leaves nil (`local r` … `if c then r = …
+    /// end`). Whether that path runs often depends on other values the
+    /// analysis does not relate (`if not found then return end` guards
+    /// it), so only the reply-hole finding, where the cost of a lost
+    /// element is high, reports it.
+    pub fn unset_on_some_path() -> Absence {
+        Absence {
+            source: "it".to_owned(),
+            when: UNSET_ON_SOME_PATH.to_owned(),
+        }
+    }
+
+    /// Whether it is [`Self::unset_on_some_path`].
+    pub fn is_unset_on_some_path(&self) -> bool {
+        self.when == UNSET_ON_SOME_PATH
+    }
+}
+
 /// A read whose reply grows with the data (`SMEMBERS`, `LRANGE … 0 -1`,
 /// `ZRANGEBYSCORE` without `LIMIT`): where it is, for the finding that
 /// reports the loop, `unpack` or `return` that uses it.

@@ -2,7 +2,7 @@
 
 use crate::ValueKind;
 use crate::domain::keys::{Derivation, KeyUse, ParameterId};
-use crate::domain::types::{Kinds, TableType, Type};
+use crate::domain::types::{Absence, Kinds, TableType, Type};
 use crate::source::span::Span;
 
 /// `KEYS` or `ARGV`.
@@ -205,7 +205,21 @@ impl Value {
                     _ => Value::Typed(self.ty().join(&other.ty())),
                 }
             }
-            _ => Value::Typed(self.ty().join(&other.ty())),
+            _ => {
+                let mut joined = self.ty().join(&other.ty());
+                // A local one path leaves nil (`local r` … `if c then r =
+                // … end`): that is when it is nil.
+                let one_side_nil = matches!(self, Value::Nil) != matches!(other, Value::Nil);
+                if one_side_nil
+                    && joined.absence.is_none()
+                    && joined.kinds.intersects(Kinds::NIL)
+                    && !joined.kinds.within(Kinds::NIL)
+                    && !joined.is_unknown()
+                {
+                    joined.absence = Some(std::rc::Rc::new(Absence::unset_on_some_path()));
+                }
+                Value::Typed(joined)
+            }
         }
     }
 

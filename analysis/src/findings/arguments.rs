@@ -48,7 +48,11 @@ impl Sink<'_> {
             if !ty.kinds.intersects(Kinds::FALSY) {
                 continue;
             }
-            let Some(absence) = &ty.absence else {
+            let Some(absence) = ty
+                .absence
+                .as_ref()
+                .filter(|absence| !absence.is_unset_on_some_path())
+            else {
                 continue;
             };
             self.report(

@@ -55,7 +55,11 @@ impl Sink<'_> {
             return;
         }
         // Sometimes: only when the analysis knows when.
-        let Some(absence) = &ty.absence else {
+        let Some(absence) = ty
+            .absence
+            .as_ref()
+            .filter(|absence| !absence.is_unset_on_some_path())
+        else {
             return;
         };
         self.report(

@@ -422,6 +422,19 @@ fn a_length_tested_for_truth_is_a_warning() {
     );
 }
 
+/// A local that one path leaves nil, returned before another element,
+/// is a reply hole; other uses of it say nothing, since the path that
+/// leaves it nil is often ruled out by a test of another value.
+#[test]
+fn a_local_set_on_one_branch_only_is_a_reply_hole() {
+    let hole = "local used = tonumber(redis.call('GET', KEYS[1]) or '0')\nlocal r = nil\nif used > 0 then\n  r = redis.call('PTTL', KEYS[1])\nend\nreturn {used, r, tonumber(ARGV[1])}";
+    assert_eq!(findings(hole), [("reply_hole", WARNING, 6)]);
+    silent("local r\nif ARGV[1] == 'x' then r = 1 end\nreturn {1, r}");
+    silent(
+        "local found\nlocal index\nfor i = 1, 3 do if ARGV[i] == 'x' then found = true index = i end end\nif not found then return 0 end\nreturn redis.call('ZREMRANGEBYRANK', KEYS[1], index, index)",
+    );
+}
+
 #[test]
 fn a_table_of_nothing_but_nils_loses_nothing() {
     silent("return {nil, nil}");
