@@ -7,7 +7,7 @@ use super::{Certainty, Sink};
 use crate::domain::types::Kinds;
 use crate::domain::value::Value;
 use crate::interp::Operand;
-use crate::interp::calls::literal_text;
+use crate::interp::calls::after_name;
 use crate::model::argument_grammar;
 use crate::model::commands::shapes::{self, ArgumentKind};
 use crate::model::target::ReleaseSet;
@@ -77,22 +77,12 @@ impl Sink<'_> {
         releases: ReleaseSet,
         operands: &[Operand],
     ) {
-        let Some(shape) = shapes::shape(name) else {
+        let Some(forms) = shapes::shape(name).and_then(|shape| shape.forms_covering(releases))
+        else {
             return;
         };
-        let forms: Vec<_> = shape.forms_for(releases).collect();
-        let covered = forms.iter().fold(ReleaseSet::NONE, |covered, form| {
-            covered.union(form.releases)
-        });
-        if forms.is_empty() || !covered.contains_all(releases) {
-            return;
-        }
-        // The grammar starts after the command name (and subcommand name).
-        let skip = if name.contains('|') { 2 } else { 1 };
-        let operands = operands.get(skip..).unwrap_or_default();
-        let texts: Vec<Option<String>> = operands.iter().map(literal_text).collect();
+        let (operands, texts, spread_from) = after_name(name, operands);
         let words: Vec<Option<&str>> = texts.iter().map(Option::as_deref).collect();
-        let spread_from = operands.iter().position(|operand| operand.many);
         let mut integers: Option<Vec<(usize, &'static str)>> = None;
         for form in forms {
             let here: Vec<(usize, &'static str)> =

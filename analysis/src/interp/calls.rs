@@ -450,12 +450,7 @@ impl Analyzer<'_> {
                 "deprecated commands still run, but may be removed from future servers",
             ));
         }
-        let releases = candidates
-            .iter()
-            .filter_map(|candidate| candidate.platform)
-            .fold(ReleaseSet::NONE, |releases, platform| {
-                releases.union(ReleaseSet::only(platform.release))
-            });
+        let releases = releases_of(&candidates);
         self.check_candidates(candidates, operands, &arguments, span, name_span, protected);
         self.sink()
             .check_integer_arguments(entry.name, releases, operands);
@@ -599,13 +594,8 @@ impl Analyzer<'_> {
         }
         candidates.retain(|candidate| candidate.command.arity_accepts(passed));
         self.check_keys(&candidates, operands, arguments, strict, true);
-        let releases = candidates
-            .iter()
-            .filter_map(|candidate| candidate.platform)
-            .fold(ReleaseSet::NONE, |releases, platform| {
-                releases.union(ReleaseSet::only(platform.release))
-            });
         if let Some(candidate) = candidates.first() {
+            let releases = releases_of(&candidates);
             self.check_groups(candidate.command.name, releases, operands, span);
         }
     }
@@ -614,21 +604,12 @@ impl Analyzer<'_> {
     /// get a count of operands that is no whole number of groups, by the
     /// grammar of every form the call may meet: the server refuses it.
     fn check_groups(&mut self, name: &str, releases: ReleaseSet, operands: &[Operand], span: Span) {
-        let Some(shape) = shapes::shape(name) else {
+        let Some(forms) = shapes::shape(name).and_then(|shape| shape.forms_covering(releases))
+        else {
             return;
         };
-        let forms: Vec<_> = shape.forms_for(releases).collect();
-        let covered = forms.iter().fold(ReleaseSet::NONE, |covered, form| {
-            covered.union(form.releases)
-        });
-        if forms.is_empty() || !covered.contains_all(releases) {
-            return;
-        }
-        let skip = if name.contains('|') { 2 } else { 1 };
-        let operands = operands.get(skip..).unwrap_or_default();
-        let texts: Vec<Option<String>> = operands.iter().map(literal_text).collect();
+        let (operands, texts, spread_from) = after_name(name, operands);
         let words: Vec<Option<&str>> = texts.iter().map(Option::as_deref).collect();
-        let spread_from = operands.iter().position(|operand| operand.many);
         let mut broken = None;
         for form in forms {
             match argument_grammar::broken_groups(form.arguments, &words, spread_from) {
@@ -969,6 +950,30 @@ impl Analyzer<'_> {
 struct Candidate<'a> {
     platform: Option<Platform>,
     command: Command<'a>,
+}
+
+/// The releases the candidates are forms on.
+fn releases_of(candidates: &[Candidate<'_>]) -> ReleaseSet {
+    candidates
+        .iter()
+        .filter_map(|candidate| candidate.platform)
+        .fold(ReleaseSet::NONE, |releases, platform| {
+            releases.union(ReleaseSet::only(platform.release))
+        })
+}
+
+/// The operands after the command's name (and subcommand's name), which
+/// its grammar describes, with their literal texts and the index of the
+/// first `unpack(…)` or trailing call among them.
+pub(crate) fn after_name<'o>(
+    name: &str,
+    operands: &'o [Operand],
+) -> (&'o [Operand], Vec<Option<String>>, Option<usize>) {
+    let skip = if name.contains('|') { 2 } else { 1 };
+    let operands = operands.get(skip..).unwrap_or_default();
+    let texts = operands.iter().map(literal_text).collect();
+    let spread_from = operands.iter().position(|operand| operand.many);
+    (operands, texts, spread_from)
 }
 
 /// The text Redis receives for an argument, when it is a literal: strings

@@ -227,6 +227,17 @@ impl CommandShape {
             .find(|form| form.releases.contains_all(releases))
     }
 
+    /// The forms that cover some release of `releases`, when together
+    /// they cover every one of them (`None` when some release lacks the
+    /// command's grammar).
+    pub fn forms_covering(&self, releases: ReleaseSet) -> Option<Vec<&'static ShapeForm>> {
+        let forms: Vec<_> = self.forms_for(releases).collect();
+        let covered = forms.iter().fold(ReleaseSet::NONE, |covered, form| {
+            covered.union(form.releases)
+        });
+        (!forms.is_empty() && covered.contains_all(releases)).then_some(forms)
+    }
+
     /// The forms that cover some release of `releases`.
     pub fn forms_for(&self, releases: ReleaseSet) -> impl Iterator<Item = &'static ShapeForm> {
         self.forms
