@@ -1,8 +1,10 @@
 //! A database of its own for each test: on the server the test binary
-//! shares between its tests (the default), or on a server of its own.
+//! shares between its tests (the default), on a server of its own, or on a
+//! server the user already runs (`REDIS_SCRIPT_TEST_URL`).
 
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Condvar, Mutex, OnceLock, PoisonError};
+use std::time::{Duration, Instant};
 
 use crate::RedisServer;
 use crate::state::State;
@@ -19,11 +21,111 @@ fn shared_server() -> &'static RedisServer {
     SERVER.get_or_init(|| RedisServer::start_with(&["--databases", &SHARED_DATABASES.to_string()]))
 }
 
+/// The variable naming a server the tests use instead of starting one,
+/// such as a CI service container: `redis://host:port` (with a user and
+/// password if the server wants them), without a database.
+pub const SERVER_URL_VARIABLE: &str = "REDIS_SCRIPT_TEST_URL";
+
+/// The variable naming the databases of that server the tests may take,
+/// `first-last`; `1-15` when unset, so database 0 is left alone.
+pub const DATABASES_VARIABLE: &str = "REDIS_SCRIPT_TEST_DATABASES";
+
+/// How long a test waits for a database of the server named by
+/// [`SERVER_URL_VARIABLE`] while every one is taken.
+const LEASE_PATIENCE: Duration = Duration::from_secs(120);
+
+/// A server the user runs, and which of its databases no test holds.
+#[derive(Debug)]
+struct External {
+    /// Its URL without a database.
+    url: String,
+    free: Mutex<Vec<u32>>,
+    returned: Condvar,
+}
+
+impl External {
+    /// The server named by [`SERVER_URL_VARIABLE`], if any.
+    fn configured() -> Option<&'static External> {
+        static EXTERNAL: OnceLock<Option<External>> = OnceLock::new();
+        EXTERNAL
+            .get_or_init(|| {
+                let url = std::env::var(SERVER_URL_VARIABLE).ok()?;
+                let databases = std::env::var(DATABASES_VARIABLE).ok();
+                Some(External::new(&url, databases.as_deref()))
+            })
+            .as_ref()
+    }
+
+    fn new(url: &str, databases: Option<&str>) -> External {
+        let url = url.trim_end_matches('/');
+        let has_database = url
+            .split_once("://")
+            .is_some_and(|(_, rest)| rest.contains('/'));
+        if has_database {
+            panic!(
+                "{SERVER_URL_VARIABLE}={url}: give the server without a database; the tests take theirs from {DATABASES_VARIABLE}"
+            );
+        }
+        let free = match databases {
+            None => (1..=15).collect(),
+            Some(range) => parse_range(range).unwrap_or_else(|| {
+                panic!("{DATABASES_VARIABLE}={range}: expected `first-last`, such as 1-15")
+            }),
+        };
+        External {
+            url: url.to_owned(),
+            free: Mutex::new(free),
+            returned: Condvar::new(),
+        }
+    }
+
+    /// A database no other test holds, waiting for one while all are
+    /// taken.
+    fn lease(&self) -> u32 {
+        let deadline = Instant::now() + LEASE_PATIENCE;
+        let mut free = self.free.lock().unwrap_or_else(PoisonError::into_inner);
+        loop {
+            if let Some(index) = free.pop() {
+                return index;
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                panic!(
+                    "every database {DATABASES_VARIABLE} gives on {} has been taken for {} s: run fewer tests at once (`--test-threads`) or give more databases",
+                    self.url,
+                    LEASE_PATIENCE.as_secs()
+                );
+            }
+            free = self
+                .returned
+                .wait_timeout(free, left)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
+    }
+
+    fn release(&self, index: u32) {
+        self.free
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(index);
+        self.returned.notify_one();
+    }
+}
+
+/// `first-last` as the numbers it spans.
+fn parse_range(text: &str) -> Option<Vec<u32>> {
+    let (first, last) = text.trim().split_once('-')?;
+    let (first, last): (u32, u32) = (first.trim().parse().ok()?, last.trim().parse().ok()?);
+    (first <= last).then(|| (first..=last).rev().collect())
+}
+
 /// Where a [`TestDb`] lives.
 #[derive(Debug)]
 enum Host {
     Shared(&'static RedisServer),
     Own(Box<RedisServer>),
+    External(&'static External),
 }
 
 /// An empty database for one test, on a real server.
@@ -34,6 +136,13 @@ enum Host {
 /// `cargo nextest`, each in a database no other test sees. A test that
 /// stops, freezes or restarts the server, flushes its scripts or changes
 /// its configuration takes a server of its own with [`TestDb::own_server`].
+///
+/// To use a server you already run instead (a CI service container), set
+/// [`SERVER_URL_VARIABLE`] (`REDIS_SCRIPT_TEST_URL=redis://127.0.0.1:6379`):
+/// each test then holds one database of [`DATABASES_VARIABLE`] (`1-15` by
+/// default, so database 0 is left alone) until it ends, empties only that
+/// one (`FLUSHDB`, never `FLUSHALL`), and waits while all are taken. Tests
+/// that need a server of their own still start one.
 ///
 /// The script cache and loaded libraries belong to the server, not to a
 /// database: tests sharing a server share them, which is what production
@@ -63,13 +172,25 @@ pub struct TestDb {
 }
 
 impl TestDb {
-    /// The next database of the server this test binary shares, flushed.
+    /// The next database of the server this test binary shares, flushed;
+    /// with [`SERVER_URL_VARIABLE`] set, a database of that server that no
+    /// other test holds, flushed.
     ///
     /// # Panics
     ///
     /// If the server executable is not installed (the message says how to
-    /// install it) or does not start.
+    /// install it) or does not start; with [`SERVER_URL_VARIABLE`], if its
+    /// value or [`DATABASES_VARIABLE`]'s is malformed, the server does not
+    /// answer, or every database stays taken for two minutes.
     pub fn new() -> TestDb {
+        if let Some(external) = External::configured() {
+            let db = TestDb {
+                host: Host::External(external),
+                index: external.lease(),
+            };
+            db.empty();
+            return db;
+        }
         static NEXT: AtomicU32 = AtomicU32::new(0);
         let index = NEXT.fetch_add(1, Ordering::Relaxed) % SHARED_DATABASES;
         let db = TestDb {
@@ -95,10 +216,19 @@ impl TestDb {
     }
 
     /// The server the database is on.
+    ///
+    /// # Panics
+    ///
+    /// On a server named by [`SERVER_URL_VARIABLE`], which this crate did
+    /// not start: use [`TestDb::url`] or [`TestDb::client`] there.
     pub fn server(&self) -> &RedisServer {
         match &self.host {
             Host::Shared(server) => server,
             Host::Own(server) => server,
+            Host::External(external) => panic!(
+                "the database is on {}, a server this crate did not start ({SERVER_URL_VARIABLE}): use `url()` or `client()`",
+                external.url
+            ),
         }
     }
 
@@ -106,7 +236,7 @@ impl TestDb {
     /// server, which other tests use at the same time.
     pub fn server_mut(&mut self) -> Option<&mut RedisServer> {
         match &mut self.host {
-            Host::Shared(_) => None,
+            Host::Shared(_) | Host::External(_) => None,
             Host::Own(server) => Some(server),
         }
     }
@@ -119,7 +249,10 @@ impl TestDb {
     /// `redis://127.0.0.1:<port>/<database>`: a client built from it
     /// selects the database on every connection, reconnections included.
     pub fn url(&self) -> String {
-        format!("{}{}", self.server().url(), self.index)
+        match &self.host {
+            Host::External(external) => format!("{}/{}", external.url, self.index),
+            _ => format!("{}{}", self.server().url(), self.index),
+        }
     }
 
     /// A client of the database.
@@ -201,8 +334,36 @@ impl TestDb {
     }
 }
 
+impl Drop for TestDb {
+    fn drop(&mut self) {
+        if let Host::External(external) = self.host {
+            external.release(self.index);
+        }
+    }
+}
+
 impl Default for TestDb {
     fn default() -> Self {
         Self::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn database_ranges_read_first_to_last() {
+        assert_eq!(parse_range("2-4"), Some(vec![4, 3, 2]));
+        assert_eq!(parse_range(" 1 - 1 "), Some(vec![1]));
+        assert_eq!(parse_range("4-2"), None);
+        assert_eq!(parse_range("3"), None);
+        assert_eq!(parse_range("a-b"), None);
+    }
+
+    #[test]
+    #[should_panic(expected = "without a database")]
+    fn a_url_with_a_database_is_refused() {
+        External::new("redis://127.0.0.1:6379/0", None);
     }
 }

@@ -186,7 +186,7 @@ pub use binaries::{
 pub use cluster::RedisCluster;
 pub use concurrency::{Property, Turn, concurrently, interleave};
 pub use counting::CountingConnection;
-pub use database::{SHARED_DATABASES, TestDb};
+pub use database::{DATABASES_VARIABLE, SERVER_URL_VARIABLE, SHARED_DATABASES, TestDb};
 pub use identity::ServerVersion;
 pub use namespace::TestCluster;
 pub use server::RedisServer;
