@@ -62,7 +62,7 @@ pub fn env(name: &str, directory: &Path) -> Result<Option<Setting>, String> {
 
 /// The directory holding the `.cargo` directory `file` is in: what a
 /// relative value is relative to.
-pub fn root_of(file: &Path) -> PathBuf {
+fn root_of(file: &Path) -> PathBuf {
     file.parent()
         .and_then(Path::parent)
         .map_or_else(PathBuf::new, Path::to_path_buf)

@@ -69,24 +69,25 @@ impl Sink<'_> {
     }
 
     /// The operands of a `redis.call` of `name` (the model's name, `get`,
-    /// `config|get`) on `releases`: a number that may have a fraction where
-    /// every release's grammar takes an integer.
+    /// `config|get`) on `releases`, whose literal texts are `arguments`: a
+    /// number that may have a fraction where every release's grammar takes
+    /// an integer.
     pub(crate) fn check_integer_arguments(
         &mut self,
         name: &str,
         releases: ReleaseSet,
         operands: &[Operand],
+        arguments: &[Option<&str>],
     ) {
         let Some(forms) = shapes::shape(name).and_then(|shape| shape.forms_covering(releases))
         else {
             return;
         };
-        let (operands, texts, spread_from) = after_name(name, operands);
-        let words: Vec<Option<&str>> = texts.iter().map(Option::as_deref).collect();
+        let (operands, words, spread_from) = after_name(name, operands, arguments);
         let mut integers: Option<Vec<(usize, &'static str)>> = None;
         for form in forms {
             let here: Vec<(usize, &'static str)> =
-                argument_grammar::place(form.arguments, &words, spread_from)
+                argument_grammar::place(form.arguments, words, spread_from)
                     .into_iter()
                     .filter(|placed| {
                         matches!(

@@ -453,7 +453,7 @@ impl Analyzer<'_> {
         let releases = releases_of(&candidates);
         self.check_candidates(candidates, operands, &arguments, span, name_span, protected);
         self.sink()
-            .check_integer_arguments(entry.name, releases, operands);
+            .check_integer_arguments(entry.name, releases, operands, &arguments);
         self.check_script_options(entry.name, releases, operands);
         Some((entry.name, releases))
     }
@@ -596,23 +596,29 @@ impl Analyzer<'_> {
         self.check_keys(&candidates, operands, arguments, strict, true);
         if let Some(candidate) = candidates.first() {
             let releases = releases_of(&candidates);
-            self.check_groups(candidate.command.name, releases, operands, span);
+            self.check_groups(candidate.command.name, releases, operands, arguments, span);
         }
     }
 
     /// A call whose trailing groups of values (`field value` of `HSET`)
     /// get a count of operands that is no whole number of groups, by the
     /// grammar of every form the call may meet: the server refuses it.
-    fn check_groups(&mut self, name: &str, releases: ReleaseSet, operands: &[Operand], span: Span) {
+    fn check_groups(
+        &mut self,
+        name: &str,
+        releases: ReleaseSet,
+        operands: &[Operand],
+        arguments: &[Option<&str>],
+        span: Span,
+    ) {
         let Some(forms) = shapes::shape(name).and_then(|shape| shape.forms_covering(releases))
         else {
             return;
         };
-        let (operands, texts, spread_from) = after_name(name, operands);
-        let words: Vec<Option<&str>> = texts.iter().map(Option::as_deref).collect();
+        let (operands, words, spread_from) = after_name(name, operands, arguments);
         let mut broken = None;
         for form in forms {
-            match argument_grammar::broken_groups(form.arguments, &words, spread_from) {
+            match argument_grammar::broken_groups(form.arguments, words, spread_from) {
                 Some(found) => broken = Some(found),
                 // A form the call fits: no error.
                 None => return,
@@ -963,17 +969,19 @@ fn releases_of(candidates: &[Candidate<'_>]) -> ReleaseSet {
 }
 
 /// The operands after the command's name (and subcommand's name), which
-/// its grammar describes, with their literal texts and the index of the
-/// first `unpack(…)` or trailing call among them.
-pub(crate) fn after_name<'o>(
+/// its grammar describes, with their literal texts (`words`, as
+/// [`literal_text`] gives them for every operand of the call) and the index
+/// of the first `unpack(…)` or trailing call among them.
+pub(crate) fn after_name<'o, 'w, 't>(
     name: &str,
     operands: &'o [Operand],
-) -> (&'o [Operand], Vec<Option<String>>, Option<usize>) {
+    words: &'w [Option<&'t str>],
+) -> (&'o [Operand], &'w [Option<&'t str>], Option<usize>) {
     let skip = if name.contains('|') { 2 } else { 1 };
     let operands = operands.get(skip..).unwrap_or_default();
-    let texts = operands.iter().map(literal_text).collect();
+    let words = words.get(skip..).unwrap_or_default();
     let spread_from = operands.iter().position(|operand| operand.many);
-    (operands, texts, spread_from)
+    (operands, words, spread_from)
 }
 
 /// The text Redis receives for an argument, when it is a literal: strings
