@@ -11,23 +11,6 @@ use redis_script_test::RedisServer;
 
 use crate::server_refusals::{server_error, target_of};
 
-/// The values of a trailing group of two or more plain values.
-fn plain_group(argument: &Argument) -> Option<&'static [Argument]> {
-    let ArgumentKind::Block(inner) = argument.kind else {
-        return None;
-    };
-    let plain = |member: &Argument| {
-        !matches!(
-            member.kind,
-            ArgumentKind::PureToken | ArgumentKind::OneOf(_) | ArgumentKind::Block(_)
-        ) && member.token.is_none()
-            && !member.optional
-            && !member.multiple
-    };
-    (argument.multiple && argument.token.is_none() && inner.len() >= 2 && inner.iter().all(plain))
-        .then_some(inner)
-}
-
 /// The operands before the groups, when the grammar's required arguments
 /// there are plain (a key is `KEYS[1]`, a value `'1'`, a token its word);
 /// optional arguments are left out.
@@ -85,7 +68,7 @@ fn counts_of_grouped_values_the_checker_refuses_the_server_refuses() {
         let Some((last, before)) = form.arguments.split_last() else {
             continue;
         };
-        let (Some(group), Some(prefix)) = (plain_group(last), prefix(before)) else {
+        let (Some(group), Some(prefix)) = (last.plain_group(), prefix(before)) else {
             continue;
         };
         let mut words: Vec<String> = shape

@@ -110,7 +110,7 @@ impl Matcher<'_> {
     }
 
     fn argument(&mut self, argument: &'static Argument, last: bool) -> Step {
-        if let Some(group) = plain_group(argument).filter(|_| last) {
+        if let Some(group) = argument.plain_group().filter(|_| last) {
             // Groups of plain values at the end take every remaining
             // operand, a whole number of groups of them.
             let passed = self.words.len() - self.next.min(self.words.len());
@@ -133,7 +133,7 @@ impl Matcher<'_> {
         if argument.multiple {
             // Repeated values are placed only at the end of the grammar,
             // where they take every remaining operand.
-            if !last || argument.token.is_some() || !is_value(argument.kind) {
+            if !last || argument.token.is_some() || !argument.kind.is_value() {
                 return Step::Stop;
             }
             while self.next < self.words.len() {
@@ -222,26 +222,6 @@ impl Matcher<'_> {
         });
         self.next += 1;
     }
-}
-
-/// The values of a repeated group of two or more required plain values
-/// (`field value`), if `argument` is one.
-fn plain_group(argument: &'static Argument) -> Option<&'static [Argument]> {
-    let ArgumentKind::Block(inner) = argument.kind else {
-        return None;
-    };
-    let plain = |member: &Argument| {
-        is_value(member.kind) && member.token.is_none() && !member.optional && !member.multiple
-    };
-    (argument.multiple && argument.token.is_none() && inner.len() >= 2 && inner.iter().all(plain))
-        .then_some(inner)
-}
-
-fn is_value(kind: ArgumentKind) -> bool {
-    !matches!(
-        kind,
-        ArgumentKind::PureToken | ArgumentKind::OneOf(_) | ArgumentKind::Block(_)
-    )
 }
 
 #[cfg(test)]

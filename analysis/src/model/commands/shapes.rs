@@ -95,6 +95,31 @@ pub enum ArgumentKind {
     Block(&'static [Argument]),
 }
 
+impl ArgumentKind {
+    /// Whether it is one value (not a word, a choice or a group).
+    pub fn is_value(self) -> bool {
+        !matches!(
+            self,
+            ArgumentKind::PureToken | ArgumentKind::OneOf(_) | ArgumentKind::Block(_)
+        )
+    }
+}
+
+impl Argument {
+    /// The values of a repeated group of two or more required plain
+    /// values (`field value` of `HSET`), if this argument is one.
+    pub fn plain_group(&self) -> Option<&'static [Argument]> {
+        let ArgumentKind::Block(inner) = self.kind else {
+            return None;
+        };
+        let plain = |member: &Argument| {
+            member.kind.is_value() && member.token.is_none() && !member.optional && !member.multiple
+        };
+        (self.multiple && self.token.is_none() && inner.len() >= 2 && inner.iter().all(plain))
+            .then_some(inner)
+    }
+}
+
 /// A reply, as the server sends it (RESP3 types; a RESP2 client gets the
 /// RESP2 form of each).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
