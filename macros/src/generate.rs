@@ -456,15 +456,7 @@ fn emit(signature: &FunctionSignature, parts: Expansion<'_>) -> TokenStream {
     } = signature;
     let connection = connection_ident();
     let (_, _, where_clause) = generics.split_for_impl();
-    // The function's own `where` adds the connection's bound, so the
-    // declaration's predicates join it rather than open a second clause.
-    let where_predicates = generics
-        .where_clause
-        .as_ref()
-        .map(|clause| &clause.predicates);
     let generic_params = &generics.params;
-    let mut function_params = generics.params.clone();
-    function_params.push(syn::parse_quote!(__Connection));
     let typed_params: Vec<TokenStream> = signature
         .params
         .iter()
@@ -501,13 +493,14 @@ fn emit(signature: &FunctionSignature, parts: Expansion<'_>) -> TokenStream {
         #(#attrs)*
         #doc
         #allow_unused
-        #vis async fn #ident<#function_params>(
-            #connection: &mut __Connection,
+        // A trait object rather than a bounded type parameter: a value that
+        // is no connection is then one error at the argument, where a
+        // bound would also be reported at the call and at its `.await`.
+        #vis async fn #ident<#generic_params>(
+            #connection: &mut (dyn #private::AsyncConnection + ::core::marker::Send),
             #(#typed_params),*
         ) -> ::core::result::Result<#reply, #failure>
-        where
-            __Connection: #private::AsyncConnection + ?::core::marker::Sized,
-            #where_predicates
+        #where_clause
         {
             #function_body
         }

@@ -60,10 +60,36 @@ pub trait KeyType {}
 )]
 pub trait ArgumentType {}
 
-/// The connection a generated function takes: any async redis-rs
-/// connection of the version this crate depends on. Its own trait, so that
-/// a connection of another redis-rs version (`redis = "0.32"` next to this
-/// crate's 1.x) is one error in the library's words.
+/// The connection a generated function takes, as `&mut (dyn
+/// AsyncConnection + Send)`: any async redis-rs connection of the version
+/// this crate depends on (`MultiplexedConnection`, `ConnectionManager`, the
+/// async cluster connection, a pooled one with `&mut *pooled`). Every
+/// `redis::aio::ConnectionLike` is one; nothing else is.
+///
+/// A trait object rather than a type parameter, so that passing something
+/// else (a `redis::Client`, a connection of another redis-rs version) is one
+/// error at the argument, in the library's words. A function generic over
+/// its connection therefore bounds it `Send` (and leaves it sized) to pass
+/// it on:
+///
+/// ```
+/// use redis_script::redis::aio::ConnectionLike;
+/// use redis_script::redis_script;
+///
+/// #[redis_script(path = "../lua/release_lock.lua", keys = 1)]
+/// async fn release_lock(lock: &str, token: &str) -> i64;
+///
+/// async fn release<C: ConnectionLike + Send>(
+///     connection: &mut C,
+///     token: &str,
+/// ) -> Result<bool, redis_script::Error> {
+///     Ok(release_lock(connection, "lock:{order-7}", token).await? == 1)
+/// }
+/// ```
+///
+/// A connection held as `dyn ConnectionLike`, which cannot become this
+/// trait object, takes the prepared call instead:
+/// `release_lock::call(lock, token).invoke(connection)`.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not an async connection of redis-rs 1.x, the version redis-script takes",
     label = "not a `redis_script::redis::aio::ConnectionLike`",

@@ -21,9 +21,10 @@
 //! (`path` is relative to the directory of the crate's `Cargo.toml`.)
 //!
 //! The generated items for `release_lock` are:
-//! - `async fn release_lock(conn: &mut C, lock: &str, token: &str) -> Result<i64, redis_script::Error>`
-//!   for any async redis-rs connection `C` (`MultiplexedConnection`,
-//!   `ConnectionManager`, the async cluster connection, pooled connections);
+//! - `async fn release_lock(conn: &mut (dyn AsyncConnection + Send), lock: &str, token: &str) -> Result<i64, redis_script::Error>`
+//!   for any async redis-rs connection ([`AsyncConnection`]:
+//!   `MultiplexedConnection`, `ConnectionManager`, the async cluster
+//!   connection, pooled connections);
 //! - `release_lock::SCRIPT`, the embedded [`Script`] (source, SHA1, flags);
 //! - `release_lock::call(lock, token)`, a prepared [`Call`] to invoke later;
 //! - for a script declared `exactly_once`, also `f::call_with_id(id, …)`:
@@ -69,6 +70,7 @@ mod topology;
 
 pub use batch::Batch;
 pub use call::{Call, DEFAULT_DEADLINE, Invocation};
+pub use checked::AsyncConnection;
 pub use deploy::{Deployed, OnConflict};
 pub use error::{Error, KeyPrefixProblem, ScriptLocation};
 pub use exactly_once::{CallId, ExactlyOnce};

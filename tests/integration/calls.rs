@@ -14,7 +14,7 @@ on_both_backends!(
     script_errors_carry_the_script_name_and_code,
 );
 
-async fn set<C: ConnectionLike>(connection: &mut C, key: &str, value: i64) {
+async fn set<C: ConnectionLike + Send>(connection: &mut C, key: &str, value: i64) {
     let () = redis::cmd("SET")
         .arg(key)
         .arg(value)
@@ -31,7 +31,10 @@ fn script_calls(stats: &dyn Stats) -> (u64, u64, u64) {
     )
 }
 
-async fn typed_multi_key_call_with_hash_tag<C: ConnectionLike>(connection: &mut C, _: &dyn Stats) {
+async fn typed_multi_key_call_with_hash_tag<C: ConnectionLike + Send>(
+    connection: &mut C,
+    _: &dyn Stats,
+) {
     set(connection, "{account-7}:checking", 100).await;
     let balances = transfer(
         connection,
@@ -65,7 +68,7 @@ async fn typed_multi_key_call_with_hash_tag<C: ConnectionLike>(connection: &mut 
     );
 }
 
-async fn cold_call_costs_one_evalsha_and_one_eval<C: ConnectionLike>(
+async fn cold_call_costs_one_evalsha_and_one_eval<C: ConnectionLike + Send>(
     connection: &mut C,
     stats: &dyn Stats,
 ) {
@@ -93,7 +96,7 @@ async fn cold_call_costs_one_evalsha_and_one_eval<C: ConnectionLike>(
     assert_eq!(get(connection, "{cold}:to").await, Some(2));
 }
 
-async fn cross_slot_call_is_refused_before_sending<C: ConnectionLike>(
+async fn cross_slot_call_is_refused_before_sending<C: ConnectionLike + Send>(
     connection: &mut C,
     stats: &dyn Stats,
 ) {
@@ -130,7 +133,7 @@ async fn cross_slot_call_is_refused_before_sending<C: ConnectionLike>(
     assert_eq!(script_calls(stats), (0, 0, 0), "nothing reached the server");
 }
 
-async fn script_errors_carry_the_script_name_and_code<C: ConnectionLike>(
+async fn script_errors_carry_the_script_name_and_code<C: ConnectionLike + Send>(
     connection: &mut C,
     _: &dyn Stats,
 ) {

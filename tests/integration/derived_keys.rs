@@ -42,7 +42,11 @@ on_both_backends!(
     an_argument_prefix_in_another_slot_is_refused,
 );
 
-async fn hget<C: ConnectionLike>(connection: &mut C, key: &str, field: &str) -> Option<String> {
+async fn hget<C: ConnectionLike + Send>(
+    connection: &mut C,
+    key: &str,
+    field: &str,
+) -> Option<String> {
     redis::cmd("HGET")
         .arg(key)
         .arg(field)
@@ -51,7 +55,7 @@ async fn hget<C: ConnectionLike>(connection: &mut C, key: &str, field: &str) -> 
         .expect("HGET")
 }
 
-async fn every_derivation_form_runs_in_the_prefix_slot<C: ConnectionLike>(
+async fn every_derivation_form_runs_in_the_prefix_slot<C: ConnectionLike + Send>(
     connection: &mut C,
     _: &dyn Stats,
 ) {
@@ -89,7 +93,7 @@ async fn every_derivation_form_runs_in_the_prefix_slot<C: ConnectionLike>(
     assert_eq!(pushed, 2);
 }
 
-async fn exactly_once_records_in_the_prefix_slot<C: ConnectionLike>(
+async fn exactly_once_records_in_the_prefix_slot<C: ConnectionLike + Send>(
     connection: &mut C,
     _: &dyn Stats,
 ) {
@@ -106,7 +110,10 @@ async fn exactly_once_records_in_the_prefix_slot<C: ConnectionLike>(
     assert_eq!(call.slot().ok().flatten(), Some(key_slot(b"eo:{jobs}:")));
 }
 
-async fn a_library_function_derives_keys<C: ConnectionLike>(connection: &mut C, _: &dyn Stats) {
+async fn a_library_function_derives_keys<C: ConnectionLike + Send>(
+    connection: &mut C,
+    _: &dyn Stats,
+) {
     let length = derived_queue::push_job(connection, "lib:{q}:", "1", "p")
         .await
         .expect("function with derived keys");
@@ -130,7 +137,7 @@ async fn a_library_function_derives_keys<C: ConnectionLike>(connection: &mut C, 
     );
 }
 
-async fn an_untagged_prefix_is_refused_before_sending<C: ConnectionLike>(
+async fn an_untagged_prefix_is_refused_before_sending<C: ConnectionLike + Send>(
     connection: &mut C,
     stats: &dyn Stats,
 ) {
@@ -171,7 +178,7 @@ async fn an_untagged_prefix_is_refused_before_sending<C: ConnectionLike>(
     assert_eq!(sent, 0, "nothing reached the server");
 }
 
-async fn an_argument_prefix_in_another_slot_is_refused<C: ConnectionLike>(
+async fn an_argument_prefix_in_another_slot_is_refused<C: ConnectionLike + Send>(
     connection: &mut C,
     stats: &dyn Stats,
 ) {

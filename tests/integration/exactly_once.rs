@@ -91,7 +91,7 @@ on_both_backends!(
     a_raised_error_is_recorded_and_keeps_its_line,
 );
 
-async fn a_call_sent_again_returns_the_first_reply<C: ConnectionLike>(
+async fn a_call_sent_again_returns_the_first_reply<C: ConnectionLike + Send>(
     connection: &mut C,
     _: &dyn Stats,
 ) {
@@ -128,7 +128,7 @@ async fn a_call_sent_again_returns_the_first_reply<C: ConnectionLike>(
     assert!((590_000..=600_000).contains(&ttl), "{ttl}");
 }
 
-async fn a_caller_id_makes_calls_from_anywhere_one_call<C: ConnectionLike>(
+async fn a_caller_id_makes_calls_from_anywhere_one_call<C: ConnectionLike + Send>(
     connection: &mut C,
     _: &dyn Stats,
 ) {
@@ -161,7 +161,7 @@ async fn a_caller_id_makes_calls_from_anywhere_one_call<C: ConnectionLike>(
     assert!((1..=1500).contains(&ttl), "{ttl}");
 }
 
-async fn records_share_the_slot_of_keys_without_a_hash_tag<C: ConnectionLike>(
+async fn records_share_the_slot_of_keys_without_a_hash_tag<C: ConnectionLike + Send>(
     connection: &mut C,
     _: &dyn Stats,
 ) {
@@ -180,7 +180,7 @@ async fn records_share_the_slot_of_keys_without_a_hash_tag<C: ConnectionLike>(
     }
 }
 
-async fn keyless_calls_see_their_own_keys_and_arguments<C: ConnectionLike>(
+async fn keyless_calls_see_their_own_keys_and_arguments<C: ConnectionLike + Send>(
     connection: &mut C,
     _: &dyn Stats,
 ) {
@@ -202,7 +202,7 @@ async fn keyless_calls_see_their_own_keys_and_arguments<C: ConnectionLike>(
     assert_eq!(get(connection, "{keyless}:counter").await, Some(1));
 }
 
-async fn a_raised_error_is_recorded_and_keeps_its_line<C: ConnectionLike>(
+async fn a_raised_error_is_recorded_and_keeps_its_line<C: ConnectionLike + Send>(
     connection: &mut C,
     _: &dyn Stats,
 ) {
@@ -263,7 +263,7 @@ fn comparable(result: Result<Value, Error>) -> Result<Value, (Option<String>, Op
 
 /// Each shape from the plain script, then twice from one exactly-once
 /// call: the three replies are equal, and the exactly-once call ran once.
-async fn replays_every_shape<C: ConnectionLike>(connection: &mut C, protocol: &str) {
+async fn replays_every_shape<C: ConnectionLike + Send>(connection: &mut C, protocol: &str) {
     let bytes = [0u8, 255, b'\n', b'\r', 7];
     for case in SHAPES {
         // Each has its own counter, so that replies with the count agree.

@@ -82,7 +82,7 @@ async fn noscript_text_differs_by_server_and_the_cold_path_handles_both() {
         .expect("cold call");
     assert_eq!(balances, (3, 2));
     // A read-only script: EVALSHA_RO, NOSCRIPT, EVAL_RO.
-    let missing = versioned_get::<String, _>(&mut connection, "{n}:doc")
+    let missing = versioned_get::<String>(&mut connection, "{n}:doc")
         .await
         .expect("cold read-only call");
     assert!(missing.is_none(), "nothing is stored under {{n}}:doc");

@@ -105,7 +105,7 @@ pub async fn claim<C>(
     lease: Duration,
 ) -> Result<Claim, Error>
 where
-    C: ConnectionLike + ?Sized,
+    C: ConnectionLike + Send,
 {
     idempotency_claim(connection, key, claimant, ttl_millis(lease)).await
 }
@@ -122,7 +122,7 @@ pub async fn complete<C>(
     keep: Duration,
 ) -> Result<(), Failure<CompleteError>>
 where
-    C: ConnectionLike + ?Sized,
+    C: ConnectionLike + Send,
 {
     idempotency_complete(connection, key, claimant, status, body, ttl_millis(keep)).await
 }

@@ -103,7 +103,7 @@ impl Lock {
         ttl: Duration,
     ) -> Result<Option<Lock>, Error>
     where
-        C: ConnectionLike + ?Sized,
+        C: ConnectionLike + Send,
     {
         Self::acquire_with_token(connection, key, &crate::owner_token(), ttl).await
     }
@@ -119,7 +119,7 @@ impl Lock {
         ttl: Duration,
     ) -> Result<Option<Lock>, Error>
     where
-        C: ConnectionLike + ?Sized,
+        C: ConnectionLike + Send,
     {
         match lock_acquire(connection, key, &fencing_key(key), token, ttl_millis(ttl)).await? {
             Acquire::Acquired { fencing } => Ok(Some(Lock {
@@ -136,7 +136,7 @@ impl Lock {
     /// another owner): stop working under it.
     pub async fn extend<C>(&self, connection: &mut C, ttl: Duration) -> Result<bool, Error>
     where
-        C: ConnectionLike + ?Sized,
+        C: ConnectionLike + Send,
     {
         lock_extend(connection, &self.key, &self.token, ttl_millis(ttl)).await
     }
@@ -145,7 +145,7 @@ impl Lock {
     /// not (it expired, maybe taken by another owner, which keeps it).
     pub async fn release<C>(&self, connection: &mut C) -> Result<bool, Error>
     where
-        C: ConnectionLike + ?Sized,
+        C: ConnectionLike + Send,
     {
         lock_release(connection, &self.key, &self.token).await
     }

@@ -48,7 +48,7 @@ pub async fn touch<C>(
     client: &str,
 ) -> Result<Touch, redis_script::Error>
 where
-    C: redis::aio::ConnectionLike + ?Sized,
+    C: redis::aio::ConnectionLike + Send,
 {
     session_touch(
         connection,

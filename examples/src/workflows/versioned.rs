@@ -133,7 +133,7 @@ pub async fn set_versioned<C, T>(
     ttl: Option<Duration>,
 ) -> Result<WriteOutcome, Failure<VersionError>>
 where
-    C: ConnectionLike + ?Sized,
+    C: ConnectionLike + Send,
     T: Serialize + ?Sized,
 {
     let json = serde_json::to_string(doc).map_err(|error| {
@@ -154,10 +154,10 @@ pub async fn get_versioned<C, T>(
     key: &str,
 ) -> Result<Option<Versioned<T>>, Error>
 where
-    C: ConnectionLike + ?Sized,
+    C: ConnectionLike + Send,
     T: DeserializeOwned,
 {
-    let stored = versioned_get::<T, C>(connection, key).await?;
+    let stored = versioned_get::<T>(connection, key).await?;
     Ok(stored.map(|(version, Json(doc))| Versioned { version, doc }))
 }
 
@@ -174,7 +174,7 @@ pub async fn update<C, T, F>(
     mut change: F,
 ) -> Result<(WriteOutcome, u32), Failure<VersionError>>
 where
-    C: ConnectionLike + ?Sized,
+    C: ConnectionLike + Send,
     T: Serialize + DeserializeOwned,
     F: FnMut(Option<T>) -> T,
 {
