@@ -2,7 +2,7 @@
 
 use crate::ValueKind;
 use crate::domain::keys::{Derivation, KeyUse, ParameterId};
-use crate::domain::types::{Absence, Kinds, TableType, Type};
+use crate::domain::types::{Absence, DataRead, Kinds, TableType, Type};
 use crate::source::span::Span;
 
 /// `KEYS` or `ARGV`.
@@ -113,6 +113,9 @@ pub(crate) struct TableShape {
     pub values: Vec<(Value, Span)>,
     /// The last element is a call or `...`: more elements may follow.
     pub open_ended: bool,
+    /// Where its first element was read from data, when every element (a
+    /// trailing call's included) may be.
+    pub read_from: Option<std::rc::Rc<DataRead>>,
 }
 
 impl Value {
@@ -136,14 +139,31 @@ impl Value {
     /// What a local keeps of this value: a table constructor's shape does
     /// not survive, since the table can be changed later; the local keeps
     /// its type (an empty constructor: a table that may be empty).
+    ///
+    /// A table holding a value read from data is data itself: its elements
+    /// may be key names read from data.
     pub fn stored(self) -> Self {
         match self {
-            Value::Table(Some(shape)) => Value::Typed(Type::table(TableType {
-                may_be_empty: shape.values.is_empty() && !shape.open_ended,
-                even_length: false,
-                ..TableType::default()
-            })),
+            Value::Table(Some(shape)) => {
+                let mut table = Type::table(TableType {
+                    may_be_empty: shape.values.is_empty() && !shape.open_ended,
+                    even_length: false,
+                    ..TableType::default()
+                });
+                table.read_from = shape.read_from.clone();
+                Value::Typed(table)
+            }
             other => other,
+        }
+    }
+
+    /// Where it may have been read from data, when it may be.
+    pub fn data_read(&self) -> Option<std::rc::Rc<DataRead>> {
+        match self {
+            Value::Typed(ty) => ty.read_from.clone(),
+            Value::Spread(table) => table.read_from.clone(),
+            Value::Table(Some(shape)) => shape.read_from.clone(),
+            _ => None,
         }
     }
 
@@ -288,9 +308,10 @@ impl Value {
             }
             Value::Spread(table) if let Some(read) = &table.read_from => {
                 let described = read.describe();
-                let table = described
-                    .strip_prefix("a value ")
-                    .map_or_else(|| described.clone(), |rest| format!("a table {rest}"));
+                let table = described.strip_prefix("a value ").map_or_else(
+                    || format!("a table holding {described}"),
+                    |rest| format!("a table {rest}"),
+                );
                 format!("the elements of {table}")
             }
             Value::Typed(ty) if !ty.kinds.intersects(Kinds::STRING) && !ty.is_unknown() => {

@@ -102,7 +102,7 @@ impl Analyzer<'_> {
         let operands = self.eval_arguments(arguments, span);
         self.protected_from = outer;
         if let Value::Builtin { global, member } = &callee {
-            self.track_table_writes(global, member.as_deref(), arguments);
+            self.track_table_writes(global, member.as_deref(), arguments, &operands);
         }
         let result = match &callee {
             Value::Builtin { global, member } => {
@@ -935,7 +935,8 @@ impl Analyzer<'_> {
                 // first key there.
                 let spread_data =
                     matches!(&operand.value, Value::Spread(table) if table.read_from.is_some());
-                let fixed = !operand.many
+                // A trailing call's first value lands at its own index.
+                let fixed = !matches!(operand.value, Value::Spread(_))
                     && candidates.iter().all(|candidate| {
                         candidate.command.fixed_key_indices().any(|at| at == index)
                     });
@@ -1066,7 +1067,13 @@ impl Analyzer<'_> {
 
     /// `table.insert(t, v)` and `rawset(t, k, v)` of a local table: from
     /// here on it is not known to be empty.
-    fn track_table_writes(&mut self, global: &str, member: Option<&str>, arguments: &FunctionArgs) {
+    fn track_table_writes(
+        &mut self,
+        global: &str,
+        member: Option<&str>,
+        arguments: &FunctionArgs,
+        operands: &[Operand],
+    ) {
         let writes = matches!(
             (global, member),
             ("table", Some("insert")) | ("rawset", None)
@@ -1081,6 +1088,11 @@ impl Analyzer<'_> {
             arguments.iter().next()
         {
             self.table_written(token);
+            // The element written comes last (`table.insert(t, [pos,] v)`,
+            // `rawset(t, k, v)`).
+            if let Some(written) = operands.get(1..).and_then(<[Operand]>::last) {
+                self.table_holds(token, &written.value);
+            }
         }
     }
 }

@@ -114,6 +114,11 @@ impl Analyzer<'_> {
             BinOp::Caret(_) => fold(f64::powf, false),
             BinOp::TwoDots(_) => match left.derivation() {
                 Some(derivation) => Value::DerivedKey(derivation),
+                // A name read from data, extended, is read from data still.
+                None if let Some(read) = left.data_read() => Value::Typed(Type {
+                    read_from: Some(read),
+                    ..Type::of(Kinds::STRING)
+                }),
                 None => Value::ComputedString(match left {
                     Value::Str(text) | Value::ComputedString(Some(text)) => Some(text),
                     _ => None,
@@ -335,6 +340,12 @@ impl Analyzer<'_> {
                         self.index_member(base, &member, span)
                     }
                     (Value::Typed(ty), key) => element(&ty, &key),
+                    // `({…})[i]`: an element of a constructor, as of a local
+                    // holding it.
+                    (table @ Value::Table(Some(_)), key) => match table.stored() {
+                        Value::Typed(ty) => element(&ty, &key),
+                        _ => Value::Unknown,
+                    },
                     _ => Value::Unknown,
                 }
             }
@@ -459,6 +470,14 @@ impl Analyzer<'_> {
         if let Some(reply) = reply {
             return Value::Reply(reply);
         }
+        // Only a table of nothing but data is data: one that mixes keys
+        // from KEYS with values read from data (`{id, KEYS[i]}`) keeps no
+        // element's origin, as no position is kept.
+        let read_from = array
+            .iter()
+            .map(|(value, _, _)| value.data_read())
+            .collect::<Option<Vec<_>>>()
+            .and_then(|reads| reads.into_iter().next());
         let open_ended = array.last().is_some_and(|(_, many, _)| *many);
         if open_ended {
             array.pop();
@@ -474,6 +493,7 @@ impl Analyzer<'_> {
                 .map(|(value, _, span)| (value, span))
                 .collect(),
             open_ended,
+            read_from,
         })))
     }
 }

@@ -11,7 +11,7 @@ use full_moon::ast::{BinOp, Call, Expression, FunctionArgs, Index, Prefix, Suffi
 use full_moon::tokenizer::{Symbol, TokenReference, TokenType};
 
 use crate::domain::scope::Binding;
-use crate::domain::types::{Kinds, Type};
+use crate::domain::types::{DataRead, Kinds, Type};
 use crate::domain::value::Value;
 use crate::interp::Analyzer;
 use crate::source::tokens::{identifier, string_literal};
@@ -357,6 +357,34 @@ impl Analyzer<'_> {
                 }
             }
             _ => ty.clone(),
+        });
+    }
+
+    /// The local table `token` gets `value` as an element (`t[#t + 1] =
+    /// v`, `table.insert(t, v)`): a value read from data, an argument or a
+    /// string built from neither a key nor a prefix makes its elements
+    /// values that are no key names from KEYS either.
+    pub fn table_holds(&mut self, token: &TokenReference, value: &Value) {
+        let read = match value {
+            Value::Arg(Some(_)) | Value::ComputedString(_) => value.not_a_key().map(|what| {
+                Rc::new(DataRead {
+                    what,
+                    line: self.span(token).line,
+                })
+            }),
+            _ => value.data_read(),
+        };
+        let Some(read) = read else {
+            return;
+        };
+        self.narrow_local(token, |ty| {
+            if ty.read_from.is_some() || !ty.kinds.intersects(Kinds::TABLE) {
+                return ty.clone();
+            }
+            Type {
+                read_from: Some(read.clone()),
+                ..ty.clone()
+            }
         });
     }
 

@@ -161,6 +161,7 @@ impl Analyzer<'_> {
                                 // `t[#t + 1] = v`: an element of a local table.
                                 if let (Prefix::Name(table), []) = (target.prefix(), path) {
                                     self.table_written(table);
+                                    self.table_holds(table, value);
                                 }
                             }
                         }

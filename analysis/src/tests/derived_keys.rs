@@ -119,7 +119,7 @@ fn keys_built_otherwise_still_need_the_opt_out() {
     let cases = [
         (
             "local queue = redis.call('GET', KEYS[1])\nreturn redis.call('LLEN', queue .. ':jobs')",
-            "2:27 key argument `queue .. ':jobs'` of `LLEN` does not come from KEYS (a string built at run time, starting with a value that is no key)",
+            "2:27 key argument `queue .. ':jobs'` of `LLEN` does not come from KEYS (a value read from the reply of `GET` at line 1)",
         ),
         (
             "return redis.call('GET', ARGV[1] .. KEYS[1])",

@@ -893,7 +893,7 @@ fn keys_must_come_from_keys() {
         ),
         (
             "local k = redis.call('GET', KEYS[1]) .. ':x'\nreturn redis.call('GET', k)",
-            "2:26+1 key argument `k` of `GET` does not come from KEYS (a string built at run time, starting with a value that is no key): Redis Cluster routes the script by KEYS only, so this key may live on another node",
+            "2:26+1 key argument `k` of `GET` does not come from KEYS (a value read from the reply of `GET` at line 1): Redis Cluster routes the script by KEYS only, so this key may live on another node",
         ),
         (
             "local rcall = redis.call\nreturn rcall('LMOVE', KEYS[1], ARGV[1], 'LEFT', 'RIGHT')",
