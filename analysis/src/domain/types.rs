@@ -203,6 +203,10 @@ pub(crate) struct TableType {
     /// Its length is even: a map or a list of pairs sent flat (RESP2
     /// `HGETALL`, `ZRANGE … WITHSCORES`), so `#t / 2` is whole.
     pub even_length: bool,
+    /// The keys a constructor of keys made it of (`{KEYS[1], prefix ..
+    /// ':b'}`, a helper's parameters), while nothing has changed its
+    /// elements since: where its elements go as keys, these are checked.
+    pub keys: Option<Rc<[crate::domain::value::Value]>>,
 }
 
 impl TableType {
@@ -223,6 +227,10 @@ impl TableType {
             positions,
             may_be_empty: self.may_be_empty || other.may_be_empty,
             even_length: self.even_length && other.even_length,
+            keys: self
+                .keys
+                .clone()
+                .filter(|keys| Some(keys) == other.keys.as_ref()),
         }
     }
 }

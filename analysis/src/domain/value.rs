@@ -145,9 +145,20 @@ impl Value {
     pub fn stored(self) -> Self {
         match self {
             Value::Table(Some(shape)) => {
+                let keys = (!shape.open_ended
+                    && !shape.values.is_empty()
+                    && shape.values.iter().all(|(value, _)| value.is_key_like()))
+                .then(|| {
+                    shape
+                        .values
+                        .iter()
+                        .map(|(value, _)| value.clone())
+                        .collect()
+                });
                 let mut table = Type::table(TableType {
                     may_be_empty: shape.values.is_empty() && !shape.open_ended,
                     even_length: false,
+                    keys,
                     ..TableType::default()
                 });
                 table.read_from = shape.read_from.clone();
@@ -155,6 +166,15 @@ impl Value {
             }
             other => other,
         }
+    }
+
+    /// A key from KEYS, a key built from a prefix, or a helper's parameter
+    /// (whose calls say which).
+    pub fn is_key_like(&self) -> bool {
+        matches!(
+            self,
+            Value::Key(_) | Value::DerivedKey(_) | Value::Parameter(_)
+        )
     }
 
     /// Where it may have been read from data, when it may be.

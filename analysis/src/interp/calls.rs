@@ -565,6 +565,26 @@ impl Analyzer<'_> {
                     last.span,
                 );
             }
+            // `unpack(t)` of a constructor of keys nothing has changed
+            // since: its keys are the call's next arguments, one by one.
+            if let Value::Spread(table) = &last.value
+                && let Some(keys) = table.table_type().and_then(|table| table.keys.as_deref())
+            {
+                let before = operands.len() - 1;
+                let mut spread = operands[..before].to_vec();
+                let mut words = arguments[..before.min(arguments.len())].to_vec();
+                for key in keys {
+                    spread.push(Operand {
+                        value: key.clone(),
+                        span: last.span,
+                        many: false,
+                    });
+                    words.push(None);
+                }
+                candidates.retain(|candidate| candidate.command.arity_accepts(spread.len()));
+                self.check_keys(&candidates, &spread, &words, strict, true);
+                return;
+            }
             // Where the keys are is known only roughly: no error, but the
             // prefixes of the keys built are still the call's to check.
             self.check_keys(&candidates, operands, arguments, strict, false);
@@ -1078,7 +1098,8 @@ impl Analyzer<'_> {
             (global, member),
             ("table", Some("insert")) | ("rawset", None)
         );
-        if !writes {
+        let reorders = matches!((global, member), ("table", Some("remove" | "sort")));
+        if !writes && !reorders {
             return;
         }
         let FunctionArgs::Parentheses { arguments, .. } = arguments else {
@@ -1087,6 +1108,10 @@ impl Analyzer<'_> {
         if let Some(full_moon::ast::Expression::Var(full_moon::ast::Var::Name(token))) =
             arguments.iter().next()
         {
+            if reorders {
+                self.table_changed(token);
+                return;
+            }
             self.table_written(token);
             // The element written comes last (`table.insert(t, [pos,] v)`,
             // `rawset(t, k, v)`).

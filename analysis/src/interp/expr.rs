@@ -522,6 +522,13 @@ impl Analyzer<'_> {
 /// table's shape tells it (its position, or what all its elements are,
 /// or nil past its end).
 pub(super) fn element(table: &Type, key: &Value) -> Value {
+    if let Some(key) = table
+        .table_type()
+        .and_then(|table| table.keys.as_deref())
+        .and_then(|keys| key_element(keys, key))
+    {
+        return key;
+    }
     let element = element_of_shape(table, key);
     // A part of data is data too.
     if table.read_from.is_none() {
@@ -532,6 +539,25 @@ pub(super) fn element(table: &Type, key: &Value) -> Value {
         Value::Typed(ty) => Value::Typed(table.part(ty)),
         other => other,
     }
+}
+
+/// `t[i]` of a table made of keys: the key at a constant position, or, at
+/// one known only at run time, any of them (their prefixes joined).
+fn key_element(keys: &[Value], index: &Value) -> Option<Value> {
+    if let Some(index) = index.as_integer() {
+        let at = usize::try_from(index).ok()?.checked_sub(1)?;
+        return keys.get(at).cloned();
+    }
+    if !index.ty().kinds.within(Kinds::NUMBER) {
+        return None;
+    }
+    if keys.iter().all(|key| matches!(key, Value::Key(_))) {
+        return Some(Value::Key(None));
+    }
+    keys.iter()
+        .map(Value::derivation)
+        .reduce(|joined, next| Some(joined?.union(&next?)))?
+        .map(Value::DerivedKey)
 }
 
 /// `table[key]` as the table's shape tells it.

@@ -244,7 +244,7 @@ const PRECISE_LOOP_DEPTH: usize = 3;
 const LOOP_PASSES: usize = 3;
 
 /// One evaluated call argument or table element.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct Operand {
     pub value: Value,
     pub span: Span,

@@ -11,7 +11,7 @@ use full_moon::ast::{BinOp, Call, Expression, FunctionArgs, Index, Prefix, Suffi
 use full_moon::tokenizer::{Symbol, TokenReference, TokenType};
 
 use crate::domain::scope::Binding;
-use crate::domain::types::{DataRead, Kinds, Type};
+use crate::domain::types::{DataRead, Kinds, TableType, Type};
 use crate::domain::value::Value;
 use crate::interp::Analyzer;
 use crate::source::tokens::{identifier, string_literal};
@@ -347,6 +347,7 @@ impl Analyzer<'_> {
     /// The local table `token` gets an element (`t[k] = v`,
     /// `table.insert(t, v)`): from here on it is not known to be empty.
     pub fn table_written(&mut self, token: &TokenReference) {
+        self.table_changed(token);
         self.narrow_local(token, |ty| match ty.table_type() {
             Some(table) if table.may_be_empty => {
                 let mut table = table.clone();
@@ -356,6 +357,21 @@ impl Analyzer<'_> {
                     ..ty.clone()
                 }
             }
+            _ => ty.clone(),
+        });
+    }
+
+    /// The elements of the local table `token` change (written, removed,
+    /// sorted): the keys it was constructed of are no longer known.
+    pub fn table_changed(&mut self, token: &TokenReference) {
+        self.narrow_local(token, |ty| match ty.table_type() {
+            Some(table) if table.keys.is_some() => Type {
+                table: Some(Rc::new(TableType {
+                    keys: None,
+                    ..table.clone()
+                })),
+                ..ty.clone()
+            },
             _ => ty.clone(),
         });
     }

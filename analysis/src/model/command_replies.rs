@@ -123,6 +123,7 @@ pub(crate) fn lua_type(reply: &Reply, resp: Resp, caller: Caller<'_>) -> Type {
                 positions: Vec::new(),
                 may_be_empty: true,
                 even_length: false,
+                keys: None,
             });
             if three && matches!(reply, Reply::Set(_)) {
                 // `{set = {…}}`: the elements are a level down.
@@ -139,6 +140,7 @@ pub(crate) fn lua_type(reply: &Reply, resp: Resp, caller: Caller<'_>) -> Type {
                     positions: vec![first, second],
                     may_be_empty: false,
                     even_length: false,
+                    keys: None,
                 })
             } else {
                 first.join(&second)
@@ -148,6 +150,7 @@ pub(crate) fn lua_type(reply: &Reply, resp: Resp, caller: Caller<'_>) -> Type {
                 positions: Vec::new(),
                 may_be_empty: true,
                 even_length: !three,
+                keys: None,
             })
         }
         Reply::Tuple(items) => Type::table(TableType {
@@ -158,6 +161,7 @@ pub(crate) fn lua_type(reply: &Reply, resp: Resp, caller: Caller<'_>) -> Type {
                 .collect(),
             may_be_empty: items.is_empty(),
             even_length: false,
+            keys: None,
         }),
         Reply::Map { key, value } => {
             if three {
@@ -169,6 +173,7 @@ pub(crate) fn lua_type(reply: &Reply, resp: Resp, caller: Caller<'_>) -> Type {
                 positions: Vec::new(),
                 may_be_empty: true,
                 even_length: true,
+                keys: None,
             })
         }
         Reply::OneOf(alternatives) => alternatives

@@ -246,6 +246,34 @@ fn keys_read_from_data_are_not_from_keys() {
             "2:26 key argument `payload.key` of `GET` does not come from KEYS (a value decoded by `cjson.decode` at line 1)",
         ),
         (
+            "return redis.call('DEL', ({redis.call('GET', KEYS[1])})[1])",
+            "1:26 key argument `({redis.call('GET', KEYS[1])})[1]` of `DEL` does not come from KEYS (a value read from the reply of `GET` at line 1)",
+        ),
+        (
+            "local names = {redis.call('GET', KEYS[1])}\nreturn redis.call('DEL', names[1])",
+            "2:26 key argument `names[1]` of `DEL` does not come from KEYS (a value read from the reply of `GET` at line 1)",
+        ),
+        (
+            "local names = {}\nfor _, n in ipairs(redis.call('SMEMBERS', KEYS[1])) do names[#names + 1] = n end\nreturn redis.call('DEL', unpack(names))",
+            "3:26 key argument `unpack(names)` of `DEL` does not come from KEYS (the elements of a table read from the reply of `SMEMBERS` at line 2)",
+        ),
+        (
+            "local names = {}\ntable.insert(names, redis.call('LPOP', KEYS[1]))\nreturn redis.call('EXISTS', names[1])",
+            "3:29 key argument `names[1]` of `EXISTS` does not come from KEYS (a value read from the reply of `LPOP` at line 2)",
+        ),
+        (
+            "local function pointed() return redis.call('GET', KEYS[1]) end\nreturn redis.call('DEL', pointed())",
+            "2:26 key argument `pointed()` of `DEL` does not come from KEYS (a value read from the reply of `GET` at line 1)",
+        ),
+        (
+            "local job = redis.call('GET', KEYS[1]) .. ':lock'\nreturn redis.call('DEL', job)",
+            "2:26 key argument `job` of `DEL` does not come from KEYS (a value read from the reply of `GET` at line 1)",
+        ),
+        (
+            "local function drop(a, b) local both = {a, b} return redis.call('DEL', unpack(both)) end\nreturn drop(KEYS[1], redis.call('GET', KEYS[1]))",
+            "2:22 `redis.call('GET', KEYS[1])`, which the function called here passes as a key of `DEL` (line 1), does not come from KEYS (a value read from the reply of `GET` at line 2)",
+        ),
+        (
             "local function drop(k) return redis.call('DEL', k) end\nreturn drop(redis.call('GET', KEYS[1]))",
             "2:13 `redis.call('GET', KEYS[1])`, which the function called here passes as a key of `DEL` (line 1), does not come from KEYS (a value read from the reply of `GET` at line 2)",
         ),
@@ -286,6 +314,12 @@ fn keys_read_from_data_are_not_from_keys() {
         "for i, v in ipairs(redis.call('LRANGE', KEYS[1], 0, 9)) do redis.call('HSET', KEYS[1], v, i) end",
         "local payload = cjson.decode(ARGV[1])\nreturn redis.call('HSET', KEYS[1], payload.field, payload.value)",
         "for i in ipairs(redis.call('LRANGE', KEYS[1], 0, 9)) do redis.call('INCRBY', KEYS[1], i) end",
+        // A table mixing keys and data keeps no element's origin.
+        "local entry = {redis.call('GET', KEYS[1]), KEYS[1]}\nreturn redis.call('DEL', entry[2])",
+        // A table of keys, by position, in a loop and spread.
+        "local keys = {KEYS[1], KEYS[1] .. ':b'}\nfor i = 1, #keys do redis.call('DEL', keys[i]) end\nreturn redis.call('DEL', unpack(keys))",
+        // Data collected as values, sent as values.
+        "local values = {}\nvalues[#values + 1] = redis.call('GET', KEYS[1])\nreturn redis.call('RPUSH', KEYS[1], unpack(values))",
     ] {
         assert_eq!(
             crate::analyze(source, &lenient)
