@@ -211,6 +211,9 @@ pub struct ReturnSite {
     /// Characters to underline when pointing at this site.
     pub width: usize,
     pub shape: ReturnShape,
+    /// For `redis.error_reply('WORD')` with a one-word message: the word,
+    /// which the server sends as `ERR WORD` (its code is then `ERR`).
+    pub lone_error_word: Option<String>,
 }
 
 /// What a reply looks like, as far as the source tells.

@@ -220,7 +220,7 @@ pub fn checks(
                         message: render(
                             site,
                             format!("the script replies with the error code {code}, which the error type `{error_name}` does not declare"),
-                            match one_word_error_reply(source, site).filter(|_| code == "ERR") {
+                            match site.lone_error_word.as_deref().filter(|_| code == "ERR") {
                                 Some(word) => format!(
                                     "{FILLED_IN}`redis.error_reply('{word}')` is sent as `ERR {word}`: Redis reads the first word as the code only when a message follows it; to reply with {word}, write `redis.error_reply('{word} <message>')` or `{{err = '{word}'}}` and give `{error_name}` a variant with `#[error_code(\"{word}\")]`"
                                 ),
@@ -235,17 +235,6 @@ pub fn checks(
         }
     }
     checks
-}
-
-/// The word of a one-word `redis.error_reply('WORD')` at `site`, which
-/// the server sends as `ERR WORD`.
-fn one_word_error_reply(source: &str, site: &ReturnSite) -> Option<String> {
-    let line = source.lines().nth(site.line.checked_sub(1)?)?;
-    let after = line.split_once("error_reply(")?.1.trim_start();
-    let quote = after.chars().next().filter(|c| matches!(c, '\'' | '"'))?;
-    let (word, _) = after[1..].split_once(quote)?;
-    let word = word.strip_prefix('-').unwrap_or(word);
-    (!word.is_empty() && !word.contains(char::is_whitespace)).then(|| word.to_owned())
 }
 
 /// A warning (stable Rust's only way for a macro to warn is a deprecated

@@ -96,8 +96,10 @@ pub(crate) struct MissingMember {
 /// A reply table built by the `redis` helpers or by hand.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Reply {
-    /// `{err = ...}`: the error code, if the message is a literal.
-    Error(Option<String>),
+    /// `{err = ...}`: the error code, if the message is a literal, and the
+    /// word of a one-word `redis.error_reply('WORD')`, which the server
+    /// sends as `ERR WORD`.
+    Error(Option<String>, Option<String>),
     /// `{ok = ...}`: the status text, if literal.
     Status(Option<String>),
 }

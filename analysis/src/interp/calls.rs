@@ -206,7 +206,13 @@ impl Analyzer<'_> {
                 self.facts
                     .error_codes
                     .record(sent, message_span, &mut self.facts.diagnostics);
-                Value::Reply(Reply::Error(error_code(sent)))
+                let lone_word = match first {
+                    Some(Value::Str(text)) if !text.contains(' ') => {
+                        Some(text.strip_prefix('-').unwrap_or(text).to_string())
+                    }
+                    _ => None,
+                };
+                Value::Reply(Reply::Error(error_code(sent), lone_word))
             }
             // The error a protected call catches may be a command's error
             // reply, handed back as a table.
@@ -342,15 +348,16 @@ impl Analyzer<'_> {
     /// `error(value)`: the script ends with an error reply.
     fn raise(&mut self, message: Option<&Value>, span: Span) {
         self.raised = true;
-        let code = match message {
-            Some(Value::Reply(Reply::Error(code))) => code.clone(),
-            _ => None,
+        let (code, lone_error_word) = match message {
+            Some(Value::Reply(Reply::Error(code, lone_word))) => (code.clone(), lone_word.clone()),
+            _ => (None, None),
         };
         self.facts.returns.push(ReturnSite {
             line: span.line,
             column: span.column,
             width: span.width,
             shape: ReturnShape::Error(code),
+            lone_error_word,
         });
     }
 

@@ -510,7 +510,7 @@ impl Analyzer<'_> {
                 // Returned, the table is an error reply only when `err` is
                 // a string.
                 crate::interp::error_codes::may_be_string(value)
-                    .then(|| Reply::Error(error_code(value)))
+                    .then(|| Reply::Error(error_code(value), None))
             }
             "ok" => Some(Reply::Status(value.as_str().map(str::to_string))),
             _ => None,

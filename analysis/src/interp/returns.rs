@@ -54,11 +54,16 @@ impl Analyzer<'_> {
         }
         // Redis replies with the first value only.
         let shape = values.first().map_or(ReturnShape::Nil, shape_of);
+        let lone_error_word = match values.first() {
+            Some(Value::Reply(Reply::Error(_, lone_word))) => lone_word.clone(),
+            _ => None,
+        };
         self.facts.returns.push(ReturnSite {
             line: span.line,
             column: span.column,
             width: span.width,
             shape,
+            lone_error_word,
         });
     }
 }
@@ -79,7 +84,7 @@ fn shape_of(value: &Value) -> ReturnShape {
                 },
             }
         }
-        Value::Reply(Reply::Error(code)) => ReturnShape::Error(code.clone()),
+        Value::Reply(Reply::Error(code, _)) => ReturnShape::Error(code.clone()),
         Value::Reply(Reply::Status(status)) => ReturnShape::Status(status.clone()),
         Value::Nil => ReturnShape::Nil,
         other => ReturnShape::Value(other.kind()),

@@ -15,6 +15,7 @@ impl Analyzer<'_> {
                 column: span.column,
                 width: span.width,
                 shape: ReturnShape::FallsOffEnd,
+                lone_error_word: None,
             });
         }
     }
@@ -376,6 +377,7 @@ impl Analyzer<'_> {
                 column: end.column,
                 width: end.width,
                 shape: ReturnShape::FallsOffEnd,
+                lone_error_word: None,
             });
         }
         self.scopes.pop();
