@@ -51,6 +51,7 @@ mod faults;
 mod forged_refusals;
 mod functions;
 mod key_oracle;
+mod keys_from_data;
 mod preload;
 mod read_only_fallback;
 mod replies;
