@@ -155,8 +155,9 @@ pub fn this_build(iterations: usize) -> Vec<InstrumentationRow> {
     rows
 }
 
-/// An async connection that answers every command with `DENIED` at once.
-struct CannedAsync;
+/// An async connection that answers every command with `DENIED`, at once
+/// or after one pending poll.
+struct CannedAsync(Answer);
 
 impl redis::aio::ConnectionLike for CannedAsync {
     fn req_packed_command<'a>(
@@ -164,7 +165,13 @@ impl redis::aio::ConnectionLike for CannedAsync {
         command: &'a redis::Cmd,
     ) -> redis::RedisFuture<'a, Value> {
         black_box(command);
-        Box::pin(async { redis::ConnectionLike::req_packed_command(&mut Canned, b"") })
+        let answer = self.0;
+        Box::pin(async move {
+            if let Answer::AfterOnePending = answer {
+                pending_once().await;
+            }
+            redis::ConnectionLike::req_packed_command(&mut Canned, b"")
+        })
     }
 
     fn req_packed_commands<'a>(
@@ -174,7 +181,11 @@ impl redis::aio::ConnectionLike for CannedAsync {
         count: usize,
     ) -> redis::RedisFuture<'a, Vec<Value>> {
         black_box(commands);
+        let answer = self.0;
         Box::pin(async move {
+            if let Answer::AfterOnePending = answer {
+                pending_once().await;
+            }
             redis::ConnectionLike::req_packed_commands(&mut Canned, b"", offset, count)
         })
     }
@@ -184,74 +195,143 @@ impl redis::aio::ConnectionLike for CannedAsync {
     }
 }
 
-/// What an async call's deadline costs, without the network: the same
-/// call as the telemetry rows on an async connection that answers at once,
-/// on tokio's current-thread runtime (one `block_on` per call in every
-/// row), next to a hand-written `query_async` and the deadline's timer
-/// alone.
-pub fn deadline_rows(iterations: usize) -> Vec<InstrumentationRow> {
-    let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    else {
+/// How the canned async connection answers.
+#[derive(Clone, Copy)]
+enum Answer {
+    /// At once: the call's futures are ready on their first poll.
+    AtOnce,
+    /// After one `Pending` (it wakes itself first), as a reply from the
+    /// network is: the deadline's timer is armed, the span entered twice.
+    AfterOnePending,
+}
+
+/// A future that is pending once, having woken its task, then ready.
+async fn pending_once() {
+    let mut pending = true;
+    std::future::poll_fn(|context| {
+        if std::mem::take(&mut pending) {
+            context.waker().wake_by_ref();
+            std::task::Poll::Pending
+        } else {
+            std::task::Poll::Ready(())
+        }
+    })
+    .await;
+}
+
+/// One row of the warm-call breakdown: nanoseconds per call on each
+/// runtime flavor and answer ([`BREAKDOWN_COLUMNS`]), and allocations.
+#[derive(Debug, Clone)]
+pub struct BreakdownRow {
+    pub label: &'static str,
+    pub ns: Vec<f64>,
+    pub allocations: f64,
+}
+
+/// The columns of the breakdown, in the order of [`BreakdownRow::ns`].
+pub const BREAKDOWN_COLUMNS: [&str; 4] = [
+    "current-thread, answer at once",
+    "current-thread, answer after a pending",
+    "multi-thread, answer at once",
+    "multi-thread, answer after a pending",
+];
+
+/// Where a warm call's client-side time goes, without the network: the
+/// generated call and a hand-written `query_async` on an async connection
+/// that answers `DENIED` canned, at once or after one pending poll, with
+/// one `block_on` per call on tokio's current-thread and multi-thread
+/// runtimes; and the parts alone: the `block_on`, the deadline's timer
+/// around the answer, the telemetry span around it (nothing installed).
+pub fn breakdown(iterations: usize) -> Vec<BreakdownRow> {
+    let runtimes = [
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build(),
+        tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build(),
+    ];
+    let mut columns: Vec<Vec<(&'static str, (f64, f64))>> = Vec::new();
+    for runtime in runtimes.iter().flatten() {
+        for answer in [Answer::AtOnce, Answer::AfterOnePending] {
+            columns.push(breakdown_column(runtime, answer, iterations));
+        }
+    }
+    let Some(first) = columns.first() else {
         return Vec::new();
     };
-    let mut connection = CannedAsync;
-    let sha = rate_limit_fixed::SCRIPT.sha1();
-    let mut rows = Vec::new();
-    let mut row = |label: &str, (ns, allocations)| {
-        rows.push(InstrumentationRow {
-            label: label.to_owned(),
-            ns,
-            allocations,
+    (0..first.len())
+        .map(|row| BreakdownRow {
+            label: first[row].0,
+            ns: columns.iter().map(|column| column[row].1.0).collect(),
+            allocations: first[row].1.1,
         })
+        .collect()
+}
+
+fn breakdown_column(
+    runtime: &tokio::runtime::Runtime,
+    answer: Answer,
+    iterations: usize,
+) -> Vec<(&'static str, (f64, f64))> {
+    let mut connection = CannedAsync(answer);
+    let sha = rate_limit_fixed::SCRIPT.sha1();
+    let wait = || async move {
+        if let Answer::AfterOnePending = answer {
+            pending_once().await;
+        }
     };
-    row(
-        "hand-written `cmd(\"EVALSHA\")…query_async()`, no decoding",
-        measure(iterations, || {
-            runtime.block_on(async {
-                let reply: Value = redis::cmd("EVALSHA")
-                    .arg(sha)
-                    .arg(1)
-                    .arg(COUNTER)
-                    .arg(1)
-                    .arg(60_000)
-                    .query_async(&mut connection)
-                    .await
-                    .unwrap_or(Value::Nil);
-                black_box(reply);
-            })
-        }),
-    );
-    row(
-        "generated call, `invoke` (its deadline included)",
-        measure(iterations, || {
-            runtime.block_on(async {
-                let decision = rate_limit_fixed::call(COUNTER, 1, 60_000)
-                    .invoke(&mut connection)
-                    .await;
-                assert!(matches!(decision, Ok(Decision::Denied { .. })));
-            })
-        }),
-    );
-    row(
-        "`block_on` of a ready future (what every row pays for its `block_on`)",
-        measure(iterations, || {
-            runtime.block_on(async {
-                black_box(async { 1 }.await);
-            })
-        }),
-    );
-    row(
-        "`block_on` of `tokio::time::timeout` of a ready future (the deadline's timer)",
-        measure(iterations, || {
-            runtime.block_on(async {
-                let ready = tokio::time::timeout(redis_script::DEFAULT_DEADLINE, async { 1 }).await;
-                black_box(ready.ok());
-            })
-        }),
-    );
-    rows
+    vec![
+        (
+            "hand-written `cmd(\"EVALSHA\")…query_async()`, no decoding",
+            measure(iterations, || {
+                runtime.block_on(async {
+                    let reply: Value = redis::cmd("EVALSHA")
+                        .arg(sha)
+                        .arg(1)
+                        .arg(COUNTER)
+                        .arg(1)
+                        .arg(60_000)
+                        .query_async(&mut connection)
+                        .await
+                        .unwrap_or(Value::Nil);
+                    black_box(reply);
+                })
+            }),
+        ),
+        (
+            "generated function (its deadline and span included, the reply decoded)",
+            measure(iterations, || {
+                runtime.block_on(async {
+                    let decision = rate_limit_fixed(&mut connection, COUNTER, 1, 60_000).await;
+                    assert!(matches!(decision, Ok(Decision::Denied { .. })));
+                })
+            }),
+        ),
+        (
+            "`block_on` of the answer alone (what every row pays)",
+            measure(iterations, || runtime.block_on(wait())),
+        ),
+        (
+            "`block_on` of `tokio::time::timeout` of the answer (the deadline's timer)",
+            measure(iterations, || {
+                runtime.block_on(async {
+                    let ended = tokio::time::timeout(redis_script::DEFAULT_DEADLINE, wait()).await;
+                    black_box(ended.ok());
+                })
+            }),
+        ),
+        (
+            "`block_on` of the answer in a `tracing` span, nothing installed (the call's span)",
+            measure(iterations, || {
+                runtime.block_on(async {
+                    use tracing::Instrument;
+                    let span = tracing::info_span!("redis_script.call", db = 0_i64);
+                    wait().instrument(span).await;
+                })
+            }),
+        ),
+    ]
 }
 
 /// This build's rows, then those of the build with the `metrics` feature,

@@ -193,14 +193,22 @@ pub fn server_time_table(rows: &[crate::server_time::ServerTimeRow]) -> String {
     out
 }
 
-/// Markdown for the rows about an async call's deadline.
-pub fn deadline_table(rows: &[crate::instrumentation::InstrumentationRow]) -> String {
-    let mut out = String::from("| async call | ns | allocs |\n| --- | ---: | ---: |\n");
+/// Markdown for the warm-call breakdown: ns per call in each column.
+pub fn breakdown_table(rows: &[crate::instrumentation::BreakdownRow]) -> String {
+    let columns = crate::instrumentation::BREAKDOWN_COLUMNS;
+    let mut out = format!(
+        "| async call | {} | allocs |\n| --- |{} ---: |\n",
+        columns.join(" | "),
+        " ---: |".repeat(columns.len())
+    );
     for row in rows {
+        let ns: Vec<String> = row.ns.iter().map(|ns| format!("{ns:.0}")).collect();
         let _ = writeln!(
             out,
-            "| {} | {:.0} | {:.1} |",
-            row.label, row.ns, row.allocations
+            "| {} | {} | {:.1} |",
+            row.label,
+            ns.join(" | "),
+            row.allocations
         );
     }
     out

@@ -117,13 +117,18 @@ pub enum Variant {
     HandWritten,
     /// `redis::Script::key(…).arg(…).invoke_async`.
     RedisRsScript,
+    /// [`Variant::HandWritten`] under `tokio::time::timeout` with the
+    /// generated call's default deadline: what the deadline's timer costs
+    /// a call on the network.
+    HandWrittenWithTimer,
 }
 
 impl Variant {
-    pub const ALL: [Variant; 3] = [
+    pub const ALL: [Variant; 4] = [
         Variant::Generated,
         Variant::HandWritten,
         Variant::RedisRsScript,
+        Variant::HandWrittenWithTimer,
     ];
 
     pub fn label(self) -> &'static str {
@@ -131,6 +136,7 @@ impl Variant {
             Self::Generated => "generated `#[redis_script]` fn",
             Self::HandWritten => "hand-written `cmd(\"EVALSHA\")`",
             Self::RedisRsScript => "redis-rs `Script::invoke_async`",
+            Self::HandWrittenWithTimer => "hand-written, in `tokio::time::timeout` (a deadline)",
         }
     }
 }
@@ -143,6 +149,12 @@ pub async fn call_once(
     variant: Variant,
 ) -> Result<(), BoxError> {
     match (workload, variant) {
+        (_, Variant::HandWrittenWithTimer) => tokio::time::timeout(
+            redis_script::DEFAULT_DEADLINE,
+            Box::pin(call_once(connection, workload, Variant::HandWritten)),
+        )
+        .await
+        .map_err(|_| "the deadline passed")?,
         (Workload::ReleaseLock, Variant::Generated) => {
             expect_not_released(release_lock(connection, LOCK_KEY, TOKEN).await?)
         }
