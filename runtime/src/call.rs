@@ -91,53 +91,94 @@ enum Answer {
     Failed(Error),
 }
 
+/// Scripts (by name and SHA1) the process learned something about from a
+/// server, kept per script, so that one script's lesson changes nothing
+/// for the others: each pays its discovery once.
+struct ScriptSet {
+    scripts: Mutex<Vec<(&'static str, &'static str)>>,
+    /// Whether it holds any script: while it does not, as on most servers,
+    /// a call reads only this.
+    any: AtomicBool,
+}
+
+impl ScriptSet {
+    const fn new() -> Self {
+        Self {
+            scripts: Mutex::new(Vec::new()),
+            any: AtomicBool::new(false),
+        }
+    }
+
+    fn scripts(&self) -> MutexGuard<'_, Vec<(&'static str, &'static str)>> {
+        self.scripts.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn holds(&self, script: &Script) -> bool {
+        self.any.load(Ordering::Relaxed)
+            && self
+                .scripts()
+                .iter()
+                .any(|&(name, sha1)| name == script.name() && sha1 == script.sha1())
+    }
+
+    /// Adds `script`; `false` when it was there already.
+    fn insert(&self, script: &'static Script) -> bool {
+        let mut scripts = self.scripts();
+        if scripts
+            .iter()
+            .any(|&(name, sha1)| name == script.name() && sha1 == script.sha1())
+        {
+            return false;
+        }
+        scripts.push((script.name(), script.sha1()));
+        self.any.store(true, Ordering::Relaxed);
+        true
+    }
+}
+
 /// The read-only scripts (and functions) a server answered "unknown
 /// command" for `EVALSHA_RO`, `EVAL_RO` or `FCALL_RO` (servers before 7.0,
-/// or an operator who renamed them), by name and SHA1: from then on they
-/// use `EVALSHA`/`EVAL` and `FCALL`, which every server with scripts (or
-/// functions) has. Kept per script, not per process, so one script's
-/// fallback changes nothing for the others: each read-only script pays the
-/// unknown command once.
-static WITHOUT_READ_ONLY_COMMANDS: Mutex<Vec<(&'static str, &'static str)>> =
-    Mutex::new(Vec::new());
+/// or an operator who renamed them): from then on they use `EVALSHA`/`EVAL`
+/// and `FCALL`, which every server with scripts (or functions) has.
+static WITHOUT_READ_ONLY_COMMANDS: ScriptSet = ScriptSet::new();
 
-/// Whether [`WITHOUT_READ_ONLY_COMMANDS`] holds any script: while it does
-/// not, as on every server with the `_RO` commands, a call reads only this.
-static ANY_WITHOUT_READ_ONLY_COMMANDS: AtomicBool = AtomicBool::new(false);
+/// The scripts (and functions) whose load a server refused (`NOPERM` to
+/// `EVAL` or `FUNCTION LOAD`: a user allowed to call, not to load): from
+/// then on a cache miss ends as [`Error::NotDeployed`] without trying the
+/// load again.
+static LOADING_REFUSED: ScriptSet = ScriptSet::new();
 
 /// Whether `script` is sent with the `_RO` commands.
 fn uses_read_only_commands(script: &Script) -> bool {
-    script.is_read_only()
-        && !(ANY_WITHOUT_READ_ONLY_COMMANDS.load(Ordering::Relaxed)
-            && holds(&scripts_without_read_only_commands(), script))
-}
-
-fn scripts_without_read_only_commands() -> MutexGuard<'static, Vec<(&'static str, &'static str)>> {
-    WITHOUT_READ_ONLY_COMMANDS
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-}
-
-/// Whether `scripts` (names and SHA1s) holds `script`.
-fn holds(scripts: &[(&'static str, &'static str)], script: &Script) -> bool {
-    scripts
-        .iter()
-        .any(|&(name, sha1)| name == script.name() && sha1 == script.sha1())
+    script.is_read_only() && !WITHOUT_READ_ONLY_COMMANDS.holds(script)
 }
 
 /// The server answered "unknown command" for `script`'s `_RO` command:
 /// from now on it is sent with `EVALSHA`/`EVAL` or `FCALL`.
 pub(crate) fn forget_read_only_commands(script: &'static Script) {
-    let mut scripts = scripts_without_read_only_commands();
-    if holds(&scripts, script) {
-        return;
+    if WITHOUT_READ_ONLY_COMMANDS.insert(script) {
+        tracing::info!(
+            script = script.name(),
+            "the server does not know the _RO commands: this read-only script uses EVALSHA and FCALL from now on"
+        );
     }
-    scripts.push((script.name(), script.sha1()));
-    ANY_WITHOUT_READ_ONLY_COMMANDS.store(true, Ordering::Relaxed);
-    tracing::info!(
-        script = script.name(),
-        "the server does not know the _RO commands: this read-only script uses EVALSHA and FCALL from now on"
-    );
+}
+
+/// Whether a server refused to load `script` before.
+pub(crate) fn loading_refused(script: &Script) -> bool {
+    LOADING_REFUSED.holds(script)
+}
+
+/// A server refused to load `script` (`NOPERM`): its cache misses no
+/// longer try.
+pub(crate) fn refuse_loading(script: &'static Script) {
+    if LOADING_REFUSED.insert(script) {
+        tracing::warn!(
+            script = script.name(),
+            sha1 = script.sha1(),
+            "the server refused to load this script (NOPERM): it must be loaded by a user allowed to; its calls no longer try"
+        );
+    }
 }
 
 /// How long a call may take by default, retries included: then it ends
@@ -264,6 +305,9 @@ struct Options {
     retry_refusals: Option<RetryRefusals>,
     /// How long the call may take, retries included.
     deadline: Duration,
+    /// A cache miss may load the script (`EVAL`) or the library
+    /// (`FUNCTION LOAD`).
+    loads: bool,
 }
 
 impl Default for Options {
@@ -271,6 +315,7 @@ impl Default for Options {
         Self {
             retry_refusals: None,
             deadline: DEFAULT_DEADLINE,
+            loads: true,
         }
     }
 }
@@ -291,6 +336,7 @@ impl<T, E> std::fmt::Debug for Invocation<T, E> {
             .field("call", &self.call)
             .field("retry_refusals", &self.options.retry_refusals)
             .field("deadline", &self.options.deadline)
+            .field("loads", &self.options.loads)
             .finish()
     }
 }
@@ -331,6 +377,41 @@ impl<T, E> Call<T, E> {
     /// ```
     pub fn deadline(self, deadline: Duration) -> Invocation<T, E> {
         Invocation::of(self).deadline(deadline)
+    }
+
+    /// Sends only `EVALSHA` (`FCALL` for a function) and never loads: when
+    /// the server does not have the script (or the function's library),
+    /// the call ends with [`Error::NotDeployed`], which names it and its
+    /// SHA1, instead of sending `EVAL` (or `FUNCTION LOAD`). For an
+    /// application user whose ACL allows calling scripts but not loading
+    /// them (`-eval -script -function`), after a deploy by another user
+    /// ([`preload`](crate::preload), [`Library::deploy`]).
+    ///
+    /// A call without it learns the same from the server: when `EVAL` or
+    /// `FUNCTION LOAD` is refused with `NOPERM`, the call ends with
+    /// [`Error::NotDeployed`], and the script's later calls in this
+    /// process no longer try to load it.
+    ///
+    /// ```no_run
+    /// # async fn demo(connection: &mut redis::aio::MultiplexedConnection) -> Result<(), redis_script::Error> {
+    /// use redis_script::{Error, redis_script};
+    ///
+    /// #[redis_script(path = "../lua/release_lock.lua", keys = 1)]
+    /// async fn release_lock(lock: &str, token: &str) -> i64;
+    ///
+    /// match release_lock::call("lock:{a}", "token-1")
+    ///     .without_loading()
+    ///     .invoke(connection)
+    ///     .await
+    /// {
+    ///     Ok(released) => println!("released: {released}"),
+    ///     Err(Error::NotDeployed { sha1, .. }) => eprintln!("deploy the script {sha1} first"),
+    ///     Err(error) => return Err(error),
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn without_loading(self) -> Invocation<T, E> {
+        Invocation::of(self).without_loading()
     }
 
     /// Lets the call go when a prefix the script builds keys from has no
@@ -729,6 +810,12 @@ impl<T, E> Invocation<T, E> {
     /// See [`Call::deadline`].
     pub fn deadline(mut self, deadline: Duration) -> Self {
         self.options.deadline = deadline;
+        self
+    }
+
+    /// See [`Call::without_loading`].
+    pub fn without_loading(mut self) -> Self {
+        self.options.loads = false;
         self
     }
 

@@ -26,6 +26,7 @@ use crate::script::Script;
 /// | [`LibraryConflict`](Error::LibraryConflict) | another version of the function's library is loaded; it was left in place | `false` |
 /// | [`FunctionNameTaken`](Error::FunctionNameTaken) | another library registers a function of the same name, so the library could not be loaded | `false` |
 /// | [`LoadFailed`](Error::LoadFailed) | `FUNCTION LOAD` of the function's library failed | `false` |
+/// | [`NotDeployed`](Error::NotDeployed) | the script (or the function's library) is not loaded, and the call may not load it: it was asked not to ([`Invocation::without_loading`](crate::Invocation::without_loading)), or the server refused the load (`NOPERM`) | `false` |
 /// | [`ForeignHandle`](Error::ForeignHandle) | a batch handle was read from another batch's replies | `true` |
 ///
 /// A refusal is told apart from the script's own errors by construction:
@@ -244,6 +245,33 @@ pub enum Error {
         message: String,
     },
 
+    /// The script is not loaded on the server (`NOSCRIPT`), or the
+    /// function's library is not, and the call did not load it: it was
+    /// asked not to ([`Invocation::without_loading`](crate::Invocation::without_loading)),
+    /// or the server refused the load, as it does for a user whose ACL
+    /// denies `EVAL` or `FUNCTION` (`NOPERM`). Nothing ran. After such a
+    /// refusal the script's later calls in this process no longer try to
+    /// load it: a user allowed to must deploy it
+    /// ([`preload`](crate::preload), [`Library::deploy`](crate::Library::deploy)).
+    #[error(
+        "`{operation}` is not loaded on the server (SHA1 {sha1}{}) and {}; it did not run: load it with a user allowed to (`redis_script::preload` of the script, `Library::deploy` of a library)",
+        library.map(|library| format!(", library `{library}`")).unwrap_or_default(),
+        refusal.as_deref().map_or_else(|| "this call does not load it".to_owned(), |refusal| format!("the server refused to load it: {refusal}"))
+    )]
+    #[non_exhaustive]
+    NotDeployed {
+        /// Name of the script or function.
+        operation: &'static str,
+        /// The SHA1 the call sent `EVALSHA` for; for a function, its
+        /// library's.
+        sha1: &'static str,
+        /// The function's library, `None` for a script.
+        library: Option<&'static str>,
+        /// The server's refusal of the load (`NOPERM …`), `None` when the
+        /// call did not try.
+        refusal: Option<String>,
+    },
+
     /// A [`Handle`](crate::batch::Handle) was read from the replies of another
     /// batch: a handle belongs to the batch that made it, and reads only
     /// that batch's replies. The handle's call may have run with its own
@@ -440,7 +468,8 @@ impl Error {
             | Self::KeyPrefix { operation, .. }
             | Self::LibraryConflict { operation, .. }
             | Self::FunctionNameTaken { operation, .. }
-            | Self::LoadFailed { operation, .. } => operation,
+            | Self::LoadFailed { operation, .. }
+            | Self::NotDeployed { operation, .. } => operation,
             Self::ForeignHandle { .. } => "batch",
         }
     }
@@ -453,6 +482,7 @@ impl Error {
             Self::LibraryConflict { library, .. }
             | Self::FunctionNameTaken { library, .. }
             | Self::LoadFailed { library, .. } => Some(library),
+            Self::NotDeployed { library, .. } => *library,
             _ => None,
         }
     }
@@ -472,7 +502,8 @@ impl Error {
             | Self::KeyPrefix { .. }
             | Self::LibraryConflict { .. }
             | Self::FunctionNameTaken { .. }
-            | Self::LoadFailed { .. } => false,
+            | Self::LoadFailed { .. }
+            | Self::NotDeployed { .. } => false,
             Self::Connection {
                 may_have_executed, ..
             } => *may_have_executed,
@@ -511,7 +542,7 @@ impl Error {
 
     /// The variant's name in snake case (`refused`, `script`,
     /// `connection`, `timeout`, `decode`, `cross_slot`, `key_prefix`, `library_conflict`,
-    /// `function_name_taken`, `load_failed`, `foreign_handle`):
+    /// `function_name_taken`, `load_failed`, `not_deployed`, `foreign_handle`):
     /// the `error.type`
     /// of a call's span and the `kind` label of its error metric.
     pub fn kind(&self) -> &'static str {
@@ -526,6 +557,7 @@ impl Error {
             Self::LibraryConflict { .. } => "library_conflict",
             Self::FunctionNameTaken { .. } => "function_name_taken",
             Self::LoadFailed { .. } => "load_failed",
+            Self::NotDeployed { .. } => "not_deployed",
             Self::ForeignHandle { .. } => "foreign_handle",
         }
     }

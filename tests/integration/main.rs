@@ -56,6 +56,7 @@ mod preload;
 mod read_only_fallback;
 mod replies;
 mod reply_conversions;
+mod restricted_users;
 mod server_refusals;
 mod servers;
 mod single_command;

@@ -9,7 +9,7 @@ use redis_script_codes::NOSCRIPT;
 
 use super::{
     Answer, Call, FAILURE_RETRY_FIRST_DELAY, FAILURE_RETRY_MAX_DELAY, Options,
-    forget_read_only_commands,
+    forget_read_only_commands, loading_refused, refuse_loading,
 };
 use crate::error::{Error, Origin};
 use crate::library::{Library, load_error};
@@ -186,8 +186,20 @@ impl<'c, T: FromRedisValue, E> Attempts<'c, T, E> {
                     call.without_read_only_commands(),
                 )
             }
+            (Stage::First | Stage::FirstWithoutReadOnly, Answer::NoScript | Answer::NoFunction)
+                if !self.may_load() =>
+            {
+                return self.finish(Err(not_deployed(call.script, None)));
+            }
             (Stage::First | Stage::FirstWithoutReadOnly, Answer::NoScript) => {
                 (Stage::Eval, call.cold_command())
+            }
+            // A user who may call scripts but not load them.
+            (Stage::Eval | Stage::EvalWithoutReadOnly, Answer::Failed(error))
+                if is_permission_refusal(&error) =>
+            {
+                refuse_loading(call.script);
+                return self.finish(Err(not_deployed(call.script, Some(&error))));
             }
             (Stage::First | Stage::FirstWithoutReadOnly, Answer::NoFunction) => {
                 if let Some(library) = call.script.library() {
@@ -242,6 +254,17 @@ impl<'c, T: FromRedisValue, E> Attempts<'c, T, E> {
             }
         };
         trace_load(script, &load);
+        if let Value::ServerError(refused) = &load
+            && refused.code() == "NOPERM"
+        {
+            refuse_loading(script);
+            let refusal = Error::Refused {
+                operation: script.name(),
+                code: "NOPERM".to_owned(),
+                message: refused.details().unwrap_or_default().to_owned(),
+            };
+            return self.finish(Err(not_deployed(script, Some(&refusal))));
+        }
         match Answer::of(Ok(reply), script) {
             Answer::Reply(value) => {
                 self.reply_tag = telemetry::reply_tag(call.reply_shape, &value);
@@ -253,6 +276,12 @@ impl<'c, T: FromRedisValue, E> Attempts<'c, T, E> {
                 self.finish(Err(self.unexpected_refusal()))
             }
         }
+    }
+
+    /// Whether a cache miss may load the script or library: the call was
+    /// not asked otherwise, and no server refused the load before.
+    fn may_load(&self) -> bool {
+        self.options.loads && !loading_refused(self.call.script)
     }
 
     /// A cache miss or unknown command after the command that cannot
@@ -359,6 +388,25 @@ pub(crate) fn not_found_after_load(script: &'static Script, load: &Value) -> Err
             code: "ERR".to_owned(),
             message: refusal::FUNCTION_NOT_FOUND.to_owned(),
         },
+    }
+}
+
+/// Whether `error` is the server's refusal for lack of permission.
+fn is_permission_refusal(error: &Error) -> bool {
+    matches!(error, Error::Refused { code, .. } if code == "NOPERM")
+}
+
+/// `script` is not loaded and the call does not load it; `refusal` is the
+/// server's answer to the load, when the call tried.
+fn not_deployed(script: &'static Script, refusal: Option<&Error>) -> Error {
+    Error::NotDeployed {
+        operation: script.name(),
+        sha1: script.sha1(),
+        library: script.library().map(Library::name),
+        refusal: refusal.map(|refusal| match (refusal.code(), refusal.message()) {
+            (Some(code), Some(message)) => format!("{code} {message}"),
+            _ => refusal.to_string(),
+        }),
     }
 }
 
