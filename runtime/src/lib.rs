@@ -123,6 +123,9 @@ pub mod guide {
 
     #[doc = include_str!("doc/guide/cluster.md")]
     pub mod cluster {}
+
+    #[doc = include_str!("doc/guide/least_privilege.md")]
+    pub mod least_privilege {}
 }
 
 /// Items used by the code `#[redis_script]` and the derives generate. Not a

@@ -4,7 +4,9 @@
 //! the script, with no `EVAL` or `FUNCTION LOAD` sent when the call says
 //! `without_loading()`, and with one, refused, when it does not (the
 //! script's later calls then send none); once an administrator has loaded
-//! the script or deployed the library, the same user's calls run.
+//! the script or deployed the library, the same user's calls run. The
+//! deploy user and the application user hold only the rules the guide's
+//! least-privilege page gives them.
 
 use std::collections::BTreeMap;
 
@@ -20,18 +22,37 @@ mod visits_lib {
     pub async fn count_page_visit(counter: &str) -> i64;
 }
 
-/// The application user's rules: every command but the ones that load.
-const APPLICATION_USER: [&str; 9] = [
+/// The deploy pipeline's user: it loads scripts and libraries, and has no
+/// key and no other command.
+const DEPLOY_USER: [&str; 6] = [
+    "deployer",
+    "on",
+    ">deployer-password",
+    "+script|load",
+    "+function|load",
+    "+function|list",
+];
+
+/// The application user's rules: the call commands, the one command the
+/// scripts run, and its keys; no `EVAL`, `SCRIPT` or `FUNCTION`.
+const APPLICATION_USER: [&str; 7] = [
     "application",
     "on",
     ">application-password",
-    "~*",
-    "+@all",
-    "-eval",
-    "-eval_ro",
-    "-script",
-    "-function",
+    "~visits:*",
+    "+evalsha",
+    "+fcall",
+    "+incr",
 ];
+
+/// A connection as `user` (its password is `<user>-password`).
+async fn connect_as(server: &RedisServer, user: &str) -> redis::aio::MultiplexedConnection {
+    redis::Client::open(format!("redis://{user}:{user}-password@{}/", server.addr()))
+        .expect("client")
+        .get_multiplexed_async_connection()
+        .await
+        .expect("connection")
+}
 
 /// `INFO commandstats`, as the administrator reads it.
 async fn command_stats(
@@ -56,21 +77,16 @@ fn sent(stats: &BTreeMap<String, CommandStat>, command: &str) -> u64 {
 async fn an_application_user_that_may_not_load_runs_what_an_administrator_deployed() {
     let server = RedisServer::start();
     let mut administrator = server.connection().await;
-    let () = redis::cmd("ACL")
-        .arg("SETUSER")
-        .arg(&APPLICATION_USER[..])
-        .query_async(&mut administrator)
-        .await
-        .expect("ACL SETUSER");
-    let application = redis::Client::open(format!(
-        "redis://application:application-password@{}/",
-        server.addr()
-    ))
-    .expect("client");
-    let mut application = application
-        .get_multiplexed_async_connection()
-        .await
-        .expect("the application user's connection");
+    for user in [&DEPLOY_USER[..], &APPLICATION_USER[..]] {
+        let () = redis::cmd("ACL")
+            .arg("SETUSER")
+            .arg(user)
+            .query_async(&mut administrator)
+            .await
+            .expect("ACL SETUSER");
+    }
+    let mut deployer = connect_as(&server, "deployer").await;
+    let mut application = connect_as(&server, "application").await;
     let counter = "visits:{home}";
 
     // Asked not to load: no EVAL at all.
@@ -112,8 +128,8 @@ async fn an_application_user_that_may_not_load_runs_what_an_administrator_deploy
         .expect("EXISTS");
     assert!(!exists, "nothing ran");
 
-    // Deployed by the administrator, the same calls run.
-    preload(&mut administrator, &[&count_visit::SCRIPT])
+    // Deployed by the deploy pipeline's user, the same calls run.
+    preload(&mut deployer, &[&count_visit::SCRIPT])
         .await
         .expect("preload");
     assert_eq!(
@@ -150,7 +166,7 @@ async fn an_application_user_that_may_not_load_runs_what_an_administrator_deploy
         "no second FUNCTION LOAD"
     );
     visits_lib::LIBRARY
-        .deploy(&mut administrator, OnConflict::Refuse)
+        .deploy(&mut deployer, OnConflict::Refuse)
         .await
         .expect("deploy");
     assert_eq!(
@@ -161,4 +177,41 @@ async fn an_application_user_that_may_not_load_runs_what_an_administrator_deploy
     );
     let stats = command_stats(&mut administrator).await;
     assert_eq!(sent(&stats, "eval"), 1, "{stats:?}");
+
+    // A key outside the user's patterns, passed in KEYS: refused before
+    // the script runs.
+    match count_visit(&mut application, "other:{home}").await {
+        Err(error @ Error::Refused { .. }) => {
+            assert_eq!(error.code(), Some("NOPERM"), "{error}");
+            assert!(!error.may_have_executed());
+        }
+        other => panic!("expected NOPERM for the key, got {other:?}"),
+    }
+
+    // A command the script runs that the user may not: the script ran up
+    // to it, and raised the server's refusal.
+    let () = redis::cmd("ACL")
+        .arg("SETUSER")
+        .arg("application")
+        .arg("-incr")
+        .query_async(&mut administrator)
+        .await
+        .expect("ACL SETUSER");
+    match count_visit(&mut application, counter).await {
+        Err(error @ Error::Script { raised: true, .. }) => {
+            // `ERR The user executing the script can't run this command or
+            // subcommand` (Redis 7.0), `ERR ACL failure in script: User
+            // application has no permissions to run the 'incr' command`.
+            assert_eq!(error.code(), Some("ERR"), "{error}");
+            assert!(
+                error
+                    .message()
+                    .is_some_and(|message| message.to_ascii_lowercase().contains("user")),
+                "{error}"
+            );
+            assert_eq!(error.location().map(|location| location.line), Some(5));
+            assert!(error.may_have_executed());
+        }
+        other => panic!("expected the script's refused command, got {other:?}"),
+    }
 }
