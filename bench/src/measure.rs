@@ -245,6 +245,7 @@ mod tests {
             vec![
                 Variant::HandWritten,
                 Variant::RedisRsScript,
+                Variant::HandWrittenWithTimer,
                 Variant::Generated
             ]
         );
