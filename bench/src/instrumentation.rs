@@ -112,12 +112,7 @@ pub fn this_build(iterations: usize) -> Vec<InstrumentationRow> {
         row(
             "hand-written `cmd(\"EVALSHA\")…query()`, no decoding".to_owned(),
             measure(iterations, || {
-                let reply: Value = redis::cmd("EVALSHA")
-                    .arg(sha)
-                    .arg(1)
-                    .arg(COUNTER)
-                    .arg(1)
-                    .arg(60_000)
+                let reply: Value = hand_written(sha)
                     .query(&mut connection)
                     .unwrap_or(Value::Nil);
                 black_box(reply);
@@ -167,9 +162,7 @@ impl redis::aio::ConnectionLike for CannedAsync {
         black_box(command);
         let answer = self.0;
         Box::pin(async move {
-            if let Answer::AfterOnePending = answer {
-                pending_once().await;
-            }
+            wait_for(answer).await;
             redis::ConnectionLike::req_packed_command(&mut Canned, b"")
         })
     }
@@ -183,9 +176,7 @@ impl redis::aio::ConnectionLike for CannedAsync {
         black_box(commands);
         let answer = self.0;
         Box::pin(async move {
-            if let Answer::AfterOnePending = answer {
-                pending_once().await;
-            }
+            wait_for(answer).await;
             redis::ConnectionLike::req_packed_commands(&mut Canned, b"", offset, count)
         })
     }
@@ -203,6 +194,21 @@ enum Answer {
     /// After one `Pending` (it wakes itself first), as a reply from the
     /// network is: the deadline's timer is armed, the span entered twice.
     AfterOnePending,
+}
+
+/// The hand-written call of the telemetry and breakdown rows: `EVALSHA`
+/// of `lua/rate_limit_fixed.lua` as sent, with the SHA precomputed.
+fn hand_written(sha: &str) -> redis::Cmd {
+    let mut command = redis::cmd("EVALSHA");
+    command.arg(sha).arg(1).arg(COUNTER).arg(1).arg(60_000);
+    command
+}
+
+/// What the canned connection waits before it answers.
+async fn wait_for(answer: Answer) {
+    if let Answer::AfterOnePending = answer {
+        pending_once().await;
+    }
 }
 
 /// A future that is pending once, having woken its task, then ready.
@@ -276,22 +282,13 @@ fn breakdown_column(
 ) -> Vec<(&'static str, (f64, f64))> {
     let mut connection = CannedAsync(answer);
     let sha = rate_limit_fixed::SCRIPT.sha1();
-    let wait = || async move {
-        if let Answer::AfterOnePending = answer {
-            pending_once().await;
-        }
-    };
+    let wait = || wait_for(answer);
     vec![
         (
             "hand-written `cmd(\"EVALSHA\")…query_async()`, no decoding",
             measure(iterations, || {
                 runtime.block_on(async {
-                    let reply: Value = redis::cmd("EVALSHA")
-                        .arg(sha)
-                        .arg(1)
-                        .arg(COUNTER)
-                        .arg(1)
-                        .arg(60_000)
+                    let reply: Value = hand_written(sha)
                         .query_async(&mut connection)
                         .await
                         .unwrap_or(Value::Nil);

@@ -199,7 +199,12 @@ impl<'c, T: FromRedisValue, E> Attempts<'c, T, E> {
                 if is_permission_refusal(&error) =>
             {
                 refuse_loading(call.script);
-                return self.finish(Err(not_deployed(call.script, Some(&error))));
+                let refusal = format!(
+                    "{} {}",
+                    error.code().unwrap_or_default(),
+                    error.message().unwrap_or_default()
+                );
+                return self.finish(Err(not_deployed(call.script, Some(refusal))));
             }
             (Stage::First | Stage::FirstWithoutReadOnly, Answer::NoFunction) => {
                 if let Some(library) = call.script.library() {
@@ -258,12 +263,8 @@ impl<'c, T: FromRedisValue, E> Attempts<'c, T, E> {
             && refused.code() == "NOPERM"
         {
             refuse_loading(script);
-            let refusal = Error::Refused {
-                operation: script.name(),
-                code: "NOPERM".to_owned(),
-                message: refused.details().unwrap_or_default().to_owned(),
-            };
-            return self.finish(Err(not_deployed(script, Some(&refusal))));
+            let refusal = format!("NOPERM {}", refused.details().unwrap_or_default());
+            return self.finish(Err(not_deployed(script, Some(refusal))));
         }
         match Answer::of(Ok(reply), script) {
             Answer::Reply(value) => {
@@ -397,16 +398,13 @@ fn is_permission_refusal(error: &Error) -> bool {
 }
 
 /// `script` is not loaded and the call does not load it; `refusal` is the
-/// server's answer to the load, when the call tried.
-fn not_deployed(script: &'static Script, refusal: Option<&Error>) -> Error {
+/// server's answer to the load (`NOPERM …`), when the call tried.
+fn not_deployed(script: &'static Script, refusal: Option<String>) -> Error {
     Error::NotDeployed {
         operation: script.name(),
         sha1: script.sha1(),
         library: script.library().map(Library::name),
-        refusal: refusal.map(|refusal| match (refusal.code(), refusal.message()) {
-            (Some(code), Some(message)) => format!("{code} {message}"),
-            _ => refusal.to_string(),
-        }),
+        refusal,
     }
 }
 
