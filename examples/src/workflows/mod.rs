@@ -10,3 +10,5 @@ pub mod redlock;
 pub mod session;
 pub mod transfer;
 pub mod versioned;
+
+pub mod deploy;
