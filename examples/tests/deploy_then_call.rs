@@ -11,14 +11,6 @@ use redis_script_examples::workflows::quota::quota_lib;
 use redis_script_examples::workflows::rate_limit::rate_limit_fixed;
 use redis_script_test::{RedisServer, parse_commandstats};
 
-async fn connect_as(server: &RedisServer, user: &str) -> redis::aio::MultiplexedConnection {
-    redis::Client::open(format!("redis://{user}:{user}-password@{}/", server.addr()))
-        .expect("client")
-        .get_multiplexed_async_connection()
-        .await
-        .expect("connection")
-}
-
 #[tokio::test]
 async fn a_deploy_user_loads_what_an_application_user_then_only_calls() {
     let server = RedisServer::start();
@@ -51,7 +43,7 @@ async fn a_deploy_user_loads_what_an_application_user_then_only_calls() {
             .await
             .expect("ACL SETUSER");
     }
-    let mut deployer = connect_as(&server, "deployer").await;
+    let mut deployer = server.connection_as("deployer", "deployer-password").await;
     deploy_all(&mut deployer).await.expect("deploy");
 
     let exists: Vec<bool> = redis::cmd("SCRIPT")
@@ -88,7 +80,9 @@ async fn a_deploy_user_loads_what_an_application_user_then_only_calls() {
     }
     std::fs::remove_dir_all(&directory).expect("remove the directory");
 
-    let mut application = connect_as(&server, "application").await;
+    let mut application = server
+        .connection_as("application", "application-password")
+        .await;
     rate_limit_fixed::call("rl:{deploy}", 10, 60_000)
         .without_loading()
         .invoke(&mut application)

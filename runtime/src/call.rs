@@ -114,26 +114,26 @@ impl ScriptSet {
     }
 
     fn holds(&self, script: &Script) -> bool {
-        self.any.load(Ordering::Relaxed)
-            && self
-                .scripts()
-                .iter()
-                .any(|&(name, sha1)| name == script.name() && sha1 == script.sha1())
+        self.any.load(Ordering::Relaxed) && contains(&self.scripts(), script)
     }
 
     /// Adds `script`; `false` when it was there already.
     fn insert(&self, script: &'static Script) -> bool {
         let mut scripts = self.scripts();
-        if scripts
-            .iter()
-            .any(|&(name, sha1)| name == script.name() && sha1 == script.sha1())
-        {
+        if contains(&scripts, script) {
             return false;
         }
         scripts.push((script.name(), script.sha1()));
         self.any.store(true, Ordering::Relaxed);
         true
     }
+}
+
+/// Whether `scripts` (names and SHA1s) holds `script`.
+fn contains(scripts: &[(&'static str, &'static str)], script: &Script) -> bool {
+    scripts
+        .iter()
+        .any(|&(name, sha1)| name == script.name() && sha1 == script.sha1())
 }
 
 /// The read-only scripts (and functions) a server answered "unknown

@@ -235,6 +235,36 @@ impl RedisServer {
         }
     }
 
+    /// A new multiplexed async connection as the ACL user `user` (created
+    /// with `ACL SETUSER`), for tests of what a restricted user may do.
+    /// Must be awaited inside a tokio runtime.
+    ///
+    /// # Panics
+    ///
+    /// If the server cannot be reached or refuses the credentials.
+    pub async fn connection_as(
+        &self,
+        user: &str,
+        password: &str,
+    ) -> redis::aio::MultiplexedConnection {
+        use redis::IntoConnectionInfo as _;
+        let info = self
+            .url()
+            .into_connection_info()
+            .unwrap_or_else(|e| panic!("cannot read the address {}: {e}", self.url()));
+        let credentials = info
+            .redis_settings()
+            .clone()
+            .set_username(user)
+            .set_password(password);
+        let client = redis::Client::open(info.set_redis_settings(credentials))
+            .unwrap_or_else(|e| panic!("cannot build a client for {}: {e}", self.url()));
+        match client.get_multiplexed_async_connection().await {
+            Ok(con) => con,
+            Err(e) => panic!("cannot connect to {} as `{user}`: {e}", self.url()),
+        }
+    }
+
     /// The process id, while the process runs.
     pub fn pid(&self) -> Option<u32> {
         let mut child = self.lock_child();

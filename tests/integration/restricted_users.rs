@@ -45,15 +45,6 @@ const APPLICATION_USER: [&str; 7] = [
     "+incr",
 ];
 
-/// A connection as `user` (its password is `<user>-password`).
-async fn connect_as(server: &RedisServer, user: &str) -> redis::aio::MultiplexedConnection {
-    redis::Client::open(format!("redis://{user}:{user}-password@{}/", server.addr()))
-        .expect("client")
-        .get_multiplexed_async_connection()
-        .await
-        .expect("connection")
-}
-
 /// `INFO commandstats`, as the administrator reads it.
 async fn command_stats(
     administrator: &mut redis::aio::MultiplexedConnection,
@@ -85,8 +76,10 @@ async fn an_application_user_that_may_not_load_runs_what_an_administrator_deploy
             .await
             .expect("ACL SETUSER");
     }
-    let mut deployer = connect_as(&server, "deployer").await;
-    let mut application = connect_as(&server, "application").await;
+    let mut deployer = server.connection_as("deployer", "deployer-password").await;
+    let mut application = server
+        .connection_as("application", "application-password")
+        .await;
     let counter = "visits:{home}";
 
     // Asked not to load: no EVAL at all.

@@ -57,19 +57,25 @@ fn is_bytecode(value: &Value) -> bool {
     }
 }
 
+/// The word of a literal one-word `redis.error_reply` message (`'GONE'`,
+/// `'-GONE'`), which Redis sends as `ERR GONE`.
+fn lone_error_word(message: &Value) -> Option<&str> {
+    let Value::Str(text) = message else {
+        return None;
+    };
+    let word = text.strip_prefix('-').unwrap_or(text);
+    (!word.contains(' ')).then_some(word)
+}
+
 impl Analyzer<'_> {
     /// The message `redis.error_reply(message)` sends. Redis takes the
     /// first word as the error code only when a message follows it; a
     /// single word gets the generic code: `redis.error_reply('GONE')`
     /// reaches the client as `ERR GONE`.
     fn error_reply_as_sent(&mut self, message: &Value, span: Span) -> Value {
-        let Value::Str(text) = message else {
+        let (Value::Str(text), Some(word)) = (message, lone_error_word(message)) else {
             return message.clone();
         };
-        let word = text.strip_prefix('-').unwrap_or(text);
-        if word.contains(' ') {
-            return message.clone();
-        }
         self.facts.diagnostics.push(span.warning(
             Code::BareErrorCode,
             format!(
@@ -206,12 +212,7 @@ impl Analyzer<'_> {
                 self.facts
                     .error_codes
                     .record(sent, message_span, &mut self.facts.diagnostics);
-                let lone_word = match first {
-                    Some(Value::Str(text)) if !text.contains(' ') => {
-                        Some(text.strip_prefix('-').unwrap_or(text).to_string())
-                    }
-                    _ => None,
-                };
+                let lone_word = first.and_then(lone_error_word).map(str::to_string);
                 Value::Reply(Reply::Error(error_code(sent), lone_word))
             }
             // The error a protected call catches may be a command's error

@@ -346,33 +346,32 @@ impl Analyzer<'_> {
 
     /// The local table `token` gets an element (`t[k] = v`,
     /// `table.insert(t, v)`): from here on it is not known to be empty.
+    /// The keys it was constructed of are no longer known either.
     pub fn table_written(&mut self, token: &TokenReference) {
-        self.table_changed(token);
-        self.narrow_local(token, |ty| match ty.table_type() {
-            Some(table) if table.may_be_empty => {
-                let mut table = table.clone();
-                table.may_be_empty = false;
-                Type {
-                    table: Some(Rc::new(table)),
-                    ..ty.clone()
-                }
-            }
-            _ => ty.clone(),
+        self.change_table(token, |table| TableType {
+            may_be_empty: false,
+            keys: None,
+            ..table.clone()
         });
     }
 
-    /// The elements of the local table `token` change (written, removed,
-    /// sorted): the keys it was constructed of are no longer known.
+    /// The elements of the local table `token` change (removed, sorted):
+    /// the keys it was constructed of are no longer known.
     pub fn table_changed(&mut self, token: &TokenReference) {
+        self.change_table(token, |table| TableType {
+            keys: None,
+            ..table.clone()
+        });
+    }
+
+    /// What the local `token` is known to hold, as a table, after `change`.
+    fn change_table(&mut self, token: &TokenReference, change: impl Fn(&TableType) -> TableType) {
         self.narrow_local(token, |ty| match ty.table_type() {
-            Some(table) if table.keys.is_some() => Type {
-                table: Some(Rc::new(TableType {
-                    keys: None,
-                    ..table.clone()
-                })),
+            Some(table) => Type {
+                table: Some(Rc::new(change(table))),
                 ..ty.clone()
             },
-            _ => ty.clone(),
+            None => ty.clone(),
         });
     }
 
