@@ -67,7 +67,7 @@ CHECKER = ROOT / "target" / "debug" / "redis-script-check"
 FILES = ("scripting", "functions")
 TIMEOUT = 2.0
 TARGETS = {"redis": "redis-7.0", "valkey": "valkey-8.1"}
-RELEASES = ("redis-7.0", "redis-8.0", "valkey-8.1", "valkey-9.1")
+RELEASES = ("redis-7.0", "redis-8.0", "redis-8.6", "valkey-8.1", "valkey-9.1")
 
 
 @dataclass
@@ -459,11 +459,13 @@ def check(checker: str, target: str, strict: bool, directory: Path, index: int, 
     except json.JSONDecodeError:
         return "error", f"checker failed: {run.stderr.strip()[:200]}"
     errors = [d for d in report["diagnostics"] if d["severity"] == "error"]
-    refusals = [d for d in errors if not d["message"].startswith("[")]
+    # A value finding has a name (`finding`); a refusal has none.
+    refusals = [d for d in errors if not d.get("finding")]
     if not errors:
         return "none", ""
     first = (refusals or errors)[0]
-    return "error" if refusals else "finding", f"{first['line']}:{first['column']} {first['message']}"
+    named = f"[{first['finding']}] " if first.get("finding") else ""
+    return "error" if refusals else "finding", f"{first['line']}:{first['column']} {named}{first['message']}"
 
 
 # --- the report ------------------------------------------------------------

@@ -7,8 +7,9 @@
 -- someone else is left alone. Returns 1 when released, 0 otherwise.
 -- Retry safety: safe to retry (a second release finds no lock and returns 0).
 --
--- On Valkey 9.0 and later one command does the same, with the same replies:
--- `DELIFEQ <lock key> <owner token>` (the checker says so under a Valkey 9
+-- One command does the same, with the same replies: on Valkey 9.0 and later
+-- `DELIFEQ <lock key> <owner token>`, on Redis 8.4 and later
+-- `DELEX <lock key> IFEQ <owner token>` (the checker says so under such a
 -- target, finding `single_command`).
 --
 -- Used by: Lock::release and Redlock (examples/src/workflows/lock.rs,

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Generate the server model embedded in redis-script-analysis.
 
-The checker knows several server releases (Redis 7.0 to 8.2, Valkey 7.2 to
+The checker knows several server releases (Redis 7.0 to 8.6, Valkey 7.2 to
 9.1) and the command modules Redis 8 bundles (JSON, search, time series,
 probabilistic). For each release it knows every command and subcommand
 (arity, flags, key specs, since, deprecation) and the globals and library
@@ -12,15 +12,15 @@ members a script sees. This generator builds that model in three steps:
    releases are stored once). Sources, per release:
 
    * a live server's ``COMMAND`` and ``COMMAND DOCS`` (and a sandbox probe
-     by ``EVAL``) where a binary of that release runs here (Redis 7.0.15
-     and 8.0.2, Valkey 8.1.8 and 9.1.2; Redis 8.2.3 was read live where a
+     by ``EVAL``) where a binary of that release runs here (Redis 7.0.15,
+     8.0.2 and 8.6.3, Valkey 8.1.8 and 9.1.2; Redis 8.2.3 was read live where a
      binary of it ran);
    * otherwise the server's own command specification files
      (``src/commands/*.json``) at the pinned release tag, read from a bare
      git directory, and its sandbox allow-lists (``src/script_lua.c``);
    * a release with neither a tag in the repositories read nor a binary
-     here (Valkey 9.0) is ``derived``: the live data of the newer release
-     of the same binary (Valkey 9.1.2), keeping the commands and
+     here (Redis 8.4, Valkey 9.0) is ``derived``: the live data of the
+     newer release of the same server (Redis 8.6.3, Valkey 9.1.2), keeping the commands and
      subcommands whose ``COMMAND DOCS`` ``since`` is that release or older,
      with the newer release's sandboxes;
    * the Redis Functions environments, stored like the EVAL sandbox:
@@ -54,7 +54,7 @@ members a script sees. This generator builds that model in three steps:
 
 3. ``--check``: without writing, verify the Rust tables are the rendering
    of the JSON model, then start the servers of ``CHECKED_LIVE`` (Redis
-   7.0.15 and 8.0.2, Valkey 8.1.8 and 9.1.2) and verify the model's view of
+   7.0.15, 8.0.2 and 8.6.3, Valkey 8.1.8 and 9.1.2) and verify the model's view of
    those releases equals what the live servers report (``COMMAND``,
    ``COMMAND DOCS``, the ``no-writes`` probe, the sandbox probe, both
    function probes, and the value model's arguments, categories and
@@ -141,6 +141,8 @@ RELEASES = [
     ("redis-7.4", "redis", "7.4.1", "spec"),
     ("redis-8.0", "redis", "8.0.2", "live"),
     ("redis-8.2", "redis", "8.2.3", "live"),
+    ("redis-8.4", "redis", "8.6.3", "derived"),
+    ("redis-8.6", "redis", "8.6.3", "live"),
     ("valkey-7.2", "valkey", "7.2.7", "spec"),
     ("valkey-8.0", "valkey", "8.0.1", "spec"),
     ("valkey-8.1", "valkey", "8.1.8", "live"),
@@ -151,7 +153,7 @@ RELEASES = [
 # Releases whose live server the CI check starts (and `collect` starts
 # without `--server`), each binary found by `scripts/ensure-server`
 # (`default_server`).
-CHECKED_LIVE = ["redis-7.0", "redis-8.0", "valkey-8.1", "valkey-9.1"]
+CHECKED_LIVE = ["redis-7.0", "redis-8.0", "redis-8.6", "valkey-8.1", "valkey-9.1"]
 
 # The release whose live probe and tag are the reference for the sandboxes
 # read from source: their allow-lists are compared with this tag's.

@@ -11,8 +11,8 @@ categories. The result is ``analysis/value-model.json`` and its rendering
 Where each part of a release comes from:
 
 * arguments and categories: a live server's ``COMMAND DOCS`` and
-  ``COMMAND`` for the releases whose binary runs here (Redis 7.0.15 and
-  8.0.2, Valkey 8.1.8 and 9.1.2), the specification files at the release
+  ``COMMAND`` for the releases whose binary runs here (Redis 7.0.15, 8.0.2
+  and 8.6.3, Valkey 8.1.8 and 9.1.2), the specification files at the release
   tag for the releases read from a tag (Redis 7.2 and 7.4, Valkey 7.2 and
   8.0). A release read from neither takes the live data of the nearest
   release of its family that runs here, and says so in its source: Redis
@@ -72,7 +72,9 @@ SOURCES = {
     "redis-7.2": (("redis", "7.2.6"), ("redis", "7.2.6")),
     "redis-7.4": (("redis", "7.4.1"), ("redis", "7.4.1")),
     "redis-8.0": ("live", ("redis", "7.4.1")),
-    "redis-8.2": (("live", "redis-8.0"), ("redis", "7.4.1")),
+    "redis-8.2": (("as_of", "redis-8.6"), ("redis", "7.4.1")),
+    "redis-8.4": (("as_of", "redis-8.6"), ("redis", "7.4.1")),
+    "redis-8.6": ("live", ("redis", "7.4.1")),
     "valkey-7.2": (("valkey", "7.2.7"), ("valkey", "7.2.7")),
     "valkey-8.0": (("valkey", "8.0.1"), ("valkey", "8.0.1")),
     "valkey-8.1": ("live", ("valkey", "8.0.1")),

@@ -221,7 +221,7 @@ mod tests {
     fn each_releases_wording_is_a_refusal() {
         for (release, code, detail) in [
             (
-                "redis 7.0.15, 8.0.2",
+                "redis 7.0.15, 8.0.2, 8.6.3",
                 "NOSCRIPT",
                 "No matching script. Please use EVAL.",
             ),
@@ -232,7 +232,7 @@ mod tests {
                 "this user has no permissions to run the 'evalsha' command",
             ),
             (
-                "redis 8.0.2, valkey 8.1.8, 9.1.2",
+                "redis 8.0.2, 8.6.3, valkey 8.1.8, 9.1.2",
                 "NOPERM",
                 "User lim has no permissions to run the 'evalsha' command",
             ),
@@ -240,6 +240,11 @@ mod tests {
                 "redis 7.0.15, 8.0.2",
                 "BUSY",
                 "Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSCRIPT.",
+            ),
+            (
+                "redis 8.6.3",
+                "BUSY",
+                "Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.",
             ),
             (
                 "valkey 8.1.8, 9.1.2",
@@ -305,7 +310,7 @@ mod tests {
     #[test]
     fn the_raise_suffix_of_each_server_is_dropped() {
         for (detail, message) in [
-            // Redis 7.0.15, 8.0.2, Valkey 8.1.8.
+            // Redis 7.0.15, 8.0.2, 8.6.3, Valkey 8.1.8.
             (
                 "Script killed by user with SCRIPT KILL... script: c64e417713643f86da27001a23b8e586f2b6f653, on @user_script:6.",
                 "Script killed by user with SCRIPT KILL...",

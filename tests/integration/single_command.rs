@@ -20,9 +20,9 @@ const RELEASE_LOCK_ALIASED: &str = "local rcall = redis.call\nif rcall(\"GET\", 
 /// A compare-and-set: the new value goes in only over the expected one.
 const COMPARE_AND_SET: &str = "-- KEYS[1] = the key\n-- ARGV[1] = the value expected\n-- ARGV[2] = the new value\nif redis.call('GET', KEYS[1]) == ARGV[1] then\n  return redis.call('SET', KEYS[1], ARGV[2])\nend\nreturn false\n";
 
-/// Whether the checker names a single command for `source` of `keys` keys
-/// and `args` arguments under `target`.
-fn finds_single_command(source: &str, keys: usize, args: usize, target: &Target) -> bool {
+/// The command the checker names as doing the work of `source` (of `keys`
+/// keys and `args` arguments) under `target`, if it names one.
+fn single_command(source: &str, keys: usize, args: usize, target: &Target) -> Option<String> {
     let signature = Signature {
         keys,
         args,
@@ -31,8 +31,24 @@ fn finds_single_command(source: &str, keys: usize, args: usize, target: &Target)
     };
     analyze(source, &signature)
         .diagnostics
-        .iter()
-        .any(|diagnostic| diagnostic.code == redis_script_analysis::Code::SingleCommand)
+        .into_iter()
+        .find(|diagnostic| diagnostic.code == redis_script_analysis::Code::SingleCommand)
+        .map(|diagnostic| {
+            // "… on a match: `DELIFEQ` does that in one command …"
+            let text = diagnostic.text();
+            let after = text.split("on a match: `").nth(1);
+            let named = after.and_then(|text| text.split('`').next());
+            named.unwrap_or_default().to_owned()
+        })
+}
+
+/// Whether the server knows `command` (`COMMAND INFO` answers nil for a
+/// name it does not).
+fn has_command(connection: &mut redis::Connection, command: &str) -> bool {
+    !matches!(
+        run(connection, redis::cmd("COMMAND").arg("INFO").arg(command)),
+        Value::Array(ref items) if items.iter().all(|item| *item == Value::Nil)
+    )
 }
 
 fn run(connection: &mut redis::Connection, command: &redis::Cmd) -> Value {
@@ -56,22 +72,26 @@ fn one_command_does_what_the_script_does_where_the_checker_says_so() {
     let mut connection = server.client().get_connection().expect("connection");
     let target = target_of(&server);
 
-    // Compare-and-delete: DELIFEQ.
-    let has_delifeq = !matches!(
-        run(&mut connection, redis::cmd("COMMAND").arg("INFO").arg("DELIFEQ")),
-        Value::Array(ref items) if items.iter().all(|item| *item == Value::Nil)
-    );
+    // Compare-and-delete: DELIFEQ (Valkey), or DELEX … IFEQ (Redis).
+    let delete_command: Option<&[&str]> = if has_command(&mut connection, "DELIFEQ") {
+        Some(&["DELIFEQ"])
+    } else if has_command(&mut connection, "DELEX") {
+        Some(&["DELEX", "IFEQ"])
+    } else {
+        None
+    };
     for script in [RELEASE_LOCK, RELEASE_LOCK_ALIASED] {
         assert_eq!(
-            finds_single_command(script, 1, 1, &target),
-            has_delifeq,
-            "the finding fires under {target:?} exactly where the server has DELIFEQ:\n{script}"
+            single_command(script, 1, 1, &target),
+            delete_command.map(|words| words.join(" … ")),
+            "the finding names under {target:?} exactly the command the server has:\n{script}"
         );
     }
     for script in [RELEASE_LOCK, RELEASE_LOCK_ALIASED]
         .iter()
-        .filter(|_| has_delifeq)
+        .filter(|_| delete_command.is_some())
     {
+        let words = delete_command.unwrap_or_default();
         for (stored, token) in [(Some("me"), "me"), (Some("other"), "me"), (None, "me")] {
             seed(&mut connection, "{lock}:script", stored);
             seed(&mut connection, "{lock}:command", stored);
@@ -83,10 +103,9 @@ fn one_command_does_what_the_script_does_where_the_checker_says_so() {
                     .arg("{lock}:script")
                     .arg(token),
             );
-            let by_command = run(
-                &mut connection,
-                redis::cmd("DELIFEQ").arg("{lock}:command").arg(token),
-            );
+            let mut command = redis::cmd(words[0]);
+            command.arg("{lock}:command").arg(&words[1..]).arg(token);
+            let by_command = run(&mut connection, &command);
             assert_eq!(by_script, by_command, "{stored:?} vs {token}");
             let left: (Option<String>, Option<String>) = (
                 redis::cmd("GET")
@@ -116,7 +135,7 @@ fn one_command_does_what_the_script_does_where_the_checker_says_so() {
         Value::ServerError(_)
     );
     assert_eq!(
-        finds_single_command(COMPARE_AND_SET, 1, 2, &target),
+        single_command(COMPARE_AND_SET, 1, 2, &target).is_some(),
         has_ifeq,
         "the finding fires under {target:?} exactly where SET takes IFEQ"
     );

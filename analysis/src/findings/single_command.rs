@@ -1,8 +1,8 @@
 //! `single_command`: a script whose work one command does on every server
 //! of the target. A compare-and-delete (`GET` a key, compare with an
-//! argument, `DEL` it on a match) is `DELIFEQ` on Valkey 9.0 and later; a
-//! compare-and-set (`SET` on a match) is `SET … IFEQ` on Valkey 8.1 and
-//! later. One command is atomic as the script is, needs no script cache,
+//! argument, `DEL` it on a match) is `DELIFEQ` on Valkey 9.0 and later and
+//! `DELEX … IFEQ` on Redis 8.4 and later; a compare-and-set (`SET` on a
+//! match) is `SET … IFEQ` on Valkey 8.1 and Redis 8.4 and later. One command is atomic as the script is, needs no script cache,
 //! and is cheaper for the server; where some server of the target lacks
 //! the command (the default target, which covers every supported server),
 //! nothing is said.
@@ -66,6 +66,12 @@ impl Analyzer<'_> {
             Action::Delete if every_release_has(releases, "delifeq", None) => (
                 "DELIFEQ",
                 format!("DELIFEQ {key} {expected}"),
+                "deletes",
+                "1 when it deleted, 0 otherwise",
+            ),
+            Action::Delete if every_release_has(releases, "delex", Some("IFEQ")) => (
+                "DELEX … IFEQ",
+                format!("DELEX {key} IFEQ {expected}"),
                 "deletes",
                 "1 when it deleted, 0 otherwise",
             ),

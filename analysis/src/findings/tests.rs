@@ -772,13 +772,19 @@ fn a_compare_and_delete_is_one_command_where_every_server_has_it() {
             assert_eq!(found.len(), 1, "{target}: {source}");
             assert_eq!(found[0].1, "DELIFEQ", "{target}");
         }
-        // Some server of the target lacks DELIFEQ: nothing to say.
+        for target in ["redis-8.4", "redis-8.6"] {
+            let found = single_commands(source, target);
+            assert_eq!(found.len(), 1, "{target}: {source}");
+            assert_eq!(found[0].1, "DELEX … IFEQ", "{target}");
+        }
+        // Some server of the target lacks both: nothing to say.
         for target in [
             "any",
             "redis-7.0",
             "redis-8.2",
             "valkey-8.1",
             "valkey-9.1,redis-8.0",
+            "valkey-9.1,redis-8.6",
         ] {
             assert_eq!(single_commands(source, target), [], "{target}: {source}");
         }
@@ -803,12 +809,38 @@ fn a_compare_and_delete_is_one_command_where_every_server_has_it() {
             .is_some_and(|hint| hint.contains("`DELIFEQ KEYS[1] ARGV[1]`")),
         "{message:?}"
     );
+    let message = analyze(
+        direct,
+        &Signature {
+            keys: 1,
+            args: 1,
+            target: crate::Target::parse("redis-8.4").expect("a target"),
+            ..Signature::default()
+        },
+    )
+    .diagnostics
+    .into_iter()
+    .find(|diagnostic| diagnostic.code == Code::SingleCommand)
+    .expect("found");
+    assert!(
+        message
+            .help
+            .as_deref()
+            .is_some_and(|hint| hint.contains("`DELEX KEYS[1] IFEQ ARGV[1]`")),
+        "{message:?}"
+    );
 }
 
 #[test]
-fn a_compare_and_set_is_one_command_from_valkey_8_1() {
+fn a_compare_and_set_is_one_command_from_valkey_8_1_and_redis_8_4() {
     let source = "if redis.call('GET', KEYS[1]) == ARGV[1] then\n  return redis.call('SET', KEYS[1], ARGV[2])\nend\nreturn false";
-    for target in ["valkey-8.1", "valkey-9.1"] {
+    for target in [
+        "valkey-8.1",
+        "valkey-9.1",
+        "redis-8.4",
+        "redis-8.6",
+        "redis-8.4,valkey-8.1",
+    ] {
         assert_eq!(
             single_commands(source, target),
             [(1, "SET … IFEQ".to_owned())],

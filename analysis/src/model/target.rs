@@ -474,6 +474,8 @@ mod tests {
                 "redis-7.4",
                 "redis-8.0",
                 "redis-8.2",
+                "redis-8.4",
+                "redis-8.6",
                 "valkey-7.2",
                 "valkey-8.0",
                 "valkey-8.1",
@@ -497,8 +499,11 @@ mod tests {
         assert_eq!(RELEASES[release("redis-8.0")].tag, "8.0.2");
         assert_eq!(RELEASES[release("valkey-8.1")].tag, "8.1.8");
         assert_eq!(RELEASES[release("valkey-9.1")].tag, "9.1.2");
-        // Valkey 9.0 is derived from the 9.1 binary (no 9.0 one runs here).
+        assert_eq!(RELEASES[release("redis-8.6")].tag, "8.6.3");
+        // Valkey 9.0 and Redis 8.4 are derived from a newer binary of their
+        // server (no 9.0 nor 8.4 one runs here).
         assert_eq!(RELEASES[release("valkey-9.0")].tag, "9.1.2");
+        assert_eq!(RELEASES[release("redis-8.4")].tag, "8.6.3");
     }
 
     #[test]
@@ -564,11 +569,25 @@ mod tests {
             })
         };
         assert_eq!(
-            set(&["redis-7.4", "redis-8.0", "redis-8.2"]).describe(),
+            set(&[
+                "redis-7.4",
+                "redis-8.0",
+                "redis-8.2",
+                "redis-8.4",
+                "redis-8.6"
+            ])
+            .describe(),
             "since Redis 7.4"
         );
         assert_eq!(
-            set(&["redis-7.4", "redis-8.0", "redis-8.2"]).missing_servers(),
+            set(&[
+                "redis-7.4",
+                "redis-8.0",
+                "redis-8.2",
+                "redis-8.4",
+                "redis-8.6"
+            ])
+            .missing_servers(),
             ["Valkey (up to 9.1)"]
         );
         assert_eq!(ReleaseSet::ALL.describe(), "since Redis 7.0 and Valkey 7.2");
@@ -580,9 +599,21 @@ mod tests {
             set(&["redis-7.0", "valkey-8.1"]).describe(),
             "on Redis 7.0 and on Valkey 8.1"
         );
-        assert_eq!(set(&["redis-8.2"]).describe(), "since Redis 8.2");
+        assert_eq!(set(&["redis-8.2"]).describe(), "on Redis 8.2");
         assert_eq!(
-            set(&["redis-8.0", "redis-8.2", "valkey-9.0", "valkey-9.1"]).describe(),
+            set(&["redis-8.2", "redis-8.4", "redis-8.6"]).describe(),
+            "since Redis 8.2"
+        );
+        assert_eq!(
+            set(&[
+                "redis-8.0",
+                "redis-8.2",
+                "redis-8.4",
+                "redis-8.6",
+                "valkey-9.0",
+                "valkey-9.1"
+            ])
+            .describe(),
             "since Redis 8.0 and Valkey 9.0"
         );
         assert_eq!(set(&["valkey-9.1"]).describe(), "since Valkey 9.1");

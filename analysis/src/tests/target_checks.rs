@@ -72,14 +72,14 @@ const NEWER_SERVERS: &[(&str, usize, usize, &str, &str)] = &[
         1,
         1,
         "valkey-8.1",
-        "`DELIFEQ` exists since Valkey 9.0, not on Redis (up to 8.2); this crate targets valkey-8.1",
+        "`DELIFEQ` exists since Valkey 9.0, not on Redis (up to 8.6); this crate targets valkey-8.1",
     ),
     (
         "return redis.call('MSETEX', 2, KEYS[1], ARGV[1], KEYS[2], ARGV[2], 'PX', 500)",
         2,
         2,
         "valkey-9.0",
-        "`MSETEX` exists since Valkey 9.1, not on Redis (up to 8.2); this crate targets valkey-9.0",
+        "`MSETEX` exists since Redis 8.4 and Valkey 9.1; this crate targets valkey-9.0",
     ),
 ];
 

@@ -9,6 +9,8 @@
 //! * redis-7.4 (7.4.1): 250 commands, 129 subcommands, 36 globals
 //! * redis-8.0 (8.0.2): 265 commands, 129 subcommands, 36 globals
 //! * redis-8.2 (8.2.3): 267 commands, 130 subcommands, 36 globals
+//! * redis-8.4 (8.6.3): 272 commands, 132 subcommands, 36 globals
+//! * redis-8.6 (8.6.3): 275 commands, 137 subcommands, 36 globals
 //! * valkey-7.2 (7.2.7): 241 commands, 129 subcommands, 36 globals
 //! * valkey-8.0 (8.0.1): 241 commands, 132 subcommands, 37 globals
 //! * valkey-8.1 (8.1.8): 242 commands, 137 subcommands, 38 globals
@@ -202,7 +204,9 @@ const KEYS_12: &[KeySpec] = &[KeySpec {
     },
 }];
 const KEYS_13: &[KeySpec] = &[KeySpec {
-    flags: KeySpecFlags::RM.union(KeySpecFlags::DELETE),
+    flags: KeySpecFlags::RW
+        .union(KeySpecFlags::DELETE)
+        .union(KeySpecFlags::VARIABLE_FLAGS),
     begin_search: BeginSearch::Index(1),
     find_keys: FindKeys::Range {
         last_key: 0,
@@ -211,6 +215,15 @@ const KEYS_13: &[KeySpec] = &[KeySpec {
     },
 }];
 const KEYS_14: &[KeySpec] = &[KeySpec {
+    flags: KeySpecFlags::RM.union(KeySpecFlags::DELETE),
+    begin_search: BeginSearch::Index(1),
+    find_keys: FindKeys::Range {
+        last_key: 0,
+        key_step: 1,
+        limit: 0,
+    },
+}];
+const KEYS_15: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::RW
         .union(KeySpecFlags::ACCESS)
         .union(KeySpecFlags::UPDATE),
@@ -221,7 +234,7 @@ const KEYS_14: &[KeySpec] = &[KeySpec {
         key_step: 1,
     },
 }];
-const KEYS_15: &[KeySpec] = &[KeySpec {
+const KEYS_16: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::RO.union(KeySpecFlags::ACCESS),
     begin_search: BeginSearch::Index(2),
     find_keys: FindKeys::KeyNum {
@@ -230,7 +243,7 @@ const KEYS_15: &[KeySpec] = &[KeySpec {
         key_step: 1,
     },
 }];
-const KEYS_16: &[KeySpec] = &[KeySpec {
+const KEYS_17: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::RO,
     begin_search: BeginSearch::Index(1),
     find_keys: FindKeys::Range {
@@ -239,7 +252,7 @@ const KEYS_16: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
-const KEYS_17: &[KeySpec] = &[KeySpec {
+const KEYS_18: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::RW.union(KeySpecFlags::UPDATE),
     begin_search: BeginSearch::Index(1),
     find_keys: FindKeys::Range {
@@ -248,41 +261,6 @@ const KEYS_17: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
-const KEYS_18: &[KeySpec] = &[
-    KeySpec {
-        flags: KeySpecFlags::RO.union(KeySpecFlags::ACCESS),
-        begin_search: BeginSearch::Index(1),
-        find_keys: FindKeys::Range {
-            last_key: 0,
-            key_step: 1,
-            limit: 0,
-        },
-    },
-    KeySpec {
-        flags: KeySpecFlags::OW.union(KeySpecFlags::UPDATE),
-        begin_search: BeginSearch::Keyword {
-            keyword: "STORE",
-            start_from: 6,
-        },
-        find_keys: FindKeys::Range {
-            last_key: 0,
-            key_step: 1,
-            limit: 0,
-        },
-    },
-    KeySpec {
-        flags: KeySpecFlags::OW.union(KeySpecFlags::UPDATE),
-        begin_search: BeginSearch::Keyword {
-            keyword: "STOREDIST",
-            start_from: 6,
-        },
-        find_keys: FindKeys::Range {
-            last_key: 0,
-            key_step: 1,
-            limit: 0,
-        },
-    },
-];
 const KEYS_19: &[KeySpec] = &[
     KeySpec {
         flags: KeySpecFlags::RO.union(KeySpecFlags::ACCESS),
@@ -294,9 +272,7 @@ const KEYS_19: &[KeySpec] = &[
         },
     },
     KeySpec {
-        flags: KeySpecFlags::OW
-            .union(KeySpecFlags::UPDATE)
-            .union(KeySpecFlags::INCOMPLETE),
+        flags: KeySpecFlags::OW.union(KeySpecFlags::UPDATE),
         begin_search: BeginSearch::Keyword {
             keyword: "STORE",
             start_from: 6,
@@ -308,9 +284,7 @@ const KEYS_19: &[KeySpec] = &[
         },
     },
     KeySpec {
-        flags: KeySpecFlags::OW
-            .union(KeySpecFlags::UPDATE)
-            .union(KeySpecFlags::INCOMPLETE),
+        flags: KeySpecFlags::OW.union(KeySpecFlags::UPDATE),
         begin_search: BeginSearch::Keyword {
             keyword: "STOREDIST",
             start_from: 6,
@@ -335,7 +309,7 @@ const KEYS_20: &[KeySpec] = &[
     KeySpec {
         flags: KeySpecFlags::OW
             .union(KeySpecFlags::UPDATE)
-            .union(KeySpecFlags::VARIABLE_FLAGS),
+            .union(KeySpecFlags::INCOMPLETE),
         begin_search: BeginSearch::Keyword {
             keyword: "STORE",
             start_from: 6,
@@ -349,7 +323,7 @@ const KEYS_20: &[KeySpec] = &[
     KeySpec {
         flags: KeySpecFlags::OW
             .union(KeySpecFlags::UPDATE)
-            .union(KeySpecFlags::VARIABLE_FLAGS),
+            .union(KeySpecFlags::INCOMPLETE),
         begin_search: BeginSearch::Keyword {
             keyword: "STOREDIST",
             start_from: 6,
@@ -372,10 +346,12 @@ const KEYS_21: &[KeySpec] = &[
         },
     },
     KeySpec {
-        flags: KeySpecFlags::OW.union(KeySpecFlags::UPDATE),
+        flags: KeySpecFlags::OW
+            .union(KeySpecFlags::UPDATE)
+            .union(KeySpecFlags::VARIABLE_FLAGS),
         begin_search: BeginSearch::Keyword {
             keyword: "STORE",
-            start_from: 5,
+            start_from: 6,
         },
         find_keys: FindKeys::Range {
             last_key: 0,
@@ -384,10 +360,12 @@ const KEYS_21: &[KeySpec] = &[
         },
     },
     KeySpec {
-        flags: KeySpecFlags::OW.union(KeySpecFlags::UPDATE),
+        flags: KeySpecFlags::OW
+            .union(KeySpecFlags::UPDATE)
+            .union(KeySpecFlags::VARIABLE_FLAGS),
         begin_search: BeginSearch::Keyword {
             keyword: "STOREDIST",
-            start_from: 5,
+            start_from: 6,
         },
         find_keys: FindKeys::Range {
             last_key: 0,
@@ -407,9 +385,7 @@ const KEYS_22: &[KeySpec] = &[
         },
     },
     KeySpec {
-        flags: KeySpecFlags::OW
-            .union(KeySpecFlags::UPDATE)
-            .union(KeySpecFlags::INCOMPLETE),
+        flags: KeySpecFlags::OW.union(KeySpecFlags::UPDATE),
         begin_search: BeginSearch::Keyword {
             keyword: "STORE",
             start_from: 5,
@@ -421,9 +397,7 @@ const KEYS_22: &[KeySpec] = &[
         },
     },
     KeySpec {
-        flags: KeySpecFlags::OW
-            .union(KeySpecFlags::UPDATE)
-            .union(KeySpecFlags::INCOMPLETE),
+        flags: KeySpecFlags::OW.union(KeySpecFlags::UPDATE),
         begin_search: BeginSearch::Keyword {
             keyword: "STOREDIST",
             start_from: 5,
@@ -448,6 +422,45 @@ const KEYS_23: &[KeySpec] = &[
     KeySpec {
         flags: KeySpecFlags::OW
             .union(KeySpecFlags::UPDATE)
+            .union(KeySpecFlags::INCOMPLETE),
+        begin_search: BeginSearch::Keyword {
+            keyword: "STORE",
+            start_from: 5,
+        },
+        find_keys: FindKeys::Range {
+            last_key: 0,
+            key_step: 1,
+            limit: 0,
+        },
+    },
+    KeySpec {
+        flags: KeySpecFlags::OW
+            .union(KeySpecFlags::UPDATE)
+            .union(KeySpecFlags::INCOMPLETE),
+        begin_search: BeginSearch::Keyword {
+            keyword: "STOREDIST",
+            start_from: 5,
+        },
+        find_keys: FindKeys::Range {
+            last_key: 0,
+            key_step: 1,
+            limit: 0,
+        },
+    },
+];
+const KEYS_24: &[KeySpec] = &[
+    KeySpec {
+        flags: KeySpecFlags::RO.union(KeySpecFlags::ACCESS),
+        begin_search: BeginSearch::Index(1),
+        find_keys: FindKeys::Range {
+            last_key: 0,
+            key_step: 1,
+            limit: 0,
+        },
+    },
+    KeySpec {
+        flags: KeySpecFlags::OW
+            .union(KeySpecFlags::UPDATE)
             .union(KeySpecFlags::VARIABLE_FLAGS),
         begin_search: BeginSearch::Keyword {
             keyword: "STORE",
@@ -474,7 +487,7 @@ const KEYS_23: &[KeySpec] = &[
         },
     },
 ];
-const KEYS_24: &[KeySpec] = &[
+const KEYS_25: &[KeySpec] = &[
     KeySpec {
         flags: KeySpecFlags::OW.union(KeySpecFlags::UPDATE),
         begin_search: BeginSearch::Index(1),
@@ -494,7 +507,7 @@ const KEYS_24: &[KeySpec] = &[
         },
     },
 ];
-const KEYS_25: &[KeySpec] = &[KeySpec {
+const KEYS_26: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::RW
         .union(KeySpecFlags::ACCESS)
         .union(KeySpecFlags::DELETE),
@@ -505,7 +518,7 @@ const KEYS_25: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
-const KEYS_26: &[KeySpec] = &[KeySpec {
+const KEYS_27: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::RW.union(KeySpecFlags::DELETE),
     begin_search: BeginSearch::Index(1),
     find_keys: FindKeys::Range {
@@ -514,7 +527,7 @@ const KEYS_26: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
-const KEYS_27: &[KeySpec] = &[KeySpec {
+const KEYS_28: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::RO,
     begin_search: BeginSearch::Index(1),
     find_keys: FindKeys::Range {
@@ -523,7 +536,7 @@ const KEYS_27: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
-const KEYS_28: &[KeySpec] = &[KeySpec {
+const KEYS_29: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::NONE,
     begin_search: BeginSearch::Index(2),
     find_keys: FindKeys::Range {
@@ -532,7 +545,7 @@ const KEYS_28: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
-const KEYS_29: &[KeySpec] = &[KeySpec {
+const KEYS_30: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::NONE,
     begin_search: BeginSearch::Index(1),
     find_keys: FindKeys::Range {
@@ -541,7 +554,7 @@ const KEYS_29: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
-const KEYS_30: &[KeySpec] = &[KeySpec {
+const KEYS_31: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::NONE,
     begin_search: BeginSearch::Index(1),
     find_keys: FindKeys::Range {
@@ -550,7 +563,7 @@ const KEYS_30: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
-const KEYS_31: &[KeySpec] = &[KeySpec {
+const KEYS_32: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::RO.union(KeySpecFlags::ACCESS),
     begin_search: BeginSearch::Index(1),
     find_keys: FindKeys::Range {
@@ -559,7 +572,7 @@ const KEYS_31: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
-const KEYS_32: &[KeySpec] = &[KeySpec {
+const KEYS_33: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::RW
         .union(KeySpecFlags::ACCESS)
         .union(KeySpecFlags::DELETE),
@@ -570,7 +583,7 @@ const KEYS_32: &[KeySpec] = &[KeySpec {
         key_step: 1,
     },
 }];
-const KEYS_33: &[KeySpec] = &[KeySpec {
+const KEYS_34: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::RO,
     begin_search: BeginSearch::Index(2),
     find_keys: FindKeys::Range {
@@ -579,7 +592,7 @@ const KEYS_33: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
-const KEYS_34: &[KeySpec] = &[KeySpec {
+const KEYS_35: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::RO.union(KeySpecFlags::ACCESS),
     begin_search: BeginSearch::Index(1),
     find_keys: FindKeys::Range {
@@ -588,7 +601,7 @@ const KEYS_34: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
-const KEYS_35: &[KeySpec] = &[
+const KEYS_36: &[KeySpec] = &[
     KeySpec {
         flags: KeySpecFlags::RW
             .union(KeySpecFlags::ACCESS)
@@ -616,7 +629,7 @@ const KEYS_35: &[KeySpec] = &[
         },
     },
 ];
-const KEYS_36: &[KeySpec] = &[KeySpec {
+const KEYS_37: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::OW.union(KeySpecFlags::UPDATE),
     begin_search: BeginSearch::Index(1),
     find_keys: FindKeys::Range {
@@ -625,7 +638,7 @@ const KEYS_36: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
-const KEYS_37: &[KeySpec] = &[KeySpec {
+const KEYS_38: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::OW.union(KeySpecFlags::UPDATE),
     begin_search: BeginSearch::Index(1),
     find_keys: FindKeys::KeyNum {
@@ -634,7 +647,7 @@ const KEYS_37: &[KeySpec] = &[KeySpec {
         key_step: 2,
     },
 }];
-const KEYS_38: &[KeySpec] = &[KeySpec {
+const KEYS_39: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::OW.union(KeySpecFlags::INSERT),
     begin_search: BeginSearch::Index(1),
     find_keys: FindKeys::Range {
@@ -643,7 +656,7 @@ const KEYS_38: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
-const KEYS_39: &[KeySpec] = &[KeySpec {
+const KEYS_40: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::RW.union(KeySpecFlags::ACCESS),
     begin_search: BeginSearch::Index(1),
     find_keys: FindKeys::Range {
@@ -652,7 +665,7 @@ const KEYS_39: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
-const KEYS_40: &[KeySpec] = &[KeySpec {
+const KEYS_41: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::RW.union(KeySpecFlags::ACCESS),
     begin_search: BeginSearch::Index(2),
     find_keys: FindKeys::Range {
@@ -661,7 +674,7 @@ const KEYS_40: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
-const KEYS_41: &[KeySpec] = &[
+const KEYS_42: &[KeySpec] = &[
     KeySpec {
         flags: KeySpecFlags::RW
             .union(KeySpecFlags::ACCESS)
@@ -683,7 +696,7 @@ const KEYS_41: &[KeySpec] = &[
         },
     },
 ];
-const KEYS_42: &[KeySpec] = &[KeySpec {
+const KEYS_43: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::OW.union(KeySpecFlags::UPDATE),
     begin_search: BeginSearch::Index(1),
     find_keys: FindKeys::Range {
@@ -692,7 +705,7 @@ const KEYS_42: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
-const KEYS_43: &[KeySpec] = &[
+const KEYS_44: &[KeySpec] = &[
     KeySpec {
         flags: KeySpecFlags::RW
             .union(KeySpecFlags::ACCESS)
@@ -714,7 +727,7 @@ const KEYS_43: &[KeySpec] = &[
         },
     },
 ];
-const KEYS_44: &[KeySpec] = &[
+const KEYS_45: &[KeySpec] = &[
     KeySpec {
         flags: KeySpecFlags::RW
             .union(KeySpecFlags::ACCESS)
@@ -736,7 +749,7 @@ const KEYS_44: &[KeySpec] = &[
         },
     },
 ];
-const KEYS_45: &[KeySpec] = &[
+const KEYS_46: &[KeySpec] = &[
     KeySpec {
         flags: KeySpecFlags::OW.union(KeySpecFlags::UPDATE),
         begin_search: BeginSearch::Index(1),
@@ -756,7 +769,7 @@ const KEYS_45: &[KeySpec] = &[
         },
     },
 ];
-const KEYS_46: &[KeySpec] = &[KeySpec {
+const KEYS_47: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::OW.union(KeySpecFlags::INSERT),
     begin_search: BeginSearch::Index(1),
     find_keys: FindKeys::Range {
@@ -765,7 +778,7 @@ const KEYS_46: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
-const KEYS_47: &[KeySpec] = &[KeySpec {
+const KEYS_48: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::RO.union(KeySpecFlags::ACCESS),
     begin_search: BeginSearch::Index(1),
     find_keys: FindKeys::KeyNum {
@@ -774,7 +787,7 @@ const KEYS_47: &[KeySpec] = &[KeySpec {
         key_step: 1,
     },
 }];
-const KEYS_48: &[KeySpec] = &[
+const KEYS_49: &[KeySpec] = &[
     KeySpec {
         flags: KeySpecFlags::RW.union(KeySpecFlags::UPDATE),
         begin_search: BeginSearch::Index(1),
@@ -794,7 +807,7 @@ const KEYS_48: &[KeySpec] = &[
         },
     },
 ];
-const KEYS_49: &[KeySpec] = &[
+const KEYS_50: &[KeySpec] = &[
     KeySpec {
         flags: KeySpecFlags::RO.union(KeySpecFlags::ACCESS),
         begin_search: BeginSearch::Index(1),
@@ -815,7 +828,7 @@ const KEYS_49: &[KeySpec] = &[
         find_keys: FindKeys::Unknown,
     },
 ];
-const KEYS_50: &[KeySpec] = &[
+const KEYS_51: &[KeySpec] = &[
     KeySpec {
         flags: KeySpecFlags::RO.union(KeySpecFlags::ACCESS),
         begin_search: BeginSearch::Index(1),
@@ -831,7 +844,7 @@ const KEYS_50: &[KeySpec] = &[
         find_keys: FindKeys::Unknown,
     },
 ];
-const KEYS_51: &[KeySpec] = &[KeySpec {
+const KEYS_52: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::NOT_KEY,
     begin_search: BeginSearch::Index(1),
     find_keys: FindKeys::Range {
@@ -840,7 +853,7 @@ const KEYS_51: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
-const KEYS_52: &[KeySpec] = &[
+const KEYS_53: &[KeySpec] = &[
     KeySpec {
         flags: KeySpecFlags::NONE,
         begin_search: BeginSearch::Index(1),
@@ -860,7 +873,7 @@ const KEYS_52: &[KeySpec] = &[
         },
     },
 ];
-const KEYS_53: &[KeySpec] = &[KeySpec {
+const KEYS_54: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::RW
         .union(KeySpecFlags::UPDATE)
         .union(KeySpecFlags::DELETE),
@@ -871,7 +884,7 @@ const KEYS_53: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
-const KEYS_54: &[KeySpec] = &[KeySpec {
+const KEYS_55: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::RW.union(KeySpecFlags::INSERT),
     begin_search: BeginSearch::Index(2),
     find_keys: FindKeys::Range {
@@ -880,7 +893,7 @@ const KEYS_54: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
-const KEYS_55: &[KeySpec] = &[KeySpec {
+const KEYS_56: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::RW.union(KeySpecFlags::DELETE),
     begin_search: BeginSearch::Index(2),
     find_keys: FindKeys::Range {
@@ -889,17 +902,8 @@ const KEYS_55: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
-const KEYS_56: &[KeySpec] = &[KeySpec {
-    flags: KeySpecFlags::RW.union(KeySpecFlags::UPDATE),
-    begin_search: BeginSearch::Index(2),
-    find_keys: FindKeys::Range {
-        last_key: 0,
-        key_step: 1,
-        limit: 0,
-    },
-}];
 const KEYS_57: &[KeySpec] = &[KeySpec {
-    flags: KeySpecFlags::RO.union(KeySpecFlags::ACCESS),
+    flags: KeySpecFlags::RW.union(KeySpecFlags::UPDATE),
     begin_search: BeginSearch::Index(2),
     find_keys: FindKeys::Range {
         last_key: 0,
@@ -909,20 +913,15 @@ const KEYS_57: &[KeySpec] = &[KeySpec {
 }];
 const KEYS_58: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::RO.union(KeySpecFlags::ACCESS),
-    begin_search: BeginSearch::Keyword {
-        keyword: "STREAMS",
-        start_from: 1,
-    },
+    begin_search: BeginSearch::Index(2),
     find_keys: FindKeys::Range {
-        last_key: -1,
+        last_key: 0,
         key_step: 1,
-        limit: 2,
+        limit: 0,
     },
 }];
 const KEYS_59: &[KeySpec] = &[KeySpec {
-    flags: KeySpecFlags::RO
-        .union(KeySpecFlags::ACCESS)
-        .union(KeySpecFlags::INCOMPLETE),
+    flags: KeySpecFlags::RO.union(KeySpecFlags::ACCESS),
     begin_search: BeginSearch::Keyword {
         keyword: "STREAMS",
         start_from: 1,
@@ -934,6 +933,20 @@ const KEYS_59: &[KeySpec] = &[KeySpec {
     },
 }];
 const KEYS_60: &[KeySpec] = &[KeySpec {
+    flags: KeySpecFlags::RO
+        .union(KeySpecFlags::ACCESS)
+        .union(KeySpecFlags::INCOMPLETE),
+    begin_search: BeginSearch::Keyword {
+        keyword: "STREAMS",
+        start_from: 1,
+    },
+    find_keys: FindKeys::Range {
+        last_key: -1,
+        key_step: 1,
+        limit: 2,
+    },
+}];
+const KEYS_61: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::RO.union(KeySpecFlags::ACCESS),
     begin_search: BeginSearch::Keyword {
         keyword: "STREAMS",
@@ -945,7 +958,7 @@ const KEYS_60: &[KeySpec] = &[KeySpec {
         limit: 2,
     },
 }];
-const KEYS_61: &[KeySpec] = &[KeySpec {
+const KEYS_62: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::RO
         .union(KeySpecFlags::ACCESS)
         .union(KeySpecFlags::INCOMPLETE),
@@ -959,7 +972,7 @@ const KEYS_61: &[KeySpec] = &[KeySpec {
         limit: 2,
     },
 }];
-const KEYS_62: &[KeySpec] = &[
+const KEYS_63: &[KeySpec] = &[
     KeySpec {
         flags: KeySpecFlags::OW.union(KeySpecFlags::UPDATE),
         begin_search: BeginSearch::Index(1),
@@ -1645,7 +1658,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 key_specs: KEYS_5,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b1111111110),
+                releases: ReleaseSet::from_bits(0b111111111110),
                 arity: 6,
                 flags: CommandFlags::WRITE
                     .union(CommandFlags::DENYOOM)
@@ -1693,7 +1706,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 key_specs: KEYS_7,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b1111111110),
+                releases: ReleaseSet::from_bits(0b111111111110),
                 arity: -3,
                 flags: CommandFlags::WRITE.union(CommandFlags::BLOCKING),
                 key_specs: KEYS_7,
@@ -1720,7 +1733,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 key_specs: KEYS_7,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b1111111110),
+                releases: ReleaseSet::from_bits(0b111111111110),
                 arity: -3,
                 flags: CommandFlags::WRITE.union(CommandFlags::BLOCKING),
                 key_specs: KEYS_7,
@@ -1751,7 +1764,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 key_specs: KEYS_5,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b1111111110),
+                releases: ReleaseSet::from_bits(0b111111111110),
                 arity: 4,
                 flags: CommandFlags::WRITE
                     .union(CommandFlags::DENYOOM)
@@ -1800,7 +1813,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 key_specs: KEYS_7,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b1111111110),
+                releases: ReleaseSet::from_bits(0b111111111110),
                 arity: -3,
                 flags: CommandFlags::WRITE
                     .union(CommandFlags::BLOCKING)
@@ -1830,7 +1843,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 key_specs: KEYS_7,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b1111111110),
+                releases: ReleaseSet::from_bits(0b111111111110),
                 arity: -3,
                 flags: CommandFlags::WRITE
                     .union(CommandFlags::BLOCKING)
@@ -2095,7 +2108,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 deprecation: None,
                 forms: &[
                     Form {
-                        releases: ReleaseSet::from_bits(0b11111111),
+                        releases: ReleaseSet::from_bits(0b1111111111),
                         arity: 3,
                         flags: CommandFlags::NOSCRIPT
                             .union(CommandFlags::LOADING)
@@ -2103,7 +2116,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b1100000000),
+                        releases: ReleaseSet::from_bits(0b110000000000),
                         arity: 3,
                         flags: CommandFlags::NOSCRIPT
                             .union(CommandFlags::LOADING)
@@ -2125,7 +2138,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 deprecation: None,
                 forms: &[
                     Form {
-                        releases: ReleaseSet::from_bits(0b11000000),
+                        releases: ReleaseSet::from_bits(0b1100000000),
                         arity: -3,
                         flags: CommandFlags::NOSCRIPT
                             .union(CommandFlags::LOADING)
@@ -2133,7 +2146,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b1100000000),
+                        releases: ReleaseSet::from_bits(0b110000000000),
                         arity: -3,
                         flags: CommandFlags::NOSCRIPT
                             .union(CommandFlags::LOADING)
@@ -2155,7 +2168,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 deprecation: None,
                 forms: &[
                     Form {
-                        releases: ReleaseSet::from_bits(0b11111111),
+                        releases: ReleaseSet::from_bits(0b1111111111),
                         arity: 2,
                         flags: CommandFlags::NOSCRIPT
                             .union(CommandFlags::LOADING)
@@ -2163,7 +2176,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b1100000000),
+                        releases: ReleaseSet::from_bits(0b110000000000),
                         arity: 2,
                         flags: CommandFlags::NOSCRIPT
                             .union(CommandFlags::LOADING)
@@ -2185,7 +2198,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 deprecation: None,
                 forms: &[
                     Form {
-                        releases: ReleaseSet::from_bits(0b11111111),
+                        releases: ReleaseSet::from_bits(0b1111111111),
                         arity: 2,
                         flags: CommandFlags::NOSCRIPT
                             .union(CommandFlags::LOADING)
@@ -2193,7 +2206,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b1100000000),
+                        releases: ReleaseSet::from_bits(0b110000000000),
                         arity: 2,
                         flags: CommandFlags::NOSCRIPT
                             .union(CommandFlags::LOADING)
@@ -2232,7 +2245,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 deprecation: None,
                 forms: &[
                     Form {
-                        releases: ReleaseSet::from_bits(0b11111111),
+                        releases: ReleaseSet::from_bits(0b1111111111),
                         arity: 2,
                         flags: CommandFlags::NOSCRIPT
                             .union(CommandFlags::LOADING)
@@ -2240,7 +2253,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b1100000000),
+                        releases: ReleaseSet::from_bits(0b110000000000),
                         arity: 2,
                         flags: CommandFlags::NOSCRIPT
                             .union(CommandFlags::LOADING)
@@ -2261,7 +2274,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::from_bits(0b1110000000),
+                    releases: ReleaseSet::from_bits(0b111000000000),
                     arity: 3,
                     flags: CommandFlags::NOSCRIPT
                         .union(CommandFlags::LOADING)
@@ -2340,7 +2353,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 deprecation: None,
                 forms: &[
                     Form {
-                        releases: ReleaseSet::from_bits(0b11111111),
+                        releases: ReleaseSet::from_bits(0b1111111111),
                         arity: 3,
                         flags: CommandFlags::ADMIN
                             .union(CommandFlags::NOSCRIPT)
@@ -2349,7 +2362,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b1100000000),
+                        releases: ReleaseSet::from_bits(0b110000000000),
                         arity: 3,
                         flags: CommandFlags::ADMIN
                             .union(CommandFlags::NOSCRIPT)
@@ -2372,7 +2385,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 deprecation: None,
                 forms: &[
                     Form {
-                        releases: ReleaseSet::from_bits(0b11111110),
+                        releases: ReleaseSet::from_bits(0b1111111110),
                         arity: 3,
                         flags: CommandFlags::NOSCRIPT
                             .union(CommandFlags::LOADING)
@@ -2380,7 +2393,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b1100000000),
+                        releases: ReleaseSet::from_bits(0b110000000000),
                         arity: 3,
                         flags: CommandFlags::NOSCRIPT
                             .union(CommandFlags::LOADING)
@@ -2422,7 +2435,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 deprecation: None,
                 forms: &[
                     Form {
-                        releases: ReleaseSet::from_bits(0b11111111),
+                        releases: ReleaseSet::from_bits(0b1111111111),
                         arity: 3,
                         flags: CommandFlags::NOSCRIPT
                             .union(CommandFlags::LOADING)
@@ -2430,7 +2443,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b1100000000),
+                        releases: ReleaseSet::from_bits(0b110000000000),
                         arity: 3,
                         flags: CommandFlags::NOSCRIPT
                             .union(CommandFlags::LOADING)
@@ -2453,7 +2466,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 deprecation: None,
                 forms: &[
                     Form {
-                        releases: ReleaseSet::from_bits(0b11111110),
+                        releases: ReleaseSet::from_bits(0b1111111110),
                         arity: 4,
                         flags: CommandFlags::NOSCRIPT
                             .union(CommandFlags::LOADING)
@@ -2461,7 +2474,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b1100000000),
+                        releases: ReleaseSet::from_bits(0b110000000000),
                         arity: 4,
                         flags: CommandFlags::NOSCRIPT
                             .union(CommandFlags::LOADING)
@@ -2483,7 +2496,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 deprecation: None,
                 forms: &[
                     Form {
-                        releases: ReleaseSet::from_bits(0b11111111),
+                        releases: ReleaseSet::from_bits(0b1111111111),
                         arity: 3,
                         flags: CommandFlags::NOSCRIPT
                             .union(CommandFlags::LOADING)
@@ -2491,7 +2504,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b1100000000),
+                        releases: ReleaseSet::from_bits(0b110000000000),
                         arity: 3,
                         flags: CommandFlags::NOSCRIPT
                             .union(CommandFlags::LOADING)
@@ -2665,7 +2678,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::from_bits(0b1100000000),
+                    releases: ReleaseSet::from_bits(0b110000000000),
                     arity: 2,
                     flags: CommandFlags::ADMIN
                         .union(CommandFlags::STALE)
@@ -2775,7 +2788,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::from_bits(0b1100000000),
+                    releases: ReleaseSet::from_bits(0b110000000000),
                     arity: -3,
                     flags: CommandFlags::WRITE
                         .union(CommandFlags::ADMIN)
@@ -2849,7 +2862,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::from_bits(0b1100000000),
+                    releases: ReleaseSet::from_bits(0b110000000000),
                     arity: 2,
                     flags: CommandFlags::ADMIN
                         .union(CommandFlags::STALE)
@@ -2886,13 +2899,13 @@ pub static COMMANDS: &[CommandEntry] = &[
                 deprecation: None,
                 forms: &[
                     Form {
-                        releases: ReleaseSet::from_bits(0b111111),
+                        releases: ReleaseSet::from_bits(0b11111111),
                         arity: 2,
                         flags: CommandFlags::STALE,
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b1111000000),
+                        releases: ReleaseSet::from_bits(0b111100000000),
                         arity: 2,
                         flags: CommandFlags::LOADING.union(CommandFlags::STALE),
                         key_specs: &[],
@@ -2963,7 +2976,26 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::from_bits(0b1100000000),
+                    releases: ReleaseSet::from_bits(0b110000000000),
+                    arity: -4,
+                    flags: CommandFlags::ADMIN
+                        .union(CommandFlags::STALE)
+                        .union(CommandFlags::NO_ASYNC_LOADING),
+                    key_specs: &[],
+                }],
+                subcommands: &[],
+            },
+            CommandEntry {
+                name: "cluster|migration",
+                module: None,
+                since: Since {
+                    redis: Some("8.4.0"),
+                    valkey: None,
+                    module: None,
+                },
+                deprecation: None,
+                forms: &[Form {
+                    releases: ReleaseSet::from_bits(0b1100000),
                     arity: -4,
                     flags: CommandFlags::ADMIN
                         .union(CommandFlags::STALE)
@@ -2983,13 +3015,13 @@ pub static COMMANDS: &[CommandEntry] = &[
                 deprecation: None,
                 forms: &[
                     Form {
-                        releases: ReleaseSet::from_bits(0b111111),
+                        releases: ReleaseSet::from_bits(0b11111111),
                         arity: 2,
                         flags: CommandFlags::STALE,
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b1111000000),
+                        releases: ReleaseSet::from_bits(0b111100000000),
                         arity: 2,
                         flags: CommandFlags::LOADING.union(CommandFlags::STALE),
                         key_specs: &[],
@@ -3008,13 +3040,13 @@ pub static COMMANDS: &[CommandEntry] = &[
                 deprecation: None,
                 forms: &[
                     Form {
-                        releases: ReleaseSet::from_bits(0b111110),
+                        releases: ReleaseSet::from_bits(0b11111110),
                         arity: 2,
                         flags: CommandFlags::STALE,
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b1111000000),
+                        releases: ReleaseSet::from_bits(0b111100000000),
                         arity: 2,
                         flags: CommandFlags::LOADING.union(CommandFlags::STALE),
                         key_specs: &[],
@@ -3033,13 +3065,13 @@ pub static COMMANDS: &[CommandEntry] = &[
                 deprecation: None,
                 forms: &[
                     Form {
-                        releases: ReleaseSet::from_bits(0b111111),
+                        releases: ReleaseSet::from_bits(0b11111111),
                         arity: 2,
                         flags: CommandFlags::STALE,
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b1111000000),
+                        releases: ReleaseSet::from_bits(0b111100000000),
                         arity: 2,
                         flags: CommandFlags::LOADING.union(CommandFlags::STALE),
                         key_specs: &[],
@@ -3075,7 +3107,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 deprecation: None,
                 forms: &[
                     Form {
-                        releases: ReleaseSet::from_bits(0b11111111),
+                        releases: ReleaseSet::from_bits(0b1111111111),
                         arity: 3,
                         flags: CommandFlags::ADMIN
                             .union(CommandFlags::STALE)
@@ -3083,7 +3115,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b1100000000),
+                        releases: ReleaseSet::from_bits(0b110000000000),
                         arity: -3,
                         flags: CommandFlags::ADMIN
                             .union(CommandFlags::STALE)
@@ -3161,7 +3193,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 deprecation: None,
                 forms: &[
                     Form {
-                        releases: ReleaseSet::from_bits(0b111111),
+                        releases: ReleaseSet::from_bits(0b11111111),
                         arity: -4,
                         flags: CommandFlags::ADMIN
                             .union(CommandFlags::STALE)
@@ -3169,7 +3201,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b1111000000),
+                        releases: ReleaseSet::from_bits(0b111100000000),
                         arity: -4,
                         flags: CommandFlags::ADMIN
                             .union(CommandFlags::STALE)
@@ -3197,7 +3229,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b1111111110),
+                        releases: ReleaseSet::from_bits(0b111111111110),
                         arity: 2,
                         flags: CommandFlags::LOADING.union(CommandFlags::STALE),
                         key_specs: &[],
@@ -3235,7 +3267,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::from_bits(0b1111010000),
+                    releases: ReleaseSet::from_bits(0b111101110000),
                     arity: -4,
                     flags: CommandFlags::LOADING.union(CommandFlags::STALE),
                     key_specs: &[],
@@ -3262,7 +3294,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b1111111110),
+                        releases: ReleaseSet::from_bits(0b111111111110),
                         arity: 2,
                         flags: CommandFlags::LOADING.union(CommandFlags::STALE),
                         key_specs: &[],
@@ -3274,20 +3306,30 @@ pub static COMMANDS: &[CommandEntry] = &[
                 name: "cluster|syncslots",
                 module: None,
                 since: Since {
-                    redis: None,
+                    redis: Some("8.4.0"),
                     valkey: Some("9.0.0"),
                     module: None,
                 },
                 deprecation: None,
-                forms: &[Form {
-                    releases: ReleaseSet::from_bits(0b1100000000),
-                    arity: -3,
-                    flags: CommandFlags::ADMIN
-                        .union(CommandFlags::STALE)
-                        .union(CommandFlags::MAY_REPLICATE)
-                        .union(CommandFlags::NO_ASYNC_LOADING),
-                    key_specs: &[],
-                }],
+                forms: &[
+                    Form {
+                        releases: ReleaseSet::from_bits(0b1100000),
+                        arity: -3,
+                        flags: CommandFlags::ADMIN
+                            .union(CommandFlags::STALE)
+                            .union(CommandFlags::NO_ASYNC_LOADING),
+                        key_specs: &[],
+                    },
+                    Form {
+                        releases: ReleaseSet::from_bits(0b110000000000),
+                        arity: -3,
+                        flags: CommandFlags::ADMIN
+                            .union(CommandFlags::STALE)
+                            .union(CommandFlags::MAY_REPLICATE)
+                            .union(CommandFlags::NO_ASYNC_LOADING),
+                        key_specs: &[],
+                    },
+                ],
                 subcommands: &[],
             },
         ],
@@ -3302,7 +3344,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b1000000000),
+            releases: ReleaseSet::from_bits(0b100000000000),
             arity: -2,
             flags: CommandFlags::READONLY,
             key_specs: KEYS_8,
@@ -3486,7 +3528,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b1111111110),
+                        releases: ReleaseSet::from_bits(0b111111111110),
                         arity: -3,
                         flags: CommandFlags::LOADING.union(CommandFlags::STALE),
                         key_specs: &[],
@@ -3511,7 +3553,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b1111111110),
+                        releases: ReleaseSet::from_bits(0b111111111110),
                         arity: -3,
                         flags: CommandFlags::LOADING.union(CommandFlags::STALE),
                         key_specs: &[],
@@ -3582,7 +3624,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b1110000000),
+            releases: ReleaseSet::from_bits(0b111000000000),
             arity: -2,
             flags: CommandFlags::NONE,
             key_specs: &[],
@@ -3598,7 +3640,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::from_bits(0b1110000000),
+                    releases: ReleaseSet::from_bits(0b111000000000),
                     arity: 4,
                     flags: CommandFlags::ADMIN
                         .union(CommandFlags::LOADING)
@@ -3617,7 +3659,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::from_bits(0b1110000000),
+                    releases: ReleaseSet::from_bits(0b111000000000),
                     arity: 2,
                     flags: CommandFlags::LOADING.union(CommandFlags::STALE),
                     key_specs: &[],
@@ -3634,7 +3676,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::from_bits(0b1110000000),
+                    releases: ReleaseSet::from_bits(0b111000000000),
                     arity: 3,
                     flags: CommandFlags::ADMIN
                         .union(CommandFlags::LOADING)
@@ -3653,7 +3695,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::from_bits(0b1110000000),
+                    releases: ReleaseSet::from_bits(0b111000000000),
                     arity: 3,
                     flags: CommandFlags::ADMIN
                         .union(CommandFlags::LOADING)
@@ -3889,6 +3931,23 @@ pub static COMMANDS: &[CommandEntry] = &[
         subcommands: &[],
     },
     CommandEntry {
+        name: "delex",
+        module: None,
+        since: Since {
+            redis: Some("8.4.0"),
+            valkey: None,
+            module: None,
+        },
+        deprecation: None,
+        forms: &[Form {
+            releases: ReleaseSet::from_bits(0b1100000),
+            arity: -2,
+            flags: CommandFlags::WRITE.union(CommandFlags::FAST),
+            key_specs: KEYS_13,
+        }],
+        subcommands: &[],
+    },
+    CommandEntry {
         name: "delifeq",
         module: None,
         since: Since {
@@ -3898,10 +3957,27 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b1100000000),
+            releases: ReleaseSet::from_bits(0b110000000000),
             arity: 3,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_13,
+            key_specs: KEYS_14,
+        }],
+        subcommands: &[],
+    },
+    CommandEntry {
+        name: "digest",
+        module: None,
+        since: Since {
+            redis: Some("8.4.0"),
+            valkey: None,
+            module: None,
+        },
+        deprecation: None,
+        forms: &[Form {
+            releases: ReleaseSet::from_bits(0b1100000),
+            arity: 2,
+            flags: CommandFlags::READONLY.union(CommandFlags::FAST),
+            key_specs: KEYS_2,
         }],
         subcommands: &[],
     },
@@ -3973,17 +4049,17 @@ pub static COMMANDS: &[CommandEntry] = &[
         deprecation: None,
         forms: &[
             Form {
-                releases: ReleaseSet::from_bits(0b1110011001),
+                releases: ReleaseSet::from_bits(0b111001111001),
                 arity: -3,
                 flags: CommandFlags::NOSCRIPT
                     .union(CommandFlags::STALE)
                     .union(CommandFlags::SKIP_MONITOR)
                     .union(CommandFlags::NO_MANDATORY_KEYS)
                     .union(CommandFlags::MOVABLEKEYS),
-                key_specs: KEYS_14,
+                key_specs: KEYS_15,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b1100110),
+                releases: ReleaseSet::from_bits(0b110000110),
                 arity: -3,
                 flags: CommandFlags::NOSCRIPT
                     .union(CommandFlags::STALE)
@@ -3991,7 +4067,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                     .union(CommandFlags::MAY_REPLICATE)
                     .union(CommandFlags::NO_MANDATORY_KEYS)
                     .union(CommandFlags::MOVABLEKEYS),
-                key_specs: KEYS_14,
+                key_specs: KEYS_15,
             },
         ],
         subcommands: &[],
@@ -4014,7 +4090,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 .union(CommandFlags::SKIP_MONITOR)
                 .union(CommandFlags::NO_MANDATORY_KEYS)
                 .union(CommandFlags::MOVABLEKEYS),
-            key_specs: KEYS_15,
+            key_specs: KEYS_16,
         }],
         subcommands: &[],
     },
@@ -4029,17 +4105,17 @@ pub static COMMANDS: &[CommandEntry] = &[
         deprecation: None,
         forms: &[
             Form {
-                releases: ReleaseSet::from_bits(0b1110011001),
+                releases: ReleaseSet::from_bits(0b111001111001),
                 arity: -3,
                 flags: CommandFlags::NOSCRIPT
                     .union(CommandFlags::STALE)
                     .union(CommandFlags::SKIP_MONITOR)
                     .union(CommandFlags::NO_MANDATORY_KEYS)
                     .union(CommandFlags::MOVABLEKEYS),
-                key_specs: KEYS_14,
+                key_specs: KEYS_15,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b1100110),
+                releases: ReleaseSet::from_bits(0b110000110),
                 arity: -3,
                 flags: CommandFlags::NOSCRIPT
                     .union(CommandFlags::STALE)
@@ -4047,7 +4123,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                     .union(CommandFlags::MAY_REPLICATE)
                     .union(CommandFlags::NO_MANDATORY_KEYS)
                     .union(CommandFlags::MOVABLEKEYS),
-                key_specs: KEYS_14,
+                key_specs: KEYS_15,
             },
         ],
         subcommands: &[],
@@ -4070,7 +4146,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 .union(CommandFlags::SKIP_MONITOR)
                 .union(CommandFlags::NO_MANDATORY_KEYS)
                 .union(CommandFlags::MOVABLEKEYS),
-            key_specs: KEYS_15,
+            key_specs: KEYS_16,
         }],
         subcommands: &[],
     },
@@ -4085,7 +4161,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         deprecation: None,
         forms: &[
             Form {
-                releases: ReleaseSet::from_bits(0b1111111),
+                releases: ReleaseSet::from_bits(0b111111111),
                 arity: 1,
                 flags: CommandFlags::NOSCRIPT
                     .union(CommandFlags::LOADING)
@@ -4094,7 +4170,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 key_specs: &[],
             },
             Form {
-                releases: ReleaseSet::from_bits(0b1110000000),
+                releases: ReleaseSet::from_bits(0b111000000000),
                 arity: 1,
                 flags: CommandFlags::NOSCRIPT
                     .union(CommandFlags::LOADING)
@@ -4118,7 +4194,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -2,
             flags: CommandFlags::READONLY.union(CommandFlags::FAST),
-            key_specs: KEYS_16,
+            key_specs: KEYS_17,
         }],
         subcommands: &[],
     },
@@ -4135,7 +4211,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_17,
+            key_specs: KEYS_18,
         }],
         subcommands: &[],
     },
@@ -4152,7 +4228,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_17,
+            key_specs: KEYS_18,
         }],
         subcommands: &[],
     },
@@ -4203,17 +4279,17 @@ pub static COMMANDS: &[CommandEntry] = &[
         deprecation: None,
         forms: &[
             Form {
-                releases: ReleaseSet::from_bits(0b1110011001),
+                releases: ReleaseSet::from_bits(0b111001111001),
                 arity: -3,
                 flags: CommandFlags::NOSCRIPT
                     .union(CommandFlags::STALE)
                     .union(CommandFlags::SKIP_MONITOR)
                     .union(CommandFlags::NO_MANDATORY_KEYS)
                     .union(CommandFlags::MOVABLEKEYS),
-                key_specs: KEYS_14,
+                key_specs: KEYS_15,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b1100110),
+                releases: ReleaseSet::from_bits(0b110000110),
                 arity: -3,
                 flags: CommandFlags::NOSCRIPT
                     .union(CommandFlags::STALE)
@@ -4221,7 +4297,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                     .union(CommandFlags::MAY_REPLICATE)
                     .union(CommandFlags::NO_MANDATORY_KEYS)
                     .union(CommandFlags::MOVABLEKEYS),
-                key_specs: KEYS_14,
+                key_specs: KEYS_15,
             },
         ],
         subcommands: &[],
@@ -4244,7 +4320,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 .union(CommandFlags::SKIP_MONITOR)
                 .union(CommandFlags::NO_MANDATORY_KEYS)
                 .union(CommandFlags::MOVABLEKEYS),
-            key_specs: KEYS_15,
+            key_specs: KEYS_16,
         }],
         subcommands: &[],
     },
@@ -5022,7 +5098,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -5,
             flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
-            key_specs: KEYS_17,
+            key_specs: KEYS_18,
         }],
         subcommands: &[],
     },
@@ -5091,15 +5167,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         }),
         forms: &[
             Form {
-                releases: ReleaseSet::from_bits(0b11110111),
-                arity: -6,
-                flags: CommandFlags::WRITE
-                    .union(CommandFlags::DENYOOM)
-                    .union(CommandFlags::MOVABLEKEYS),
-                key_specs: KEYS_18,
-            },
-            Form {
-                releases: ReleaseSet::from_bits(0b1000),
+                releases: ReleaseSet::from_bits(0b1111110111),
                 arity: -6,
                 flags: CommandFlags::WRITE
                     .union(CommandFlags::DENYOOM)
@@ -5107,12 +5175,20 @@ pub static COMMANDS: &[CommandEntry] = &[
                 key_specs: KEYS_19,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b1100000000),
+                releases: ReleaseSet::from_bits(0b1000),
                 arity: -6,
                 flags: CommandFlags::WRITE
                     .union(CommandFlags::DENYOOM)
                     .union(CommandFlags::MOVABLEKEYS),
                 key_specs: KEYS_20,
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b110000000000),
+                arity: -6,
+                flags: CommandFlags::WRITE
+                    .union(CommandFlags::DENYOOM)
+                    .union(CommandFlags::MOVABLEKEYS),
+                key_specs: KEYS_21,
             },
         ],
         subcommands: &[],
@@ -5151,15 +5227,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         }),
         forms: &[
             Form {
-                releases: ReleaseSet::from_bits(0b11110111),
-                arity: -5,
-                flags: CommandFlags::WRITE
-                    .union(CommandFlags::DENYOOM)
-                    .union(CommandFlags::MOVABLEKEYS),
-                key_specs: KEYS_21,
-            },
-            Form {
-                releases: ReleaseSet::from_bits(0b1000),
+                releases: ReleaseSet::from_bits(0b1111110111),
                 arity: -5,
                 flags: CommandFlags::WRITE
                     .union(CommandFlags::DENYOOM)
@@ -5167,12 +5235,20 @@ pub static COMMANDS: &[CommandEntry] = &[
                 key_specs: KEYS_22,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b1100000000),
+                releases: ReleaseSet::from_bits(0b1000),
                 arity: -5,
                 flags: CommandFlags::WRITE
                     .union(CommandFlags::DENYOOM)
                     .union(CommandFlags::MOVABLEKEYS),
                 key_specs: KEYS_23,
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b110000000000),
+                arity: -5,
+                flags: CommandFlags::WRITE
+                    .union(CommandFlags::DENYOOM)
+                    .union(CommandFlags::MOVABLEKEYS),
+                key_specs: KEYS_24,
             },
         ],
         subcommands: &[],
@@ -5227,7 +5303,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -8,
             flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
-            key_specs: KEYS_24,
+            key_specs: KEYS_25,
         }],
         subcommands: &[],
     },
@@ -5278,7 +5354,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 2,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_25,
+            key_specs: KEYS_26,
         }],
         subcommands: &[],
     },
@@ -5351,7 +5427,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_26,
+            key_specs: KEYS_27,
         }],
         subcommands: &[],
     },
@@ -5390,7 +5466,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 3,
             flags: CommandFlags::READONLY.union(CommandFlags::FAST),
-            key_specs: KEYS_27,
+            key_specs: KEYS_28,
         }],
         subcommands: &[],
     },
@@ -5410,13 +5486,13 @@ pub static COMMANDS: &[CommandEntry] = &[
                 flags: CommandFlags::WRITE
                     .union(CommandFlags::DENYOOM)
                     .union(CommandFlags::FAST),
-                key_specs: KEYS_17,
+                key_specs: KEYS_18,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b1100011000),
+                releases: ReleaseSet::from_bits(0b110001111000),
                 arity: -6,
                 flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-                key_specs: KEYS_17,
+                key_specs: KEYS_18,
             },
         ],
         subcommands: &[],
@@ -5437,13 +5513,13 @@ pub static COMMANDS: &[CommandEntry] = &[
                 flags: CommandFlags::WRITE
                     .union(CommandFlags::DENYOOM)
                     .union(CommandFlags::FAST),
-                key_specs: KEYS_17,
+                key_specs: KEYS_18,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b1100011000),
+                releases: ReleaseSet::from_bits(0b110001111000),
                 arity: -6,
                 flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-                key_specs: KEYS_17,
+                key_specs: KEYS_18,
             },
         ],
         subcommands: &[],
@@ -5458,7 +5534,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b1100011100),
+            releases: ReleaseSet::from_bits(0b110001111100),
             arity: -5,
             flags: CommandFlags::READONLY.union(CommandFlags::FAST),
             key_specs: KEYS_2,
@@ -5509,10 +5585,10 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b1000011000),
+            releases: ReleaseSet::from_bits(0b100001111000),
             arity: -5,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_25,
+            key_specs: KEYS_26,
         }],
         subcommands: &[],
     },
@@ -5526,7 +5602,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b1100011000),
+            releases: ReleaseSet::from_bits(0b110001111000),
             arity: -5,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
             key_specs: KEYS_11,
@@ -5601,7 +5677,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 2,
             flags: CommandFlags::READONLY.union(CommandFlags::FAST),
-            key_specs: KEYS_27,
+            key_specs: KEYS_28,
         }],
         subcommands: &[],
     },
@@ -5640,9 +5716,112 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::FAST),
-            key_specs: KEYS_17,
+            key_specs: KEYS_18,
         }],
         subcommands: &[],
+    },
+    CommandEntry {
+        name: "hotkeys",
+        module: None,
+        since: Since {
+            redis: Some("8.6.0"),
+            valkey: None,
+            module: None,
+        },
+        deprecation: None,
+        forms: &[Form {
+            releases: ReleaseSet::from_bits(0b1000000),
+            arity: -2,
+            flags: CommandFlags::NONE,
+            key_specs: &[],
+        }],
+        subcommands: &[
+            CommandEntry {
+                name: "hotkeys|get",
+                module: None,
+                since: Since {
+                    redis: Some("8.6.0"),
+                    valkey: None,
+                    module: None,
+                },
+                deprecation: None,
+                forms: &[Form {
+                    releases: ReleaseSet::from_bits(0b1000000),
+                    arity: 2,
+                    flags: CommandFlags::ADMIN.union(CommandFlags::NOSCRIPT),
+                    key_specs: &[],
+                }],
+                subcommands: &[],
+            },
+            CommandEntry {
+                name: "hotkeys|help",
+                module: None,
+                since: Since {
+                    redis: Some("8.6.1"),
+                    valkey: None,
+                    module: None,
+                },
+                deprecation: None,
+                forms: &[Form {
+                    releases: ReleaseSet::from_bits(0b1000000),
+                    arity: 2,
+                    flags: CommandFlags::LOADING.union(CommandFlags::STALE),
+                    key_specs: &[],
+                }],
+                subcommands: &[],
+            },
+            CommandEntry {
+                name: "hotkeys|reset",
+                module: None,
+                since: Since {
+                    redis: Some("8.6.0"),
+                    valkey: None,
+                    module: None,
+                },
+                deprecation: None,
+                forms: &[Form {
+                    releases: ReleaseSet::from_bits(0b1000000),
+                    arity: 2,
+                    flags: CommandFlags::ADMIN.union(CommandFlags::NOSCRIPT),
+                    key_specs: &[],
+                }],
+                subcommands: &[],
+            },
+            CommandEntry {
+                name: "hotkeys|start",
+                module: None,
+                since: Since {
+                    redis: Some("8.6.0"),
+                    valkey: None,
+                    module: None,
+                },
+                deprecation: None,
+                forms: &[Form {
+                    releases: ReleaseSet::from_bits(0b1000000),
+                    arity: -2,
+                    flags: CommandFlags::ADMIN.union(CommandFlags::NOSCRIPT),
+                    key_specs: &[],
+                }],
+                subcommands: &[],
+            },
+            CommandEntry {
+                name: "hotkeys|stop",
+                module: None,
+                since: Since {
+                    redis: Some("8.6.0"),
+                    valkey: None,
+                    module: None,
+                },
+                deprecation: None,
+                forms: &[Form {
+                    releases: ReleaseSet::from_bits(0b1000000),
+                    arity: 2,
+                    flags: CommandFlags::ADMIN.union(CommandFlags::NOSCRIPT),
+                    key_specs: &[],
+                }],
+                subcommands: &[],
+            },
+        ],
     },
     CommandEntry {
         name: "hpersist",
@@ -5654,10 +5833,10 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b1100011100),
+            releases: ReleaseSet::from_bits(0b110001111100),
             arity: -5,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_17,
+            key_specs: KEYS_18,
         }],
         subcommands: &[],
     },
@@ -5677,13 +5856,13 @@ pub static COMMANDS: &[CommandEntry] = &[
                 flags: CommandFlags::WRITE
                     .union(CommandFlags::DENYOOM)
                     .union(CommandFlags::FAST),
-                key_specs: KEYS_17,
+                key_specs: KEYS_18,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b1100011000),
+                releases: ReleaseSet::from_bits(0b110001111000),
                 arity: -6,
                 flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-                key_specs: KEYS_17,
+                key_specs: KEYS_18,
             },
         ],
         subcommands: &[],
@@ -5704,13 +5883,13 @@ pub static COMMANDS: &[CommandEntry] = &[
                 flags: CommandFlags::WRITE
                     .union(CommandFlags::DENYOOM)
                     .union(CommandFlags::FAST),
-                key_specs: KEYS_17,
+                key_specs: KEYS_18,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b1100011000),
+                releases: ReleaseSet::from_bits(0b110001111000),
                 arity: -6,
                 flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-                key_specs: KEYS_17,
+                key_specs: KEYS_18,
             },
         ],
         subcommands: &[],
@@ -5725,7 +5904,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b1100011100),
+            releases: ReleaseSet::from_bits(0b110001111100),
             arity: -5,
             flags: CommandFlags::READONLY.union(CommandFlags::FAST),
             key_specs: KEYS_2,
@@ -5742,7 +5921,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b1100011100),
+            releases: ReleaseSet::from_bits(0b110001111100),
             arity: -5,
             flags: CommandFlags::READONLY.union(CommandFlags::FAST),
             key_specs: KEYS_2,
@@ -5798,7 +5977,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::FAST),
-            key_specs: KEYS_17,
+            key_specs: KEYS_18,
         }],
         subcommands: &[],
     },
@@ -5813,15 +5992,15 @@ pub static COMMANDS: &[CommandEntry] = &[
         deprecation: None,
         forms: &[
             Form {
-                releases: ReleaseSet::from_bits(0b11000),
+                releases: ReleaseSet::from_bits(0b1111000),
                 arity: -6,
                 flags: CommandFlags::WRITE
                     .union(CommandFlags::DENYOOM)
                     .union(CommandFlags::FAST),
-                key_specs: KEYS_17,
+                key_specs: KEYS_18,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b1100000000),
+                releases: ReleaseSet::from_bits(0b110000000000),
                 arity: -6,
                 flags: CommandFlags::WRITE
                     .union(CommandFlags::DENYOOM)
@@ -5863,7 +6042,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 3,
             flags: CommandFlags::READONLY.union(CommandFlags::FAST),
-            key_specs: KEYS_27,
+            key_specs: KEYS_28,
         }],
         subcommands: &[],
     },
@@ -5877,7 +6056,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b1100011100),
+            releases: ReleaseSet::from_bits(0b110001111100),
             arity: -5,
             flags: CommandFlags::READONLY.union(CommandFlags::FAST),
             key_specs: KEYS_2,
@@ -6144,7 +6323,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                     releases: ReleaseSet::ALL,
                     arity: -3,
                     flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
-                    key_specs: KEYS_28,
+                    key_specs: KEYS_29,
                 }],
                 subcommands: &[],
             },
@@ -6233,7 +6412,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
-            key_specs: KEYS_29,
+            key_specs: KEYS_30,
         }],
         subcommands: &[],
     },
@@ -6252,7 +6431,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::MODULE),
-            key_specs: KEYS_30,
+            key_specs: KEYS_31,
         }],
         subcommands: &[],
     },
@@ -6642,7 +6821,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::READONLY,
-            key_specs: KEYS_31,
+            key_specs: KEYS_32,
         }],
         subcommands: &[],
     },
@@ -6693,7 +6872,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 2,
             flags: CommandFlags::READONLY.union(CommandFlags::FAST),
-            key_specs: KEYS_27,
+            key_specs: KEYS_28,
         }],
         subcommands: &[],
     },
@@ -6727,7 +6906,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -4,
             flags: CommandFlags::WRITE.union(CommandFlags::MOVABLEKEYS),
-            key_specs: KEYS_32,
+            key_specs: KEYS_33,
         }],
         subcommands: &[],
     },
@@ -6761,7 +6940,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -2,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_25,
+            key_specs: KEYS_26,
         }],
         subcommands: &[],
     },
@@ -6850,7 +7029,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 4,
             flags: CommandFlags::WRITE,
-            key_specs: KEYS_26,
+            key_specs: KEYS_27,
         }],
         subcommands: &[],
     },
@@ -6867,7 +7046,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 4,
             flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
-            key_specs: KEYS_17,
+            key_specs: KEYS_18,
         }],
         subcommands: &[],
     },
@@ -6884,7 +7063,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 4,
             flags: CommandFlags::WRITE,
-            key_specs: KEYS_26,
+            key_specs: KEYS_27,
         }],
         subcommands: &[],
     },
@@ -6949,13 +7128,13 @@ pub static COMMANDS: &[CommandEntry] = &[
                 deprecation: None,
                 forms: &[
                     Form {
-                        releases: ReleaseSet::from_bits(0b1111111),
+                        releases: ReleaseSet::from_bits(0b111111111),
                         arity: 2,
                         flags: CommandFlags::NONE,
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b1110000000),
+                        releases: ReleaseSet::from_bits(0b111000000000),
                         arity: 2,
                         flags: CommandFlags::LOADING,
                         key_specs: &[],
@@ -6974,13 +7153,13 @@ pub static COMMANDS: &[CommandEntry] = &[
                 deprecation: None,
                 forms: &[
                     Form {
-                        releases: ReleaseSet::from_bits(0b1111111),
+                        releases: ReleaseSet::from_bits(0b111111111),
                         arity: 2,
                         flags: CommandFlags::NONE,
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b1110000000),
+                        releases: ReleaseSet::from_bits(0b111000000000),
                         arity: 2,
                         flags: CommandFlags::LOADING,
                         key_specs: &[],
@@ -7018,7 +7197,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                     releases: ReleaseSet::ALL,
                     arity: -3,
                     flags: CommandFlags::READONLY,
-                    key_specs: KEYS_33,
+                    key_specs: KEYS_34,
                 }],
                 subcommands: &[],
             },
@@ -7037,7 +7216,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -2,
             flags: CommandFlags::READONLY.union(CommandFlags::FAST),
-            key_specs: KEYS_34,
+            key_specs: KEYS_35,
         }],
         subcommands: &[],
     },
@@ -7054,7 +7233,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -6,
             flags: CommandFlags::WRITE.union(CommandFlags::MOVABLEKEYS),
-            key_specs: KEYS_35,
+            key_specs: KEYS_36,
         }],
         subcommands: &[],
     },
@@ -7217,7 +7396,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
-            key_specs: KEYS_36,
+            key_specs: KEYS_37,
         }],
         subcommands: &[],
     },
@@ -7225,18 +7404,18 @@ pub static COMMANDS: &[CommandEntry] = &[
         name: "msetex",
         module: None,
         since: Since {
-            redis: None,
+            redis: Some("8.4.0"),
             valkey: Some("9.1.0"),
             module: None,
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b1000000000),
+            releases: ReleaseSet::from_bits(0b100001100000),
             arity: -4,
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::MOVABLEKEYS),
-            key_specs: KEYS_37,
+            key_specs: KEYS_38,
         }],
         subcommands: &[],
     },
@@ -7253,7 +7432,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
-            key_specs: KEYS_38,
+            key_specs: KEYS_39,
         }],
         subcommands: &[],
     },
@@ -7268,7 +7447,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         deprecation: None,
         forms: &[
             Form {
-                releases: ReleaseSet::from_bits(0b111111),
+                releases: ReleaseSet::from_bits(0b11111111),
                 arity: 1,
                 flags: CommandFlags::NOSCRIPT
                     .union(CommandFlags::LOADING)
@@ -7278,7 +7457,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 key_specs: &[],
             },
             Form {
-                releases: ReleaseSet::from_bits(0b1111000000),
+                releases: ReleaseSet::from_bits(0b111100000000),
                 arity: 1,
                 flags: CommandFlags::NOSCRIPT
                     .union(CommandFlags::LOADING)
@@ -7320,7 +7499,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                     releases: ReleaseSet::ALL,
                     arity: 3,
                     flags: CommandFlags::READONLY,
-                    key_specs: KEYS_33,
+                    key_specs: KEYS_34,
                 }],
                 subcommands: &[],
             },
@@ -7337,7 +7516,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                     releases: ReleaseSet::ALL,
                     arity: 3,
                     flags: CommandFlags::READONLY,
-                    key_specs: KEYS_33,
+                    key_specs: KEYS_34,
                 }],
                 subcommands: &[],
             },
@@ -7371,7 +7550,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                     releases: ReleaseSet::ALL,
                     arity: 3,
                     flags: CommandFlags::READONLY,
-                    key_specs: KEYS_33,
+                    key_specs: KEYS_34,
                 }],
                 subcommands: &[],
             },
@@ -7388,7 +7567,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                     releases: ReleaseSet::ALL,
                     arity: 3,
                     flags: CommandFlags::READONLY,
-                    key_specs: KEYS_33,
+                    key_specs: KEYS_34,
                 }],
                 subcommands: &[],
             },
@@ -7407,7 +7586,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 2,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_17,
+            key_specs: KEYS_18,
         }],
         subcommands: &[],
     },
@@ -7424,7 +7603,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_17,
+            key_specs: KEYS_18,
         }],
         subcommands: &[],
     },
@@ -7441,7 +7620,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_17,
+            key_specs: KEYS_18,
         }],
         subcommands: &[],
     },
@@ -7494,7 +7673,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -2,
             flags: CommandFlags::READONLY.union(CommandFlags::MAY_REPLICATE),
-            key_specs: KEYS_39,
+            key_specs: KEYS_40,
         }],
         subcommands: &[],
     },
@@ -7513,7 +7692,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::ADMIN),
-            key_specs: KEYS_40,
+            key_specs: KEYS_41,
         }],
         subcommands: &[],
     },
@@ -7530,7 +7709,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -2,
             flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
-            key_specs: KEYS_41,
+            key_specs: KEYS_42,
         }],
         subcommands: &[],
     },
@@ -7584,7 +7763,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 4,
             flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
-            key_specs: KEYS_42,
+            key_specs: KEYS_43,
         }],
         subcommands: &[],
     },
@@ -7597,15 +7776,27 @@ pub static COMMANDS: &[CommandEntry] = &[
             module: None,
         },
         deprecation: None,
-        forms: &[Form {
-            releases: ReleaseSet::ALL,
-            arity: -2,
-            flags: CommandFlags::PUBSUB
-                .union(CommandFlags::NOSCRIPT)
-                .union(CommandFlags::LOADING)
-                .union(CommandFlags::STALE),
-            key_specs: &[],
-        }],
+        forms: &[
+            Form {
+                releases: ReleaseSet::from_bits(0b111110011111),
+                arity: -2,
+                flags: CommandFlags::PUBSUB
+                    .union(CommandFlags::NOSCRIPT)
+                    .union(CommandFlags::LOADING)
+                    .union(CommandFlags::STALE),
+                key_specs: &[],
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1100000),
+                arity: -2,
+                flags: CommandFlags::DENYOOM
+                    .union(CommandFlags::PUBSUB)
+                    .union(CommandFlags::NOSCRIPT)
+                    .union(CommandFlags::LOADING)
+                    .union(CommandFlags::STALE),
+                key_specs: &[],
+            },
+        ],
         subcommands: &[],
     },
     CommandEntry {
@@ -7909,7 +8100,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 3,
             flags: CommandFlags::WRITE,
-            key_specs: KEYS_43,
+            key_specs: KEYS_44,
         }],
         subcommands: &[],
     },
@@ -7926,7 +8117,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 3,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_44,
+            key_specs: KEYS_45,
         }],
         subcommands: &[],
     },
@@ -8006,7 +8197,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -4,
             flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
-            key_specs: KEYS_42,
+            key_specs: KEYS_43,
         }],
         subcommands: &[],
     },
@@ -8025,7 +8216,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::ASKING),
-            key_specs: KEYS_42,
+            key_specs: KEYS_43,
         }],
         subcommands: &[],
     },
@@ -8062,7 +8253,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -2,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_25,
+            key_specs: KEYS_26,
         }],
         subcommands: &[],
     },
@@ -8193,7 +8384,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 2,
             flags: CommandFlags::READONLY.union(CommandFlags::FAST),
-            key_specs: KEYS_27,
+            key_specs: KEYS_28,
         }],
         subcommands: &[],
     },
@@ -8224,13 +8415,13 @@ pub static COMMANDS: &[CommandEntry] = &[
                 deprecation: None,
                 forms: &[
                     Form {
-                        releases: ReleaseSet::from_bits(0b11111111),
+                        releases: ReleaseSet::from_bits(0b1111111111),
                         arity: 3,
                         flags: CommandFlags::NOSCRIPT,
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b1100000000),
+                        releases: ReleaseSet::from_bits(0b110000000000),
                         arity: -3,
                         flags: CommandFlags::NOSCRIPT,
                         key_specs: &[],
@@ -8249,13 +8440,13 @@ pub static COMMANDS: &[CommandEntry] = &[
                 deprecation: None,
                 forms: &[
                     Form {
-                        releases: ReleaseSet::from_bits(0b11111111),
+                        releases: ReleaseSet::from_bits(0b1111111111),
                         arity: -3,
                         flags: CommandFlags::NOSCRIPT,
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b1100000000),
+                        releases: ReleaseSet::from_bits(0b110000000000),
                         arity: -3,
                         flags: CommandFlags::NOSCRIPT.union(CommandFlags::STALE),
                         key_specs: &[],
@@ -8274,13 +8465,13 @@ pub static COMMANDS: &[CommandEntry] = &[
                 deprecation: None,
                 forms: &[
                     Form {
-                        releases: ReleaseSet::from_bits(0b11111111),
+                        releases: ReleaseSet::from_bits(0b1111111111),
                         arity: -2,
                         flags: CommandFlags::NOSCRIPT,
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b1100000000),
+                        releases: ReleaseSet::from_bits(0b110000000000),
                         arity: -2,
                         flags: CommandFlags::NOSCRIPT.union(CommandFlags::STALE),
                         key_specs: &[],
@@ -8350,13 +8541,13 @@ pub static COMMANDS: &[CommandEntry] = &[
                 deprecation: None,
                 forms: &[
                     Form {
-                        releases: ReleaseSet::from_bits(0b11000000),
+                        releases: ReleaseSet::from_bits(0b1100000000),
                         arity: 3,
                         flags: CommandFlags::NOSCRIPT,
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b1100000000),
+                        releases: ReleaseSet::from_bits(0b110000000000),
                         arity: 3,
                         flags: CommandFlags::NOSCRIPT.union(CommandFlags::STALE),
                         key_specs: &[],
@@ -8379,7 +8570,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -2,
             flags: CommandFlags::READONLY,
-            key_specs: KEYS_34,
+            key_specs: KEYS_35,
         }],
         subcommands: &[],
     },
@@ -8396,7 +8587,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
-            key_specs: KEYS_45,
+            key_specs: KEYS_46,
         }],
         subcommands: &[],
     },
@@ -8411,7 +8602,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         deprecation: None,
         forms: &[
             Form {
-                releases: ReleaseSet::from_bits(0b11111111),
+                releases: ReleaseSet::from_bits(0b1111111111),
                 arity: 2,
                 flags: CommandFlags::LOADING
                     .union(CommandFlags::STALE)
@@ -8419,7 +8610,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 key_specs: &[],
             },
             Form {
-                releases: ReleaseSet::from_bits(0b1100000000),
+                releases: ReleaseSet::from_bits(0b110000000000),
                 arity: 2,
                 flags: CommandFlags::LOADING
                     .union(CommandFlags::STALE)
@@ -8480,7 +8671,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 4,
             flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
-            key_specs: KEYS_42,
+            key_specs: KEYS_43,
         }],
         subcommands: &[],
     },
@@ -8502,7 +8693,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::FAST),
-            key_specs: KEYS_46,
+            key_specs: KEYS_47,
         }],
         subcommands: &[],
     },
@@ -8519,7 +8710,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 4,
             flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
-            key_specs: KEYS_17,
+            key_specs: KEYS_18,
         }],
         subcommands: &[],
     },
@@ -8558,7 +8749,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -2,
             flags: CommandFlags::READONLY,
-            key_specs: KEYS_34,
+            key_specs: KEYS_35,
         }],
         subcommands: &[],
     },
@@ -8575,7 +8766,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::READONLY.union(CommandFlags::MOVABLEKEYS),
-            key_specs: KEYS_47,
+            key_specs: KEYS_48,
         }],
         subcommands: &[],
     },
@@ -8590,16 +8781,16 @@ pub static COMMANDS: &[CommandEntry] = &[
         deprecation: None,
         forms: &[
             Form {
-                releases: ReleaseSet::from_bits(0b100011),
+                releases: ReleaseSet::from_bits(0b10000011),
                 arity: -3,
                 flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
-                key_specs: KEYS_48,
+                key_specs: KEYS_49,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b1111011100),
+                releases: ReleaseSet::from_bits(0b111101111100),
                 arity: -3,
                 flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
-                key_specs: KEYS_45,
+                key_specs: KEYS_46,
             },
         ],
         subcommands: &[],
@@ -8617,7 +8808,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 3,
             flags: CommandFlags::READONLY.union(CommandFlags::FAST),
-            key_specs: KEYS_27,
+            key_specs: KEYS_28,
         }],
         subcommands: &[],
     },
@@ -8817,7 +9008,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::MOVABLEKEYS),
-            key_specs: KEYS_49,
+            key_specs: KEYS_50,
         }],
         subcommands: &[],
     },
@@ -8834,7 +9025,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -2,
             flags: CommandFlags::READONLY.union(CommandFlags::MOVABLEKEYS),
-            key_specs: KEYS_50,
+            key_specs: KEYS_51,
         }],
         subcommands: &[],
     },
@@ -8851,7 +9042,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -2,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_25,
+            key_specs: KEYS_26,
         }],
         subcommands: &[],
     },
@@ -8906,7 +9097,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_26,
+            key_specs: KEYS_27,
         }],
         subcommands: &[],
     },
@@ -8936,15 +9127,27 @@ pub static COMMANDS: &[CommandEntry] = &[
             module: None,
         },
         deprecation: None,
-        forms: &[Form {
-            releases: ReleaseSet::ALL,
-            arity: -2,
-            flags: CommandFlags::PUBSUB
-                .union(CommandFlags::NOSCRIPT)
-                .union(CommandFlags::LOADING)
-                .union(CommandFlags::STALE),
-            key_specs: KEYS_51,
-        }],
+        forms: &[
+            Form {
+                releases: ReleaseSet::from_bits(0b111110011111),
+                arity: -2,
+                flags: CommandFlags::PUBSUB
+                    .union(CommandFlags::NOSCRIPT)
+                    .union(CommandFlags::LOADING)
+                    .union(CommandFlags::STALE),
+                key_specs: KEYS_52,
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1100000),
+                arity: -2,
+                flags: CommandFlags::DENYOOM
+                    .union(CommandFlags::PUBSUB)
+                    .union(CommandFlags::NOSCRIPT)
+                    .union(CommandFlags::LOADING)
+                    .union(CommandFlags::STALE),
+                key_specs: KEYS_52,
+            },
+        ],
         subcommands: &[],
     },
     CommandEntry {
@@ -8960,7 +9163,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 2,
             flags: CommandFlags::READONLY.union(CommandFlags::FAST),
-            key_specs: KEYS_27,
+            key_specs: KEYS_28,
         }],
         subcommands: &[],
     },
@@ -8973,15 +9176,27 @@ pub static COMMANDS: &[CommandEntry] = &[
             module: None,
         },
         deprecation: None,
-        forms: &[Form {
-            releases: ReleaseSet::ALL,
-            arity: -2,
-            flags: CommandFlags::PUBSUB
-                .union(CommandFlags::NOSCRIPT)
-                .union(CommandFlags::LOADING)
-                .union(CommandFlags::STALE),
-            key_specs: &[],
-        }],
+        forms: &[
+            Form {
+                releases: ReleaseSet::from_bits(0b111110011111),
+                arity: -2,
+                flags: CommandFlags::PUBSUB
+                    .union(CommandFlags::NOSCRIPT)
+                    .union(CommandFlags::LOADING)
+                    .union(CommandFlags::STALE),
+                key_specs: &[],
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1100000),
+                arity: -2,
+                flags: CommandFlags::DENYOOM
+                    .union(CommandFlags::PUBSUB)
+                    .union(CommandFlags::NOSCRIPT)
+                    .union(CommandFlags::LOADING)
+                    .union(CommandFlags::STALE),
+                key_specs: &[],
+            },
+        ],
         subcommands: &[],
     },
     CommandEntry {
@@ -9017,7 +9232,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -2,
             flags: CommandFlags::READONLY,
-            key_specs: KEYS_34,
+            key_specs: KEYS_35,
         }],
         subcommands: &[],
     },
@@ -9034,7 +9249,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
-            key_specs: KEYS_45,
+            key_specs: KEYS_46,
         }],
         subcommands: &[],
     },
@@ -9054,7 +9269,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 .union(CommandFlags::NOSCRIPT)
                 .union(CommandFlags::LOADING)
                 .union(CommandFlags::STALE),
-            key_specs: KEYS_51,
+            key_specs: KEYS_52,
         }],
         subcommands: &[],
     },
@@ -9501,7 +9716,24 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -2,
             flags: CommandFlags::READONLY.union(CommandFlags::FAST),
-            key_specs: KEYS_16,
+            key_specs: KEYS_17,
+        }],
+        subcommands: &[],
+    },
+    CommandEntry {
+        name: "trimslots",
+        module: None,
+        since: Since {
+            redis: Some("8.4.0"),
+            valkey: None,
+            module: None,
+        },
+        deprecation: None,
+        forms: &[Form {
+            releases: ReleaseSet::from_bits(0b1100000),
+            arity: -5,
+            flags: CommandFlags::WRITE,
+            key_specs: &[],
         }],
         subcommands: &[],
     },
@@ -9577,7 +9809,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::MODULE)
                 .union(CommandFlags::FAST),
-            key_specs: KEYS_52,
+            key_specs: KEYS_53,
         }],
         subcommands: &[],
     },
@@ -9630,7 +9862,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 3,
             flags: CommandFlags::WRITE.union(CommandFlags::MODULE),
-            key_specs: KEYS_52,
+            key_specs: KEYS_53,
         }],
         subcommands: &[],
     },
@@ -9702,7 +9934,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::MODULE),
-            key_specs: KEYS_30,
+            key_specs: KEYS_31,
         }],
         subcommands: &[],
     },
@@ -9838,7 +10070,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 2,
             flags: CommandFlags::READONLY.union(CommandFlags::FAST),
-            key_specs: KEYS_27,
+            key_specs: KEYS_28,
         }],
         subcommands: &[],
     },
@@ -9904,164 +10136,267 @@ pub static COMMANDS: &[CommandEntry] = &[
         name: "vadd",
         module: None,
         since: Since {
-            redis: None,
+            redis: Some("8.0.0"),
             valkey: None,
             module: None,
         },
         deprecation: None,
-        forms: &[Form {
-            releases: ReleaseSet::from_bits(0b11000),
-            arity: -1,
-            flags: CommandFlags::WRITE
-                .union(CommandFlags::DENYOOM)
-                .union(CommandFlags::MODULE),
-            key_specs: KEYS_11,
-        }],
+        forms: &[
+            Form {
+                releases: ReleaseSet::from_bits(0b11000),
+                arity: -1,
+                flags: CommandFlags::WRITE
+                    .union(CommandFlags::DENYOOM)
+                    .union(CommandFlags::MODULE),
+                key_specs: KEYS_11,
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1100000),
+                arity: -5,
+                flags: CommandFlags::WRITE
+                    .union(CommandFlags::DENYOOM)
+                    .union(CommandFlags::MODULE),
+                key_specs: KEYS_11,
+            },
+        ],
         subcommands: &[],
     },
     CommandEntry {
         name: "vcard",
         module: None,
         since: Since {
-            redis: None,
+            redis: Some("8.0.0"),
             valkey: None,
             module: None,
         },
         deprecation: None,
-        forms: &[Form {
-            releases: ReleaseSet::from_bits(0b11000),
-            arity: -1,
-            flags: CommandFlags::READONLY
-                .union(CommandFlags::MODULE)
-                .union(CommandFlags::FAST),
-            key_specs: KEYS_11,
-        }],
+        forms: &[
+            Form {
+                releases: ReleaseSet::from_bits(0b11000),
+                arity: -1,
+                flags: CommandFlags::READONLY
+                    .union(CommandFlags::MODULE)
+                    .union(CommandFlags::FAST),
+                key_specs: KEYS_11,
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1100000),
+                arity: 2,
+                flags: CommandFlags::READONLY
+                    .union(CommandFlags::MODULE)
+                    .union(CommandFlags::FAST),
+                key_specs: KEYS_11,
+            },
+        ],
         subcommands: &[],
     },
     CommandEntry {
         name: "vdim",
         module: None,
         since: Since {
-            redis: None,
+            redis: Some("8.0.0"),
             valkey: None,
             module: None,
         },
         deprecation: None,
-        forms: &[Form {
-            releases: ReleaseSet::from_bits(0b11000),
-            arity: -1,
-            flags: CommandFlags::READONLY
-                .union(CommandFlags::MODULE)
-                .union(CommandFlags::FAST),
-            key_specs: KEYS_11,
-        }],
+        forms: &[
+            Form {
+                releases: ReleaseSet::from_bits(0b11000),
+                arity: -1,
+                flags: CommandFlags::READONLY
+                    .union(CommandFlags::MODULE)
+                    .union(CommandFlags::FAST),
+                key_specs: KEYS_11,
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1100000),
+                arity: 2,
+                flags: CommandFlags::READONLY
+                    .union(CommandFlags::MODULE)
+                    .union(CommandFlags::FAST),
+                key_specs: KEYS_11,
+            },
+        ],
         subcommands: &[],
     },
     CommandEntry {
         name: "vemb",
         module: None,
         since: Since {
-            redis: None,
+            redis: Some("8.0.0"),
             valkey: None,
             module: None,
         },
         deprecation: None,
-        forms: &[Form {
-            releases: ReleaseSet::from_bits(0b11000),
-            arity: -1,
-            flags: CommandFlags::READONLY
-                .union(CommandFlags::MODULE)
-                .union(CommandFlags::FAST),
-            key_specs: KEYS_11,
-        }],
+        forms: &[
+            Form {
+                releases: ReleaseSet::from_bits(0b11000),
+                arity: -1,
+                flags: CommandFlags::READONLY
+                    .union(CommandFlags::MODULE)
+                    .union(CommandFlags::FAST),
+                key_specs: KEYS_11,
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1100000),
+                arity: -3,
+                flags: CommandFlags::READONLY
+                    .union(CommandFlags::MODULE)
+                    .union(CommandFlags::FAST),
+                key_specs: KEYS_11,
+            },
+        ],
         subcommands: &[],
     },
     CommandEntry {
         name: "vgetattr",
         module: None,
         since: Since {
-            redis: None,
+            redis: Some("8.0.0"),
             valkey: None,
             module: None,
         },
         deprecation: None,
-        forms: &[Form {
-            releases: ReleaseSet::from_bits(0b11000),
-            arity: -1,
-            flags: CommandFlags::READONLY
-                .union(CommandFlags::MODULE)
-                .union(CommandFlags::FAST),
-            key_specs: KEYS_11,
-        }],
+        forms: &[
+            Form {
+                releases: ReleaseSet::from_bits(0b11000),
+                arity: -1,
+                flags: CommandFlags::READONLY
+                    .union(CommandFlags::MODULE)
+                    .union(CommandFlags::FAST),
+                key_specs: KEYS_11,
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1100000),
+                arity: 3,
+                flags: CommandFlags::READONLY
+                    .union(CommandFlags::MODULE)
+                    .union(CommandFlags::FAST),
+                key_specs: KEYS_11,
+            },
+        ],
         subcommands: &[],
     },
     CommandEntry {
         name: "vinfo",
         module: None,
         since: Since {
-            redis: None,
+            redis: Some("8.0.0"),
             valkey: None,
             module: None,
         },
         deprecation: None,
-        forms: &[Form {
-            releases: ReleaseSet::from_bits(0b11000),
-            arity: -1,
-            flags: CommandFlags::READONLY
-                .union(CommandFlags::MODULE)
-                .union(CommandFlags::FAST),
-            key_specs: KEYS_11,
-        }],
+        forms: &[
+            Form {
+                releases: ReleaseSet::from_bits(0b11000),
+                arity: -1,
+                flags: CommandFlags::READONLY
+                    .union(CommandFlags::MODULE)
+                    .union(CommandFlags::FAST),
+                key_specs: KEYS_11,
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1100000),
+                arity: 2,
+                flags: CommandFlags::READONLY
+                    .union(CommandFlags::MODULE)
+                    .union(CommandFlags::FAST),
+                key_specs: KEYS_11,
+            },
+        ],
         subcommands: &[],
     },
     CommandEntry {
         name: "vismember",
         module: None,
         since: Since {
-            redis: None,
+            redis: Some("8.2.0"),
             valkey: None,
             module: None,
         },
         deprecation: None,
-        forms: &[Form {
-            releases: ReleaseSet::from_bits(0b11000),
-            arity: -1,
-            flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
-            key_specs: KEYS_11,
-        }],
+        forms: &[
+            Form {
+                releases: ReleaseSet::from_bits(0b11000),
+                arity: -1,
+                flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
+                key_specs: KEYS_11,
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1100000),
+                arity: 3,
+                flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
+                key_specs: KEYS_11,
+            },
+        ],
         subcommands: &[],
     },
     CommandEntry {
         name: "vlinks",
         module: None,
         since: Since {
-            redis: None,
+            redis: Some("8.0.0"),
             valkey: None,
             module: None,
         },
         deprecation: None,
-        forms: &[Form {
-            releases: ReleaseSet::from_bits(0b11000),
-            arity: -1,
-            flags: CommandFlags::READONLY
-                .union(CommandFlags::MODULE)
-                .union(CommandFlags::FAST),
-            key_specs: KEYS_11,
-        }],
+        forms: &[
+            Form {
+                releases: ReleaseSet::from_bits(0b11000),
+                arity: -1,
+                flags: CommandFlags::READONLY
+                    .union(CommandFlags::MODULE)
+                    .union(CommandFlags::FAST),
+                key_specs: KEYS_11,
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1100000),
+                arity: -3,
+                flags: CommandFlags::READONLY
+                    .union(CommandFlags::MODULE)
+                    .union(CommandFlags::FAST),
+                key_specs: KEYS_11,
+            },
+        ],
         subcommands: &[],
     },
     CommandEntry {
         name: "vrandmember",
         module: None,
         since: Since {
-            redis: None,
+            redis: Some("8.0.0"),
+            valkey: None,
+            module: None,
+        },
+        deprecation: None,
+        forms: &[
+            Form {
+                releases: ReleaseSet::from_bits(0b11000),
+                arity: -1,
+                flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
+                key_specs: KEYS_11,
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1100000),
+                arity: -2,
+                flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
+                key_specs: KEYS_11,
+            },
+        ],
+        subcommands: &[],
+    },
+    CommandEntry {
+        name: "vrange",
+        module: None,
+        since: Since {
+            redis: Some("8.4.0"),
             valkey: None,
             module: None,
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b11000),
-            arity: -1,
+            releases: ReleaseSet::from_bits(0b1100000),
+            arity: -4,
             flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
             key_specs: KEYS_11,
         }],
@@ -10071,53 +10406,79 @@ pub static COMMANDS: &[CommandEntry] = &[
         name: "vrem",
         module: None,
         since: Since {
-            redis: None,
+            redis: Some("8.0.0"),
             valkey: None,
             module: None,
         },
         deprecation: None,
-        forms: &[Form {
-            releases: ReleaseSet::from_bits(0b11000),
-            arity: -1,
-            flags: CommandFlags::WRITE.union(CommandFlags::MODULE),
-            key_specs: KEYS_11,
-        }],
+        forms: &[
+            Form {
+                releases: ReleaseSet::from_bits(0b11000),
+                arity: -1,
+                flags: CommandFlags::WRITE.union(CommandFlags::MODULE),
+                key_specs: KEYS_11,
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1100000),
+                arity: 3,
+                flags: CommandFlags::WRITE.union(CommandFlags::MODULE),
+                key_specs: KEYS_11,
+            },
+        ],
         subcommands: &[],
     },
     CommandEntry {
         name: "vsetattr",
         module: None,
         since: Since {
-            redis: None,
+            redis: Some("8.0.0"),
             valkey: None,
             module: None,
         },
         deprecation: None,
-        forms: &[Form {
-            releases: ReleaseSet::from_bits(0b11000),
-            arity: -1,
-            flags: CommandFlags::WRITE
-                .union(CommandFlags::MODULE)
-                .union(CommandFlags::FAST),
-            key_specs: KEYS_11,
-        }],
+        forms: &[
+            Form {
+                releases: ReleaseSet::from_bits(0b11000),
+                arity: -1,
+                flags: CommandFlags::WRITE
+                    .union(CommandFlags::MODULE)
+                    .union(CommandFlags::FAST),
+                key_specs: KEYS_11,
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1100000),
+                arity: 4,
+                flags: CommandFlags::WRITE
+                    .union(CommandFlags::MODULE)
+                    .union(CommandFlags::FAST),
+                key_specs: KEYS_11,
+            },
+        ],
         subcommands: &[],
     },
     CommandEntry {
         name: "vsim",
         module: None,
         since: Since {
-            redis: None,
+            redis: Some("8.0.0"),
             valkey: None,
             module: None,
         },
         deprecation: None,
-        forms: &[Form {
-            releases: ReleaseSet::from_bits(0b11000),
-            arity: -1,
-            flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
-            key_specs: KEYS_11,
-        }],
+        forms: &[
+            Form {
+                releases: ReleaseSet::from_bits(0b11000),
+                arity: -1,
+                flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
+                key_specs: KEYS_11,
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1100000),
+                arity: -4,
+                flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
+                key_specs: KEYS_11,
+            },
+        ],
         subcommands: &[],
     },
     CommandEntry {
@@ -10137,13 +10498,13 @@ pub static COMMANDS: &[CommandEntry] = &[
                 key_specs: &[],
             },
             Form {
-                releases: ReleaseSet::from_bits(0b100010),
+                releases: ReleaseSet::from_bits(0b10000010),
                 arity: 3,
                 flags: CommandFlags::NONE,
                 key_specs: &[],
             },
             Form {
-                releases: ReleaseSet::from_bits(0b1111011100),
+                releases: ReleaseSet::from_bits(0b111101111100),
                 arity: 3,
                 flags: CommandFlags::BLOCKING,
                 key_specs: &[],
@@ -10162,13 +10523,13 @@ pub static COMMANDS: &[CommandEntry] = &[
         deprecation: None,
         forms: &[
             Form {
-                releases: ReleaseSet::from_bits(0b100010),
+                releases: ReleaseSet::from_bits(0b10000010),
                 arity: 4,
                 flags: CommandFlags::NOSCRIPT,
                 key_specs: &[],
             },
             Form {
-                releases: ReleaseSet::from_bits(0b1111011100),
+                releases: ReleaseSet::from_bits(0b111101111100),
                 arity: 4,
                 flags: CommandFlags::BLOCKING,
                 key_specs: &[],
@@ -10187,17 +10548,17 @@ pub static COMMANDS: &[CommandEntry] = &[
         deprecation: None,
         forms: &[
             Form {
-                releases: ReleaseSet::from_bits(0b111111),
+                releases: ReleaseSet::from_bits(0b11111111),
                 arity: -2,
                 flags: CommandFlags::NOSCRIPT
                     .union(CommandFlags::LOADING)
                     .union(CommandFlags::STALE)
                     .union(CommandFlags::FAST)
                     .union(CommandFlags::ALLOW_BUSY),
-                key_specs: KEYS_16,
+                key_specs: KEYS_17,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b1111000000),
+                releases: ReleaseSet::from_bits(0b111100000000),
                 arity: -2,
                 flags: CommandFlags::NOSCRIPT
                     .union(CommandFlags::LOADING)
@@ -10205,7 +10566,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                     .union(CommandFlags::FAST)
                     .union(CommandFlags::NO_MULTI)
                     .union(CommandFlags::ALLOW_BUSY),
-                key_specs: KEYS_16,
+                key_specs: KEYS_17,
             },
         ],
         subcommands: &[],
@@ -10223,7 +10584,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -4,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_17,
+            key_specs: KEYS_18,
         }],
         subcommands: &[],
     },
@@ -10237,10 +10598,10 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b10000),
+            releases: ReleaseSet::from_bits(0b1110000),
             arity: -6,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_53,
+            key_specs: KEYS_54,
         }],
         subcommands: &[],
     },
@@ -10259,7 +10620,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::FAST),
-            key_specs: KEYS_17,
+            key_specs: KEYS_18,
         }],
         subcommands: &[],
     },
@@ -10276,7 +10637,24 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -6,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_26,
+            key_specs: KEYS_27,
+        }],
+        subcommands: &[],
+    },
+    CommandEntry {
+        name: "xcfgset",
+        module: None,
+        since: Since {
+            redis: Some("8.6.0"),
+            valkey: None,
+            module: None,
+        },
+        deprecation: None,
+        forms: &[Form {
+            releases: ReleaseSet::from_bits(0b1000000),
+            arity: -2,
+            flags: CommandFlags::WRITE.union(CommandFlags::FAST),
+            key_specs: KEYS_18,
         }],
         subcommands: &[],
     },
@@ -10293,7 +10671,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -6,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_17,
+            key_specs: KEYS_18,
         }],
         subcommands: &[],
     },
@@ -10310,7 +10688,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_26,
+            key_specs: KEYS_27,
         }],
         subcommands: &[],
     },
@@ -10324,10 +10702,10 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b10000),
+            releases: ReleaseSet::from_bits(0b1110000),
             arity: -5,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_26,
+            key_specs: KEYS_27,
         }],
         subcommands: &[],
     },
@@ -10360,7 +10738,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                     releases: ReleaseSet::ALL,
                     arity: -5,
                     flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
-                    key_specs: KEYS_54,
+                    key_specs: KEYS_55,
                 }],
                 subcommands: &[],
             },
@@ -10377,7 +10755,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                     releases: ReleaseSet::ALL,
                     arity: 5,
                     flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
-                    key_specs: KEYS_54,
+                    key_specs: KEYS_55,
                 }],
                 subcommands: &[],
             },
@@ -10394,7 +10772,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                     releases: ReleaseSet::ALL,
                     arity: 5,
                     flags: CommandFlags::WRITE,
-                    key_specs: KEYS_55,
+                    key_specs: KEYS_56,
                 }],
                 subcommands: &[],
             },
@@ -10411,7 +10789,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                     releases: ReleaseSet::ALL,
                     arity: 4,
                     flags: CommandFlags::WRITE,
-                    key_specs: KEYS_55,
+                    key_specs: KEYS_56,
                 }],
                 subcommands: &[],
             },
@@ -10445,11 +10823,30 @@ pub static COMMANDS: &[CommandEntry] = &[
                     releases: ReleaseSet::ALL,
                     arity: -5,
                     flags: CommandFlags::WRITE,
-                    key_specs: KEYS_56,
+                    key_specs: KEYS_57,
                 }],
                 subcommands: &[],
             },
         ],
+    },
+    CommandEntry {
+        name: "xidmprecord",
+        module: None,
+        since: Since {
+            redis: Some("8.6.2"),
+            valkey: None,
+            module: None,
+        },
+        deprecation: None,
+        forms: &[Form {
+            releases: ReleaseSet::from_bits(0b1000000),
+            arity: 5,
+            flags: CommandFlags::WRITE
+                .union(CommandFlags::DENYOOM)
+                .union(CommandFlags::FAST),
+            key_specs: KEYS_18,
+        }],
+        subcommands: &[],
     },
     CommandEntry {
         name: "xinfo",
@@ -10480,7 +10877,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                     releases: ReleaseSet::ALL,
                     arity: 4,
                     flags: CommandFlags::READONLY,
-                    key_specs: KEYS_57,
+                    key_specs: KEYS_58,
                 }],
                 subcommands: &[],
             },
@@ -10497,7 +10894,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                     releases: ReleaseSet::ALL,
                     arity: 3,
                     flags: CommandFlags::READONLY,
-                    key_specs: KEYS_57,
+                    key_specs: KEYS_58,
                 }],
                 subcommands: &[],
             },
@@ -10531,7 +10928,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                     releases: ReleaseSet::ALL,
                     arity: -3,
                     flags: CommandFlags::READONLY,
-                    key_specs: KEYS_57,
+                    key_specs: KEYS_58,
                 }],
                 subcommands: &[],
             },
@@ -10550,7 +10947,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 2,
             flags: CommandFlags::READONLY.union(CommandFlags::FAST),
-            key_specs: KEYS_27,
+            key_specs: KEYS_28,
         }],
         subcommands: &[],
     },
@@ -10599,12 +10996,12 @@ pub static COMMANDS: &[CommandEntry] = &[
         deprecation: None,
         forms: &[
             Form {
-                releases: ReleaseSet::from_bits(0b1111110111),
+                releases: ReleaseSet::from_bits(0b111111110111),
                 arity: -4,
                 flags: CommandFlags::READONLY
                     .union(CommandFlags::BLOCKING)
                     .union(CommandFlags::MOVABLEKEYS),
-                key_specs: KEYS_58,
+                key_specs: KEYS_59,
             },
             Form {
                 releases: ReleaseSet::from_bits(0b1000),
@@ -10612,7 +11009,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 flags: CommandFlags::READONLY
                     .union(CommandFlags::BLOCKING)
                     .union(CommandFlags::MOVABLEKEYS),
-                key_specs: KEYS_59,
+                key_specs: KEYS_60,
             },
         ],
         subcommands: &[],
@@ -10628,12 +11025,12 @@ pub static COMMANDS: &[CommandEntry] = &[
         deprecation: None,
         forms: &[
             Form {
-                releases: ReleaseSet::from_bits(0b1111110111),
+                releases: ReleaseSet::from_bits(0b111111110111),
                 arity: -7,
                 flags: CommandFlags::WRITE
                     .union(CommandFlags::BLOCKING)
                     .union(CommandFlags::MOVABLEKEYS),
-                key_specs: KEYS_60,
+                key_specs: KEYS_61,
             },
             Form {
                 releases: ReleaseSet::from_bits(0b1000),
@@ -10641,7 +11038,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 flags: CommandFlags::WRITE
                     .union(CommandFlags::BLOCKING)
                     .union(CommandFlags::MOVABLEKEYS),
-                key_specs: KEYS_61,
+                key_specs: KEYS_62,
             },
         ],
         subcommands: &[],
@@ -10678,7 +11075,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::FAST),
-            key_specs: KEYS_17,
+            key_specs: KEYS_18,
         }],
         subcommands: &[],
     },
@@ -10695,7 +11092,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -4,
             flags: CommandFlags::WRITE,
-            key_specs: KEYS_26,
+            key_specs: KEYS_27,
         }],
         subcommands: &[],
     },
@@ -10714,7 +11111,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::FAST),
-            key_specs: KEYS_17,
+            key_specs: KEYS_18,
         }],
         subcommands: &[],
     },
@@ -10731,7 +11128,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 2,
             flags: CommandFlags::READONLY.union(CommandFlags::FAST),
-            key_specs: KEYS_27,
+            key_specs: KEYS_28,
         }],
         subcommands: &[],
     },
@@ -10765,7 +11162,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::READONLY.union(CommandFlags::MOVABLEKEYS),
-            key_specs: KEYS_47,
+            key_specs: KEYS_48,
         }],
         subcommands: &[],
     },
@@ -10784,7 +11181,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::MOVABLEKEYS),
-            key_specs: KEYS_62,
+            key_specs: KEYS_63,
         }],
         subcommands: &[],
     },
@@ -10820,7 +11217,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::READONLY.union(CommandFlags::MOVABLEKEYS),
-            key_specs: KEYS_47,
+            key_specs: KEYS_48,
         }],
         subcommands: &[],
     },
@@ -10837,7 +11234,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::READONLY.union(CommandFlags::MOVABLEKEYS),
-            key_specs: KEYS_47,
+            key_specs: KEYS_48,
         }],
         subcommands: &[],
     },
@@ -10856,7 +11253,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::MOVABLEKEYS),
-            key_specs: KEYS_62,
+            key_specs: KEYS_63,
         }],
         subcommands: &[],
     },
@@ -10890,7 +11287,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -4,
             flags: CommandFlags::WRITE.union(CommandFlags::MOVABLEKEYS),
-            key_specs: KEYS_32,
+            key_specs: KEYS_33,
         }],
         subcommands: &[],
     },
@@ -10924,7 +11321,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -2,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_25,
+            key_specs: KEYS_26,
         }],
         subcommands: &[],
     },
@@ -10941,7 +11338,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -2,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_25,
+            key_specs: KEYS_26,
         }],
         subcommands: &[],
     },
@@ -11032,7 +11429,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -5,
             flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
-            key_specs: KEYS_24,
+            key_specs: KEYS_25,
         }],
         subcommands: &[],
     },
@@ -11053,7 +11450,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 key_specs: KEYS_2,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b1111111110),
+                releases: ReleaseSet::from_bits(0b111111111110),
                 arity: -3,
                 flags: CommandFlags::READONLY.union(CommandFlags::FAST),
                 key_specs: KEYS_2,
@@ -11074,7 +11471,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_26,
+            key_specs: KEYS_27,
         }],
         subcommands: &[],
     },
@@ -11091,7 +11488,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 4,
             flags: CommandFlags::WRITE,
-            key_specs: KEYS_26,
+            key_specs: KEYS_27,
         }],
         subcommands: &[],
     },
@@ -11108,7 +11505,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 4,
             flags: CommandFlags::WRITE,
-            key_specs: KEYS_26,
+            key_specs: KEYS_27,
         }],
         subcommands: &[],
     },
@@ -11125,7 +11522,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 4,
             flags: CommandFlags::WRITE,
-            key_specs: KEYS_26,
+            key_specs: KEYS_27,
         }],
         subcommands: &[],
     },
@@ -11206,7 +11603,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 key_specs: KEYS_2,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b1111111110),
+                releases: ReleaseSet::from_bits(0b111111111110),
                 arity: -3,
                 flags: CommandFlags::READONLY.union(CommandFlags::FAST),
                 key_specs: KEYS_2,
@@ -11261,7 +11658,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::READONLY.union(CommandFlags::MOVABLEKEYS),
-            key_specs: KEYS_47,
+            key_specs: KEYS_48,
         }],
         subcommands: &[],
     },
@@ -11280,7 +11677,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::MOVABLEKEYS),
-            key_specs: KEYS_62,
+            key_specs: KEYS_63,
         }],
         subcommands: &[],
     },

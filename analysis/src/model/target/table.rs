@@ -49,6 +49,22 @@ pub static RELEASES: &[Release] = &[
         source: "live redis-server 8.2.3: COMMAND, COMMAND DOCS, no-writes probe, sandbox probe",
     },
     Release {
+        name: "redis-8.4",
+        server: Server::Redis,
+        major: 8,
+        minor: 4,
+        tag: "8.6.3",
+        source: "live redis-server 8.6.3, keeping the commands whose COMMAND DOCS `since` is 8.4 or older (no release tag in the sources read)",
+    },
+    Release {
+        name: "redis-8.6",
+        server: Server::Redis,
+        major: 8,
+        minor: 6,
+        tag: "8.6.3",
+        source: "live redis-server 8.6.3: COMMAND, COMMAND DOCS, no-writes probe, sandbox probe",
+    },
+    Release {
         name: "valkey-7.2",
         server: Server::Valkey,
         major: 7,

@@ -10,7 +10,9 @@ pub static SOURCES: &[&str] = &[
     "redis-7.2: arguments and categories from redis tag 7.2.6: src/commands/*.json; replies from reply_schema at redis tag 7.2.6; options refused in scripts from redis tag 7.2.6: src/*.c",
     "redis-7.4: arguments and categories from redis tag 7.4.1: src/commands/*.json; replies from reply_schema at redis tag 7.4.1; options refused in scripts from redis tag 7.4.1: src/*.c",
     "redis-8.0: arguments and categories from live redis-server 8.0.2: COMMAND DOCS, COMMAND; replies from reply_schema at redis tag 7.4.1; options refused in scripts from probe scripts on live redis-server 8.0.2",
-    "redis-8.2: arguments and categories from live redis-server 8.0.2: COMMAND DOCS, COMMAND (no redis-8.2 tag read nor binary here: the newest redis release read); replies from reply_schema at redis tag 7.4.1; options refused in scripts from probe scripts on live redis-server 8.0.2 (the same server)",
+    "redis-8.2: arguments and categories from live redis-server 8.6.3: COMMAND DOCS, COMMAND, keeping the commands and arguments whose `since` is 8.2 or older (no redis-8.2 binary here); replies from reply_schema at redis tag 7.4.1; options refused in scripts from probe scripts on live redis-server 8.6.3 (the same server)",
+    "redis-8.4: arguments and categories from live redis-server 8.6.3: COMMAND DOCS, COMMAND, keeping the commands and arguments whose `since` is 8.4 or older (no redis-8.4 binary here); replies from reply_schema at redis tag 7.4.1; options refused in scripts from probe scripts on live redis-server 8.6.3 (the same server)",
+    "redis-8.6: arguments and categories from live redis-server 8.6.3: COMMAND DOCS, COMMAND; replies from reply_schema at redis tag 7.4.1; options refused in scripts from probe scripts on live redis-server 8.6.3",
     "valkey-7.2: arguments and categories from valkey tag 7.2.7: src/commands/*.json; replies from reply_schema at valkey tag 7.2.7; options refused in scripts from valkey tag 7.2.7: src/*.c",
     "valkey-8.0: arguments and categories from valkey tag 8.0.1: src/commands/*.json; replies from reply_schema at valkey tag 8.0.1; options refused in scripts from valkey tag 8.0.1: src/*.c",
     "valkey-8.1: arguments and categories from live valkey-server 8.1.8: COMMAND DOCS, COMMAND; replies from reply_schema at valkey tag 8.0.1; options refused in scripts from probe scripts on live valkey-server 8.1.8",
@@ -46,7 +48,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111111110),
+                releases: ReleaseSet::from_bits(0b111111111110),
                 arguments: &[Argument {
                     name: "category",
                     kind: ArgumentKind::String,
@@ -348,7 +350,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "bgsave",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111111),
+                releases: ReleaseSet::from_bits(0b111111111),
                 arguments: &[Argument {
                     name: "schedule",
                     kind: ArgumentKind::PureToken,
@@ -364,7 +366,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1110000000),
+                releases: ReleaseSet::from_bits(0b111000000000),
                 arguments: &[Argument {
                     name: "operation",
                     kind: ArgumentKind::OneOf(&[
@@ -467,7 +469,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8102),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111110),
+                releases: ReleaseSet::from_bits(0b11111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -532,7 +534,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8102),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111000000),
+                releases: ReleaseSet::from_bits(0b111100000000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -782,7 +784,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8104),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111111110),
+                releases: ReleaseSet::from_bits(0b111111111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -998,7 +1000,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4102),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111111110),
+                releases: ReleaseSet::from_bits(0b111111111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -1074,7 +1076,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8104),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111111110),
+                releases: ReleaseSet::from_bits(0b111110001110),
                 arguments: &[
                     Argument {
                         name: "operation",
@@ -1107,6 +1109,102 @@ pub static SHAPES: &[CommandShape] = &[
                                 name: "not",
                                 kind: ArgumentKind::PureToken,
                                 token: Some("NOT"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "destkey",
+                        kind: ArgumentKind::Key,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "key",
+                        kind: ArgumentKind::Key,
+                        token: None,
+                        optional: false,
+                        multiple: true,
+                        multiple_token: false,
+                    },
+                ],
+                reply: &Reply::Integer(None),
+                categories: AclCategories::from_bits(0x8104),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1110000),
+                arguments: &[
+                    Argument {
+                        name: "operation",
+                        kind: ArgumentKind::OneOf(&[
+                            Argument {
+                                name: "and",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("AND"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "or",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("OR"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "xor",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("XOR"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "not",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("NOT"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "diff",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("DIFF"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "diff1",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("DIFF1"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "andor",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("ANDOR"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "one",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("ONE"),
                                 optional: false,
                                 multiple: false,
                                 multiple_token: false,
@@ -1225,7 +1323,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8102),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111111110),
+                releases: ReleaseSet::from_bits(0b111111111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -1730,7 +1828,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "client|capa",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b1111000000),
+            releases: ReleaseSet::from_bits(0b111100000000),
             arguments: &[Argument {
                 name: "capability",
                 kind: ArgumentKind::String,
@@ -1785,7 +1883,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "client|import-source",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b1110000000),
+            releases: ReleaseSet::from_bits(0b111000000000),
             arguments: &[Argument {
                 name: "enabled",
                 kind: ArgumentKind::OneOf(&[
@@ -1948,7 +2046,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x6a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b100010),
+                releases: ReleaseSet::from_bits(0b10000010),
                 arguments: &[Argument {
                     name: "filter",
                     kind: ArgumentKind::OneOf(&[
@@ -2230,7 +2328,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x6a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11000),
+                releases: ReleaseSet::from_bits(0b1111000),
                 arguments: &[Argument {
                     name: "filter",
                     kind: ArgumentKind::OneOf(&[
@@ -2375,7 +2473,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x6a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1000000),
+                releases: ReleaseSet::from_bits(0b100000000),
                 arguments: &[Argument {
                     name: "filter",
                     kind: ArgumentKind::OneOf(&[
@@ -2528,7 +2626,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x6a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b10000000),
+                releases: ReleaseSet::from_bits(0b1000000000),
                 arguments: &[Argument {
                     name: "filter",
                     kind: ArgumentKind::OneOf(&[
@@ -2681,7 +2779,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x6a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1100000000),
+                releases: ReleaseSet::from_bits(0b110000000000),
                 arguments: &[Argument {
                     name: "filter",
                     kind: ArgumentKind::OneOf(&[
@@ -3111,7 +3209,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x6a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1100110),
+                releases: ReleaseSet::from_bits(0b110000110),
                 arguments: &[
                     Argument {
                         name: "client-type",
@@ -3167,7 +3265,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x6a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11000),
+                releases: ReleaseSet::from_bits(0b1111000),
                 arguments: &[
                     Argument {
                         name: "client-type",
@@ -3223,7 +3321,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x6a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b10000000),
+                releases: ReleaseSet::from_bits(0b1000000000),
                 arguments: &[
                     Argument {
                         name: "client-type",
@@ -3336,7 +3434,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x6a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1100000000),
+                releases: ReleaseSet::from_bits(0b110000000000),
                 arguments: &[
                     Argument {
                         name: "client-type",
@@ -3679,7 +3777,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "client|no-touch",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b1111111110),
+            releases: ReleaseSet::from_bits(0b111111111110),
             arguments: &[Argument {
                 name: "enabled",
                 kind: ArgumentKind::OneOf(&[
@@ -3794,7 +3892,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x48000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111111110),
+                releases: ReleaseSet::from_bits(0b111111111110),
                 arguments: &[Argument {
                     name: "action",
                     kind: ArgumentKind::OneOf(&[
@@ -3837,7 +3935,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "client|setinfo",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1100110),
+                releases: ReleaseSet::from_bits(0b110000110),
                 arguments: &[Argument {
                     name: "attr",
                     kind: ArgumentKind::OneOf(&[
@@ -3867,7 +3965,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x48000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1110011000),
+                releases: ReleaseSet::from_bits(0b111001111000),
                 arguments: &[Argument {
                     name: "attr",
                     kind: ArgumentKind::OneOf(&[
@@ -3918,7 +4016,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "client|tracking",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1110011001),
+                releases: ReleaseSet::from_bits(0b111001111001),
                 arguments: &[
                     Argument {
                         name: "status",
@@ -3998,7 +4096,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x48000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1100110),
+                releases: ReleaseSet::from_bits(0b110000110),
                 arguments: &[
                     Argument {
                         name: "status",
@@ -4149,7 +4247,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x6a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111111110),
+                releases: ReleaseSet::from_bits(0b111111111110),
                 arguments: &[
                     Argument {
                         name: "client-id",
@@ -4211,7 +4309,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "clusterscan",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b1000000000),
+            releases: ReleaseSet::from_bits(0b100000000000),
             arguments: &[
                 Argument {
                     name: "cursor",
@@ -4308,7 +4406,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111111110),
+                releases: ReleaseSet::from_bits(0b111111111110),
                 arguments: &[Argument {
                     name: "range",
                     kind: ArgumentKind::Block(&[
@@ -4351,7 +4449,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "cluster|cancelslotmigrations",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b1100000000),
+            releases: ReleaseSet::from_bits(0b110000000000),
             arguments: &[],
             reply: &Reply::Unknown,
             categories: AclCategories::from_bits(0x2a000),
@@ -4439,7 +4537,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111111110),
+                releases: ReleaseSet::from_bits(0b111111111110),
                 arguments: &[Argument {
                     name: "range",
                     kind: ArgumentKind::Block(&[
@@ -4506,7 +4604,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "cluster|flushslot",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b1100000000),
+            releases: ReleaseSet::from_bits(0b110000000000),
             arguments: &[
                 Argument {
                     name: "slot",
@@ -4600,7 +4698,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "cluster|getslotmigrations",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b1100000000),
+            releases: ReleaseSet::from_bits(0b110000000000),
             arguments: &[],
             reply: &Reply::Unknown,
             categories: AclCategories::from_bits(0x2a000),
@@ -4692,7 +4790,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111111110),
+                releases: ReleaseSet::from_bits(0b111111111110),
                 arguments: &[
                     Argument {
                         name: "ip",
@@ -4727,7 +4825,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "cluster|migrateslots",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b1100000000),
+            releases: ReleaseSet::from_bits(0b110000000000),
             arguments: &[Argument {
                 name: "migration-group",
                 kind: ArgumentKind::Block(&[
@@ -4791,6 +4889,98 @@ pub static SHAPES: &[CommandShape] = &[
         }],
     },
     CommandShape {
+        name: "cluster|migration",
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b1100000),
+            arguments: &[Argument {
+                name: "subcommand",
+                kind: ArgumentKind::OneOf(&[
+                    Argument {
+                        name: "import",
+                        kind: ArgumentKind::Block(&[
+                            Argument {
+                                name: "start-slot",
+                                kind: ArgumentKind::Integer,
+                                token: None,
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "end-slot",
+                                kind: ArgumentKind::Integer,
+                                token: None,
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: Some("IMPORT"),
+                        optional: false,
+                        multiple: true,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "cancel",
+                        kind: ArgumentKind::OneOf(&[
+                            Argument {
+                                name: "task-id",
+                                kind: ArgumentKind::String,
+                                token: Some("ID"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "all",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("ALL"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: Some("CANCEL"),
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "status",
+                        kind: ArgumentKind::OneOf(&[
+                            Argument {
+                                name: "task-id",
+                                kind: ArgumentKind::String,
+                                token: Some("ID"),
+                                optional: true,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "all",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("ALL"),
+                                optional: true,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: Some("STATUS"),
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                ]),
+                token: None,
+                optional: false,
+                multiple: false,
+                multiple_token: false,
+            }],
+            reply: &Reply::Unknown,
+            categories: AclCategories::from_bits(0x2a000),
+        }],
+    },
+    CommandShape {
         name: "cluster|myid",
         forms: &[ShapeForm {
             releases: ReleaseSet::ALL,
@@ -4802,7 +4992,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "cluster|myshardid",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b1111111110),
+            releases: ReleaseSet::from_bits(0b111111111110),
             arguments: &[],
             reply: &Reply::BulkString,
             categories: AclCategories::from_bits(0x8000),
@@ -4837,7 +5027,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "cluster|replicate",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111111),
+                releases: ReleaseSet::from_bits(0b1111111111),
                 arguments: &[Argument {
                     name: "node-id",
                     kind: ArgumentKind::String,
@@ -4850,7 +5040,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1100000000),
+                releases: ReleaseSet::from_bits(0b110000000000),
                 arguments: &[Argument {
                     name: "args",
                     kind: ArgumentKind::OneOf(&[
@@ -4932,7 +5122,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111111110),
+                releases: ReleaseSet::from_bits(0b111111111110),
                 arguments: &[Argument {
                     name: "reset-type",
                     kind: ArgumentKind::OneOf(&[
@@ -5048,7 +5238,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111110),
+                releases: ReleaseSet::from_bits(0b11111110),
                 arguments: &[
                     Argument {
                         name: "slot",
@@ -5104,7 +5294,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111000000),
+                releases: ReleaseSet::from_bits(0b111100000000),
                 arguments: &[
                     Argument {
                         name: "slot",
@@ -5213,107 +5403,198 @@ pub static SHAPES: &[CommandShape] = &[
     },
     CommandShape {
         name: "cluster|slot-stats",
-        forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b1111000000),
-            arguments: &[Argument {
-                name: "filter",
-                kind: ArgumentKind::OneOf(&[
-                    Argument {
-                        name: "slotsrange",
-                        kind: ArgumentKind::Block(&[
-                            Argument {
-                                name: "start-slot",
-                                kind: ArgumentKind::Integer,
-                                token: None,
-                                optional: false,
-                                multiple: false,
-                                multiple_token: false,
-                            },
-                            Argument {
-                                name: "end-slot",
-                                kind: ArgumentKind::Integer,
-                                token: None,
-                                optional: false,
-                                multiple: false,
-                                multiple_token: false,
-                            },
-                        ]),
-                        token: Some("SLOTSRANGE"),
-                        optional: false,
-                        multiple: false,
-                        multiple_token: false,
+        forms: &[
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1110000),
+                arguments: &[Argument {
+                    name: "filter",
+                    kind: ArgumentKind::OneOf(&[
+                        Argument {
+                            name: "slotsrange",
+                            kind: ArgumentKind::Block(&[
+                                Argument {
+                                    name: "start-slot",
+                                    kind: ArgumentKind::Integer,
+                                    token: None,
+                                    optional: false,
+                                    multiple: false,
+                                    multiple_token: false,
+                                },
+                                Argument {
+                                    name: "end-slot",
+                                    kind: ArgumentKind::Integer,
+                                    token: None,
+                                    optional: false,
+                                    multiple: false,
+                                    multiple_token: false,
+                                },
+                            ]),
+                            token: Some("SLOTSRANGE"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "orderby",
+                            kind: ArgumentKind::Block(&[
+                                Argument {
+                                    name: "metric",
+                                    kind: ArgumentKind::String,
+                                    token: None,
+                                    optional: false,
+                                    multiple: false,
+                                    multiple_token: false,
+                                },
+                                Argument {
+                                    name: "limit",
+                                    kind: ArgumentKind::Integer,
+                                    token: Some("LIMIT"),
+                                    optional: true,
+                                    multiple: false,
+                                    multiple_token: false,
+                                },
+                                Argument {
+                                    name: "order",
+                                    kind: ArgumentKind::OneOf(&[
+                                        Argument {
+                                            name: "asc",
+                                            kind: ArgumentKind::PureToken,
+                                            token: Some("ASC"),
+                                            optional: false,
+                                            multiple: false,
+                                            multiple_token: false,
+                                        },
+                                        Argument {
+                                            name: "desc",
+                                            kind: ArgumentKind::PureToken,
+                                            token: Some("DESC"),
+                                            optional: false,
+                                            multiple: false,
+                                            multiple_token: false,
+                                        },
+                                    ]),
+                                    token: None,
+                                    optional: true,
+                                    multiple: false,
+                                    multiple_token: false,
+                                },
+                            ]),
+                            token: Some("ORDERBY"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                    ]),
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                }],
+                reply: &Reply::Unknown,
+                categories: AclCategories::from_bits(0x8000),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b111100000000),
+                arguments: &[Argument {
+                    name: "filter",
+                    kind: ArgumentKind::OneOf(&[
+                        Argument {
+                            name: "slotsrange",
+                            kind: ArgumentKind::Block(&[
+                                Argument {
+                                    name: "start-slot",
+                                    kind: ArgumentKind::Integer,
+                                    token: None,
+                                    optional: false,
+                                    multiple: false,
+                                    multiple_token: false,
+                                },
+                                Argument {
+                                    name: "end-slot",
+                                    kind: ArgumentKind::Integer,
+                                    token: None,
+                                    optional: false,
+                                    multiple: false,
+                                    multiple_token: false,
+                                },
+                            ]),
+                            token: Some("SLOTSRANGE"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "orderby",
+                            kind: ArgumentKind::Block(&[
+                                Argument {
+                                    name: "metric",
+                                    kind: ArgumentKind::String,
+                                    token: None,
+                                    optional: false,
+                                    multiple: false,
+                                    multiple_token: false,
+                                },
+                                Argument {
+                                    name: "limit",
+                                    kind: ArgumentKind::Integer,
+                                    token: Some("LIMIT"),
+                                    optional: true,
+                                    multiple: false,
+                                    multiple_token: false,
+                                },
+                                Argument {
+                                    name: "order",
+                                    kind: ArgumentKind::OneOf(&[
+                                        Argument {
+                                            name: "asc",
+                                            kind: ArgumentKind::PureToken,
+                                            token: Some("ASC"),
+                                            optional: false,
+                                            multiple: false,
+                                            multiple_token: false,
+                                        },
+                                        Argument {
+                                            name: "desc",
+                                            kind: ArgumentKind::PureToken,
+                                            token: Some("DESC"),
+                                            optional: false,
+                                            multiple: false,
+                                            multiple_token: false,
+                                        },
+                                    ]),
+                                    token: None,
+                                    optional: true,
+                                    multiple: false,
+                                    multiple_token: false,
+                                },
+                            ]),
+                            token: Some("ORDERBY"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                    ]),
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                }],
+                reply: &Reply::Array(&Reply::Tuple(&[
+                    Reply::Integer(None),
+                    Reply::Map {
+                        key: &Reply::BulkString,
+                        value: &Reply::Integer(None),
                     },
-                    Argument {
-                        name: "orderby",
-                        kind: ArgumentKind::Block(&[
-                            Argument {
-                                name: "metric",
-                                kind: ArgumentKind::String,
-                                token: None,
-                                optional: false,
-                                multiple: false,
-                                multiple_token: false,
-                            },
-                            Argument {
-                                name: "limit",
-                                kind: ArgumentKind::Integer,
-                                token: Some("LIMIT"),
-                                optional: true,
-                                multiple: false,
-                                multiple_token: false,
-                            },
-                            Argument {
-                                name: "order",
-                                kind: ArgumentKind::OneOf(&[
-                                    Argument {
-                                        name: "asc",
-                                        kind: ArgumentKind::PureToken,
-                                        token: Some("ASC"),
-                                        optional: false,
-                                        multiple: false,
-                                        multiple_token: false,
-                                    },
-                                    Argument {
-                                        name: "desc",
-                                        kind: ArgumentKind::PureToken,
-                                        token: Some("DESC"),
-                                        optional: false,
-                                        multiple: false,
-                                        multiple_token: false,
-                                    },
-                                ]),
-                                token: None,
-                                optional: true,
-                                multiple: false,
-                                multiple_token: false,
-                            },
-                        ]),
-                        token: Some("ORDERBY"),
-                        optional: false,
-                        multiple: false,
-                        multiple_token: false,
-                    },
-                ]),
-                token: None,
-                optional: false,
-                multiple: false,
-                multiple_token: false,
-            }],
-            reply: &Reply::Array(&Reply::Tuple(&[
-                Reply::Integer(None),
-                Reply::Map {
-                    key: &Reply::BulkString,
-                    value: &Reply::Integer(None),
-                },
-            ])),
-            categories: AclCategories::from_bits(0x8000),
-        }],
+                ])),
+                categories: AclCategories::from_bits(0x8000),
+            },
+        ],
     },
     CommandShape {
         name: "cluster|slots",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111111),
+                releases: ReleaseSet::from_bits(0b11111111),
                 arguments: &[],
                 reply: &Reply::Array(&Reply::Tuple(&[
                     Reply::Integer(None),
@@ -5331,7 +5612,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111000000),
+                releases: ReleaseSet::from_bits(0b111100000000),
                 arguments: &[],
                 reply: &Reply::Array(&Reply::Tuple(&[
                     Reply::Integer(None),
@@ -5352,12 +5633,152 @@ pub static SHAPES: &[CommandShape] = &[
     },
     CommandShape {
         name: "cluster|syncslots",
-        forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b1100000000),
-            arguments: &[],
-            reply: &Reply::Unknown,
-            categories: AclCategories::from_bits(0x2a000),
-        }],
+        forms: &[
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1100000),
+                arguments: &[Argument {
+                    name: "subcommand",
+                    kind: ArgumentKind::OneOf(&[
+                        Argument {
+                            name: "sync",
+                            kind: ArgumentKind::Block(&[
+                                Argument {
+                                    name: "task-id",
+                                    kind: ArgumentKind::String,
+                                    token: None,
+                                    optional: false,
+                                    multiple: false,
+                                    multiple_token: false,
+                                },
+                                Argument {
+                                    name: "slot-range",
+                                    kind: ArgumentKind::Block(&[
+                                        Argument {
+                                            name: "start-slot",
+                                            kind: ArgumentKind::Integer,
+                                            token: None,
+                                            optional: false,
+                                            multiple: false,
+                                            multiple_token: false,
+                                        },
+                                        Argument {
+                                            name: "end-slot",
+                                            kind: ArgumentKind::Integer,
+                                            token: None,
+                                            optional: false,
+                                            multiple: false,
+                                            multiple_token: false,
+                                        },
+                                    ]),
+                                    token: None,
+                                    optional: false,
+                                    multiple: true,
+                                    multiple_token: false,
+                                },
+                            ]),
+                            token: Some("SYNC"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "task-id",
+                            kind: ArgumentKind::String,
+                            token: Some("RDBCHANNEL"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "snapshot-eof",
+                            kind: ArgumentKind::PureToken,
+                            token: Some("SNAPSHOT-EOF"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "stream-eof",
+                            kind: ArgumentKind::PureToken,
+                            token: Some("STREAM-EOF"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "ack",
+                            kind: ArgumentKind::Block(&[
+                                Argument {
+                                    name: "state",
+                                    kind: ArgumentKind::String,
+                                    token: None,
+                                    optional: false,
+                                    multiple: false,
+                                    multiple_token: false,
+                                },
+                                Argument {
+                                    name: "offset",
+                                    kind: ArgumentKind::Integer,
+                                    token: None,
+                                    optional: false,
+                                    multiple: false,
+                                    multiple_token: false,
+                                },
+                            ]),
+                            token: Some("ACK"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "error",
+                            kind: ArgumentKind::String,
+                            token: Some("FAIL"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "conf",
+                            kind: ArgumentKind::Block(&[
+                                Argument {
+                                    name: "option",
+                                    kind: ArgumentKind::String,
+                                    token: None,
+                                    optional: false,
+                                    multiple: true,
+                                    multiple_token: false,
+                                },
+                                Argument {
+                                    name: "value",
+                                    kind: ArgumentKind::String,
+                                    token: None,
+                                    optional: false,
+                                    multiple: true,
+                                    multiple_token: false,
+                                },
+                            ]),
+                            token: Some("CONF"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                    ]),
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                }],
+                reply: &Reply::Unknown,
+                categories: AclCategories::from_bits(0x2a000),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b110000000000),
+                arguments: &[],
+                reply: &Reply::Unknown,
+                categories: AclCategories::from_bits(0x2a000),
+            },
+        ],
     },
     CommandShape {
         name: "command",
@@ -5371,7 +5792,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "commandlog",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b1110000000),
+            releases: ReleaseSet::from_bits(0b111000000000),
             arguments: &[],
             reply: &Reply::Unknown,
             categories: AclCategories::from_bits(0x8000),
@@ -5381,7 +5802,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "commandlog|get",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b10000000),
+                releases: ReleaseSet::from_bits(0b1000000000),
                 arguments: &[
                     Argument {
                         name: "count",
@@ -5429,7 +5850,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1100000000),
+                releases: ReleaseSet::from_bits(0b110000000000),
                 arguments: &[
                     Argument {
                         name: "count",
@@ -5481,7 +5902,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "commandlog|help",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b1110000000),
+            releases: ReleaseSet::from_bits(0b111000000000),
             arguments: &[],
             reply: &Reply::Unknown,
             categories: AclCategories::from_bits(0x8000),
@@ -5491,7 +5912,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "commandlog|len",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b10000000),
+                releases: ReleaseSet::from_bits(0b1000000000),
                 arguments: &[Argument {
                     name: "type",
                     kind: ArgumentKind::OneOf(&[
@@ -5529,7 +5950,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1100000000),
+                releases: ReleaseSet::from_bits(0b110000000000),
                 arguments: &[Argument {
                     name: "type",
                     kind: ArgumentKind::OneOf(&[
@@ -5572,7 +5993,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "commandlog|reset",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b10000000),
+                releases: ReleaseSet::from_bits(0b1000000000),
                 arguments: &[Argument {
                     name: "type",
                     kind: ArgumentKind::OneOf(&[
@@ -5610,7 +6031,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1100000000),
+                releases: ReleaseSet::from_bits(0b110000000000),
                 arguments: &[Argument {
                     name: "type",
                     kind: ArgumentKind::OneOf(&[
@@ -5690,7 +6111,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x48000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111111110),
+                releases: ReleaseSet::from_bits(0b111111111110),
                 arguments: &[
                     Argument {
                         name: "command",
@@ -5727,7 +6148,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x48000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111111110),
+                releases: ReleaseSet::from_bits(0b111111111110),
                 arguments: &[
                     Argument {
                         name: "command",
@@ -5767,7 +6188,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "command|info",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111111),
+                releases: ReleaseSet::from_bits(0b11111111),
                 arguments: &[Argument {
                     name: "command-name",
                     kind: ArgumentKind::String,
@@ -5835,7 +6256,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x48000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111000000),
+                releases: ReleaseSet::from_bits(0b111100000000),
                 arguments: &[Argument {
                     name: "command-name",
                     kind: ArgumentKind::String,
@@ -5981,7 +6402,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111111110),
+                releases: ReleaseSet::from_bits(0b111111111110),
                 arguments: &[Argument {
                     name: "parameter",
                     kind: ArgumentKind::String,
@@ -6059,7 +6480,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111111110),
+                releases: ReleaseSet::from_bits(0b111111111110),
                 arguments: &[Argument {
                     name: "data",
                     kind: ArgumentKind::Block(&[
@@ -6209,9 +6630,68 @@ pub static SHAPES: &[CommandShape] = &[
         }],
     },
     CommandShape {
+        name: "delex",
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b1100000),
+            arguments: &[
+                Argument {
+                    name: "key",
+                    kind: ArgumentKind::Key,
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "condition",
+                    kind: ArgumentKind::OneOf(&[
+                        Argument {
+                            name: "ifeq-value",
+                            kind: ArgumentKind::String,
+                            token: Some("IFEQ"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "ifne-value",
+                            kind: ArgumentKind::String,
+                            token: Some("IFNE"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "ifdeq-digest",
+                            kind: ArgumentKind::Integer,
+                            token: Some("IFDEQ"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "ifdne-digest",
+                            kind: ArgumentKind::Integer,
+                            token: Some("IFDNE"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                    ]),
+                    token: None,
+                    optional: true,
+                    multiple: false,
+                    multiple_token: false,
+                },
+            ],
+            reply: &Reply::Unknown,
+            categories: AclCategories::from_bits(0x4084),
+        }],
+    },
+    CommandShape {
         name: "delifeq",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b1100000000),
+            releases: ReleaseSet::from_bits(0b110000000000),
             arguments: &[
                 Argument {
                     name: "key",
@@ -6232,6 +6712,22 @@ pub static SHAPES: &[CommandShape] = &[
             ],
             reply: &Reply::Unknown,
             categories: AclCategories::from_bits(0x4084),
+        }],
+    },
+    CommandShape {
+        name: "digest",
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b1100000),
+            arguments: &[Argument {
+                name: "key",
+                kind: ArgumentKind::Key,
+                token: None,
+                optional: false,
+                multiple: false,
+                multiple_token: false,
+            }],
+            reply: &Reply::Unknown,
+            categories: AclCategories::from_bits(0x4082),
         }],
     },
     CommandShape {
@@ -6321,7 +6817,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "eval_ro",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1110011001),
+                releases: ReleaseSet::from_bits(0b111001111001),
                 arguments: &[
                     Argument {
                         name: "script",
@@ -6360,7 +6856,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x108000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1100110),
+                releases: ReleaseSet::from_bits(0b110000110),
                 arguments: &[
                     Argument {
                         name: "script",
@@ -6446,7 +6942,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "evalsha_ro",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1110011001),
+                releases: ReleaseSet::from_bits(0b111001111001),
                 arguments: &[
                     Argument {
                         name: "sha1",
@@ -6485,7 +6981,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x108000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1100110),
+                releases: ReleaseSet::from_bits(0b110000110),
                 arguments: &[
                     Argument {
                         name: "sha1",
@@ -6808,7 +7304,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "fcall_ro",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1110011001),
+                releases: ReleaseSet::from_bits(0b111001111001),
                 arguments: &[
                     Argument {
                         name: "function",
@@ -6847,7 +7343,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x108000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1100110),
+                releases: ReleaseSet::from_bits(0b110000110),
                 arguments: &[
                     Argument {
                         name: "function",
@@ -6921,7 +7417,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x28005),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111111110),
+                releases: ReleaseSet::from_bits(0b111111111110),
                 arguments: &[Argument {
                     name: "flush-type",
                     kind: ArgumentKind::OneOf(&[
@@ -6986,7 +7482,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x28005),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111111110),
+                releases: ReleaseSet::from_bits(0b111111111110),
                 arguments: &[Argument {
                     name: "flush-type",
                     kind: ArgumentKind::OneOf(&[
@@ -7085,7 +7581,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x108004),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111111110),
+                releases: ReleaseSet::from_bits(0b111111111110),
                 arguments: &[Argument {
                     name: "flush-type",
                     kind: ArgumentKind::OneOf(&[
@@ -7254,7 +7750,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "function|stats",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111111),
+                releases: ReleaseSet::from_bits(0b11111111),
                 arguments: &[],
                 reply: &Reply::Map {
                     key: &Reply::BulkString,
@@ -7280,7 +7776,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x108000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111000000),
+                releases: ReleaseSet::from_bits(0b111100000000),
                 arguments: &[],
                 reply: &Reply::Map {
                     key: &Reply::BulkString,
@@ -7392,7 +7888,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8404),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111111110),
+                releases: ReleaseSet::from_bits(0b111111111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -7478,7 +7974,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "geodist",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11001),
+                releases: ReleaseSet::from_bits(0b1111001),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -7553,7 +8049,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8402),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b100110),
+                releases: ReleaseSet::from_bits(0b10000110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -7628,7 +8124,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8402),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1000000),
+                releases: ReleaseSet::from_bits(0b100000000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -7703,7 +8199,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8402),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1110000000),
+                releases: ReleaseSet::from_bits(0b111000000000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -7806,7 +8302,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8402),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111111110),
+                releases: ReleaseSet::from_bits(0b111111111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -7860,7 +8356,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8402),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111111110),
+                releases: ReleaseSet::from_bits(0b111111111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -8065,7 +8561,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8404),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1100110),
+                releases: ReleaseSet::from_bits(0b110000110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -8248,7 +8744,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8404),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1110011000),
+                releases: ReleaseSet::from_bits(0b111001111000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -8593,7 +9089,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8402),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1100110),
+                releases: ReleaseSet::from_bits(0b110000110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -8750,7 +9246,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8402),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1110011000),
+                releases: ReleaseSet::from_bits(0b111001111000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -9078,7 +9574,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8404),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1100110),
+                releases: ReleaseSet::from_bits(0b110000110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -9253,7 +9749,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8404),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1110011000),
+                releases: ReleaseSet::from_bits(0b111001111000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -9582,7 +10078,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8402),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1100110),
+                releases: ReleaseSet::from_bits(0b110000110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -9731,7 +10227,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8402),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1110011000),
+                releases: ReleaseSet::from_bits(0b111001111000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -10152,7 +10648,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8402),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1100110),
+                releases: ReleaseSet::from_bits(0b110000110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -10419,7 +10915,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8402),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b10011000),
+                releases: ReleaseSet::from_bits(0b1001111000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -10686,7 +11182,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8402),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1100000000),
+                releases: ReleaseSet::from_bits(0b110000000000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -11256,7 +11752,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8404),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1100110),
+                releases: ReleaseSet::from_bits(0b110000110),
                 arguments: &[
                     Argument {
                         name: "destination",
@@ -11512,7 +12008,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8404),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b10011000),
+                releases: ReleaseSet::from_bits(0b1001111000),
                 arguments: &[
                     Argument {
                         name: "destination",
@@ -11768,7 +12264,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8404),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1100000000),
+                releases: ReleaseSet::from_bits(0b110000000000),
                 arguments: &[
                     Argument {
                         name: "destination",
@@ -12351,7 +12847,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x44000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111111110),
+                releases: ReleaseSet::from_bits(0b111111111110),
                 arguments: &[Argument {
                     name: "arguments",
                     kind: ArgumentKind::Block(&[
@@ -12451,7 +12947,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "hexpire",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11100),
+                releases: ReleaseSet::from_bits(0b1111100),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -12540,7 +13036,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4044),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1100000000),
+                releases: ReleaseSet::from_bits(0b110000000000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -12634,7 +13130,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "hexpireat",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11100),
+                releases: ReleaseSet::from_bits(0b1111100),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -12723,7 +13219,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4044),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1100000000),
+                releases: ReleaseSet::from_bits(0b110000000000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -12817,7 +13313,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "hexpiretime",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11100),
+                releases: ReleaseSet::from_bits(0b1111100),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -12857,7 +13353,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4042),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1100000000),
+                releases: ReleaseSet::from_bits(0b110000000000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -12949,7 +13445,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "hgetdel",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b1000011000),
+            releases: ReleaseSet::from_bits(0b100001111000),
             arguments: &[
                 Argument {
                     name: "key",
@@ -12992,7 +13488,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "hgetex",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b1100011000),
+            releases: ReleaseSet::from_bits(0b110001111000),
             arguments: &[
                 Argument {
                     name: "key",
@@ -13251,7 +13747,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4044),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111111110),
+                releases: ReleaseSet::from_bits(0b111111111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -13293,10 +13789,147 @@ pub static SHAPES: &[CommandShape] = &[
         ],
     },
     CommandShape {
+        name: "hotkeys",
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b1000000),
+            arguments: &[],
+            reply: &Reply::Unknown,
+            categories: AclCategories::from_bits(0x8000),
+        }],
+    },
+    CommandShape {
+        name: "hotkeys|get",
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b1000000),
+            arguments: &[],
+            reply: &Reply::Unknown,
+            categories: AclCategories::from_bits(0x2a000),
+        }],
+    },
+    CommandShape {
+        name: "hotkeys|help",
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b1000000),
+            arguments: &[],
+            reply: &Reply::Unknown,
+            categories: AclCategories::from_bits(0x8000),
+        }],
+    },
+    CommandShape {
+        name: "hotkeys|reset",
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b1000000),
+            arguments: &[],
+            reply: &Reply::Unknown,
+            categories: AclCategories::from_bits(0x2a000),
+        }],
+    },
+    CommandShape {
+        name: "hotkeys|start",
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b1000000),
+            arguments: &[
+                Argument {
+                    name: "metrics",
+                    kind: ArgumentKind::Block(&[
+                        Argument {
+                            name: "count",
+                            kind: ArgumentKind::Integer,
+                            token: None,
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "cpu",
+                            kind: ArgumentKind::PureToken,
+                            token: Some("CPU"),
+                            optional: true,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "net",
+                            kind: ArgumentKind::PureToken,
+                            token: Some("NET"),
+                            optional: true,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                    ]),
+                    token: Some("METRICS"),
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "k",
+                    kind: ArgumentKind::Integer,
+                    token: Some("COUNT"),
+                    optional: true,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "seconds",
+                    kind: ArgumentKind::Integer,
+                    token: Some("DURATION"),
+                    optional: true,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "ratio",
+                    kind: ArgumentKind::Integer,
+                    token: Some("SAMPLE"),
+                    optional: true,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "slots",
+                    kind: ArgumentKind::Block(&[
+                        Argument {
+                            name: "count",
+                            kind: ArgumentKind::Integer,
+                            token: None,
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "slot",
+                            kind: ArgumentKind::Integer,
+                            token: None,
+                            optional: false,
+                            multiple: true,
+                            multiple_token: false,
+                        },
+                    ]),
+                    token: Some("SLOTS"),
+                    optional: true,
+                    multiple: false,
+                    multiple_token: false,
+                },
+            ],
+            reply: &Reply::Unknown,
+            categories: AclCategories::from_bits(0x2a000),
+        }],
+    },
+    CommandShape {
+        name: "hotkeys|stop",
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b1000000),
+            arguments: &[],
+            reply: &Reply::Unknown,
+            categories: AclCategories::from_bits(0x2a000),
+        }],
+    },
+    CommandShape {
         name: "hpersist",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11100),
+                releases: ReleaseSet::from_bits(0b1111100),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -13336,7 +13969,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4044),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1100000000),
+                releases: ReleaseSet::from_bits(0b110000000000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -13381,7 +14014,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "hpexpire",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11100),
+                releases: ReleaseSet::from_bits(0b1111100),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -13470,7 +14103,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4044),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1100000000),
+                releases: ReleaseSet::from_bits(0b110000000000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -13564,7 +14197,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "hpexpireat",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11100),
+                releases: ReleaseSet::from_bits(0b1111100),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -13653,7 +14286,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4044),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1100000000),
+                releases: ReleaseSet::from_bits(0b110000000000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -13747,7 +14380,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "hpexpiretime",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11100),
+                releases: ReleaseSet::from_bits(0b1111100),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -13787,7 +14420,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4042),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1100000000),
+                releases: ReleaseSet::from_bits(0b110000000000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -13832,7 +14465,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "hpttl",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11100),
+                releases: ReleaseSet::from_bits(0b1111100),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -13872,7 +14505,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4042),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1100000000),
+                releases: ReleaseSet::from_bits(0b110000000000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -13965,7 +14598,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "hscan",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b100011),
+                releases: ReleaseSet::from_bits(0b10000011),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -14004,7 +14637,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8042),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111011100),
+                releases: ReleaseSet::from_bits(0b111101111100),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -14096,7 +14729,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4044),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111111110),
+                releases: ReleaseSet::from_bits(0b111111111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -14141,7 +14774,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "hsetex",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11000),
+                releases: ReleaseSet::from_bits(0b1111000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -14272,7 +14905,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4044),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1100000000),
+                releases: ReleaseSet::from_bits(0b110000000000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -14493,7 +15126,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "httl",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11100),
+                releases: ReleaseSet::from_bits(0b1111100),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -14533,7 +15166,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4042),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1100000000),
+                releases: ReleaseSet::from_bits(0b110000000000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -14746,7 +15379,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "latency|histogram",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1110011001),
+                releases: ReleaseSet::from_bits(0b111001111001),
                 arguments: &[Argument {
                     name: "command",
                     kind: ArgumentKind::String,
@@ -14771,7 +15404,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1100110),
+                releases: ReleaseSet::from_bits(0b110000110),
                 arguments: &[Argument {
                     name: "COMMAND",
                     kind: ArgumentKind::String,
@@ -14915,7 +15548,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8082),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111111110),
+                releases: ReleaseSet::from_bits(0b111111111110),
                 arguments: &[
                     Argument {
                         name: "key1",
@@ -15751,7 +16384,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x28005),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1100110),
+                releases: ReleaseSet::from_bits(0b110000110),
                 arguments: &[
                     Argument {
                         name: "host",
@@ -15881,7 +16514,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x28005),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1110011000),
+                releases: ReleaseSet::from_bits(0b111001111000),
                 arguments: &[
                     Argument {
                         name: "host",
@@ -16131,7 +16764,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111111110),
+                releases: ReleaseSet::from_bits(0b111111111110),
                 arguments: &[
                     Argument {
                         name: "path",
@@ -16265,7 +16898,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8084),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111111110),
+                releases: ReleaseSet::from_bits(0b111111111110),
                 arguments: &[Argument {
                     name: "data",
                     kind: ArgumentKind::Block(&[
@@ -16299,7 +16932,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "msetex",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b1000000000),
+            releases: ReleaseSet::from_bits(0b100001100000),
             arguments: &[
                 Argument {
                     name: "numkeys",
@@ -16447,7 +17080,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8084),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111111110),
+                releases: ReleaseSet::from_bits(0b111111111110),
                 arguments: &[Argument {
                     name: "data",
                     kind: ArgumentKind::Block(&[
@@ -16500,7 +17133,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "object|encoding",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111111),
+                releases: ReleaseSet::from_bits(0b11111111),
                 arguments: &[Argument {
                     name: "key",
                     kind: ArgumentKind::Key,
@@ -16513,7 +17146,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8003),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111000000),
+                releases: ReleaseSet::from_bits(0b111100000000),
                 arguments: &[Argument {
                     name: "key",
                     kind: ArgumentKind::Key,
@@ -16845,7 +17478,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8204),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111111110),
+                releases: ReleaseSet::from_bits(0b111111111110),
                 arguments: &[
                     Argument {
                         name: "destkey",
@@ -16952,7 +17585,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x9000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111111110),
+                releases: ReleaseSet::from_bits(0b111111111110),
                 arguments: &[Argument {
                     name: "pattern",
                     kind: ArgumentKind::Pattern,
@@ -17154,7 +17787,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "randomkey",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111111),
+                releases: ReleaseSet::from_bits(0b11111111),
                 arguments: &[],
                 reply: &Reply::OneOf(&[
                     Reply::Null("when the database is empty"),
@@ -17163,7 +17796,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8003),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111000000),
+                releases: ReleaseSet::from_bits(0b111100000000),
                 arguments: &[],
                 reply: &Reply::OneOf(&[
                     Reply::Null("When the database is empty."),
@@ -17712,7 +18345,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "script|debug",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111111111),
+                releases: ReleaseSet::from_bits(0b11111111111),
                 arguments: &[Argument {
                     name: "mode",
                     kind: ArgumentKind::OneOf(&[
@@ -17750,7 +18383,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x108000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1000000000),
+                releases: ReleaseSet::from_bits(0b100000000000),
                 arguments: &[
                     Argument {
                         name: "mode",
@@ -17849,7 +18482,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x108000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111111110),
+                releases: ReleaseSet::from_bits(0b111111111110),
                 arguments: &[Argument {
                     name: "flush-type",
                     kind: ArgumentKind::OneOf(&[
@@ -17917,7 +18550,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "script|show",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b1111000000),
+            releases: ReleaseSet::from_bits(0b111100000000),
             arguments: &[Argument {
                 name: "sha1",
                 kind: ArgumentKind::String,
@@ -17991,7 +18624,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "sentinel",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b1100110),
+            releases: ReleaseSet::from_bits(0b110000110),
             arguments: &[],
             reply: &Reply::Unknown,
             categories: AclCategories::from_bits(0x2a000),
@@ -18001,7 +18634,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "sentinel|ckquorum",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b100110),
+                releases: ReleaseSet::from_bits(0b10000110),
                 arguments: &[Argument {
                     name: "master-name",
                     kind: ArgumentKind::String,
@@ -18014,7 +18647,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1000000),
+                releases: ReleaseSet::from_bits(0b100000000),
                 arguments: &[Argument {
                     name: "primary-name",
                     kind: ArgumentKind::String,
@@ -18031,7 +18664,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "sentinel|config",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b1100110),
+            releases: ReleaseSet::from_bits(0b110000110),
             arguments: &[Argument {
                 name: "action",
                 kind: ArgumentKind::OneOf(&[
@@ -18097,7 +18730,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "sentinel|debug",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b1100110),
+            releases: ReleaseSet::from_bits(0b110000110),
             arguments: &[Argument {
                 name: "data",
                 kind: ArgumentKind::Block(&[
@@ -18137,7 +18770,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "sentinel|failover",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b100110),
+                releases: ReleaseSet::from_bits(0b10000110),
                 arguments: &[Argument {
                     name: "master-name",
                     kind: ArgumentKind::String,
@@ -18150,7 +18783,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1000000),
+                releases: ReleaseSet::from_bits(0b100000000),
                 arguments: &[Argument {
                     name: "primary-name",
                     kind: ArgumentKind::String,
@@ -18167,7 +18800,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "sentinel|flushconfig",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b1100110),
+            releases: ReleaseSet::from_bits(0b110000110),
             arguments: &[],
             reply: &Reply::Status(Some("OK")),
             categories: AclCategories::from_bits(0x2a000),
@@ -18177,7 +18810,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "sentinel|get-master-addr-by-name",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b100110),
+                releases: ReleaseSet::from_bits(0b10000110),
                 arguments: &[Argument {
                     name: "master-name",
                     kind: ArgumentKind::String,
@@ -18190,7 +18823,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1000000),
+                releases: ReleaseSet::from_bits(0b100000000),
                 arguments: &[Argument {
                     name: "primary-name",
                     kind: ArgumentKind::String,
@@ -18207,7 +18840,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "sentinel|get-primary-addr-by-name",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b1000000),
+            releases: ReleaseSet::from_bits(0b100000000),
             arguments: &[Argument {
                 name: "primary-name",
                 kind: ArgumentKind::String,
@@ -18223,7 +18856,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "sentinel|help",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b1100110),
+            releases: ReleaseSet::from_bits(0b110000110),
             arguments: &[],
             reply: &Reply::Array(&Reply::BulkString),
             categories: AclCategories::from_bits(0x8000),
@@ -18232,7 +18865,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "sentinel|info-cache",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b1100110),
+            releases: ReleaseSet::from_bits(0b110000110),
             arguments: &[Argument {
                 name: "nodename",
                 kind: ArgumentKind::String,
@@ -18254,7 +18887,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "sentinel|is-master-down-by-addr",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b1100110),
+            releases: ReleaseSet::from_bits(0b110000110),
             arguments: &[
                 Argument {
                     name: "ip",
@@ -18300,7 +18933,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "sentinel|is-primary-down-by-addr",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b1000000),
+            releases: ReleaseSet::from_bits(0b100000000),
             arguments: &[
                 Argument {
                     name: "ip",
@@ -18347,7 +18980,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "sentinel|master",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b100110),
+                releases: ReleaseSet::from_bits(0b10000110),
                 arguments: &[Argument {
                     name: "master-name",
                     kind: ArgumentKind::String,
@@ -18363,7 +18996,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1000000),
+                releases: ReleaseSet::from_bits(0b100000000),
                 arguments: &[Argument {
                     name: "primary-name",
                     kind: ArgumentKind::String,
@@ -18383,7 +19016,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "sentinel|masters",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b1100110),
+            releases: ReleaseSet::from_bits(0b110000110),
             arguments: &[],
             reply: &Reply::Array(&Reply::Map {
                 key: &Reply::BulkString,
@@ -18395,7 +19028,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "sentinel|monitor",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b1100110),
+            releases: ReleaseSet::from_bits(0b110000110),
             arguments: &[
                 Argument {
                     name: "name",
@@ -18437,7 +19070,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "sentinel|myid",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b1100110),
+            releases: ReleaseSet::from_bits(0b110000110),
             arguments: &[],
             reply: &Reply::BulkString,
             categories: AclCategories::from_bits(0x2a000),
@@ -18446,7 +19079,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "sentinel|pending-scripts",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b1100110),
+            releases: ReleaseSet::from_bits(0b110000110),
             arguments: &[],
             reply: &Reply::Array(&Reply::Map {
                 key: &Reply::BulkString,
@@ -18458,7 +19091,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "sentinel|primaries",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b1000000),
+            releases: ReleaseSet::from_bits(0b100000000),
             arguments: &[],
             reply: &Reply::Array(&Reply::Map {
                 key: &Reply::BulkString,
@@ -18470,7 +19103,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "sentinel|primary",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b1000000),
+            releases: ReleaseSet::from_bits(0b100000000),
             arguments: &[Argument {
                 name: "primary-name",
                 kind: ArgumentKind::String,
@@ -18490,7 +19123,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "sentinel|remove",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b100110),
+                releases: ReleaseSet::from_bits(0b10000110),
                 arguments: &[Argument {
                     name: "master-name",
                     kind: ArgumentKind::String,
@@ -18503,7 +19136,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1000000),
+                releases: ReleaseSet::from_bits(0b100000000),
                 arguments: &[Argument {
                     name: "primary-name",
                     kind: ArgumentKind::String,
@@ -18521,7 +19154,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "sentinel|replicas",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b100110),
+                releases: ReleaseSet::from_bits(0b10000110),
                 arguments: &[Argument {
                     name: "master-name",
                     kind: ArgumentKind::String,
@@ -18537,7 +19170,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1000000),
+                releases: ReleaseSet::from_bits(0b100000000),
                 arguments: &[Argument {
                     name: "primary-name",
                     kind: ArgumentKind::String,
@@ -18557,7 +19190,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "sentinel|reset",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b1100110),
+            releases: ReleaseSet::from_bits(0b110000110),
             arguments: &[Argument {
                 name: "pattern",
                 kind: ArgumentKind::Pattern,
@@ -18574,7 +19207,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "sentinel|sentinels",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b100110),
+                releases: ReleaseSet::from_bits(0b10000110),
                 arguments: &[Argument {
                     name: "master-name",
                     kind: ArgumentKind::String,
@@ -18590,7 +19223,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1000000),
+                releases: ReleaseSet::from_bits(0b100000000),
                 arguments: &[Argument {
                     name: "primary-name",
                     kind: ArgumentKind::String,
@@ -18611,7 +19244,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "sentinel|set",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b100110),
+                releases: ReleaseSet::from_bits(0b10000110),
                 arguments: &[
                     Argument {
                         name: "master-name",
@@ -18651,7 +19284,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1000000),
+                releases: ReleaseSet::from_bits(0b100000000),
                 arguments: &[
                     Argument {
                         name: "primary-name",
@@ -18695,7 +19328,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "sentinel|simulate-failure",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b1100110),
+            releases: ReleaseSet::from_bits(0b110000110),
             arguments: &[Argument {
                 name: "mode",
                 kind: ArgumentKind::OneOf(&[
@@ -18737,7 +19370,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "sentinel|slaves",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b100110),
+                releases: ReleaseSet::from_bits(0b10000110),
                 arguments: &[Argument {
                     name: "master-name",
                     kind: ArgumentKind::String,
@@ -18753,7 +19386,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1000000),
+                releases: ReleaseSet::from_bits(0b100000000),
                 arguments: &[Argument {
                     name: "primary-name",
                     kind: ArgumentKind::String,
@@ -18774,7 +19407,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "set",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111111),
+                releases: ReleaseSet::from_bits(0b110011111),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -18886,7 +19519,151 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8084),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1110000000),
+                releases: ReleaseSet::from_bits(0b1100000),
+                arguments: &[
+                    Argument {
+                        name: "key",
+                        kind: ArgumentKind::Key,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "value",
+                        kind: ArgumentKind::String,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "condition",
+                        kind: ArgumentKind::OneOf(&[
+                            Argument {
+                                name: "nx",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("NX"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "xx",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("XX"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "ifeq-value",
+                                kind: ArgumentKind::String,
+                                token: Some("IFEQ"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "ifne-value",
+                                kind: ArgumentKind::String,
+                                token: Some("IFNE"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "ifdeq-digest",
+                                kind: ArgumentKind::Integer,
+                                token: Some("IFDEQ"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "ifdne-digest",
+                                kind: ArgumentKind::Integer,
+                                token: Some("IFDNE"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: None,
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "get",
+                        kind: ArgumentKind::PureToken,
+                        token: Some("GET"),
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "expiration",
+                        kind: ArgumentKind::OneOf(&[
+                            Argument {
+                                name: "seconds",
+                                kind: ArgumentKind::Integer,
+                                token: Some("EX"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "milliseconds",
+                                kind: ArgumentKind::Integer,
+                                token: Some("PX"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "unix-time-seconds",
+                                kind: ArgumentKind::UnixTime,
+                                token: Some("EXAT"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "unix-time-milliseconds",
+                                kind: ArgumentKind::UnixTime,
+                                token: Some("PXAT"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "keepttl",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("KEEPTTL"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: None,
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                ],
+                reply: &Reply::OneOf(&[
+                    Reply::Null(
+                        "`GET` not given: Operation was aborted (conflict with one of the `XX`/`NX` options).",
+                    ),
+                    Reply::Status(Some("OK")),
+                    Reply::Null("`GET` given: The key didn't exist before the `SET`"),
+                    Reply::BulkString,
+                ]),
+                categories: AclCategories::from_bits(0x8084),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b111000000000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -19195,7 +19972,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111110),
+                releases: ReleaseSet::from_bits(0b11111110),
                 arguments: &[
                     Argument {
                         name: "save-selector",
@@ -19251,7 +20028,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11000000),
+                releases: ReleaseSet::from_bits(0b1100000000),
                 arguments: &[Argument {
                     name: "abort-selector",
                     kind: ArgumentKind::OneOf(&[
@@ -19323,7 +20100,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1100000000),
+                releases: ReleaseSet::from_bits(0b110000000000),
                 arguments: &[Argument {
                     name: "abort-selector",
                     kind: ArgumentKind::OneOf(&[
@@ -19823,7 +20600,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2803c),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111110),
+                releases: ReleaseSet::from_bits(0b11111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -19926,7 +20703,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2803c),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111000000),
+                releases: ReleaseSet::from_bits(0b111100000000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -20126,7 +20903,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2803a),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111110),
+                releases: ReleaseSet::from_bits(0b11111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -20218,7 +20995,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2803a),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111000000),
+                releases: ReleaseSet::from_bits(0b111100000000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -20667,6 +21444,56 @@ pub static SHAPES: &[CommandShape] = &[
         }],
     },
     CommandShape {
+        name: "trimslots",
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b1100000),
+            arguments: &[Argument {
+                name: "ranges",
+                kind: ArgumentKind::Block(&[
+                    Argument {
+                        name: "numranges",
+                        kind: ArgumentKind::Integer,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "slots",
+                        kind: ArgumentKind::Block(&[
+                            Argument {
+                                name: "startslot",
+                                kind: ArgumentKind::Integer,
+                                token: None,
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "endslot",
+                                kind: ArgumentKind::Integer,
+                                token: None,
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: None,
+                        optional: false,
+                        multiple: true,
+                        multiple_token: false,
+                    },
+                ]),
+                token: Some("RANGES"),
+                optional: false,
+                multiple: false,
+                multiple_token: false,
+            }],
+            reply: &Reply::Unknown,
+            categories: AclCategories::from_bits(0x28005),
+        }],
+    },
+    CommandShape {
         name: "ttl",
         forms: &[ShapeForm {
             releases: ReleaseSet::ALL,
@@ -20741,117 +21568,671 @@ pub static SHAPES: &[CommandShape] = &[
     },
     CommandShape {
         name: "vadd",
-        forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b11000),
-            arguments: &[],
-            reply: &Reply::Unknown,
-            categories: AclCategories::from_bits(0x0),
-        }],
+        forms: &[
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1000),
+                arguments: &[],
+                reply: &Reply::Unknown,
+                categories: AclCategories::from_bits(0x0),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1110000),
+                arguments: &[
+                    Argument {
+                        name: "key",
+                        kind: ArgumentKind::Key,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "reduce",
+                        kind: ArgumentKind::Block(&[Argument {
+                            name: "dim",
+                            kind: ArgumentKind::Integer,
+                            token: None,
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        }]),
+                        token: Some("REDUCE"),
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "format",
+                        kind: ArgumentKind::OneOf(&[
+                            Argument {
+                                name: "fp32",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("FP32"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "values",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("VALUES"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "vector",
+                        kind: ArgumentKind::String,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "element",
+                        kind: ArgumentKind::String,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "cas",
+                        kind: ArgumentKind::PureToken,
+                        token: Some("CAS"),
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "quant_type",
+                        kind: ArgumentKind::OneOf(&[
+                            Argument {
+                                name: "noquant",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("NOQUANT"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "bin",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("BIN"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "q8",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("Q8"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: None,
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "build-exploration-factor",
+                        kind: ArgumentKind::Integer,
+                        token: Some("EF"),
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "attributes",
+                        kind: ArgumentKind::String,
+                        token: Some("SETATTR"),
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "numlinks",
+                        kind: ArgumentKind::Integer,
+                        token: Some("M"),
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                ],
+                reply: &Reply::Unknown,
+                categories: AclCategories::from_bits(0x0),
+            },
+        ],
     },
     CommandShape {
         name: "vcard",
-        forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b11000),
-            arguments: &[],
-            reply: &Reply::Unknown,
-            categories: AclCategories::from_bits(0x0),
-        }],
+        forms: &[
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1000),
+                arguments: &[],
+                reply: &Reply::Unknown,
+                categories: AclCategories::from_bits(0x0),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1110000),
+                arguments: &[Argument {
+                    name: "key",
+                    kind: ArgumentKind::Key,
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                }],
+                reply: &Reply::Unknown,
+                categories: AclCategories::from_bits(0x0),
+            },
+        ],
     },
     CommandShape {
         name: "vdim",
-        forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b11000),
-            arguments: &[],
-            reply: &Reply::Unknown,
-            categories: AclCategories::from_bits(0x0),
-        }],
+        forms: &[
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1000),
+                arguments: &[],
+                reply: &Reply::Unknown,
+                categories: AclCategories::from_bits(0x0),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1110000),
+                arguments: &[Argument {
+                    name: "key",
+                    kind: ArgumentKind::Key,
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                }],
+                reply: &Reply::Unknown,
+                categories: AclCategories::from_bits(0x0),
+            },
+        ],
     },
     CommandShape {
         name: "vemb",
-        forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b11000),
-            arguments: &[],
-            reply: &Reply::Unknown,
-            categories: AclCategories::from_bits(0x0),
-        }],
+        forms: &[
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1000),
+                arguments: &[],
+                reply: &Reply::Unknown,
+                categories: AclCategories::from_bits(0x0),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1110000),
+                arguments: &[
+                    Argument {
+                        name: "key",
+                        kind: ArgumentKind::Key,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "element",
+                        kind: ArgumentKind::String,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "raw",
+                        kind: ArgumentKind::PureToken,
+                        token: Some("RAW"),
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                ],
+                reply: &Reply::Unknown,
+                categories: AclCategories::from_bits(0x0),
+            },
+        ],
     },
     CommandShape {
         name: "vgetattr",
-        forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b11000),
-            arguments: &[],
-            reply: &Reply::Unknown,
-            categories: AclCategories::from_bits(0x0),
-        }],
+        forms: &[
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1000),
+                arguments: &[],
+                reply: &Reply::Unknown,
+                categories: AclCategories::from_bits(0x0),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1110000),
+                arguments: &[
+                    Argument {
+                        name: "key",
+                        kind: ArgumentKind::Key,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "element",
+                        kind: ArgumentKind::String,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                ],
+                reply: &Reply::Unknown,
+                categories: AclCategories::from_bits(0x0),
+            },
+        ],
     },
     CommandShape {
         name: "vinfo",
-        forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b11000),
-            arguments: &[],
-            reply: &Reply::Unknown,
-            categories: AclCategories::from_bits(0x0),
-        }],
+        forms: &[
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1000),
+                arguments: &[],
+                reply: &Reply::Unknown,
+                categories: AclCategories::from_bits(0x0),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1110000),
+                arguments: &[Argument {
+                    name: "key",
+                    kind: ArgumentKind::Key,
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                }],
+                reply: &Reply::Unknown,
+                categories: AclCategories::from_bits(0x0),
+            },
+        ],
     },
     CommandShape {
         name: "vismember",
-        forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b11000),
-            arguments: &[],
-            reply: &Reply::Unknown,
-            categories: AclCategories::from_bits(0x0),
-        }],
+        forms: &[
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1000),
+                arguments: &[],
+                reply: &Reply::Unknown,
+                categories: AclCategories::from_bits(0x0),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1110000),
+                arguments: &[
+                    Argument {
+                        name: "key",
+                        kind: ArgumentKind::Key,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "element",
+                        kind: ArgumentKind::String,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                ],
+                reply: &Reply::Unknown,
+                categories: AclCategories::from_bits(0x0),
+            },
+        ],
     },
     CommandShape {
         name: "vlinks",
-        forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b11000),
-            arguments: &[],
-            reply: &Reply::Unknown,
-            categories: AclCategories::from_bits(0x0),
-        }],
+        forms: &[
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1000),
+                arguments: &[],
+                reply: &Reply::Unknown,
+                categories: AclCategories::from_bits(0x0),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1110000),
+                arguments: &[
+                    Argument {
+                        name: "key",
+                        kind: ArgumentKind::Key,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "element",
+                        kind: ArgumentKind::String,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "withscores",
+                        kind: ArgumentKind::PureToken,
+                        token: Some("WITHSCORES"),
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                ],
+                reply: &Reply::Unknown,
+                categories: AclCategories::from_bits(0x0),
+            },
+        ],
     },
     CommandShape {
         name: "vrandmember",
+        forms: &[
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1000),
+                arguments: &[],
+                reply: &Reply::Unknown,
+                categories: AclCategories::from_bits(0x0),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1110000),
+                arguments: &[
+                    Argument {
+                        name: "key",
+                        kind: ArgumentKind::Key,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "count",
+                        kind: ArgumentKind::Integer,
+                        token: None,
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                ],
+                reply: &Reply::Unknown,
+                categories: AclCategories::from_bits(0x0),
+            },
+        ],
+    },
+    CommandShape {
+        name: "vrange",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b11000),
-            arguments: &[],
+            releases: ReleaseSet::from_bits(0b1100000),
+            arguments: &[
+                Argument {
+                    name: "key",
+                    kind: ArgumentKind::Key,
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "start",
+                    kind: ArgumentKind::String,
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "end",
+                    kind: ArgumentKind::String,
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "count",
+                    kind: ArgumentKind::Integer,
+                    token: None,
+                    optional: true,
+                    multiple: false,
+                    multiple_token: false,
+                },
+            ],
             reply: &Reply::Unknown,
             categories: AclCategories::from_bits(0x0),
         }],
     },
     CommandShape {
         name: "vrem",
-        forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b11000),
-            arguments: &[],
-            reply: &Reply::Unknown,
-            categories: AclCategories::from_bits(0x0),
-        }],
+        forms: &[
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1000),
+                arguments: &[],
+                reply: &Reply::Unknown,
+                categories: AclCategories::from_bits(0x0),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1110000),
+                arguments: &[
+                    Argument {
+                        name: "key",
+                        kind: ArgumentKind::Key,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "element",
+                        kind: ArgumentKind::String,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                ],
+                reply: &Reply::Unknown,
+                categories: AclCategories::from_bits(0x0),
+            },
+        ],
     },
     CommandShape {
         name: "vsetattr",
-        forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b11000),
-            arguments: &[],
-            reply: &Reply::Unknown,
-            categories: AclCategories::from_bits(0x0),
-        }],
+        forms: &[
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1000),
+                arguments: &[],
+                reply: &Reply::Unknown,
+                categories: AclCategories::from_bits(0x0),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1110000),
+                arguments: &[
+                    Argument {
+                        name: "key",
+                        kind: ArgumentKind::Key,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "element",
+                        kind: ArgumentKind::String,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "json",
+                        kind: ArgumentKind::String,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                ],
+                reply: &Reply::Unknown,
+                categories: AclCategories::from_bits(0x0),
+            },
+        ],
     },
     CommandShape {
         name: "vsim",
-        forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b11000),
-            arguments: &[],
-            reply: &Reply::Unknown,
-            categories: AclCategories::from_bits(0x0),
-        }],
+        forms: &[
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1000),
+                arguments: &[],
+                reply: &Reply::Unknown,
+                categories: AclCategories::from_bits(0x0),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1110000),
+                arguments: &[
+                    Argument {
+                        name: "key",
+                        kind: ArgumentKind::Key,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "format",
+                        kind: ArgumentKind::OneOf(&[
+                            Argument {
+                                name: "ele",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("ELE"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "fp32",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("FP32"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "values",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("VALUES"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "vector_or_element",
+                        kind: ArgumentKind::String,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "withscores",
+                        kind: ArgumentKind::PureToken,
+                        token: Some("WITHSCORES"),
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "withattribs",
+                        kind: ArgumentKind::PureToken,
+                        token: Some("WITHATTRIBS"),
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "count",
+                        kind: ArgumentKind::Integer,
+                        token: Some("COUNT"),
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "max_distance",
+                        kind: ArgumentKind::Double,
+                        token: Some("EPSILON"),
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "search-exploration-factor",
+                        kind: ArgumentKind::Integer,
+                        token: Some("EF"),
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "expression",
+                        kind: ArgumentKind::String,
+                        token: Some("FILTER"),
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "max-filtering-effort",
+                        kind: ArgumentKind::Integer,
+                        token: Some("FILTER-EF"),
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "truth",
+                        kind: ArgumentKind::PureToken,
+                        token: Some("TRUTH"),
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "nothread",
+                        kind: ArgumentKind::PureToken,
+                        token: Some("NOTHREAD"),
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                ],
+                reply: &Reply::Unknown,
+                categories: AclCategories::from_bits(0x0),
+            },
+        ],
     },
     CommandShape {
         name: "wait",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b100011),
+                releases: ReleaseSet::from_bits(0b10000011),
                 arguments: &[
                     Argument {
                         name: "numreplicas",
@@ -20874,7 +22255,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x48000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111011100),
+                releases: ReleaseSet::from_bits(0b111101111100),
                 arguments: &[
                     Argument {
                         name: "numreplicas",
@@ -20902,7 +22283,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "waitaof",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b100010),
+                releases: ReleaseSet::from_bits(0b10000010),
                 arguments: &[
                     Argument {
                         name: "numlocal",
@@ -20933,7 +22314,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x48000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111011100),
+                releases: ReleaseSet::from_bits(0b111101111100),
                 arguments: &[
                     Argument {
                         name: "numlocal",
@@ -20985,7 +22366,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "xack",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1110011001),
+                releases: ReleaseSet::from_bits(0b111001111001),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -21016,7 +22397,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4804),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1100110),
+                releases: ReleaseSet::from_bits(0b110000110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -21047,6 +22428,90 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4804),
             },
         ],
+    },
+    CommandShape {
+        name: "xackdel",
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b1110000),
+            arguments: &[
+                Argument {
+                    name: "key",
+                    kind: ArgumentKind::Key,
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "group",
+                    kind: ArgumentKind::String,
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "condition",
+                    kind: ArgumentKind::OneOf(&[
+                        Argument {
+                            name: "keepref",
+                            kind: ArgumentKind::PureToken,
+                            token: Some("KEEPREF"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "delref",
+                            kind: ArgumentKind::PureToken,
+                            token: Some("DELREF"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "acked",
+                            kind: ArgumentKind::PureToken,
+                            token: Some("ACKED"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                    ]),
+                    token: None,
+                    optional: true,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "ids",
+                    kind: ArgumentKind::Block(&[
+                        Argument {
+                            name: "numids",
+                            kind: ArgumentKind::Integer,
+                            token: None,
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "id",
+                            kind: ArgumentKind::String,
+                            token: None,
+                            optional: false,
+                            multiple: true,
+                            multiple_token: false,
+                        },
+                    ]),
+                    token: Some("IDS"),
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                },
+            ],
+            reply: &Reply::Unknown,
+            categories: AclCategories::from_bits(0x4804),
+        }],
     },
     CommandShape {
         name: "xadd",
@@ -21203,7 +22668,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4804),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111111110),
+                releases: ReleaseSet::from_bits(0b111110001110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -21217,6 +22682,257 @@ pub static SHAPES: &[CommandShape] = &[
                         name: "nomkstream",
                         kind: ArgumentKind::PureToken,
                         token: Some("NOMKSTREAM"),
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "trim",
+                        kind: ArgumentKind::Block(&[
+                            Argument {
+                                name: "strategy",
+                                kind: ArgumentKind::OneOf(&[
+                                    Argument {
+                                        name: "maxlen",
+                                        kind: ArgumentKind::PureToken,
+                                        token: Some("MAXLEN"),
+                                        optional: false,
+                                        multiple: false,
+                                        multiple_token: false,
+                                    },
+                                    Argument {
+                                        name: "minid",
+                                        kind: ArgumentKind::PureToken,
+                                        token: Some("MINID"),
+                                        optional: false,
+                                        multiple: false,
+                                        multiple_token: false,
+                                    },
+                                ]),
+                                token: None,
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "operator",
+                                kind: ArgumentKind::OneOf(&[
+                                    Argument {
+                                        name: "equal",
+                                        kind: ArgumentKind::PureToken,
+                                        token: Some("="),
+                                        optional: false,
+                                        multiple: false,
+                                        multiple_token: false,
+                                    },
+                                    Argument {
+                                        name: "approximately",
+                                        kind: ArgumentKind::PureToken,
+                                        token: Some("~"),
+                                        optional: false,
+                                        multiple: false,
+                                        multiple_token: false,
+                                    },
+                                ]),
+                                token: None,
+                                optional: true,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "threshold",
+                                kind: ArgumentKind::String,
+                                token: None,
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "count",
+                                kind: ArgumentKind::Integer,
+                                token: Some("LIMIT"),
+                                optional: true,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: None,
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "id-selector",
+                        kind: ArgumentKind::OneOf(&[
+                            Argument {
+                                name: "auto-id",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("*"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "id",
+                                kind: ArgumentKind::String,
+                                token: None,
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "data",
+                        kind: ArgumentKind::Block(&[
+                            Argument {
+                                name: "field",
+                                kind: ArgumentKind::String,
+                                token: None,
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "value",
+                                kind: ArgumentKind::String,
+                                token: None,
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: None,
+                        optional: false,
+                        multiple: true,
+                        multiple_token: false,
+                    },
+                ],
+                reply: &Reply::OneOf(&[
+                    Reply::BulkString,
+                    Reply::Null("The NOMKSTREAM option is given and the key doesn't exist."),
+                ]),
+                categories: AclCategories::from_bits(0x4804),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1110000),
+                arguments: &[
+                    Argument {
+                        name: "key",
+                        kind: ArgumentKind::Key,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "nomkstream",
+                        kind: ArgumentKind::PureToken,
+                        token: Some("NOMKSTREAM"),
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "condition",
+                        kind: ArgumentKind::OneOf(&[
+                            Argument {
+                                name: "keepref",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("KEEPREF"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "delref",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("DELREF"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "acked",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("ACKED"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: None,
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "idmp",
+                        kind: ArgumentKind::OneOf(&[
+                            Argument {
+                                name: "idmpauto-with-pid",
+                                kind: ArgumentKind::Block(&[
+                                    Argument {
+                                        name: "idmpauto-token",
+                                        kind: ArgumentKind::PureToken,
+                                        token: Some("IDMPAUTO"),
+                                        optional: false,
+                                        multiple: false,
+                                        multiple_token: false,
+                                    },
+                                    Argument {
+                                        name: "pid",
+                                        kind: ArgumentKind::String,
+                                        token: None,
+                                        optional: false,
+                                        multiple: false,
+                                        multiple_token: false,
+                                    },
+                                ]),
+                                token: None,
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "idmp-with-pid-iid",
+                                kind: ArgumentKind::Block(&[
+                                    Argument {
+                                        name: "idmp-token",
+                                        kind: ArgumentKind::PureToken,
+                                        token: Some("IDMP"),
+                                        optional: false,
+                                        multiple: false,
+                                        multiple_token: false,
+                                    },
+                                    Argument {
+                                        name: "pid",
+                                        kind: ArgumentKind::String,
+                                        token: None,
+                                        optional: false,
+                                        multiple: false,
+                                        multiple_token: false,
+                                    },
+                                    Argument {
+                                        name: "iid",
+                                        kind: ArgumentKind::String,
+                                        token: None,
+                                        optional: false,
+                                        multiple: false,
+                                        multiple_token: false,
+                                    },
+                                ]),
+                                token: None,
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: None,
                         optional: true,
                         multiple: false,
                         multiple_token: false,
@@ -21436,6 +23152,74 @@ pub static SHAPES: &[CommandShape] = &[
         }],
     },
     CommandShape {
+        name: "xcfgset",
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b1000000),
+            arguments: &[
+                Argument {
+                    name: "key",
+                    kind: ArgumentKind::Key,
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "idmp-duration-block",
+                    kind: ArgumentKind::Block(&[
+                        Argument {
+                            name: "idmp-duration-token",
+                            kind: ArgumentKind::PureToken,
+                            token: Some("IDMP-DURATION"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "duration",
+                            kind: ArgumentKind::Integer,
+                            token: None,
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                    ]),
+                    token: None,
+                    optional: true,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "idmp-maxsize-block",
+                    kind: ArgumentKind::Block(&[
+                        Argument {
+                            name: "idmp-maxsize-token",
+                            kind: ArgumentKind::PureToken,
+                            token: Some("IDMP-MAXSIZE"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "maxsize",
+                            kind: ArgumentKind::Integer,
+                            token: None,
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                    ]),
+                    token: None,
+                    optional: true,
+                    multiple: false,
+                    multiple_token: false,
+                },
+            ],
+            reply: &Reply::Unknown,
+            categories: AclCategories::from_bits(0x4804),
+        }],
+    },
+    CommandShape {
         name: "xclaim",
         forms: &[
             ShapeForm {
@@ -21540,7 +23324,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4804),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1100110),
+                releases: ReleaseSet::from_bits(0b110000110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -21641,7 +23425,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4804),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1110011000),
+                releases: ReleaseSet::from_bits(0b111001111000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -21747,7 +23531,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "xdel",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1110011001),
+                releases: ReleaseSet::from_bits(0b111001111001),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -21770,7 +23554,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4804),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1100110),
+                releases: ReleaseSet::from_bits(0b110000110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -21793,6 +23577,82 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4804),
             },
         ],
+    },
+    CommandShape {
+        name: "xdelex",
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b1110000),
+            arguments: &[
+                Argument {
+                    name: "key",
+                    kind: ArgumentKind::Key,
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "condition",
+                    kind: ArgumentKind::OneOf(&[
+                        Argument {
+                            name: "keepref",
+                            kind: ArgumentKind::PureToken,
+                            token: Some("KEEPREF"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "delref",
+                            kind: ArgumentKind::PureToken,
+                            token: Some("DELREF"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "acked",
+                            kind: ArgumentKind::PureToken,
+                            token: Some("ACKED"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                    ]),
+                    token: None,
+                    optional: true,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "ids",
+                    kind: ArgumentKind::Block(&[
+                        Argument {
+                            name: "numids",
+                            kind: ArgumentKind::Integer,
+                            token: None,
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "id",
+                            kind: ArgumentKind::String,
+                            token: None,
+                            optional: false,
+                            multiple: true,
+                            multiple_token: false,
+                        },
+                    ]),
+                    token: Some("IDS"),
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                },
+            ],
+            reply: &Reply::Unknown,
+            categories: AclCategories::from_bits(0x4804),
+        }],
     },
     CommandShape {
         name: "xgroup",
@@ -21871,7 +23731,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8804),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b100010),
+                releases: ReleaseSet::from_bits(0b10000010),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -21935,7 +23795,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8804),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111011100),
+                releases: ReleaseSet::from_bits(0b111101111100),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -22035,7 +23895,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8804),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111111110),
+                releases: ReleaseSet::from_bits(0b111111111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -22102,7 +23962,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8804),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111111110),
+                releases: ReleaseSet::from_bits(0b111111111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -22161,7 +24021,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8804),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111111110),
+                releases: ReleaseSet::from_bits(0b111111111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -22254,7 +24114,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8804),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111111110),
+                releases: ReleaseSet::from_bits(0b111111111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -22312,6 +24172,48 @@ pub static SHAPES: &[CommandShape] = &[
         ],
     },
     CommandShape {
+        name: "xidmprecord",
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b1000000),
+            arguments: &[
+                Argument {
+                    name: "key",
+                    kind: ArgumentKind::Key,
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "pid",
+                    kind: ArgumentKind::String,
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "iid",
+                    kind: ArgumentKind::String,
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "stream-id",
+                    kind: ArgumentKind::String,
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                },
+            ],
+            reply: &Reply::Unknown,
+            categories: AclCategories::from_bits(0x4804),
+        }],
+    },
+    CommandShape {
         name: "xinfo",
         forms: &[ShapeForm {
             releases: ReleaseSet::ALL,
@@ -22350,7 +24252,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8802),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111111110),
+                releases: ReleaseSet::from_bits(0b111111111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -22486,7 +24388,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8802),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111111110),
+                releases: ReleaseSet::from_bits(0b111111111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -22727,7 +24629,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "xread",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11001),
+                releases: ReleaseSet::from_bits(0b1111001),
                 arguments: &[
                     Argument {
                         name: "count",
@@ -22786,7 +24688,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x18802),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b100110),
+                releases: ReleaseSet::from_bits(0b10000110),
                 arguments: &[
                     Argument {
                         name: "count",
@@ -22845,7 +24747,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x18802),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1000000),
+                releases: ReleaseSet::from_bits(0b100000000),
                 arguments: &[
                     Argument {
                         name: "count",
@@ -22904,7 +24806,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x18802),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1110000000),
+                releases: ReleaseSet::from_bits(0b111000000000),
                 arguments: &[
                     Argument {
                         name: "count",
@@ -23058,7 +24960,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x18804),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1100110),
+                releases: ReleaseSet::from_bits(0b110000110),
                 arguments: &[
                     Argument {
                         name: "group-block",
@@ -23148,7 +25050,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x18804),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1110011000),
+                releases: ReleaseSet::from_bits(0b111000001000),
                 arguments: &[
                     Argument {
                         name: "group-block",
@@ -23187,6 +25089,104 @@ pub static SHAPES: &[CommandShape] = &[
                         name: "milliseconds",
                         kind: ArgumentKind::Integer,
                         token: Some("BLOCK"),
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "noack",
+                        kind: ArgumentKind::PureToken,
+                        token: Some("NOACK"),
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "streams",
+                        kind: ArgumentKind::Block(&[
+                            Argument {
+                                name: "key",
+                                kind: ArgumentKind::Key,
+                                token: None,
+                                optional: false,
+                                multiple: true,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "id",
+                                kind: ArgumentKind::String,
+                                token: None,
+                                optional: false,
+                                multiple: true,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: Some("STREAMS"),
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                ],
+                reply: &Reply::OneOf(&[
+                    Reply::Null("If BLOCK option is specified and the timeout expired"),
+                    Reply::Map {
+                        key: &Reply::BulkString,
+                        value: &Reply::Array(&Reply::Tuple(&[
+                            Reply::BulkString,
+                            Reply::OneOf(&[Reply::Array(&Reply::BulkString), Reply::Null("")]),
+                        ])),
+                    },
+                ]),
+                categories: AclCategories::from_bits(0x18804),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1110000),
+                arguments: &[
+                    Argument {
+                        name: "group-block",
+                        kind: ArgumentKind::Block(&[
+                            Argument {
+                                name: "group",
+                                kind: ArgumentKind::String,
+                                token: None,
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "consumer",
+                                kind: ArgumentKind::String,
+                                token: None,
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: Some("GROUP"),
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "count",
+                        kind: ArgumentKind::Integer,
+                        token: Some("COUNT"),
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "milliseconds",
+                        kind: ArgumentKind::Integer,
+                        token: Some("BLOCK"),
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "min-idle-time",
+                        kind: ArgumentKind::Integer,
+                        token: Some("CLAIM"),
                         optional: true,
                         multiple: false,
                         multiple_token: false,
@@ -23327,7 +25327,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4804),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111111110),
+                releases: ReleaseSet::from_bits(0b111111111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -23369,96 +25369,221 @@ pub static SHAPES: &[CommandShape] = &[
     },
     CommandShape {
         name: "xtrim",
-        forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
-            arguments: &[
-                Argument {
-                    name: "key",
-                    kind: ArgumentKind::Key,
-                    token: None,
-                    optional: false,
-                    multiple: false,
-                    multiple_token: false,
-                },
-                Argument {
-                    name: "trim",
-                    kind: ArgumentKind::Block(&[
-                        Argument {
-                            name: "strategy",
-                            kind: ArgumentKind::OneOf(&[
-                                Argument {
-                                    name: "maxlen",
-                                    kind: ArgumentKind::PureToken,
-                                    token: Some("MAXLEN"),
-                                    optional: false,
-                                    multiple: false,
-                                    multiple_token: false,
-                                },
-                                Argument {
-                                    name: "minid",
-                                    kind: ArgumentKind::PureToken,
-                                    token: Some("MINID"),
-                                    optional: false,
-                                    multiple: false,
-                                    multiple_token: false,
-                                },
-                            ]),
-                            token: None,
-                            optional: false,
-                            multiple: false,
-                            multiple_token: false,
-                        },
-                        Argument {
-                            name: "operator",
-                            kind: ArgumentKind::OneOf(&[
-                                Argument {
-                                    name: "equal",
-                                    kind: ArgumentKind::PureToken,
-                                    token: Some("="),
-                                    optional: false,
-                                    multiple: false,
-                                    multiple_token: false,
-                                },
-                                Argument {
-                                    name: "approximately",
-                                    kind: ArgumentKind::PureToken,
-                                    token: Some("~"),
-                                    optional: false,
-                                    multiple: false,
-                                    multiple_token: false,
-                                },
-                            ]),
-                            token: None,
-                            optional: true,
-                            multiple: false,
-                            multiple_token: false,
-                        },
-                        Argument {
-                            name: "threshold",
-                            kind: ArgumentKind::String,
-                            token: None,
-                            optional: false,
-                            multiple: false,
-                            multiple_token: false,
-                        },
-                        Argument {
-                            name: "count",
-                            kind: ArgumentKind::Integer,
-                            token: Some("LIMIT"),
-                            optional: true,
-                            multiple: false,
-                            multiple_token: false,
-                        },
-                    ]),
-                    token: None,
-                    optional: false,
-                    multiple: false,
-                    multiple_token: false,
-                },
-            ],
-            reply: &Reply::Integer(None),
-            categories: AclCategories::from_bits(0x8804),
-        }],
+        forms: &[
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b111110001111),
+                arguments: &[
+                    Argument {
+                        name: "key",
+                        kind: ArgumentKind::Key,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "trim",
+                        kind: ArgumentKind::Block(&[
+                            Argument {
+                                name: "strategy",
+                                kind: ArgumentKind::OneOf(&[
+                                    Argument {
+                                        name: "maxlen",
+                                        kind: ArgumentKind::PureToken,
+                                        token: Some("MAXLEN"),
+                                        optional: false,
+                                        multiple: false,
+                                        multiple_token: false,
+                                    },
+                                    Argument {
+                                        name: "minid",
+                                        kind: ArgumentKind::PureToken,
+                                        token: Some("MINID"),
+                                        optional: false,
+                                        multiple: false,
+                                        multiple_token: false,
+                                    },
+                                ]),
+                                token: None,
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "operator",
+                                kind: ArgumentKind::OneOf(&[
+                                    Argument {
+                                        name: "equal",
+                                        kind: ArgumentKind::PureToken,
+                                        token: Some("="),
+                                        optional: false,
+                                        multiple: false,
+                                        multiple_token: false,
+                                    },
+                                    Argument {
+                                        name: "approximately",
+                                        kind: ArgumentKind::PureToken,
+                                        token: Some("~"),
+                                        optional: false,
+                                        multiple: false,
+                                        multiple_token: false,
+                                    },
+                                ]),
+                                token: None,
+                                optional: true,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "threshold",
+                                kind: ArgumentKind::String,
+                                token: None,
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "count",
+                                kind: ArgumentKind::Integer,
+                                token: Some("LIMIT"),
+                                optional: true,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                ],
+                reply: &Reply::Integer(None),
+                categories: AclCategories::from_bits(0x8804),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1110000),
+                arguments: &[
+                    Argument {
+                        name: "key",
+                        kind: ArgumentKind::Key,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "trim",
+                        kind: ArgumentKind::Block(&[
+                            Argument {
+                                name: "strategy",
+                                kind: ArgumentKind::OneOf(&[
+                                    Argument {
+                                        name: "maxlen",
+                                        kind: ArgumentKind::PureToken,
+                                        token: Some("MAXLEN"),
+                                        optional: false,
+                                        multiple: false,
+                                        multiple_token: false,
+                                    },
+                                    Argument {
+                                        name: "minid",
+                                        kind: ArgumentKind::PureToken,
+                                        token: Some("MINID"),
+                                        optional: false,
+                                        multiple: false,
+                                        multiple_token: false,
+                                    },
+                                ]),
+                                token: None,
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "operator",
+                                kind: ArgumentKind::OneOf(&[
+                                    Argument {
+                                        name: "equal",
+                                        kind: ArgumentKind::PureToken,
+                                        token: Some("="),
+                                        optional: false,
+                                        multiple: false,
+                                        multiple_token: false,
+                                    },
+                                    Argument {
+                                        name: "approximately",
+                                        kind: ArgumentKind::PureToken,
+                                        token: Some("~"),
+                                        optional: false,
+                                        multiple: false,
+                                        multiple_token: false,
+                                    },
+                                ]),
+                                token: None,
+                                optional: true,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "threshold",
+                                kind: ArgumentKind::String,
+                                token: None,
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "count",
+                                kind: ArgumentKind::Integer,
+                                token: Some("LIMIT"),
+                                optional: true,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "condition",
+                                kind: ArgumentKind::OneOf(&[
+                                    Argument {
+                                        name: "keepref",
+                                        kind: ArgumentKind::PureToken,
+                                        token: Some("KEEPREF"),
+                                        optional: false,
+                                        multiple: false,
+                                        multiple_token: false,
+                                    },
+                                    Argument {
+                                        name: "delref",
+                                        kind: ArgumentKind::PureToken,
+                                        token: Some("DELREF"),
+                                        optional: false,
+                                        multiple: false,
+                                        multiple_token: false,
+                                    },
+                                    Argument {
+                                        name: "acked",
+                                        kind: ArgumentKind::PureToken,
+                                        token: Some("ACKED"),
+                                        optional: false,
+                                        multiple: false,
+                                        multiple_token: false,
+                                    },
+                                ]),
+                                token: None,
+                                optional: true,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                ],
+                reply: &Reply::Integer(None),
+                categories: AclCategories::from_bits(0x8804),
+            },
+        ],
     },
     CommandShape {
         name: "zadd",
@@ -23576,7 +25701,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4014),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111111110),
+                releases: ReleaseSet::from_bits(0b111111111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -24369,7 +26494,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8012),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111111110),
+                releases: ReleaseSet::from_bits(0b111111111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -24530,7 +26655,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8012),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111111110),
+                releases: ReleaseSet::from_bits(0b111111111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -24658,7 +26783,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8012),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111111110),
+                releases: ReleaseSet::from_bits(0b111111111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -24827,7 +26952,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8014),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111111110),
+                releases: ReleaseSet::from_bits(0b111111111110),
                 arguments: &[
                     Argument {
                         name: "dst",
@@ -24958,7 +27083,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4012),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111111110),
+                releases: ReleaseSet::from_bits(0b111111111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -25229,7 +27354,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8012),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111111110),
+                releases: ReleaseSet::from_bits(0b111111111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -25357,7 +27482,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8012),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111111110),
+                releases: ReleaseSet::from_bits(0b111111111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -25458,7 +27583,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4012),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111111110),
+                releases: ReleaseSet::from_bits(0b111111111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -25500,7 +27625,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "zscan",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111111),
+                releases: ReleaseSet::from_bits(0b11111111),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -25539,7 +27664,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8012),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111000000),
+                releases: ReleaseSet::from_bits(0b111100000000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -25777,12 +27902,12 @@ pub static SCRIPT_REFUSALS: &[ScriptRefusal] = &[
         command: "xread",
         option: "BLOCK",
         reply: "XREAD command is not allowed with BLOCK option from scripts",
-        releases: ReleaseSet::from_bits(0b100011),
+        releases: ReleaseSet::from_bits(0b10000011),
     },
     ScriptRefusal {
         command: "xreadgroup",
         option: "BLOCK",
         reply: "XREADGROUP command is not allowed with BLOCK option from scripts",
-        releases: ReleaseSet::from_bits(0b100011),
+        releases: ReleaseSet::from_bits(0b10000011),
     },
 ];
