@@ -18,6 +18,12 @@ members a script sees. This generator builds that model in three steps:
    * otherwise the server's own command specification files
      (``src/commands/*.json``) at the pinned release tag, read from a bare
      git directory, and its sandbox allow-lists (``src/script_lua.c``);
+   * a release newer than every binary here (Redis 8.8 and 8.10) is
+     ``documented``: the live data of the newest release of its server
+     (Redis 8.6.3), with the commands and subcommands it lacks that the
+     Redis documentation pages (``REDIS_DOCS``, read by
+     ``scripts/redis_docs.py``) date that release or older, and the newest
+     release's sandboxes;
    * a release with neither a tag in the repositories read nor a binary
      here (Redis 8.4, Valkey 9.0) is ``derived``: the live data of the
      newer release of the same server (Redis 8.6.3, Valkey 9.1.2), keeping the commands and
@@ -121,6 +127,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import redis_docs
 import value_model
 
 REPO = Path(__file__).resolve().parent.parent
@@ -134,7 +141,10 @@ SCRIPT_NAME = "scripts/gen-server-model.py"
 
 # (name, server, pinned tag or live version, how the release is read).
 # `spec`: command JSON and sandbox allow-lists at the tag; `live`: a running
-# binary; `derived`: the live data of another release, filtered by `since`.
+# binary; `derived`: the live data of another release, filtered by `since`;
+# `documented`: the live data of an older release, with the commands and
+# subcommands it lacks that the documentation pages (`REDIS_DOCS`) date
+# this release or older.
 RELEASES = [
     ("redis-7.0", "redis", "7.0.15", "live"),
     ("redis-7.2", "redis", "7.2.6", "spec"),
@@ -143,6 +153,8 @@ RELEASES = [
     ("redis-8.2", "redis", "8.2.3", "live"),
     ("redis-8.4", "redis", "8.6.3", "derived"),
     ("redis-8.6", "redis", "8.6.3", "live"),
+    ("redis-8.8", "redis", "8.6.3", "documented"),
+    ("redis-8.10", "redis", "8.6.3", "documented"),
     ("valkey-7.2", "valkey", "7.2.7", "spec"),
     ("valkey-8.0", "valkey", "8.0.1", "spec"),
     ("valkey-8.1", "valkey", "8.1.8", "live"),
@@ -154,6 +166,11 @@ RELEASES = [
 # without `--server`), each binary found by `scripts/ensure-server`
 # (`default_server`).
 CHECKED_LIVE = ["redis-7.0", "redis-8.0", "redis-8.6", "valkey-8.1", "valkey-9.1"]
+
+# The Redis documentation repository (`--git-dir docs=PATH`) at the commit
+# read: one page per command, whose front matter repeats the command's
+# specification (see scripts/redis_docs.py).
+REDIS_DOCS = ("redis/docs", "63f31f69985905d997fa5b0c02e1559b5d04c8b2")
 
 # The release whose live probe and tag are the reference for the sandboxes
 # read from source: their allow-lists are compared with this tag's.
@@ -854,12 +871,39 @@ def command_entry(
 def read_spec(git_dir: Path, tag: str, server: str) -> list[dict]:
     """Commands of `src/commands/*.json` at `tag`, as COMMAND would list them."""
     files = git(git_dir, "ls-tree", "--name-only", f"{tag}:src/commands").split()
+    spec_files = {
+        file: json.loads(git(git_dir, "show", f"{tag}:src/commands/{file}"))
+        for file in files
+        if file.endswith(".json")
+    }
+    return spec_view(spec_files, server)
+
+
+def read_docs(git_dir: Path) -> tuple[dict[str, dict], list[dict]]:
+    """The Redis documentation pages at `REDIS_DOCS`: as specification files
+    ({file: {COMMAND: body}}) and as COMMAND would list them. A page that
+    cannot be read as a specification is named on stderr."""
+    commit = REDIS_DOCS[1]
+    pages = f"{commit}:content/commands"
+    try:
+        bodies, unread = redis_docs.spec_bodies(
+            lambda: git(git_dir, "ls-tree", "--name-only", pages).split(),
+            lambda page: git(git_dir, "show", f"{pages}/{page}"),
+        )
+    except redis_docs.DocsError as error:
+        raise GenError(f"{REDIS_DOCS[0]} at {commit}: {error}") from error
+    for page, why in sorted(unread.items()):
+        print(f"{REDIS_DOCS[0]}: {page} not read: {why}", file=sys.stderr)
+    return bodies, spec_view(bodies, "redis")
+
+
+def spec_view(spec_files: dict[str, dict], server: str) -> list[dict]:
+    """Specification files ({file: {COMMAND: body}}) as COMMAND lists the
+    commands they describe."""
     parents: dict[str, dict] = {}
     subs: list[tuple[str, dict]] = []
-    for file in sorted(files):
-        if not file.endswith(".json"):
-            continue
-        data = json.loads(git(git_dir, "show", f"{tag}:src/commands/{file}"))
+    for file in sorted(spec_files):
+        data = spec_files[file]
         for raw_name, body in data.items():
             flags = {flag.lower() for flag in body.get("command_flags", [])}
             if "only_sentinel" in flags:
@@ -1598,7 +1642,7 @@ def collect(args: argparse.Namespace) -> dict:
     for release in servers:
         if release not in known:
             raise GenError(f"--server {release}=...: no release {release} in RELEASES")
-    sources = {"redis", "valkey"} | {m for m, *_ in MODULES}
+    sources = {"redis", "valkey", "docs"} | {m for m, *_ in MODULES}
     for source in git_dirs:
         if source not in sources:
             raise GenError(f"--git-dir {source}=...: unknown source (known: {', '.join(sorted(sources))})")
@@ -1648,6 +1692,7 @@ def collect(args: argparse.Namespace) -> dict:
             )
     probes = [data["sandbox"] for data in live.values()]
     changes = reference_function_changes(live)
+    documented: list[dict] | None = None
     for name, server, tag, how in RELEASES:
         if how == "live":
             views[name] = live[name]["commands"]
@@ -1672,6 +1717,22 @@ def collect(args: argparse.Namespace) -> dict:
                 for release, probe in sorted(live.items(), key=lambda i: not i[0].startswith(server + "-"))
             ]
             data["load_sandbox"] = derive_load_sandbox(load_names(git_dir, tag), load_probes, tag)
+        elif how == "documented":
+            source = derived_from(name)
+            if source in kept or "docs" not in git_dirs:
+                why = f"{source} is kept" if source in kept else "no --git-dir docs=PATH given"
+                kept[name] = f"documented beside {source}: {why}"
+                data = stored_release(stored, name, kept[name])
+            else:
+                if documented is None:
+                    documented = read_docs(Path(git_dirs["docs"]))[1]
+                    report_docs_differences(documented, live[source]["commands"], source)
+                data = {
+                    **live[source],
+                    "commands": with_documented(
+                        live[source]["commands"], documented, release_minor(source), release_minor(name)
+                    ),
+                }
         else:
             source = derived_from(name)
             if source in kept:
@@ -1720,9 +1781,58 @@ def collect(args: argparse.Namespace) -> dict:
     }
 
 
+def release_minor(release: str) -> tuple:
+    """(major, minor) of a release's name: (8, 10) for redis-8.10."""
+    return version_key(release.split("-")[1])[:2]
+
+
+def with_documented(commands: list[dict], documented: list[dict], base: tuple, minor: tuple) -> list[dict]:
+    """`commands` (a live release's, `base` its (major, minor)) with the
+    commands and subcommands of the documentation pages it lacks whose
+    `since` is newer than `base` and `minor` or older."""
+
+    def added(entry: dict) -> bool:
+        since = entry.get("since", {}).get("redis")
+        return since is not None and base < version_key(since)[:2] <= minor
+
+    by_name = {command["name"]: command for command in commands}
+    out = []
+    for command in commands:
+        page = next((c for c in documented if c["name"] == command["name"]), None)
+        have = {sub["name"] for sub in command["subcommands"]}
+        new_subs = [sub for sub in (page or {}).get("subcommands", []) if sub["name"] not in have and added(sub)]
+        if new_subs:
+            command = {**command, "subcommands": sorted(command["subcommands"] + new_subs, key=lambda c: c["name"])}
+        out.append(command)
+    for page in documented:
+        if page["name"] not in by_name and added(page):
+            subs = [sub for sub in page["subcommands"] if added(sub)]
+            out.append({**page, "subcommands": subs})
+    return sorted(out, key=lambda c: c["name"])
+
+
+def report_docs_differences(documented: list[dict], live_commands: list[dict], live_name: str) -> None:
+    """The documentation pages read as the live release they are added to
+    reads, on stderr: how far the pages and COMMAND agree on the commands
+    both have (the pages are only used for commands the live release
+    lacks)."""
+    base = release_minor(live_name)
+    pages = strip_docs(filter_since(documented, "redis", base))
+    listed = strip_docs(live_commands)
+    differences = compare_views(pages, listed, REDIS_DOCS[0], live_name)
+    both = {c["name"] for c in walk(pages)} & {c["name"] for c in walk(listed)}
+    print(
+        f"{REDIS_DOCS[0]} at {REDIS_DOCS[1][:12]}: {len(both)} commands and subcommands also in {live_name}, "
+        f"{len(differences)} differences:",
+        file=sys.stderr,
+    )
+    for difference in differences:
+        print(f"  {difference}", file=sys.stderr)
+
+
 def derived_from(release: str) -> str:
-    """The live release a derived one is cut from: the same server and
-    binary (tag)."""
+    """The live release a derived or documented one is cut from or added
+    to: the same server and binary (tag)."""
     server, tag = next((s, t) for n, s, t, _ in RELEASES if n == release)
     for name, other_server, other_tag, how in RELEASES:
         if how == "live" and other_server == server and other_tag == tag:
@@ -1879,6 +1989,11 @@ def source_text(name: str, server: str, tag: str, how: str) -> str:
     if how == "spec":
         return f"{server} tag {tag}: src/commands/*.json, sandbox allow-lists of src/script_lua.c"
     minor = name.split("-")[1]
+    if how == "documented":
+        return (
+            f"live {binary}, and the commands and subcommands it lacks that the {REDIS_DOCS[0]} pages "
+            f"at {REDIS_DOCS[1][:12]} date {minor} or older (no binary of {minor} here)"
+        )
     return (
         f"live {binary}, keeping the commands whose COMMAND DOCS `since` is {minor} or older "
         "(no release tag in the sources read)"
@@ -2281,9 +2396,10 @@ def collect_values(model: dict, args: argparse.Namespace) -> dict:
         if data["version"] != by_name[release]["tag"]:
             raise GenError(f"{release}: {binary} is {data['version']}, the model has {by_name[release]['tag']}")
         live[release] = (data["docs"], data["command_info"], data["version"], data["script_refusals"])
+    pages = value_model.by_name(read_docs(git_dirs["docs"])[0]) if "docs" in git_dirs else None
     try:
         return value_model.collect(
-            [r["name"] for r in model["releases"]], list_dir, show, grep, show_file, live
+            [r["name"] for r in model["releases"]], list_dir, show, grep, show_file, live, pages
         )
     except value_model.ValueModelError as exc:
         raise GenError(str(exc)) from exc

@@ -12,20 +12,24 @@ Where each part of a release comes from:
 
 * arguments and categories: a live server's ``COMMAND DOCS`` and
   ``COMMAND`` for the releases whose binary runs here (Redis 7.0.15, 8.0.2
-  and 8.6.3, Valkey 8.1.8 and 9.1.2), the specification files at the release
-  tag for the releases read from a tag (Redis 7.2 and 7.4, Valkey 7.2 and
-  8.0). A release read from neither takes the live data of the nearest
-  release of its family that runs here, and says so in its source: Redis
-  8.2 (no tag in the sources read, no binary here) that of Redis 8.0.2,
-  unchanged; Valkey 9.0 (no binary of its own) that of Valkey 9.1.2, cut
-  to the commands, subcommands and arguments whose ``since`` in ``COMMAND
-  DOCS`` is 9.0 or older (``as_of``), as the server model derives its
-  commands;
+  and 8.6.3, Valkey 8.1.8 and 9.1.2), the specification files at the
+  release tag for the releases read from a tag (Redis 7.2 and 7.4, Valkey
+  7.2 and 8.0). A release read from neither takes the live data of the
+  nearest release of its family that runs here, and says so in its
+  source: Redis 8.2 and 8.4 that of Redis 8.6.3 and Valkey 9.0 that of
+  Valkey 9.1.2, each cut to the commands, subcommands and arguments whose
+  ``since`` in ``COMMAND DOCS`` is that release or older (``as_of``), as
+  the server model derives its commands; Redis 8.8 and 8.10 (newer than
+  every binary here) that of Redis 8.6.3, with the Redis documentation
+  pages for the commands it lacks, and for the newer arguments of a
+  command whose pages list, as of 8.6, exactly the arguments 8.6.3
+  reports (``with_documented``);
 * replies: the specification files' ``reply_schema`` at the release tag or,
   where the tag's files have none (Redis 7.0) or no tag is read, at the
   nearest tag of the same family that has them (Redis 7.2.6 for 7.0, 7.4.1
-  for 8.0 and 8.2, Valkey 8.0.1 for 8.1, 9.0 and 9.1), for the commands
-  both have.
+  for 8.0 to 8.10, Valkey 8.0.1 for 8.1, 9.0 and 9.1), for the commands
+  both have; for Redis 8.2 and later, the documentation pages'
+  ``reply_schema`` for the commands the tag's files do not describe.
 
 The specification files describe a reply as RESP3 sends it. Two facts they
 leave implicit are added here, each with its source:
@@ -65,16 +69,21 @@ from typing import Callable
 # * `("live", release)`: the live server of another release, unchanged;
 # * `("as_of", release)`: the live server of a newer release, cut to what
 #   its COMMAND DOCS dates this release or older (`as_of`);
+# * `("documented", release)`: the live server of an older release, and the
+#   Redis documentation pages for what it lacks (`with_documented`);
 # * `(family, tag)`: the specification files and sources at a tag.
-# Replies: always `(family, tag)`.
+# Replies: `(family, tag)`, or `(family, tag, "docs")` where the Redis
+# documentation pages' `reply_schema` fills what the tag's files lack.
 SOURCES = {
     "redis-7.0": ("live", ("redis", "7.2.6")),
     "redis-7.2": (("redis", "7.2.6"), ("redis", "7.2.6")),
     "redis-7.4": (("redis", "7.4.1"), ("redis", "7.4.1")),
     "redis-8.0": ("live", ("redis", "7.4.1")),
-    "redis-8.2": (("as_of", "redis-8.6"), ("redis", "7.4.1")),
-    "redis-8.4": (("as_of", "redis-8.6"), ("redis", "7.4.1")),
-    "redis-8.6": ("live", ("redis", "7.4.1")),
+    "redis-8.2": (("as_of", "redis-8.6"), ("redis", "7.4.1", "docs")),
+    "redis-8.4": (("as_of", "redis-8.6"), ("redis", "7.4.1", "docs")),
+    "redis-8.6": ("live", ("redis", "7.4.1", "docs")),
+    "redis-8.8": (("documented", "redis-8.6"), ("redis", "7.4.1", "docs")),
+    "redis-8.10": (("documented", "redis-8.6"), ("redis", "7.4.1", "docs")),
     "valkey-7.2": (("valkey", "7.2.7"), ("valkey", "7.2.7")),
     "valkey-8.0": (("valkey", "8.0.1"), ("valkey", "8.0.1")),
     "valkey-8.1": ("live", ("valkey", "8.0.1")),
@@ -98,6 +107,7 @@ CATEGORIES = [
     "keyspace", "read", "write", "set", "sortedset", "list", "hash", "string",
     "bitmap", "hyperloglog", "geo", "stream", "pubsub", "admin", "fast",
     "slow", "blocking", "dangerous", "connection", "transaction", "scripting",
+    "array",
 ]
 
 ARGUMENT_KINDS = {
@@ -299,11 +309,16 @@ def categories(names: set[str], where: str) -> list[str]:
 
 def spec_files(list_dir: Callable[[str, str], list[str]], show: Callable[[str, str, str], str], family: str, tag: str) -> dict[str, dict]:
     """name ('get', 'client|kill') -> the command's specification body."""
+    return by_name(
+        {path: json.loads(show(family, tag, path)) for path in list_dir(family, tag) if path.endswith(".json")}
+    )
+
+
+def by_name(files: dict[str, dict]) -> dict[str, dict]:
+    """Specification files ({file: {COMMAND: body}}) as name ('get',
+    'client|kill') -> body."""
     bodies = {}
-    for path in list_dir(family, tag):
-        if not path.endswith(".json"):
-            continue
-        data = json.loads(show(family, tag, path))
+    for data in files.values():
         for upper, body in data.items():
             container = body.get("container")
             name = f"{container}|{upper}".lower() if container else upper.lower()
@@ -397,6 +412,7 @@ def collect(
     grep: Callable[[str, str, str], list[tuple[str, int]]],
     show_file: Callable[[str, str, str], str],
     live: dict[str, tuple[dict, list, str, list]],
+    pages: dict[str, dict] | None = None,
 ) -> dict:
     """The model: {"releases": [...], "sources": [...], "commands": [{name,
     forms: [{releases, arguments, reply, categories, source}]}],
@@ -405,7 +421,9 @@ def collect(
     `live` maps a live release to (COMMAND DOCS, COMMAND, version, the
     (command, option) pairs its probes found refused); `grep` finds a fixed
     string in `src/*.c` at a tag ((path, line) pairs), `show_file` reads a
-    file at a tag."""
+    file at a tag; `pages` are the Redis documentation pages as
+    specification bodies by name (`spec_files`' form), for the releases
+    whose SOURCES name them."""
     bodies_cache: dict[tuple[str, str], dict] = {}
 
     def bodies(family: str, tag: str) -> dict:
@@ -418,7 +436,22 @@ def collect(
     refused: dict[tuple[str, str], list[str]] = {}
     for release in releases:
         argument_source, reply_source = SOURCES[release]
-        if argument_source == "live" or argument_source[0] in ("live", "as_of"):
+        needs_pages = argument_source[0] == "documented" or reply_source[2:] == ("docs",)
+        if needs_pages and pages is None:
+            raise ValueModelError(f"{release}: its sources include the Redis documentation pages: give them")
+        if argument_source[0] == "documented":
+            server = argument_source[1]
+            if server not in live:
+                raise ValueModelError(f"{release}: its arguments come from a live {server} server: give one")
+            docs, info, version, probed = live[server]
+            binary = f"live {server.split('-')[0]}-server {version}"
+            view, taken = with_documented(
+                live_view(docs, info), pages, version_key(version)[:2], version_key(release.split("-")[1])[:2]
+            )
+            where = f"{binary}: COMMAND DOCS, COMMAND; {taken} (no {release} binary here)"
+            refusals = probed
+            refusals_where = f"probe scripts on {binary} (no {release} binary here)"
+        elif argument_source == "live" or argument_source[0] in ("live", "as_of"):
             server = release if argument_source == "live" else argument_source[1]
             if server not in live:
                 raise ValueModelError(f"{release}: its arguments come from a live {server} server: give one")
@@ -450,9 +483,13 @@ def collect(
                 refusals_where += " (the same tag)"
         for refusal in refusals:
             refused.setdefault(tuple(refusal), []).append(release)
-        family, tag = reply_source
+        family, tag = reply_source[:2]
         replies = replies_of(bodies(family, tag))
         reply_where = f"reply_schema at {family} tag {tag}"
+        if reply_source[2:] == ("docs",):
+            documented_replies = replies_of(pages)
+            replies = {**documented_replies, **replies}
+            reply_where += ", and the documentation pages' for the commands the tag does not describe"
         sources.append(
             f"{release}: arguments and categories from {where}; replies from {reply_where}; "
             f"options refused in scripts from {refusals_where}"
@@ -490,6 +527,64 @@ def version_key(text: str) -> tuple:
     return tuple(int(part) if part.isdigit() else 0 for part in re.split(r"[.-]", text))
 
 
+def dated_by(doc: dict, cut: tuple) -> bool:
+    """Whether a command or argument whose documented `since` is in `doc`
+    exists in the release `cut` ((major, minor))."""
+    since = doc.get("since")
+    return not since or version_key(str(since))[:2] <= cut
+
+
+def arguments_as_of(raw: list, cut: tuple) -> list:
+    """Arguments (as COMMAND DOCS or a specification file lists them)
+    without those newer than the release `cut`."""
+    out = []
+    for arg in raw:
+        if not dated_by(arg, cut):
+            continue
+        if arg.get("arguments"):
+            arg = {**arg, "arguments": arguments_as_of(arg["arguments"], cut)}
+        out.append(arg)
+    return out
+
+
+def with_documented(view: dict[str, dict], pages: dict[str, dict], base: tuple, cut: tuple) -> tuple[dict, str]:
+    """A live release's view (`base` its (major, minor)) for the newer
+    release `cut`, from the documentation pages (name -> specification
+    body): the commands it lacks that the pages date newer than `base` and
+    `cut` or older; and, for a command it has, the pages' arguments as of
+    `cut`, but only where the pages' arguments as of `base` are exactly
+    what the live server reports. Also what was taken, in words."""
+    out = dict(view)
+    added, updated, kept = 0, 0, 0
+    for name, body in sorted(pages.items()):
+        where = f"documentation page of {name}"
+        arguments = body.get("arguments", [])
+        if name not in view:
+            since = body.get("since")
+            if since and base < version_key(str(since))[:2] and dated_by(body, cut):
+                names = {c.lower() for c in body.get("acl_categories", [])}
+                names |= implied_categories(body.get("command_flags", []))
+                out[name] = {
+                    "arguments": [argument(raw, where) for raw in arguments_as_of(arguments, cut)],
+                    "categories": categories(names, where),
+                }
+                added += 1
+            continue
+        as_of_base = [argument(raw, where) for raw in arguments_as_of(arguments, base)]
+        if as_of_base != view[name].get("arguments", []):
+            kept += 1
+            continue
+        newer = [argument(raw, where) for raw in arguments_as_of(arguments, cut)]
+        if newer != as_of_base:
+            out[name] = {**view[name], "arguments": newer}
+            updated += 1
+    summary = (
+        f"{added} commands it lacks, and the newer arguments of {updated} commands, from the pages "
+        f"(whose arguments of {kept} other commands differ from the live server's, and are not used)"
+    )
+    return out, summary
+
+
 def as_of(docs: dict, info: list, minor: str) -> tuple[dict, list]:
     """A newer live server's COMMAND DOCS and COMMAND cut to the release
     `minor` ("9.0"): without the commands, subcommands and arguments whose
@@ -498,29 +593,15 @@ def as_of(docs: dict, info: list, minor: str) -> tuple[dict, list]:
     type or flags changed) stays as the newer server reports it."""
     cut = version_key(minor)[:2]
 
-    def kept(doc: dict) -> bool:
-        since = doc.get("since")
-        return not since or version_key(str(since))[:2] <= cut
-
-    def arguments(raw: list) -> list:
-        out = []
-        for arg in raw:
-            if not kept(arg):
-                continue
-            if arg.get("arguments"):
-                arg = {**arg, "arguments": arguments(arg["arguments"])}
-            out.append(arg)
-        return out
-
     dropped: set[str] = set()
 
     def cut_doc(name: str, doc: dict) -> dict | None:
-        if not kept(doc):
+        if not dated_by(doc, cut):
             dropped.add(name.lower())
             return None
         out = dict(doc)
         if doc.get("arguments"):
-            out["arguments"] = arguments(doc["arguments"])
+            out["arguments"] = arguments_as_of(doc["arguments"], cut)
         if doc.get("subcommands"):
             subs = {sub: cut_doc(sub, body) for sub, body in doc["subcommands"].items()}
             out["subcommands"] = {sub: body for sub, body in subs.items() if body is not None}

@@ -476,6 +476,8 @@ mod tests {
                 "redis-8.2",
                 "redis-8.4",
                 "redis-8.6",
+                "redis-8.8",
+                "redis-8.10",
                 "valkey-7.2",
                 "valkey-8.0",
                 "valkey-8.1",
@@ -574,7 +576,9 @@ mod tests {
                 "redis-8.0",
                 "redis-8.2",
                 "redis-8.4",
-                "redis-8.6"
+                "redis-8.6",
+                "redis-8.8",
+                "redis-8.10"
             ])
             .describe(),
             "since Redis 7.4"
@@ -585,7 +589,9 @@ mod tests {
                 "redis-8.0",
                 "redis-8.2",
                 "redis-8.4",
-                "redis-8.6"
+                "redis-8.6",
+                "redis-8.8",
+                "redis-8.10"
             ])
             .missing_servers(),
             ["Valkey (up to 9.1)"]
@@ -602,7 +608,11 @@ mod tests {
         assert_eq!(set(&["redis-8.2"]).describe(), "on Redis 8.2");
         assert_eq!(
             set(&["redis-8.2", "redis-8.4", "redis-8.6"]).describe(),
-            "since Redis 8.2"
+            "on Redis 8.2, Redis 8.4 and Redis 8.6"
+        );
+        assert_eq!(
+            set(&["redis-8.8", "redis-8.10"]).describe(),
+            "since Redis 8.8"
         );
         assert_eq!(
             set(&[
@@ -610,6 +620,8 @@ mod tests {
                 "redis-8.2",
                 "redis-8.4",
                 "redis-8.6",
+                "redis-8.8",
+                "redis-8.10",
                 "valkey-9.0",
                 "valkey-9.1"
             ])

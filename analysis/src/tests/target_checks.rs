@@ -72,7 +72,7 @@ const NEWER_SERVERS: &[(&str, usize, usize, &str, &str)] = &[
         1,
         1,
         "valkey-8.1",
-        "`DELIFEQ` exists since Valkey 9.0, not on Redis (up to 8.6); this crate targets valkey-8.1",
+        "`DELIFEQ` exists since Valkey 9.0, not on Redis (up to 8.10): this crate targets valkey-8.1",
     ),
     (
         "return redis.call('MSETEX', 2, KEYS[1], ARGV[1], KEYS[2], ARGV[2], 'PX', 500)",
@@ -80,6 +80,28 @@ const NEWER_SERVERS: &[(&str, usize, usize, &str, &str)] = &[
         2,
         "valkey-9.0",
         "`MSETEX` exists since Redis 8.4 and Valkey 9.1; this crate targets valkey-9.0",
+    ),
+    (
+        "return redis.call('DELEX', KEYS[1], 'IFEQ', ARGV[1])",
+        1,
+        1,
+        "redis-8.2",
+        "`DELEX` exists since Redis 8.4, not on Valkey (up to 9.1); this crate targets redis-8.2",
+    ),
+    // Redis 8.8 and 8.10: commands the documentation pages date there.
+    (
+        "return redis.call('INCREX', KEYS[1], 'BYINT', ARGV[1], 'SATURATE')",
+        1,
+        1,
+        "redis-8.6",
+        "`INCREX` exists since Redis 8.8, not on Valkey (up to 9.1); this crate targets redis-8.6",
+    ),
+    (
+        "return redis.call('LMOVEM', KEYS[1], KEYS[2], 'LEFT', 'RIGHT', 2)",
+        2,
+        0,
+        "redis-8.8",
+        "`LMOVEM` exists since Redis 8.10, not on Valkey (up to 9.1); this crate targets redis-8.8",
     ),
 ];
 
@@ -147,6 +169,30 @@ fn a_target_that_has_the_command_accepts_it() {
             2,
             2,
             "valkey-9.1",
+        ),
+        (
+            "return redis.call('DELEX', KEYS[1], 'IFEQ', ARGV[1])",
+            1,
+            1,
+            "redis-8.4",
+        ),
+        (
+            "return redis.call('MSETEX', 2, KEYS[1], ARGV[1], KEYS[2], ARGV[2], 'PX', 500)",
+            2,
+            2,
+            "redis-8.4,valkey-9.1",
+        ),
+        (
+            "return redis.call('INCREX', KEYS[1], 'BYINT', ARGV[1], 'SATURATE')",
+            1,
+            1,
+            "redis-8.8",
+        ),
+        (
+            "return redis.call('LMOVEM', KEYS[1], KEYS[2], 'LEFT', 'RIGHT', 2)",
+            2,
+            0,
+            "redis-8.10",
         ),
     ] {
         assert_eq!(

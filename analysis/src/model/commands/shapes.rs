@@ -189,6 +189,7 @@ const CATEGORIES: &[(u32, &str)] = &[
     (18, "connection"),
     (19, "transaction"),
     (20, "scripting"),
+    (21, "array"),
 ];
 
 impl AclCategories {

@@ -11,6 +11,8 @@
 //! * redis-8.2 (8.2.3): 267 commands, 130 subcommands, 36 globals
 //! * redis-8.4 (8.6.3): 272 commands, 132 subcommands, 36 globals
 //! * redis-8.6 (8.6.3): 275 commands, 137 subcommands, 36 globals
+//! * redis-8.8 (8.6.3): 295 commands, 137 subcommands, 36 globals
+//! * redis-8.10 (8.6.3): 301 commands, 148 subcommands, 36 globals
 //! * valkey-7.2 (7.2.7): 241 commands, 129 subcommands, 36 globals
 //! * valkey-8.0 (8.0.1): 241 commands, 132 subcommands, 37 globals
 //! * valkey-8.1 (8.1.8): 242 commands, 137 subcommands, 38 globals
@@ -45,15 +47,6 @@ const KEYS_0: &[KeySpec] = &[KeySpec {
     },
 }];
 const KEYS_1: &[KeySpec] = &[KeySpec {
-    flags: KeySpecFlags::NONE,
-    begin_search: BeginSearch::Index(1),
-    find_keys: FindKeys::Range {
-        last_key: 0,
-        key_step: 1,
-        limit: 0,
-    },
-}];
-const KEYS_2: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::RO.union(KeySpecFlags::ACCESS),
     begin_search: BeginSearch::Index(1),
     find_keys: FindKeys::Range {
@@ -62,7 +55,34 @@ const KEYS_2: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
+const KEYS_2: &[KeySpec] = &[KeySpec {
+    flags: KeySpecFlags::RW.union(KeySpecFlags::DELETE),
+    begin_search: BeginSearch::Index(1),
+    find_keys: FindKeys::Range {
+        last_key: 0,
+        key_step: 1,
+        limit: 0,
+    },
+}];
 const KEYS_3: &[KeySpec] = &[KeySpec {
+    flags: KeySpecFlags::RW.union(KeySpecFlags::UPDATE),
+    begin_search: BeginSearch::Index(1),
+    find_keys: FindKeys::Range {
+        last_key: 0,
+        key_step: 1,
+        limit: 0,
+    },
+}];
+const KEYS_4: &[KeySpec] = &[KeySpec {
+    flags: KeySpecFlags::NONE,
+    begin_search: BeginSearch::Index(1),
+    find_keys: FindKeys::Range {
+        last_key: 0,
+        key_step: 1,
+        limit: 0,
+    },
+}];
+const KEYS_5: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::RW
         .union(KeySpecFlags::ACCESS)
         .union(KeySpecFlags::UPDATE)
@@ -74,7 +94,7 @@ const KEYS_3: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
-const KEYS_4: &[KeySpec] = &[
+const KEYS_6: &[KeySpec] = &[
     KeySpec {
         flags: KeySpecFlags::OW.union(KeySpecFlags::UPDATE),
         begin_search: BeginSearch::Index(2),
@@ -94,7 +114,7 @@ const KEYS_4: &[KeySpec] = &[
         },
     },
 ];
-const KEYS_5: &[KeySpec] = &[
+const KEYS_7: &[KeySpec] = &[
     KeySpec {
         flags: KeySpecFlags::RW
             .union(KeySpecFlags::ACCESS)
@@ -116,7 +136,7 @@ const KEYS_5: &[KeySpec] = &[
         },
     },
 ];
-const KEYS_6: &[KeySpec] = &[KeySpec {
+const KEYS_8: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::RW
         .union(KeySpecFlags::ACCESS)
         .union(KeySpecFlags::DELETE),
@@ -127,7 +147,7 @@ const KEYS_6: &[KeySpec] = &[KeySpec {
         key_step: 1,
     },
 }];
-const KEYS_7: &[KeySpec] = &[KeySpec {
+const KEYS_9: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::RW
         .union(KeySpecFlags::ACCESS)
         .union(KeySpecFlags::DELETE),
@@ -138,7 +158,7 @@ const KEYS_7: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
-const KEYS_8: &[KeySpec] = &[KeySpec {
+const KEYS_10: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::NOT_KEY,
     begin_search: BeginSearch::Index(1),
     find_keys: FindKeys::Range {
@@ -147,7 +167,7 @@ const KEYS_8: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
-const KEYS_9: &[KeySpec] = &[
+const KEYS_11: &[KeySpec] = &[
     KeySpec {
         flags: KeySpecFlags::NONE,
         begin_search: BeginSearch::Index(1),
@@ -163,7 +183,7 @@ const KEYS_9: &[KeySpec] = &[
         find_keys: FindKeys::Unknown,
     },
 ];
-const KEYS_10: &[KeySpec] = &[
+const KEYS_12: &[KeySpec] = &[
     KeySpec {
         flags: KeySpecFlags::RO.union(KeySpecFlags::ACCESS),
         begin_search: BeginSearch::Index(1),
@@ -183,30 +203,10 @@ const KEYS_10: &[KeySpec] = &[
         },
     },
 ];
-const KEYS_11: &[KeySpec] = &[KeySpec {
+const KEYS_13: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::RW
         .union(KeySpecFlags::ACCESS)
         .union(KeySpecFlags::UPDATE),
-    begin_search: BeginSearch::Index(1),
-    find_keys: FindKeys::Range {
-        last_key: 0,
-        key_step: 1,
-        limit: 0,
-    },
-}];
-const KEYS_12: &[KeySpec] = &[KeySpec {
-    flags: KeySpecFlags::RM.union(KeySpecFlags::DELETE),
-    begin_search: BeginSearch::Index(1),
-    find_keys: FindKeys::Range {
-        last_key: -1,
-        key_step: 1,
-        limit: 0,
-    },
-}];
-const KEYS_13: &[KeySpec] = &[KeySpec {
-    flags: KeySpecFlags::RW
-        .union(KeySpecFlags::DELETE)
-        .union(KeySpecFlags::VARIABLE_FLAGS),
     begin_search: BeginSearch::Index(1),
     find_keys: FindKeys::Range {
         last_key: 0,
@@ -218,12 +218,32 @@ const KEYS_14: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::RM.union(KeySpecFlags::DELETE),
     begin_search: BeginSearch::Index(1),
     find_keys: FindKeys::Range {
-        last_key: 0,
+        last_key: -1,
         key_step: 1,
         limit: 0,
     },
 }];
 const KEYS_15: &[KeySpec] = &[KeySpec {
+    flags: KeySpecFlags::RW
+        .union(KeySpecFlags::DELETE)
+        .union(KeySpecFlags::VARIABLE_FLAGS),
+    begin_search: BeginSearch::Index(1),
+    find_keys: FindKeys::Range {
+        last_key: 0,
+        key_step: 1,
+        limit: 0,
+    },
+}];
+const KEYS_16: &[KeySpec] = &[KeySpec {
+    flags: KeySpecFlags::RM.union(KeySpecFlags::DELETE),
+    begin_search: BeginSearch::Index(1),
+    find_keys: FindKeys::Range {
+        last_key: 0,
+        key_step: 1,
+        limit: 0,
+    },
+}];
+const KEYS_17: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::RW
         .union(KeySpecFlags::ACCESS)
         .union(KeySpecFlags::UPDATE),
@@ -234,7 +254,7 @@ const KEYS_15: &[KeySpec] = &[KeySpec {
         key_step: 1,
     },
 }];
-const KEYS_16: &[KeySpec] = &[KeySpec {
+const KEYS_18: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::RO.union(KeySpecFlags::ACCESS),
     begin_search: BeginSearch::Index(2),
     find_keys: FindKeys::KeyNum {
@@ -243,7 +263,7 @@ const KEYS_16: &[KeySpec] = &[KeySpec {
         key_step: 1,
     },
 }];
-const KEYS_17: &[KeySpec] = &[KeySpec {
+const KEYS_19: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::RO,
     begin_search: BeginSearch::Index(1),
     find_keys: FindKeys::Range {
@@ -252,50 +272,6 @@ const KEYS_17: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
-const KEYS_18: &[KeySpec] = &[KeySpec {
-    flags: KeySpecFlags::RW.union(KeySpecFlags::UPDATE),
-    begin_search: BeginSearch::Index(1),
-    find_keys: FindKeys::Range {
-        last_key: 0,
-        key_step: 1,
-        limit: 0,
-    },
-}];
-const KEYS_19: &[KeySpec] = &[
-    KeySpec {
-        flags: KeySpecFlags::RO.union(KeySpecFlags::ACCESS),
-        begin_search: BeginSearch::Index(1),
-        find_keys: FindKeys::Range {
-            last_key: 0,
-            key_step: 1,
-            limit: 0,
-        },
-    },
-    KeySpec {
-        flags: KeySpecFlags::OW.union(KeySpecFlags::UPDATE),
-        begin_search: BeginSearch::Keyword {
-            keyword: "STORE",
-            start_from: 6,
-        },
-        find_keys: FindKeys::Range {
-            last_key: 0,
-            key_step: 1,
-            limit: 0,
-        },
-    },
-    KeySpec {
-        flags: KeySpecFlags::OW.union(KeySpecFlags::UPDATE),
-        begin_search: BeginSearch::Keyword {
-            keyword: "STOREDIST",
-            start_from: 6,
-        },
-        find_keys: FindKeys::Range {
-            last_key: 0,
-            key_step: 1,
-            limit: 0,
-        },
-    },
-];
 const KEYS_20: &[KeySpec] = &[
     KeySpec {
         flags: KeySpecFlags::RO.union(KeySpecFlags::ACCESS),
@@ -307,9 +283,7 @@ const KEYS_20: &[KeySpec] = &[
         },
     },
     KeySpec {
-        flags: KeySpecFlags::OW
-            .union(KeySpecFlags::UPDATE)
-            .union(KeySpecFlags::INCOMPLETE),
+        flags: KeySpecFlags::OW.union(KeySpecFlags::UPDATE),
         begin_search: BeginSearch::Keyword {
             keyword: "STORE",
             start_from: 6,
@@ -321,9 +295,7 @@ const KEYS_20: &[KeySpec] = &[
         },
     },
     KeySpec {
-        flags: KeySpecFlags::OW
-            .union(KeySpecFlags::UPDATE)
-            .union(KeySpecFlags::INCOMPLETE),
+        flags: KeySpecFlags::OW.union(KeySpecFlags::UPDATE),
         begin_search: BeginSearch::Keyword {
             keyword: "STOREDIST",
             start_from: 6,
@@ -348,7 +320,7 @@ const KEYS_21: &[KeySpec] = &[
     KeySpec {
         flags: KeySpecFlags::OW
             .union(KeySpecFlags::UPDATE)
-            .union(KeySpecFlags::VARIABLE_FLAGS),
+            .union(KeySpecFlags::INCOMPLETE),
         begin_search: BeginSearch::Keyword {
             keyword: "STORE",
             start_from: 6,
@@ -362,7 +334,7 @@ const KEYS_21: &[KeySpec] = &[
     KeySpec {
         flags: KeySpecFlags::OW
             .union(KeySpecFlags::UPDATE)
-            .union(KeySpecFlags::VARIABLE_FLAGS),
+            .union(KeySpecFlags::INCOMPLETE),
         begin_search: BeginSearch::Keyword {
             keyword: "STOREDIST",
             start_from: 6,
@@ -385,10 +357,12 @@ const KEYS_22: &[KeySpec] = &[
         },
     },
     KeySpec {
-        flags: KeySpecFlags::OW.union(KeySpecFlags::UPDATE),
+        flags: KeySpecFlags::OW
+            .union(KeySpecFlags::UPDATE)
+            .union(KeySpecFlags::VARIABLE_FLAGS),
         begin_search: BeginSearch::Keyword {
             keyword: "STORE",
-            start_from: 5,
+            start_from: 6,
         },
         find_keys: FindKeys::Range {
             last_key: 0,
@@ -397,10 +371,12 @@ const KEYS_22: &[KeySpec] = &[
         },
     },
     KeySpec {
-        flags: KeySpecFlags::OW.union(KeySpecFlags::UPDATE),
+        flags: KeySpecFlags::OW
+            .union(KeySpecFlags::UPDATE)
+            .union(KeySpecFlags::VARIABLE_FLAGS),
         begin_search: BeginSearch::Keyword {
             keyword: "STOREDIST",
-            start_from: 5,
+            start_from: 6,
         },
         find_keys: FindKeys::Range {
             last_key: 0,
@@ -420,9 +396,7 @@ const KEYS_23: &[KeySpec] = &[
         },
     },
     KeySpec {
-        flags: KeySpecFlags::OW
-            .union(KeySpecFlags::UPDATE)
-            .union(KeySpecFlags::INCOMPLETE),
+        flags: KeySpecFlags::OW.union(KeySpecFlags::UPDATE),
         begin_search: BeginSearch::Keyword {
             keyword: "STORE",
             start_from: 5,
@@ -434,9 +408,7 @@ const KEYS_23: &[KeySpec] = &[
         },
     },
     KeySpec {
-        flags: KeySpecFlags::OW
-            .union(KeySpecFlags::UPDATE)
-            .union(KeySpecFlags::INCOMPLETE),
+        flags: KeySpecFlags::OW.union(KeySpecFlags::UPDATE),
         begin_search: BeginSearch::Keyword {
             keyword: "STOREDIST",
             start_from: 5,
@@ -461,6 +433,45 @@ const KEYS_24: &[KeySpec] = &[
     KeySpec {
         flags: KeySpecFlags::OW
             .union(KeySpecFlags::UPDATE)
+            .union(KeySpecFlags::INCOMPLETE),
+        begin_search: BeginSearch::Keyword {
+            keyword: "STORE",
+            start_from: 5,
+        },
+        find_keys: FindKeys::Range {
+            last_key: 0,
+            key_step: 1,
+            limit: 0,
+        },
+    },
+    KeySpec {
+        flags: KeySpecFlags::OW
+            .union(KeySpecFlags::UPDATE)
+            .union(KeySpecFlags::INCOMPLETE),
+        begin_search: BeginSearch::Keyword {
+            keyword: "STOREDIST",
+            start_from: 5,
+        },
+        find_keys: FindKeys::Range {
+            last_key: 0,
+            key_step: 1,
+            limit: 0,
+        },
+    },
+];
+const KEYS_25: &[KeySpec] = &[
+    KeySpec {
+        flags: KeySpecFlags::RO.union(KeySpecFlags::ACCESS),
+        begin_search: BeginSearch::Index(1),
+        find_keys: FindKeys::Range {
+            last_key: 0,
+            key_step: 1,
+            limit: 0,
+        },
+    },
+    KeySpec {
+        flags: KeySpecFlags::OW
+            .union(KeySpecFlags::UPDATE)
             .union(KeySpecFlags::VARIABLE_FLAGS),
         begin_search: BeginSearch::Keyword {
             keyword: "STORE",
@@ -487,7 +498,7 @@ const KEYS_24: &[KeySpec] = &[
         },
     },
 ];
-const KEYS_25: &[KeySpec] = &[
+const KEYS_26: &[KeySpec] = &[
     KeySpec {
         flags: KeySpecFlags::OW.union(KeySpecFlags::UPDATE),
         begin_search: BeginSearch::Index(1),
@@ -507,19 +518,10 @@ const KEYS_25: &[KeySpec] = &[
         },
     },
 ];
-const KEYS_26: &[KeySpec] = &[KeySpec {
+const KEYS_27: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::RW
         .union(KeySpecFlags::ACCESS)
         .union(KeySpecFlags::DELETE),
-    begin_search: BeginSearch::Index(1),
-    find_keys: FindKeys::Range {
-        last_key: 0,
-        key_step: 1,
-        limit: 0,
-    },
-}];
-const KEYS_27: &[KeySpec] = &[KeySpec {
-    flags: KeySpecFlags::RW.union(KeySpecFlags::DELETE),
     begin_search: BeginSearch::Index(1),
     find_keys: FindKeys::Range {
         last_key: 0,
@@ -537,7 +539,7 @@ const KEYS_28: &[KeySpec] = &[KeySpec {
     },
 }];
 const KEYS_29: &[KeySpec] = &[KeySpec {
-    flags: KeySpecFlags::NONE,
+    flags: KeySpecFlags::OW.union(KeySpecFlags::UPDATE),
     begin_search: BeginSearch::Index(2),
     find_keys: FindKeys::Range {
         last_key: 0,
@@ -547,9 +549,9 @@ const KEYS_29: &[KeySpec] = &[KeySpec {
 }];
 const KEYS_30: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::NONE,
-    begin_search: BeginSearch::Index(1),
+    begin_search: BeginSearch::Index(2),
     find_keys: FindKeys::Range {
-        last_key: -2,
+        last_key: 0,
         key_step: 1,
         limit: 0,
     },
@@ -558,12 +560,21 @@ const KEYS_31: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::NONE,
     begin_search: BeginSearch::Index(1),
     find_keys: FindKeys::Range {
+        last_key: -2,
+        key_step: 1,
+        limit: 0,
+    },
+}];
+const KEYS_32: &[KeySpec] = &[KeySpec {
+    flags: KeySpecFlags::NONE,
+    begin_search: BeginSearch::Index(1),
+    find_keys: FindKeys::Range {
         last_key: -1,
         key_step: 3,
         limit: 0,
     },
 }];
-const KEYS_32: &[KeySpec] = &[KeySpec {
+const KEYS_33: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::RO.union(KeySpecFlags::ACCESS),
     begin_search: BeginSearch::Index(1),
     find_keys: FindKeys::Range {
@@ -572,7 +583,7 @@ const KEYS_32: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
-const KEYS_33: &[KeySpec] = &[KeySpec {
+const KEYS_34: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::RW
         .union(KeySpecFlags::ACCESS)
         .union(KeySpecFlags::DELETE),
@@ -583,7 +594,7 @@ const KEYS_33: &[KeySpec] = &[KeySpec {
         key_step: 1,
     },
 }];
-const KEYS_34: &[KeySpec] = &[KeySpec {
+const KEYS_35: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::RO,
     begin_search: BeginSearch::Index(2),
     find_keys: FindKeys::Range {
@@ -592,7 +603,7 @@ const KEYS_34: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
-const KEYS_35: &[KeySpec] = &[KeySpec {
+const KEYS_36: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::RO.union(KeySpecFlags::ACCESS),
     begin_search: BeginSearch::Index(1),
     find_keys: FindKeys::Range {
@@ -601,7 +612,7 @@ const KEYS_35: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
-const KEYS_36: &[KeySpec] = &[
+const KEYS_37: &[KeySpec] = &[
     KeySpec {
         flags: KeySpecFlags::RW
             .union(KeySpecFlags::ACCESS)
@@ -629,7 +640,7 @@ const KEYS_36: &[KeySpec] = &[
         },
     },
 ];
-const KEYS_37: &[KeySpec] = &[KeySpec {
+const KEYS_38: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::OW.union(KeySpecFlags::UPDATE),
     begin_search: BeginSearch::Index(1),
     find_keys: FindKeys::Range {
@@ -638,7 +649,7 @@ const KEYS_37: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
-const KEYS_38: &[KeySpec] = &[KeySpec {
+const KEYS_39: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::OW.union(KeySpecFlags::UPDATE),
     begin_search: BeginSearch::Index(1),
     find_keys: FindKeys::KeyNum {
@@ -647,7 +658,7 @@ const KEYS_38: &[KeySpec] = &[KeySpec {
         key_step: 2,
     },
 }];
-const KEYS_39: &[KeySpec] = &[KeySpec {
+const KEYS_40: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::OW.union(KeySpecFlags::INSERT),
     begin_search: BeginSearch::Index(1),
     find_keys: FindKeys::Range {
@@ -656,7 +667,7 @@ const KEYS_39: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
-const KEYS_40: &[KeySpec] = &[KeySpec {
+const KEYS_41: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::RW.union(KeySpecFlags::ACCESS),
     begin_search: BeginSearch::Index(1),
     find_keys: FindKeys::Range {
@@ -665,7 +676,7 @@ const KEYS_40: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
-const KEYS_41: &[KeySpec] = &[KeySpec {
+const KEYS_42: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::RW.union(KeySpecFlags::ACCESS),
     begin_search: BeginSearch::Index(2),
     find_keys: FindKeys::Range {
@@ -674,7 +685,7 @@ const KEYS_41: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
-const KEYS_42: &[KeySpec] = &[
+const KEYS_43: &[KeySpec] = &[
     KeySpec {
         flags: KeySpecFlags::RW
             .union(KeySpecFlags::ACCESS)
@@ -696,7 +707,7 @@ const KEYS_42: &[KeySpec] = &[
         },
     },
 ];
-const KEYS_43: &[KeySpec] = &[KeySpec {
+const KEYS_44: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::OW.union(KeySpecFlags::UPDATE),
     begin_search: BeginSearch::Index(1),
     find_keys: FindKeys::Range {
@@ -705,7 +716,7 @@ const KEYS_43: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
-const KEYS_44: &[KeySpec] = &[
+const KEYS_45: &[KeySpec] = &[
     KeySpec {
         flags: KeySpecFlags::RW
             .union(KeySpecFlags::ACCESS)
@@ -727,7 +738,7 @@ const KEYS_44: &[KeySpec] = &[
         },
     },
 ];
-const KEYS_45: &[KeySpec] = &[
+const KEYS_46: &[KeySpec] = &[
     KeySpec {
         flags: KeySpecFlags::RW
             .union(KeySpecFlags::ACCESS)
@@ -749,7 +760,16 @@ const KEYS_45: &[KeySpec] = &[
         },
     },
 ];
-const KEYS_46: &[KeySpec] = &[
+const KEYS_47: &[KeySpec] = &[KeySpec {
+    flags: KeySpecFlags::RO.union(KeySpecFlags::ACCESS),
+    begin_search: BeginSearch::Index(1),
+    find_keys: FindKeys::KeyNum {
+        key_num_index: 0,
+        first_key: 1,
+        key_step: 1,
+    },
+}];
+const KEYS_48: &[KeySpec] = &[
     KeySpec {
         flags: KeySpecFlags::OW.union(KeySpecFlags::UPDATE),
         begin_search: BeginSearch::Index(1),
@@ -769,7 +789,7 @@ const KEYS_46: &[KeySpec] = &[
         },
     },
 ];
-const KEYS_47: &[KeySpec] = &[KeySpec {
+const KEYS_49: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::OW.union(KeySpecFlags::INSERT),
     begin_search: BeginSearch::Index(1),
     find_keys: FindKeys::Range {
@@ -778,16 +798,7 @@ const KEYS_47: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
-const KEYS_48: &[KeySpec] = &[KeySpec {
-    flags: KeySpecFlags::RO.union(KeySpecFlags::ACCESS),
-    begin_search: BeginSearch::Index(1),
-    find_keys: FindKeys::KeyNum {
-        key_num_index: 0,
-        first_key: 1,
-        key_step: 1,
-    },
-}];
-const KEYS_49: &[KeySpec] = &[
+const KEYS_50: &[KeySpec] = &[
     KeySpec {
         flags: KeySpecFlags::RW.union(KeySpecFlags::UPDATE),
         begin_search: BeginSearch::Index(1),
@@ -807,7 +818,7 @@ const KEYS_49: &[KeySpec] = &[
         },
     },
 ];
-const KEYS_50: &[KeySpec] = &[
+const KEYS_51: &[KeySpec] = &[
     KeySpec {
         flags: KeySpecFlags::RO.union(KeySpecFlags::ACCESS),
         begin_search: BeginSearch::Index(1),
@@ -828,7 +839,7 @@ const KEYS_50: &[KeySpec] = &[
         find_keys: FindKeys::Unknown,
     },
 ];
-const KEYS_51: &[KeySpec] = &[
+const KEYS_52: &[KeySpec] = &[
     KeySpec {
         flags: KeySpecFlags::RO.union(KeySpecFlags::ACCESS),
         begin_search: BeginSearch::Index(1),
@@ -844,7 +855,7 @@ const KEYS_51: &[KeySpec] = &[
         find_keys: FindKeys::Unknown,
     },
 ];
-const KEYS_52: &[KeySpec] = &[KeySpec {
+const KEYS_53: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::NOT_KEY,
     begin_search: BeginSearch::Index(1),
     find_keys: FindKeys::Range {
@@ -853,7 +864,7 @@ const KEYS_52: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
-const KEYS_53: &[KeySpec] = &[
+const KEYS_54: &[KeySpec] = &[
     KeySpec {
         flags: KeySpecFlags::NONE,
         begin_search: BeginSearch::Index(1),
@@ -873,7 +884,7 @@ const KEYS_53: &[KeySpec] = &[
         },
     },
 ];
-const KEYS_54: &[KeySpec] = &[KeySpec {
+const KEYS_55: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::RW
         .union(KeySpecFlags::UPDATE)
         .union(KeySpecFlags::DELETE),
@@ -884,7 +895,7 @@ const KEYS_54: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
-const KEYS_55: &[KeySpec] = &[KeySpec {
+const KEYS_56: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::RW.union(KeySpecFlags::INSERT),
     begin_search: BeginSearch::Index(2),
     find_keys: FindKeys::Range {
@@ -893,7 +904,7 @@ const KEYS_55: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
-const KEYS_56: &[KeySpec] = &[KeySpec {
+const KEYS_57: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::RW.union(KeySpecFlags::DELETE),
     begin_search: BeginSearch::Index(2),
     find_keys: FindKeys::Range {
@@ -902,17 +913,8 @@ const KEYS_56: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
-const KEYS_57: &[KeySpec] = &[KeySpec {
-    flags: KeySpecFlags::RW.union(KeySpecFlags::UPDATE),
-    begin_search: BeginSearch::Index(2),
-    find_keys: FindKeys::Range {
-        last_key: 0,
-        key_step: 1,
-        limit: 0,
-    },
-}];
 const KEYS_58: &[KeySpec] = &[KeySpec {
-    flags: KeySpecFlags::RO.union(KeySpecFlags::ACCESS),
+    flags: KeySpecFlags::RW.union(KeySpecFlags::UPDATE),
     begin_search: BeginSearch::Index(2),
     find_keys: FindKeys::Range {
         last_key: 0,
@@ -922,20 +924,15 @@ const KEYS_58: &[KeySpec] = &[KeySpec {
 }];
 const KEYS_59: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::RO.union(KeySpecFlags::ACCESS),
-    begin_search: BeginSearch::Keyword {
-        keyword: "STREAMS",
-        start_from: 1,
-    },
+    begin_search: BeginSearch::Index(2),
     find_keys: FindKeys::Range {
-        last_key: -1,
+        last_key: 0,
         key_step: 1,
-        limit: 2,
+        limit: 0,
     },
 }];
 const KEYS_60: &[KeySpec] = &[KeySpec {
-    flags: KeySpecFlags::RO
-        .union(KeySpecFlags::ACCESS)
-        .union(KeySpecFlags::INCOMPLETE),
+    flags: KeySpecFlags::RO.union(KeySpecFlags::ACCESS),
     begin_search: BeginSearch::Keyword {
         keyword: "STREAMS",
         start_from: 1,
@@ -947,6 +944,20 @@ const KEYS_60: &[KeySpec] = &[KeySpec {
     },
 }];
 const KEYS_61: &[KeySpec] = &[KeySpec {
+    flags: KeySpecFlags::RO
+        .union(KeySpecFlags::ACCESS)
+        .union(KeySpecFlags::INCOMPLETE),
+    begin_search: BeginSearch::Keyword {
+        keyword: "STREAMS",
+        start_from: 1,
+    },
+    find_keys: FindKeys::Range {
+        last_key: -1,
+        key_step: 1,
+        limit: 2,
+    },
+}];
+const KEYS_62: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::RO.union(KeySpecFlags::ACCESS),
     begin_search: BeginSearch::Keyword {
         keyword: "STREAMS",
@@ -958,7 +969,7 @@ const KEYS_61: &[KeySpec] = &[KeySpec {
         limit: 2,
     },
 }];
-const KEYS_62: &[KeySpec] = &[KeySpec {
+const KEYS_63: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::RO
         .union(KeySpecFlags::ACCESS)
         .union(KeySpecFlags::INCOMPLETE),
@@ -972,7 +983,7 @@ const KEYS_62: &[KeySpec] = &[KeySpec {
         limit: 2,
     },
 }];
-const KEYS_63: &[KeySpec] = &[
+const KEYS_64: &[KeySpec] = &[
     KeySpec {
         flags: KeySpecFlags::OW.union(KeySpecFlags::UPDATE),
         begin_search: BeginSearch::Index(1),
@@ -1287,6 +1298,318 @@ pub static COMMANDS: &[CommandEntry] = &[
         subcommands: &[],
     },
     CommandEntry {
+        name: "arcount",
+        module: None,
+        since: Since {
+            redis: Some("8.8.0"),
+            valkey: None,
+            module: None,
+        },
+        deprecation: None,
+        forms: &[Form {
+            releases: ReleaseSet::from_bits(0b110000000),
+            arity: 2,
+            flags: CommandFlags::READONLY.union(CommandFlags::FAST),
+            key_specs: KEYS_1,
+        }],
+        subcommands: &[],
+    },
+    CommandEntry {
+        name: "ardel",
+        module: None,
+        since: Since {
+            redis: Some("8.8.0"),
+            valkey: None,
+            module: None,
+        },
+        deprecation: None,
+        forms: &[Form {
+            releases: ReleaseSet::from_bits(0b110000000),
+            arity: -3,
+            flags: CommandFlags::WRITE.union(CommandFlags::FAST),
+            key_specs: KEYS_2,
+        }],
+        subcommands: &[],
+    },
+    CommandEntry {
+        name: "ardelrange",
+        module: None,
+        since: Since {
+            redis: Some("8.8.0"),
+            valkey: None,
+            module: None,
+        },
+        deprecation: None,
+        forms: &[Form {
+            releases: ReleaseSet::from_bits(0b110000000),
+            arity: -4,
+            flags: CommandFlags::WRITE,
+            key_specs: KEYS_2,
+        }],
+        subcommands: &[],
+    },
+    CommandEntry {
+        name: "arget",
+        module: None,
+        since: Since {
+            redis: Some("8.8.0"),
+            valkey: None,
+            module: None,
+        },
+        deprecation: None,
+        forms: &[Form {
+            releases: ReleaseSet::from_bits(0b110000000),
+            arity: 3,
+            flags: CommandFlags::READONLY.union(CommandFlags::FAST),
+            key_specs: KEYS_1,
+        }],
+        subcommands: &[],
+    },
+    CommandEntry {
+        name: "argetrange",
+        module: None,
+        since: Since {
+            redis: Some("8.8.0"),
+            valkey: None,
+            module: None,
+        },
+        deprecation: None,
+        forms: &[Form {
+            releases: ReleaseSet::from_bits(0b110000000),
+            arity: 4,
+            flags: CommandFlags::READONLY,
+            key_specs: KEYS_1,
+        }],
+        subcommands: &[],
+    },
+    CommandEntry {
+        name: "argrep",
+        module: None,
+        since: Since {
+            redis: Some("8.8.0"),
+            valkey: None,
+            module: None,
+        },
+        deprecation: None,
+        forms: &[Form {
+            releases: ReleaseSet::from_bits(0b110000000),
+            arity: -6,
+            flags: CommandFlags::READONLY,
+            key_specs: KEYS_1,
+        }],
+        subcommands: &[],
+    },
+    CommandEntry {
+        name: "arinfo",
+        module: None,
+        since: Since {
+            redis: Some("8.8.0"),
+            valkey: None,
+            module: None,
+        },
+        deprecation: None,
+        forms: &[Form {
+            releases: ReleaseSet::from_bits(0b110000000),
+            arity: -2,
+            flags: CommandFlags::READONLY,
+            key_specs: KEYS_1,
+        }],
+        subcommands: &[],
+    },
+    CommandEntry {
+        name: "arinsert",
+        module: None,
+        since: Since {
+            redis: Some("8.8.0"),
+            valkey: None,
+            module: None,
+        },
+        deprecation: None,
+        forms: &[Form {
+            releases: ReleaseSet::from_bits(0b110000000),
+            arity: -3,
+            flags: CommandFlags::WRITE
+                .union(CommandFlags::DENYOOM)
+                .union(CommandFlags::FAST),
+            key_specs: KEYS_3,
+        }],
+        subcommands: &[],
+    },
+    CommandEntry {
+        name: "arlastitems",
+        module: None,
+        since: Since {
+            redis: Some("8.8.0"),
+            valkey: None,
+            module: None,
+        },
+        deprecation: None,
+        forms: &[Form {
+            releases: ReleaseSet::from_bits(0b110000000),
+            arity: -3,
+            flags: CommandFlags::READONLY,
+            key_specs: KEYS_1,
+        }],
+        subcommands: &[],
+    },
+    CommandEntry {
+        name: "arlen",
+        module: None,
+        since: Since {
+            redis: Some("8.8.0"),
+            valkey: None,
+            module: None,
+        },
+        deprecation: None,
+        forms: &[Form {
+            releases: ReleaseSet::from_bits(0b110000000),
+            arity: 2,
+            flags: CommandFlags::READONLY.union(CommandFlags::FAST),
+            key_specs: KEYS_1,
+        }],
+        subcommands: &[],
+    },
+    CommandEntry {
+        name: "armget",
+        module: None,
+        since: Since {
+            redis: Some("8.8.0"),
+            valkey: None,
+            module: None,
+        },
+        deprecation: None,
+        forms: &[Form {
+            releases: ReleaseSet::from_bits(0b110000000),
+            arity: -3,
+            flags: CommandFlags::READONLY.union(CommandFlags::FAST),
+            key_specs: KEYS_1,
+        }],
+        subcommands: &[],
+    },
+    CommandEntry {
+        name: "armset",
+        module: None,
+        since: Since {
+            redis: Some("8.8.0"),
+            valkey: None,
+            module: None,
+        },
+        deprecation: None,
+        forms: &[Form {
+            releases: ReleaseSet::from_bits(0b110000000),
+            arity: -4,
+            flags: CommandFlags::WRITE
+                .union(CommandFlags::DENYOOM)
+                .union(CommandFlags::FAST),
+            key_specs: KEYS_3,
+        }],
+        subcommands: &[],
+    },
+    CommandEntry {
+        name: "arnext",
+        module: None,
+        since: Since {
+            redis: Some("8.8.0"),
+            valkey: None,
+            module: None,
+        },
+        deprecation: None,
+        forms: &[Form {
+            releases: ReleaseSet::from_bits(0b110000000),
+            arity: 2,
+            flags: CommandFlags::READONLY.union(CommandFlags::FAST),
+            key_specs: KEYS_1,
+        }],
+        subcommands: &[],
+    },
+    CommandEntry {
+        name: "arop",
+        module: None,
+        since: Since {
+            redis: Some("8.8.0"),
+            valkey: None,
+            module: None,
+        },
+        deprecation: None,
+        forms: &[Form {
+            releases: ReleaseSet::from_bits(0b110000000),
+            arity: -5,
+            flags: CommandFlags::READONLY,
+            key_specs: KEYS_1,
+        }],
+        subcommands: &[],
+    },
+    CommandEntry {
+        name: "arring",
+        module: None,
+        since: Since {
+            redis: Some("8.8.0"),
+            valkey: None,
+            module: None,
+        },
+        deprecation: None,
+        forms: &[Form {
+            releases: ReleaseSet::from_bits(0b110000000),
+            arity: -4,
+            flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
+            key_specs: KEYS_3,
+        }],
+        subcommands: &[],
+    },
+    CommandEntry {
+        name: "arscan",
+        module: None,
+        since: Since {
+            redis: Some("8.8.0"),
+            valkey: None,
+            module: None,
+        },
+        deprecation: None,
+        forms: &[Form {
+            releases: ReleaseSet::from_bits(0b110000000),
+            arity: -4,
+            flags: CommandFlags::READONLY,
+            key_specs: KEYS_1,
+        }],
+        subcommands: &[],
+    },
+    CommandEntry {
+        name: "arseek",
+        module: None,
+        since: Since {
+            redis: Some("8.8.0"),
+            valkey: None,
+            module: None,
+        },
+        deprecation: None,
+        forms: &[Form {
+            releases: ReleaseSet::from_bits(0b110000000),
+            arity: 3,
+            flags: CommandFlags::WRITE.union(CommandFlags::FAST),
+            key_specs: KEYS_3,
+        }],
+        subcommands: &[],
+    },
+    CommandEntry {
+        name: "arset",
+        module: None,
+        since: Since {
+            redis: Some("8.8.0"),
+            valkey: None,
+            module: None,
+        },
+        deprecation: None,
+        forms: &[Form {
+            releases: ReleaseSet::from_bits(0b110000000),
+            arity: -4,
+            flags: CommandFlags::WRITE
+                .union(CommandFlags::DENYOOM)
+                .union(CommandFlags::FAST),
+            key_specs: KEYS_3,
+        }],
+        subcommands: &[],
+    },
+    CommandEntry {
         name: "asking",
         module: None,
         since: Since {
@@ -1326,6 +1649,143 @@ pub static COMMANDS: &[CommandEntry] = &[
         subcommands: &[],
     },
     CommandEntry {
+        name: "backup",
+        module: None,
+        since: Since {
+            redis: Some("8.10.0"),
+            valkey: None,
+            module: None,
+        },
+        deprecation: None,
+        forms: &[Form {
+            releases: ReleaseSet::from_bits(0b100000000),
+            arity: 2,
+            flags: CommandFlags::NONE,
+            key_specs: &[],
+        }],
+        subcommands: &[
+            CommandEntry {
+                name: "backup|abort",
+                module: None,
+                since: Since {
+                    redis: Some("8.10.0"),
+                    valkey: None,
+                    module: None,
+                },
+                deprecation: None,
+                forms: &[Form {
+                    releases: ReleaseSet::from_bits(0b100000000),
+                    arity: 2,
+                    flags: CommandFlags::ADMIN.union(CommandFlags::NOSCRIPT),
+                    key_specs: &[],
+                }],
+                subcommands: &[],
+            },
+            CommandEntry {
+                name: "backup|cleanup",
+                module: None,
+                since: Since {
+                    redis: Some("8.10.0"),
+                    valkey: None,
+                    module: None,
+                },
+                deprecation: None,
+                forms: &[Form {
+                    releases: ReleaseSet::from_bits(0b100000000),
+                    arity: 2,
+                    flags: CommandFlags::ADMIN.union(CommandFlags::NOSCRIPT),
+                    key_specs: &[],
+                }],
+                subcommands: &[],
+            },
+            CommandEntry {
+                name: "backup|help",
+                module: None,
+                since: Since {
+                    redis: Some("8.10.0"),
+                    valkey: None,
+                    module: None,
+                },
+                deprecation: None,
+                forms: &[Form {
+                    releases: ReleaseSet::from_bits(0b100000000),
+                    arity: 2,
+                    flags: CommandFlags::LOADING.union(CommandFlags::STALE),
+                    key_specs: &[],
+                }],
+                subcommands: &[],
+            },
+            CommandEntry {
+                name: "backup|list",
+                module: None,
+                since: Since {
+                    redis: Some("8.10.0"),
+                    valkey: None,
+                    module: None,
+                },
+                deprecation: None,
+                forms: &[Form {
+                    releases: ReleaseSet::from_bits(0b100000000),
+                    arity: 2,
+                    flags: CommandFlags::ADMIN.union(CommandFlags::STALE),
+                    key_specs: &[],
+                }],
+                subcommands: &[],
+            },
+            CommandEntry {
+                name: "backup|seal",
+                module: None,
+                since: Since {
+                    redis: Some("8.10.0"),
+                    valkey: None,
+                    module: None,
+                },
+                deprecation: None,
+                forms: &[Form {
+                    releases: ReleaseSet::from_bits(0b100000000),
+                    arity: 2,
+                    flags: CommandFlags::ADMIN.union(CommandFlags::NOSCRIPT),
+                    key_specs: &[],
+                }],
+                subcommands: &[],
+            },
+            CommandEntry {
+                name: "backup|start",
+                module: None,
+                since: Since {
+                    redis: Some("8.10.0"),
+                    valkey: None,
+                    module: None,
+                },
+                deprecation: None,
+                forms: &[Form {
+                    releases: ReleaseSet::from_bits(0b100000000),
+                    arity: 2,
+                    flags: CommandFlags::ADMIN.union(CommandFlags::NOSCRIPT),
+                    key_specs: &[],
+                }],
+                subcommands: &[],
+            },
+            CommandEntry {
+                name: "backup|status",
+                module: None,
+                since: Since {
+                    redis: Some("8.10.0"),
+                    valkey: None,
+                    module: None,
+                },
+                deprecation: None,
+                forms: &[Form {
+                    releases: ReleaseSet::from_bits(0b100000000),
+                    arity: 2,
+                    flags: CommandFlags::ADMIN.union(CommandFlags::STALE),
+                    key_specs: &[],
+                }],
+                subcommands: &[],
+            },
+        ],
+    },
+    CommandEntry {
         name: "bf.add",
         module: Some(Module::Bloom),
         since: Since {
@@ -1340,7 +1800,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::MODULE),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -1359,7 +1819,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::READONLY
                 .union(CommandFlags::MODULE)
                 .union(CommandFlags::FAST),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -1378,7 +1838,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::READONLY
                 .union(CommandFlags::MODULE)
                 .union(CommandFlags::FAST),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -1397,7 +1857,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::READONLY
                 .union(CommandFlags::MODULE)
                 .union(CommandFlags::FAST),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -1416,7 +1876,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::MODULE),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -1435,7 +1895,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::MODULE),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -1454,7 +1914,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::MODULE),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -1473,7 +1933,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::READONLY
                 .union(CommandFlags::MODULE)
                 .union(CommandFlags::FAST),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -1492,7 +1952,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::MODULE),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -1511,7 +1971,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::READONLY
                 .union(CommandFlags::MODULE)
                 .union(CommandFlags::FAST),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -1566,7 +2026,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -2,
             flags: CommandFlags::READONLY,
-            key_specs: KEYS_2,
+            key_specs: KEYS_1,
         }],
         subcommands: &[],
     },
@@ -1583,7 +2043,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -2,
             flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
-            key_specs: KEYS_3,
+            key_specs: KEYS_5,
         }],
         subcommands: &[],
     },
@@ -1600,7 +2060,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -2,
             flags: CommandFlags::READONLY.union(CommandFlags::FAST),
-            key_specs: KEYS_2,
+            key_specs: KEYS_1,
         }],
         subcommands: &[],
     },
@@ -1617,7 +2077,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -4,
             flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
-            key_specs: KEYS_4,
+            key_specs: KEYS_6,
         }],
         subcommands: &[],
     },
@@ -1634,7 +2094,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::READONLY,
-            key_specs: KEYS_2,
+            key_specs: KEYS_1,
         }],
         subcommands: &[],
     },
@@ -1655,17 +2115,36 @@ pub static COMMANDS: &[CommandEntry] = &[
                     .union(CommandFlags::DENYOOM)
                     .union(CommandFlags::NOSCRIPT)
                     .union(CommandFlags::BLOCKING),
-                key_specs: KEYS_5,
+                key_specs: KEYS_7,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b111111111110),
+                releases: ReleaseSet::from_bits(0b11111111111110),
                 arity: 6,
                 flags: CommandFlags::WRITE
                     .union(CommandFlags::DENYOOM)
                     .union(CommandFlags::BLOCKING),
-                key_specs: KEYS_5,
+                key_specs: KEYS_7,
             },
         ],
+        subcommands: &[],
+    },
+    CommandEntry {
+        name: "blmovem",
+        module: None,
+        since: Since {
+            redis: Some("8.10.0"),
+            valkey: None,
+            module: None,
+        },
+        deprecation: None,
+        forms: &[Form {
+            releases: ReleaseSet::from_bits(0b100000000),
+            arity: -6,
+            flags: CommandFlags::WRITE
+                .union(CommandFlags::DENYOOM)
+                .union(CommandFlags::BLOCKING),
+            key_specs: KEYS_7,
+        }],
         subcommands: &[],
     },
     CommandEntry {
@@ -1683,7 +2162,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::BLOCKING)
                 .union(CommandFlags::MOVABLEKEYS),
-            key_specs: KEYS_6,
+            key_specs: KEYS_8,
         }],
         subcommands: &[],
     },
@@ -1703,13 +2182,13 @@ pub static COMMANDS: &[CommandEntry] = &[
                 flags: CommandFlags::WRITE
                     .union(CommandFlags::NOSCRIPT)
                     .union(CommandFlags::BLOCKING),
-                key_specs: KEYS_7,
+                key_specs: KEYS_9,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b111111111110),
+                releases: ReleaseSet::from_bits(0b11111111111110),
                 arity: -3,
                 flags: CommandFlags::WRITE.union(CommandFlags::BLOCKING),
-                key_specs: KEYS_7,
+                key_specs: KEYS_9,
             },
         ],
         subcommands: &[],
@@ -1730,13 +2209,13 @@ pub static COMMANDS: &[CommandEntry] = &[
                 flags: CommandFlags::WRITE
                     .union(CommandFlags::NOSCRIPT)
                     .union(CommandFlags::BLOCKING),
-                key_specs: KEYS_7,
+                key_specs: KEYS_9,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b111111111110),
+                releases: ReleaseSet::from_bits(0b11111111111110),
                 arity: -3,
                 flags: CommandFlags::WRITE.union(CommandFlags::BLOCKING),
-                key_specs: KEYS_7,
+                key_specs: KEYS_9,
             },
         ],
         subcommands: &[],
@@ -1761,15 +2240,15 @@ pub static COMMANDS: &[CommandEntry] = &[
                     .union(CommandFlags::DENYOOM)
                     .union(CommandFlags::NOSCRIPT)
                     .union(CommandFlags::BLOCKING),
-                key_specs: KEYS_5,
+                key_specs: KEYS_7,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b111111111110),
+                releases: ReleaseSet::from_bits(0b11111111111110),
                 arity: 4,
                 flags: CommandFlags::WRITE
                     .union(CommandFlags::DENYOOM)
                     .union(CommandFlags::BLOCKING),
-                key_specs: KEYS_5,
+                key_specs: KEYS_7,
             },
         ],
         subcommands: &[],
@@ -1789,7 +2268,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::BLOCKING)
                 .union(CommandFlags::MOVABLEKEYS),
-            key_specs: KEYS_6,
+            key_specs: KEYS_8,
         }],
         subcommands: &[],
     },
@@ -1810,15 +2289,15 @@ pub static COMMANDS: &[CommandEntry] = &[
                     .union(CommandFlags::NOSCRIPT)
                     .union(CommandFlags::BLOCKING)
                     .union(CommandFlags::FAST),
-                key_specs: KEYS_7,
+                key_specs: KEYS_9,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b111111111110),
+                releases: ReleaseSet::from_bits(0b11111111111110),
                 arity: -3,
                 flags: CommandFlags::WRITE
                     .union(CommandFlags::BLOCKING)
                     .union(CommandFlags::FAST),
-                key_specs: KEYS_7,
+                key_specs: KEYS_9,
             },
         ],
         subcommands: &[],
@@ -1840,15 +2319,15 @@ pub static COMMANDS: &[CommandEntry] = &[
                     .union(CommandFlags::NOSCRIPT)
                     .union(CommandFlags::BLOCKING)
                     .union(CommandFlags::FAST),
-                key_specs: KEYS_7,
+                key_specs: KEYS_9,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b111111111110),
+                releases: ReleaseSet::from_bits(0b11111111111110),
                 arity: -3,
                 flags: CommandFlags::WRITE
                     .union(CommandFlags::BLOCKING)
                     .union(CommandFlags::FAST),
-                key_specs: KEYS_7,
+                key_specs: KEYS_9,
             },
         ],
         subcommands: &[],
@@ -1868,7 +2347,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::MODULE),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -1887,7 +2366,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::MODULE),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -1906,7 +2385,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::READONLY
                 .union(CommandFlags::MODULE)
                 .union(CommandFlags::FAST),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -1925,7 +2404,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::MODULE)
                 .union(CommandFlags::FAST),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -1944,7 +2423,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::READONLY
                 .union(CommandFlags::MODULE)
                 .union(CommandFlags::FAST),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -1963,7 +2442,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::READONLY
                 .union(CommandFlags::MODULE)
                 .union(CommandFlags::FAST),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -1982,7 +2461,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::MODULE),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -2001,7 +2480,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::MODULE),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -2020,7 +2499,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::MODULE),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -2039,7 +2518,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::READONLY
                 .union(CommandFlags::MODULE)
                 .union(CommandFlags::FAST),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -2058,7 +2537,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::MODULE),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -2077,7 +2556,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::READONLY
                 .union(CommandFlags::MODULE)
                 .union(CommandFlags::FAST),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -2108,7 +2587,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 deprecation: None,
                 forms: &[
                     Form {
-                        releases: ReleaseSet::from_bits(0b1111111111),
+                        releases: ReleaseSet::from_bits(0b111111111111),
                         arity: 3,
                         flags: CommandFlags::NOSCRIPT
                             .union(CommandFlags::LOADING)
@@ -2116,7 +2595,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b110000000000),
+                        releases: ReleaseSet::from_bits(0b11000000000000),
                         arity: 3,
                         flags: CommandFlags::NOSCRIPT
                             .union(CommandFlags::LOADING)
@@ -2138,7 +2617,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 deprecation: None,
                 forms: &[
                     Form {
-                        releases: ReleaseSet::from_bits(0b1100000000),
+                        releases: ReleaseSet::from_bits(0b110000000000),
                         arity: -3,
                         flags: CommandFlags::NOSCRIPT
                             .union(CommandFlags::LOADING)
@@ -2146,7 +2625,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b110000000000),
+                        releases: ReleaseSet::from_bits(0b11000000000000),
                         arity: -3,
                         flags: CommandFlags::NOSCRIPT
                             .union(CommandFlags::LOADING)
@@ -2168,7 +2647,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 deprecation: None,
                 forms: &[
                     Form {
-                        releases: ReleaseSet::from_bits(0b1111111111),
+                        releases: ReleaseSet::from_bits(0b111111111111),
                         arity: 2,
                         flags: CommandFlags::NOSCRIPT
                             .union(CommandFlags::LOADING)
@@ -2176,7 +2655,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b110000000000),
+                        releases: ReleaseSet::from_bits(0b11000000000000),
                         arity: 2,
                         flags: CommandFlags::NOSCRIPT
                             .union(CommandFlags::LOADING)
@@ -2198,7 +2677,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 deprecation: None,
                 forms: &[
                     Form {
-                        releases: ReleaseSet::from_bits(0b1111111111),
+                        releases: ReleaseSet::from_bits(0b111111111111),
                         arity: 2,
                         flags: CommandFlags::NOSCRIPT
                             .union(CommandFlags::LOADING)
@@ -2206,7 +2685,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b110000000000),
+                        releases: ReleaseSet::from_bits(0b11000000000000),
                         arity: 2,
                         flags: CommandFlags::NOSCRIPT
                             .union(CommandFlags::LOADING)
@@ -2245,7 +2724,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 deprecation: None,
                 forms: &[
                     Form {
-                        releases: ReleaseSet::from_bits(0b1111111111),
+                        releases: ReleaseSet::from_bits(0b111111111111),
                         arity: 2,
                         flags: CommandFlags::NOSCRIPT
                             .union(CommandFlags::LOADING)
@@ -2253,7 +2732,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b110000000000),
+                        releases: ReleaseSet::from_bits(0b11000000000000),
                         arity: 2,
                         flags: CommandFlags::NOSCRIPT
                             .union(CommandFlags::LOADING)
@@ -2274,7 +2753,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::from_bits(0b111000000000),
+                    releases: ReleaseSet::from_bits(0b11100000000000),
                     arity: 3,
                     flags: CommandFlags::NOSCRIPT
                         .union(CommandFlags::LOADING)
@@ -2353,7 +2832,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 deprecation: None,
                 forms: &[
                     Form {
-                        releases: ReleaseSet::from_bits(0b1111111111),
+                        releases: ReleaseSet::from_bits(0b111111111111),
                         arity: 3,
                         flags: CommandFlags::ADMIN
                             .union(CommandFlags::NOSCRIPT)
@@ -2362,7 +2841,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b110000000000),
+                        releases: ReleaseSet::from_bits(0b11000000000000),
                         arity: 3,
                         flags: CommandFlags::ADMIN
                             .union(CommandFlags::NOSCRIPT)
@@ -2385,7 +2864,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 deprecation: None,
                 forms: &[
                     Form {
-                        releases: ReleaseSet::from_bits(0b1111111110),
+                        releases: ReleaseSet::from_bits(0b111111111110),
                         arity: 3,
                         flags: CommandFlags::NOSCRIPT
                             .union(CommandFlags::LOADING)
@@ -2393,7 +2872,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b110000000000),
+                        releases: ReleaseSet::from_bits(0b11000000000000),
                         arity: 3,
                         flags: CommandFlags::NOSCRIPT
                             .union(CommandFlags::LOADING)
@@ -2435,7 +2914,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 deprecation: None,
                 forms: &[
                     Form {
-                        releases: ReleaseSet::from_bits(0b1111111111),
+                        releases: ReleaseSet::from_bits(0b111111111111),
                         arity: 3,
                         flags: CommandFlags::NOSCRIPT
                             .union(CommandFlags::LOADING)
@@ -2443,7 +2922,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b110000000000),
+                        releases: ReleaseSet::from_bits(0b11000000000000),
                         arity: 3,
                         flags: CommandFlags::NOSCRIPT
                             .union(CommandFlags::LOADING)
@@ -2466,7 +2945,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 deprecation: None,
                 forms: &[
                     Form {
-                        releases: ReleaseSet::from_bits(0b1111111110),
+                        releases: ReleaseSet::from_bits(0b111111111110),
                         arity: 4,
                         flags: CommandFlags::NOSCRIPT
                             .union(CommandFlags::LOADING)
@@ -2474,7 +2953,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b110000000000),
+                        releases: ReleaseSet::from_bits(0b11000000000000),
                         arity: 4,
                         flags: CommandFlags::NOSCRIPT
                             .union(CommandFlags::LOADING)
@@ -2496,7 +2975,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 deprecation: None,
                 forms: &[
                     Form {
-                        releases: ReleaseSet::from_bits(0b1111111111),
+                        releases: ReleaseSet::from_bits(0b111111111111),
                         arity: 3,
                         flags: CommandFlags::NOSCRIPT
                             .union(CommandFlags::LOADING)
@@ -2504,7 +2983,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b110000000000),
+                        releases: ReleaseSet::from_bits(0b11000000000000),
                         arity: 3,
                         flags: CommandFlags::NOSCRIPT
                             .union(CommandFlags::LOADING)
@@ -2678,7 +3157,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::from_bits(0b110000000000),
+                    releases: ReleaseSet::from_bits(0b11000000000000),
                     arity: 2,
                     flags: CommandFlags::ADMIN
                         .union(CommandFlags::STALE)
@@ -2788,7 +3267,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::from_bits(0b110000000000),
+                    releases: ReleaseSet::from_bits(0b11000000000000),
                     arity: -3,
                     flags: CommandFlags::WRITE
                         .union(CommandFlags::ADMIN)
@@ -2862,7 +3341,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::from_bits(0b110000000000),
+                    releases: ReleaseSet::from_bits(0b11000000000000),
                     arity: 2,
                     flags: CommandFlags::ADMIN
                         .union(CommandFlags::STALE)
@@ -2899,13 +3378,13 @@ pub static COMMANDS: &[CommandEntry] = &[
                 deprecation: None,
                 forms: &[
                     Form {
-                        releases: ReleaseSet::from_bits(0b11111111),
+                        releases: ReleaseSet::from_bits(0b1111111111),
                         arity: 2,
                         flags: CommandFlags::STALE,
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b111100000000),
+                        releases: ReleaseSet::from_bits(0b11110000000000),
                         arity: 2,
                         flags: CommandFlags::LOADING.union(CommandFlags::STALE),
                         key_specs: &[],
@@ -2976,7 +3455,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::from_bits(0b110000000000),
+                    releases: ReleaseSet::from_bits(0b11000000000000),
                     arity: -4,
                     flags: CommandFlags::ADMIN
                         .union(CommandFlags::STALE)
@@ -2995,7 +3474,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::from_bits(0b1100000),
+                    releases: ReleaseSet::from_bits(0b111100000),
                     arity: -4,
                     flags: CommandFlags::ADMIN
                         .union(CommandFlags::STALE)
@@ -3015,13 +3494,13 @@ pub static COMMANDS: &[CommandEntry] = &[
                 deprecation: None,
                 forms: &[
                     Form {
-                        releases: ReleaseSet::from_bits(0b11111111),
+                        releases: ReleaseSet::from_bits(0b1111111111),
                         arity: 2,
                         flags: CommandFlags::STALE,
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b111100000000),
+                        releases: ReleaseSet::from_bits(0b11110000000000),
                         arity: 2,
                         flags: CommandFlags::LOADING.union(CommandFlags::STALE),
                         key_specs: &[],
@@ -3040,13 +3519,13 @@ pub static COMMANDS: &[CommandEntry] = &[
                 deprecation: None,
                 forms: &[
                     Form {
-                        releases: ReleaseSet::from_bits(0b11111110),
+                        releases: ReleaseSet::from_bits(0b1111111110),
                         arity: 2,
                         flags: CommandFlags::STALE,
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b111100000000),
+                        releases: ReleaseSet::from_bits(0b11110000000000),
                         arity: 2,
                         flags: CommandFlags::LOADING.union(CommandFlags::STALE),
                         key_specs: &[],
@@ -3065,13 +3544,13 @@ pub static COMMANDS: &[CommandEntry] = &[
                 deprecation: None,
                 forms: &[
                     Form {
-                        releases: ReleaseSet::from_bits(0b11111111),
+                        releases: ReleaseSet::from_bits(0b1111111111),
                         arity: 2,
                         flags: CommandFlags::STALE,
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b111100000000),
+                        releases: ReleaseSet::from_bits(0b11110000000000),
                         arity: 2,
                         flags: CommandFlags::LOADING.union(CommandFlags::STALE),
                         key_specs: &[],
@@ -3107,7 +3586,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 deprecation: None,
                 forms: &[
                     Form {
-                        releases: ReleaseSet::from_bits(0b1111111111),
+                        releases: ReleaseSet::from_bits(0b111111111111),
                         arity: 3,
                         flags: CommandFlags::ADMIN
                             .union(CommandFlags::STALE)
@@ -3115,7 +3594,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b110000000000),
+                        releases: ReleaseSet::from_bits(0b11000000000000),
                         arity: -3,
                         flags: CommandFlags::ADMIN
                             .union(CommandFlags::STALE)
@@ -3193,7 +3672,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 deprecation: None,
                 forms: &[
                     Form {
-                        releases: ReleaseSet::from_bits(0b11111111),
+                        releases: ReleaseSet::from_bits(0b1111111111),
                         arity: -4,
                         flags: CommandFlags::ADMIN
                             .union(CommandFlags::STALE)
@@ -3201,7 +3680,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b111100000000),
+                        releases: ReleaseSet::from_bits(0b11110000000000),
                         arity: -4,
                         flags: CommandFlags::ADMIN
                             .union(CommandFlags::STALE)
@@ -3229,7 +3708,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b111111111110),
+                        releases: ReleaseSet::from_bits(0b11111111111110),
                         arity: 2,
                         flags: CommandFlags::LOADING.union(CommandFlags::STALE),
                         key_specs: &[],
@@ -3267,7 +3746,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::from_bits(0b111101110000),
+                    releases: ReleaseSet::from_bits(0b11110111110000),
                     arity: -4,
                     flags: CommandFlags::LOADING.union(CommandFlags::STALE),
                     key_specs: &[],
@@ -3294,7 +3773,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b111111111110),
+                        releases: ReleaseSet::from_bits(0b11111111111110),
                         arity: 2,
                         flags: CommandFlags::LOADING.union(CommandFlags::STALE),
                         key_specs: &[],
@@ -3313,7 +3792,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 deprecation: None,
                 forms: &[
                     Form {
-                        releases: ReleaseSet::from_bits(0b1100000),
+                        releases: ReleaseSet::from_bits(0b111100000),
                         arity: -3,
                         flags: CommandFlags::ADMIN
                             .union(CommandFlags::STALE)
@@ -3321,7 +3800,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b110000000000),
+                        releases: ReleaseSet::from_bits(0b11000000000000),
                         arity: -3,
                         flags: CommandFlags::ADMIN
                             .union(CommandFlags::STALE)
@@ -3344,10 +3823,10 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b100000000000),
+            releases: ReleaseSet::from_bits(0b10000000000000),
             arity: -2,
             flags: CommandFlags::READONLY,
-            key_specs: KEYS_8,
+            key_specs: KEYS_10,
         }],
         subcommands: &[],
     },
@@ -3366,7 +3845,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::MODULE),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -3383,7 +3862,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 2,
             flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -3402,7 +3881,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::MODULE),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -3421,7 +3900,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::MODULE),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -3440,7 +3919,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::MODULE),
-            key_specs: KEYS_9,
+            key_specs: KEYS_11,
         }],
         subcommands: &[],
     },
@@ -3457,7 +3936,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -3528,7 +4007,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b111111111110),
+                        releases: ReleaseSet::from_bits(0b11111111111110),
                         arity: -3,
                         flags: CommandFlags::LOADING.union(CommandFlags::STALE),
                         key_specs: &[],
@@ -3553,7 +4032,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b111111111110),
+                        releases: ReleaseSet::from_bits(0b11111111111110),
                         arity: -3,
                         flags: CommandFlags::LOADING.union(CommandFlags::STALE),
                         key_specs: &[],
@@ -3624,7 +4103,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b111000000000),
+            releases: ReleaseSet::from_bits(0b11100000000000),
             arity: -2,
             flags: CommandFlags::NONE,
             key_specs: &[],
@@ -3640,7 +4119,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::from_bits(0b111000000000),
+                    releases: ReleaseSet::from_bits(0b11100000000000),
                     arity: 4,
                     flags: CommandFlags::ADMIN
                         .union(CommandFlags::LOADING)
@@ -3659,7 +4138,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::from_bits(0b111000000000),
+                    releases: ReleaseSet::from_bits(0b11100000000000),
                     arity: 2,
                     flags: CommandFlags::LOADING.union(CommandFlags::STALE),
                     key_specs: &[],
@@ -3676,7 +4155,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::from_bits(0b111000000000),
+                    releases: ReleaseSet::from_bits(0b11100000000000),
                     arity: 3,
                     flags: CommandFlags::ADMIN
                         .union(CommandFlags::LOADING)
@@ -3695,7 +4174,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::from_bits(0b111000000000),
+                    releases: ReleaseSet::from_bits(0b11100000000000),
                     arity: 3,
                     flags: CommandFlags::ADMIN
                         .union(CommandFlags::LOADING)
@@ -3834,7 +4313,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
-            key_specs: KEYS_10,
+            key_specs: KEYS_12,
         }],
         subcommands: &[],
     },
@@ -3890,7 +4369,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::FAST),
-            key_specs: KEYS_11,
+            key_specs: KEYS_13,
         }],
         subcommands: &[],
     },
@@ -3909,7 +4388,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::FAST),
-            key_specs: KEYS_11,
+            key_specs: KEYS_13,
         }],
         subcommands: &[],
     },
@@ -3926,7 +4405,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -2,
             flags: CommandFlags::WRITE,
-            key_specs: KEYS_12,
+            key_specs: KEYS_14,
         }],
         subcommands: &[],
     },
@@ -3940,10 +4419,10 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b1100000),
+            releases: ReleaseSet::from_bits(0b111100000),
             arity: -2,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_13,
+            key_specs: KEYS_15,
         }],
         subcommands: &[],
     },
@@ -3957,10 +4436,10 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b110000000000),
+            releases: ReleaseSet::from_bits(0b11000000000000),
             arity: 3,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_14,
+            key_specs: KEYS_16,
         }],
         subcommands: &[],
     },
@@ -3974,10 +4453,10 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b1100000),
+            releases: ReleaseSet::from_bits(0b111100000),
             arity: 2,
             flags: CommandFlags::READONLY.union(CommandFlags::FAST),
-            key_specs: KEYS_2,
+            key_specs: KEYS_1,
         }],
         subcommands: &[],
     },
@@ -4015,7 +4494,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 2,
             flags: CommandFlags::READONLY,
-            key_specs: KEYS_2,
+            key_specs: KEYS_1,
         }],
         subcommands: &[],
     },
@@ -4049,17 +4528,17 @@ pub static COMMANDS: &[CommandEntry] = &[
         deprecation: None,
         forms: &[
             Form {
-                releases: ReleaseSet::from_bits(0b111001111001),
+                releases: ReleaseSet::from_bits(0b11100111111001),
                 arity: -3,
                 flags: CommandFlags::NOSCRIPT
                     .union(CommandFlags::STALE)
                     .union(CommandFlags::SKIP_MONITOR)
                     .union(CommandFlags::NO_MANDATORY_KEYS)
                     .union(CommandFlags::MOVABLEKEYS),
-                key_specs: KEYS_15,
+                key_specs: KEYS_17,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b110000110),
+                releases: ReleaseSet::from_bits(0b11000000110),
                 arity: -3,
                 flags: CommandFlags::NOSCRIPT
                     .union(CommandFlags::STALE)
@@ -4067,7 +4546,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                     .union(CommandFlags::MAY_REPLICATE)
                     .union(CommandFlags::NO_MANDATORY_KEYS)
                     .union(CommandFlags::MOVABLEKEYS),
-                key_specs: KEYS_15,
+                key_specs: KEYS_17,
             },
         ],
         subcommands: &[],
@@ -4090,7 +4569,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 .union(CommandFlags::SKIP_MONITOR)
                 .union(CommandFlags::NO_MANDATORY_KEYS)
                 .union(CommandFlags::MOVABLEKEYS),
-            key_specs: KEYS_16,
+            key_specs: KEYS_18,
         }],
         subcommands: &[],
     },
@@ -4105,17 +4584,17 @@ pub static COMMANDS: &[CommandEntry] = &[
         deprecation: None,
         forms: &[
             Form {
-                releases: ReleaseSet::from_bits(0b111001111001),
+                releases: ReleaseSet::from_bits(0b11100111111001),
                 arity: -3,
                 flags: CommandFlags::NOSCRIPT
                     .union(CommandFlags::STALE)
                     .union(CommandFlags::SKIP_MONITOR)
                     .union(CommandFlags::NO_MANDATORY_KEYS)
                     .union(CommandFlags::MOVABLEKEYS),
-                key_specs: KEYS_15,
+                key_specs: KEYS_17,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b110000110),
+                releases: ReleaseSet::from_bits(0b11000000110),
                 arity: -3,
                 flags: CommandFlags::NOSCRIPT
                     .union(CommandFlags::STALE)
@@ -4123,7 +4602,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                     .union(CommandFlags::MAY_REPLICATE)
                     .union(CommandFlags::NO_MANDATORY_KEYS)
                     .union(CommandFlags::MOVABLEKEYS),
-                key_specs: KEYS_15,
+                key_specs: KEYS_17,
             },
         ],
         subcommands: &[],
@@ -4146,7 +4625,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 .union(CommandFlags::SKIP_MONITOR)
                 .union(CommandFlags::NO_MANDATORY_KEYS)
                 .union(CommandFlags::MOVABLEKEYS),
-            key_specs: KEYS_16,
+            key_specs: KEYS_18,
         }],
         subcommands: &[],
     },
@@ -4161,7 +4640,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         deprecation: None,
         forms: &[
             Form {
-                releases: ReleaseSet::from_bits(0b111111111),
+                releases: ReleaseSet::from_bits(0b11111111111),
                 arity: 1,
                 flags: CommandFlags::NOSCRIPT
                     .union(CommandFlags::LOADING)
@@ -4170,7 +4649,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 key_specs: &[],
             },
             Form {
-                releases: ReleaseSet::from_bits(0b111000000000),
+                releases: ReleaseSet::from_bits(0b11100000000000),
                 arity: 1,
                 flags: CommandFlags::NOSCRIPT
                     .union(CommandFlags::LOADING)
@@ -4194,7 +4673,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -2,
             flags: CommandFlags::READONLY.union(CommandFlags::FAST),
-            key_specs: KEYS_17,
+            key_specs: KEYS_19,
         }],
         subcommands: &[],
     },
@@ -4211,7 +4690,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_18,
+            key_specs: KEYS_3,
         }],
         subcommands: &[],
     },
@@ -4228,7 +4707,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_18,
+            key_specs: KEYS_3,
         }],
         subcommands: &[],
     },
@@ -4245,7 +4724,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 2,
             flags: CommandFlags::READONLY.union(CommandFlags::FAST),
-            key_specs: KEYS_2,
+            key_specs: KEYS_1,
         }],
         subcommands: &[],
     },
@@ -4279,17 +4758,17 @@ pub static COMMANDS: &[CommandEntry] = &[
         deprecation: None,
         forms: &[
             Form {
-                releases: ReleaseSet::from_bits(0b111001111001),
+                releases: ReleaseSet::from_bits(0b11100111111001),
                 arity: -3,
                 flags: CommandFlags::NOSCRIPT
                     .union(CommandFlags::STALE)
                     .union(CommandFlags::SKIP_MONITOR)
                     .union(CommandFlags::NO_MANDATORY_KEYS)
                     .union(CommandFlags::MOVABLEKEYS),
-                key_specs: KEYS_15,
+                key_specs: KEYS_17,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b110000110),
+                releases: ReleaseSet::from_bits(0b11000000110),
                 arity: -3,
                 flags: CommandFlags::NOSCRIPT
                     .union(CommandFlags::STALE)
@@ -4297,7 +4776,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                     .union(CommandFlags::MAY_REPLICATE)
                     .union(CommandFlags::NO_MANDATORY_KEYS)
                     .union(CommandFlags::MOVABLEKEYS),
-                key_specs: KEYS_15,
+                key_specs: KEYS_17,
             },
         ],
         subcommands: &[],
@@ -4320,7 +4799,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 .union(CommandFlags::SKIP_MONITOR)
                 .union(CommandFlags::NO_MANDATORY_KEYS)
                 .union(CommandFlags::MOVABLEKEYS),
-            key_specs: KEYS_16,
+            key_specs: KEYS_18,
         }],
         subcommands: &[],
     },
@@ -5098,7 +5577,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -5,
             flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
-            key_specs: KEYS_18,
+            key_specs: KEYS_3,
         }],
         subcommands: &[],
     },
@@ -5115,7 +5594,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -4,
             flags: CommandFlags::READONLY,
-            key_specs: KEYS_2,
+            key_specs: KEYS_1,
         }],
         subcommands: &[],
     },
@@ -5132,7 +5611,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -2,
             flags: CommandFlags::READONLY,
-            key_specs: KEYS_2,
+            key_specs: KEYS_1,
         }],
         subcommands: &[],
     },
@@ -5149,7 +5628,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -2,
             flags: CommandFlags::READONLY,
-            key_specs: KEYS_2,
+            key_specs: KEYS_1,
         }],
         subcommands: &[],
     },
@@ -5167,15 +5646,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         }),
         forms: &[
             Form {
-                releases: ReleaseSet::from_bits(0b1111110111),
-                arity: -6,
-                flags: CommandFlags::WRITE
-                    .union(CommandFlags::DENYOOM)
-                    .union(CommandFlags::MOVABLEKEYS),
-                key_specs: KEYS_19,
-            },
-            Form {
-                releases: ReleaseSet::from_bits(0b1000),
+                releases: ReleaseSet::from_bits(0b111111110111),
                 arity: -6,
                 flags: CommandFlags::WRITE
                     .union(CommandFlags::DENYOOM)
@@ -5183,12 +5654,20 @@ pub static COMMANDS: &[CommandEntry] = &[
                 key_specs: KEYS_20,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b110000000000),
+                releases: ReleaseSet::from_bits(0b1000),
                 arity: -6,
                 flags: CommandFlags::WRITE
                     .union(CommandFlags::DENYOOM)
                     .union(CommandFlags::MOVABLEKEYS),
                 key_specs: KEYS_21,
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b11000000000000),
+                arity: -6,
+                flags: CommandFlags::WRITE
+                    .union(CommandFlags::DENYOOM)
+                    .union(CommandFlags::MOVABLEKEYS),
+                key_specs: KEYS_22,
             },
         ],
         subcommands: &[],
@@ -5209,7 +5688,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -6,
             flags: CommandFlags::READONLY,
-            key_specs: KEYS_2,
+            key_specs: KEYS_1,
         }],
         subcommands: &[],
     },
@@ -5227,15 +5706,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         }),
         forms: &[
             Form {
-                releases: ReleaseSet::from_bits(0b1111110111),
-                arity: -5,
-                flags: CommandFlags::WRITE
-                    .union(CommandFlags::DENYOOM)
-                    .union(CommandFlags::MOVABLEKEYS),
-                key_specs: KEYS_22,
-            },
-            Form {
-                releases: ReleaseSet::from_bits(0b1000),
+                releases: ReleaseSet::from_bits(0b111111110111),
                 arity: -5,
                 flags: CommandFlags::WRITE
                     .union(CommandFlags::DENYOOM)
@@ -5243,12 +5714,20 @@ pub static COMMANDS: &[CommandEntry] = &[
                 key_specs: KEYS_23,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b110000000000),
+                releases: ReleaseSet::from_bits(0b1000),
                 arity: -5,
                 flags: CommandFlags::WRITE
                     .union(CommandFlags::DENYOOM)
                     .union(CommandFlags::MOVABLEKEYS),
                 key_specs: KEYS_24,
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b11000000000000),
+                arity: -5,
+                flags: CommandFlags::WRITE
+                    .union(CommandFlags::DENYOOM)
+                    .union(CommandFlags::MOVABLEKEYS),
+                key_specs: KEYS_25,
             },
         ],
         subcommands: &[],
@@ -5269,7 +5748,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -5,
             flags: CommandFlags::READONLY,
-            key_specs: KEYS_2,
+            key_specs: KEYS_1,
         }],
         subcommands: &[],
     },
@@ -5286,7 +5765,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -7,
             flags: CommandFlags::READONLY,
-            key_specs: KEYS_2,
+            key_specs: KEYS_1,
         }],
         subcommands: &[],
     },
@@ -5303,7 +5782,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -8,
             flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
-            key_specs: KEYS_25,
+            key_specs: KEYS_26,
         }],
         subcommands: &[],
     },
@@ -5320,7 +5799,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 2,
             flags: CommandFlags::READONLY.union(CommandFlags::FAST),
-            key_specs: KEYS_2,
+            key_specs: KEYS_1,
         }],
         subcommands: &[],
     },
@@ -5337,7 +5816,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 3,
             flags: CommandFlags::READONLY.union(CommandFlags::FAST),
-            key_specs: KEYS_2,
+            key_specs: KEYS_1,
         }],
         subcommands: &[],
     },
@@ -5354,7 +5833,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 2,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_26,
+            key_specs: KEYS_27,
         }],
         subcommands: &[],
     },
@@ -5371,7 +5850,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -2,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_11,
+            key_specs: KEYS_13,
         }],
         subcommands: &[],
     },
@@ -5388,7 +5867,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 4,
             flags: CommandFlags::READONLY,
-            key_specs: KEYS_2,
+            key_specs: KEYS_1,
         }],
         subcommands: &[],
     },
@@ -5410,7 +5889,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::FAST),
-            key_specs: KEYS_11,
+            key_specs: KEYS_13,
         }],
         subcommands: &[],
     },
@@ -5427,7 +5906,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_27,
+            key_specs: KEYS_2,
         }],
         subcommands: &[],
     },
@@ -5486,13 +5965,13 @@ pub static COMMANDS: &[CommandEntry] = &[
                 flags: CommandFlags::WRITE
                     .union(CommandFlags::DENYOOM)
                     .union(CommandFlags::FAST),
-                key_specs: KEYS_18,
+                key_specs: KEYS_3,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b110001111000),
+                releases: ReleaseSet::from_bits(0b11000111111000),
                 arity: -6,
                 flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-                key_specs: KEYS_18,
+                key_specs: KEYS_3,
             },
         ],
         subcommands: &[],
@@ -5513,13 +5992,13 @@ pub static COMMANDS: &[CommandEntry] = &[
                 flags: CommandFlags::WRITE
                     .union(CommandFlags::DENYOOM)
                     .union(CommandFlags::FAST),
-                key_specs: KEYS_18,
+                key_specs: KEYS_3,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b110001111000),
+                releases: ReleaseSet::from_bits(0b11000111111000),
                 arity: -6,
                 flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-                key_specs: KEYS_18,
+                key_specs: KEYS_3,
             },
         ],
         subcommands: &[],
@@ -5534,10 +6013,10 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b110001111100),
+            releases: ReleaseSet::from_bits(0b11000111111100),
             arity: -5,
             flags: CommandFlags::READONLY.union(CommandFlags::FAST),
-            key_specs: KEYS_2,
+            key_specs: KEYS_1,
         }],
         subcommands: &[],
     },
@@ -5554,7 +6033,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 3,
             flags: CommandFlags::READONLY.union(CommandFlags::FAST),
-            key_specs: KEYS_2,
+            key_specs: KEYS_1,
         }],
         subcommands: &[],
     },
@@ -5571,7 +6050,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 2,
             flags: CommandFlags::READONLY,
-            key_specs: KEYS_2,
+            key_specs: KEYS_1,
         }],
         subcommands: &[],
     },
@@ -5585,10 +6064,10 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b100001111000),
+            releases: ReleaseSet::from_bits(0b10000111111000),
             arity: -5,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_26,
+            key_specs: KEYS_27,
         }],
         subcommands: &[],
     },
@@ -5602,12 +6081,98 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b110001111000),
+            releases: ReleaseSet::from_bits(0b11000111111000),
             arity: -5,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_11,
+            key_specs: KEYS_13,
         }],
         subcommands: &[],
+    },
+    CommandEntry {
+        name: "himport",
+        module: None,
+        since: Since {
+            redis: Some("8.10.0"),
+            valkey: None,
+            module: None,
+        },
+        deprecation: None,
+        forms: &[Form {
+            releases: ReleaseSet::from_bits(0b100000000),
+            arity: -2,
+            flags: CommandFlags::NONE,
+            key_specs: &[],
+        }],
+        subcommands: &[
+            CommandEntry {
+                name: "himport|discard",
+                module: None,
+                since: Since {
+                    redis: Some("8.10.0"),
+                    valkey: None,
+                    module: None,
+                },
+                deprecation: None,
+                forms: &[Form {
+                    releases: ReleaseSet::from_bits(0b100000000),
+                    arity: 3,
+                    flags: CommandFlags::NONE,
+                    key_specs: &[],
+                }],
+                subcommands: &[],
+            },
+            CommandEntry {
+                name: "himport|discardall",
+                module: None,
+                since: Since {
+                    redis: Some("8.10.0"),
+                    valkey: None,
+                    module: None,
+                },
+                deprecation: None,
+                forms: &[Form {
+                    releases: ReleaseSet::from_bits(0b100000000),
+                    arity: 2,
+                    flags: CommandFlags::NONE,
+                    key_specs: &[],
+                }],
+                subcommands: &[],
+            },
+            CommandEntry {
+                name: "himport|prepare",
+                module: None,
+                since: Since {
+                    redis: Some("8.10.0"),
+                    valkey: None,
+                    module: None,
+                },
+                deprecation: None,
+                forms: &[Form {
+                    releases: ReleaseSet::from_bits(0b100000000),
+                    arity: -4,
+                    flags: CommandFlags::DENYOOM,
+                    key_specs: &[],
+                }],
+                subcommands: &[],
+            },
+            CommandEntry {
+                name: "himport|set",
+                module: None,
+                since: Since {
+                    redis: Some("8.10.0"),
+                    valkey: None,
+                    module: None,
+                },
+                deprecation: None,
+                forms: &[Form {
+                    releases: ReleaseSet::from_bits(0b100000000),
+                    arity: -5,
+                    flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
+                    key_specs: KEYS_29,
+                }],
+                subcommands: &[],
+            },
+        ],
     },
     CommandEntry {
         name: "hincrby",
@@ -5624,7 +6189,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::FAST),
-            key_specs: KEYS_11,
+            key_specs: KEYS_13,
         }],
         subcommands: &[],
     },
@@ -5643,7 +6208,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::FAST),
-            key_specs: KEYS_11,
+            key_specs: KEYS_13,
         }],
         subcommands: &[],
     },
@@ -5660,7 +6225,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 2,
             flags: CommandFlags::READONLY,
-            key_specs: KEYS_2,
+            key_specs: KEYS_1,
         }],
         subcommands: &[],
     },
@@ -5694,7 +6259,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::READONLY.union(CommandFlags::FAST),
-            key_specs: KEYS_2,
+            key_specs: KEYS_1,
         }],
         subcommands: &[],
     },
@@ -5716,7 +6281,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::FAST),
-            key_specs: KEYS_18,
+            key_specs: KEYS_3,
         }],
         subcommands: &[],
     },
@@ -5730,7 +6295,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b1000000),
+            releases: ReleaseSet::from_bits(0b111000000),
             arity: -2,
             flags: CommandFlags::NONE,
             key_specs: &[],
@@ -5746,7 +6311,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::from_bits(0b1000000),
+                    releases: ReleaseSet::from_bits(0b111000000),
                     arity: 2,
                     flags: CommandFlags::ADMIN.union(CommandFlags::NOSCRIPT),
                     key_specs: &[],
@@ -5763,7 +6328,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::from_bits(0b1000000),
+                    releases: ReleaseSet::from_bits(0b111000000),
                     arity: 2,
                     flags: CommandFlags::LOADING.union(CommandFlags::STALE),
                     key_specs: &[],
@@ -5780,7 +6345,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::from_bits(0b1000000),
+                    releases: ReleaseSet::from_bits(0b111000000),
                     arity: 2,
                     flags: CommandFlags::ADMIN.union(CommandFlags::NOSCRIPT),
                     key_specs: &[],
@@ -5797,7 +6362,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::from_bits(0b1000000),
+                    releases: ReleaseSet::from_bits(0b111000000),
                     arity: -2,
                     flags: CommandFlags::ADMIN.union(CommandFlags::NOSCRIPT),
                     key_specs: &[],
@@ -5814,7 +6379,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::from_bits(0b1000000),
+                    releases: ReleaseSet::from_bits(0b111000000),
                     arity: 2,
                     flags: CommandFlags::ADMIN.union(CommandFlags::NOSCRIPT),
                     key_specs: &[],
@@ -5833,10 +6398,10 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b110001111100),
+            releases: ReleaseSet::from_bits(0b11000111111100),
             arity: -5,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_18,
+            key_specs: KEYS_3,
         }],
         subcommands: &[],
     },
@@ -5856,13 +6421,13 @@ pub static COMMANDS: &[CommandEntry] = &[
                 flags: CommandFlags::WRITE
                     .union(CommandFlags::DENYOOM)
                     .union(CommandFlags::FAST),
-                key_specs: KEYS_18,
+                key_specs: KEYS_3,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b110001111000),
+                releases: ReleaseSet::from_bits(0b11000111111000),
                 arity: -6,
                 flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-                key_specs: KEYS_18,
+                key_specs: KEYS_3,
             },
         ],
         subcommands: &[],
@@ -5883,13 +6448,13 @@ pub static COMMANDS: &[CommandEntry] = &[
                 flags: CommandFlags::WRITE
                     .union(CommandFlags::DENYOOM)
                     .union(CommandFlags::FAST),
-                key_specs: KEYS_18,
+                key_specs: KEYS_3,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b110001111000),
+                releases: ReleaseSet::from_bits(0b11000111111000),
                 arity: -6,
                 flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-                key_specs: KEYS_18,
+                key_specs: KEYS_3,
             },
         ],
         subcommands: &[],
@@ -5904,10 +6469,10 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b110001111100),
+            releases: ReleaseSet::from_bits(0b11000111111100),
             arity: -5,
             flags: CommandFlags::READONLY.union(CommandFlags::FAST),
-            key_specs: KEYS_2,
+            key_specs: KEYS_1,
         }],
         subcommands: &[],
     },
@@ -5921,10 +6486,10 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b110001111100),
+            releases: ReleaseSet::from_bits(0b11000111111100),
             arity: -5,
             flags: CommandFlags::READONLY.union(CommandFlags::FAST),
-            key_specs: KEYS_2,
+            key_specs: KEYS_1,
         }],
         subcommands: &[],
     },
@@ -5941,7 +6506,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -2,
             flags: CommandFlags::READONLY,
-            key_specs: KEYS_2,
+            key_specs: KEYS_1,
         }],
         subcommands: &[],
     },
@@ -5958,7 +6523,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::READONLY,
-            key_specs: KEYS_2,
+            key_specs: KEYS_1,
         }],
         subcommands: &[],
     },
@@ -5977,7 +6542,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::FAST),
-            key_specs: KEYS_18,
+            key_specs: KEYS_3,
         }],
         subcommands: &[],
     },
@@ -5992,15 +6557,15 @@ pub static COMMANDS: &[CommandEntry] = &[
         deprecation: None,
         forms: &[
             Form {
-                releases: ReleaseSet::from_bits(0b1111000),
+                releases: ReleaseSet::from_bits(0b111111000),
                 arity: -6,
                 flags: CommandFlags::WRITE
                     .union(CommandFlags::DENYOOM)
                     .union(CommandFlags::FAST),
-                key_specs: KEYS_18,
+                key_specs: KEYS_3,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b110000000000),
+                releases: ReleaseSet::from_bits(0b11000000000000),
                 arity: -6,
                 flags: CommandFlags::WRITE
                     .union(CommandFlags::DENYOOM)
@@ -6056,10 +6621,10 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b110001111100),
+            releases: ReleaseSet::from_bits(0b11000111111100),
             arity: -5,
             flags: CommandFlags::READONLY.union(CommandFlags::FAST),
-            key_specs: KEYS_2,
+            key_specs: KEYS_1,
         }],
         subcommands: &[],
     },
@@ -6076,7 +6641,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 2,
             flags: CommandFlags::READONLY,
-            key_specs: KEYS_2,
+            key_specs: KEYS_1,
         }],
         subcommands: &[],
     },
@@ -6095,7 +6660,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::FAST),
-            key_specs: KEYS_11,
+            key_specs: KEYS_13,
         }],
         subcommands: &[],
     },
@@ -6114,7 +6679,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::FAST),
-            key_specs: KEYS_11,
+            key_specs: KEYS_13,
         }],
         subcommands: &[],
     },
@@ -6133,7 +6698,26 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::FAST),
-            key_specs: KEYS_11,
+            key_specs: KEYS_13,
+        }],
+        subcommands: &[],
+    },
+    CommandEntry {
+        name: "increx",
+        module: None,
+        since: Since {
+            redis: Some("8.8.0"),
+            valkey: None,
+            module: None,
+        },
+        deprecation: None,
+        forms: &[Form {
+            releases: ReleaseSet::from_bits(0b110000000),
+            arity: -2,
+            flags: CommandFlags::WRITE
+                .union(CommandFlags::DENYOOM)
+                .union(CommandFlags::FAST),
+            key_specs: KEYS_13,
         }],
         subcommands: &[],
     },
@@ -6169,7 +6753,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::MODULE),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -6186,7 +6770,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -4,
             flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -6205,7 +6789,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::MODULE),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -6222,7 +6806,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -2,
             flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -6239,7 +6823,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -2,
             flags: CommandFlags::WRITE.union(CommandFlags::MODULE),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -6256,7 +6840,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 5,
             flags: CommandFlags::WRITE.union(CommandFlags::MODULE),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -6273,7 +6857,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -2,
             flags: CommandFlags::WRITE.union(CommandFlags::MODULE),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -6323,7 +6907,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                     releases: ReleaseSet::ALL,
                     arity: -3,
                     flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
-                    key_specs: KEYS_29,
+                    key_specs: KEYS_30,
                 }],
                 subcommands: &[],
             },
@@ -6342,7 +6926,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -2,
             flags: CommandFlags::WRITE.union(CommandFlags::MODULE),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -6359,7 +6943,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -2,
             flags: CommandFlags::WRITE.union(CommandFlags::MODULE),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -6376,7 +6960,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -2,
             flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -6395,7 +6979,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::MODULE),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -6412,7 +6996,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
-            key_specs: KEYS_30,
+            key_specs: KEYS_31,
         }],
         subcommands: &[],
     },
@@ -6431,7 +7015,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::MODULE),
-            key_specs: KEYS_31,
+            key_specs: KEYS_32,
         }],
         subcommands: &[],
     },
@@ -6448,7 +7032,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 4,
             flags: CommandFlags::WRITE.union(CommandFlags::MODULE),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -6468,7 +7052,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 4,
             flags: CommandFlags::WRITE.union(CommandFlags::MODULE),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -6485,7 +7069,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -2,
             flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -6502,7 +7086,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -2,
             flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -6522,7 +7106,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -2,
             flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -6541,7 +7125,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::MODULE),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -6560,7 +7144,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::MODULE),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -6577,7 +7161,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -2,
             flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -6596,7 +7180,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::MODULE),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -6613,7 +7197,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -2,
             flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -6821,7 +7405,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::READONLY,
-            key_specs: KEYS_32,
+            key_specs: KEYS_33,
         }],
         subcommands: &[],
     },
@@ -6838,7 +7422,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 3,
             flags: CommandFlags::READONLY,
-            key_specs: KEYS_2,
+            key_specs: KEYS_1,
         }],
         subcommands: &[],
     },
@@ -6889,7 +7473,24 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 5,
             flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
-            key_specs: KEYS_5,
+            key_specs: KEYS_7,
+        }],
+        subcommands: &[],
+    },
+    CommandEntry {
+        name: "lmovem",
+        module: None,
+        since: Since {
+            redis: Some("8.10.0"),
+            valkey: None,
+            module: None,
+        },
+        deprecation: None,
+        forms: &[Form {
+            releases: ReleaseSet::from_bits(0b100000000),
+            arity: -5,
+            flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
+            key_specs: KEYS_7,
         }],
         subcommands: &[],
     },
@@ -6906,7 +7507,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -4,
             flags: CommandFlags::WRITE.union(CommandFlags::MOVABLEKEYS),
-            key_specs: KEYS_33,
+            key_specs: KEYS_34,
         }],
         subcommands: &[],
     },
@@ -6940,7 +7541,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -2,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_26,
+            key_specs: KEYS_27,
         }],
         subcommands: &[],
     },
@@ -6957,7 +7558,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::READONLY,
-            key_specs: KEYS_2,
+            key_specs: KEYS_1,
         }],
         subcommands: &[],
     },
@@ -7012,7 +7613,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 4,
             flags: CommandFlags::READONLY,
-            key_specs: KEYS_2,
+            key_specs: KEYS_1,
         }],
         subcommands: &[],
     },
@@ -7029,7 +7630,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 4,
             flags: CommandFlags::WRITE,
-            key_specs: KEYS_27,
+            key_specs: KEYS_2,
         }],
         subcommands: &[],
     },
@@ -7046,7 +7647,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 4,
             flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
-            key_specs: KEYS_18,
+            key_specs: KEYS_3,
         }],
         subcommands: &[],
     },
@@ -7063,7 +7664,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 4,
             flags: CommandFlags::WRITE,
-            key_specs: KEYS_27,
+            key_specs: KEYS_2,
         }],
         subcommands: &[],
     },
@@ -7128,13 +7729,13 @@ pub static COMMANDS: &[CommandEntry] = &[
                 deprecation: None,
                 forms: &[
                     Form {
-                        releases: ReleaseSet::from_bits(0b111111111),
+                        releases: ReleaseSet::from_bits(0b11111111111),
                         arity: 2,
                         flags: CommandFlags::NONE,
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b111000000000),
+                        releases: ReleaseSet::from_bits(0b11100000000000),
                         arity: 2,
                         flags: CommandFlags::LOADING,
                         key_specs: &[],
@@ -7153,13 +7754,13 @@ pub static COMMANDS: &[CommandEntry] = &[
                 deprecation: None,
                 forms: &[
                     Form {
-                        releases: ReleaseSet::from_bits(0b111111111),
+                        releases: ReleaseSet::from_bits(0b11111111111),
                         arity: 2,
                         flags: CommandFlags::NONE,
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b111000000000),
+                        releases: ReleaseSet::from_bits(0b11100000000000),
                         arity: 2,
                         flags: CommandFlags::LOADING,
                         key_specs: &[],
@@ -7197,7 +7798,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                     releases: ReleaseSet::ALL,
                     arity: -3,
                     flags: CommandFlags::READONLY,
-                    key_specs: KEYS_34,
+                    key_specs: KEYS_35,
                 }],
                 subcommands: &[],
             },
@@ -7216,7 +7817,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -2,
             flags: CommandFlags::READONLY.union(CommandFlags::FAST),
-            key_specs: KEYS_35,
+            key_specs: KEYS_36,
         }],
         subcommands: &[],
     },
@@ -7233,7 +7834,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -6,
             flags: CommandFlags::WRITE.union(CommandFlags::MOVABLEKEYS),
-            key_specs: KEYS_36,
+            key_specs: KEYS_37,
         }],
         subcommands: &[],
     },
@@ -7379,7 +7980,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 3,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_11,
+            key_specs: KEYS_13,
         }],
         subcommands: &[],
     },
@@ -7396,7 +7997,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
-            key_specs: KEYS_37,
+            key_specs: KEYS_38,
         }],
         subcommands: &[],
     },
@@ -7410,12 +8011,12 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b100001100000),
+            releases: ReleaseSet::from_bits(0b10000111100000),
             arity: -4,
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::MOVABLEKEYS),
-            key_specs: KEYS_38,
+            key_specs: KEYS_39,
         }],
         subcommands: &[],
     },
@@ -7432,7 +8033,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
-            key_specs: KEYS_39,
+            key_specs: KEYS_40,
         }],
         subcommands: &[],
     },
@@ -7447,7 +8048,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         deprecation: None,
         forms: &[
             Form {
-                releases: ReleaseSet::from_bits(0b11111111),
+                releases: ReleaseSet::from_bits(0b1111111111),
                 arity: 1,
                 flags: CommandFlags::NOSCRIPT
                     .union(CommandFlags::LOADING)
@@ -7457,7 +8058,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 key_specs: &[],
             },
             Form {
-                releases: ReleaseSet::from_bits(0b111100000000),
+                releases: ReleaseSet::from_bits(0b11110000000000),
                 arity: 1,
                 flags: CommandFlags::NOSCRIPT
                     .union(CommandFlags::LOADING)
@@ -7499,7 +8100,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                     releases: ReleaseSet::ALL,
                     arity: 3,
                     flags: CommandFlags::READONLY,
-                    key_specs: KEYS_34,
+                    key_specs: KEYS_35,
                 }],
                 subcommands: &[],
             },
@@ -7516,7 +8117,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                     releases: ReleaseSet::ALL,
                     arity: 3,
                     flags: CommandFlags::READONLY,
-                    key_specs: KEYS_34,
+                    key_specs: KEYS_35,
                 }],
                 subcommands: &[],
             },
@@ -7550,7 +8151,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                     releases: ReleaseSet::ALL,
                     arity: 3,
                     flags: CommandFlags::READONLY,
-                    key_specs: KEYS_34,
+                    key_specs: KEYS_35,
                 }],
                 subcommands: &[],
             },
@@ -7567,7 +8168,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                     releases: ReleaseSet::ALL,
                     arity: 3,
                     flags: CommandFlags::READONLY,
-                    key_specs: KEYS_34,
+                    key_specs: KEYS_35,
                 }],
                 subcommands: &[],
             },
@@ -7586,7 +8187,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 2,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_18,
+            key_specs: KEYS_3,
         }],
         subcommands: &[],
     },
@@ -7603,7 +8204,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_18,
+            key_specs: KEYS_3,
         }],
         subcommands: &[],
     },
@@ -7620,7 +8221,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_18,
+            key_specs: KEYS_3,
         }],
         subcommands: &[],
     },
@@ -7637,7 +8238,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 2,
             flags: CommandFlags::READONLY.union(CommandFlags::FAST),
-            key_specs: KEYS_2,
+            key_specs: KEYS_1,
         }],
         subcommands: &[],
     },
@@ -7673,7 +8274,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -2,
             flags: CommandFlags::READONLY.union(CommandFlags::MAY_REPLICATE),
-            key_specs: KEYS_40,
+            key_specs: KEYS_41,
         }],
         subcommands: &[],
     },
@@ -7692,7 +8293,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::ADMIN),
-            key_specs: KEYS_41,
+            key_specs: KEYS_42,
         }],
         subcommands: &[],
     },
@@ -7709,7 +8310,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -2,
             flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
-            key_specs: KEYS_42,
+            key_specs: KEYS_43,
         }],
         subcommands: &[],
     },
@@ -7763,7 +8364,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 4,
             flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
-            key_specs: KEYS_43,
+            key_specs: KEYS_44,
         }],
         subcommands: &[],
     },
@@ -7778,7 +8379,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         deprecation: None,
         forms: &[
             Form {
-                releases: ReleaseSet::from_bits(0b111110011111),
+                releases: ReleaseSet::from_bits(0b11111000011111),
                 arity: -2,
                 flags: CommandFlags::PUBSUB
                     .union(CommandFlags::NOSCRIPT)
@@ -7787,7 +8388,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 key_specs: &[],
             },
             Form {
-                releases: ReleaseSet::from_bits(0b1100000),
+                releases: ReleaseSet::from_bits(0b111100000),
                 arity: -2,
                 flags: CommandFlags::DENYOOM
                     .union(CommandFlags::PUBSUB)
@@ -7832,7 +8433,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 2,
             flags: CommandFlags::READONLY.union(CommandFlags::FAST),
-            key_specs: KEYS_2,
+            key_specs: KEYS_1,
         }],
         subcommands: &[],
     },
@@ -8100,7 +8701,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 3,
             flags: CommandFlags::WRITE,
-            key_specs: KEYS_44,
+            key_specs: KEYS_45,
         }],
         subcommands: &[],
     },
@@ -8117,7 +8718,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 3,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_45,
+            key_specs: KEYS_46,
         }],
         subcommands: &[],
     },
@@ -8197,7 +8798,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -4,
             flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
-            key_specs: KEYS_43,
+            key_specs: KEYS_44,
         }],
         subcommands: &[],
     },
@@ -8216,7 +8817,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::ASKING),
-            key_specs: KEYS_43,
+            key_specs: KEYS_44,
         }],
         subcommands: &[],
     },
@@ -8253,7 +8854,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -2,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_26,
+            key_specs: KEYS_27,
         }],
         subcommands: &[],
     },
@@ -8273,7 +8874,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 3,
             flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
-            key_specs: KEYS_5,
+            key_specs: KEYS_7,
         }],
         subcommands: &[],
     },
@@ -8415,13 +9016,13 @@ pub static COMMANDS: &[CommandEntry] = &[
                 deprecation: None,
                 forms: &[
                     Form {
-                        releases: ReleaseSet::from_bits(0b1111111111),
+                        releases: ReleaseSet::from_bits(0b111111111111),
                         arity: 3,
                         flags: CommandFlags::NOSCRIPT,
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b110000000000),
+                        releases: ReleaseSet::from_bits(0b11000000000000),
                         arity: -3,
                         flags: CommandFlags::NOSCRIPT,
                         key_specs: &[],
@@ -8440,13 +9041,13 @@ pub static COMMANDS: &[CommandEntry] = &[
                 deprecation: None,
                 forms: &[
                     Form {
-                        releases: ReleaseSet::from_bits(0b1111111111),
+                        releases: ReleaseSet::from_bits(0b111111111111),
                         arity: -3,
                         flags: CommandFlags::NOSCRIPT,
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b110000000000),
+                        releases: ReleaseSet::from_bits(0b11000000000000),
                         arity: -3,
                         flags: CommandFlags::NOSCRIPT.union(CommandFlags::STALE),
                         key_specs: &[],
@@ -8465,13 +9066,13 @@ pub static COMMANDS: &[CommandEntry] = &[
                 deprecation: None,
                 forms: &[
                     Form {
-                        releases: ReleaseSet::from_bits(0b1111111111),
+                        releases: ReleaseSet::from_bits(0b111111111111),
                         arity: -2,
                         flags: CommandFlags::NOSCRIPT,
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b110000000000),
+                        releases: ReleaseSet::from_bits(0b11000000000000),
                         arity: -2,
                         flags: CommandFlags::NOSCRIPT.union(CommandFlags::STALE),
                         key_specs: &[],
@@ -8541,13 +9142,13 @@ pub static COMMANDS: &[CommandEntry] = &[
                 deprecation: None,
                 forms: &[
                     Form {
-                        releases: ReleaseSet::from_bits(0b1100000000),
+                        releases: ReleaseSet::from_bits(0b110000000000),
                         arity: 3,
                         flags: CommandFlags::NOSCRIPT,
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b110000000000),
+                        releases: ReleaseSet::from_bits(0b11000000000000),
                         arity: 3,
                         flags: CommandFlags::NOSCRIPT.union(CommandFlags::STALE),
                         key_specs: &[],
@@ -8570,7 +9171,24 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -2,
             flags: CommandFlags::READONLY,
-            key_specs: KEYS_35,
+            key_specs: KEYS_36,
+        }],
+        subcommands: &[],
+    },
+    CommandEntry {
+        name: "sdiffcard",
+        module: None,
+        since: Since {
+            redis: Some("8.10.0"),
+            valkey: None,
+            module: None,
+        },
+        deprecation: None,
+        forms: &[Form {
+            releases: ReleaseSet::from_bits(0b100000000),
+            arity: -3,
+            flags: CommandFlags::READONLY.union(CommandFlags::MOVABLEKEYS),
+            key_specs: KEYS_47,
         }],
         subcommands: &[],
     },
@@ -8587,7 +9205,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
-            key_specs: KEYS_46,
+            key_specs: KEYS_48,
         }],
         subcommands: &[],
     },
@@ -8602,7 +9220,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         deprecation: None,
         forms: &[
             Form {
-                releases: ReleaseSet::from_bits(0b1111111111),
+                releases: ReleaseSet::from_bits(0b111111111111),
                 arity: 2,
                 flags: CommandFlags::LOADING
                     .union(CommandFlags::STALE)
@@ -8610,7 +9228,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 key_specs: &[],
             },
             Form {
-                releases: ReleaseSet::from_bits(0b110000000000),
+                releases: ReleaseSet::from_bits(0b11000000000000),
                 arity: 2,
                 flags: CommandFlags::LOADING
                     .union(CommandFlags::STALE)
@@ -8634,7 +9252,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
-            key_specs: KEYS_3,
+            key_specs: KEYS_5,
         }],
         subcommands: &[],
     },
@@ -8651,7 +9269,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 4,
             flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
-            key_specs: KEYS_11,
+            key_specs: KEYS_13,
         }],
         subcommands: &[],
     },
@@ -8671,7 +9289,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 4,
             flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
-            key_specs: KEYS_43,
+            key_specs: KEYS_44,
         }],
         subcommands: &[],
     },
@@ -8693,7 +9311,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::FAST),
-            key_specs: KEYS_47,
+            key_specs: KEYS_49,
         }],
         subcommands: &[],
     },
@@ -8710,7 +9328,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 4,
             flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
-            key_specs: KEYS_18,
+            key_specs: KEYS_3,
         }],
         subcommands: &[],
     },
@@ -8749,7 +9367,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -2,
             flags: CommandFlags::READONLY,
-            key_specs: KEYS_35,
+            key_specs: KEYS_36,
         }],
         subcommands: &[],
     },
@@ -8766,7 +9384,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::READONLY.union(CommandFlags::MOVABLEKEYS),
-            key_specs: KEYS_48,
+            key_specs: KEYS_47,
         }],
         subcommands: &[],
     },
@@ -8781,16 +9399,16 @@ pub static COMMANDS: &[CommandEntry] = &[
         deprecation: None,
         forms: &[
             Form {
-                releases: ReleaseSet::from_bits(0b10000011),
+                releases: ReleaseSet::from_bits(0b1000000011),
                 arity: -3,
                 flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
-                key_specs: KEYS_49,
+                key_specs: KEYS_50,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b111101111100),
+                releases: ReleaseSet::from_bits(0b11110111111100),
                 arity: -3,
                 flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
-                key_specs: KEYS_46,
+                key_specs: KEYS_48,
             },
         ],
         subcommands: &[],
@@ -8955,7 +9573,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 2,
             flags: CommandFlags::READONLY,
-            key_specs: KEYS_2,
+            key_specs: KEYS_1,
         }],
         subcommands: &[],
     },
@@ -8972,7 +9590,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::READONLY.union(CommandFlags::FAST),
-            key_specs: KEYS_2,
+            key_specs: KEYS_1,
         }],
         subcommands: &[],
     },
@@ -8989,7 +9607,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 4,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_5,
+            key_specs: KEYS_7,
         }],
         subcommands: &[],
     },
@@ -9008,7 +9626,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::MOVABLEKEYS),
-            key_specs: KEYS_50,
+            key_specs: KEYS_51,
         }],
         subcommands: &[],
     },
@@ -9025,7 +9643,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -2,
             flags: CommandFlags::READONLY.union(CommandFlags::MOVABLEKEYS),
-            key_specs: KEYS_51,
+            key_specs: KEYS_52,
         }],
         subcommands: &[],
     },
@@ -9042,7 +9660,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -2,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_26,
+            key_specs: KEYS_27,
         }],
         subcommands: &[],
     },
@@ -9063,7 +9681,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 .union(CommandFlags::STALE)
                 .union(CommandFlags::FAST)
                 .union(CommandFlags::MAY_REPLICATE),
-            key_specs: KEYS_8,
+            key_specs: KEYS_10,
         }],
         subcommands: &[],
     },
@@ -9080,7 +9698,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -2,
             flags: CommandFlags::READONLY,
-            key_specs: KEYS_2,
+            key_specs: KEYS_1,
         }],
         subcommands: &[],
     },
@@ -9097,7 +9715,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_27,
+            key_specs: KEYS_2,
         }],
         subcommands: &[],
     },
@@ -9114,7 +9732,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::READONLY,
-            key_specs: KEYS_2,
+            key_specs: KEYS_1,
         }],
         subcommands: &[],
     },
@@ -9129,23 +9747,23 @@ pub static COMMANDS: &[CommandEntry] = &[
         deprecation: None,
         forms: &[
             Form {
-                releases: ReleaseSet::from_bits(0b111110011111),
+                releases: ReleaseSet::from_bits(0b11111000011111),
                 arity: -2,
                 flags: CommandFlags::PUBSUB
                     .union(CommandFlags::NOSCRIPT)
                     .union(CommandFlags::LOADING)
                     .union(CommandFlags::STALE),
-                key_specs: KEYS_52,
+                key_specs: KEYS_53,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b1100000),
+                releases: ReleaseSet::from_bits(0b111100000),
                 arity: -2,
                 flags: CommandFlags::DENYOOM
                     .union(CommandFlags::PUBSUB)
                     .union(CommandFlags::NOSCRIPT)
                     .union(CommandFlags::LOADING)
                     .union(CommandFlags::STALE),
-                key_specs: KEYS_52,
+                key_specs: KEYS_53,
             },
         ],
         subcommands: &[],
@@ -9178,7 +9796,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         deprecation: None,
         forms: &[
             Form {
-                releases: ReleaseSet::from_bits(0b111110011111),
+                releases: ReleaseSet::from_bits(0b11111000011111),
                 arity: -2,
                 flags: CommandFlags::PUBSUB
                     .union(CommandFlags::NOSCRIPT)
@@ -9187,7 +9805,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 key_specs: &[],
             },
             Form {
-                releases: ReleaseSet::from_bits(0b1100000),
+                releases: ReleaseSet::from_bits(0b111100000),
                 arity: -2,
                 flags: CommandFlags::DENYOOM
                     .union(CommandFlags::PUBSUB)
@@ -9215,7 +9833,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 4,
             flags: CommandFlags::READONLY,
-            key_specs: KEYS_2,
+            key_specs: KEYS_1,
         }],
         subcommands: &[],
     },
@@ -9232,7 +9850,24 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -2,
             flags: CommandFlags::READONLY,
-            key_specs: KEYS_35,
+            key_specs: KEYS_36,
+        }],
+        subcommands: &[],
+    },
+    CommandEntry {
+        name: "sunioncard",
+        module: None,
+        since: Since {
+            redis: Some("8.10.0"),
+            valkey: None,
+            module: None,
+        },
+        deprecation: None,
+        forms: &[Form {
+            releases: ReleaseSet::from_bits(0b100000000),
+            arity: -3,
+            flags: CommandFlags::READONLY.union(CommandFlags::MOVABLEKEYS),
+            key_specs: KEYS_47,
         }],
         subcommands: &[],
     },
@@ -9249,7 +9884,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
-            key_specs: KEYS_46,
+            key_specs: KEYS_48,
         }],
         subcommands: &[],
     },
@@ -9269,7 +9904,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 .union(CommandFlags::NOSCRIPT)
                 .union(CommandFlags::LOADING)
                 .union(CommandFlags::STALE),
-            key_specs: KEYS_52,
+            key_specs: KEYS_53,
         }],
         subcommands: &[],
     },
@@ -9325,7 +9960,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::MODULE),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -9342,7 +9977,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -9359,7 +9994,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -9376,7 +10011,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -9395,7 +10030,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::MODULE),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -9412,7 +10047,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 2,
             flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -9429,7 +10064,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 2,
             flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -9448,7 +10083,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::MODULE),
-            key_specs: KEYS_9,
+            key_specs: KEYS_11,
         }],
         subcommands: &[],
     },
@@ -9465,7 +10100,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 2,
             flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -9482,7 +10117,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -9499,7 +10134,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -9518,7 +10153,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::MODULE),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -9535,7 +10170,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -9552,7 +10187,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 4,
             flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -9590,7 +10225,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::MODULE),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -9610,7 +10245,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -9629,7 +10264,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::MODULE),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -9646,7 +10281,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 2,
             flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -9663,7 +10298,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -2,
             flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -9680,7 +10315,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -9699,7 +10334,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::MODULE),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -9716,7 +10351,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -2,
             flags: CommandFlags::READONLY.union(CommandFlags::FAST),
-            key_specs: KEYS_17,
+            key_specs: KEYS_19,
         }],
         subcommands: &[],
     },
@@ -9730,7 +10365,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b1100000),
+            releases: ReleaseSet::from_bits(0b111100000),
             arity: -5,
             flags: CommandFlags::WRITE,
             key_specs: &[],
@@ -9752,7 +10387,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::MODULE),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -9771,7 +10406,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::MODULE),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -9790,7 +10425,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::MODULE),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -9809,7 +10444,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::MODULE)
                 .union(CommandFlags::FAST),
-            key_specs: KEYS_53,
+            key_specs: KEYS_54,
         }],
         subcommands: &[],
     },
@@ -9828,7 +10463,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::MODULE),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -9845,7 +10480,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 4,
             flags: CommandFlags::WRITE.union(CommandFlags::MODULE),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -9862,7 +10497,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 3,
             flags: CommandFlags::WRITE.union(CommandFlags::MODULE),
-            key_specs: KEYS_53,
+            key_specs: KEYS_54,
         }],
         subcommands: &[],
     },
@@ -9879,7 +10514,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -2,
             flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -9898,7 +10533,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::MODULE),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -9915,7 +10550,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -2,
             flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -9934,7 +10569,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::MODULE),
-            key_specs: KEYS_31,
+            key_specs: KEYS_32,
         }],
         subcommands: &[],
     },
@@ -10019,7 +10654,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -4,
             flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -10036,7 +10671,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -4,
             flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
-            key_specs: KEYS_1,
+            key_specs: KEYS_4,
         }],
         subcommands: &[],
     },
@@ -10053,7 +10688,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 2,
             flags: CommandFlags::READONLY.union(CommandFlags::FAST),
-            key_specs: KEYS_2,
+            key_specs: KEYS_1,
         }],
         subcommands: &[],
     },
@@ -10087,7 +10722,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -2,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_12,
+            key_specs: KEYS_14,
         }],
         subcommands: &[],
     },
@@ -10148,15 +10783,15 @@ pub static COMMANDS: &[CommandEntry] = &[
                 flags: CommandFlags::WRITE
                     .union(CommandFlags::DENYOOM)
                     .union(CommandFlags::MODULE),
-                key_specs: KEYS_11,
+                key_specs: KEYS_13,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b1100000),
+                releases: ReleaseSet::from_bits(0b111100000),
                 arity: -5,
                 flags: CommandFlags::WRITE
                     .union(CommandFlags::DENYOOM)
                     .union(CommandFlags::MODULE),
-                key_specs: KEYS_11,
+                key_specs: KEYS_13,
             },
         ],
         subcommands: &[],
@@ -10177,15 +10812,15 @@ pub static COMMANDS: &[CommandEntry] = &[
                 flags: CommandFlags::READONLY
                     .union(CommandFlags::MODULE)
                     .union(CommandFlags::FAST),
-                key_specs: KEYS_11,
+                key_specs: KEYS_13,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b1100000),
+                releases: ReleaseSet::from_bits(0b111100000),
                 arity: 2,
                 flags: CommandFlags::READONLY
                     .union(CommandFlags::MODULE)
                     .union(CommandFlags::FAST),
-                key_specs: KEYS_11,
+                key_specs: KEYS_13,
             },
         ],
         subcommands: &[],
@@ -10206,15 +10841,15 @@ pub static COMMANDS: &[CommandEntry] = &[
                 flags: CommandFlags::READONLY
                     .union(CommandFlags::MODULE)
                     .union(CommandFlags::FAST),
-                key_specs: KEYS_11,
+                key_specs: KEYS_13,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b1100000),
+                releases: ReleaseSet::from_bits(0b111100000),
                 arity: 2,
                 flags: CommandFlags::READONLY
                     .union(CommandFlags::MODULE)
                     .union(CommandFlags::FAST),
-                key_specs: KEYS_11,
+                key_specs: KEYS_13,
             },
         ],
         subcommands: &[],
@@ -10235,15 +10870,15 @@ pub static COMMANDS: &[CommandEntry] = &[
                 flags: CommandFlags::READONLY
                     .union(CommandFlags::MODULE)
                     .union(CommandFlags::FAST),
-                key_specs: KEYS_11,
+                key_specs: KEYS_13,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b1100000),
+                releases: ReleaseSet::from_bits(0b111100000),
                 arity: -3,
                 flags: CommandFlags::READONLY
                     .union(CommandFlags::MODULE)
                     .union(CommandFlags::FAST),
-                key_specs: KEYS_11,
+                key_specs: KEYS_13,
             },
         ],
         subcommands: &[],
@@ -10264,15 +10899,15 @@ pub static COMMANDS: &[CommandEntry] = &[
                 flags: CommandFlags::READONLY
                     .union(CommandFlags::MODULE)
                     .union(CommandFlags::FAST),
-                key_specs: KEYS_11,
+                key_specs: KEYS_13,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b1100000),
+                releases: ReleaseSet::from_bits(0b111100000),
                 arity: 3,
                 flags: CommandFlags::READONLY
                     .union(CommandFlags::MODULE)
                     .union(CommandFlags::FAST),
-                key_specs: KEYS_11,
+                key_specs: KEYS_13,
             },
         ],
         subcommands: &[],
@@ -10293,15 +10928,15 @@ pub static COMMANDS: &[CommandEntry] = &[
                 flags: CommandFlags::READONLY
                     .union(CommandFlags::MODULE)
                     .union(CommandFlags::FAST),
-                key_specs: KEYS_11,
+                key_specs: KEYS_13,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b1100000),
+                releases: ReleaseSet::from_bits(0b111100000),
                 arity: 2,
                 flags: CommandFlags::READONLY
                     .union(CommandFlags::MODULE)
                     .union(CommandFlags::FAST),
-                key_specs: KEYS_11,
+                key_specs: KEYS_13,
             },
         ],
         subcommands: &[],
@@ -10320,13 +10955,13 @@ pub static COMMANDS: &[CommandEntry] = &[
                 releases: ReleaseSet::from_bits(0b11000),
                 arity: -1,
                 flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
-                key_specs: KEYS_11,
+                key_specs: KEYS_13,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b1100000),
+                releases: ReleaseSet::from_bits(0b111100000),
                 arity: 3,
                 flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
-                key_specs: KEYS_11,
+                key_specs: KEYS_13,
             },
         ],
         subcommands: &[],
@@ -10347,15 +10982,15 @@ pub static COMMANDS: &[CommandEntry] = &[
                 flags: CommandFlags::READONLY
                     .union(CommandFlags::MODULE)
                     .union(CommandFlags::FAST),
-                key_specs: KEYS_11,
+                key_specs: KEYS_13,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b1100000),
+                releases: ReleaseSet::from_bits(0b111100000),
                 arity: -3,
                 flags: CommandFlags::READONLY
                     .union(CommandFlags::MODULE)
                     .union(CommandFlags::FAST),
-                key_specs: KEYS_11,
+                key_specs: KEYS_13,
             },
         ],
         subcommands: &[],
@@ -10374,13 +11009,13 @@ pub static COMMANDS: &[CommandEntry] = &[
                 releases: ReleaseSet::from_bits(0b11000),
                 arity: -1,
                 flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
-                key_specs: KEYS_11,
+                key_specs: KEYS_13,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b1100000),
+                releases: ReleaseSet::from_bits(0b111100000),
                 arity: -2,
                 flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
-                key_specs: KEYS_11,
+                key_specs: KEYS_13,
             },
         ],
         subcommands: &[],
@@ -10395,10 +11030,10 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b1100000),
+            releases: ReleaseSet::from_bits(0b111100000),
             arity: -4,
             flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
-            key_specs: KEYS_11,
+            key_specs: KEYS_13,
         }],
         subcommands: &[],
     },
@@ -10416,13 +11051,13 @@ pub static COMMANDS: &[CommandEntry] = &[
                 releases: ReleaseSet::from_bits(0b11000),
                 arity: -1,
                 flags: CommandFlags::WRITE.union(CommandFlags::MODULE),
-                key_specs: KEYS_11,
+                key_specs: KEYS_13,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b1100000),
+                releases: ReleaseSet::from_bits(0b111100000),
                 arity: 3,
                 flags: CommandFlags::WRITE.union(CommandFlags::MODULE),
-                key_specs: KEYS_11,
+                key_specs: KEYS_13,
             },
         ],
         subcommands: &[],
@@ -10443,15 +11078,15 @@ pub static COMMANDS: &[CommandEntry] = &[
                 flags: CommandFlags::WRITE
                     .union(CommandFlags::MODULE)
                     .union(CommandFlags::FAST),
-                key_specs: KEYS_11,
+                key_specs: KEYS_13,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b1100000),
+                releases: ReleaseSet::from_bits(0b111100000),
                 arity: 4,
                 flags: CommandFlags::WRITE
                     .union(CommandFlags::MODULE)
                     .union(CommandFlags::FAST),
-                key_specs: KEYS_11,
+                key_specs: KEYS_13,
             },
         ],
         subcommands: &[],
@@ -10470,13 +11105,13 @@ pub static COMMANDS: &[CommandEntry] = &[
                 releases: ReleaseSet::from_bits(0b11000),
                 arity: -1,
                 flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
-                key_specs: KEYS_11,
+                key_specs: KEYS_13,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b1100000),
+                releases: ReleaseSet::from_bits(0b111100000),
                 arity: -4,
                 flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
-                key_specs: KEYS_11,
+                key_specs: KEYS_13,
             },
         ],
         subcommands: &[],
@@ -10498,13 +11133,13 @@ pub static COMMANDS: &[CommandEntry] = &[
                 key_specs: &[],
             },
             Form {
-                releases: ReleaseSet::from_bits(0b10000010),
+                releases: ReleaseSet::from_bits(0b1000000010),
                 arity: 3,
                 flags: CommandFlags::NONE,
                 key_specs: &[],
             },
             Form {
-                releases: ReleaseSet::from_bits(0b111101111100),
+                releases: ReleaseSet::from_bits(0b11110111111100),
                 arity: 3,
                 flags: CommandFlags::BLOCKING,
                 key_specs: &[],
@@ -10523,13 +11158,13 @@ pub static COMMANDS: &[CommandEntry] = &[
         deprecation: None,
         forms: &[
             Form {
-                releases: ReleaseSet::from_bits(0b10000010),
+                releases: ReleaseSet::from_bits(0b1000000010),
                 arity: 4,
                 flags: CommandFlags::NOSCRIPT,
                 key_specs: &[],
             },
             Form {
-                releases: ReleaseSet::from_bits(0b111101111100),
+                releases: ReleaseSet::from_bits(0b11110111111100),
                 arity: 4,
                 flags: CommandFlags::BLOCKING,
                 key_specs: &[],
@@ -10548,17 +11183,17 @@ pub static COMMANDS: &[CommandEntry] = &[
         deprecation: None,
         forms: &[
             Form {
-                releases: ReleaseSet::from_bits(0b11111111),
+                releases: ReleaseSet::from_bits(0b1111111111),
                 arity: -2,
                 flags: CommandFlags::NOSCRIPT
                     .union(CommandFlags::LOADING)
                     .union(CommandFlags::STALE)
                     .union(CommandFlags::FAST)
                     .union(CommandFlags::ALLOW_BUSY),
-                key_specs: KEYS_17,
+                key_specs: KEYS_19,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b111100000000),
+                releases: ReleaseSet::from_bits(0b11110000000000),
                 arity: -2,
                 flags: CommandFlags::NOSCRIPT
                     .union(CommandFlags::LOADING)
@@ -10566,7 +11201,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                     .union(CommandFlags::FAST)
                     .union(CommandFlags::NO_MULTI)
                     .union(CommandFlags::ALLOW_BUSY),
-                key_specs: KEYS_17,
+                key_specs: KEYS_19,
             },
         ],
         subcommands: &[],
@@ -10584,7 +11219,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -4,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_18,
+            key_specs: KEYS_3,
         }],
         subcommands: &[],
     },
@@ -10598,10 +11233,10 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b1110000),
+            releases: ReleaseSet::from_bits(0b111110000),
             arity: -6,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_54,
+            key_specs: KEYS_55,
         }],
         subcommands: &[],
     },
@@ -10620,7 +11255,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::FAST),
-            key_specs: KEYS_18,
+            key_specs: KEYS_3,
         }],
         subcommands: &[],
     },
@@ -10637,7 +11272,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -6,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_27,
+            key_specs: KEYS_2,
         }],
         subcommands: &[],
     },
@@ -10651,10 +11286,10 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b1000000),
+            releases: ReleaseSet::from_bits(0b111000000),
             arity: -2,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_18,
+            key_specs: KEYS_3,
         }],
         subcommands: &[],
     },
@@ -10671,7 +11306,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -6,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_18,
+            key_specs: KEYS_3,
         }],
         subcommands: &[],
     },
@@ -10688,7 +11323,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_27,
+            key_specs: KEYS_2,
         }],
         subcommands: &[],
     },
@@ -10702,10 +11337,10 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b1110000),
+            releases: ReleaseSet::from_bits(0b111110000),
             arity: -5,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_27,
+            key_specs: KEYS_2,
         }],
         subcommands: &[],
     },
@@ -10738,7 +11373,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                     releases: ReleaseSet::ALL,
                     arity: -5,
                     flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
-                    key_specs: KEYS_55,
+                    key_specs: KEYS_56,
                 }],
                 subcommands: &[],
             },
@@ -10755,7 +11390,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                     releases: ReleaseSet::ALL,
                     arity: 5,
                     flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
-                    key_specs: KEYS_55,
+                    key_specs: KEYS_56,
                 }],
                 subcommands: &[],
             },
@@ -10772,7 +11407,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                     releases: ReleaseSet::ALL,
                     arity: 5,
                     flags: CommandFlags::WRITE,
-                    key_specs: KEYS_56,
+                    key_specs: KEYS_57,
                 }],
                 subcommands: &[],
             },
@@ -10789,7 +11424,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                     releases: ReleaseSet::ALL,
                     arity: 4,
                     flags: CommandFlags::WRITE,
-                    key_specs: KEYS_56,
+                    key_specs: KEYS_57,
                 }],
                 subcommands: &[],
             },
@@ -10823,7 +11458,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                     releases: ReleaseSet::ALL,
                     arity: -5,
                     flags: CommandFlags::WRITE,
-                    key_specs: KEYS_57,
+                    key_specs: KEYS_58,
                 }],
                 subcommands: &[],
             },
@@ -10839,12 +11474,12 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b1000000),
+            releases: ReleaseSet::from_bits(0b111000000),
             arity: 5,
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::FAST),
-            key_specs: KEYS_18,
+            key_specs: KEYS_3,
         }],
         subcommands: &[],
     },
@@ -10877,7 +11512,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                     releases: ReleaseSet::ALL,
                     arity: 4,
                     flags: CommandFlags::READONLY,
-                    key_specs: KEYS_58,
+                    key_specs: KEYS_59,
                 }],
                 subcommands: &[],
             },
@@ -10894,7 +11529,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                     releases: ReleaseSet::ALL,
                     arity: 3,
                     flags: CommandFlags::READONLY,
-                    key_specs: KEYS_58,
+                    key_specs: KEYS_59,
                 }],
                 subcommands: &[],
             },
@@ -10928,7 +11563,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                     releases: ReleaseSet::ALL,
                     arity: -3,
                     flags: CommandFlags::READONLY,
-                    key_specs: KEYS_58,
+                    key_specs: KEYS_59,
                 }],
                 subcommands: &[],
             },
@@ -10952,6 +11587,23 @@ pub static COMMANDS: &[CommandEntry] = &[
         subcommands: &[],
     },
     CommandEntry {
+        name: "xnack",
+        module: None,
+        since: Since {
+            redis: Some("8.8.0"),
+            valkey: None,
+            module: None,
+        },
+        deprecation: None,
+        forms: &[Form {
+            releases: ReleaseSet::from_bits(0b110000000),
+            arity: -7,
+            flags: CommandFlags::WRITE.union(CommandFlags::FAST),
+            key_specs: KEYS_3,
+        }],
+        subcommands: &[],
+    },
+    CommandEntry {
         name: "xpending",
         module: None,
         since: Since {
@@ -10964,7 +11616,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::READONLY,
-            key_specs: KEYS_2,
+            key_specs: KEYS_1,
         }],
         subcommands: &[],
     },
@@ -10981,7 +11633,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -4,
             flags: CommandFlags::READONLY,
-            key_specs: KEYS_2,
+            key_specs: KEYS_1,
         }],
         subcommands: &[],
     },
@@ -10996,12 +11648,12 @@ pub static COMMANDS: &[CommandEntry] = &[
         deprecation: None,
         forms: &[
             Form {
-                releases: ReleaseSet::from_bits(0b111111110111),
+                releases: ReleaseSet::from_bits(0b11111111110111),
                 arity: -4,
                 flags: CommandFlags::READONLY
                     .union(CommandFlags::BLOCKING)
                     .union(CommandFlags::MOVABLEKEYS),
-                key_specs: KEYS_59,
+                key_specs: KEYS_60,
             },
             Form {
                 releases: ReleaseSet::from_bits(0b1000),
@@ -11009,7 +11661,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 flags: CommandFlags::READONLY
                     .union(CommandFlags::BLOCKING)
                     .union(CommandFlags::MOVABLEKEYS),
-                key_specs: KEYS_60,
+                key_specs: KEYS_61,
             },
         ],
         subcommands: &[],
@@ -11025,12 +11677,12 @@ pub static COMMANDS: &[CommandEntry] = &[
         deprecation: None,
         forms: &[
             Form {
-                releases: ReleaseSet::from_bits(0b111111110111),
+                releases: ReleaseSet::from_bits(0b11111111110111),
                 arity: -7,
                 flags: CommandFlags::WRITE
                     .union(CommandFlags::BLOCKING)
                     .union(CommandFlags::MOVABLEKEYS),
-                key_specs: KEYS_61,
+                key_specs: KEYS_62,
             },
             Form {
                 releases: ReleaseSet::from_bits(0b1000),
@@ -11038,7 +11690,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 flags: CommandFlags::WRITE
                     .union(CommandFlags::BLOCKING)
                     .union(CommandFlags::MOVABLEKEYS),
-                key_specs: KEYS_62,
+                key_specs: KEYS_63,
             },
         ],
         subcommands: &[],
@@ -11056,7 +11708,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -4,
             flags: CommandFlags::READONLY,
-            key_specs: KEYS_2,
+            key_specs: KEYS_1,
         }],
         subcommands: &[],
     },
@@ -11075,7 +11727,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::FAST),
-            key_specs: KEYS_18,
+            key_specs: KEYS_3,
         }],
         subcommands: &[],
     },
@@ -11092,7 +11744,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -4,
             flags: CommandFlags::WRITE,
-            key_specs: KEYS_27,
+            key_specs: KEYS_2,
         }],
         subcommands: &[],
     },
@@ -11111,7 +11763,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::FAST),
-            key_specs: KEYS_18,
+            key_specs: KEYS_3,
         }],
         subcommands: &[],
     },
@@ -11145,7 +11797,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 4,
             flags: CommandFlags::READONLY.union(CommandFlags::FAST),
-            key_specs: KEYS_2,
+            key_specs: KEYS_1,
         }],
         subcommands: &[],
     },
@@ -11162,7 +11814,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::READONLY.union(CommandFlags::MOVABLEKEYS),
-            key_specs: KEYS_48,
+            key_specs: KEYS_47,
         }],
         subcommands: &[],
     },
@@ -11181,7 +11833,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::MOVABLEKEYS),
-            key_specs: KEYS_63,
+            key_specs: KEYS_64,
         }],
         subcommands: &[],
     },
@@ -11200,7 +11852,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::FAST),
-            key_specs: KEYS_11,
+            key_specs: KEYS_13,
         }],
         subcommands: &[],
     },
@@ -11217,7 +11869,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::READONLY.union(CommandFlags::MOVABLEKEYS),
-            key_specs: KEYS_48,
+            key_specs: KEYS_47,
         }],
         subcommands: &[],
     },
@@ -11234,7 +11886,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::READONLY.union(CommandFlags::MOVABLEKEYS),
-            key_specs: KEYS_48,
+            key_specs: KEYS_47,
         }],
         subcommands: &[],
     },
@@ -11253,7 +11905,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::MOVABLEKEYS),
-            key_specs: KEYS_63,
+            key_specs: KEYS_64,
         }],
         subcommands: &[],
     },
@@ -11270,7 +11922,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 4,
             flags: CommandFlags::READONLY.union(CommandFlags::FAST),
-            key_specs: KEYS_2,
+            key_specs: KEYS_1,
         }],
         subcommands: &[],
     },
@@ -11287,7 +11939,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -4,
             flags: CommandFlags::WRITE.union(CommandFlags::MOVABLEKEYS),
-            key_specs: KEYS_33,
+            key_specs: KEYS_34,
         }],
         subcommands: &[],
     },
@@ -11304,7 +11956,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::READONLY.union(CommandFlags::FAST),
-            key_specs: KEYS_2,
+            key_specs: KEYS_1,
         }],
         subcommands: &[],
     },
@@ -11321,7 +11973,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -2,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_26,
+            key_specs: KEYS_27,
         }],
         subcommands: &[],
     },
@@ -11338,7 +11990,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -2,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_26,
+            key_specs: KEYS_27,
         }],
         subcommands: &[],
     },
@@ -11355,7 +12007,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -2,
             flags: CommandFlags::READONLY,
-            key_specs: KEYS_2,
+            key_specs: KEYS_1,
         }],
         subcommands: &[],
     },
@@ -11372,7 +12024,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -4,
             flags: CommandFlags::READONLY,
-            key_specs: KEYS_2,
+            key_specs: KEYS_1,
         }],
         subcommands: &[],
     },
@@ -11392,7 +12044,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -4,
             flags: CommandFlags::READONLY,
-            key_specs: KEYS_2,
+            key_specs: KEYS_1,
         }],
         subcommands: &[],
     },
@@ -11412,7 +12064,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -4,
             flags: CommandFlags::READONLY,
-            key_specs: KEYS_2,
+            key_specs: KEYS_1,
         }],
         subcommands: &[],
     },
@@ -11429,7 +12081,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -5,
             flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
-            key_specs: KEYS_25,
+            key_specs: KEYS_26,
         }],
         subcommands: &[],
     },
@@ -11447,13 +12099,13 @@ pub static COMMANDS: &[CommandEntry] = &[
                 releases: ReleaseSet::from_bits(0b1),
                 arity: 3,
                 flags: CommandFlags::READONLY.union(CommandFlags::FAST),
-                key_specs: KEYS_2,
+                key_specs: KEYS_1,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b111111111110),
+                releases: ReleaseSet::from_bits(0b11111111111110),
                 arity: -3,
                 flags: CommandFlags::READONLY.union(CommandFlags::FAST),
-                key_specs: KEYS_2,
+                key_specs: KEYS_1,
             },
         ],
         subcommands: &[],
@@ -11471,7 +12123,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_27,
+            key_specs: KEYS_2,
         }],
         subcommands: &[],
     },
@@ -11488,7 +12140,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 4,
             flags: CommandFlags::WRITE,
-            key_specs: KEYS_27,
+            key_specs: KEYS_2,
         }],
         subcommands: &[],
     },
@@ -11505,7 +12157,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 4,
             flags: CommandFlags::WRITE,
-            key_specs: KEYS_27,
+            key_specs: KEYS_2,
         }],
         subcommands: &[],
     },
@@ -11522,7 +12174,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 4,
             flags: CommandFlags::WRITE,
-            key_specs: KEYS_27,
+            key_specs: KEYS_2,
         }],
         subcommands: &[],
     },
@@ -11542,7 +12194,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -4,
             flags: CommandFlags::READONLY,
-            key_specs: KEYS_2,
+            key_specs: KEYS_1,
         }],
         subcommands: &[],
     },
@@ -11562,7 +12214,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -4,
             flags: CommandFlags::READONLY,
-            key_specs: KEYS_2,
+            key_specs: KEYS_1,
         }],
         subcommands: &[],
     },
@@ -11582,7 +12234,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -4,
             flags: CommandFlags::READONLY,
-            key_specs: KEYS_2,
+            key_specs: KEYS_1,
         }],
         subcommands: &[],
     },
@@ -11600,13 +12252,13 @@ pub static COMMANDS: &[CommandEntry] = &[
                 releases: ReleaseSet::from_bits(0b1),
                 arity: 3,
                 flags: CommandFlags::READONLY.union(CommandFlags::FAST),
-                key_specs: KEYS_2,
+                key_specs: KEYS_1,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b111111111110),
+                releases: ReleaseSet::from_bits(0b11111111111110),
                 arity: -3,
                 flags: CommandFlags::READONLY.union(CommandFlags::FAST),
-                key_specs: KEYS_2,
+                key_specs: KEYS_1,
             },
         ],
         subcommands: &[],
@@ -11624,7 +12276,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::READONLY,
-            key_specs: KEYS_2,
+            key_specs: KEYS_1,
         }],
         subcommands: &[],
     },
@@ -11641,7 +12293,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 3,
             flags: CommandFlags::READONLY.union(CommandFlags::FAST),
-            key_specs: KEYS_2,
+            key_specs: KEYS_1,
         }],
         subcommands: &[],
     },
@@ -11658,7 +12310,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::READONLY.union(CommandFlags::MOVABLEKEYS),
-            key_specs: KEYS_48,
+            key_specs: KEYS_47,
         }],
         subcommands: &[],
     },
@@ -11677,7 +12329,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::MOVABLEKEYS),
-            key_specs: KEYS_63,
+            key_specs: KEYS_64,
         }],
         subcommands: &[],
     },

@@ -65,6 +65,22 @@ pub static RELEASES: &[Release] = &[
         source: "live redis-server 8.6.3: COMMAND, COMMAND DOCS, no-writes probe, sandbox probe",
     },
     Release {
+        name: "redis-8.8",
+        server: Server::Redis,
+        major: 8,
+        minor: 8,
+        tag: "8.6.3",
+        source: "live redis-server 8.6.3, and the commands and subcommands it lacks that the redis/docs pages at 63f31f699859 date 8.8 or older (no binary of 8.8 here)",
+    },
+    Release {
+        name: "redis-8.10",
+        server: Server::Redis,
+        major: 8,
+        minor: 10,
+        tag: "8.6.3",
+        source: "live redis-server 8.6.3, and the commands and subcommands it lacks that the redis/docs pages at 63f31f699859 date 8.10 or older (no binary of 8.10 here)",
+    },
+    Release {
         name: "valkey-7.2",
         server: Server::Valkey,
         major: 7,

@@ -10,9 +10,11 @@ pub static SOURCES: &[&str] = &[
     "redis-7.2: arguments and categories from redis tag 7.2.6: src/commands/*.json; replies from reply_schema at redis tag 7.2.6; options refused in scripts from redis tag 7.2.6: src/*.c",
     "redis-7.4: arguments and categories from redis tag 7.4.1: src/commands/*.json; replies from reply_schema at redis tag 7.4.1; options refused in scripts from redis tag 7.4.1: src/*.c",
     "redis-8.0: arguments and categories from live redis-server 8.0.2: COMMAND DOCS, COMMAND; replies from reply_schema at redis tag 7.4.1; options refused in scripts from probe scripts on live redis-server 8.0.2",
-    "redis-8.2: arguments and categories from live redis-server 8.6.3: COMMAND DOCS, COMMAND, keeping the commands and arguments whose `since` is 8.2 or older (no redis-8.2 binary here); replies from reply_schema at redis tag 7.4.1; options refused in scripts from probe scripts on live redis-server 8.6.3 (the same server)",
-    "redis-8.4: arguments and categories from live redis-server 8.6.3: COMMAND DOCS, COMMAND, keeping the commands and arguments whose `since` is 8.4 or older (no redis-8.4 binary here); replies from reply_schema at redis tag 7.4.1; options refused in scripts from probe scripts on live redis-server 8.6.3 (the same server)",
-    "redis-8.6: arguments and categories from live redis-server 8.6.3: COMMAND DOCS, COMMAND; replies from reply_schema at redis tag 7.4.1; options refused in scripts from probe scripts on live redis-server 8.6.3",
+    "redis-8.2: arguments and categories from live redis-server 8.6.3: COMMAND DOCS, COMMAND, keeping the commands and arguments whose `since` is 8.2 or older (no redis-8.2 binary here); replies from reply_schema at redis tag 7.4.1, and the documentation pages' for the commands the tag does not describe; options refused in scripts from probe scripts on live redis-server 8.6.3 (the same server)",
+    "redis-8.4: arguments and categories from live redis-server 8.6.3: COMMAND DOCS, COMMAND, keeping the commands and arguments whose `since` is 8.4 or older (no redis-8.4 binary here); replies from reply_schema at redis tag 7.4.1, and the documentation pages' for the commands the tag does not describe; options refused in scripts from probe scripts on live redis-server 8.6.3 (the same server)",
+    "redis-8.6: arguments and categories from live redis-server 8.6.3: COMMAND DOCS, COMMAND; replies from reply_schema at redis tag 7.4.1, and the documentation pages' for the commands the tag does not describe; options refused in scripts from probe scripts on live redis-server 8.6.3",
+    "redis-8.8: arguments and categories from live redis-server 8.6.3: COMMAND DOCS, COMMAND; 20 commands it lacks, and the newer arguments of 0 commands, from the pages (whose arguments of 9 other commands differ from the live server's, and are not used) (no redis-8.8 binary here); replies from reply_schema at redis tag 7.4.1, and the documentation pages' for the commands the tag does not describe; options refused in scripts from probe scripts on live redis-server 8.6.3 (no redis-8.8 binary here)",
+    "redis-8.10: arguments and categories from live redis-server 8.6.3: COMMAND DOCS, COMMAND; 37 commands it lacks, and the newer arguments of 2 commands, from the pages (whose arguments of 9 other commands differ from the live server's, and are not used) (no redis-8.10 binary here); replies from reply_schema at redis tag 7.4.1, and the documentation pages' for the commands the tag does not describe; options refused in scripts from probe scripts on live redis-server 8.6.3 (no redis-8.10 binary here)",
     "valkey-7.2: arguments and categories from valkey tag 7.2.7: src/commands/*.json; replies from reply_schema at valkey tag 7.2.7; options refused in scripts from valkey tag 7.2.7: src/*.c",
     "valkey-8.0: arguments and categories from valkey tag 8.0.1: src/commands/*.json; replies from reply_schema at valkey tag 8.0.1; options refused in scripts from valkey tag 8.0.1: src/*.c",
     "valkey-8.1: arguments and categories from live valkey-server 8.1.8: COMMAND DOCS, COMMAND; replies from reply_schema at valkey tag 8.0.1; options refused in scripts from probe scripts on live valkey-server 8.1.8",
@@ -48,7 +50,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111111111110),
+                releases: ReleaseSet::from_bits(0b11111111111110),
                 arguments: &[Argument {
                     name: "category",
                     kind: ArgumentKind::String,
@@ -303,6 +305,805 @@ pub static SHAPES: &[CommandShape] = &[
         }],
     },
     CommandShape {
+        name: "arcount",
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b110000000),
+            arguments: &[Argument {
+                name: "key",
+                kind: ArgumentKind::Key,
+                token: None,
+                optional: false,
+                multiple: false,
+                multiple_token: false,
+            }],
+            reply: &Reply::Unknown,
+            categories: AclCategories::from_bits(0x204002),
+        }],
+    },
+    CommandShape {
+        name: "ardel",
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b110000000),
+            arguments: &[
+                Argument {
+                    name: "key",
+                    kind: ArgumentKind::Key,
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "index",
+                    kind: ArgumentKind::Integer,
+                    token: None,
+                    optional: false,
+                    multiple: true,
+                    multiple_token: false,
+                },
+            ],
+            reply: &Reply::Integer(None),
+            categories: AclCategories::from_bits(0x204004),
+        }],
+    },
+    CommandShape {
+        name: "ardelrange",
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b110000000),
+            arguments: &[
+                Argument {
+                    name: "key",
+                    kind: ArgumentKind::Key,
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "range",
+                    kind: ArgumentKind::Block(&[
+                        Argument {
+                            name: "start",
+                            kind: ArgumentKind::Integer,
+                            token: None,
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "end",
+                            kind: ArgumentKind::Integer,
+                            token: None,
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                    ]),
+                    token: None,
+                    optional: false,
+                    multiple: true,
+                    multiple_token: false,
+                },
+            ],
+            reply: &Reply::Integer(None),
+            categories: AclCategories::from_bits(0x208004),
+        }],
+    },
+    CommandShape {
+        name: "arget",
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b110000000),
+            arguments: &[
+                Argument {
+                    name: "key",
+                    kind: ArgumentKind::Key,
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "index",
+                    kind: ArgumentKind::Integer,
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                },
+            ],
+            reply: &Reply::OneOf(&[
+                Reply::BulkString,
+                Reply::Null("Null reply if key or index does not exist."),
+            ]),
+            categories: AclCategories::from_bits(0x204002),
+        }],
+    },
+    CommandShape {
+        name: "argetrange",
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b110000000),
+            arguments: &[
+                Argument {
+                    name: "key",
+                    kind: ArgumentKind::Key,
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "start",
+                    kind: ArgumentKind::Integer,
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "end",
+                    kind: ArgumentKind::Integer,
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                },
+            ],
+            reply: &Reply::Array(&Reply::OneOf(&[Reply::BulkString, Reply::Null("")])),
+            categories: AclCategories::from_bits(0x208002),
+        }],
+    },
+    CommandShape {
+        name: "argrep",
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b110000000),
+            arguments: &[
+                Argument {
+                    name: "key",
+                    kind: ArgumentKind::Key,
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "start",
+                    kind: ArgumentKind::String,
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "end",
+                    kind: ArgumentKind::String,
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "predicate",
+                    kind: ArgumentKind::OneOf(&[
+                        Argument {
+                            name: "exact",
+                            kind: ArgumentKind::Block(&[
+                                Argument {
+                                    name: "exact",
+                                    kind: ArgumentKind::PureToken,
+                                    token: Some("EXACT"),
+                                    optional: false,
+                                    multiple: false,
+                                    multiple_token: false,
+                                },
+                                Argument {
+                                    name: "string",
+                                    kind: ArgumentKind::String,
+                                    token: None,
+                                    optional: false,
+                                    multiple: false,
+                                    multiple_token: false,
+                                },
+                            ]),
+                            token: None,
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "match",
+                            kind: ArgumentKind::Block(&[
+                                Argument {
+                                    name: "match",
+                                    kind: ArgumentKind::PureToken,
+                                    token: Some("MATCH"),
+                                    optional: false,
+                                    multiple: false,
+                                    multiple_token: false,
+                                },
+                                Argument {
+                                    name: "string",
+                                    kind: ArgumentKind::String,
+                                    token: None,
+                                    optional: false,
+                                    multiple: false,
+                                    multiple_token: false,
+                                },
+                            ]),
+                            token: None,
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "glob",
+                            kind: ArgumentKind::Block(&[
+                                Argument {
+                                    name: "glob",
+                                    kind: ArgumentKind::PureToken,
+                                    token: Some("GLOB"),
+                                    optional: false,
+                                    multiple: false,
+                                    multiple_token: false,
+                                },
+                                Argument {
+                                    name: "pattern",
+                                    kind: ArgumentKind::String,
+                                    token: None,
+                                    optional: false,
+                                    multiple: false,
+                                    multiple_token: false,
+                                },
+                            ]),
+                            token: None,
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "re",
+                            kind: ArgumentKind::Block(&[
+                                Argument {
+                                    name: "re",
+                                    kind: ArgumentKind::PureToken,
+                                    token: Some("RE"),
+                                    optional: false,
+                                    multiple: false,
+                                    multiple_token: false,
+                                },
+                                Argument {
+                                    name: "pattern",
+                                    kind: ArgumentKind::String,
+                                    token: None,
+                                    optional: false,
+                                    multiple: false,
+                                    multiple_token: false,
+                                },
+                            ]),
+                            token: None,
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                    ]),
+                    token: None,
+                    optional: false,
+                    multiple: true,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "options",
+                    kind: ArgumentKind::OneOf(&[
+                        Argument {
+                            name: "and",
+                            kind: ArgumentKind::PureToken,
+                            token: Some("AND"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "or",
+                            kind: ArgumentKind::PureToken,
+                            token: Some("OR"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "limit",
+                            kind: ArgumentKind::Integer,
+                            token: Some("LIMIT"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "withvalues",
+                            kind: ArgumentKind::PureToken,
+                            token: Some("WITHVALUES"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "nocase",
+                            kind: ArgumentKind::PureToken,
+                            token: Some("NOCASE"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                    ]),
+                    token: None,
+                    optional: true,
+                    multiple: true,
+                    multiple_token: false,
+                },
+            ],
+            reply: &Reply::Array(&Reply::OneOf(&[Reply::Integer(None), Reply::BulkString])),
+            categories: AclCategories::from_bits(0x208002),
+        }],
+    },
+    CommandShape {
+        name: "arinfo",
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b110000000),
+            arguments: &[
+                Argument {
+                    name: "key",
+                    kind: ArgumentKind::Key,
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "full",
+                    kind: ArgumentKind::PureToken,
+                    token: Some("FULL"),
+                    optional: true,
+                    multiple: false,
+                    multiple_token: false,
+                },
+            ],
+            reply: &Reply::Map {
+                key: &Reply::BulkString,
+                value: &Reply::OneOf(&[Reply::Double, Reply::Integer(None)]),
+            },
+            categories: AclCategories::from_bits(0x208002),
+        }],
+    },
+    CommandShape {
+        name: "arinsert",
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b110000000),
+            arguments: &[
+                Argument {
+                    name: "key",
+                    kind: ArgumentKind::Key,
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "value",
+                    kind: ArgumentKind::String,
+                    token: None,
+                    optional: false,
+                    multiple: true,
+                    multiple_token: false,
+                },
+            ],
+            reply: &Reply::Integer(None),
+            categories: AclCategories::from_bits(0x204004),
+        }],
+    },
+    CommandShape {
+        name: "arlastitems",
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b110000000),
+            arguments: &[
+                Argument {
+                    name: "key",
+                    kind: ArgumentKind::Key,
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "count",
+                    kind: ArgumentKind::Integer,
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "rev",
+                    kind: ArgumentKind::PureToken,
+                    token: Some("REV"),
+                    optional: true,
+                    multiple: false,
+                    multiple_token: false,
+                },
+            ],
+            reply: &Reply::Array(&Reply::OneOf(&[Reply::BulkString, Reply::Null("")])),
+            categories: AclCategories::from_bits(0x208002),
+        }],
+    },
+    CommandShape {
+        name: "arlen",
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b110000000),
+            arguments: &[Argument {
+                name: "key",
+                kind: ArgumentKind::Key,
+                token: None,
+                optional: false,
+                multiple: false,
+                multiple_token: false,
+            }],
+            reply: &Reply::Integer(None),
+            categories: AclCategories::from_bits(0x204002),
+        }],
+    },
+    CommandShape {
+        name: "armget",
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b110000000),
+            arguments: &[
+                Argument {
+                    name: "key",
+                    kind: ArgumentKind::Key,
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "index",
+                    kind: ArgumentKind::Integer,
+                    token: None,
+                    optional: false,
+                    multiple: true,
+                    multiple_token: false,
+                },
+            ],
+            reply: &Reply::Array(&Reply::OneOf(&[Reply::BulkString, Reply::Null("")])),
+            categories: AclCategories::from_bits(0x204002),
+        }],
+    },
+    CommandShape {
+        name: "armset",
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b110000000),
+            arguments: &[
+                Argument {
+                    name: "key",
+                    kind: ArgumentKind::Key,
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "data",
+                    kind: ArgumentKind::Block(&[
+                        Argument {
+                            name: "index",
+                            kind: ArgumentKind::Integer,
+                            token: None,
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "value",
+                            kind: ArgumentKind::String,
+                            token: None,
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                    ]),
+                    token: None,
+                    optional: false,
+                    multiple: true,
+                    multiple_token: false,
+                },
+            ],
+            reply: &Reply::Integer(None),
+            categories: AclCategories::from_bits(0x204004),
+        }],
+    },
+    CommandShape {
+        name: "arnext",
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b110000000),
+            arguments: &[Argument {
+                name: "key",
+                kind: ArgumentKind::Key,
+                token: None,
+                optional: false,
+                multiple: false,
+                multiple_token: false,
+            }],
+            reply: &Reply::OneOf(&[
+                Reply::Integer(None),
+                Reply::Null(
+                    "Null when the insertion cursor is exhausted (next insert would overflow).",
+                ),
+            ]),
+            categories: AclCategories::from_bits(0x204002),
+        }],
+    },
+    CommandShape {
+        name: "arop",
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b110000000),
+            arguments: &[
+                Argument {
+                    name: "key",
+                    kind: ArgumentKind::Key,
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "start",
+                    kind: ArgumentKind::Integer,
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "end",
+                    kind: ArgumentKind::Integer,
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "operation",
+                    kind: ArgumentKind::OneOf(&[
+                        Argument {
+                            name: "sum",
+                            kind: ArgumentKind::PureToken,
+                            token: Some("SUM"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "min",
+                            kind: ArgumentKind::PureToken,
+                            token: Some("MIN"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "max",
+                            kind: ArgumentKind::PureToken,
+                            token: Some("MAX"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "and",
+                            kind: ArgumentKind::PureToken,
+                            token: Some("AND"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "or",
+                            kind: ArgumentKind::PureToken,
+                            token: Some("OR"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "xor",
+                            kind: ArgumentKind::PureToken,
+                            token: Some("XOR"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "match",
+                            kind: ArgumentKind::Block(&[
+                                Argument {
+                                    name: "match",
+                                    kind: ArgumentKind::PureToken,
+                                    token: Some("MATCH"),
+                                    optional: false,
+                                    multiple: false,
+                                    multiple_token: false,
+                                },
+                                Argument {
+                                    name: "value",
+                                    kind: ArgumentKind::String,
+                                    token: None,
+                                    optional: false,
+                                    multiple: false,
+                                    multiple_token: false,
+                                },
+                            ]),
+                            token: None,
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "used",
+                            kind: ArgumentKind::PureToken,
+                            token: Some("USED"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                    ]),
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                },
+            ],
+            reply: &Reply::OneOf(&[
+                Reply::BulkString,
+                Reply::Integer(None),
+                Reply::Null("Null if no elements match the operation."),
+            ]),
+            categories: AclCategories::from_bits(0x208002),
+        }],
+    },
+    CommandShape {
+        name: "arring",
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b110000000),
+            arguments: &[
+                Argument {
+                    name: "key",
+                    kind: ArgumentKind::Key,
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "size",
+                    kind: ArgumentKind::Integer,
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "value",
+                    kind: ArgumentKind::String,
+                    token: None,
+                    optional: false,
+                    multiple: true,
+                    multiple_token: false,
+                },
+            ],
+            reply: &Reply::Integer(None),
+            categories: AclCategories::from_bits(0x208004),
+        }],
+    },
+    CommandShape {
+        name: "arscan",
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b110000000),
+            arguments: &[
+                Argument {
+                    name: "key",
+                    kind: ArgumentKind::Key,
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "start",
+                    kind: ArgumentKind::Integer,
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "end",
+                    kind: ArgumentKind::Integer,
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "limit",
+                    kind: ArgumentKind::Integer,
+                    token: Some("LIMIT"),
+                    optional: true,
+                    multiple: false,
+                    multiple_token: false,
+                },
+            ],
+            reply: &Reply::Array(&Reply::OneOf(&[Reply::Integer(None), Reply::BulkString])),
+            categories: AclCategories::from_bits(0x208002),
+        }],
+    },
+    CommandShape {
+        name: "arseek",
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b110000000),
+            arguments: &[
+                Argument {
+                    name: "key",
+                    kind: ArgumentKind::Key,
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "index",
+                    kind: ArgumentKind::Integer,
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                },
+            ],
+            reply: &Reply::Integer(None),
+            categories: AclCategories::from_bits(0x204004),
+        }],
+    },
+    CommandShape {
+        name: "arset",
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b110000000),
+            arguments: &[
+                Argument {
+                    name: "key",
+                    kind: ArgumentKind::Key,
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "index",
+                    kind: ArgumentKind::Integer,
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "value",
+                    kind: ArgumentKind::String,
+                    token: None,
+                    optional: false,
+                    multiple: true,
+                    multiple_token: false,
+                },
+            ],
+            reply: &Reply::Integer(None),
+            categories: AclCategories::from_bits(0x204004),
+        }],
+    },
+    CommandShape {
         name: "asking",
         forms: &[ShapeForm {
             releases: ReleaseSet::ALL,
@@ -338,6 +1139,78 @@ pub static SHAPES: &[CommandShape] = &[
         }],
     },
     CommandShape {
+        name: "backup",
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b100000000),
+            arguments: &[],
+            reply: &Reply::Unknown,
+            categories: AclCategories::from_bits(0x8000),
+        }],
+    },
+    CommandShape {
+        name: "backup|abort",
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b100000000),
+            arguments: &[],
+            reply: &Reply::Unknown,
+            categories: AclCategories::from_bits(0x2a000),
+        }],
+    },
+    CommandShape {
+        name: "backup|cleanup",
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b100000000),
+            arguments: &[],
+            reply: &Reply::Unknown,
+            categories: AclCategories::from_bits(0x2a000),
+        }],
+    },
+    CommandShape {
+        name: "backup|help",
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b100000000),
+            arguments: &[],
+            reply: &Reply::Unknown,
+            categories: AclCategories::from_bits(0x8000),
+        }],
+    },
+    CommandShape {
+        name: "backup|list",
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b100000000),
+            arguments: &[],
+            reply: &Reply::Unknown,
+            categories: AclCategories::from_bits(0x2a000),
+        }],
+    },
+    CommandShape {
+        name: "backup|seal",
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b100000000),
+            arguments: &[],
+            reply: &Reply::Unknown,
+            categories: AclCategories::from_bits(0x2a000),
+        }],
+    },
+    CommandShape {
+        name: "backup|start",
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b100000000),
+            arguments: &[],
+            reply: &Reply::Unknown,
+            categories: AclCategories::from_bits(0x2a000),
+        }],
+    },
+    CommandShape {
+        name: "backup|status",
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b100000000),
+            arguments: &[],
+            reply: &Reply::Unknown,
+            categories: AclCategories::from_bits(0x2a000),
+        }],
+    },
+    CommandShape {
         name: "bgrewriteaof",
         forms: &[ShapeForm {
             releases: ReleaseSet::ALL,
@@ -350,7 +1223,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "bgsave",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111111111),
+                releases: ReleaseSet::from_bits(0b11111111111),
                 arguments: &[Argument {
                     name: "schedule",
                     kind: ArgumentKind::PureToken,
@@ -366,7 +1239,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111000000000),
+                releases: ReleaseSet::from_bits(0b11100000000000),
                 arguments: &[Argument {
                     name: "operation",
                     kind: ArgumentKind::OneOf(&[
@@ -469,7 +1342,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8102),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111110),
+                releases: ReleaseSet::from_bits(0b1111111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -534,7 +1407,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8102),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111100000000),
+                releases: ReleaseSet::from_bits(0b11110000000000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -784,7 +1657,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8104),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111111111110),
+                releases: ReleaseSet::from_bits(0b11111111111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -1000,7 +1873,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4102),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111111111110),
+                releases: ReleaseSet::from_bits(0b11111111111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -1076,7 +1949,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8104),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111110001110),
+                releases: ReleaseSet::from_bits(0b11111000001110),
                 arguments: &[
                     Argument {
                         name: "operation",
@@ -1140,7 +2013,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8104),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1110000),
+                releases: ReleaseSet::from_bits(0b111110000),
                 arguments: &[
                     Argument {
                         name: "operation",
@@ -1323,7 +2196,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8102),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111111111110),
+                releases: ReleaseSet::from_bits(0b11111111111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -1487,6 +2360,149 @@ pub static SHAPES: &[CommandShape] = &[
                 },
             ],
             reply: &Reply::OneOf(&[Reply::BulkString, Reply::Null("Operation timed-out")]),
+            categories: AclCategories::from_bits(0x18024),
+        }],
+    },
+    CommandShape {
+        name: "blmovem",
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b100000000),
+            arguments: &[
+                Argument {
+                    name: "source",
+                    kind: ArgumentKind::Key,
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "destination",
+                    kind: ArgumentKind::Key,
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "wherefrom",
+                    kind: ArgumentKind::OneOf(&[
+                        Argument {
+                            name: "left",
+                            kind: ArgumentKind::PureToken,
+                            token: Some("LEFT"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "right",
+                            kind: ArgumentKind::PureToken,
+                            token: Some("RIGHT"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                    ]),
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "whereto",
+                    kind: ArgumentKind::OneOf(&[
+                        Argument {
+                            name: "left",
+                            kind: ArgumentKind::PureToken,
+                            token: Some("LEFT"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "right",
+                            kind: ArgumentKind::PureToken,
+                            token: Some("RIGHT"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                    ]),
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "timeout",
+                    kind: ArgumentKind::Double,
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "how-many",
+                    kind: ArgumentKind::Block(&[
+                        Argument {
+                            name: "selector",
+                            kind: ArgumentKind::OneOf(&[
+                                Argument {
+                                    name: "count",
+                                    kind: ArgumentKind::Integer,
+                                    token: Some("COUNT"),
+                                    optional: false,
+                                    multiple: false,
+                                    multiple_token: false,
+                                },
+                                Argument {
+                                    name: "exactly",
+                                    kind: ArgumentKind::Integer,
+                                    token: Some("EXACTLY"),
+                                    optional: false,
+                                    multiple: false,
+                                    multiple_token: false,
+                                },
+                            ]),
+                            token: None,
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "ordering",
+                            kind: ArgumentKind::OneOf(&[
+                                Argument {
+                                    name: "obo",
+                                    kind: ArgumentKind::PureToken,
+                                    token: Some("OBO"),
+                                    optional: false,
+                                    multiple: false,
+                                    multiple_token: false,
+                                },
+                                Argument {
+                                    name: "bulk",
+                                    kind: ArgumentKind::PureToken,
+                                    token: Some("BULK"),
+                                    optional: false,
+                                    multiple: false,
+                                    multiple_token: false,
+                                },
+                            ]),
+                            token: None,
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                    ]),
+                    token: None,
+                    optional: true,
+                    multiple: false,
+                    multiple_token: false,
+                },
+            ],
+            reply: &Reply::Unknown,
             categories: AclCategories::from_bits(0x18024),
         }],
     },
@@ -1828,7 +2844,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "client|capa",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b111100000000),
+            releases: ReleaseSet::from_bits(0b11110000000000),
             arguments: &[Argument {
                 name: "capability",
                 kind: ArgumentKind::String,
@@ -1883,7 +2899,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "client|import-source",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b111000000000),
+            releases: ReleaseSet::from_bits(0b11100000000000),
             arguments: &[Argument {
                 name: "enabled",
                 kind: ArgumentKind::OneOf(&[
@@ -2046,7 +3062,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x6a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b10000010),
+                releases: ReleaseSet::from_bits(0b1000000010),
                 arguments: &[Argument {
                     name: "filter",
                     kind: ArgumentKind::OneOf(&[
@@ -2328,7 +3344,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x6a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111000),
+                releases: ReleaseSet::from_bits(0b111111000),
                 arguments: &[Argument {
                     name: "filter",
                     kind: ArgumentKind::OneOf(&[
@@ -2473,7 +3489,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x6a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b100000000),
+                releases: ReleaseSet::from_bits(0b10000000000),
                 arguments: &[Argument {
                     name: "filter",
                     kind: ArgumentKind::OneOf(&[
@@ -2626,7 +3642,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x6a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1000000000),
+                releases: ReleaseSet::from_bits(0b100000000000),
                 arguments: &[Argument {
                     name: "filter",
                     kind: ArgumentKind::OneOf(&[
@@ -2779,7 +3795,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x6a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b110000000000),
+                releases: ReleaseSet::from_bits(0b11000000000000),
                 arguments: &[Argument {
                     name: "filter",
                     kind: ArgumentKind::OneOf(&[
@@ -3209,7 +4225,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x6a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b110000110),
+                releases: ReleaseSet::from_bits(0b11000000110),
                 arguments: &[
                     Argument {
                         name: "client-type",
@@ -3265,7 +4281,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x6a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111000),
+                releases: ReleaseSet::from_bits(0b111111000),
                 arguments: &[
                     Argument {
                         name: "client-type",
@@ -3321,7 +4337,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x6a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1000000000),
+                releases: ReleaseSet::from_bits(0b100000000000),
                 arguments: &[
                     Argument {
                         name: "client-type",
@@ -3434,7 +4450,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x6a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b110000000000),
+                releases: ReleaseSet::from_bits(0b11000000000000),
                 arguments: &[
                     Argument {
                         name: "client-type",
@@ -3777,7 +4793,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "client|no-touch",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b111111111110),
+            releases: ReleaseSet::from_bits(0b11111111111110),
             arguments: &[Argument {
                 name: "enabled",
                 kind: ArgumentKind::OneOf(&[
@@ -3892,7 +4908,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x48000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111111111110),
+                releases: ReleaseSet::from_bits(0b11111111111110),
                 arguments: &[Argument {
                     name: "action",
                     kind: ArgumentKind::OneOf(&[
@@ -3935,7 +4951,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "client|setinfo",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b110000110),
+                releases: ReleaseSet::from_bits(0b11000000110),
                 arguments: &[Argument {
                     name: "attr",
                     kind: ArgumentKind::OneOf(&[
@@ -3965,7 +4981,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x48000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111001111000),
+                releases: ReleaseSet::from_bits(0b11100111111000),
                 arguments: &[Argument {
                     name: "attr",
                     kind: ArgumentKind::OneOf(&[
@@ -4016,7 +5032,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "client|tracking",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111001111001),
+                releases: ReleaseSet::from_bits(0b11100111111001),
                 arguments: &[
                     Argument {
                         name: "status",
@@ -4096,7 +5112,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x48000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b110000110),
+                releases: ReleaseSet::from_bits(0b11000000110),
                 arguments: &[
                     Argument {
                         name: "status",
@@ -4247,7 +5263,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x6a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111111111110),
+                releases: ReleaseSet::from_bits(0b11111111111110),
                 arguments: &[
                     Argument {
                         name: "client-id",
@@ -4309,7 +5325,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "clusterscan",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b100000000000),
+            releases: ReleaseSet::from_bits(0b10000000000000),
             arguments: &[
                 Argument {
                     name: "cursor",
@@ -4406,7 +5422,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111111111110),
+                releases: ReleaseSet::from_bits(0b11111111111110),
                 arguments: &[Argument {
                     name: "range",
                     kind: ArgumentKind::Block(&[
@@ -4449,7 +5465,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "cluster|cancelslotmigrations",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b110000000000),
+            releases: ReleaseSet::from_bits(0b11000000000000),
             arguments: &[],
             reply: &Reply::Unknown,
             categories: AclCategories::from_bits(0x2a000),
@@ -4537,7 +5553,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111111111110),
+                releases: ReleaseSet::from_bits(0b11111111111110),
                 arguments: &[Argument {
                     name: "range",
                     kind: ArgumentKind::Block(&[
@@ -4604,7 +5620,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "cluster|flushslot",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b110000000000),
+            releases: ReleaseSet::from_bits(0b11000000000000),
             arguments: &[
                 Argument {
                     name: "slot",
@@ -4698,7 +5714,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "cluster|getslotmigrations",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b110000000000),
+            releases: ReleaseSet::from_bits(0b11000000000000),
             arguments: &[],
             reply: &Reply::Unknown,
             categories: AclCategories::from_bits(0x2a000),
@@ -4790,7 +5806,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111111111110),
+                releases: ReleaseSet::from_bits(0b11111111111110),
                 arguments: &[
                     Argument {
                         name: "ip",
@@ -4825,7 +5841,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "cluster|migrateslots",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b110000000000),
+            releases: ReleaseSet::from_bits(0b11000000000000),
             arguments: &[Argument {
                 name: "migration-group",
                 kind: ArgumentKind::Block(&[
@@ -4891,7 +5907,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "cluster|migration",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b1100000),
+            releases: ReleaseSet::from_bits(0b111100000),
             arguments: &[Argument {
                 name: "subcommand",
                 kind: ArgumentKind::OneOf(&[
@@ -4992,7 +6008,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "cluster|myshardid",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b111111111110),
+            releases: ReleaseSet::from_bits(0b11111111111110),
             arguments: &[],
             reply: &Reply::BulkString,
             categories: AclCategories::from_bits(0x8000),
@@ -5027,7 +6043,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "cluster|replicate",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111111111),
+                releases: ReleaseSet::from_bits(0b111111111111),
                 arguments: &[Argument {
                     name: "node-id",
                     kind: ArgumentKind::String,
@@ -5040,7 +6056,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b110000000000),
+                releases: ReleaseSet::from_bits(0b11000000000000),
                 arguments: &[Argument {
                     name: "args",
                     kind: ArgumentKind::OneOf(&[
@@ -5122,7 +6138,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111111111110),
+                releases: ReleaseSet::from_bits(0b11111111111110),
                 arguments: &[Argument {
                     name: "reset-type",
                     kind: ArgumentKind::OneOf(&[
@@ -5238,7 +6254,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111110),
+                releases: ReleaseSet::from_bits(0b1111111110),
                 arguments: &[
                     Argument {
                         name: "slot",
@@ -5294,7 +6310,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111100000000),
+                releases: ReleaseSet::from_bits(0b11110000000000),
                 arguments: &[
                     Argument {
                         name: "slot",
@@ -5403,198 +6419,107 @@ pub static SHAPES: &[CommandShape] = &[
     },
     CommandShape {
         name: "cluster|slot-stats",
-        forms: &[
-            ShapeForm {
-                releases: ReleaseSet::from_bits(0b1110000),
-                arguments: &[Argument {
-                    name: "filter",
-                    kind: ArgumentKind::OneOf(&[
-                        Argument {
-                            name: "slotsrange",
-                            kind: ArgumentKind::Block(&[
-                                Argument {
-                                    name: "start-slot",
-                                    kind: ArgumentKind::Integer,
-                                    token: None,
-                                    optional: false,
-                                    multiple: false,
-                                    multiple_token: false,
-                                },
-                                Argument {
-                                    name: "end-slot",
-                                    kind: ArgumentKind::Integer,
-                                    token: None,
-                                    optional: false,
-                                    multiple: false,
-                                    multiple_token: false,
-                                },
-                            ]),
-                            token: Some("SLOTSRANGE"),
-                            optional: false,
-                            multiple: false,
-                            multiple_token: false,
-                        },
-                        Argument {
-                            name: "orderby",
-                            kind: ArgumentKind::Block(&[
-                                Argument {
-                                    name: "metric",
-                                    kind: ArgumentKind::String,
-                                    token: None,
-                                    optional: false,
-                                    multiple: false,
-                                    multiple_token: false,
-                                },
-                                Argument {
-                                    name: "limit",
-                                    kind: ArgumentKind::Integer,
-                                    token: Some("LIMIT"),
-                                    optional: true,
-                                    multiple: false,
-                                    multiple_token: false,
-                                },
-                                Argument {
-                                    name: "order",
-                                    kind: ArgumentKind::OneOf(&[
-                                        Argument {
-                                            name: "asc",
-                                            kind: ArgumentKind::PureToken,
-                                            token: Some("ASC"),
-                                            optional: false,
-                                            multiple: false,
-                                            multiple_token: false,
-                                        },
-                                        Argument {
-                                            name: "desc",
-                                            kind: ArgumentKind::PureToken,
-                                            token: Some("DESC"),
-                                            optional: false,
-                                            multiple: false,
-                                            multiple_token: false,
-                                        },
-                                    ]),
-                                    token: None,
-                                    optional: true,
-                                    multiple: false,
-                                    multiple_token: false,
-                                },
-                            ]),
-                            token: Some("ORDERBY"),
-                            optional: false,
-                            multiple: false,
-                            multiple_token: false,
-                        },
-                    ]),
-                    token: None,
-                    optional: false,
-                    multiple: false,
-                    multiple_token: false,
-                }],
-                reply: &Reply::Unknown,
-                categories: AclCategories::from_bits(0x8000),
-            },
-            ShapeForm {
-                releases: ReleaseSet::from_bits(0b111100000000),
-                arguments: &[Argument {
-                    name: "filter",
-                    kind: ArgumentKind::OneOf(&[
-                        Argument {
-                            name: "slotsrange",
-                            kind: ArgumentKind::Block(&[
-                                Argument {
-                                    name: "start-slot",
-                                    kind: ArgumentKind::Integer,
-                                    token: None,
-                                    optional: false,
-                                    multiple: false,
-                                    multiple_token: false,
-                                },
-                                Argument {
-                                    name: "end-slot",
-                                    kind: ArgumentKind::Integer,
-                                    token: None,
-                                    optional: false,
-                                    multiple: false,
-                                    multiple_token: false,
-                                },
-                            ]),
-                            token: Some("SLOTSRANGE"),
-                            optional: false,
-                            multiple: false,
-                            multiple_token: false,
-                        },
-                        Argument {
-                            name: "orderby",
-                            kind: ArgumentKind::Block(&[
-                                Argument {
-                                    name: "metric",
-                                    kind: ArgumentKind::String,
-                                    token: None,
-                                    optional: false,
-                                    multiple: false,
-                                    multiple_token: false,
-                                },
-                                Argument {
-                                    name: "limit",
-                                    kind: ArgumentKind::Integer,
-                                    token: Some("LIMIT"),
-                                    optional: true,
-                                    multiple: false,
-                                    multiple_token: false,
-                                },
-                                Argument {
-                                    name: "order",
-                                    kind: ArgumentKind::OneOf(&[
-                                        Argument {
-                                            name: "asc",
-                                            kind: ArgumentKind::PureToken,
-                                            token: Some("ASC"),
-                                            optional: false,
-                                            multiple: false,
-                                            multiple_token: false,
-                                        },
-                                        Argument {
-                                            name: "desc",
-                                            kind: ArgumentKind::PureToken,
-                                            token: Some("DESC"),
-                                            optional: false,
-                                            multiple: false,
-                                            multiple_token: false,
-                                        },
-                                    ]),
-                                    token: None,
-                                    optional: true,
-                                    multiple: false,
-                                    multiple_token: false,
-                                },
-                            ]),
-                            token: Some("ORDERBY"),
-                            optional: false,
-                            multiple: false,
-                            multiple_token: false,
-                        },
-                    ]),
-                    token: None,
-                    optional: false,
-                    multiple: false,
-                    multiple_token: false,
-                }],
-                reply: &Reply::Array(&Reply::Tuple(&[
-                    Reply::Integer(None),
-                    Reply::Map {
-                        key: &Reply::BulkString,
-                        value: &Reply::Integer(None),
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b11110111110000),
+            arguments: &[Argument {
+                name: "filter",
+                kind: ArgumentKind::OneOf(&[
+                    Argument {
+                        name: "slotsrange",
+                        kind: ArgumentKind::Block(&[
+                            Argument {
+                                name: "start-slot",
+                                kind: ArgumentKind::Integer,
+                                token: None,
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "end-slot",
+                                kind: ArgumentKind::Integer,
+                                token: None,
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: Some("SLOTSRANGE"),
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
                     },
-                ])),
-                categories: AclCategories::from_bits(0x8000),
-            },
-        ],
+                    Argument {
+                        name: "orderby",
+                        kind: ArgumentKind::Block(&[
+                            Argument {
+                                name: "metric",
+                                kind: ArgumentKind::String,
+                                token: None,
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "limit",
+                                kind: ArgumentKind::Integer,
+                                token: Some("LIMIT"),
+                                optional: true,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "order",
+                                kind: ArgumentKind::OneOf(&[
+                                    Argument {
+                                        name: "asc",
+                                        kind: ArgumentKind::PureToken,
+                                        token: Some("ASC"),
+                                        optional: false,
+                                        multiple: false,
+                                        multiple_token: false,
+                                    },
+                                    Argument {
+                                        name: "desc",
+                                        kind: ArgumentKind::PureToken,
+                                        token: Some("DESC"),
+                                        optional: false,
+                                        multiple: false,
+                                        multiple_token: false,
+                                    },
+                                ]),
+                                token: None,
+                                optional: true,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: Some("ORDERBY"),
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                ]),
+                token: None,
+                optional: false,
+                multiple: false,
+                multiple_token: false,
+            }],
+            reply: &Reply::Array(&Reply::Tuple(&[
+                Reply::Integer(None),
+                Reply::Map {
+                    key: &Reply::BulkString,
+                    value: &Reply::Integer(None),
+                },
+            ])),
+            categories: AclCategories::from_bits(0x8000),
+        }],
     },
     CommandShape {
         name: "cluster|slots",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111111),
+                releases: ReleaseSet::from_bits(0b1111111111),
                 arguments: &[],
                 reply: &Reply::Array(&Reply::Tuple(&[
                     Reply::Integer(None),
@@ -5612,7 +6537,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111100000000),
+                releases: ReleaseSet::from_bits(0b11110000000000),
                 arguments: &[],
                 reply: &Reply::Array(&Reply::Tuple(&[
                     Reply::Integer(None),
@@ -5635,7 +6560,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "cluster|syncslots",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1100000),
+                releases: ReleaseSet::from_bits(0b111100000),
                 arguments: &[Argument {
                     name: "subcommand",
                     kind: ArgumentKind::OneOf(&[
@@ -5773,7 +6698,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b110000000000),
+                releases: ReleaseSet::from_bits(0b11000000000000),
                 arguments: &[],
                 reply: &Reply::Unknown,
                 categories: AclCategories::from_bits(0x2a000),
@@ -5792,7 +6717,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "commandlog",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b111000000000),
+            releases: ReleaseSet::from_bits(0b11100000000000),
             arguments: &[],
             reply: &Reply::Unknown,
             categories: AclCategories::from_bits(0x8000),
@@ -5802,7 +6727,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "commandlog|get",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1000000000),
+                releases: ReleaseSet::from_bits(0b100000000000),
                 arguments: &[
                     Argument {
                         name: "count",
@@ -5850,7 +6775,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b110000000000),
+                releases: ReleaseSet::from_bits(0b11000000000000),
                 arguments: &[
                     Argument {
                         name: "count",
@@ -5902,7 +6827,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "commandlog|help",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b111000000000),
+            releases: ReleaseSet::from_bits(0b11100000000000),
             arguments: &[],
             reply: &Reply::Unknown,
             categories: AclCategories::from_bits(0x8000),
@@ -5912,7 +6837,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "commandlog|len",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1000000000),
+                releases: ReleaseSet::from_bits(0b100000000000),
                 arguments: &[Argument {
                     name: "type",
                     kind: ArgumentKind::OneOf(&[
@@ -5950,7 +6875,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b110000000000),
+                releases: ReleaseSet::from_bits(0b11000000000000),
                 arguments: &[Argument {
                     name: "type",
                     kind: ArgumentKind::OneOf(&[
@@ -5993,7 +6918,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "commandlog|reset",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1000000000),
+                releases: ReleaseSet::from_bits(0b100000000000),
                 arguments: &[Argument {
                     name: "type",
                     kind: ArgumentKind::OneOf(&[
@@ -6031,7 +6956,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b110000000000),
+                releases: ReleaseSet::from_bits(0b11000000000000),
                 arguments: &[Argument {
                     name: "type",
                     kind: ArgumentKind::OneOf(&[
@@ -6111,7 +7036,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x48000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111111111110),
+                releases: ReleaseSet::from_bits(0b11111111111110),
                 arguments: &[
                     Argument {
                         name: "command",
@@ -6148,7 +7073,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x48000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111111111110),
+                releases: ReleaseSet::from_bits(0b11111111111110),
                 arguments: &[
                     Argument {
                         name: "command",
@@ -6188,7 +7113,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "command|info",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111111),
+                releases: ReleaseSet::from_bits(0b1111111111),
                 arguments: &[Argument {
                     name: "command-name",
                     kind: ArgumentKind::String,
@@ -6256,7 +7181,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x48000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111100000000),
+                releases: ReleaseSet::from_bits(0b11110000000000),
                 arguments: &[Argument {
                     name: "command-name",
                     kind: ArgumentKind::String,
@@ -6402,7 +7327,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111111111110),
+                releases: ReleaseSet::from_bits(0b11111111111110),
                 arguments: &[Argument {
                     name: "parameter",
                     kind: ArgumentKind::String,
@@ -6480,7 +7405,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111111111110),
+                releases: ReleaseSet::from_bits(0b11111111111110),
                 arguments: &[Argument {
                     name: "data",
                     kind: ArgumentKind::Block(&[
@@ -6632,7 +7557,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "delex",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b1100000),
+            releases: ReleaseSet::from_bits(0b111100000),
             arguments: &[
                 Argument {
                     name: "key",
@@ -6691,7 +7616,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "delifeq",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b110000000000),
+            releases: ReleaseSet::from_bits(0b11000000000000),
             arguments: &[
                 Argument {
                     name: "key",
@@ -6717,7 +7642,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "digest",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b1100000),
+            releases: ReleaseSet::from_bits(0b111100000),
             arguments: &[Argument {
                 name: "key",
                 kind: ArgumentKind::Key,
@@ -6817,7 +7742,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "eval_ro",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111001111001),
+                releases: ReleaseSet::from_bits(0b11100111111001),
                 arguments: &[
                     Argument {
                         name: "script",
@@ -6856,7 +7781,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x108000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b110000110),
+                releases: ReleaseSet::from_bits(0b11000000110),
                 arguments: &[
                     Argument {
                         name: "script",
@@ -6942,7 +7867,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "evalsha_ro",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111001111001),
+                releases: ReleaseSet::from_bits(0b11100111111001),
                 arguments: &[
                     Argument {
                         name: "sha1",
@@ -6981,7 +7906,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x108000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b110000110),
+                releases: ReleaseSet::from_bits(0b11000000110),
                 arguments: &[
                     Argument {
                         name: "sha1",
@@ -7304,7 +8229,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "fcall_ro",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111001111001),
+                releases: ReleaseSet::from_bits(0b11100111111001),
                 arguments: &[
                     Argument {
                         name: "function",
@@ -7343,7 +8268,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x108000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b110000110),
+                releases: ReleaseSet::from_bits(0b11000000110),
                 arguments: &[
                     Argument {
                         name: "function",
@@ -7417,7 +8342,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x28005),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111111111110),
+                releases: ReleaseSet::from_bits(0b11111111111110),
                 arguments: &[Argument {
                     name: "flush-type",
                     kind: ArgumentKind::OneOf(&[
@@ -7482,7 +8407,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x28005),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111111111110),
+                releases: ReleaseSet::from_bits(0b11111111111110),
                 arguments: &[Argument {
                     name: "flush-type",
                     kind: ArgumentKind::OneOf(&[
@@ -7581,7 +8506,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x108004),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111111111110),
+                releases: ReleaseSet::from_bits(0b11111111111110),
                 arguments: &[Argument {
                     name: "flush-type",
                     kind: ArgumentKind::OneOf(&[
@@ -7750,7 +8675,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "function|stats",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111111),
+                releases: ReleaseSet::from_bits(0b1111111111),
                 arguments: &[],
                 reply: &Reply::Map {
                     key: &Reply::BulkString,
@@ -7776,7 +8701,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x108000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111100000000),
+                releases: ReleaseSet::from_bits(0b11110000000000),
                 arguments: &[],
                 reply: &Reply::Map {
                     key: &Reply::BulkString,
@@ -7888,7 +8813,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8404),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111111111110),
+                releases: ReleaseSet::from_bits(0b11111111111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -7974,7 +8899,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "geodist",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111001),
+                releases: ReleaseSet::from_bits(0b111111001),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -8049,7 +8974,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8402),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b10000110),
+                releases: ReleaseSet::from_bits(0b1000000110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -8124,7 +9049,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8402),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b100000000),
+                releases: ReleaseSet::from_bits(0b10000000000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -8199,7 +9124,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8402),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111000000000),
+                releases: ReleaseSet::from_bits(0b11100000000000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -8302,7 +9227,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8402),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111111111110),
+                releases: ReleaseSet::from_bits(0b11111111111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -8356,7 +9281,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8402),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111111111110),
+                releases: ReleaseSet::from_bits(0b11111111111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -8561,7 +9486,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8404),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b110000110),
+                releases: ReleaseSet::from_bits(0b11000000110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -8744,7 +9669,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8404),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111001111000),
+                releases: ReleaseSet::from_bits(0b11100111111000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -9089,7 +10014,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8402),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b110000110),
+                releases: ReleaseSet::from_bits(0b11000000110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -9246,7 +10171,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8402),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111001111000),
+                releases: ReleaseSet::from_bits(0b11100111111000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -9574,7 +10499,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8404),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b110000110),
+                releases: ReleaseSet::from_bits(0b11000000110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -9749,7 +10674,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8404),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111001111000),
+                releases: ReleaseSet::from_bits(0b11100111111000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -10078,7 +11003,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8402),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b110000110),
+                releases: ReleaseSet::from_bits(0b11000000110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -10227,7 +11152,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8402),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111001111000),
+                releases: ReleaseSet::from_bits(0b11100111111000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -10648,7 +11573,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8402),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b110000110),
+                releases: ReleaseSet::from_bits(0b11000000110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -10915,7 +11840,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8402),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1001111000),
+                releases: ReleaseSet::from_bits(0b100111111000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -11182,7 +12107,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8402),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b110000000000),
+                releases: ReleaseSet::from_bits(0b11000000000000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -11752,7 +12677,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8404),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b110000110),
+                releases: ReleaseSet::from_bits(0b11000000110),
                 arguments: &[
                     Argument {
                         name: "destination",
@@ -12008,7 +12933,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8404),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1001111000),
+                releases: ReleaseSet::from_bits(0b100111111000),
                 arguments: &[
                     Argument {
                         name: "destination",
@@ -12264,7 +13189,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8404),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b110000000000),
+                releases: ReleaseSet::from_bits(0b11000000000000),
                 arguments: &[
                     Argument {
                         name: "destination",
@@ -12847,7 +13772,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x44000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111111111110),
+                releases: ReleaseSet::from_bits(0b11111111111110),
                 arguments: &[Argument {
                     name: "arguments",
                     kind: ArgumentKind::Block(&[
@@ -12947,7 +13872,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "hexpire",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111100),
+                releases: ReleaseSet::from_bits(0b111111100),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -13036,7 +13961,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4044),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b110000000000),
+                releases: ReleaseSet::from_bits(0b11000000000000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -13130,7 +14055,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "hexpireat",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111100),
+                releases: ReleaseSet::from_bits(0b111111100),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -13219,7 +14144,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4044),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b110000000000),
+                releases: ReleaseSet::from_bits(0b11000000000000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -13313,7 +14238,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "hexpiretime",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111100),
+                releases: ReleaseSet::from_bits(0b111111100),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -13353,7 +14278,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4042),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b110000000000),
+                releases: ReleaseSet::from_bits(0b11000000000000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -13445,7 +14370,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "hgetdel",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b100001111000),
+            releases: ReleaseSet::from_bits(0b10000111111000),
             arguments: &[
                 Argument {
                     name: "key",
@@ -13488,7 +14413,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "hgetex",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b110001111000),
+            releases: ReleaseSet::from_bits(0b11000111111000),
             arguments: &[
                 Argument {
                     name: "key",
@@ -13575,6 +14500,100 @@ pub static SHAPES: &[CommandShape] = &[
             ],
             reply: &Reply::Unknown,
             categories: AclCategories::from_bits(0x4044),
+        }],
+    },
+    CommandShape {
+        name: "himport",
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b100000000),
+            arguments: &[],
+            reply: &Reply::Unknown,
+            categories: AclCategories::from_bits(0x8040),
+        }],
+    },
+    CommandShape {
+        name: "himport|discard",
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b100000000),
+            arguments: &[Argument {
+                name: "fieldset-name",
+                kind: ArgumentKind::String,
+                token: None,
+                optional: false,
+                multiple: false,
+                multiple_token: false,
+            }],
+            reply: &Reply::Unknown,
+            categories: AclCategories::from_bits(0x8040),
+        }],
+    },
+    CommandShape {
+        name: "himport|discardall",
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b100000000),
+            arguments: &[],
+            reply: &Reply::Unknown,
+            categories: AclCategories::from_bits(0x8040),
+        }],
+    },
+    CommandShape {
+        name: "himport|prepare",
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b100000000),
+            arguments: &[
+                Argument {
+                    name: "fieldset-name",
+                    kind: ArgumentKind::String,
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "field",
+                    kind: ArgumentKind::String,
+                    token: None,
+                    optional: false,
+                    multiple: true,
+                    multiple_token: false,
+                },
+            ],
+            reply: &Reply::Unknown,
+            categories: AclCategories::from_bits(0x8040),
+        }],
+    },
+    CommandShape {
+        name: "himport|set",
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b100000000),
+            arguments: &[
+                Argument {
+                    name: "key",
+                    kind: ArgumentKind::Key,
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "fieldset-name",
+                    kind: ArgumentKind::String,
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "value",
+                    kind: ArgumentKind::String,
+                    token: None,
+                    optional: false,
+                    multiple: true,
+                    multiple_token: false,
+                },
+            ],
+            reply: &Reply::Unknown,
+            categories: AclCategories::from_bits(0x8044),
         }],
     },
     CommandShape {
@@ -13747,7 +14766,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4044),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111111111110),
+                releases: ReleaseSet::from_bits(0b11111111111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -13791,7 +14810,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "hotkeys",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b1000000),
+            releases: ReleaseSet::from_bits(0b111000000),
             arguments: &[],
             reply: &Reply::Unknown,
             categories: AclCategories::from_bits(0x8000),
@@ -13800,25 +14819,31 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "hotkeys|get",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b1000000),
+            releases: ReleaseSet::from_bits(0b111000000),
             arguments: &[],
-            reply: &Reply::Unknown,
+            reply: &Reply::OneOf(&[
+                Reply::Map {
+                    key: &Reply::BulkString,
+                    value: &Reply::OneOf(&[Reply::Array(&Reply::Unknown), Reply::Integer(None)]),
+                },
+                Reply::Null("If no tracking is started"),
+            ]),
             categories: AclCategories::from_bits(0x2a000),
         }],
     },
     CommandShape {
         name: "hotkeys|help",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b1000000),
+            releases: ReleaseSet::from_bits(0b111000000),
             arguments: &[],
-            reply: &Reply::Unknown,
+            reply: &Reply::Array(&Reply::BulkString),
             categories: AclCategories::from_bits(0x8000),
         }],
     },
     CommandShape {
         name: "hotkeys|reset",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b1000000),
+            releases: ReleaseSet::from_bits(0b111000000),
             arguments: &[],
             reply: &Reply::Unknown,
             categories: AclCategories::from_bits(0x2a000),
@@ -13827,7 +14852,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "hotkeys|start",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b1000000),
+            releases: ReleaseSet::from_bits(0b111000000),
             arguments: &[
                 Argument {
                     name: "metrics",
@@ -13912,16 +14937,16 @@ pub static SHAPES: &[CommandShape] = &[
                     multiple_token: false,
                 },
             ],
-            reply: &Reply::Unknown,
+            reply: &Reply::Status(Some("OK")),
             categories: AclCategories::from_bits(0x2a000),
         }],
     },
     CommandShape {
         name: "hotkeys|stop",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b1000000),
+            releases: ReleaseSet::from_bits(0b111000000),
             arguments: &[],
-            reply: &Reply::Unknown,
+            reply: &Reply::Status(Some("OK")),
             categories: AclCategories::from_bits(0x2a000),
         }],
     },
@@ -13929,7 +14954,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "hpersist",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111100),
+                releases: ReleaseSet::from_bits(0b111111100),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -13969,7 +14994,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4044),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b110000000000),
+                releases: ReleaseSet::from_bits(0b11000000000000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -14014,7 +15039,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "hpexpire",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111100),
+                releases: ReleaseSet::from_bits(0b111111100),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -14103,7 +15128,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4044),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b110000000000),
+                releases: ReleaseSet::from_bits(0b11000000000000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -14197,7 +15222,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "hpexpireat",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111100),
+                releases: ReleaseSet::from_bits(0b111111100),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -14286,7 +15311,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4044),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b110000000000),
+                releases: ReleaseSet::from_bits(0b11000000000000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -14380,7 +15405,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "hpexpiretime",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111100),
+                releases: ReleaseSet::from_bits(0b111111100),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -14420,7 +15445,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4042),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b110000000000),
+                releases: ReleaseSet::from_bits(0b11000000000000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -14465,7 +15490,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "hpttl",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111100),
+                releases: ReleaseSet::from_bits(0b111111100),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -14505,7 +15530,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4042),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b110000000000),
+                releases: ReleaseSet::from_bits(0b11000000000000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -14598,7 +15623,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "hscan",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b10000011),
+                releases: ReleaseSet::from_bits(0b1000000011),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -14637,7 +15662,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8042),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111101111100),
+                releases: ReleaseSet::from_bits(0b11110111111100),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -14729,7 +15754,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4044),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111111111110),
+                releases: ReleaseSet::from_bits(0b11111111111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -14774,7 +15799,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "hsetex",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111000),
+                releases: ReleaseSet::from_bits(0b111111000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -14905,7 +15930,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4044),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b110000000000),
+                releases: ReleaseSet::from_bits(0b11000000000000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -15126,7 +16151,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "httl",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111100),
+                releases: ReleaseSet::from_bits(0b111111100),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -15166,7 +16191,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4042),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b110000000000),
+                releases: ReleaseSet::from_bits(0b11000000000000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -15292,6 +16317,130 @@ pub static SHAPES: &[CommandShape] = &[
         }],
     },
     CommandShape {
+        name: "increx",
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b110000000),
+            arguments: &[
+                Argument {
+                    name: "key",
+                    kind: ArgumentKind::Key,
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "increment",
+                    kind: ArgumentKind::OneOf(&[
+                        Argument {
+                            name: "float",
+                            kind: ArgumentKind::Double,
+                            token: Some("BYFLOAT"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "integer",
+                            kind: ArgumentKind::Integer,
+                            token: Some("BYINT"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                    ]),
+                    token: None,
+                    optional: true,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "saturate",
+                    kind: ArgumentKind::PureToken,
+                    token: Some("SATURATE"),
+                    optional: true,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "lowerbound",
+                    kind: ArgumentKind::String,
+                    token: Some("LBOUND"),
+                    optional: true,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "upperbound",
+                    kind: ArgumentKind::String,
+                    token: Some("UBOUND"),
+                    optional: true,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "expiration",
+                    kind: ArgumentKind::OneOf(&[
+                        Argument {
+                            name: "seconds",
+                            kind: ArgumentKind::Integer,
+                            token: Some("EX"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "milliseconds",
+                            kind: ArgumentKind::Integer,
+                            token: Some("PX"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "unix-time-seconds",
+                            kind: ArgumentKind::UnixTime,
+                            token: Some("EXAT"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "unix-time-milliseconds",
+                            kind: ArgumentKind::UnixTime,
+                            token: Some("PXAT"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "persist",
+                            kind: ArgumentKind::PureToken,
+                            token: Some("PERSIST"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                    ]),
+                    token: None,
+                    optional: true,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "enx",
+                    kind: ArgumentKind::PureToken,
+                    token: Some("ENX"),
+                    optional: true,
+                    multiple: false,
+                    multiple_token: false,
+                },
+            ],
+            reply: &Reply::Tuple(&[Reply::Double, Reply::Double]),
+            categories: AclCategories::from_bits(0x4084),
+        }],
+    },
+    CommandShape {
         name: "info",
         forms: &[ShapeForm {
             releases: ReleaseSet::ALL,
@@ -15379,7 +16528,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "latency|histogram",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111001111001),
+                releases: ReleaseSet::from_bits(0b11100111111001),
                 arguments: &[Argument {
                     name: "command",
                     kind: ArgumentKind::String,
@@ -15404,7 +16553,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b110000110),
+                releases: ReleaseSet::from_bits(0b11000000110),
                 arguments: &[Argument {
                     name: "COMMAND",
                     kind: ArgumentKind::String,
@@ -15548,7 +16697,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8082),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111111111110),
+                releases: ReleaseSet::from_bits(0b11111111111110),
                 arguments: &[
                     Argument {
                         name: "key1",
@@ -15791,6 +16940,141 @@ pub static SHAPES: &[CommandShape] = &[
                 },
             ],
             reply: &Reply::BulkString,
+            categories: AclCategories::from_bits(0x8024),
+        }],
+    },
+    CommandShape {
+        name: "lmovem",
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b100000000),
+            arguments: &[
+                Argument {
+                    name: "source",
+                    kind: ArgumentKind::Key,
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "destination",
+                    kind: ArgumentKind::Key,
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "wherefrom",
+                    kind: ArgumentKind::OneOf(&[
+                        Argument {
+                            name: "left",
+                            kind: ArgumentKind::PureToken,
+                            token: Some("LEFT"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "right",
+                            kind: ArgumentKind::PureToken,
+                            token: Some("RIGHT"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                    ]),
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "whereto",
+                    kind: ArgumentKind::OneOf(&[
+                        Argument {
+                            name: "left",
+                            kind: ArgumentKind::PureToken,
+                            token: Some("LEFT"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "right",
+                            kind: ArgumentKind::PureToken,
+                            token: Some("RIGHT"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                    ]),
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "how-many",
+                    kind: ArgumentKind::Block(&[
+                        Argument {
+                            name: "selector",
+                            kind: ArgumentKind::OneOf(&[
+                                Argument {
+                                    name: "count",
+                                    kind: ArgumentKind::Integer,
+                                    token: Some("COUNT"),
+                                    optional: false,
+                                    multiple: false,
+                                    multiple_token: false,
+                                },
+                                Argument {
+                                    name: "exactly",
+                                    kind: ArgumentKind::Integer,
+                                    token: Some("EXACTLY"),
+                                    optional: false,
+                                    multiple: false,
+                                    multiple_token: false,
+                                },
+                            ]),
+                            token: None,
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "ordering",
+                            kind: ArgumentKind::OneOf(&[
+                                Argument {
+                                    name: "obo",
+                                    kind: ArgumentKind::PureToken,
+                                    token: Some("OBO"),
+                                    optional: false,
+                                    multiple: false,
+                                    multiple_token: false,
+                                },
+                                Argument {
+                                    name: "bulk",
+                                    kind: ArgumentKind::PureToken,
+                                    token: Some("BULK"),
+                                    optional: false,
+                                    multiple: false,
+                                    multiple_token: false,
+                                },
+                            ]),
+                            token: None,
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                    ]),
+                    token: None,
+                    optional: true,
+                    multiple: false,
+                    multiple_token: false,
+                },
+            ],
+            reply: &Reply::Unknown,
             categories: AclCategories::from_bits(0x8024),
         }],
     },
@@ -16384,7 +17668,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x28005),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b110000110),
+                releases: ReleaseSet::from_bits(0b11000000110),
                 arguments: &[
                     Argument {
                         name: "host",
@@ -16514,7 +17798,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x28005),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111001111000),
+                releases: ReleaseSet::from_bits(0b11100111111000),
                 arguments: &[
                     Argument {
                         name: "host",
@@ -16764,7 +18048,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111111111110),
+                releases: ReleaseSet::from_bits(0b11111111111110),
                 arguments: &[
                     Argument {
                         name: "path",
@@ -16898,7 +18182,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8084),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111111111110),
+                releases: ReleaseSet::from_bits(0b11111111111110),
                 arguments: &[Argument {
                     name: "data",
                     kind: ArgumentKind::Block(&[
@@ -16932,7 +18216,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "msetex",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b100001100000),
+            releases: ReleaseSet::from_bits(0b10000111100000),
             arguments: &[
                 Argument {
                     name: "numkeys",
@@ -17080,7 +18364,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8084),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111111111110),
+                releases: ReleaseSet::from_bits(0b11111111111110),
                 arguments: &[Argument {
                     name: "data",
                     kind: ArgumentKind::Block(&[
@@ -17133,7 +18417,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "object|encoding",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111111),
+                releases: ReleaseSet::from_bits(0b1111111111),
                 arguments: &[Argument {
                     name: "key",
                     kind: ArgumentKind::Key,
@@ -17146,7 +18430,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8003),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111100000000),
+                releases: ReleaseSet::from_bits(0b11110000000000),
                 arguments: &[Argument {
                     name: "key",
                     kind: ArgumentKind::Key,
@@ -17478,7 +18762,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8204),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111111111110),
+                releases: ReleaseSet::from_bits(0b11111111111110),
                 arguments: &[
                     Argument {
                         name: "destkey",
@@ -17585,7 +18869,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x9000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111111111110),
+                releases: ReleaseSet::from_bits(0b11111111111110),
                 arguments: &[Argument {
                     name: "pattern",
                     kind: ArgumentKind::Pattern,
@@ -17787,7 +19071,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "randomkey",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111111),
+                releases: ReleaseSet::from_bits(0b1111111111),
                 arguments: &[],
                 reply: &Reply::OneOf(&[
                     Reply::Null("when the database is empty"),
@@ -17796,7 +19080,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8003),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111100000000),
+                releases: ReleaseSet::from_bits(0b11110000000000),
                 arguments: &[],
                 reply: &Reply::OneOf(&[
                     Reply::Null("When the database is empty."),
@@ -18345,7 +19629,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "script|debug",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111111111),
+                releases: ReleaseSet::from_bits(0b1111111111111),
                 arguments: &[Argument {
                     name: "mode",
                     kind: ArgumentKind::OneOf(&[
@@ -18383,7 +19667,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x108000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b100000000000),
+                releases: ReleaseSet::from_bits(0b10000000000000),
                 arguments: &[
                     Argument {
                         name: "mode",
@@ -18482,7 +19766,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x108000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111111111110),
+                releases: ReleaseSet::from_bits(0b11111111111110),
                 arguments: &[Argument {
                     name: "flush-type",
                     kind: ArgumentKind::OneOf(&[
@@ -18550,7 +19834,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "script|show",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b111100000000),
+            releases: ReleaseSet::from_bits(0b11110000000000),
             arguments: &[Argument {
                 name: "sha1",
                 kind: ArgumentKind::String,
@@ -18576,6 +19860,40 @@ pub static SHAPES: &[CommandShape] = &[
                 multiple_token: false,
             }],
             reply: &Reply::Set(&Reply::BulkString),
+            categories: AclCategories::from_bits(0x800a),
+        }],
+    },
+    CommandShape {
+        name: "sdiffcard",
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b100000000),
+            arguments: &[
+                Argument {
+                    name: "numkeys",
+                    kind: ArgumentKind::Integer,
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "key",
+                    kind: ArgumentKind::Key,
+                    token: None,
+                    optional: false,
+                    multiple: true,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "limit",
+                    kind: ArgumentKind::Integer,
+                    token: Some("LIMIT"),
+                    optional: true,
+                    multiple: false,
+                    multiple_token: false,
+                },
+            ],
+            reply: &Reply::Unknown,
             categories: AclCategories::from_bits(0x800a),
         }],
     },
@@ -18624,7 +19942,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "sentinel",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b110000110),
+            releases: ReleaseSet::from_bits(0b11000000110),
             arguments: &[],
             reply: &Reply::Unknown,
             categories: AclCategories::from_bits(0x2a000),
@@ -18634,7 +19952,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "sentinel|ckquorum",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b10000110),
+                releases: ReleaseSet::from_bits(0b1000000110),
                 arguments: &[Argument {
                     name: "master-name",
                     kind: ArgumentKind::String,
@@ -18647,7 +19965,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b100000000),
+                releases: ReleaseSet::from_bits(0b10000000000),
                 arguments: &[Argument {
                     name: "primary-name",
                     kind: ArgumentKind::String,
@@ -18664,7 +19982,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "sentinel|config",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b110000110),
+            releases: ReleaseSet::from_bits(0b11000000110),
             arguments: &[Argument {
                 name: "action",
                 kind: ArgumentKind::OneOf(&[
@@ -18730,7 +20048,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "sentinel|debug",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b110000110),
+            releases: ReleaseSet::from_bits(0b11000000110),
             arguments: &[Argument {
                 name: "data",
                 kind: ArgumentKind::Block(&[
@@ -18770,7 +20088,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "sentinel|failover",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b10000110),
+                releases: ReleaseSet::from_bits(0b1000000110),
                 arguments: &[Argument {
                     name: "master-name",
                     kind: ArgumentKind::String,
@@ -18783,7 +20101,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b100000000),
+                releases: ReleaseSet::from_bits(0b10000000000),
                 arguments: &[Argument {
                     name: "primary-name",
                     kind: ArgumentKind::String,
@@ -18800,7 +20118,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "sentinel|flushconfig",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b110000110),
+            releases: ReleaseSet::from_bits(0b11000000110),
             arguments: &[],
             reply: &Reply::Status(Some("OK")),
             categories: AclCategories::from_bits(0x2a000),
@@ -18810,7 +20128,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "sentinel|get-master-addr-by-name",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b10000110),
+                releases: ReleaseSet::from_bits(0b1000000110),
                 arguments: &[Argument {
                     name: "master-name",
                     kind: ArgumentKind::String,
@@ -18823,7 +20141,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b100000000),
+                releases: ReleaseSet::from_bits(0b10000000000),
                 arguments: &[Argument {
                     name: "primary-name",
                     kind: ArgumentKind::String,
@@ -18840,7 +20158,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "sentinel|get-primary-addr-by-name",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b100000000),
+            releases: ReleaseSet::from_bits(0b10000000000),
             arguments: &[Argument {
                 name: "primary-name",
                 kind: ArgumentKind::String,
@@ -18856,7 +20174,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "sentinel|help",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b110000110),
+            releases: ReleaseSet::from_bits(0b11000000110),
             arguments: &[],
             reply: &Reply::Array(&Reply::BulkString),
             categories: AclCategories::from_bits(0x8000),
@@ -18865,7 +20183,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "sentinel|info-cache",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b110000110),
+            releases: ReleaseSet::from_bits(0b11000000110),
             arguments: &[Argument {
                 name: "nodename",
                 kind: ArgumentKind::String,
@@ -18887,7 +20205,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "sentinel|is-master-down-by-addr",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b110000110),
+            releases: ReleaseSet::from_bits(0b11000000110),
             arguments: &[
                 Argument {
                     name: "ip",
@@ -18933,7 +20251,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "sentinel|is-primary-down-by-addr",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b100000000),
+            releases: ReleaseSet::from_bits(0b10000000000),
             arguments: &[
                 Argument {
                     name: "ip",
@@ -18980,7 +20298,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "sentinel|master",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b10000110),
+                releases: ReleaseSet::from_bits(0b1000000110),
                 arguments: &[Argument {
                     name: "master-name",
                     kind: ArgumentKind::String,
@@ -18996,7 +20314,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b100000000),
+                releases: ReleaseSet::from_bits(0b10000000000),
                 arguments: &[Argument {
                     name: "primary-name",
                     kind: ArgumentKind::String,
@@ -19016,7 +20334,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "sentinel|masters",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b110000110),
+            releases: ReleaseSet::from_bits(0b11000000110),
             arguments: &[],
             reply: &Reply::Array(&Reply::Map {
                 key: &Reply::BulkString,
@@ -19028,7 +20346,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "sentinel|monitor",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b110000110),
+            releases: ReleaseSet::from_bits(0b11000000110),
             arguments: &[
                 Argument {
                     name: "name",
@@ -19070,7 +20388,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "sentinel|myid",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b110000110),
+            releases: ReleaseSet::from_bits(0b11000000110),
             arguments: &[],
             reply: &Reply::BulkString,
             categories: AclCategories::from_bits(0x2a000),
@@ -19079,7 +20397,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "sentinel|pending-scripts",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b110000110),
+            releases: ReleaseSet::from_bits(0b11000000110),
             arguments: &[],
             reply: &Reply::Array(&Reply::Map {
                 key: &Reply::BulkString,
@@ -19091,7 +20409,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "sentinel|primaries",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b100000000),
+            releases: ReleaseSet::from_bits(0b10000000000),
             arguments: &[],
             reply: &Reply::Array(&Reply::Map {
                 key: &Reply::BulkString,
@@ -19103,7 +20421,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "sentinel|primary",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b100000000),
+            releases: ReleaseSet::from_bits(0b10000000000),
             arguments: &[Argument {
                 name: "primary-name",
                 kind: ArgumentKind::String,
@@ -19123,7 +20441,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "sentinel|remove",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b10000110),
+                releases: ReleaseSet::from_bits(0b1000000110),
                 arguments: &[Argument {
                     name: "master-name",
                     kind: ArgumentKind::String,
@@ -19136,7 +20454,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b100000000),
+                releases: ReleaseSet::from_bits(0b10000000000),
                 arguments: &[Argument {
                     name: "primary-name",
                     kind: ArgumentKind::String,
@@ -19154,7 +20472,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "sentinel|replicas",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b10000110),
+                releases: ReleaseSet::from_bits(0b1000000110),
                 arguments: &[Argument {
                     name: "master-name",
                     kind: ArgumentKind::String,
@@ -19170,7 +20488,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b100000000),
+                releases: ReleaseSet::from_bits(0b10000000000),
                 arguments: &[Argument {
                     name: "primary-name",
                     kind: ArgumentKind::String,
@@ -19190,7 +20508,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "sentinel|reset",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b110000110),
+            releases: ReleaseSet::from_bits(0b11000000110),
             arguments: &[Argument {
                 name: "pattern",
                 kind: ArgumentKind::Pattern,
@@ -19207,7 +20525,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "sentinel|sentinels",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b10000110),
+                releases: ReleaseSet::from_bits(0b1000000110),
                 arguments: &[Argument {
                     name: "master-name",
                     kind: ArgumentKind::String,
@@ -19223,7 +20541,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b100000000),
+                releases: ReleaseSet::from_bits(0b10000000000),
                 arguments: &[Argument {
                     name: "primary-name",
                     kind: ArgumentKind::String,
@@ -19244,7 +20562,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "sentinel|set",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b10000110),
+                releases: ReleaseSet::from_bits(0b1000000110),
                 arguments: &[
                     Argument {
                         name: "master-name",
@@ -19284,7 +20602,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b100000000),
+                releases: ReleaseSet::from_bits(0b10000000000),
                 arguments: &[
                     Argument {
                         name: "primary-name",
@@ -19328,7 +20646,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "sentinel|simulate-failure",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b110000110),
+            releases: ReleaseSet::from_bits(0b11000000110),
             arguments: &[Argument {
                 name: "mode",
                 kind: ArgumentKind::OneOf(&[
@@ -19370,7 +20688,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "sentinel|slaves",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b10000110),
+                releases: ReleaseSet::from_bits(0b1000000110),
                 arguments: &[Argument {
                     name: "master-name",
                     kind: ArgumentKind::String,
@@ -19386,7 +20704,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b100000000),
+                releases: ReleaseSet::from_bits(0b10000000000),
                 arguments: &[Argument {
                     name: "primary-name",
                     kind: ArgumentKind::String,
@@ -19407,7 +20725,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "set",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b110011111),
+                releases: ReleaseSet::from_bits(0b11000011111),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -19519,7 +20837,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8084),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1100000),
+                releases: ReleaseSet::from_bits(0b111100000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -19663,7 +20981,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8084),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111000000000),
+                releases: ReleaseSet::from_bits(0b11100000000000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -19972,7 +21290,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111110),
+                releases: ReleaseSet::from_bits(0b1111111110),
                 arguments: &[
                     Argument {
                         name: "save-selector",
@@ -20028,7 +21346,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1100000000),
+                releases: ReleaseSet::from_bits(0b110000000000),
                 arguments: &[Argument {
                     name: "abort-selector",
                     kind: ArgumentKind::OneOf(&[
@@ -20100,7 +21418,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b110000000000),
+                releases: ReleaseSet::from_bits(0b11000000000000),
                 arguments: &[Argument {
                     name: "abort-selector",
                     kind: ArgumentKind::OneOf(&[
@@ -20600,7 +21918,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2803c),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111110),
+                releases: ReleaseSet::from_bits(0b1111111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -20703,7 +22021,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2803c),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111100000000),
+                releases: ReleaseSet::from_bits(0b11110000000000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -20903,7 +22221,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2803a),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111110),
+                releases: ReleaseSet::from_bits(0b1111111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -20995,7 +22313,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2803a),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111100000000),
+                releases: ReleaseSet::from_bits(0b11110000000000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -21342,6 +22660,48 @@ pub static SHAPES: &[CommandShape] = &[
         }],
     },
     CommandShape {
+        name: "sunioncard",
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b100000000),
+            arguments: &[
+                Argument {
+                    name: "numkeys",
+                    kind: ArgumentKind::Integer,
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "key",
+                    kind: ArgumentKind::Key,
+                    token: None,
+                    optional: false,
+                    multiple: true,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "approx",
+                    kind: ArgumentKind::PureToken,
+                    token: Some("APPROX"),
+                    optional: true,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "limit",
+                    kind: ArgumentKind::Integer,
+                    token: Some("LIMIT"),
+                    optional: true,
+                    multiple: false,
+                    multiple_token: false,
+                },
+            ],
+            reply: &Reply::Unknown,
+            categories: AclCategories::from_bits(0x800a),
+        }],
+    },
+    CommandShape {
         name: "sunionstore",
         forms: &[ShapeForm {
             releases: ReleaseSet::ALL,
@@ -21446,7 +22806,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "trimslots",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b1100000),
+            releases: ReleaseSet::from_bits(0b111100000),
             arguments: &[Argument {
                 name: "ranges",
                 kind: ArgumentKind::Block(&[
@@ -21576,7 +22936,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x0),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1110000),
+                releases: ReleaseSet::from_bits(0b111110000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -21723,7 +23083,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x0),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1110000),
+                releases: ReleaseSet::from_bits(0b111110000),
                 arguments: &[Argument {
                     name: "key",
                     kind: ArgumentKind::Key,
@@ -21747,7 +23107,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x0),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1110000),
+                releases: ReleaseSet::from_bits(0b111110000),
                 arguments: &[Argument {
                     name: "key",
                     kind: ArgumentKind::Key,
@@ -21771,7 +23131,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x0),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1110000),
+                releases: ReleaseSet::from_bits(0b111110000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -21813,7 +23173,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x0),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1110000),
+                releases: ReleaseSet::from_bits(0b111110000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -21847,7 +23207,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x0),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1110000),
+                releases: ReleaseSet::from_bits(0b111110000),
                 arguments: &[Argument {
                     name: "key",
                     kind: ArgumentKind::Key,
@@ -21871,7 +23231,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x0),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1110000),
+                releases: ReleaseSet::from_bits(0b111110000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -21905,7 +23265,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x0),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1110000),
+                releases: ReleaseSet::from_bits(0b111110000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -21947,7 +23307,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x0),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1110000),
+                releases: ReleaseSet::from_bits(0b111110000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -21974,7 +23334,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "vrange",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b1100000),
+            releases: ReleaseSet::from_bits(0b111100000),
             arguments: &[
                 Argument {
                     name: "key",
@@ -22023,7 +23383,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x0),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1110000),
+                releases: ReleaseSet::from_bits(0b111110000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -22057,7 +23417,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x0),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1110000),
+                releases: ReleaseSet::from_bits(0b111110000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -22099,7 +23459,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x0),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1110000),
+                releases: ReleaseSet::from_bits(0b111110000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -22232,7 +23592,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "wait",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b10000011),
+                releases: ReleaseSet::from_bits(0b1000000011),
                 arguments: &[
                     Argument {
                         name: "numreplicas",
@@ -22255,7 +23615,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x48000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111101111100),
+                releases: ReleaseSet::from_bits(0b11110111111100),
                 arguments: &[
                     Argument {
                         name: "numreplicas",
@@ -22283,7 +23643,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "waitaof",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b10000010),
+                releases: ReleaseSet::from_bits(0b1000000010),
                 arguments: &[
                     Argument {
                         name: "numlocal",
@@ -22314,7 +23674,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x48000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111101111100),
+                releases: ReleaseSet::from_bits(0b11110111111100),
                 arguments: &[
                     Argument {
                         name: "numlocal",
@@ -22366,7 +23726,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "xack",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111001111001),
+                releases: ReleaseSet::from_bits(0b11100111111001),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -22397,7 +23757,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4804),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b110000110),
+                releases: ReleaseSet::from_bits(0b11000000110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -22432,7 +23792,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "xackdel",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b1110000),
+            releases: ReleaseSet::from_bits(0b111110000),
             arguments: &[
                 Argument {
                     name: "key",
@@ -22668,7 +24028,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4804),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111110001110),
+                releases: ReleaseSet::from_bits(0b11111000001110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -22819,7 +24179,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4804),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1110000),
+                releases: ReleaseSet::from_bits(0b111110000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -23154,7 +24514,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "xcfgset",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b1000000),
+            releases: ReleaseSet::from_bits(0b111000000),
             arguments: &[
                 Argument {
                     name: "key",
@@ -23324,7 +24684,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4804),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b110000110),
+                releases: ReleaseSet::from_bits(0b11000000110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -23425,7 +24785,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4804),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111001111000),
+                releases: ReleaseSet::from_bits(0b11100111111000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -23531,7 +24891,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "xdel",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111001111001),
+                releases: ReleaseSet::from_bits(0b11100111111001),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -23554,7 +24914,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4804),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b110000110),
+                releases: ReleaseSet::from_bits(0b11000000110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -23581,7 +24941,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "xdelex",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b1110000),
+            releases: ReleaseSet::from_bits(0b111110000),
             arguments: &[
                 Argument {
                     name: "key",
@@ -23731,7 +25091,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8804),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b10000010),
+                releases: ReleaseSet::from_bits(0b1000000010),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -23795,7 +25155,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8804),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111101111100),
+                releases: ReleaseSet::from_bits(0b11110111111100),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -23895,7 +25255,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8804),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111111111110),
+                releases: ReleaseSet::from_bits(0b11111111111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -23962,7 +25322,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8804),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111111111110),
+                releases: ReleaseSet::from_bits(0b11111111111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -24021,7 +25381,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8804),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111111111110),
+                releases: ReleaseSet::from_bits(0b11111111111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -24114,7 +25474,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8804),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111111111110),
+                releases: ReleaseSet::from_bits(0b11111111111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -24174,7 +25534,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "xidmprecord",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b1000000),
+            releases: ReleaseSet::from_bits(0b111000000),
             arguments: &[
                 Argument {
                     name: "key",
@@ -24209,7 +25569,7 @@ pub static SHAPES: &[CommandShape] = &[
                     multiple_token: false,
                 },
             ],
-            reply: &Reply::Unknown,
+            reply: &Reply::Status(Some("OK")),
             categories: AclCategories::from_bits(0x4804),
         }],
     },
@@ -24252,7 +25612,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8802),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111111111110),
+                releases: ReleaseSet::from_bits(0b11111111111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -24388,7 +25748,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8802),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111111111110),
+                releases: ReleaseSet::from_bits(0b11111111111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -24490,6 +25850,106 @@ pub static SHAPES: &[CommandShape] = &[
             }],
             reply: &Reply::Integer(None),
             categories: AclCategories::from_bits(0x4802),
+        }],
+    },
+    CommandShape {
+        name: "xnack",
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b110000000),
+            arguments: &[
+                Argument {
+                    name: "key",
+                    kind: ArgumentKind::Key,
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "group",
+                    kind: ArgumentKind::String,
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "mode",
+                    kind: ArgumentKind::OneOf(&[
+                        Argument {
+                            name: "silent",
+                            kind: ArgumentKind::PureToken,
+                            token: Some("SILENT"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "fail",
+                            kind: ArgumentKind::PureToken,
+                            token: Some("FAIL"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "fatal",
+                            kind: ArgumentKind::PureToken,
+                            token: Some("FATAL"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                    ]),
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "ids",
+                    kind: ArgumentKind::Block(&[
+                        Argument {
+                            name: "numids",
+                            kind: ArgumentKind::Integer,
+                            token: None,
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "id",
+                            kind: ArgumentKind::String,
+                            token: None,
+                            optional: false,
+                            multiple: true,
+                            multiple_token: false,
+                        },
+                    ]),
+                    token: Some("IDS"),
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "count",
+                    kind: ArgumentKind::Integer,
+                    token: Some("RETRYCOUNT"),
+                    optional: true,
+                    multiple: false,
+                    multiple_token: false,
+                },
+                Argument {
+                    name: "force",
+                    kind: ArgumentKind::PureToken,
+                    token: Some("FORCE"),
+                    optional: true,
+                    multiple: false,
+                    multiple_token: false,
+                },
+            ],
+            reply: &Reply::Unknown,
+            categories: AclCategories::from_bits(0x4804),
         }],
     },
     CommandShape {
@@ -24629,7 +26089,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "xread",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111001),
+                releases: ReleaseSet::from_bits(0b11111001),
                 arguments: &[
                     Argument {
                         name: "count",
@@ -24688,7 +26148,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x18802),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b10000110),
+                releases: ReleaseSet::from_bits(0b1000000110),
                 arguments: &[
                     Argument {
                         name: "count",
@@ -24758,6 +26218,81 @@ pub static SHAPES: &[CommandShape] = &[
                         multiple_token: false,
                     },
                     Argument {
+                        name: "maxcount",
+                        kind: ArgumentKind::Integer,
+                        token: Some("MAXCOUNT"),
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "maxsize",
+                        kind: ArgumentKind::Integer,
+                        token: Some("MAXSIZE"),
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "milliseconds",
+                        kind: ArgumentKind::Integer,
+                        token: Some("BLOCK"),
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "streams",
+                        kind: ArgumentKind::Block(&[
+                            Argument {
+                                name: "key",
+                                kind: ArgumentKind::Key,
+                                token: None,
+                                optional: false,
+                                multiple: true,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "id",
+                                kind: ArgumentKind::String,
+                                token: None,
+                                optional: false,
+                                multiple: true,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: Some("STREAMS"),
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                ],
+                reply: &Reply::OneOf(&[
+                    Reply::Map {
+                        key: &Reply::BulkString,
+                        value: &Reply::Array(&Reply::Tuple(&[
+                            Reply::BulkString,
+                            Reply::Array(&Reply::BulkString),
+                        ])),
+                    },
+                    Reply::Null(
+                        "If BLOCK option is given, and a timeout occurs, or there is no stream we can serve",
+                    ),
+                ]),
+                categories: AclCategories::from_bits(0x18802),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b10000000000),
+                arguments: &[
+                    Argument {
+                        name: "count",
+                        kind: ArgumentKind::Integer,
+                        token: Some("COUNT"),
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
                         name: "milliseconds",
                         kind: ArgumentKind::Integer,
                         token: Some("BLOCK"),
@@ -24806,7 +26341,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x18802),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111000000000),
+                releases: ReleaseSet::from_bits(0b11100000000000),
                 arguments: &[
                     Argument {
                         name: "count",
@@ -24960,7 +26495,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x18804),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b110000110),
+                releases: ReleaseSet::from_bits(0b11000000110),
                 arguments: &[
                     Argument {
                         name: "group-block",
@@ -25050,7 +26585,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x18804),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111000001000),
+                releases: ReleaseSet::from_bits(0b11100000001000),
                 arguments: &[
                     Argument {
                         name: "group-block",
@@ -25140,7 +26675,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x18804),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1110000),
+                releases: ReleaseSet::from_bits(0b11110000),
                 arguments: &[
                     Argument {
                         name: "group-block",
@@ -25171,6 +26706,120 @@ pub static SHAPES: &[CommandShape] = &[
                         name: "count",
                         kind: ArgumentKind::Integer,
                         token: Some("COUNT"),
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "milliseconds",
+                        kind: ArgumentKind::Integer,
+                        token: Some("BLOCK"),
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "min-idle-time",
+                        kind: ArgumentKind::Integer,
+                        token: Some("CLAIM"),
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "noack",
+                        kind: ArgumentKind::PureToken,
+                        token: Some("NOACK"),
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "streams",
+                        kind: ArgumentKind::Block(&[
+                            Argument {
+                                name: "key",
+                                kind: ArgumentKind::Key,
+                                token: None,
+                                optional: false,
+                                multiple: true,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "id",
+                                kind: ArgumentKind::String,
+                                token: None,
+                                optional: false,
+                                multiple: true,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: Some("STREAMS"),
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                ],
+                reply: &Reply::OneOf(&[
+                    Reply::Null("If BLOCK option is specified and the timeout expired"),
+                    Reply::Map {
+                        key: &Reply::BulkString,
+                        value: &Reply::Array(&Reply::Tuple(&[
+                            Reply::BulkString,
+                            Reply::OneOf(&[Reply::Array(&Reply::BulkString), Reply::Null("")]),
+                        ])),
+                    },
+                ]),
+                categories: AclCategories::from_bits(0x18804),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b100000000),
+                arguments: &[
+                    Argument {
+                        name: "group-block",
+                        kind: ArgumentKind::Block(&[
+                            Argument {
+                                name: "group",
+                                kind: ArgumentKind::String,
+                                token: None,
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "consumer",
+                                kind: ArgumentKind::String,
+                                token: None,
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: Some("GROUP"),
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "count",
+                        kind: ArgumentKind::Integer,
+                        token: Some("COUNT"),
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "maxcount",
+                        kind: ArgumentKind::Integer,
+                        token: Some("MAXCOUNT"),
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "maxsize",
+                        kind: ArgumentKind::Integer,
+                        token: Some("MAXSIZE"),
                         optional: true,
                         multiple: false,
                         multiple_token: false,
@@ -25327,7 +26976,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4804),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111111111110),
+                releases: ReleaseSet::from_bits(0b11111111111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -25371,7 +27020,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "xtrim",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111110001111),
+                releases: ReleaseSet::from_bits(0b11111000001111),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -25461,7 +27110,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8804),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1110000),
+                releases: ReleaseSet::from_bits(0b111110000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -25701,7 +27350,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4014),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111111111110),
+                releases: ReleaseSet::from_bits(0b11111111111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -26494,7 +28143,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8012),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111111111110),
+                releases: ReleaseSet::from_bits(0b11111111111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -26655,7 +28304,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8012),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111111111110),
+                releases: ReleaseSet::from_bits(0b11111111111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -26783,7 +28432,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8012),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111111111110),
+                releases: ReleaseSet::from_bits(0b11111111111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -26952,7 +28601,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8014),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111111111110),
+                releases: ReleaseSet::from_bits(0b11111111111110),
                 arguments: &[
                     Argument {
                         name: "dst",
@@ -27083,7 +28732,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4012),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111111111110),
+                releases: ReleaseSet::from_bits(0b11111111111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -27354,7 +29003,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8012),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111111111110),
+                releases: ReleaseSet::from_bits(0b11111111111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -27482,7 +29131,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8012),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111111111110),
+                releases: ReleaseSet::from_bits(0b11111111111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -27583,7 +29232,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4012),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111111111110),
+                releases: ReleaseSet::from_bits(0b11111111111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -27625,7 +29274,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "zscan",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111111),
+                releases: ReleaseSet::from_bits(0b1111111111),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -27664,7 +29313,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8012),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111100000000),
+                releases: ReleaseSet::from_bits(0b11110000000000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -27902,12 +29551,12 @@ pub static SCRIPT_REFUSALS: &[ScriptRefusal] = &[
         command: "xread",
         option: "BLOCK",
         reply: "XREAD command is not allowed with BLOCK option from scripts",
-        releases: ReleaseSet::from_bits(0b10000011),
+        releases: ReleaseSet::from_bits(0b1000000011),
     },
     ScriptRefusal {
         command: "xreadgroup",
         option: "BLOCK",
         reply: "XREADGROUP command is not allowed with BLOCK option from scripts",
-        releases: ReleaseSet::from_bits(0b10000011),
+        releases: ReleaseSet::from_bits(0b1000000011),
     },
 ];
