@@ -115,6 +115,19 @@ const BLOCKING_READS: &[&str] = &[
     "redis.pcall('XGROUP', 'CREATE', KEYS[1], 'g', '$', 'MKSTREAM')\nreturn redis.pcall('XREADGROUP', 'GROUP', 'g', 'c', 'BLOCK', 0, 'STREAMS', KEYS[1], '>')",
 ];
 
+/// Calls of commands newer releases added, each with what the script
+/// needs to run where the command exists (one key, `{s}stream`).
+const NEWER_COMMANDS: &[&str] = &[
+    "return redis.call('HEXPIRE', KEYS[1], 10, 'FIELDS', 1, 'f')",
+    "return redis.call('HGETEX', KEYS[1], 'EX', 10, 'FIELDS', 1, 'f')",
+    "return redis.call('HGETDEL', KEYS[1], 'FIELDS', 1, 'f')",
+    "return redis.call('XACKDEL', KEYS[1], 'g', 'IDS', 1, '0-1')",
+    "return redis.call('DELIFEQ', KEYS[1], 'owner')",
+    "return redis.call('MSETEX', 1, KEYS[1], 'v', 'PX', 500)",
+    "return redis.call('DELEX', KEYS[1], 'IFEQ', 'owner')",
+    "return redis.call('DIGEST', KEYS[1])",
+];
+
 /// The live server's release, as a target of the checker.
 pub(crate) fn target_of(server: &RedisServer) -> Target {
     let version = server.version();
@@ -189,6 +202,33 @@ fn the_checker_refuses_what_the_live_server_refuses() {
             "{source}"
         );
     }
+}
+
+/// The checker, targeting the live server's release, refuses a command
+/// that release lacks, and accepts one it has: the server answers
+/// "unknown command" exactly for the calls the checker refuses.
+#[test]
+fn newer_commands_are_refused_exactly_where_the_release_lacks_them() {
+    let server = RedisServer::start();
+    let target = target_of(&server);
+    let mut connection = server.client().get_connection().expect("connection");
+    let mut ran = 0;
+    for source in NEWER_COMMANDS {
+        let unknown = server_error(&mut connection, source)
+            .is_some_and(|error| error.to_ascii_lowercase().contains("unknown"));
+        let errors = checker_errors(source, &target);
+        if unknown {
+            assert!(
+                errors.iter().any(|error| error.contains("exists since")),
+                "{source}: the server lacks the command, the checker said {errors:?} under {target:?}"
+            );
+        } else {
+            assert_eq!(errors, Vec::<String>::new(), "{source} under {target:?}");
+            ran += 1;
+        }
+    }
+    // No release has them all (DELIFEQ is Valkey's, DELEX Redis').
+    assert!(ran < NEWER_COMMANDS.len(), "{ran} ran");
 }
 
 #[test]
