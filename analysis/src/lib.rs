@@ -46,12 +46,12 @@ mod tests;
 
 // The modules the macros, the command-line checker and the tests use by
 // name, at the paths they have always had.
-pub use emit::{exactly_once, sent};
+pub use emit::{acl, exactly_once, sent};
 pub use model::{commands, sandbox, target};
 pub use source::{suggest, text};
 
 pub use domain::keys::KeyPrefixes;
-pub use emit::review::{CommandUse, LoopBound, LoopSite, ReadSite, Review};
+pub use emit::review::{CommandUse, KeyTaken, LoopBound, LoopSite, ReadSite, Review, TakenKey};
 pub use model::command_replies::reply_lua_types;
 pub use model::declared::{COMMANDS_VARIABLE, DeclarationError, DeclaredCommands};
 pub use source::code::{Code, Level};

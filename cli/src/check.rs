@@ -2,6 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
+use redis_script_analysis::acl::AclRules;
 use redis_script_analysis::{
     self as analysis, DeclaredBy, Diagnostic, Header, Severity, Signature,
 };
@@ -25,6 +26,9 @@ pub struct CheckedFile {
     /// What the analysis proved of a script, for `--report`; `None` for a
     /// library and for a script whose parameters are not declared.
     pub facts: Option<Facts>,
+    /// The ACL rules calling it needs, for `--acl`; `None` for a script
+    /// whose parameters are not declared.
+    pub acl: Option<AclRules>,
 }
 
 /// What the review report shows of a script besides its findings.
@@ -143,9 +147,10 @@ fn check(path: String, source: String, options: &Options) -> CheckedFile {
         return check_library(path, source, options);
     }
     let signature = signature_for(&Header::parse(&source), &source, options);
-    let (diagnostics, facts) = match &signature {
+    let (diagnostics, facts, acl) = match &signature {
         Some(signature) => {
             let analysis = analysis::analyze(&source, signature);
+            let acl = AclRules::of_script(&analysis, signature);
             let facts = Facts {
                 review: analysis.review,
                 read_only: analysis.read_only,
@@ -153,9 +158,9 @@ fn check(path: String, source: String, options: &Options) -> CheckedFile {
                 flags: analysis.flags,
                 returns: analysis.returns,
             };
-            (analysis.diagnostics, Some(facts))
+            (analysis.diagnostics, Some(facts), Some(acl))
         }
-        None => (vec![undeclared()], None),
+        None => (vec![undeclared()], None, None),
     };
     CheckedFile {
         path,
@@ -164,6 +169,7 @@ fn check(path: String, source: String, options: &Options) -> CheckedFile {
         library: false,
         diagnostics,
         facts,
+        acl,
     }
 }
 
@@ -182,14 +188,16 @@ fn check_library(path: String, source: String, options: &Options) -> CheckedFile
         library,
         functions: Vec::new(),
     };
-    let diagnostics = analysis::analyze_library(&source, &declaration).diagnostics;
+    let library = analysis::analyze_library(&source, &declaration);
+    let acl = AclRules::of_library(&library, &declaration);
     CheckedFile {
         path,
         source,
         signature: None,
         library: true,
-        diagnostics,
+        diagnostics: library.diagnostics,
         facts: None,
+        acl: Some(acl),
     }
 }
 

@@ -9,6 +9,7 @@
 use std::io::Write as _;
 use std::process::ExitCode;
 
+mod acl;
 mod cargo_config;
 mod check;
 mod options;
@@ -40,6 +41,7 @@ fn main() -> ExitCode {
         Format::Human => report::human(&outcome, options.deny_warnings),
         Format::Json => report::json(&outcome),
         Format::Report => review::markdown(&outcome),
+        Format::Acl => acl::rules(&outcome),
     };
     let failed = outcome.errors() > 0 || (options.deny_warnings && outcome.warnings() > 0);
     match (print(&report), failed) {

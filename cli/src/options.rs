@@ -54,6 +54,12 @@ Options:
                        keys, writes, retry safety, loops and their bounds,
                        reads that grow with the data, replies, findings and
                        opt-outs (for a pull request)
+      --acl            print the ACL rules an application user needs to
+                       call each script or library, and all of them: the
+                       call command, the commands they run, and a key
+                       pattern per key, with read (%R~) or write (%W~)
+                       permission as the commands need; replace each
+                       <KEYS[n]> or <ARGV[n]>* with your key pattern
       --deny-warnings  warnings fail the check too
       --explain <CODE> explain a diagnostic code (RS103, or its name,
                        always_true) with an example and the fix; `all`
@@ -133,6 +139,8 @@ pub enum Format {
     Json,
     /// `--report`: the review checklist in Markdown.
     Report,
+    /// `--acl`: the ACL rules each script and library needs.
+    Acl,
 }
 
 /// Reads the command line (without the program name). The error is the
@@ -206,6 +214,7 @@ pub fn parse(arguments: impl IntoIterator<Item = OsString>) -> Result<Command, S
             "--read-only" => options.read_only = true,
             "--deny-warnings" => options.deny_warnings = true,
             "--report" => options.format = Format::Report,
+            "--acl" => options.format = Format::Acl,
             "--target" => options.target = target("--target", &value("--target")?)?,
             "--commands" => commands_file = Some(PathBuf::from(value("--commands")?)),
             "--allow" => {
@@ -236,6 +245,7 @@ pub fn parse(arguments: impl IntoIterator<Item = OsString>) -> Result<Command, S
                 | "--read-only"
                 | "--deny-warnings"
                 | "--report"
+                | "--acl"
         );
         if takes_no_value && inline_value.is_some() {
             return Err(format!("`{name}` takes no value"));

@@ -568,6 +568,33 @@ fn the_review_report_reads_well() {
     }
 }
 
+/// `--acl` on the project's scripts and library, on a script that builds
+/// keys from a prefix argument and on one that takes a key read from
+/// data, as a deployer reads them: compared with `tests/snapshots/acl.txt`
+/// (`SNAPSHOTS=overwrite` writes it anew). The exit status is the check's.
+#[test]
+fn the_acl_rules_read_well() {
+    let rules = run_in(
+        &workspace(),
+        &[
+            "--acl",
+            "lua",
+            "tests/lua/acl/read_job.lua",
+            "cli/tests/fixtures/keys_from_data/get.lua",
+        ],
+    );
+    assert_eq!(rules.status, 1, "{}", rules.stderr);
+    let snapshot = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots/acl.txt");
+    if std::env::var_os("SNAPSHOTS").is_some_and(|mode| mode == "overwrite") {
+        std::fs::write(&snapshot, &rules.stdout).expect("write the snapshot");
+    }
+    let expected = std::fs::read_to_string(&snapshot).expect("read the snapshot");
+    assert_eq!(rules.stdout, expected);
+    // A line of rules per file, and one for all of them.
+    let lines = rules.stdout.lines().filter(|line| line.starts_with('+'));
+    assert_eq!(lines.count(), 17);
+}
+
 /// `--explain` prints the long explanation of every code, found by its
 /// code in any case or by its name; `all` lists them; anything else is a
 /// usage error with the nearest code.

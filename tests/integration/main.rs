@@ -34,6 +34,7 @@ macro_rules! on_both_backends {
     };
 }
 
+mod acl_rules;
 mod argument_groups;
 mod batches;
 mod blocking;

@@ -151,6 +151,10 @@ pub(crate) struct KeyUse {
 pub(crate) struct KeySite {
     pub command: String,
     pub line: usize,
+    /// The command reads the key's value (key spec flag `access`).
+    pub reads: bool,
+    /// The command changes the key's value (`insert`, `update`, `delete`).
+    pub writes: bool,
     /// The key is used in a function the call at hand calls, not here:
     /// as a whole key, or (`Some(true)`) as the start of one.
     pub in_function: Option<bool>,

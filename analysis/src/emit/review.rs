@@ -15,6 +15,40 @@ pub struct Review {
     /// The lines where a command takes a key that does not come from KEYS
     /// (reported as errors unless the script opted out).
     pub keys_outside: Vec<usize>,
+    /// Each key a command takes, with how the command uses it, once per
+    /// key and command, in the order of first use.
+    pub keys: Vec<KeyTaken>,
+}
+
+/// A key a command of the script takes, and how the command uses it (from
+/// the flags of its key specs): what an ACL user needs on that key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyTaken {
+    pub key: TakenKey,
+    /// Upper-case command name (`GET`, `XINFO STREAM`).
+    pub command: String,
+    /// The first line that takes it.
+    pub line: usize,
+    /// The command reads the key's value (key spec flag `access`).
+    pub reads: bool,
+    /// The command changes the key's value (`insert`, `update`, `delete`).
+    pub writes: bool,
+}
+
+/// Where a key a command takes comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum TakenKey {
+    /// An element of KEYS: `KEYS[n]` (1-based), or `None` for an index
+    /// computed at run time.
+    Key(Option<usize>),
+    /// A key built by appending to an element of KEYS (`KEYS[1] .. id`).
+    BuiltFromKey(Option<usize>),
+    /// A key built by appending to `ARGV[n]`, an argument declared a key
+    /// prefix.
+    BuiltFromArg(usize),
+    /// A key the script reads from data or computes at run time: no
+    /// pattern bounds it.
+    Unbounded,
 }
 
 /// A command the script calls.
@@ -71,6 +105,20 @@ impl Review {
                 line,
                 writes,
             }),
+        }
+    }
+
+    pub(crate) fn key(&mut self, taken: KeyTaken) {
+        match self
+            .keys
+            .iter_mut()
+            .find(|known| known.key == taken.key && known.command == taken.command)
+        {
+            Some(known) => {
+                known.reads |= taken.reads;
+                known.writes |= taken.writes;
+            }
+            None => self.keys.push(taken),
         }
     }
 

@@ -14,7 +14,7 @@ use crate::interp::{Analyzer, Guard, Operand};
 use crate::model::argument_grammar;
 use crate::model::command_replies::{Caller, reply_type};
 use crate::model::commands::shapes::{self, ShapeForm};
-use crate::model::commands::{self, Command, CommandEntry, Resolved};
+use crate::model::commands::{self, Command, CommandEntry, KeySpecFlags, Resolved};
 use crate::model::sandbox::Environment;
 use crate::model::target::{Platform, ReleaseSet};
 use crate::source::code::Code;
@@ -927,6 +927,8 @@ impl Analyzer<'_> {
         report: bool,
     ) {
         let mut flagged: Vec<usize> = Vec::new();
+        // How any form uses the key at each position, for ACL rules.
+        let mut uses: Vec<(usize, KeySpecFlags)> = Vec::new();
         for (index, candidate) in candidates.iter().enumerate() {
             let positions = candidate.command.key_positions(arguments);
             let keys: Vec<usize> = positions
@@ -935,6 +937,16 @@ impl Analyzer<'_> {
                 .filter(|position| position.is_key())
                 .map(|position| position.index)
                 .collect();
+            for position in positions
+                .known()
+                .iter()
+                .filter(|position| position.is_key())
+            {
+                match uses.iter_mut().find(|(at, _)| *at == position.index) {
+                    Some((_, flags)) => *flags = flags.union(position.flags),
+                    None => uses.push((position.index, position.flags)),
+                }
+            }
             if index == 0 || strict {
                 for key in keys {
                     if !flagged.contains(&key) {
@@ -951,9 +963,19 @@ impl Analyzer<'_> {
         };
         for index in flagged {
             if let Some(operand) = operands.get(index) {
+                let flags = uses
+                    .iter()
+                    .find(|(at, _)| *at == index)
+                    .map_or(KeySpecFlags::NONE, |(_, flags)| *flags);
                 let site = KeySite {
                     command: name.clone(),
                     line: operand.span.line,
+                    reads: flags.contains(KeySpecFlags::ACCESS),
+                    writes: flags.intersects(
+                        KeySpecFlags::INSERT
+                            .union(KeySpecFlags::UPDATE)
+                            .union(KeySpecFlags::DELETE),
+                    ),
                     in_function: None,
                 };
                 // Where a trailing `unpack` lands is known only roughly,

@@ -14,6 +14,7 @@
 use crate::DeclaredBy;
 use crate::domain::keys::{KeySite, KeyUse, Origin, ParameterId};
 use crate::domain::value::{FunctionSummary, Value};
+use crate::emit::review::{KeyTaken, TakenKey};
 use crate::interp::{Analyzer, Operand};
 use crate::model::sandbox::Environment;
 use crate::source::code::Code;
@@ -34,17 +35,30 @@ impl Analyzer<'_> {
         let report = report && !self.keys_opted_out();
         match value {
             Value::Parameter(parameter) => self.defer_key_use(key_use(*parameter, false, site)),
+            Value::Key(index) => self.taken(TakenKey::Key(*index), site),
             Value::DerivedKey(derivation) => {
                 for origin in derivation.origins() {
                     self.check_origin(*origin, span, site, report);
                 }
             }
             _ => {
+                self.taken(TakenKey::Unbounded, site);
                 if let Some(what) = value.not_a_key() {
                     self.not_from_keys(span, site, &what, report);
                 }
             }
         }
+    }
+
+    /// Records for the review the key `key` that `site` takes.
+    fn taken(&mut self, key: TakenKey, site: &KeySite) {
+        self.facts.review.key(KeyTaken {
+            key,
+            command: site.command.clone(),
+            line: site.line,
+            reads: site.reads,
+            writes: site.writes,
+        });
     }
 
     /// A key (written at `span`) that comes neither from KEYS nor from a
@@ -66,8 +80,16 @@ impl Analyzer<'_> {
     /// One prefix a key (written at `span`) is built from.
     fn check_origin(&mut self, origin: Origin, span: Span, site: &KeySite, report: bool) {
         match origin {
+            Origin::Key(index) => self.taken(TakenKey::BuiltFromKey(index), site),
+            Origin::Arg(index) if self.context.signature.key_prefix_args.contains(&index) => {
+                self.taken(TakenKey::BuiltFromArg(index), site);
+            }
+            Origin::Parameter(_) | Origin::Arg(_) => {}
+        }
+        match origin {
             Origin::Parameter(parameter) => self.defer_key_use(key_use(parameter, true, site)),
             Origin::Arg(index) if !self.context.signature.key_prefix_args.contains(&index) => {
+                self.taken(TakenKey::Unbounded, site);
                 self.facts.review.key_outside(site.line);
                 if report {
                     let shown = self.quote(span, "this argument");
@@ -161,7 +183,9 @@ impl Analyzer<'_> {
                 }
                 (_, false) => self.check_key(&passed, span, &site, report),
                 // Spread from a call or `...`: unknown, as everywhere.
-                (None, true) if operand.map_or(open, |operand| operand.many) => {}
+                (None, true) if operand.map_or(open, |operand| operand.many) => {
+                    self.taken(TakenKey::Unbounded, &site);
+                }
                 (None, true) => {
                     let what = passed
                         .not_a_key()

@@ -96,6 +96,8 @@ pub struct RegisteredFunction {
     pub read_only: bool,
     /// Every way the callback can end.
     pub returns: Vec<ReturnSite>,
+    /// What the callback does, for its review and its ACL rules.
+    pub review: crate::Review,
     /// The error replies the callback can return.
     pub error_codes: ErrorCodes,
     /// The prefixes the callback builds keys from, which each call checks.
@@ -732,6 +734,7 @@ fn analyze_here(
                     description: registration.description,
                     declaration: registration.declaration,
                     returns: outcome.returns,
+                    review: outcome.review,
                     error_codes: outcome.error_codes,
                     key_prefixes: outcome.key_prefixes,
                     callback: registration.callback,

@@ -119,6 +119,7 @@ pub(crate) struct LibraryWalk {
 #[derive(Debug, Default, Clone)]
 pub(crate) struct FunctionWalk {
     pub returns: Vec<ReturnSite>,
+    pub review: Review,
     pub may_write: bool,
     pub error_codes: ErrorCodes,
     pub key_prefixes: KeyPrefixes,

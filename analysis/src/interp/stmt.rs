@@ -339,6 +339,7 @@ impl Analyzer<'_> {
         self.context.tables = [&registration.tables[0], &registration.tables[1]];
         let outer_state = FunctionWalk {
             returns: std::mem::take(&mut self.facts.returns),
+            review: std::mem::take(&mut self.facts.review),
             may_write: std::mem::take(&mut self.facts.may_write),
             error_codes: std::mem::take(&mut self.facts.error_codes),
             key_prefixes: std::mem::take(&mut self.facts.key_prefixes),
@@ -396,8 +397,11 @@ impl Analyzer<'_> {
         }
         let mut returns = std::mem::replace(&mut self.facts.returns, outer_state.returns);
         sort_returns(&mut returns);
+        let mut review = std::mem::replace(&mut self.facts.review, outer_state.review);
+        review.finish();
         let outcome = FunctionWalk {
             returns,
+            review,
             may_write: std::mem::replace(&mut self.facts.may_write, outer_state.may_write),
             error_codes: std::mem::replace(&mut self.facts.error_codes, outer_state.error_codes),
             key_prefixes: std::mem::replace(&mut self.facts.key_prefixes, outer_state.key_prefixes),
