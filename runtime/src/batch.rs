@@ -10,7 +10,7 @@ use redis::{Cmd, FromRedisValue, Value};
 
 use crate::call::{
     Call, DEFAULT_DEADLINE, FAILURE_RETRY_FIRST_DELAY, FAILURE_RETRY_MAX_DELAY, decode_reply,
-    function_load, not_found_after_load,
+    function_load, loading_refused, not_deployed, not_found_after_load, refuse_loading,
 };
 use crate::error::{Error, KeySlot, Origin};
 use crate::library::Library;
@@ -57,6 +57,15 @@ static NEXT_BATCH: AtomicU64 = AtomicU64::new(1);
 /// or `FUNCTION FLUSH` between two commands of a pipeline could make a
 /// later one fail, with `Function not found`.
 ///
+/// A batch for a user allowed to call scripts but not to load them
+/// ([`without_loading`](Batch::without_loading)) sends every script call
+/// as `EVALSHA` and no `FUNCTION LOAD`: a script or library that is not
+/// deployed ends its call's reply with [`Error::NotDeployed`]. A pipeline
+/// whose `EVAL` or `FUNCTION LOAD` the server refuses (`NOPERM`) ends that
+/// call the same way, and the script's later batches (and calls) load
+/// nothing. A transaction with a command the user may not run is refused
+/// whole (`EXECABORT`): give it `without_loading` from the start.
+///
 /// All keys of a batch must share one cluster slot, checked when each call
 /// is added: a transaction spanning slots is refused by Redis Cluster, and
 /// redis-rs sends a cluster pipeline to a single node. The check runs on a
@@ -97,6 +106,8 @@ pub struct Batch {
     slot: Option<KeySlot>,
     /// How long [`Batch::run`] may take.
     deadline: Duration,
+    /// Sends no `EVAL` and no `FUNCTION LOAD` ([`Batch::without_loading`]).
+    loads_nothing: bool,
 }
 
 /// What one command of a batch is.
@@ -164,6 +175,7 @@ impl Batch {
             bodies_sent: Vec::new(),
             slot: None,
             deadline: DEFAULT_DEADLINE,
+            loads_nothing: false,
         }
     }
 
@@ -182,6 +194,24 @@ impl Batch {
     /// (A blocking run is bounded by the connection's read timeout.)
     pub fn deadline(mut self, deadline: Duration) -> Self {
         self.deadline = deadline;
+        self
+    }
+
+    /// Sends the calls added after it as `EVALSHA` and `FCALL` only, with
+    /// no `EVAL` and no `FUNCTION LOAD`, for a user allowed to call scripts
+    /// but not to load them (see the [least-privilege
+    /// guide](crate::guide::least_privilege)). A call whose script or
+    /// library the server does not have ends with [`Error::NotDeployed`],
+    /// which names it; in a transaction, the other commands still run.
+    ///
+    /// ```
+    /// use redis_script::Batch;
+    ///
+    /// let batch = Batch::pipeline().without_loading();
+    /// assert!(batch.is_empty());
+    /// ```
+    pub fn without_loading(mut self) -> Self {
+        self.loads_nothing = true;
         self
     }
 
@@ -216,11 +246,14 @@ impl Batch {
                 }
             }
         }
+        let loads = !self.loads_nothing && !loading_refused(script);
         if let Some(library) = script.library() {
-            self.load_once(library);
+            if loads {
+                self.load_once(library);
+            }
             return Ok(self.queue(call.plain_fcall(), Entry::Script(script)));
         }
-        let command = if self.atomic && self.bodies_sent.contains(&script.sha1()) {
+        let command = if !loads || (self.atomic && self.bodies_sent.contains(&script.sha1())) {
             call.plain_evalsha()
         } else {
             if self.atomic {
@@ -537,12 +570,60 @@ impl Replies {
             .get_mut(handle.index)
             .map(std::mem::take)
             .unwrap_or_default();
-        if let Some(script) = script
-            && let Some(load) = self.load_before_not_found(script, &value)
-        {
-            return Err(E::from(not_found_after_load(script, load)));
+        if let Some(script) = script {
+            if let Some(error) = self.not_deployed(script, &value) {
+                return Err(E::from(error));
+            }
+            if let Some(load) = self.load_before_not_found(script, &value) {
+                return Err(E::from(not_found_after_load(script, load)));
+            }
         }
         decode_reply(origin, &value).map_err(E::from)
+    }
+
+    /// [`Error::NotDeployed`] when `value`, the reply of `script`'s call,
+    /// says the server does not have the script and the batch did not load
+    /// it: `NOSCRIPT` to an `EVALSHA`, `Function not found` with no
+    /// `FUNCTION LOAD` before, or `NOPERM` to the `EVAL` or `FUNCTION
+    /// LOAD` (from then on the script's calls load nothing).
+    fn not_deployed(&self, script: &'static Script, value: &Value) -> Option<Error> {
+        let Value::ServerError(error) = value else {
+            return None;
+        };
+        let (code, detail) = (error.code(), error.details().unwrap_or_default());
+        let Some(library) = script.library() else {
+            return match code {
+                "NOSCRIPT" => Some(not_deployed(script, None)),
+                "NOPERM" if refusal::names_command(detail, "eval") => {
+                    refuse_loading(script);
+                    Some(not_deployed(script, Some(format!("{code} {detail}"))))
+                }
+                _ => None,
+            };
+        };
+        if !refusal::is_function_not_found(code, detail) {
+            return None;
+        }
+        let load = self
+            .loads
+            .iter()
+            .find(|(name, sha1, _)| *name == library.name() && *sha1 == library.sha1())
+            .and_then(|(_, _, index)| self.values.get(*index));
+        match load {
+            None => Some(not_deployed(script, None)),
+            Some(Value::ServerError(refused))
+                if refused.code() == "NOPERM"
+                    && refusal::names_command(
+                        refused.details().unwrap_or_default(),
+                        "function|load",
+                    ) =>
+            {
+                refuse_loading(script);
+                let refusal = format!("NOPERM {}", refused.details().unwrap_or_default());
+                Some(not_deployed(script, Some(refusal)))
+            }
+            Some(_) => None,
+        }
     }
 
     /// The reply of the `FUNCTION LOAD` of `script`'s library, when
@@ -625,6 +706,54 @@ mod tests {
             batch: batch.id,
             index,
             reply: PhantomData,
+        }
+    }
+
+    #[test]
+    fn without_loading_sends_evalsha_and_fcall_and_no_load() {
+        for batch in [Batch::pipeline(), Batch::transaction()] {
+            let mut batch = batch.without_loading();
+            let mut keys = Keys::new();
+            keys.push(&"{q}:a");
+            let script = batch.add(start_call::<i64, Error>(&ONCE, keys));
+            let function = batch.add(allow(&ALLOW, "{q}:a"));
+            assert_eq!(
+                names(&batch),
+                [
+                    format!("EVALSHA {}", ONCE.sha1()),
+                    "FCALL allow_marked".to_owned()
+                ]
+            );
+            let (Ok(script), Ok(function)) = (script, function) else {
+                panic!("both calls are added");
+            };
+            // Neither is on the server: each call says so, with no refusal.
+            let mut replies = batch
+                .replies(vec![
+                    server_error("NOSCRIPT No matching script. Please use EVAL."),
+                    server_error("ERR Function not found"),
+                ])
+                .unwrap_or_else(|error| panic!("{error}"));
+            match replies.take(script) {
+                Err(
+                    error @ Error::NotDeployed {
+                        refusal: None,
+                        library: None,
+                        ..
+                    },
+                ) => {
+                    assert!(!error.may_have_executed());
+                }
+                other => panic!("{other:?}"),
+            }
+            assert!(matches!(
+                replies.take(function),
+                Err(Error::NotDeployed {
+                    refusal: None,
+                    library: Some(_),
+                    ..
+                })
+            ));
         }
     }
 

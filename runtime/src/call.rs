@@ -24,7 +24,7 @@ use crate::shape::Shape;
 use crate::slot::key_slot;
 use crate::telemetry;
 use attempts::{Attempts, Next, Reconnects};
-pub(crate) use attempts::{decode_reply, not_found_after_load};
+pub(crate) use attempts::{decode_reply, not_deployed, not_found_after_load};
 pub use keys::Keys;
 use keys::{PrefixCheck, Routing};
 
@@ -166,6 +166,7 @@ pub(crate) fn forget_read_only_commands(script: &'static Script) {
 
 /// Whether a server refused to load `script` before.
 pub(crate) fn loading_refused(script: &Script) -> bool {
+    // (Also read by a batch, which then sends `EVALSHA` and no load.)
     LOADING_REFUSED.holds(script)
 }
 

@@ -75,6 +75,17 @@ pub(crate) fn is_function_not_found(code: &str, detail: &str) -> bool {
     code == "ERR" && detail == FUNCTION_NOT_FOUND
 }
 
+/// Whether a `NOPERM` refusal's text names the command `command` (lower
+/// case, `function|load` for a subcommand) as the one the user may not
+/// run: "User app has no permissions to run the 'eval' command" (Redis
+/// 8.x, Valkey 8.1–9.x), "this user has no permissions to run the 'eval'
+/// command" (Redis 7.0), not "No permissions to access a key".
+pub(crate) fn names_command(detail: &str, command: &str) -> bool {
+    detail
+        .to_ascii_lowercase()
+        .contains(&format!("no permissions to run the '{command}' command"))
+}
+
 /// Why `FUNCTION LOAD` (without `REPLACE`) did not load a library, from
 /// its error reply.
 #[derive(Debug, PartialEq, Eq)]
@@ -263,6 +274,31 @@ mod tests {
                 "{release}: {code} {detail}"
             );
         }
+    }
+
+    #[test]
+    fn a_refused_command_is_told_from_a_refused_key() {
+        for (detail, command) in [
+            (
+                "this user has no permissions to run the 'eval' command",
+                "eval",
+            ),
+            (
+                "User app has no permissions to run the 'eval' command",
+                "eval",
+            ),
+            (
+                "User app has no permissions to run the 'function|load' command",
+                "function|load",
+            ),
+        ] {
+            assert!(names_command(detail, command), "{detail}");
+        }
+        assert!(!names_command("No permissions to access a key", "eval"));
+        assert!(!names_command(
+            "User app has no permissions to run the 'evalsha' command",
+            "eval"
+        ));
     }
 
     #[test]

@@ -10,7 +10,7 @@
 
 use std::collections::BTreeMap;
 
-use redis_script::{Error, OnConflict, preload, redis_library, redis_script};
+use redis_script::{Batch, Error, OnConflict, preload, redis_library, redis_script};
 use redis_script_test::{CommandStat, RedisServer, parse_commandstats};
 
 #[redis_script(path = "lua/acl/count_visit.lua", keys = 1)]
@@ -20,6 +20,15 @@ async fn count_visit(counter: &str) -> i64;
 mod visits_lib {
     #[function(keys = 1)]
     pub async fn count_page_visit(counter: &str) -> i64;
+}
+
+#[redis_script(path = "lua/acl/count_download.lua", keys = 1)]
+async fn count_download(counter: &str) -> i64;
+
+#[redis_library(path = "lua/acl/downloads_lib.lua")]
+mod downloads_lib {
+    #[function(keys = 1)]
+    pub async fn count_file_download(counter: &str) -> i64;
 }
 
 /// The deploy pipeline's user: it loads scripts and libraries, and has no
@@ -35,15 +44,28 @@ const DEPLOY_USER: [&str; 6] = [
 
 /// The application user's rules: the call commands, the one command the
 /// scripts run, and its keys; no `EVAL`, `SCRIPT` or `FUNCTION`.
-const APPLICATION_USER: [&str; 7] = [
+const APPLICATION_USER: [&str; 8] = [
     "application",
     "on",
     ">application-password",
     "~visits:*",
+    "~downloads:*",
     "+evalsha",
     "+fcall",
     "+incr",
 ];
+
+/// Creates the deploy user and the application user.
+async fn create_users(administrator: &mut redis::aio::MultiplexedConnection) {
+    for user in [&DEPLOY_USER[..], &APPLICATION_USER[..]] {
+        let () = redis::cmd("ACL")
+            .arg("SETUSER")
+            .arg(user)
+            .query_async(administrator)
+            .await
+            .expect("ACL SETUSER");
+    }
+}
 
 /// `INFO commandstats`, as the administrator reads it.
 async fn command_stats(
@@ -68,14 +90,7 @@ fn sent(stats: &BTreeMap<String, CommandStat>, command: &str) -> u64 {
 async fn an_application_user_that_may_not_load_runs_what_an_administrator_deployed() {
     let server = RedisServer::start();
     let mut administrator = server.connection().await;
-    for user in [&DEPLOY_USER[..], &APPLICATION_USER[..]] {
-        let () = redis::cmd("ACL")
-            .arg("SETUSER")
-            .arg(user)
-            .query_async(&mut administrator)
-            .await
-            .expect("ACL SETUSER");
-    }
+    create_users(&mut administrator).await;
     let mut deployer = server.connection_as("deployer", "deployer-password").await;
     let mut application = server
         .connection_as("application", "application-password")
@@ -207,4 +222,127 @@ async fn an_application_user_that_may_not_load_runs_what_an_administrator_deploy
         }
         other => panic!("expected the script's refused command, got {other:?}"),
     }
+}
+
+/// A batch for the application user: asked not to load, a pipeline or a
+/// transaction sends only `EVALSHA` and `FCALL`, and a call of what is not
+/// deployed ends with `NotDeployed` while the batch's other commands run; a
+/// pipeline not asked sends one refused `EVAL` and `FUNCTION LOAD`, and the
+/// scripts' later batches none. Once deployed, the same batches run.
+#[tokio::test]
+async fn a_batch_of_a_user_that_may_not_load_loads_nothing() {
+    let server = RedisServer::start();
+    let mut administrator = server.connection().await;
+    create_users(&mut administrator).await;
+    // A transaction is sent as MULTI … EXEC.
+    let () = redis::cmd("ACL")
+        .arg("SETUSER")
+        .arg("application")
+        .arg("+multi")
+        .arg("+exec")
+        .query_async(&mut administrator)
+        .await
+        .expect("ACL SETUSER");
+    let mut deployer = server.connection_as("deployer", "deployer-password").await;
+    let mut application = server
+        .connection_as("application", "application-password")
+        .await;
+    let counter = "downloads:{report}";
+
+    for batch in [Batch::pipeline(), Batch::transaction()] {
+        let mut batch = batch.without_loading();
+        let script = batch.add(count_download::call(counter)).expect("add");
+        let function = batch
+            .add(downloads_lib::count_file_download::call(counter))
+            .expect("add");
+        let length = batch.add_command::<u64>(redis::cmd("INCR").arg(counter).to_owned());
+        let mut replies = batch.run(&mut application).await.expect("the batch runs");
+        assert!(matches!(
+            replies.take(script),
+            Err(Error::NotDeployed {
+                refusal: None,
+                library: None,
+                ..
+            })
+        ));
+        assert!(matches!(
+            replies.take(function),
+            Err(Error::NotDeployed {
+                refusal: None,
+                library: Some("downloads_lib"),
+                ..
+            })
+        ));
+        assert!(replies.take(length).is_ok(), "the batch's command ran");
+    }
+    let stats = command_stats(&mut administrator).await;
+    assert_eq!(sent(&stats, "eval"), 0, "{stats:?}");
+    assert_eq!(sent(&stats, "function|load"), 0, "{stats:?}");
+
+    // Not asked: the pipeline's EVAL and FUNCTION LOAD are refused, once.
+    for attempt in 0..2 {
+        let mut batch = Batch::pipeline();
+        let script = batch.add(count_download::call(counter)).expect("add");
+        let function = batch
+            .add(downloads_lib::count_file_download::call(counter))
+            .expect("add");
+        let mut replies = batch.run(&mut application).await.expect("the batch runs");
+        for (taken, library) in [
+            (replies.take(script), None),
+            (replies.take(function), Some("downloads_lib")),
+        ] {
+            match taken {
+                Err(Error::NotDeployed {
+                    refusal: Some(refusal),
+                    library: found,
+                    ..
+                }) if attempt == 0 => {
+                    assert!(refusal.starts_with("NOPERM"), "{refusal}");
+                    assert_eq!(found, library);
+                }
+                Err(Error::NotDeployed { refusal: None, .. }) if attempt == 1 => {}
+                other => panic!("attempt {attempt}: expected NotDeployed, got {other:?}"),
+            }
+        }
+    }
+    let stats = command_stats(&mut administrator).await;
+    assert_eq!(sent(&stats, "eval"), 1, "{stats:?}");
+    assert_eq!(sent(&stats, "function|load"), 1, "{stats:?}");
+
+    // Deployed: the same batches run, with no load.
+    preload(&mut deployer, &[&count_download::SCRIPT])
+        .await
+        .expect("preload");
+    downloads_lib::LIBRARY
+        .deploy(&mut deployer, OnConflict::Refuse)
+        .await
+        .expect("deploy");
+    let before: i64 = redis::cmd("GET")
+        .arg(counter)
+        .query_async(&mut administrator)
+        .await
+        .expect("GET");
+    for batch in [Batch::pipeline().without_loading(), Batch::transaction()] {
+        let mut batch = batch;
+        let script = batch.add(count_download::call(counter)).expect("add");
+        let function = batch
+            .add(downloads_lib::count_file_download::call(counter))
+            .expect("add");
+        let mut replies = batch.run(&mut application).await.expect("the batch runs");
+        replies.take(script).expect("the script ran");
+        replies.take(function).expect("the function ran");
+    }
+    let after: i64 = redis::cmd("GET")
+        .arg(counter)
+        .query_async(&mut administrator)
+        .await
+        .expect("GET");
+    assert_eq!(after, before + 4);
+    let stats = command_stats(&mut administrator).await;
+    assert_eq!(sent(&stats, "eval"), 1, "no EVAL since: {stats:?}");
+    assert_eq!(
+        sent(&stats, "function|load"),
+        2,
+        "the deploy user's, and no other since: {stats:?}"
+    );
 }

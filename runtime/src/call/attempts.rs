@@ -399,7 +399,7 @@ fn is_permission_refusal(error: &Error) -> bool {
 
 /// `script` is not loaded and the call does not load it; `refusal` is the
 /// server's answer to the load (`NOPERM …`), when the call tried.
-fn not_deployed(script: &'static Script, refusal: Option<String>) -> Error {
+pub(crate) fn not_deployed(script: &'static Script, refusal: Option<String>) -> Error {
     Error::NotDeployed {
         operation: script.name(),
         sha1: script.sha1(),
