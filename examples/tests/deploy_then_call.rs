@@ -145,8 +145,14 @@ async fn a_deploy_user_loads_what_an_application_user_then_only_calls() {
         .expect("INFO");
     let stats = parse_commandstats(&text);
     assert!(!stats.contains_key("eval"), "{stats:?}");
-    // The one FUNCTION LOAD is the deployer's.
-    assert_eq!(stats.get("function|load").map(|stat| stat.calls), Some(1));
+    assert!(!stats.contains_key("eval_ro"), "{stats:?}");
+    // The one FUNCTION LOAD is the deployer's, and none was refused.
+    assert_eq!(
+        stats
+            .get("function|load")
+            .map(|stat| (stat.calls, stat.rejected_calls)),
+        Some((1, 0))
+    );
 }
 
 /// Each workflow once, as the application does.
