@@ -514,12 +514,7 @@ fn every_value_finding_reads_well() {
         "{}\n$ --target valkey-9.1 ui/values/single_command.lua\n{}",
         report.stdout, targeted.stdout
     );
-    let snapshot = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots/values.txt");
-    if std::env::var_os("SNAPSHOTS").is_some_and(|mode| mode == "overwrite") {
-        std::fs::write(&snapshot, &both).expect("write the snapshot");
-    }
-    let expected = std::fs::read_to_string(&snapshot).expect("read the snapshot");
-    assert_eq!(both, expected);
+    assert_snapshot("values.txt", &both);
     // Each class is in it, with its name and its opt-out.
     for code in redis_script_analysis::Code::findings() {
         assert!(
@@ -548,12 +543,7 @@ fn the_review_report_reads_well() {
         ],
     );
     assert_eq!(report.status, 1, "{}", report.stderr);
-    let snapshot = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots/report.md");
-    if std::env::var_os("SNAPSHOTS").is_some_and(|mode| mode == "overwrite") {
-        std::fs::write(&snapshot, &report.stdout).expect("write the snapshot");
-    }
-    let expected = std::fs::read_to_string(&snapshot).expect("read the snapshot");
-    assert_eq!(report.stdout, expected);
+    assert_snapshot("report.md", &report.stdout);
     for row in [
         "| keys |",
         "| writes |",
@@ -566,6 +556,19 @@ fn the_review_report_reads_well() {
     ] {
         assert_eq!(report.stdout.matches(row).count(), 3, "{row}");
     }
+}
+
+/// `actual` equals `tests/snapshots/<name>`; `SNAPSHOTS=overwrite` writes
+/// it there instead.
+fn assert_snapshot(name: &str, actual: &str) {
+    let snapshot = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/snapshots")
+        .join(name);
+    if std::env::var_os("SNAPSHOTS").is_some_and(|mode| mode == "overwrite") {
+        std::fs::write(&snapshot, actual).expect("write the snapshot");
+    }
+    let expected = std::fs::read_to_string(&snapshot).expect("read the snapshot");
+    assert_eq!(actual, expected);
 }
 
 /// `--acl` on the project's scripts and library, on a script that builds
@@ -584,12 +587,7 @@ fn the_acl_rules_read_well() {
         ],
     );
     assert_eq!(rules.status, 1, "{}", rules.stderr);
-    let snapshot = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots/acl.txt");
-    if std::env::var_os("SNAPSHOTS").is_some_and(|mode| mode == "overwrite") {
-        std::fs::write(&snapshot, &rules.stdout).expect("write the snapshot");
-    }
-    let expected = std::fs::read_to_string(&snapshot).expect("read the snapshot");
-    assert_eq!(rules.stdout, expected);
+    assert_snapshot("acl.txt", &rules.stdout);
     // A line of rules per file, and one for all of them.
     let lines = rules.stdout.lines().filter(|line| line.starts_with('+'));
     assert_eq!(lines.count(), 17);
