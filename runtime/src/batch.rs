@@ -19,6 +19,9 @@ use crate::reply::render_reply;
 use crate::script::Script;
 use crate::telemetry;
 
+#[cfg(feature = "cluster")]
+pub(crate) mod across_slots;
+
 /// Label used in errors about the batch as a whole.
 const BATCH: &str = "batch";
 /// Label used in errors of a batch's plain commands.
@@ -66,12 +69,19 @@ static NEXT_BATCH: AtomicU64 = AtomicU64::new(1);
 /// nothing. A transaction with a command the user may not run is refused
 /// whole (`EXECABORT`): give it `without_loading` from the start.
 ///
-/// All keys of a batch must share one cluster slot, checked when each call
-/// is added: a transaction spanning slots is refused by Redis Cluster, and
-/// redis-rs sends a cluster pipeline to a single node. The check runs on a
-/// standalone server too, so a batch that could never run on a cluster
-/// fails in development, not after the migration. Split such work into one
-/// batch per slot (or per `{hash tag}`).
+/// A transaction's keys must share one cluster slot, checked when each
+/// call is added (on a standalone server too, so that a transaction that
+/// could never run on a cluster fails in development). A pipeline's calls
+/// may be in any slots: on a cluster, send it with
+/// [`cluster::run_batch`](crate::cluster::run_batch), which sends each
+/// slot's calls to its primary in one transaction (each script's body once
+/// per slot), all slots at once, and hands back the replies in the order
+/// queued. Calls of one slot run in the order queued; calls of different
+/// slots run on different nodes, in no promised order. A plain command goes
+/// with the call queued before it (keep its keys in that call's slot). A
+/// pipeline across slots sent with [`Batch::run`] on a cluster connection
+/// is refused before anything is sent ([`Error::BatchAcrossSlots`]); on a
+/// standalone server it is one request, as always.
 ///
 /// ```no_run
 /// # async fn demo(connection: &mut redis::aio::MultiplexedConnection) -> Result<(), redis_script::Error> {
@@ -95,6 +105,16 @@ pub struct Batch {
     /// Per command of the pipeline (the loads the batch adds included):
     /// what it is. A handle's index is its command's place here.
     entries: Vec<Entry>,
+    /// Per command: the cluster slot of its keys (`None` without keys).
+    slots: Vec<Option<u16>>,
+    /// Per command: for a script call sent as `EVAL`, the same call as
+    /// `EVALSHA`, which a slot's group on a cluster sends after the
+    /// script's first use in the group ([`crate::cluster::run_batch`]).
+    by_sha1: Vec<Option<Cmd>>,
+    /// The first key of a slot other than the first call's, for the error
+    /// of a pipeline across slots sent where redis-rs routes it to one
+    /// node.
+    other_slot: Option<KeySlot>,
     /// The libraries the batch loads, each with its load's place in
     /// `entries`.
     loads: Vec<(&'static Library, usize)>,
@@ -170,6 +190,9 @@ impl Batch {
             id: NEXT_BATCH.fetch_add(1, Ordering::Relaxed),
             pipeline,
             entries: Vec::new(),
+            slots: Vec::new(),
+            by_sha1: Vec::new(),
+            other_slot: None,
             loads: Vec::new(),
             atomic: false,
             bodies_sent: Vec::new(),
@@ -215,8 +238,11 @@ impl Batch {
         self
     }
 
-    /// Queues a script call; fails with [`Error::CrossSlot`] (and queues
-    /// nothing) when its keys do not share the batch's cluster slot.
+    /// Queues a script call. Its own keys must share one cluster slot
+    /// ([`Error::CrossSlot`] otherwise, and nothing is queued); in a
+    /// transaction, that of the batch's other calls too. A pipeline's calls
+    /// may be in any slots: [`crate::cluster::run_batch`] sends them to
+    /// their nodes.
     ///
     /// A call takes no options into a batch (see [`Batchable`]); a call of
     /// an `exactly_once` script keeps its id, and a batch of only such
@@ -228,7 +254,8 @@ impl Batch {
     ) -> Result<Handle<T, E>, Error> {
         let call = call.into_call();
         let script = call.script();
-        if let Some(slot) = call.slot()? {
+        let slot = call.slot()?;
+        if let Some(slot) = slot {
             // The key's text is kept only for error messages: render it
             // for the first keyed call and on a mismatch, not on every add.
             let first_key = || KeySlot {
@@ -238,11 +265,16 @@ impl Batch {
             match &self.slot {
                 None => self.slot = Some(first_key()),
                 Some(batch_slot) if batch_slot.slot == slot => {}
-                Some(batch_slot) => {
+                Some(batch_slot) if self.atomic => {
                     return Err(Error::CrossSlot {
                         operation: script.name(),
                         keys: vec![batch_slot.clone(), first_key()],
                     });
+                }
+                Some(_) => {
+                    if self.other_slot.is_none() {
+                        self.other_slot = Some(first_key());
+                    }
                 }
             }
         }
@@ -251,17 +283,17 @@ impl Batch {
             if loads {
                 self.load_once(library);
             }
-            return Ok(self.queue(call.plain_fcall(), Entry::Script(script)));
+            return Ok(self.queue(call.plain_fcall(), Entry::Script(script), slot, None));
         }
-        let command = if !loads || (self.atomic && self.bodies_sent.contains(&script.sha1())) {
-            call.plain_evalsha()
-        } else {
-            if self.atomic {
-                self.bodies_sent.push(script.sha1());
-            }
-            call.plain_eval()
-        };
-        Ok(self.queue(command, Entry::Script(script)))
+        if !loads || (self.atomic && self.bodies_sent.contains(&script.sha1())) {
+            return Ok(self.queue(call.plain_evalsha(), Entry::Script(script), slot, None));
+        }
+        if self.atomic {
+            self.bodies_sent.push(script.sha1());
+            return Ok(self.queue(call.plain_eval(), Entry::Script(script), slot, None));
+        }
+        let by_sha1 = Some(call.plain_evalsha());
+        Ok(self.queue(call.plain_eval(), Entry::Script(script), slot, by_sha1))
     }
 
     /// Queues `FUNCTION LOAD` of `library` unless the batch already loads
@@ -273,7 +305,7 @@ impl Batch {
             .any(|(loaded, _)| loaded.name() == library.name() && loaded.sha1() == library.sha1());
         if !loaded {
             self.loads.push((library, self.entries.len()));
-            let _: Handle<Value> = self.queue(function_load(library), Entry::Load);
+            let _: Handle<Value> = self.queue(function_load(library), Entry::Load, None, None);
         }
     }
 
@@ -288,7 +320,10 @@ impl Batch {
     /// # let _ = length;
     /// ```
     pub fn add_command<T: FromRedisValue>(&mut self, command: Cmd) -> Handle<T> {
-        self.queue(command, Entry::Command)
+        // On a cluster it goes with the call queued before it (see
+        // `crate::cluster::run_batch`).
+        let slot = self.slots.iter().rev().flatten().next().copied();
+        self.queue(command, Entry::Command, slot, None)
     }
 
     /// Number of queued calls and commands (not counting the `FUNCTION
@@ -302,9 +337,17 @@ impl Batch {
         self.entries.is_empty()
     }
 
-    fn queue<T, E>(&mut self, command: Cmd, entry: Entry) -> Handle<T, E> {
+    fn queue<T, E>(
+        &mut self,
+        command: Cmd,
+        entry: Entry,
+        slot: Option<u16>,
+        by_sha1: Option<Cmd>,
+    ) -> Handle<T, E> {
         self.pipeline.add_command(command);
         self.entries.push(entry);
+        self.slots.push(slot);
+        self.by_sha1.push(by_sha1);
         Handle {
             batch: self.id,
             index: self.entries.len() - 1,
@@ -335,6 +378,13 @@ impl Batch {
                 let replies = connection
                     .req_packed_commands(&self.pipeline, offset, count)
                     .await;
+                // redis-rs's cluster connection refuses, before sending, a
+                // pipeline whose commands are in several slots.
+                if let (Err(error), Some(keys)) = (&replies, self.across_slots())
+                    && error.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::CrossSlot)
+                {
+                    return Err(Error::BatchAcrossSlots { keys });
+                }
                 let result = self.unpack(replies).and_then(|values| self.replies(values));
                 match result {
                     Err(Error::Connection { .. } | Error::Timeout { .. }) if retried < retries => {
@@ -367,12 +417,25 @@ impl Batch {
         telemetry::traced(self.span(), bounded).await
     }
 
+    /// A key of the first slot and one of another, when the calls are in
+    /// several slots.
+    fn across_slots(&self) -> Option<Vec<KeySlot>> {
+        let other = self.other_slot.clone()?;
+        let first = self.slot.clone()?;
+        Some(vec![first, other])
+    }
+
     /// How many times [`Batch::run`] sends the batch again after a
     /// connection failure or a timeout: only when every queued command is a
     /// call of an `exactly_once` script, the fewest `retries` among them.
     fn failure_retries(&self) -> u32 {
+        self.failure_retries_of(&self.entries)
+    }
+
+    /// [`Self::failure_retries`] of some of the batch's commands.
+    fn failure_retries_of<'e>(&self, entries: impl IntoIterator<Item = &'e Entry>) -> u32 {
         let mut fewest = None;
-        for entry in &self.entries {
+        for entry in entries {
             let Entry::Script(script) = entry else {
                 return 0;
             };
@@ -416,6 +479,14 @@ impl Batch {
         C: redis::ConnectionLike + ?Sized,
     {
         telemetry::traced_blocking(self.span(), || {
+            // A connection that does not pipeline routes the batch by its
+            // first command, to one node (the synchronous cluster
+            // connection).
+            if let Some(keys) = self.across_slots()
+                && !connection.supports_pipelining()
+            {
+                return Err(Error::BatchAcrossSlots { keys });
+            }
             if !self.loads.is_empty() && !connection.supports_pipelining() {
                 return self.run_blocking_loads_first(connection);
             }
@@ -521,16 +592,31 @@ impl Batch {
                 telemetry::measures::batch_call(script, value);
             }
         }
+        let load_of = self
+            .entries
+            .iter()
+            .map(|entry| self.load_entry(entry))
+            .collect();
         Ok(Replies {
             batch: self.id,
+            failed: vec![None; values.len()],
             values,
             entries: self.entries.clone(),
-            loads: self
-                .loads
-                .iter()
-                .map(|(library, index)| (library.name(), library.sha1(), *index))
-                .collect(),
+            load_of,
         })
+    }
+
+    /// The index of the `FUNCTION LOAD` the batch queued for the library
+    /// of `entry`'s function, if any.
+    fn load_entry(&self, entry: &Entry) -> Option<usize> {
+        let Entry::Script(script) = entry else {
+            return None;
+        };
+        let library = script.library()?;
+        self.loads
+            .iter()
+            .find(|(loaded, _)| loaded.name() == library.name() && loaded.sha1() == library.sha1())
+            .map(|(_, index)| *index)
     }
 }
 
@@ -539,10 +625,16 @@ impl Batch {
 pub struct Replies {
     /// The batch they answer.
     batch: u64,
+    /// One reply per queued command, then (on a cluster) the replies of
+    /// the `FUNCTION LOAD`s each slot's group sent.
     values: Vec<Value>,
     entries: Vec<Entry>,
-    /// Name, SHA1 and reply index of each library's `FUNCTION LOAD`.
-    loads: Vec<(&'static str, &'static str, usize)>,
+    /// Per queued command: the place in `values` of the reply of the
+    /// `FUNCTION LOAD` its function's call relied on.
+    load_of: Vec<Option<usize>>,
+    /// Per queued command: the failure of the request that carried it
+    /// (on a cluster, a slot's group can fail alone), when it has no reply.
+    failed: Vec<Option<redis::RedisError>>,
 }
 
 impl Replies {
@@ -565,84 +657,92 @@ impl Replies {
             _ => None,
         };
         let origin = script.map_or(Origin::label(COMMAND), Origin::script);
+        if let Some(Some(failure)) = self.failed.get(handle.index) {
+            return Err(E::from(Error::from_failure(origin, failure.clone())));
+        }
         let value = self
             .values
             .get_mut(handle.index)
             .map(std::mem::take)
             .unwrap_or_default();
         if let Some(script) = script {
-            if let Some(error) = self.not_deployed(script, &value) {
+            let load = self
+                .load_of
+                .get(handle.index)
+                .copied()
+                .flatten()
+                .and_then(|index| self.values.get(index));
+            if let Some(error) = not_deployed_reply(script, &value, load) {
                 return Err(E::from(error));
             }
-            if let Some(load) = self.load_before_not_found(script, &value) {
+            if let Some(load) = load_before_not_found(script, &value, load) {
                 return Err(E::from(not_found_after_load(script, load)));
             }
         }
         decode_reply(origin, &value).map_err(E::from)
     }
+}
 
-    /// [`Error::NotDeployed`] when `value`, the reply of `script`'s call,
-    /// says the server does not have the script and the batch did not load
-    /// it: `NOSCRIPT` to an `EVALSHA`, `Function not found` with no
-    /// `FUNCTION LOAD` before, or `NOPERM` to the `EVAL` or `FUNCTION
-    /// LOAD` (from then on the script's calls load nothing).
-    fn not_deployed(&self, script: &'static Script, value: &Value) -> Option<Error> {
-        let Value::ServerError(error) = value else {
-            return None;
-        };
-        let (code, detail) = (error.code(), error.details().unwrap_or_default());
-        let Some(library) = script.library() else {
-            return match code {
-                "NOSCRIPT" => Some(not_deployed(script, None)),
-                "NOPERM" if refusal::names_command(detail, "eval") => {
-                    refuse_loading(script);
-                    Some(not_deployed(script, Some(format!("{code} {detail}"))))
-                }
-                _ => None,
-            };
-        };
-        if !refusal::is_function_not_found(code, detail) {
-            return None;
-        }
-        let load = self
-            .loads
-            .iter()
-            .find(|(name, sha1, _)| *name == library.name() && *sha1 == library.sha1())
-            .and_then(|(_, _, index)| self.values.get(*index));
-        match load {
-            None => Some(not_deployed(script, None)),
-            Some(Value::ServerError(refused))
-                if refused.code() == "NOPERM"
-                    && refusal::names_command(
-                        refused.details().unwrap_or_default(),
-                        "function|load",
-                    ) =>
-            {
+/// [`Error::NotDeployed`] when `value`, the reply of `script`'s call, says
+/// the server does not have the script and the batch did not load it:
+/// `NOSCRIPT` to an `EVALSHA`, `Function not found` with no `FUNCTION
+/// LOAD` before (`load`), or `NOPERM` to the `EVAL` or `FUNCTION LOAD`
+/// (from then on the script's calls load nothing).
+fn not_deployed_reply(
+    script: &'static Script,
+    value: &Value,
+    load: Option<&Value>,
+) -> Option<Error> {
+    let Value::ServerError(error) = value else {
+        return None;
+    };
+    let (code, detail) = (error.code(), error.details().unwrap_or_default());
+    if script.library().is_none() {
+        return match code {
+            "NOSCRIPT" => Some(not_deployed(script, None)),
+            "NOPERM" if refusal::names_command(detail, "eval") => {
                 refuse_loading(script);
-                let refusal = format!("NOPERM {}", refused.details().unwrap_or_default());
-                Some(not_deployed(script, Some(refusal)))
+                Some(not_deployed(script, Some(format!("{code} {detail}"))))
             }
-            Some(_) => None,
-        }
-    }
-
-    /// The reply of the `FUNCTION LOAD` of `script`'s library, when
-    /// `value`, the reply of the call, is the server's `Function not found`
-    /// (unmarked: a function's own errors are marked).
-    fn load_before_not_found(&self, script: &'static Script, value: &Value) -> Option<&Value> {
-        let library = script.library()?;
-        let Value::ServerError(error) = value else {
-            return None;
+            _ => None,
         };
-        if !refusal::is_function_not_found(error.code(), error.details().unwrap_or_default()) {
-            return None;
-        }
-        let (_, _, index) = self
-            .loads
-            .iter()
-            .find(|(name, sha1, _)| *name == library.name() && *sha1 == library.sha1())?;
-        self.values.get(*index)
     }
+    if !refusal::is_function_not_found(code, detail) {
+        return None;
+    }
+    match load {
+        None => Some(not_deployed(script, None)),
+        Some(Value::ServerError(refused))
+            if refused.code() == "NOPERM"
+                && refusal::names_command(
+                    refused.details().unwrap_or_default(),
+                    "function|load",
+                ) =>
+        {
+            refuse_loading(script);
+            let refusal = format!("NOPERM {}", refused.details().unwrap_or_default());
+            Some(not_deployed(script, Some(refusal)))
+        }
+        Some(_) => None,
+    }
+}
+
+/// The reply of the `FUNCTION LOAD` (`load`) of `script`'s library, when
+/// `value`, the reply of the call, is the server's `Function not found`
+/// (unmarked: a function's own errors are marked).
+fn load_before_not_found<'v>(
+    script: &'static Script,
+    value: &Value,
+    load: Option<&'v Value>,
+) -> Option<&'v Value> {
+    script.library()?;
+    let Value::ServerError(error) = value else {
+        return None;
+    };
+    if !refusal::is_function_not_found(error.code(), error.details().unwrap_or_default()) {
+        return None;
+    }
+    load
 }
 
 #[cfg(test)]

@@ -22,6 +22,7 @@ use crate::script::Script;
 /// | [`Timeout`](Error::Timeout) | no reply within the connection's response timeout or the call's deadline ([`Call::deadline`](crate::Call::deadline)) | `true` |
 /// | [`Decode`](Error::Decode) | the reply does not fit the Rust type | `true` |
 /// | [`CrossSlot`](Error::CrossSlot) | the keys hash to different cluster slots; nothing was sent | `false` |
+/// | [`BatchAcrossSlots`](Error::BatchAcrossSlots) | a pipeline whose calls are in several cluster slots was sent on a connection that sends a batch to one node; nothing was sent | `false` |
 /// | [`KeyPrefix`](Error::KeyPrefix) | a prefix the script builds keys from has no hash tag, or names no routable slot; nothing was sent | `false` |
 /// | [`LibraryConflict`](Error::LibraryConflict) | another version of the function's library is loaded; it was left in place | `false` |
 /// | [`FunctionNameTaken`](Error::FunctionNameTaken) | another library registers a function of the same name, so the library could not be loaded | `false` |
@@ -158,6 +159,21 @@ pub enum Error {
         /// `command`, `preload`, `deploy`.
         operation: &'static str,
         /// Every key of the call with its slot.
+        keys: Vec<KeySlot>,
+    },
+
+    /// A pipeline whose calls are in several cluster slots went to a
+    /// connection that sends a batch to one node (a cluster connection's
+    /// own pipelining). Nothing was sent: on a cluster, send it with
+    /// [`cluster::run_batch`](crate::cluster::run_batch), which sends each
+    /// slot's calls to its node.
+    #[error(
+        "the batch's calls are in several cluster slots ({}): a cluster connection sends a batch to one node, so nothing was sent; send it with `redis_script::cluster::run_batch`, which sends each slot's calls to its node",
+        DisplayKeySlots(keys)
+    )]
+    #[non_exhaustive]
+    BatchAcrossSlots {
+        /// A key of the batch's first slot and one of another.
         keys: Vec<KeySlot>,
     },
 
@@ -470,7 +486,7 @@ impl Error {
             | Self::FunctionNameTaken { operation, .. }
             | Self::LoadFailed { operation, .. }
             | Self::NotDeployed { operation, .. } => operation,
-            Self::ForeignHandle { .. } => "batch",
+            Self::ForeignHandle { .. } | Self::BatchAcrossSlots { .. } => "batch",
         }
     }
 
@@ -499,6 +515,7 @@ impl Error {
         match self {
             Self::Refused { .. }
             | Self::CrossSlot { .. }
+            | Self::BatchAcrossSlots { .. }
             | Self::KeyPrefix { .. }
             | Self::LibraryConflict { .. }
             | Self::FunctionNameTaken { .. }
@@ -542,7 +559,7 @@ impl Error {
 
     /// The variant's name in snake case (`refused`, `script`,
     /// `connection`, `timeout`, `decode`, `cross_slot`, `key_prefix`, `library_conflict`,
-    /// `function_name_taken`, `load_failed`, `not_deployed`, `foreign_handle`):
+    /// `function_name_taken`, `load_failed`, `not_deployed`, `foreign_handle`, `batch_across_slots`):
     /// the `error.type`
     /// of a call's span and the `kind` label of its error metric.
     pub fn kind(&self) -> &'static str {
@@ -553,6 +570,7 @@ impl Error {
             Self::Timeout { .. } => "timeout",
             Self::Decode { .. } => "decode",
             Self::CrossSlot { .. } => "cross_slot",
+            Self::BatchAcrossSlots { .. } => "batch_across_slots",
             Self::KeyPrefix { .. } => "key_prefix",
             Self::LibraryConflict { .. } => "library_conflict",
             Self::FunctionNameTaken { .. } => "function_name_taken",

@@ -37,6 +37,7 @@ macro_rules! on_both_backends {
 mod acl_rules;
 mod argument_groups;
 mod batches;
+mod batches_across_slots;
 mod blocking;
 mod built;
 mod calls;
