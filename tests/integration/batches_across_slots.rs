@@ -161,3 +161,204 @@ async fn a_standalone_server_runs_a_pipeline_across_slots_in_one_request() {
     }
     assert_eq!(server.calls("eval"), 50);
 }
+
+/// A script error in one slot's transaction is that call's own error; the
+/// other calls of the slot, and of other slots, get their replies.
+#[tokio::test]
+async fn a_script_error_is_its_call_s_own() {
+    let cluster = RedisCluster::start(3, 1);
+    let mut connection = cluster.connection().await;
+    let mut batch = Batch::pipeline();
+    let before = batch.add(append::call("list:{t1}", "a")).expect("add");
+    // APPEND's key holds a list: the script's RPUSH on a string fails.
+    let () = redis::cmd("SET")
+        .arg("string:{t1}")
+        .arg("x")
+        .query_async(&mut connection)
+        .await
+        .expect("SET");
+    let failing = batch.add(append::call("string:{t1}", "b")).expect("add");
+    let after = batch.add(append::call("list:{t1}", "c")).expect("add");
+    let elsewhere = batch.add(append::call("list:{t2}", "d")).expect("add");
+    let mut replies = cluster::run_batch(&mut connection, &batch)
+        .await
+        .expect("the batch runs");
+    assert_eq!(replies.take(before).expect("before"), 1);
+    match replies.take(failing) {
+        Err(error @ Error::Script { .. }) => assert_eq!(error.code(), Some("WRONGTYPE")),
+        other => panic!("expected the script's error, got {other:?}"),
+    }
+    assert_eq!(replies.take(after).expect("after"), 2);
+    assert_eq!(replies.take(elsewhere).expect("elsewhere"), 1);
+}
+
+/// What one call of a fault test answered: its list, its item, and its
+/// reply (`Ok`), or whether it may have run.
+struct Answer {
+    list: String,
+    item: String,
+    outcome: Result<(), bool>,
+}
+
+/// Every answer is true to the lists: a call that succeeded appended its
+/// item once, one that did not run appended nothing, one that may have run
+/// appended it at most once; and each list holds its items in the order
+/// they were queued.
+async fn answers_are_true(
+    connection: &mut redis::cluster_async::ClusterConnection,
+    answers: &[Answer],
+) {
+    let mut lists: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    for answer in answers {
+        if !lists.contains_key(&answer.list) {
+            let items: Vec<String> = redis::cmd("LRANGE")
+                .arg(&answer.list)
+                .arg(0)
+                .arg(-1)
+                .query_async(connection)
+                .await
+                .expect("LRANGE");
+            lists.insert(answer.list.clone(), items);
+        }
+    }
+    let (mut ran, mut refused) = (0, 0);
+    for answer in answers {
+        let items = &lists[&answer.list];
+        let times = items.iter().filter(|item| **item == answer.item).count();
+        match answer.outcome {
+            Ok(()) => {
+                assert_eq!(times, 1, "{} ran once", answer.item);
+                ran += 1;
+            }
+            Err(false) => {
+                assert_eq!(times, 0, "{} did not run", answer.item);
+                refused += 1;
+            }
+            Err(true) => assert!(times <= 1, "{} ran at most once", answer.item),
+        }
+    }
+    assert!(ran > 0, "{ran} calls ran, {refused} were refused");
+    eprintln!(
+        "{} calls: {ran} ran, {refused} did not, {} may have",
+        answers.len(),
+        answers.len() - ran - refused
+    );
+    for (list, items) in &lists {
+        let queued: Vec<&String> = answers
+            .iter()
+            .filter(|answer| &answer.list == list)
+            .map(|answer| &answer.item)
+            .filter(|item| items.contains(item))
+            .collect();
+        let stored: Vec<&String> = items.iter().collect();
+        assert_eq!(stored, queued, "{list} holds its items in the order queued");
+    }
+}
+
+/// A cluster connection that never sends a request again by itself
+/// (redis-rs `retries(0)`, as the runtime guide advises for scripts that
+/// must run at most once): what reaches the batch is what happened.
+async fn at_most_once(urls: Vec<String>) -> redis::cluster_async::ClusterConnection {
+    redis::cluster::ClusterClientBuilder::new(urls)
+        .retries(0)
+        .build()
+        .expect("a cluster client")
+        .get_async_connection()
+        .await
+        .expect("a cluster connection")
+}
+
+/// Runs `rounds` batches of `calls` appends with unique items, while
+/// `fault` runs on another thread, and returns every call's answer.
+async fn batches_during(
+    connection: &mut redis::cluster_async::ClusterConnection,
+    rounds: usize,
+    calls: usize,
+    fault: impl FnOnce() + Send + 'static,
+) -> Vec<Answer> {
+    let fault = std::thread::spawn(fault);
+    let mut answers = Vec::new();
+    for round in 0..rounds {
+        let mut batch = Batch::pipeline();
+        let mut queued = Vec::new();
+        for n in 0..calls {
+            let (key, item) = (list(n), format!("r{round}-{n}"));
+            queued.push((
+                key.clone(),
+                item.clone(),
+                batch.add(append::call(&key, &item)).expect("add"),
+            ));
+        }
+        match cluster::run_batch(connection, &batch).await {
+            Ok(mut replies) => {
+                for (list, item, handle) in queued {
+                    let outcome = replies
+                        .take(handle)
+                        .map(|_| ())
+                        .map_err(|error| error.may_have_executed());
+                    answers.push(Answer {
+                        list,
+                        item,
+                        outcome,
+                    });
+                }
+            }
+            // The whole batch timed out: each call may have run.
+            Err(error) => {
+                assert!(error.may_have_executed(), "{error}");
+                answers.extend(queued.into_iter().map(|(list, item, _)| Answer {
+                    list,
+                    item,
+                    outcome: Err(true),
+                }));
+            }
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    fault.join().expect("the fault thread");
+    answers
+}
+
+#[tokio::test]
+async fn batches_across_slots_are_true_through_a_slot_migration() {
+    let cluster = Arc::new(RedisCluster::start(3, 0));
+    let mut connection = at_most_once(cluster.urls()).await;
+    let slot = cluster.keyslot(list(0).as_bytes());
+    let ports: Vec<u16> = cluster.primaries().iter().map(|p| p.port()).collect();
+    let migrating = Arc::clone(&cluster);
+    let answers = batches_during(&mut connection, 30, 200, move || {
+        // Back and forth between two primaries, a few times.
+        for hop in 0..4 {
+            std::thread::sleep(std::time::Duration::from_millis(60));
+            let from = migrating.node_for_slot(slot).port();
+            let to = ports
+                .iter()
+                .copied()
+                .find(|port| *port != from)
+                .unwrap_or(from);
+            migrating.migrate_slot(slot, to);
+            let _ = hop;
+        }
+    })
+    .await;
+    answers_are_true(&mut connection, &answers).await;
+}
+
+#[tokio::test]
+async fn batches_across_slots_are_true_through_a_primary_killed() {
+    let cluster = Arc::new(std::sync::Mutex::new(RedisCluster::start(3, 1)));
+    let mut connection = at_most_once(cluster.lock().expect("the cluster").urls()).await;
+    let slot = cluster
+        .lock()
+        .expect("the cluster")
+        .keyslot(list(0).as_bytes());
+    let killing = Arc::clone(&cluster);
+    let answers = batches_during(&mut connection, 30, 200, move || {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        let mut cluster = killing.lock().expect("the cluster");
+        cluster.stop_primary_of_slot(slot);
+        cluster.wait_until_healthy();
+    })
+    .await;
+    answers_are_true(&mut connection, &answers).await;
+}

@@ -80,6 +80,9 @@ impl Batch {
         let commands: Vec<&Cmd> = self.pipeline.cmd_iter().collect();
         let mut pipeline = Pipeline::with_capacity(indices.len() + 1);
         pipeline.atomic();
+        // Each reply is decoded on its own, so one failed command must not
+        // hide the others' replies.
+        pipeline.ignore_errors();
         let mut sent = Vec::with_capacity(indices.len() + 1);
         let mut bodies_sent: Vec<&'static str> = Vec::new();
         let mut loaded: Vec<usize> = Vec::new();
