@@ -347,7 +347,8 @@ async fn batches_across_slots_are_true_through_a_slot_migration() {
 #[tokio::test]
 async fn batches_across_slots_are_true_through_a_primary_killed() {
     let cluster = Arc::new(std::sync::Mutex::new(RedisCluster::start(3, 1)));
-    let mut connection = at_most_once(cluster.lock().expect("the cluster").urls()).await;
+    let urls = cluster.lock().expect("the cluster").urls();
+    let mut connection = at_most_once(urls).await;
     let slot = cluster
         .lock()
         .expect("the cluster")
