@@ -21,7 +21,7 @@ fn list(index: usize) -> String {
 
 /// A pipeline of `calls` appends over the lists, item `n` for the `n`-th
 /// call, with a plain `LLEN` after each tenth.
-fn appends(calls: usize) -> (Batch, Vec<redis_script::Handle<i64>>) {
+fn appends(calls: usize) -> (Batch, Vec<redis_script::batch::Handle<i64>>) {
     let mut batch = Batch::pipeline();
     let mut handles = Vec::with_capacity(calls);
     for n in 0..calls {
