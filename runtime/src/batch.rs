@@ -128,7 +128,14 @@ pub struct Batch {
     deadline: Duration,
     /// Sends no `EVAL` and no `FUNCTION LOAD` ([`Batch::without_loading`]).
     loads_nothing: bool,
+    /// The most commands one slot's transaction holds on a cluster
+    /// ([`Batch::slot_transaction_limit`]).
+    slot_transaction_limit: usize,
 }
+
+/// How many commands one slot's transaction holds at most on a cluster,
+/// unless [`Batch::slot_transaction_limit`] says otherwise.
+pub const DEFAULT_SLOT_TRANSACTION_LIMIT: usize = 1_000;
 
 /// What one command of a batch is.
 #[derive(Debug, Clone, Copy)]
@@ -199,6 +206,7 @@ impl Batch {
             slot: None,
             deadline: DEFAULT_DEADLINE,
             loads_nothing: false,
+            slot_transaction_limit: DEFAULT_SLOT_TRANSACTION_LIMIT,
         }
     }
 
@@ -235,6 +243,24 @@ impl Batch {
     /// ```
     pub fn without_loading(mut self) -> Self {
         self.loads_nothing = true;
+        self
+    }
+
+    /// On a cluster ([`crate::cluster::run_batch`]), puts a slot's calls in
+    /// transactions of at most `commands` commands each (at least 1;
+    /// [`DEFAULT_SLOT_TRANSACTION_LIMIT`] unless set), sent one after the
+    /// other: a node serves no other client while it runs a transaction,
+    /// so this bounds how long one batch holds it. Each transaction
+    /// carries each script's body once.
+    ///
+    /// ```
+    /// use redis_script::Batch;
+    ///
+    /// let batch = Batch::pipeline().slot_transaction_limit(200);
+    /// assert!(batch.is_empty());
+    /// ```
+    pub fn slot_transaction_limit(mut self, commands: usize) -> Self {
+        self.slot_transaction_limit = commands.max(1);
         self
     }
 

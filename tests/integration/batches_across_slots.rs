@@ -102,6 +102,53 @@ async fn a_pipeline_across_slots_runs_each_slot_on_its_node_in_order() {
     assert_eq!(cluster.calls("eval") + cluster.calls("evalsha"), 0);
 }
 
+/// A slot's calls beyond the limit go in further transactions, sent one
+/// after the other: each carries the body once, and the order holds.
+#[tokio::test]
+async fn a_slot_s_calls_are_split_into_transactions_of_the_limit() {
+    let cluster = RedisCluster::start(3, 0);
+    let mut connection = cluster.connection().await;
+    cluster.script_flush();
+    cluster.reset_stats();
+    let calls = 300;
+    let (batch, handles) = appends(calls);
+    // 300 calls over 40 lists: 7 or 8 per list, with a LLEN after every
+    // tenth call, in transactions of at most 4 commands.
+    let batch = batch.slot_transaction_limit(4);
+    let mut replies = cluster::run_batch(&mut connection, &batch)
+        .await
+        .expect("the batch runs");
+    for (n, handle) in handles.into_iter().enumerate() {
+        assert_eq!(
+            replies.take(handle).expect("append"),
+            (n / LISTS + 1) as i64
+        );
+    }
+    lists_hold_every_item_in_order(&mut connection, calls, 1).await;
+    // Each slot's commands in queue order (`true` for a script call), cut
+    // into transactions of 4: one EXEC each, and one EVAL in each that has
+    // a script call.
+    let mut per_slot: std::collections::BTreeMap<u16, Vec<bool>> = Default::default();
+    for n in 0..calls {
+        let commands = per_slot
+            .entry(cluster.keyslot(list(n).as_bytes()))
+            .or_default();
+        commands.push(true);
+        if n % 10 == 9 {
+            commands.push(false);
+        }
+    }
+    let transactions = per_slot.values().flat_map(|commands| commands.chunks(4));
+    let (execs, evals) = transactions.fold((0, 0), |(execs, evals), transaction| {
+        (execs + 1, evals + u64::from(transaction.contains(&true)))
+    });
+    assert_eq!(cluster.calls("exec"), execs);
+    assert_eq!(
+        (cluster.calls("eval"), cluster.calls("evalsha")),
+        (evals, calls as u64 - evals)
+    );
+}
+
 #[tokio::test]
 async fn a_flush_storm_fails_no_call_of_a_batch_across_slots() {
     let cluster = RedisCluster::start(3, 1);

@@ -158,14 +158,26 @@ pub async fn run_batch(
     if batch.atomic || batch.entries.is_empty() {
         return batch.run(connection).await;
     }
-    let groups: Vec<Group> = batch
+    // Per slot, its transactions, sent one after the other.
+    let slots: Vec<Vec<Group>> = batch
         .slot_groups()
         .into_iter()
-        .map(|(slot, indices)| batch.group(slot, &indices))
+        .map(|(slot, indices)| {
+            indices
+                .chunks(batch.slot_transaction_limit)
+                .map(|chunk| batch.group(slot, chunk))
+                .collect()
+        })
         .collect();
-    let runs = groups.iter().map(|group| {
+    let runs = slots.iter().map(|transactions| {
         let mut connection = connection.clone();
-        async move { run_group(&mut connection, group).await }
+        async move {
+            let mut outcomes = Vec::with_capacity(transactions.len());
+            for transaction in transactions {
+                outcomes.push(run_group(&mut connection, transaction).await);
+            }
+            outcomes
+        }
     });
     let deadline = batch.deadline;
     let outcomes = crate::timer::within(deadline, futures_util::future::join_all(runs))
@@ -181,7 +193,8 @@ pub async fn run_batch(
     let mut values = vec![Value::Nil; queued];
     let mut failed: Vec<Option<redis::RedisError>> = vec![None; queued];
     let mut load_of: Vec<Option<usize>> = vec![None; queued];
-    for (group, outcome) in groups.iter().zip(outcomes) {
+    let sent = slots.iter().flatten().zip(outcomes.into_iter().flatten());
+    for (group, outcome) in sent {
         match outcome {
             Ok(replies) => {
                 let mut group_load: Vec<(usize, usize)> = Vec::new();
