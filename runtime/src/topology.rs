@@ -43,6 +43,52 @@ pub(crate) async fn cluster_nodes(
     Ok(nodes)
 }
 
+/// Each range of slots with the `(host, port)` of its primary, as `CLUSTER
+/// SLOTS` lists them (asked of any node).
+pub(crate) async fn slot_primaries(
+    connection: &mut redis::cluster_async::ClusterConnection,
+) -> redis::RedisResult<Vec<(u16, u16, String, u16)>> {
+    use redis::cluster_routing::{RoutingInfo, SingleNodeRoutingInfo};
+
+    let topology = connection
+        .route_command(
+            redis::cmd("CLUSTER").arg("SLOTS").to_owned(),
+            RoutingInfo::SingleNode(SingleNodeRoutingInfo::Random),
+        )
+        .await?;
+    let Value::Array(ranges) = topology else {
+        return Ok(Vec::new());
+    };
+    let mut primaries = Vec::with_capacity(ranges.len());
+    for range in &ranges {
+        let Value::Array(fields) = range else {
+            continue;
+        };
+        let (Some(Value::Int(start)), Some(Value::Int(end)), Some(Value::Array(primary))) =
+            (fields.first(), fields.get(1), fields.get(2))
+        else {
+            continue;
+        };
+        let host = match primary.first() {
+            Some(Value::BulkString(bytes)) => String::from_utf8_lossy(bytes).into_owned(),
+            Some(Value::SimpleString(text)) => text.clone(),
+            _ => continue,
+        };
+        let (Ok(start), Ok(end), Some(Ok(port))) = (
+            u16::try_from(*start),
+            u16::try_from(*end),
+            primary.get(1).map(|port| match port {
+                Value::Int(port) => u16::try_from(*port).map_err(|_| ()),
+                _ => Err(()),
+            }),
+        ) else {
+            continue;
+        };
+        primaries.push((start, end, host, port));
+    }
+    Ok(primaries)
+}
+
 /// `(host, port)` of every node (or every primary) listed by `CLUSTER
 /// SLOTS`, without repeats.
 fn node_addresses(topology: &Value, which: Nodes) -> Vec<(String, u16)> {

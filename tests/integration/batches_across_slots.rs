@@ -388,7 +388,8 @@ async fn batches_across_slots_are_true_through_a_slot_migration() {
         }
     })
     .await;
-    answers_are_true(&mut connection, &answers).await;
+    // A fresh connection reads the lists where they are now.
+    answers_are_true(&mut cluster.connection().await, &answers).await;
 }
 
 #[tokio::test]
@@ -408,5 +409,12 @@ async fn batches_across_slots_are_true_through_a_primary_killed() {
         cluster.wait_until_healthy();
     })
     .await;
-    answers_are_true(&mut connection, &answers).await;
+    // A fresh connection reads the lists where they are now.
+    let urls = cluster.lock().expect("the cluster").urls();
+    let mut reader = redis::cluster::ClusterClient::new(urls)
+        .expect("a cluster client")
+        .get_async_connection()
+        .await
+        .expect("a cluster connection");
+    answers_are_true(&mut reader, &answers).await;
 }

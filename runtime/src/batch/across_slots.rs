@@ -1,5 +1,7 @@
 //! A pipeline whose calls are in several slots of a cluster: one
-//! transaction per slot, sent to the slot's primary, all at once.
+//! transaction per slot, sent to the slot's primary, all at once; from
+//! [`SLOTS_FOR_ONE_REQUEST_PER_NODE`] slots on, one request per node with
+//! the transactions of all its slots (the slot map read first).
 //!
 //! Each slot's calls go in one `MULTI`/`EXEC`, in the order they were
 //! queued: a script's first call in it is `EVAL` with the body and the
@@ -169,18 +171,8 @@ pub async fn run_batch(
                 .collect()
         })
         .collect();
-    let runs = slots.iter().map(|transactions| {
-        let mut connection = connection.clone();
-        async move {
-            let mut outcomes = Vec::with_capacity(transactions.len());
-            for transaction in transactions {
-                outcomes.push(run_group(&mut connection, transaction).await);
-            }
-            outcomes
-        }
-    });
     let deadline = batch.deadline;
-    let outcomes = crate::timer::within(deadline, futures_util::future::join_all(runs))
+    let outcomes = crate::timer::within(deadline, run_slots(connection, &slots))
         .await
         .ok_or_else(|| Error::Timeout {
             operation: BATCH,
@@ -193,7 +185,10 @@ pub async fn run_batch(
     let mut values = vec![Value::Nil; queued];
     let mut failed: Vec<Option<redis::RedisError>> = vec![None; queued];
     let mut load_of: Vec<Option<usize>> = vec![None; queued];
-    let sent = slots.iter().flatten().zip(outcomes.into_iter().flatten());
+    let sent = outcomes.into_iter().flat_map(|(slot, results)| {
+        let transactions = slots.get(slot).map(Vec::as_slice).unwrap_or_default();
+        transactions.iter().zip(results)
+    });
     for (group, outcome) in sent {
         match outcome {
             Ok(replies) => {
@@ -249,6 +244,174 @@ pub async fn run_batch(
     })
 }
 
+/// From this many slots on, a batch first reads the slot map (`CLUSTER
+/// SLOTS`, one request) and then sends each node the transactions of its
+/// slots in one request, rather than one request per slot.
+const SLOTS_FOR_ONE_REQUEST_PER_NODE: usize = 8;
+
+/// The outcome of one transaction: the replies of its commands, or why its
+/// request failed.
+type Outcome = Result<Vec<Value>, redis::RedisError>;
+
+/// Sends every slot's transactions (a slot's one after the other, the slots
+/// at once): per slot (its index in `slots`), the outcome of each of its
+/// transactions.
+async fn run_slots(
+    connection: &mut ClusterConnection,
+    slots: &[Vec<Group>],
+) -> Vec<(usize, Vec<Outcome>)> {
+    let primaries = if slots.len() >= SLOTS_FOR_ONE_REQUEST_PER_NODE {
+        crate::topology::slot_primaries(connection).await.ok()
+    } else {
+        None
+    };
+    let owner = |slot: Option<u16>| {
+        let slot = slot?;
+        primaries
+            .as_deref()?
+            .iter()
+            .find(|(start, end, _, _)| (*start..=*end).contains(&slot))
+            .map(|(_, _, host, port)| (host.clone(), *port))
+    };
+    let mut by_node: BTreeMap<(String, u16), Vec<usize>> = BTreeMap::new();
+    let mut alone: Vec<usize> = Vec::new();
+    for (index, transactions) in slots.iter().enumerate() {
+        match transactions.first().and_then(|first| owner(first.slot)) {
+            Some(node) => by_node.entry(node).or_default().push(index),
+            None => alone.push(index),
+        }
+    }
+    let nodes = by_node.into_iter().map(|(node, indices)| {
+        let mut connection = connection.clone();
+        async move { run_node(&mut connection, node, &indices, slots).await }
+    });
+    let singles = alone.into_iter().map(|index| {
+        let mut connection = connection.clone();
+        async move {
+            let mut outcomes = Vec::new();
+            for transaction in slots.get(index).map(Vec::as_slice).unwrap_or_default() {
+                outcomes.push(run_group(&mut connection, transaction).await);
+            }
+            (index, outcomes)
+        }
+    });
+    let (nodes, singles) = futures_util::future::join(
+        futures_util::future::join_all(nodes),
+        futures_util::future::join_all(singles),
+    )
+    .await;
+    nodes.into_iter().flatten().chain(singles).collect()
+}
+
+/// Sends the first transaction of each of the slots `indices` (all served
+/// by `node`) in one request, then each slot's later transactions one
+/// after the other. A transaction the node refused for a redirection (it
+/// ran nothing) goes on by the slot's own route ([`run_group`]), and so
+/// does one of nothing but `exactly_once` calls after a failed request.
+async fn run_node(
+    connection: &mut ClusterConnection,
+    (host, port): (String, u16),
+    indices: &[usize],
+    slots: &[Vec<Group>],
+) -> Vec<(usize, Vec<Outcome>)> {
+    let firsts: Vec<(usize, &Group)> = indices
+        .iter()
+        .filter_map(|&index| Some((index, slots.get(index)?.first()?)))
+        .collect();
+    let mut pipeline = Pipeline::new();
+    pipeline.ignore_errors();
+    let mut replies_expected = 0;
+    for (_, group) in &firsts {
+        pipeline.cmd("MULTI");
+        for command in group.pipeline.cmd_iter() {
+            pipeline.add_command(command.clone());
+        }
+        pipeline.cmd("EXEC");
+        replies_expected += group.sent.len() + 2;
+    }
+    let route = SingleNodeRoutingInfo::ByAddress { host, port };
+    let replies = connection
+        .route_pipeline(pipeline, 0, replies_expected, route)
+        .await;
+    let mut outcomes = Vec::with_capacity(firsts.len());
+    let mut offset = 0;
+    for (index, group) in firsts {
+        let count = group.sent.len();
+        let first = match &replies {
+            Ok(replies) => {
+                let own = replies.get(offset..offset + count + 2).unwrap_or_default();
+                match answered(own, count) {
+                    Ok(Answered::Ran(values) | Answered::Refused(values)) => Ok(values),
+                    Ok(Answered::Redirected(_)) => run_group(connection, group).await,
+                    Err(error) => Err(error),
+                }
+            }
+            Err(_) if group.failure_retries > 0 => run_group(connection, group).await,
+            Err(error) => Err(error.clone()),
+        };
+        offset += count + 2;
+        let mut results = vec![first];
+        for later in slots
+            .get(index)
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+            .iter()
+            .skip(1)
+        {
+            results.push(run_group(connection, later).await);
+        }
+        outcomes.push((index, results));
+    }
+    outcomes
+}
+
+/// What a node answered to one transaction.
+enum Answered {
+    /// `EXEC` ran it: each command's reply.
+    Ran(Vec<Value>),
+    /// Refused whole for a redirection (nothing ran): the first one.
+    Redirected(redis::ServerError),
+    /// Refused whole for another reason (nothing ran): each command's
+    /// reason (its own error while queued, or the abort).
+    Refused(Vec<Value>),
+}
+
+/// Reads one transaction's replies (`MULTI`'s, one per command, `EXEC`'s)
+/// for `count` commands.
+fn answered(replies: &[Value], count: usize) -> Result<Answered, redis::RedisError> {
+    let queued = replies.get(1..=count).unwrap_or_default();
+    match replies.get(count + 1) {
+        Some(Value::Array(values)) if values.len() == count => Ok(Answered::Ran(values.clone())),
+        Some(Value::ServerError(error)) if error.code() == "EXECABORT" => {
+            let redirected = queued.iter().find_map(|reply| match reply {
+                Value::ServerError(queued)
+                    if matches!(queued.code(), "MOVED" | "ASK" | "TRYAGAIN" | "CLUSTERDOWN") =>
+                {
+                    Some(queued.clone())
+                }
+                _ => None,
+            });
+            Ok(match redirected {
+                Some(redirected) => Answered::Redirected(redirected),
+                None => Answered::Refused(
+                    queued
+                        .iter()
+                        .map(|reply| match reply {
+                            Value::ServerError(_) => reply.clone(),
+                            _ => Value::ServerError(error.clone()),
+                        })
+                        .collect(),
+                ),
+            })
+        }
+        other => Err(redis::RedisError::from((
+            redis::ErrorKind::Parse,
+            "the replies of EXEC",
+            format!("{other:?}"),
+        ))),
+    }
+}
+
 /// Sends one slot's transaction to the slot's primary: the replies of its
 /// commands, or why the request failed. A transaction the node refused
 /// whole for a redirection ran nothing and is sent again: to the node a
@@ -283,62 +446,40 @@ async fn run_group(
             }
             Err(error) => return Err(error),
         };
-        let queued = replies.get(1..=count).unwrap_or_default();
-        match replies.last() {
-            Some(Value::Array(values)) if values.len() == count => return Ok(values.clone()),
-            Some(Value::ServerError(error)) if error.code() == "EXECABORT" => {
-                let redirected = queued.iter().find_map(|reply| match reply {
-                    Value::ServerError(queued)
-                        if matches!(
-                            queued.code(),
-                            "MOVED" | "ASK" | "TRYAGAIN" | "CLUSTERDOWN"
-                        ) =>
-                    {
-                        Some(queued)
-                    }
-                    _ => None,
-                });
-                if let Some(redirected) = redirected
-                    && attempt < REDIRECTED_RETRIES
-                {
-                    // `MOVED <slot> <host>:<port>`: the slot's new node.
-                    // (A slot being moved answers `ASK` or `TRYAGAIN` until
-                    // it is done: wait, and ask the same node again.)
-                    if redirected.code() == "MOVED"
-                        && let Some((host, port)) = redirected
-                            .details()
-                            .and_then(|details| details.split(' ').nth(1))
-                            .and_then(|address| address.rsplit_once(':'))
-                            .and_then(|(host, port)| Some((host.to_owned(), port.parse().ok()?)))
-                    {
-                        route = SingleNodeRoutingInfo::ByAddress { host, port };
-                    }
-                    crate::timer::sleep(crate::retry::backoff(
-                        super::FAILURE_RETRY_FIRST_DELAY,
-                        super::FAILURE_RETRY_MAX_DELAY,
-                        attempt,
-                    ))
-                    .await;
-                    attempt += 1;
-                    continue;
+        match answered(&replies, count)? {
+            Answered::Ran(values) | Answered::Refused(values) => return Ok(values),
+            Answered::Redirected(redirected) if attempt < REDIRECTED_RETRIES => {
+                // `MOVED <slot> <host>:<port>`: the slot's new node. (A
+                // slot being moved answers `ASK` or `TRYAGAIN` until it is
+                // done: wait, and ask the same node again.)
+                if let Some(address) = moved_to(&redirected) {
+                    route = address;
                 }
-                // Nothing ran: each command gets the reason it was refused
-                // (its own error while queued, or the abort).
-                return Ok(queued
-                    .iter()
-                    .map(|reply| match reply {
-                        Value::ServerError(_) => reply.clone(),
-                        _ => Value::ServerError(error.clone()),
-                    })
-                    .collect());
+                crate::timer::sleep(crate::retry::backoff(
+                    super::FAILURE_RETRY_FIRST_DELAY,
+                    super::FAILURE_RETRY_MAX_DELAY,
+                    attempt,
+                ))
+                .await;
+                attempt += 1;
             }
-            other => {
-                return Err(redis::RedisError::from((
-                    redis::ErrorKind::Parse,
-                    "the replies of EXEC",
-                    format!("{other:?}"),
-                )));
+            Answered::Redirected(redirected) => {
+                // Nothing ran: every command is refused with the redirection.
+                return Ok(vec![Value::ServerError(redirected); count]);
             }
         }
     }
+}
+
+/// The node a `MOVED <slot> <host>:<port>` refusal names.
+fn moved_to(redirected: &redis::ServerError) -> Option<SingleNodeRoutingInfo> {
+    if redirected.code() != "MOVED" {
+        return None;
+    }
+    let address = redirected.details()?.split(' ').nth(1)?;
+    let (host, port) = address.rsplit_once(':')?;
+    Some(SingleNodeRoutingInfo::ByAddress {
+        host: host.to_owned(),
+        port: port.parse().ok()?,
+    })
 }
