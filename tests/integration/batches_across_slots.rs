@@ -149,6 +149,45 @@ async fn a_slot_s_calls_are_split_into_transactions_of_the_limit() {
     );
 }
 
+/// One call per slot over many slots: each call goes without a
+/// transaction, and each node's request carries the body once.
+fn spread(calls: usize, round: usize) -> (Batch, Vec<redis_script::batch::Handle<i64>>) {
+    let mut batch = Batch::pipeline();
+    let handles = (0..calls)
+        .map(|n| {
+            let key = format!("spread:{{{n}}}");
+            batch
+                .add(append::call(&key, &round.to_string()))
+                .expect("add")
+        })
+        .collect();
+    (batch, handles)
+}
+
+#[tokio::test]
+async fn calls_one_per_slot_carry_each_body_once_per_node() {
+    let cluster = RedisCluster::start(3, 0);
+    let mut connection = cluster.connection().await;
+    cluster.script_flush();
+    cluster.reset_stats();
+    let (batch, handles) = spread(500, 0);
+    let mut replies = cluster::run_batch(&mut connection, &batch)
+        .await
+        .expect("the batch runs");
+    for handle in handles {
+        assert_eq!(replies.take(handle).expect("append"), 1);
+    }
+    assert_eq!(
+        (
+            cluster.calls("eval"),
+            cluster.calls("evalsha"),
+            cluster.calls("exec")
+        ),
+        (3, 497, 0),
+        "one body per primary, no transaction"
+    );
+}
+
 #[tokio::test]
 async fn a_flush_storm_fails_no_call_of_a_batch_across_slots() {
     let cluster = RedisCluster::start(3, 1);
@@ -178,13 +217,24 @@ async fn a_flush_storm_fails_no_call_of_a_batch_across_slots() {
         })
     };
     let (calls, rounds) = (200, 10);
-    for _ in 0..rounds {
+    for round in 0..rounds {
         let (batch, handles) = appends(calls);
         let mut replies = cluster::run_batch(&mut connection, &batch)
             .await
             .expect("the batch runs");
         for handle in handles {
             replies.take(handle).expect("no call fails");
+        }
+        // One call per slot: lone `EVALSHA`s that the storm can empty.
+        let (batch, handles) = spread(calls, round);
+        let mut replies = cluster::run_batch(&mut connection, &batch)
+            .await
+            .expect("the batch runs");
+        for handle in handles {
+            assert_eq!(
+                replies.take(handle).expect("no call fails"),
+                round as i64 + 1
+            );
         }
     }
     stop.store(true, Ordering::Relaxed);

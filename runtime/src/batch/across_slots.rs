@@ -45,6 +45,12 @@ struct Group {
     /// timeout: only when it holds nothing but calls of `exactly_once`
     /// scripts (see [`Batch::run`]).
     failure_retries: u32,
+    /// The SHA1s of the scripts whose body it carries (`EVAL`).
+    bodies: Vec<&'static str>,
+    /// When it is one script call sent with its body: the same call as
+    /// `EVALSHA`, which a node's request sends instead once an earlier
+    /// command of the request carried the body.
+    lone: Option<(&'static str, Cmd)>,
 }
 
 impl Batch {
@@ -77,9 +83,9 @@ impl Batch {
             .collect()
     }
 
-    /// The transaction that sends `indices` (one slot's commands).
-    fn group(&self, slot: Option<u16>, indices: &[usize]) -> Group {
-        let commands: Vec<&Cmd> = self.pipeline.cmd_iter().collect();
+    /// The transaction that sends `indices` (one slot's commands), out of
+    /// `commands` (the batch's, in order).
+    fn group(&self, commands: &[&Cmd], slot: Option<u16>, indices: &[usize]) -> Group {
         let mut pipeline = Pipeline::with_capacity(indices.len() + 1);
         pipeline.atomic();
         // Each reply is decoded on its own, so one failed command must not
@@ -115,11 +121,22 @@ impl Batch {
         }
         let failure_retries =
             self.failure_retries_of(indices.iter().filter_map(|index| self.entries.get(*index)));
+        let lone = match (sent.as_slice(), bodies_sent.as_slice()) {
+            ([Sent::Queued(index)], [sha1]) => self
+                .by_sha1
+                .get(*index)
+                .cloned()
+                .flatten()
+                .map(|evalsha| (*sha1, evalsha)),
+            _ => None,
+        };
         Group {
             slot,
             pipeline,
             sent,
             failure_retries,
+            bodies: bodies_sent,
+            lone,
         }
     }
 }
@@ -161,13 +178,14 @@ pub async fn run_batch(
         return batch.run(connection).await;
     }
     // Per slot, its transactions, sent one after the other.
+    let commands: Vec<&Cmd> = batch.pipeline.cmd_iter().collect();
     let slots: Vec<Vec<Group>> = batch
         .slot_groups()
         .into_iter()
         .map(|(slot, indices)| {
             indices
                 .chunks(batch.slot_transaction_limit)
-                .map(|chunk| batch.group(slot, chunk))
+                .map(|chunk| batch.group(&commands, slot, chunk))
                 .collect()
         })
         .collect();
@@ -305,9 +323,13 @@ async fn run_slots(
 
 /// Sends the first transaction of each of the slots `indices` (all served
 /// by `node`) in one request, then each slot's later transactions one
-/// after the other. A transaction the node refused for a redirection (it
-/// ran nothing) goes on by the slot's own route ([`run_group`]), and so
-/// does one of nothing but `exactly_once` calls after a failed request.
+/// after the other. A slot's lone command goes without `MULTI`/`EXEC`,
+/// and a lone script call as `EVALSHA` once an earlier command of the
+/// request carried the script's body; should the node have lost the
+/// script in between (`NOSCRIPT`: it did not run), it is sent again with
+/// its body. A transaction the node refused for a redirection (it ran
+/// nothing) goes on by the slot's own route ([`run_group`]), and so does
+/// one of nothing but `exactly_once` calls after a failed request.
 async fn run_node(
     connection: &mut ClusterConnection,
     (host, port): (String, u16),
@@ -320,14 +342,35 @@ async fn run_node(
         .collect();
     let mut pipeline = Pipeline::new();
     pipeline.ignore_errors();
+    let mut bodies_sent: Vec<&'static str> = Vec::new();
+    // Per first transaction: whether it went bare, and as `EVALSHA`.
+    let mut shapes = Vec::with_capacity(firsts.len());
     let mut replies_expected = 0;
     for (_, group) in &firsts {
-        pipeline.cmd("MULTI");
-        for command in group.pipeline.cmd_iter() {
-            pipeline.add_command(command.clone());
+        let commands: Vec<&Cmd> = group.pipeline.cmd_iter().collect();
+        match (commands.as_slice(), &group.lone) {
+            (_, Some((sha1, evalsha))) if bodies_sent.contains(sha1) => {
+                pipeline.add_command(evalsha.clone());
+                shapes.push((true, true));
+                replies_expected += 1;
+            }
+            ([command], _) => {
+                pipeline.add_command((*command).clone());
+                bodies_sent.extend(&group.bodies);
+                shapes.push((true, false));
+                replies_expected += 1;
+            }
+            _ => {
+                pipeline.cmd("MULTI");
+                for command in commands {
+                    pipeline.add_command(command.clone());
+                }
+                pipeline.cmd("EXEC");
+                bodies_sent.extend(&group.bodies);
+                shapes.push((false, false));
+                replies_expected += group.sent.len() + 2;
+            }
         }
-        pipeline.cmd("EXEC");
-        replies_expected += group.sent.len() + 2;
     }
     let route = SingleNodeRoutingInfo::ByAddress { host, port };
     let replies = connection
@@ -335,12 +378,18 @@ async fn run_node(
         .await;
     let mut outcomes = Vec::with_capacity(firsts.len());
     let mut offset = 0;
-    for (index, group) in firsts {
+    for ((index, group), (bare, by_sha1)) in firsts.into_iter().zip(shapes) {
         let count = group.sent.len();
+        let width = if bare { 1 } else { count + 2 };
         let first = match &replies {
             Ok(replies) => {
-                let own = replies.get(offset..offset + count + 2).unwrap_or_default();
-                match answered(own, count) {
+                let own = replies.get(offset..offset + width).unwrap_or_default();
+                let answer = if bare {
+                    Ok(lone_answer(own, by_sha1))
+                } else {
+                    answered(own, count)
+                };
+                match answer {
                     Ok(Answered::Ran(values) | Answered::Refused(values)) => Ok(values),
                     Ok(Answered::Redirected(_)) => run_group(connection, group).await,
                     Err(error) => Err(error),
@@ -349,7 +398,7 @@ async fn run_node(
             Err(_) if group.failure_retries > 0 => run_group(connection, group).await,
             Err(error) => Err(error.clone()),
         };
-        offset += count + 2;
+        offset += width;
         let mut results = vec![first];
         for later in slots
             .get(index)
@@ -363,6 +412,22 @@ async fn run_node(
         outcomes.push((index, results));
     }
     outcomes
+}
+
+/// What a node answered to a lone command sent without a transaction: a
+/// redirection, or `NOSCRIPT` to the `EVALSHA` sent for it (`by_sha1`),
+/// means it did not run and goes on by the slot's own route.
+fn lone_answer(replies: &[Value], by_sha1: bool) -> Answered {
+    let reply = replies.first().cloned().unwrap_or_default();
+    match &reply {
+        Value::ServerError(error)
+            if matches!(error.code(), "MOVED" | "ASK" | "TRYAGAIN" | "CLUSTERDOWN")
+                || (by_sha1 && error.code() == "NOSCRIPT") =>
+        {
+            Answered::Redirected(error.clone())
+        }
+        _ => Answered::Ran(vec![reply]),
+    }
 }
 
 /// What a node answered to one transaction.
