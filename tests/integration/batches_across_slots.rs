@@ -149,8 +149,8 @@ async fn a_slot_s_calls_are_split_into_transactions_of_the_limit() {
     );
 }
 
-/// One call per slot over many slots: each call goes without a
-/// transaction, and each node's request carries the body once.
+/// One call per slot over many slots: each node gets the body once, the
+/// other calls go as `EVALSHA`.
 fn spread(calls: usize, round: usize) -> (Batch, Vec<redis_script::batch::Handle<i64>>) {
     let mut batch = Batch::pipeline();
     let handles = (0..calls)
@@ -177,14 +177,21 @@ async fn calls_one_per_slot_carry_each_body_once_per_node() {
     for handle in handles {
         assert_eq!(replies.take(handle).expect("append"), 1);
     }
+    // Each slot's call in its own transaction (on the primaries: the
+    // replicas count the replicated EXECs too).
+    let transactions: u64 = cluster
+        .primaries()
+        .iter()
+        .map(|primary| primary.calls("exec"))
+        .sum();
     assert_eq!(
         (
             cluster.calls("eval"),
             cluster.calls("evalsha"),
-            cluster.calls("exec")
+            transactions
         ),
-        (3, 497, 0),
-        "one body per primary, no transaction"
+        (3, 497, 500),
+        "one body per primary"
     );
 }
 
@@ -225,7 +232,7 @@ async fn a_flush_storm_fails_no_call_of_a_batch_across_slots() {
         for handle in handles {
             replies.take(handle).expect("no call fails");
         }
-        // One call per slot: lone `EVALSHA`s that the storm can empty.
+        // One call per slot: lone `EVALSHA`s whose cache the storm empties.
         let (batch, handles) = spread(calls, round);
         let mut replies = cluster::run_batch(&mut connection, &batch)
             .await
@@ -295,6 +302,8 @@ struct Answer {
     list: String,
     item: String,
     outcome: Result<(), bool>,
+    /// The error's text, for the assertion's message.
+    error: String,
 }
 
 /// Every answer is true to the lists: a call that succeeded appended its
@@ -328,7 +337,11 @@ async fn answers_are_true(
                 ran += 1;
             }
             Err(false) => {
-                assert_eq!(times, 0, "{} did not run", answer.item);
+                assert_eq!(
+                    times, 0,
+                    "{} did not run, said {}",
+                    answer.item, answer.error
+                );
                 refused += 1;
             }
             Err(true) => assert!(times <= 1, "{} ran at most once", answer.item),
@@ -365,12 +378,12 @@ async fn at_most_once(urls: Vec<String>) -> redis::cluster_async::ClusterConnect
         .expect("a cluster connection")
 }
 
-/// Runs `rounds` batches of `calls` appends with unique items, while
+/// Runs `rounds` batches of `calls` appends (the `n`-th to the list
+/// `key(n)`) with unique items, while
 /// `fault` runs on another thread, and returns every call's answer.
 async fn batches_during(
     connection: &mut redis::cluster_async::ClusterConnection,
-    rounds: usize,
-    calls: usize,
+    (rounds, calls, key): (usize, usize, fn(usize) -> String),
     fault: impl FnOnce() + Send + 'static,
 ) -> Vec<Answer> {
     let fault = std::thread::spawn(fault);
@@ -379,7 +392,7 @@ async fn batches_during(
         let mut batch = Batch::pipeline();
         let mut queued = Vec::new();
         for n in 0..calls {
-            let (key, item) = (list(n), format!("r{round}-{n}"));
+            let (key, item) = (key(n), format!("r{round}-{n}"));
             queued.push((
                 key.clone(),
                 item.clone(),
@@ -389,14 +402,18 @@ async fn batches_during(
         match cluster::run_batch(connection, &batch).await {
             Ok(mut replies) => {
                 for (list, item, handle) in queued {
-                    let outcome = replies
-                        .take(handle)
-                        .map(|_| ())
-                        .map_err(|error| error.may_have_executed());
+                    let taken = replies.take(handle);
+                    let error = taken
+                        .as_ref()
+                        .err()
+                        .map(ToString::to_string)
+                        .unwrap_or_default();
+                    let outcome = taken.map(|_| ()).map_err(|error| error.may_have_executed());
                     answers.push(Answer {
                         list,
                         item,
                         outcome,
+                        error,
                     });
                 }
             }
@@ -407,6 +424,7 @@ async fn batches_during(
                     list,
                     item,
                     outcome: Err(true),
+                    error: error.to_string(),
                 }));
             }
         }
@@ -423,7 +441,7 @@ async fn batches_across_slots_are_true_through_a_slot_migration() {
     let slot = cluster.keyslot(list(0).as_bytes());
     let ports: Vec<u16> = cluster.primaries().iter().map(|p| p.port()).collect();
     let migrating = Arc::clone(&cluster);
-    let answers = batches_during(&mut connection, 30, 200, move || {
+    let answers = batches_during(&mut connection, (30, 200, list), move || {
         // Back and forth between two primaries, a few times.
         for hop in 0..4 {
             std::thread::sleep(std::time::Duration::from_millis(60));
@@ -452,7 +470,7 @@ async fn batches_across_slots_are_true_through_a_primary_killed() {
         .expect("the cluster")
         .keyslot(list(0).as_bytes());
     let killing = Arc::clone(&cluster);
-    let answers = batches_during(&mut connection, 30, 200, move || {
+    let answers = batches_during(&mut connection, (30, 200, list), move || {
         std::thread::sleep(std::time::Duration::from_millis(100));
         let mut cluster = killing.lock().expect("the cluster");
         cluster.stop_primary_of_slot(slot);

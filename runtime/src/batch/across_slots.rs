@@ -1,7 +1,8 @@
 //! A pipeline whose calls are in several slots of a cluster: one
-//! transaction per slot, sent to the slot's primary, all at once; from
-//! [`SLOTS_FOR_ONE_REQUEST_PER_NODE`] slots on, one request per node with
-//! the transactions of all its slots (the slot map read first).
+//! transaction per slot, each its own request to the slot's primary, all
+//! at once. From [`SLOTS_FOR_THE_SLOT_MAP`] slots on, the slot map is read
+//! first, so that a slot's lone call goes as `EVALSHA` once its node got
+//! the body with an earlier slot's call.
 //!
 //! Each slot's calls go in one `MULTI`/`EXEC`, in the order they were
 //! queued: a script's first call in it is `EVAL` with the body and the
@@ -263,9 +264,10 @@ pub async fn run_batch(
 }
 
 /// From this many slots on, a batch first reads the slot map (`CLUSTER
-/// SLOTS`, one request) and then sends each node the transactions of its
-/// slots in one request, rather than one request per slot.
-const SLOTS_FOR_ONE_REQUEST_PER_NODE: usize = 8;
+/// SLOTS`, one request) to send each script's body once per node: a slot's
+/// lone call goes as `EVALSHA` when an earlier slot of the same node
+/// carries the body.
+const SLOTS_FOR_THE_SLOT_MAP: usize = 8;
 
 /// The outcome of one transaction: the replies of its commands, or why its
 /// request failed.
@@ -274,11 +276,15 @@ type Outcome = Result<Vec<Value>, redis::RedisError>;
 /// Sends every slot's transactions (a slot's one after the other, the slots
 /// at once): per slot (its index in `slots`), the outcome of each of its
 /// transactions.
+///
+/// Each request holds one slot's transaction: redis-rs follows a
+/// redirection of a request by sending the whole request again, which is
+/// safe only when the redirection means nothing in it ran.
 async fn run_slots(
     connection: &mut ClusterConnection,
     slots: &[Vec<Group>],
 ) -> Vec<(usize, Vec<Outcome>)> {
-    let primaries = if slots.len() >= SLOTS_FOR_ONE_REQUEST_PER_NODE {
+    let primaries = if slots.len() >= SLOTS_FOR_THE_SLOT_MAP {
         crate::topology::slot_primaries(connection).await.ok()
     } else {
         None
@@ -288,145 +294,75 @@ async fn run_slots(
         primaries
             .as_deref()?
             .iter()
-            .find(|(start, end, _, _)| (*start..=*end).contains(&slot))
-            .map(|(_, _, host, port)| (host.clone(), *port))
+            .position(|(start, end, _, _)| (*start..=*end).contains(&slot))
     };
-    let mut by_node: BTreeMap<(String, u16), Vec<usize>> = BTreeMap::new();
-    let mut alone: Vec<usize> = Vec::new();
-    for (index, transactions) in slots.iter().enumerate() {
-        match transactions.first().and_then(|first| owner(first.slot)) {
-            Some(node) => by_node.entry(node).or_default().push(index),
-            None => alone.push(index),
-        }
-    }
-    let nodes = by_node.into_iter().map(|(node, indices)| {
-        let mut connection = connection.clone();
-        async move { run_node(&mut connection, node, &indices, slots).await }
-    });
-    let singles = alone.into_iter().map(|index| {
-        let mut connection = connection.clone();
-        async move {
-            let mut outcomes = Vec::new();
-            for transaction in slots.get(index).map(Vec::as_slice).unwrap_or_default() {
-                outcomes.push(run_group(&mut connection, transaction).await);
-            }
-            (index, outcomes)
-        }
-    });
-    let (nodes, singles) = futures_util::future::join(
-        futures_util::future::join_all(nodes),
-        futures_util::future::join_all(singles),
-    )
-    .await;
-    nodes.into_iter().flatten().chain(singles).collect()
-}
-
-/// Sends the first transaction of each of the slots `indices` (all served
-/// by `node`) in one request, then each slot's later transactions one
-/// after the other. A slot's lone command goes without `MULTI`/`EXEC`,
-/// and a lone script call as `EVALSHA` once an earlier command of the
-/// request carried the script's body; should the node have lost the
-/// script in between (`NOSCRIPT`: it did not run), it is sent again with
-/// its body. A transaction the node refused for a redirection (it ran
-/// nothing) goes on by the slot's own route ([`run_group`]), and so does
-/// one of nothing but `exactly_once` calls after a failed request.
-async fn run_node(
-    connection: &mut ClusterConnection,
-    (host, port): (String, u16),
-    indices: &[usize],
-    slots: &[Vec<Group>],
-) -> Vec<(usize, Vec<Outcome>)> {
-    let firsts: Vec<(usize, &Group)> = indices
+    // Per slot: whether its lone call goes as `EVALSHA`, the body having
+    // gone to its node with an earlier slot's command.
+    let mut bodies_sent: Vec<(usize, &'static str)> = Vec::new();
+    let by_sha1: Vec<bool> = slots
         .iter()
-        .filter_map(|&index| Some((index, slots.get(index)?.first()?)))
+        .map(|transactions| {
+            let Some(first) = transactions.first() else {
+                return false;
+            };
+            let Some(node) = owner(first.slot) else {
+                return false;
+            };
+            match &first.lone {
+                Some((sha1, _)) if bodies_sent.contains(&(node, *sha1)) => true,
+                _ => {
+                    bodies_sent.extend(first.bodies.iter().map(|sha1| (node, *sha1)));
+                    false
+                }
+            }
+        })
         .collect();
-    let mut pipeline = Pipeline::new();
-    pipeline.ignore_errors();
-    let mut bodies_sent: Vec<&'static str> = Vec::new();
-    // Per first transaction: whether it went bare, and as `EVALSHA`.
-    let mut shapes = Vec::with_capacity(firsts.len());
-    let mut replies_expected = 0;
-    for (_, group) in &firsts {
-        let commands: Vec<&Cmd> = group.pipeline.cmd_iter().collect();
-        match (commands.as_slice(), &group.lone) {
-            (_, Some((sha1, evalsha))) if bodies_sent.contains(sha1) => {
-                pipeline.add_command(evalsha.clone());
-                shapes.push((true, true));
-                replies_expected += 1;
-            }
-            ([command], _) => {
-                pipeline.add_command((*command).clone());
-                bodies_sent.extend(&group.bodies);
-                shapes.push((true, false));
-                replies_expected += 1;
-            }
-            _ => {
-                pipeline.cmd("MULTI");
-                for command in commands {
-                    pipeline.add_command(command.clone());
+    let runs = slots
+        .iter()
+        .zip(by_sha1)
+        .enumerate()
+        .map(|(index, (transactions, by_sha1))| {
+            let mut connection = connection.clone();
+            async move {
+                let mut outcomes = Vec::with_capacity(transactions.len());
+                for (position, transaction) in transactions.iter().enumerate() {
+                    let outcome = match &transaction.lone {
+                        Some((_, evalsha)) if position == 0 && by_sha1 => {
+                            run_lone(&mut connection, transaction, evalsha).await
+                        }
+                        _ => run_group(&mut connection, transaction).await,
+                    };
+                    outcomes.push(outcome);
                 }
-                pipeline.cmd("EXEC");
-                bodies_sent.extend(&group.bodies);
-                shapes.push((false, false));
-                replies_expected += group.sent.len() + 2;
+                (index, outcomes)
             }
-        }
-    }
-    let route = SingleNodeRoutingInfo::ByAddress { host, port };
-    let replies = connection
-        .route_pipeline(pipeline, 0, replies_expected, route)
-        .await;
-    let mut outcomes = Vec::with_capacity(firsts.len());
-    let mut offset = 0;
-    for ((index, group), (bare, by_sha1)) in firsts.into_iter().zip(shapes) {
-        let count = group.sent.len();
-        let width = if bare { 1 } else { count + 2 };
-        let first = match &replies {
-            Ok(replies) => {
-                let own = replies.get(offset..offset + width).unwrap_or_default();
-                let answer = if bare {
-                    Ok(lone_answer(own, by_sha1))
-                } else {
-                    answered(own, count)
-                };
-                match answer {
-                    Ok(Answered::Ran(values) | Answered::Refused(values)) => Ok(values),
-                    Ok(Answered::Redirected(_)) => run_group(connection, group).await,
-                    Err(error) => Err(error),
-                }
-            }
-            Err(_) if group.failure_retries > 0 => run_group(connection, group).await,
-            Err(error) => Err(error.clone()),
-        };
-        offset += width;
-        let mut results = vec![first];
-        for later in slots
-            .get(index)
-            .map(Vec::as_slice)
-            .unwrap_or_default()
-            .iter()
-            .skip(1)
-        {
-            results.push(run_group(connection, later).await);
-        }
-        outcomes.push((index, results));
-    }
-    outcomes
+        });
+    futures_util::future::join_all(runs).await
 }
 
-/// What a node answered to a lone command sent without a transaction: a
-/// redirection, or `NOSCRIPT` to the `EVALSHA` sent for it (`by_sha1`),
-/// means it did not run and goes on by the slot's own route.
-fn lone_answer(replies: &[Value], by_sha1: bool) -> Answered {
-    let reply = replies.first().cloned().unwrap_or_default();
-    match &reply {
-        Value::ServerError(error)
-            if matches!(error.code(), "MOVED" | "ASK" | "TRYAGAIN" | "CLUSTERDOWN")
-                || (by_sha1 && error.code() == "NOSCRIPT") =>
-        {
-            Answered::Redirected(error.clone())
+/// Sends a slot's lone script call as `EVALSHA` (its body went to the node
+/// with an earlier command of the batch), in its own transaction like any
+/// slot's: sent again with its body when the node answers `NOSCRIPT` (it
+/// did not run).
+async fn run_lone(connection: &mut ClusterConnection, group: &Group, evalsha: &Cmd) -> Outcome {
+    let mut pipeline = Pipeline::with_capacity(1);
+    pipeline.atomic();
+    pipeline.ignore_errors();
+    pipeline.add_command(evalsha.clone());
+    let by_sha1 = Group {
+        slot: group.slot,
+        pipeline,
+        sent: group.sent.clone(),
+        failure_retries: group.failure_retries,
+        bodies: Vec::new(),
+        lone: None,
+    };
+    let values = run_group(connection, &by_sha1).await?;
+    match values.first() {
+        Some(Value::ServerError(error)) if error.code() == "NOSCRIPT" => {
+            run_group(connection, group).await
         }
-        _ => Answered::Ran(vec![reply]),
+        _ => Ok(values),
     }
 }
 
