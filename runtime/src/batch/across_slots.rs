@@ -436,12 +436,7 @@ async fn run_group(
             Ok(replies) => replies,
             Err(error) if failures < group.failure_retries => {
                 tracing::debug!(%error, "a slot's transaction of exactly-once calls is sent again");
-                crate::timer::sleep(crate::retry::backoff(
-                    super::FAILURE_RETRY_FIRST_DELAY,
-                    super::FAILURE_RETRY_MAX_DELAY,
-                    failures,
-                ))
-                .await;
+                pause(failures).await;
                 failures += 1;
                 continue;
             }
@@ -456,12 +451,7 @@ async fn run_group(
                 if let Some(address) = moved_to(&redirected) {
                     route = address;
                 }
-                crate::timer::sleep(crate::retry::backoff(
-                    super::FAILURE_RETRY_FIRST_DELAY,
-                    super::FAILURE_RETRY_MAX_DELAY,
-                    attempt,
-                ))
-                .await;
+                pause(attempt).await;
                 attempt += 1;
             }
             Answered::Redirected(redirected) => {
@@ -470,6 +460,17 @@ async fn run_group(
             }
         }
     }
+}
+
+/// The wait before the `attempt`-th resend (from 0): 50 ms, doubling up
+/// to 1 s, as a batch waits before it is sent again.
+async fn pause(attempt: u32) {
+    crate::timer::sleep(crate::retry::backoff(
+        super::FAILURE_RETRY_FIRST_DELAY,
+        super::FAILURE_RETRY_MAX_DELAY,
+        attempt,
+    ))
+    .await;
 }
 
 /// The node a `MOVED <slot> <host>:<port>` refusal names.
