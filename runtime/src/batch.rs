@@ -107,10 +107,6 @@ pub struct Batch {
     entries: Vec<Entry>,
     /// Per command: the cluster slot of its keys (`None` without keys).
     slots: Vec<Option<u16>>,
-    /// Per command: for a script call sent as `EVAL`, the same call as
-    /// `EVALSHA`, which a slot's group on a cluster sends after the
-    /// script's first use in the group ([`crate::cluster::run_batch`]).
-    by_sha1: Vec<Option<Cmd>>,
     /// The first key of a slot other than the first call's, for the error
     /// of a pipeline across slots sent where redis-rs routes it to one
     /// node.
@@ -198,7 +194,6 @@ impl Batch {
             pipeline,
             entries: Vec::new(),
             slots: Vec::new(),
-            by_sha1: Vec::new(),
             other_slot: None,
             loads: Vec::new(),
             atomic: false,
@@ -309,17 +304,17 @@ impl Batch {
             if loads {
                 self.load_once(library);
             }
-            return Ok(self.queue(call.plain_fcall(), Entry::Script(script), slot, None));
+            return Ok(self.queue(call.plain_fcall(), Entry::Script(script), slot));
         }
-        if !loads || (self.atomic && self.bodies_sent.contains(&script.sha1())) {
-            return Ok(self.queue(call.plain_evalsha(), Entry::Script(script), slot, None));
-        }
-        if self.atomic {
-            self.bodies_sent.push(script.sha1());
-            return Ok(self.queue(call.plain_eval(), Entry::Script(script), slot, None));
-        }
-        let by_sha1 = Some(call.plain_evalsha());
-        Ok(self.queue(call.plain_eval(), Entry::Script(script), slot, by_sha1))
+        let command = if !loads || (self.atomic && self.bodies_sent.contains(&script.sha1())) {
+            call.plain_evalsha()
+        } else {
+            if self.atomic {
+                self.bodies_sent.push(script.sha1());
+            }
+            call.plain_eval()
+        };
+        Ok(self.queue(command, Entry::Script(script), slot))
     }
 
     /// Queues `FUNCTION LOAD` of `library` unless the batch already loads
@@ -331,7 +326,7 @@ impl Batch {
             .any(|(loaded, _)| loaded.name() == library.name() && loaded.sha1() == library.sha1());
         if !loaded {
             self.loads.push((library, self.entries.len()));
-            let _: Handle<Value> = self.queue(function_load(library), Entry::Load, None, None);
+            let _: Handle<Value> = self.queue(function_load(library), Entry::Load, None);
         }
     }
 
@@ -346,10 +341,9 @@ impl Batch {
     /// # let _ = length;
     /// ```
     pub fn add_command<T: FromRedisValue>(&mut self, command: Cmd) -> Handle<T> {
-        // On a cluster it goes with the call queued before it (see
-        // `crate::cluster::run_batch`).
-        let slot = self.slots.iter().rev().flatten().next().copied();
-        self.queue(command, Entry::Command, slot, None)
+        // No slot of its own: on a cluster it goes with the call queued
+        // before it (see `crate::cluster::run_batch`).
+        self.queue(command, Entry::Command, None)
     }
 
     /// Number of queued calls and commands (not counting the `FUNCTION
@@ -363,17 +357,10 @@ impl Batch {
         self.entries.is_empty()
     }
 
-    fn queue<T, E>(
-        &mut self,
-        command: Cmd,
-        entry: Entry,
-        slot: Option<u16>,
-        by_sha1: Option<Cmd>,
-    ) -> Handle<T, E> {
+    fn queue<T, E>(&mut self, command: Cmd, entry: Entry, slot: Option<u16>) -> Handle<T, E> {
         self.pipeline.add_command(command);
         self.entries.push(entry);
         self.slots.push(slot);
-        self.by_sha1.push(by_sha1);
         Handle {
             batch: self.id,
             index: self.entries.len() - 1,

@@ -15,6 +15,20 @@ pub(crate) enum Nodes {
     Primaries,
 }
 
+/// `CLUSTER SLOTS`, asked of any node.
+async fn cluster_slots(
+    connection: &mut redis::cluster_async::ClusterConnection,
+) -> redis::RedisResult<Value> {
+    use redis::cluster_routing::{RoutingInfo, SingleNodeRoutingInfo};
+
+    connection
+        .route_command(
+            redis::cmd("CLUSTER").arg("SLOTS").to_owned(),
+            RoutingInfo::SingleNode(SingleNodeRoutingInfo::Random),
+        )
+        .await
+}
+
 /// `(host, port)` of the cluster's nodes as `CLUSTER SLOTS` lists them
 /// (asked of any node), without repeats; errors are reported for `label`.
 pub(crate) async fn cluster_nodes(
@@ -22,13 +36,7 @@ pub(crate) async fn cluster_nodes(
     label: &'static str,
     which: Nodes,
 ) -> Result<Vec<(String, u16)>, Error> {
-    use redis::cluster_routing::{RoutingInfo, SingleNodeRoutingInfo};
-
-    let topology = connection
-        .route_command(
-            redis::cmd("CLUSTER").arg("SLOTS").to_owned(),
-            RoutingInfo::SingleNode(SingleNodeRoutingInfo::Random),
-        )
+    let topology = cluster_slots(connection)
         .await
         .map_err(|error| Error::from_failure(Origin::label(label), error))?;
     let nodes = node_addresses(&topology, which);
@@ -48,15 +56,7 @@ pub(crate) async fn cluster_nodes(
 pub(crate) async fn slot_primaries(
     connection: &mut redis::cluster_async::ClusterConnection,
 ) -> redis::RedisResult<Vec<(u16, u16, String, u16)>> {
-    use redis::cluster_routing::{RoutingInfo, SingleNodeRoutingInfo};
-
-    let topology = connection
-        .route_command(
-            redis::cmd("CLUSTER").arg("SLOTS").to_owned(),
-            RoutingInfo::SingleNode(SingleNodeRoutingInfo::Random),
-        )
-        .await?;
-    let Value::Array(ranges) = topology else {
+    let Value::Array(ranges) = cluster_slots(connection).await? else {
         return Ok(Vec::new());
     };
     let mut primaries = Vec::with_capacity(ranges.len());
@@ -64,23 +64,15 @@ pub(crate) async fn slot_primaries(
         let Value::Array(fields) = range else {
             continue;
         };
-        let (Some(Value::Int(start)), Some(Value::Int(end)), Some(Value::Array(primary))) =
+        let (Some(Value::Int(start)), Some(Value::Int(end)), Some(primary)) =
             (fields.first(), fields.get(1), fields.get(2))
         else {
             continue;
         };
-        let host = match primary.first() {
-            Some(Value::BulkString(bytes)) => String::from_utf8_lossy(bytes).into_owned(),
-            Some(Value::SimpleString(text)) => text.clone(),
-            _ => continue,
-        };
-        let (Ok(start), Ok(end), Some(Ok(port))) = (
+        let (Ok(start), Ok(end), Some((host, port))) = (
             u16::try_from(*start),
             u16::try_from(*end),
-            primary.get(1).map(|port| match port {
-                Value::Int(port) => u16::try_from(*port).map_err(|_| ()),
-                _ => Err(()),
-            }),
+            node_address(primary),
         ) else {
             continue;
         };
@@ -100,31 +92,36 @@ fn node_addresses(topology: &Value, which: Nodes) -> Vec<(String, u16)> {
         let Value::Array(fields) = range else {
             continue;
         };
-        // [start, end, primary, replica…], each node as [host, port, id, …]
+        // [start, end, primary, replica…]
         let listed = match which {
             Nodes::All => fields.len(),
             Nodes::Primaries => 3,
         };
         for node in fields.iter().take(listed).skip(2) {
-            let Value::Array(parts) = node else { continue };
-            let host = match parts.first() {
-                Some(Value::BulkString(bytes)) => String::from_utf8_lossy(bytes).into_owned(),
-                Some(Value::SimpleString(text)) => text.clone(),
-                _ => continue,
-            };
-            let Some(Value::Int(port)) = parts.get(1) else {
+            let Some(address) = node_address(node) else {
                 continue;
             };
-            let Ok(port) = u16::try_from(*port) else {
-                continue;
-            };
-            if !nodes
-                .iter()
-                .any(|(known_host, known_port)| *known_host == host && *known_port == port)
-            {
-                nodes.push((host, port));
+            if !nodes.contains(&address) {
+                nodes.push(address);
             }
         }
     }
     nodes
+}
+
+/// `(host, port)` of one node of a `CLUSTER SLOTS` range: `[host, port,
+/// id, …]`.
+fn node_address(node: &Value) -> Option<(String, u16)> {
+    let Value::Array(parts) = node else {
+        return None;
+    };
+    let host = match parts.first()? {
+        Value::BulkString(bytes) => String::from_utf8_lossy(bytes).into_owned(),
+        Value::SimpleString(text) => text.clone(),
+        _ => return None,
+    };
+    let Value::Int(port) = parts.get(1)? else {
+        return None;
+    };
+    Some((host, u16::try_from(*port).ok()?))
 }

@@ -96,10 +96,10 @@ impl Batch {
         let mut bodies_sent: Vec<&'static str> = Vec::new();
         let mut loaded: Vec<usize> = Vec::new();
         for &index in indices {
-            let Some(&command) = commands.get(index) else {
+            let Some(&queued) = commands.get(index) else {
                 continue;
             };
-            let mut command = command;
+            let mut command = queued.clone();
             if let Some(Entry::Script(script)) = self.entries.get(index) {
                 if let Some(load) = self.load_entry(&Entry::Script(script))
                     && !loaded.contains(&load)
@@ -109,7 +109,7 @@ impl Batch {
                     pipeline.add_command(load_command.clone());
                     sent.push(Sent::Load(load));
                 }
-                if let Some(Some(evalsha)) = self.by_sha1.get(index) {
+                if let Some(evalsha) = as_evalsha(queued, script.sha1()) {
                     if bodies_sent.contains(&script.sha1()) {
                         command = evalsha;
                     } else {
@@ -117,17 +117,15 @@ impl Batch {
                     }
                 }
             }
-            pipeline.add_command(command.clone());
+            pipeline.add_command(command);
             sent.push(Sent::Queued(index));
         }
         let failure_retries =
             self.failure_retries_of(indices.iter().filter_map(|index| self.entries.get(*index)));
         let lone = match (sent.as_slice(), bodies_sent.as_slice()) {
-            ([Sent::Queued(index)], [sha1]) => self
-                .by_sha1
+            ([Sent::Queued(index)], [sha1]) => commands
                 .get(*index)
-                .cloned()
-                .flatten()
+                .and_then(|queued| as_evalsha(queued, sha1))
                 .map(|evalsha| (*sha1, evalsha)),
             _ => None,
         };
@@ -139,6 +137,25 @@ impl Batch {
             bodies: bodies_sent,
             lone,
         }
+    }
+}
+
+/// A pipeline's script call, queued as `EVAL <body> <numkeys> …`, as
+/// `EVALSHA <sha1> <numkeys> …`; `None` for any other command.
+fn as_evalsha(queued: &Cmd, sha1: &str) -> Option<Cmd> {
+    let mut args = queued.args_iter();
+    match (args.next(), args.next()) {
+        (Some(redis::Arg::Simple(name)), Some(_)) if name == b"EVAL" => {
+            let mut evalsha = redis::cmd("EVALSHA");
+            evalsha.arg(sha1);
+            for arg in args {
+                if let redis::Arg::Simple(bytes) = arg {
+                    evalsha.arg(bytes);
+                }
+            }
+            Some(evalsha)
+        }
+        _ => None,
     }
 }
 
@@ -484,4 +501,26 @@ fn moved_to(redirected: &redis::ServerError) -> Option<SingleNodeRoutingInfo> {
         host: host.to_owned(),
         port: port.parse().ok()?,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::call::{Keys, push_argument, start_call};
+    use crate::test_support::ONCE;
+
+    #[test]
+    fn a_queued_eval_becomes_the_call_s_own_evalsha() {
+        let mut keys = Keys::new();
+        keys.push(&"{q}:a");
+        let mut call = start_call::<i64, Error>(&ONCE, keys);
+        push_argument(&mut call, &5u32);
+        let evalsha = as_evalsha(&call.plain_eval(), ONCE.sha1()).expect("an EVAL");
+        assert_eq!(
+            evalsha.get_packed_command(),
+            call.plain_evalsha().get_packed_command()
+        );
+        assert!(as_evalsha(&call.plain_evalsha(), ONCE.sha1()).is_none());
+        assert!(as_evalsha(redis::cmd("GET").arg("k"), ONCE.sha1()).is_none());
+    }
 }
