@@ -21,6 +21,8 @@ use crate::telemetry;
 
 #[cfg(feature = "cluster")]
 pub(crate) mod across_slots;
+#[cfg(feature = "cluster")]
+pub(crate) mod per_node;
 
 /// Label used in errors about the batch as a whole.
 const BATCH: &str = "batch";
@@ -417,15 +419,7 @@ impl Batch {
         let bounded = async move {
             crate::timer::within(deadline, runs)
                 .await
-                .unwrap_or_else(|| {
-                    Err(Error::Timeout {
-                        operation: BATCH,
-                        source: redis::RedisError::from(std::io::Error::new(
-                            std::io::ErrorKind::TimedOut,
-                            format!("the batch's deadline of {deadline:?} passed"),
-                        )),
-                    })
-                })
+                .unwrap_or_else(|| Err(deadline_passed(deadline)))
         };
         telemetry::traced(self.span(), bounded).await
     }
@@ -630,6 +624,18 @@ impl Batch {
             .iter()
             .find(|(loaded, _)| loaded.name() == library.name() && loaded.sha1() == library.sha1())
             .map(|(_, index)| *index)
+    }
+}
+
+/// The error of a batch whose replies had not all arrived by its deadline:
+/// its calls may have run.
+fn deadline_passed(deadline: Duration) -> Error {
+    Error::Timeout {
+        operation: BATCH,
+        source: redis::RedisError::from(std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            format!("the batch's deadline of {deadline:?} passed"),
+        )),
     }
 }
 

@@ -18,6 +18,8 @@
 #[cfg(feature = "cluster")]
 pub use crate::batch::across_slots::run_batch;
 #[cfg(feature = "cluster")]
+pub use crate::batch::per_node::NodeConnections;
+#[cfg(feature = "cluster")]
 pub use crate::deploy::deploy_cluster as deploy;
 pub use crate::error::KeySlot;
 #[cfg(feature = "cluster")]

@@ -1,13 +1,64 @@
 //! A pipeline whose calls are in many slots of a cluster, sent with
-//! `cluster::run_batch`: one transaction per slot to the slot's primary,
-//! each script's body once per slot, replies in the order queued, the
-//! calls of one slot in the order queued, under a `SCRIPT FLUSH` storm too.
+//! `cluster::run_batch` (one transaction per slot to the slot's primary,
+//! each script's body once per slot) or with
+//! `cluster::NodeConnections::run_batch` (one request per primary, each
+//! script's body at most once per node): replies in the order queued, the
+//! calls of one slot in the order queued, under a `SCRIPT FLUSH` storm, a
+//! slot migration and a primary killed too.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use redis::cluster_async::ClusterConnection;
+use redis_script::batch::Replies;
 use redis_script::{Batch, Error, cluster, redis_script};
 use redis_script_test::{RedisCluster, RedisServer, Stats};
+
+/// How a test sends its batches across slots.
+enum Via {
+    /// `cluster::run_batch`: one request per slot, through the cluster
+    /// connection.
+    Slots,
+    /// `NodeConnections::run_batch`: one request per primary, on
+    /// connections of its own.
+    Nodes(Box<cluster::NodeConnections>),
+}
+
+impl Via {
+    fn nodes(urls: &[String]) -> Via {
+        Via::Nodes(Box::new(
+            cluster::NodeConnections::new(urls[0].as_str()).expect("node settings"),
+        ))
+    }
+
+    async fn run(
+        &self,
+        connection: &mut ClusterConnection,
+        batch: &Batch,
+    ) -> Result<Replies, Error> {
+        match self {
+            Via::Slots => cluster::run_batch(connection, batch).await,
+            Via::Nodes(nodes) => nodes.run_batch(connection, batch).await,
+        }
+    }
+}
+
+/// Empties every primary (and so its replicas).
+async fn flush_all(connection: &mut ClusterConnection) {
+    let () = redis::cmd("FLUSHALL")
+        .query_async(connection)
+        .await
+        .expect("FLUSHALL");
+}
+
+/// EXECs the primaries ran (the replicas count the replicated ones too).
+fn transactions(cluster: &RedisCluster) -> u64 {
+    cluster
+        .primaries()
+        .iter()
+        .map(|primary| primary.calls("exec"))
+        .sum()
+}
 
 #[redis_script(path = "lua/batch/append.lua", keys = 1)]
 async fn append(list: &str, item: &str) -> i64;
@@ -60,33 +111,73 @@ async fn lists_hold_every_item_in_order(
 async fn a_pipeline_across_slots_runs_each_slot_on_its_node_in_order() {
     let cluster = RedisCluster::start(3, 1);
     let mut connection = cluster.connection().await;
-    cluster.script_flush();
-    cluster.reset_stats();
     let calls = 300;
-    let (batch, handles) = appends(calls);
-    let mut replies = cluster::run_batch(&mut connection, &batch)
-        .await
-        .expect("the batch runs");
-    for (n, handle) in handles.into_iter().enumerate() {
-        // The n-th call is the (n / LISTS + 1)-th item of its list.
-        let length = replies.take(handle).expect("append");
-        assert_eq!(length, (n / LISTS + 1) as i64, "call {n}");
+    // Per slot in the order of its first call: whether a plain `LLEN` is
+    // among its commands (it then carries the body in either way).
+    let mut slots: Vec<(u16, bool)> = Vec::new();
+    for n in 0..calls {
+        let slot = cluster.keyslot(list(n).as_bytes());
+        let plain = n % 10 == 9;
+        match slots.iter_mut().find(|(known, _)| *known == slot) {
+            Some((_, mixed)) => *mixed |= plain,
+            None => slots.push((slot, plain)),
+        }
     }
-    lists_hold_every_item_in_order(&mut connection, calls, 1).await;
-    // One transaction per slot: the body once in each, EVALSHA after.
-    let slots: std::collections::BTreeSet<u16> = (0..LISTS)
-        .map(|index| cluster.keyslot(list(index).as_bytes()))
-        .collect();
-    assert_eq!(
-        (cluster.calls("eval"), cluster.calls("evalsha")),
-        (slots.len() as u64, (calls - slots.len()) as u64)
-    );
-    let transactions: u64 = cluster
-        .primaries()
-        .iter()
-        .map(|primary| primary.calls("exec"))
-        .sum();
-    assert_eq!(transactions, slots.len() as u64, "one EXEC per slot");
+    let mixed = slots.iter().filter(|(_, mixed)| *mixed).count() as u64;
+    for via in [Via::Slots, Via::nodes(&cluster.urls())] {
+        flush_all(&mut connection).await;
+        cluster.script_flush();
+        for run in 0..2 {
+            cluster.reset_stats();
+            let (batch, handles) = appends(calls);
+            let mut replies = via
+                .run(&mut connection, &batch)
+                .await
+                .expect("the batch runs");
+            for (n, handle) in handles.into_iter().enumerate() {
+                // The n-th call is the (n / LISTS + 1)-th item of its list
+                // in this run.
+                let per_run = (0..calls).filter(|m| m % LISTS == n % LISTS).count();
+                let length = replies.take(handle).expect("append");
+                assert_eq!(length, (run * per_run + n / LISTS + 1) as i64, "call {n}");
+            }
+            lists_hold_every_item_in_order(&mut connection, calls, run + 1).await;
+            // One transaction per slot.
+            assert_eq!(
+                transactions(&cluster),
+                slots.len() as u64,
+                "one EXEC per slot"
+            );
+            let bodies = match &via {
+                // The body once in each slot's transaction, EVALSHA after.
+                Via::Slots => slots.len() as u64,
+                // A slot's calls of one script carry no body when their node
+                // has it (it answered before, or got it earlier in the same
+                // request); a slot with a plain command among its calls
+                // carries it.
+                Via::Nodes(_) => {
+                    let mut nodes_with_body: Vec<u16> = Vec::new();
+                    let mut bodies = 0;
+                    for (slot, mixed) in &slots {
+                        let node = cluster.node_for_slot(*slot).port();
+                        if *mixed || (run == 0 && !nodes_with_body.contains(&node)) {
+                            bodies += 1;
+                            nodes_with_body.push(node);
+                        }
+                    }
+                    if run == 1 {
+                        assert_eq!(bodies, mixed, "warm, only the mixed slots");
+                    }
+                    bodies
+                }
+            };
+            assert_eq!(
+                (cluster.calls("eval"), cluster.calls("evalsha")),
+                (bodies, calls as u64 - bodies),
+                "run {run}"
+            );
+        }
+    }
 
     // Sent the way redis-rs sends a pipeline (to one node): refused before
     // anything is sent.
@@ -147,6 +238,23 @@ async fn a_slot_s_calls_are_split_into_transactions_of_the_limit() {
         (cluster.calls("eval"), cluster.calls("evalsha")),
         (evals, calls as u64 - evals)
     );
+
+    // One request per node: a slot's later transactions go in later
+    // requests, each after the one before it was answered.
+    flush_all(&mut connection).await;
+    let (batch, handles) = appends(calls);
+    let batch = batch.slot_transaction_limit(4);
+    let mut replies = Via::nodes(&cluster.urls())
+        .run(&mut connection, &batch)
+        .await
+        .expect("the batch runs");
+    for (n, handle) in handles.into_iter().enumerate() {
+        assert_eq!(
+            replies.take(handle).expect("append"),
+            (n / LISTS + 1) as i64
+        );
+    }
+    lists_hold_every_item_in_order(&mut connection, calls, 1).await;
 }
 
 /// One call per slot over many slots: each node gets the body once, the
@@ -195,6 +303,178 @@ async fn calls_one_per_slot_carry_each_body_once_per_node() {
     );
 }
 
+/// The request bytes the primaries received (`total_net_input_bytes`).
+fn received(cluster: &RedisCluster) -> u64 {
+    cluster
+        .primaries()
+        .iter()
+        .map(|primary| {
+            primary.info("stats")["total_net_input_bytes"]
+                .parse::<u64>()
+                .expect("a byte count")
+        })
+        .sum()
+}
+
+/// On connections of its own, a batch sends one request per node: a
+/// slot's lone call bare, the body once per node, and none once the node
+/// has answered the script; after a `SCRIPT FLUSH`, the calls sent without
+/// it (`NOSCRIPT`: none ran) go again with it.
+#[tokio::test]
+async fn node_connections_send_each_body_at_most_once_per_node() {
+    let cluster = RedisCluster::start(3, 0);
+    let mut connection = cluster.connection().await;
+    let nodes = Via::nodes(&cluster.urls());
+    cluster.script_flush();
+    let calls = 1_000;
+    // Slots with more than one of the calls: one transaction each; the
+    // others' calls go bare.
+    let mut per_slot: std::collections::BTreeMap<u16, usize> = Default::default();
+    for n in 0..calls {
+        *per_slot
+            .entry(cluster.keyslot(format!("spread:{{{n}}}").as_bytes()))
+            .or_default() += 1;
+    }
+    let shared = per_slot.values().filter(|calls| **calls > 1).count() as u64;
+    let hand_written: usize = (0..calls)
+        .map(|n| {
+            redis::cmd("EVALSHA")
+                .arg(append::SCRIPT.sha1())
+                .arg(1)
+                .arg(format!("spread:{{{n}}}"))
+                .arg("1")
+                .get_packed_command()
+                .len()
+        })
+        .sum();
+    for round in 0..3 {
+        if round == 2 {
+            cluster.script_flush();
+        }
+        cluster.reset_stats();
+        let before = received(&cluster);
+        let (batch, handles) = spread(calls, round);
+        let mut replies = nodes
+            .run(&mut connection, &batch)
+            .await
+            .expect("the batch runs");
+        let bytes = received(&cluster) - before;
+        for (n, handle) in handles.into_iter().enumerate() {
+            assert_eq!(
+                replies.take(handle).expect("append"),
+                round as i64 + 1,
+                "call {n}"
+            );
+        }
+        let (evals, evalshas) = (cluster.calls("eval"), cluster.calls("evalsha"));
+        match round {
+            // Cold: each node's first call carries the body.
+            0 => assert_eq!((evals, evalshas), (3, calls as u64 - 3)),
+            // The nodes have it: no body.
+            1 => {
+                assert_eq!((evals, evalshas), (0, calls as u64));
+                eprintln!("{bytes} request bytes against {hand_written} hand-written");
+                assert!(
+                    bytes as f64 <= hand_written as f64 * 1.05,
+                    "{bytes} request bytes against {hand_written} for hand-written EVALSHAs"
+                );
+            }
+            // Flushed: every call answered `NOSCRIPT` and did not run; each
+            // node then got the body once.
+            _ => assert_eq!((evals, evalshas), (3, 2 * calls as u64 - 3)),
+        }
+        assert_eq!(
+            transactions(&cluster),
+            shared * if round == 2 { 2 } else { 1 }
+        );
+    }
+}
+
+/// A slot whose key has moved to another node while the slot is still
+/// migrating: its transaction is refused with `ASK` (nothing ran) and sent
+/// again to the target after `ASKING`, where it runs, in order.
+#[tokio::test]
+async fn a_slot_being_moved_is_followed_with_asking() {
+    let cluster = RedisCluster::start(3, 0);
+    let mut connection = cluster.connection().await;
+    let nodes = Via::nodes(&cluster.urls());
+    let moving = wide(0);
+    let slot = cluster.keyslot(moving.as_bytes());
+    let () = redis::cmd("RPUSH")
+        .arg(&moving)
+        .arg("before")
+        .query_async(&mut connection)
+        .await
+        .expect("RPUSH");
+    let source = cluster.node_for_slot(slot);
+    let target = cluster
+        .primaries()
+        .into_iter()
+        .find(|primary| primary.port() != source.port())
+        .expect("another primary");
+    let admin = |node: &RedisServer| node.client().get_connection().expect("a node connection");
+    let (mut source_admin, mut target_admin) = (admin(source), admin(target));
+    let id = |admin: &mut redis::Connection| -> String {
+        redis::cmd("CLUSTER")
+            .arg("MYID")
+            .query(admin)
+            .expect("MYID")
+    };
+    let (source_id, target_id) = (id(&mut source_admin), id(&mut target_admin));
+    let setslot = |admin: &mut redis::Connection, state: &str, node: &str| {
+        let () = redis::cmd("CLUSTER")
+            .arg("SETSLOT")
+            .arg(slot)
+            .arg(state)
+            .arg(node)
+            .query(admin)
+            .expect("SETSLOT");
+    };
+    setslot(&mut target_admin, "IMPORTING", &source_id);
+    setslot(&mut source_admin, "MIGRATING", &target_id);
+    let () = redis::cmd("MIGRATE")
+        .arg("127.0.0.1")
+        .arg(target.port())
+        .arg(&moving)
+        .arg(0)
+        .arg(5000)
+        .query(&mut source_admin)
+        .expect("MIGRATE");
+
+    let calls = 1_000;
+    let mut batch = Batch::pipeline();
+    let handles: Vec<_> = (0..calls)
+        .map(|n| {
+            batch
+                .add(append::call(&wide(n), &n.to_string()))
+                .expect("add")
+        })
+        .collect();
+    let mut replies = nodes
+        .run(&mut connection, &batch)
+        .await
+        .expect("the batch runs");
+    for (n, handle) in handles.into_iter().enumerate() {
+        let earlier = usize::from(wide(n) == moving);
+        assert_eq!(
+            replies.take(handle).expect("append"),
+            (n / 400 + 1 + earlier) as i64,
+            "call {n}"
+        );
+    }
+    // The moved list is on the target only, every item once, in order.
+    for primary in cluster.primaries() {
+        setslot(&mut admin(primary), "NODE", &target_id);
+    }
+    let items: Vec<String> = redis::cmd("LRANGE")
+        .arg(&moving)
+        .arg(0)
+        .arg(-1)
+        .query(&mut target_admin)
+        .expect("LRANGE");
+    assert_eq!(items, ["before", "0", "400", "800"]);
+}
+
 #[tokio::test]
 async fn a_flush_storm_fails_no_call_of_a_batch_across_slots() {
     let cluster = RedisCluster::start(3, 1);
@@ -223,31 +503,36 @@ async fn a_flush_storm_fails_no_call_of_a_batch_across_slots() {
             flushes
         })
     };
-    let (calls, rounds) = (200, 10);
-    for round in 0..rounds {
-        let (batch, handles) = appends(calls);
-        let mut replies = cluster::run_batch(&mut connection, &batch)
-            .await
-            .expect("the batch runs");
-        for handle in handles {
-            replies.take(handle).expect("no call fails");
+    let rounds = 10;
+    for (via, calls) in [(Via::Slots, 200), (Via::nodes(&cluster.urls()), 1_000)] {
+        flush_all(&mut connection).await;
+        for round in 0..rounds {
+            let (batch, handles) = appends(calls);
+            let mut replies = via
+                .run(&mut connection, &batch)
+                .await
+                .expect("the batch runs");
+            for handle in handles {
+                replies.take(handle).expect("no call fails");
+            }
+            // One call per slot: lone `EVALSHA`s whose cache the storm empties.
+            let (batch, handles) = spread(calls, round);
+            let mut replies = via
+                .run(&mut connection, &batch)
+                .await
+                .expect("the batch runs");
+            for handle in handles {
+                assert_eq!(
+                    replies.take(handle).expect("no call fails"),
+                    round as i64 + 1
+                );
+            }
         }
-        // One call per slot: lone `EVALSHA`s whose cache the storm empties.
-        let (batch, handles) = spread(calls, round);
-        let mut replies = cluster::run_batch(&mut connection, &batch)
-            .await
-            .expect("the batch runs");
-        for handle in handles {
-            assert_eq!(
-                replies.take(handle).expect("no call fails"),
-                round as i64 + 1
-            );
-        }
+        lists_hold_every_item_in_order(&mut connection, calls, rounds).await;
     }
     stop.store(true, Ordering::Relaxed);
     let flushes = storm.join().expect("the storm thread");
     assert!(flushes > 0, "the storm flushed");
-    lists_hold_every_item_in_order(&mut connection, calls, rounds).await;
 }
 
 #[tokio::test]
@@ -383,6 +668,7 @@ async fn at_most_once(urls: Vec<String>) -> redis::cluster_async::ClusterConnect
 /// `fault` runs on another thread, and returns every call's answer.
 async fn batches_during(
     connection: &mut redis::cluster_async::ClusterConnection,
+    via: &Via,
     (rounds, calls, key): (usize, usize, fn(usize) -> String),
     fault: impl FnOnce() + Send + 'static,
 ) -> Vec<Answer> {
@@ -399,7 +685,7 @@ async fn batches_during(
                 batch.add(append::call(&key, &item)).expect("add"),
             ));
         }
-        match cluster::run_batch(connection, &batch).await {
+        match via.run(connection, &batch).await {
             Ok(mut replies) => {
                 for (list, item, handle) in queued {
                     let taken = replies.take(handle);
@@ -434,16 +720,27 @@ async fn batches_during(
     answers
 }
 
-#[tokio::test]
-async fn batches_across_slots_are_true_through_a_slot_migration() {
+/// 400 lists (2 or 3 items of a 1,000-call batch each), over as many
+/// slots: batches over all the nodes' slots.
+fn wide(index: usize) -> String {
+    format!("list:{{w{}}}", index % 400)
+}
+
+/// Batches of `calls` appends (the `n`-th to `key(n)`), sent `via` during
+/// migrations of `key(0)`'s slot back and forth.
+async fn through_a_slot_migration(
+    via: fn(&[String]) -> Via,
+    (calls, key): (usize, fn(usize) -> String),
+) {
     let cluster = Arc::new(RedisCluster::start(3, 0));
     let mut connection = at_most_once(cluster.urls()).await;
-    let slot = cluster.keyslot(list(0).as_bytes());
+    let via = via(&cluster.urls());
+    let slot = cluster.keyslot(key(0).as_bytes());
     let ports: Vec<u16> = cluster.primaries().iter().map(|p| p.port()).collect();
     let migrating = Arc::clone(&cluster);
-    let answers = batches_during(&mut connection, (30, 200, list), move || {
+    let answers = batches_during(&mut connection, &via, (30, calls, key), move || {
         // Back and forth between two primaries, a few times.
-        for hop in 0..4 {
+        for _ in 0..4 {
             std::thread::sleep(std::time::Duration::from_millis(60));
             let from = migrating.node_for_slot(slot).port();
             let to = ports
@@ -452,7 +749,6 @@ async fn batches_across_slots_are_true_through_a_slot_migration() {
                 .find(|port| *port != from)
                 .unwrap_or(from);
             migrating.migrate_slot(slot, to);
-            let _ = hop;
         }
     })
     .await;
@@ -461,16 +757,32 @@ async fn batches_across_slots_are_true_through_a_slot_migration() {
 }
 
 #[tokio::test]
-async fn batches_across_slots_are_true_through_a_primary_killed() {
+async fn batches_across_slots_are_true_through_a_slot_migration() {
+    through_a_slot_migration(|_| Via::Slots, (200, list)).await;
+}
+
+#[tokio::test]
+async fn batches_on_node_connections_are_true_through_a_slot_migration() {
+    through_a_slot_migration(Via::nodes, (1_000, wide)).await;
+}
+
+/// Batches of `calls` appends (the `n`-th to `key(n)`), sent `via` while
+/// the primary of `key(0)`'s slot is killed (`kill -9`) and its replica
+/// takes over.
+async fn through_a_primary_killed(
+    via: fn(&[String]) -> Via,
+    (calls, key): (usize, fn(usize) -> String),
+) {
     let cluster = Arc::new(std::sync::Mutex::new(RedisCluster::start(3, 1)));
     let urls = cluster.lock().expect("the cluster").urls();
-    let mut connection = at_most_once(urls).await;
+    let mut connection = at_most_once(urls.clone()).await;
+    let via = via(&urls);
     let slot = cluster
         .lock()
         .expect("the cluster")
-        .keyslot(list(0).as_bytes());
+        .keyslot(key(0).as_bytes());
     let killing = Arc::clone(&cluster);
-    let answers = batches_during(&mut connection, (30, 200, list), move || {
+    let answers = batches_during(&mut connection, &via, (30, calls, key), move || {
         std::thread::sleep(std::time::Duration::from_millis(100));
         let mut cluster = killing.lock().expect("the cluster");
         cluster.stop_primary_of_slot(slot);
@@ -485,4 +797,14 @@ async fn batches_across_slots_are_true_through_a_primary_killed() {
         .await
         .expect("a cluster connection");
     answers_are_true(&mut reader, &answers).await;
+}
+
+#[tokio::test]
+async fn batches_across_slots_are_true_through_a_primary_killed() {
+    through_a_primary_killed(|_| Via::Slots, (200, list)).await;
+}
+
+#[tokio::test]
+async fn batches_on_node_connections_are_true_through_a_primary_killed() {
+    through_a_primary_killed(Via::nodes, (1_000, wide)).await;
 }

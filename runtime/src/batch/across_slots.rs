@@ -21,16 +21,16 @@ use redis::cluster_async::ClusterConnection;
 use redis::cluster_routing::{Route, SingleNodeRoutingInfo, SlotAddr};
 use redis::{Cmd, Pipeline, Value};
 
-use super::{BATCH, Batch, Entry, Replies};
+use super::{Batch, Entry, Replies, deadline_passed};
 use crate::error::Error;
 
 /// How many times a slot's transaction is sent again after the node refused
 /// it whole for a redirection (nothing ran).
-const REDIRECTED_RETRIES: u32 = 5;
+pub(super) const REDIRECTED_RETRIES: u32 = 5;
 
 /// What one command of a slot's transaction is.
 #[derive(Debug, Clone, Copy)]
-enum Sent {
+pub(super) enum Sent {
     /// The queued command at this index.
     Queued(usize),
     /// The `FUNCTION LOAD` queued at this index, sent again in this group.
@@ -38,20 +38,26 @@ enum Sent {
 }
 
 /// One slot's transaction: what it sends, and what each command is.
-struct Group {
-    slot: Option<u16>,
-    pipeline: Pipeline,
-    sent: Vec<Sent>,
+pub(super) struct Group {
+    pub(super) slot: Option<u16>,
+    pub(super) pipeline: Pipeline,
+    pub(super) sent: Vec<Sent>,
     /// How many times it is sent again after a connection failure or a
     /// timeout: only when it holds nothing but calls of `exactly_once`
     /// scripts (see [`Batch::run`]).
-    failure_retries: u32,
+    pub(super) failure_retries: u32,
     /// The SHA1s of the scripts whose body it carries (`EVAL`).
-    bodies: Vec<&'static str>,
+    pub(super) bodies: Vec<&'static str>,
     /// When it is one script call sent with its body: the same call as
     /// `EVALSHA`, which a node's request sends instead once an earlier
     /// command of the request carried the body.
     lone: Option<(&'static str, Cmd)>,
+    /// When it holds nothing but calls of one script, each sent as `EVAL`
+    /// or `EVALSHA`: that script's SHA1, and every call as `EVALSHA`. Such
+    /// a transaction either finds the script (every call runs) or does not
+    /// (none does: `NOSCRIPT` to each), so it may go without the body and
+    /// be sent again with it.
+    pub(super) by_sha1: Option<(&'static str, Vec<Cmd>)>,
 }
 
 impl Batch {
@@ -80,6 +86,22 @@ impl Batch {
             .map(|slot| {
                 let indices = groups.remove(&slot).unwrap_or_default();
                 (slot, indices)
+            })
+            .collect()
+    }
+
+    /// Per slot, its transactions of at most
+    /// [`Batch::slot_transaction_limit`] commands, to be sent one after the
+    /// other.
+    pub(super) fn slot_transactions(&self) -> Vec<Vec<Group>> {
+        let commands: Vec<&Cmd> = self.pipeline.cmd_iter().collect();
+        self.slot_groups()
+            .into_iter()
+            .map(|(slot, indices)| {
+                indices
+                    .chunks(self.slot_transaction_limit)
+                    .map(|chunk| self.group(&commands, slot, chunk))
+                    .collect()
             })
             .collect()
     }
@@ -129,6 +151,19 @@ impl Batch {
                 .map(|evalsha| (*sha1, evalsha)),
             _ => None,
         };
+        let by_sha1 = match bodies_sent.as_slice() {
+            [sha1] => sent
+                .iter()
+                .map(|sent| match sent {
+                    Sent::Queued(index) => commands
+                        .get(*index)
+                        .and_then(|queued| as_evalsha(queued, sha1)),
+                    Sent::Load(_) => None,
+                })
+                .collect::<Option<Vec<Cmd>>>()
+                .map(|calls| (*sha1, calls)),
+            _ => None,
+        };
         Group {
             slot,
             pipeline,
@@ -136,13 +171,14 @@ impl Batch {
             failure_retries,
             bodies: bodies_sent,
             lone,
+            by_sha1,
         }
     }
 }
 
 /// A pipeline's script call, queued as `EVAL <body> <numkeys> …`, as
 /// `EVALSHA <sha1> <numkeys> …`; `None` for any other command.
-fn as_evalsha(queued: &Cmd, sha1: &str) -> Option<Cmd> {
+pub(super) fn as_evalsha(queued: &Cmd, sha1: &str) -> Option<Cmd> {
     let mut args = queued.args_iter();
     match (args.next(), args.next()) {
         (Some(redis::Arg::Simple(name)), Some(_)) if name == b"EVAL" => {
@@ -195,36 +231,27 @@ pub async fn run_batch(
     if batch.atomic || batch.entries.is_empty() {
         return batch.run(connection).await;
     }
-    // Per slot, its transactions, sent one after the other.
-    let commands: Vec<&Cmd> = batch.pipeline.cmd_iter().collect();
-    let slots: Vec<Vec<Group>> = batch
-        .slot_groups()
-        .into_iter()
-        .map(|(slot, indices)| {
-            indices
-                .chunks(batch.slot_transaction_limit)
-                .map(|chunk| batch.group(&commands, slot, chunk))
-                .collect()
-        })
-        .collect();
-    let deadline = batch.deadline;
-    let outcomes = crate::timer::within(deadline, run_slots(connection, &slots))
+    let slots = batch.slot_transactions();
+    let outcomes = crate::timer::within(batch.deadline, run_slots(connection, &slots))
         .await
-        .ok_or_else(|| Error::Timeout {
-            operation: BATCH,
-            source: redis::RedisError::from(std::io::Error::new(
-                std::io::ErrorKind::TimedOut,
-                format!("the batch's deadline of {deadline:?} passed"),
-            )),
-        })?;
-    let queued = batch.entries.len();
-    let mut values = vec![Value::Nil; queued];
-    let mut failed: Vec<Option<redis::RedisError>> = vec![None; queued];
-    let mut load_of: Vec<Option<usize>> = vec![None; queued];
+        .ok_or_else(|| deadline_passed(batch.deadline))?;
     let sent = outcomes.into_iter().flat_map(|(slot, results)| {
         let transactions = slots.get(slot).map(Vec::as_slice).unwrap_or_default();
         transactions.iter().zip(results)
     });
+    Ok(replies_of(batch, sent))
+}
+
+/// The batch's replies, in the order queued, from the outcome of each
+/// transaction sent (each slot's, in any order).
+pub(super) fn replies_of<'g>(
+    batch: &Batch,
+    sent: impl Iterator<Item = (&'g Group, Outcome)>,
+) -> Replies {
+    let queued = batch.entries.len();
+    let mut values = vec![Value::Nil; queued];
+    let mut failed: Vec<Option<redis::RedisError>> = vec![None; queued];
+    let mut load_of: Vec<Option<usize>> = vec![None; queued];
     for (group, outcome) in sent {
         match outcome {
             Ok(replies) => {
@@ -271,13 +298,13 @@ pub async fn run_batch(
             crate::telemetry::measures::batch_call(script, value);
         }
     }
-    Ok(Replies {
+    Replies {
         batch: batch.id,
         values,
         entries: batch.entries.clone(),
         load_of,
         failed,
-    })
+    }
 }
 
 /// From this many slots on, a batch first reads the slot map (`CLUSTER
@@ -288,7 +315,7 @@ const SLOTS_FOR_THE_SLOT_MAP: usize = 8;
 
 /// The outcome of one transaction: the replies of its commands, or why its
 /// request failed.
-type Outcome = Result<Vec<Value>, redis::RedisError>;
+pub(super) type Outcome = Result<Vec<Value>, redis::RedisError>;
 
 /// Sends every slot's transactions (a slot's one after the other, the slots
 /// at once): per slot (its index in `slots`), the outcome of each of its
@@ -373,6 +400,7 @@ async fn run_lone(connection: &mut ClusterConnection, group: &Group, evalsha: &C
         failure_retries: group.failure_retries,
         bodies: Vec::new(),
         lone: None,
+        by_sha1: None,
     };
     let values = run_group(connection, &by_sha1).await?;
     match values.first() {
@@ -384,7 +412,7 @@ async fn run_lone(connection: &mut ClusterConnection, group: &Group, evalsha: &C
 }
 
 /// What a node answered to one transaction.
-enum Answered {
+pub(super) enum Answered {
     /// `EXEC` ran it: each command's reply.
     Ran(Vec<Value>),
     /// Refused whole for a redirection (nothing ran): the first one.
@@ -396,19 +424,12 @@ enum Answered {
 
 /// Reads one transaction's replies (`MULTI`'s, one per command, `EXEC`'s)
 /// for `count` commands.
-fn answered(replies: &[Value], count: usize) -> Result<Answered, redis::RedisError> {
+pub(super) fn answered(replies: &[Value], count: usize) -> Result<Answered, redis::RedisError> {
     let queued = replies.get(1..=count).unwrap_or_default();
     match replies.get(count + 1) {
         Some(Value::Array(values)) if values.len() == count => Ok(Answered::Ran(values.clone())),
         Some(Value::ServerError(error)) if error.code() == "EXECABORT" => {
-            let redirected = queued.iter().find_map(|reply| match reply {
-                Value::ServerError(queued)
-                    if matches!(queued.code(), "MOVED" | "ASK" | "TRYAGAIN" | "CLUSTERDOWN") =>
-                {
-                    Some(queued.clone())
-                }
-                _ => None,
-            });
+            let redirected = queued.iter().find_map(redirection).cloned();
             Ok(match redirected {
                 Some(redirected) => Answered::Redirected(redirected),
                 None => Answered::Refused(
@@ -427,6 +448,20 @@ fn answered(replies: &[Value], count: usize) -> Result<Answered, redis::RedisErr
             "the replies of EXEC",
             format!("{other:?}"),
         ))),
+    }
+}
+
+/// The refusal in `reply` that means its command did not run because its
+/// slot is elsewhere, moving, or not served: `MOVED`, `ASK`, `TRYAGAIN`,
+/// `CLUSTERDOWN`.
+pub(super) fn redirection(reply: &Value) -> Option<&redis::ServerError> {
+    match reply {
+        Value::ServerError(error)
+            if matches!(error.code(), "MOVED" | "ASK" | "TRYAGAIN" | "CLUSTERDOWN") =>
+        {
+            Some(error)
+        }
+        _ => None,
     }
 }
 
@@ -481,7 +516,7 @@ async fn run_group(
 
 /// The wait before the `attempt`-th resend (from 0): 50 ms, doubling up
 /// to 1 s, as a batch waits before it is sent again.
-async fn pause(attempt: u32) {
+pub(super) async fn pause(attempt: u32) {
     crate::timer::sleep(crate::retry::backoff(
         super::FAILURE_RETRY_FIRST_DELAY,
         super::FAILURE_RETRY_MAX_DELAY,
@@ -495,12 +530,15 @@ fn moved_to(redirected: &redis::ServerError) -> Option<SingleNodeRoutingInfo> {
     if redirected.code() != "MOVED" {
         return None;
     }
+    let (host, port) = named_node(redirected)?;
+    Some(SingleNodeRoutingInfo::ByAddress { host, port })
+}
+
+/// The node a `MOVED` or `ASK <slot> <host>:<port>` refusal names.
+pub(super) fn named_node(redirected: &redis::ServerError) -> Option<(String, u16)> {
     let address = redirected.details()?.split(' ').nth(1)?;
     let (host, port) = address.rsplit_once(':')?;
-    Some(SingleNodeRoutingInfo::ByAddress {
-        host: host.to_owned(),
-        port: port.parse().ok()?,
-    })
+    Some((host.to_owned(), port.parse().ok()?))
 }
 
 #[cfg(test)]

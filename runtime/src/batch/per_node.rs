@@ -1,0 +1,559 @@
+//! A pipeline whose calls are in several slots of a cluster, sent in one
+//! request per primary, on connections of the batch's own.
+//!
+//! A node's request holds the transactions of every slot it serves (a
+//! slot's lone command goes bare: one command runs whole or not at all).
+//! redis-rs's cluster connection sends a whole request again when any reply
+//! in it is a redirection, which would run again the transactions of the
+//! request that had run; on a connection that does not follow
+//! redirections, the batch reads each transaction's answer and sends again
+//! only those refused whole (nothing of them ran), to where the refusal
+//! says.
+//!
+//! The body of a script goes at most once per node per batch: a node that
+//! answered a script before gets `EVALSHA`s only. A transaction of calls of
+//! one script either finds the script (all run) or not (`NOSCRIPT` to each,
+//! none ran: nothing between `MULTI` and `EXEC` can load it), so after
+//! `NOSCRIPT` it is sent again with the body, and calls of one slot keep
+//! their order. A transaction that mixes scripts, libraries or plain
+//! commands carries each of its scripts' bodies, as a slot's transaction
+//! sent through the cluster connection does.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use redis::aio::{ConnectionLike, MultiplexedConnection};
+use redis::cluster_async::ClusterConnection;
+use redis::{ConnectionAddr, ConnectionInfo, IntoConnectionInfo, Pipeline, Value};
+
+use super::across_slots::{
+    Answered, Group, Outcome, REDIRECTED_RETRIES, answered, named_node, pause, redirection,
+    replies_of,
+};
+use super::{BATCH, Batch, Replies, deadline_passed};
+use crate::error::{Error, Origin};
+
+/// A node, as `CLUSTER SLOTS` and redirections name it.
+type Address = (String, u16);
+
+/// Connections of their own to a cluster's primaries, through which a
+/// [`Batch`] pipeline across slots goes in one request per node (see
+/// [`NodeConnections::run_batch`]).
+///
+/// Made from the settings of any node of the cluster (a URL or a
+/// [`redis::ConnectionInfo`]): each primary is reached at the address
+/// `CLUSTER SLOTS` gives it, with those settings' credentials, database,
+/// protocol and TLS. It opens one multiplexed connection per primary, the
+/// first time a batch needs it, and keeps it for later batches (a failed
+/// one is opened again); it also remembers which node answered which
+/// script, so that later batches send no body there. Share one per
+/// cluster, behind an `Arc` or a `static`: it is `Send + Sync`, and
+/// `run_batch` takes `&self`.
+///
+/// ```no_run
+/// # async fn demo(cluster: &mut redis::cluster_async::ClusterConnection) -> Result<(), redis_script::Error> {
+/// use redis_script::{Batch, cluster, redis_script};
+///
+/// #[redis_script(path = "../lua/release_lock.lua", keys = 1)]
+/// async fn release_lock(lock: &str, token: &str) -> i64;
+///
+/// let nodes = cluster::NodeConnections::new("redis://127.0.0.1:7000")?;
+/// let mut batch = Batch::pipeline();
+/// let first = batch.add(release_lock::call("lock:{a}", "token-a"))?;
+/// let second = batch.add(release_lock::call("lock:{b}", "token-b"))?;
+/// let mut replies = nodes.run_batch(cluster, &batch).await?;
+/// let released = replies.take(first)? + replies.take(second)?;
+/// # let _ = released;
+/// # Ok(()) }
+/// ```
+pub struct NodeConnections {
+    /// How to reach a node: any node's settings, its address replaced.
+    settings: ConnectionInfo,
+    /// The connection to each node opened so far.
+    open: Mutex<HashMap<Address, MultiplexedConnection>>,
+    /// `(node, SHA1)` of the scripts each node last answered a call of
+    /// (anything but `NOSCRIPT`): sent there as `EVALSHA` only.
+    cached: Mutex<HashSet<(Address, &'static str)>>,
+}
+
+impl std::fmt::Debug for NodeConnections {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let open: Vec<Address> = lock(&self.open).keys().cloned().collect();
+        formatter
+            .debug_struct("NodeConnections")
+            .field("open", &open)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The guarded value, even after a panic elsewhere: the maps hold nothing a
+/// half-done update could make wrong (a missing entry is opened or sent
+/// again).
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// How one slot's transaction goes in a node's request.
+struct Planned<'g> {
+    /// The slot's index in the batch's slots.
+    slot: usize,
+    group: &'g Group,
+    /// After an `ASK`: `ASKING` goes first.
+    asking: bool,
+    /// Sent as `EVALSHA`s only (see [`Group::by_sha1`]).
+    by_sha1: bool,
+    /// One command, without `MULTI`/`EXEC`.
+    bare: bool,
+}
+
+/// Where one slot is in its sending.
+#[derive(Default)]
+struct SlotState {
+    /// Its next transaction to send.
+    next: usize,
+    outcomes: Vec<Outcome>,
+    /// Its node, as the last `MOVED` named it.
+    moved: Option<Address>,
+    /// The node an `ASK` names, for the next send only.
+    ask: Option<Address>,
+    /// Sends of the current transaction refused for a redirection.
+    redirects: u32,
+    /// Sends of the current transaction that failed on the connection.
+    failures: u32,
+    /// Sends of the current transaction answered `NOSCRIPT` (none of its
+    /// calls ran): after one, it relies on no memory of the node; after
+    /// two, it carries the body itself.
+    noscripts: u32,
+}
+
+impl SlotState {
+    /// The current transaction is answered: on to the next.
+    fn done(&mut self, outcome: Outcome) {
+        self.outcomes.push(outcome);
+        self.next += 1;
+        self.redirects = 0;
+        self.failures = 0;
+        self.noscripts = 0;
+    }
+}
+
+impl NodeConnections {
+    /// Connections to the nodes of a cluster, reached with the settings of
+    /// `node` (any node's URL or [`redis::ConnectionInfo`]; its own address
+    /// is not used). Nothing is opened until a batch runs.
+    ///
+    /// Fails when `node` is not valid connection settings, or is a Unix
+    /// socket (cluster nodes are reached over TCP).
+    ///
+    /// ```
+    /// let nodes = redis_script::cluster::NodeConnections::new("redis://user:secret@10.0.0.1:7000/")?;
+    /// # Ok::<(), redis_script::Error>(())
+    /// ```
+    pub fn new(node: impl IntoConnectionInfo) -> Result<Self, Error> {
+        let settings = node
+            .into_connection_info()
+            .map_err(|error| Error::from_failure(Origin::label(BATCH), error))?;
+        if let ConnectionAddr::Unix(path) = settings.addr() {
+            return Err(Error::from_failure(
+                Origin::label(BATCH),
+                redis::RedisError::from((
+                    redis::ErrorKind::InvalidClientConfig,
+                    "cluster nodes are reached over TCP, not a Unix socket",
+                    path.display().to_string(),
+                )),
+            ));
+        }
+        Ok(Self {
+            settings,
+            open: Mutex::new(HashMap::new()),
+            cached: Mutex::new(HashSet::new()),
+        })
+    }
+
+    /// Runs `batch` on the cluster `cluster` serves: a transaction as it
+    /// is (through `cluster`, its calls sharing one slot); a pipeline in
+    /// one request per primary, sent to all at once, each slot's commands
+    /// in one transaction (a slot's lone command bare). Replies come in the
+    /// order the commands were queued. `cluster` gives the slot map
+    /// (`CLUSTER SLOTS`, read once per batch and again after a failure).
+    ///
+    /// The promises of [`cluster::run_batch`](crate::cluster::run_batch)
+    /// hold: calls of one slot run in the order queued, with no other
+    /// command between them; calls of different slots in no promised order;
+    /// a transaction refused for a redirection (`MOVED`, `ASK`, `TRYAGAIN`,
+    /// `CLUSTERDOWN`: nothing of it ran) is sent again where the slot now
+    /// is, a few times; a node that fails fails its slots' calls, each
+    /// saying whether it may have run, and the others get their replies; a
+    /// slot's transaction of nothing but calls of `exactly_once` scripts is
+    /// sent again after a connection failure. Slots with more commands than
+    /// [`Batch::slot_transaction_limit`] send their further transactions in
+    /// later requests, each after the one before was answered. The whole
+    /// run ends by the batch's deadline.
+    pub async fn run_batch(
+        &self,
+        cluster: &mut ClusterConnection,
+        batch: &Batch,
+    ) -> Result<Replies, Error> {
+        if batch.atomic || batch.entries.is_empty() {
+            return batch.run(cluster).await;
+        }
+        let slots = batch.slot_transactions();
+        let states = crate::timer::within(batch.deadline, self.run_slots(cluster, &slots))
+            .await
+            .ok_or_else(|| deadline_passed(batch.deadline))?;
+        let sent = slots
+            .iter()
+            .zip(states)
+            .flat_map(|(transactions, state)| transactions.iter().zip(state.outcomes));
+        Ok(replies_of(batch, sent))
+    }
+
+    /// Sends every slot's transactions, in rounds of one request per node,
+    /// until each has an outcome.
+    async fn run_slots(
+        &self,
+        cluster: &mut ClusterConnection,
+        slots: &[Vec<Group>],
+    ) -> Vec<SlotState> {
+        let mut states: Vec<SlotState> = slots.iter().map(|_| SlotState::default()).collect();
+        let mut primaries: Vec<(u16, u16, String, u16)> = Vec::new();
+        let (mut map_is_stale, mut map_failures, mut wait) = (true, 0, None);
+        loop {
+            let pending: Vec<usize> = (0..slots.len())
+                .filter(|&slot| states[slot].next < slots[slot].len())
+                .collect();
+            if pending.is_empty() {
+                return states;
+            }
+            if let Some(attempt) = wait.take() {
+                pause(attempt).await;
+            }
+            if map_is_stale {
+                match crate::topology::slot_primaries(cluster).await {
+                    Ok(read) => {
+                        primaries = read;
+                        map_is_stale = false;
+                        map_failures = 0;
+                    }
+                    // The node asked may be the one that just failed.
+                    Err(_) if map_failures < REDIRECTED_RETRIES => {
+                        wait = Some(map_failures);
+                        map_failures += 1;
+                        continue;
+                    }
+                    Err(error) => {
+                        // Nothing of the pending transactions was sent.
+                        for slot in pending {
+                            let state = &mut states[slot];
+                            while state.next < slots[slot].len() {
+                                state.done(Err(error.clone()));
+                            }
+                        }
+                        return states;
+                    }
+                }
+            }
+            let plan = self.plan(slots, &mut states, &pending, &primaries);
+            let sends = plan.iter().map(|(address, planned)| async move {
+                let pipeline = request(planned);
+                let count = pipeline.len();
+                let answer = match self.connection(address).await {
+                    Ok(mut connection) => connection.req_packed_commands(&pipeline, 0, count).await,
+                    Err(error) => Err(error),
+                };
+                if answer.is_err() {
+                    lock(&self.open).remove(address);
+                }
+                answer
+            });
+            let answers = futures_util::future::join_all(sends).await;
+            for ((address, planned), answer) in plan.iter().zip(answers) {
+                let follow_up = self.read(address, planned, answer, &mut states);
+                map_is_stale |= follow_up.map_is_stale;
+                if let Some(attempt) = follow_up.wait {
+                    wait = Some(wait.map_or(attempt, |waiting: u32| waiting.max(attempt)));
+                }
+            }
+        }
+    }
+
+    /// Which node gets each pending slot's current transaction, and how.
+    /// A slot no node serves (or whose last redirection named no node) is
+    /// answered `CLUSTERDOWN` after the usual retries.
+    fn plan<'g>(
+        &self,
+        slots: &'g [Vec<Group>],
+        states: &mut [SlotState],
+        pending: &[usize],
+        primaries: &[(u16, u16, String, u16)],
+    ) -> Vec<(Address, Vec<Planned<'g>>)> {
+        let cached = lock(&self.cached);
+        let mut plan: Vec<(Address, Vec<Planned<'g>>)> = Vec::new();
+        // Per node: the scripts whose body its request carries so far.
+        let mut bodies: HashSet<(usize, &'static str)> = HashSet::new();
+        for &slot in pending {
+            let (Some(group), Some(state)) = (
+                slots
+                    .get(slot)
+                    .and_then(|groups| groups.get(states[slot].next)),
+                states.get_mut(slot),
+            ) else {
+                continue;
+            };
+            let owner = || match group.slot {
+                Some(slot) => primaries
+                    .iter()
+                    .find(|(start, end, _, _)| (*start..=*end).contains(&slot))
+                    .map(|(_, _, host, port)| (host.clone(), *port)),
+                None => primaries
+                    .first()
+                    .map(|(_, _, host, port)| (host.clone(), *port)),
+            };
+            let asking = state.ask.is_some();
+            let Some(address) = state
+                .ask
+                .take()
+                .or_else(|| state.moved.clone())
+                .or_else(owner)
+            else {
+                state.done(Ok(vec![unserved(); group.sent.len()]));
+                continue;
+            };
+            let node = match plan.iter().position(|(planned, _)| *planned == address) {
+                Some(node) => node,
+                None => {
+                    plan.push((address.clone(), Vec::new()));
+                    plan.len() - 1
+                }
+            };
+            // Whether it goes as `EVALSHA`s only: the node answered the
+            // script before, or its request carries the body earlier.
+            let by_sha1 = match &group.by_sha1 {
+                Some((sha1, _)) => {
+                    let in_request = bodies.contains(&(node, *sha1));
+                    let known = match state.noscripts {
+                        0 => in_request || cached.contains(&(address.clone(), *sha1)),
+                        1 => in_request,
+                        _ => false,
+                    };
+                    if !known {
+                        bodies.insert((node, *sha1));
+                    }
+                    known
+                }
+                None => {
+                    bodies.extend(group.bodies.iter().map(|sha1| (node, *sha1)));
+                    false
+                }
+            };
+            if let Some((_, planned)) = plan.get_mut(node) {
+                planned.push(Planned {
+                    slot,
+                    group,
+                    asking,
+                    by_sha1,
+                    bare: group.sent.len() == 1,
+                });
+            }
+        }
+        plan
+    }
+
+    /// Takes a node's answer to its request: each transaction's outcome,
+    /// or why it goes again.
+    fn read(
+        &self,
+        address: &Address,
+        planned: &[Planned<'_>],
+        answer: redis::RedisResult<Vec<Value>>,
+        states: &mut [SlotState],
+    ) -> FollowUp {
+        let mut follow_up = FollowUp::default();
+        let replies = match answer {
+            Ok(replies) => replies,
+            Err(error) => {
+                // The node's calls may have run, all or some: only a
+                // transaction of exactly-once calls goes again.
+                follow_up.map_is_stale = true;
+                for planned in planned {
+                    let state = &mut states[planned.slot];
+                    if state.failures < planned.group.failure_retries {
+                        follow_up.wait_at_least(state.failures);
+                        state.failures += 1;
+                    } else {
+                        state.done(Err(error.clone()));
+                    }
+                }
+                return follow_up;
+            }
+        };
+        let mut cached = lock(&self.cached);
+        let mut cursor = 0;
+        for planned in planned {
+            let state = &mut states[planned.slot];
+            let count = planned.group.sent.len();
+            cursor += usize::from(planned.asking);
+            let answer = if planned.bare {
+                let reply = replies.get(cursor).cloned().unwrap_or_default();
+                cursor += 1;
+                match redirection(&reply) {
+                    Some(redirected) => Ok(Answered::Redirected(redirected.clone())),
+                    None => Ok(Answered::Ran(vec![reply])),
+                }
+            } else {
+                let window = replies.get(cursor..).unwrap_or_default();
+                cursor += count + 2;
+                answered(window, count)
+            };
+            let sha1 = planned.group.by_sha1.as_ref().map(|(sha1, _)| *sha1);
+            match answer {
+                Ok(Answered::Ran(values)) => {
+                    let not_found = matches!(
+                        values.first(),
+                        Some(Value::ServerError(error)) if error.code() == "NOSCRIPT"
+                    );
+                    if let Some(sha1) = sha1 {
+                        if not_found {
+                            cached.remove(&(address.clone(), sha1));
+                        } else {
+                            cached.insert((address.clone(), sha1));
+                        }
+                    }
+                    if not_found && planned.by_sha1 {
+                        // None of them ran: again, with the body.
+                        state.noscripts += 1;
+                    } else {
+                        state.done(Ok(values));
+                    }
+                }
+                Ok(Answered::Refused(values)) => state.done(Ok(values)),
+                Ok(Answered::Redirected(redirected)) if state.redirects < REDIRECTED_RETRIES => {
+                    match redirected.code() {
+                        "MOVED" => state.moved = named_node(&redirected),
+                        "ASK" => state.ask = named_node(&redirected),
+                        // `TRYAGAIN` (the slot is moving) or `CLUSTERDOWN`:
+                        // the same node, after a wait.
+                        _ => {
+                            follow_up.map_is_stale = true;
+                            follow_up.wait_at_least(state.redirects);
+                        }
+                    }
+                    state.redirects += 1;
+                }
+                // Nothing ran: each command is refused with the redirection.
+                Ok(Answered::Redirected(redirected)) => {
+                    state.done(Ok(vec![Value::ServerError(redirected); count]));
+                }
+                Err(error) => state.done(Err(error)),
+            }
+        }
+        follow_up
+    }
+
+    /// The open connection to `address`, or a new one.
+    async fn connection(&self, address: &Address) -> redis::RedisResult<MultiplexedConnection> {
+        if let Some(connection) = lock(&self.open).get(address) {
+            return Ok(connection.clone());
+        }
+        let (host, port) = address.clone();
+        let addr = match self.settings.addr() {
+            ConnectionAddr::TcpTls {
+                insecure,
+                tls_params,
+                ..
+            } => ConnectionAddr::TcpTls {
+                host,
+                port,
+                insecure: *insecure,
+                tls_params: tls_params.clone(),
+            },
+            _ => ConnectionAddr::Tcp(host, port),
+        };
+        // The batch's deadline bounds every request: no timeout of its own.
+        let config = redis::AsyncConnectionConfig::new().set_response_timeout(None);
+        let connection = redis::Client::open(self.settings.clone().set_addr(addr))?
+            .get_multiplexed_async_connection_with_config(&config)
+            .await?;
+        lock(&self.open).insert(address.clone(), connection.clone());
+        Ok(connection)
+    }
+}
+
+/// What a round's answers ask of the next round.
+#[derive(Default)]
+struct FollowUp {
+    /// Read `CLUSTER SLOTS` again.
+    map_is_stale: bool,
+    /// Wait before it, as before the `n`-th resend.
+    wait: Option<u32>,
+}
+
+impl FollowUp {
+    fn wait_at_least(&mut self, attempt: u32) {
+        self.wait = Some(self.wait.map_or(attempt, |wait| wait.max(attempt)));
+    }
+}
+
+/// One node's request: each planned transaction (`ASKING` first after an
+/// `ASK`), a lone command bare.
+fn request(planned: &[Planned<'_>]) -> Pipeline {
+    let commands: usize = planned
+        .iter()
+        .map(|planned| planned.group.sent.len() + 3)
+        .sum();
+    let mut pipeline = Pipeline::with_capacity(commands);
+    for planned in planned {
+        if planned.asking {
+            pipeline.add_command(redis::cmd("ASKING"));
+        }
+        if !planned.bare {
+            pipeline.add_command(redis::cmd("MULTI"));
+        }
+        match (&planned.group.by_sha1, planned.by_sha1) {
+            (Some((_, calls)), true) => {
+                for call in calls {
+                    pipeline.add_command(call.clone());
+                }
+            }
+            _ => {
+                for command in planned.group.pipeline.cmd_iter() {
+                    pipeline.add_command(command.clone());
+                }
+            }
+        }
+        if !planned.bare {
+            pipeline.add_command(redis::cmd("EXEC"));
+        }
+    }
+    pipeline
+}
+
+/// The refusal of a command whose slot no primary serves, as a node would
+/// answer it.
+fn unserved() -> Value {
+    redis::parse_redis_value(b"-CLUSTERDOWN Hash slot not served\r\n").unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_of_a_unix_socket_are_refused() {
+        let error = NodeConnections::new("redis+unix:///tmp/redis.sock")
+            .err()
+            .map(|error| error.to_string())
+            .unwrap_or_default();
+        assert!(error.contains("over TCP"), "{error}");
+        assert!(NodeConnections::new("redis://127.0.0.1:7000").is_ok());
+        assert!(NodeConnections::new("not a url").is_err());
+    }
+
+    #[test]
+    fn an_unserved_slot_is_refused_as_a_node_would() {
+        match unserved() {
+            Value::ServerError(error) => assert_eq!(error.code(), "CLUSTERDOWN"),
+            other => panic!("{other:?}"),
+        }
+    }
+}
