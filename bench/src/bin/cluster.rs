@@ -1,5 +1,6 @@
-//! Batches on a cluster: what `cluster::run_batch` costs against the ways
-//! a client does the same work without it.
+//! Batches on a cluster: what `cluster::run_batch` and
+//! `NodeConnections::run_batch` cost against the ways a client does the
+//! same work without them.
 //!
 //! Run: `cargo run --release -p redis-script-bench --bin cluster [-- ROUNDS]`
 //!
@@ -8,14 +9,17 @@
 //! unless given), the ways taking turns:
 //!
 //! - 1,000 calls of `lua/counter_increment.lua` on keys spread over every
-//!   slot: one `cluster::run_batch`; 32 tasks making single calls on one
-//!   shared cluster connection; a hand-written pipeline of `EVALSHA` per
-//!   node (the slot map read once, outside the timing), sent at once;
-//! - 32 calls in one slot: one `cluster::run_batch` against a hand-written
-//!   pipeline of `EVALSHA`.
+//!   slot: one `cluster::run_batch`; one `NodeConnections::run_batch`; 32
+//!   tasks making single calls on one shared cluster connection; a
+//!   hand-written pipeline of `EVALSHA` per node (the slot map read once,
+//!   outside the timing), sent at once;
+//! - 32 calls in one slot: the two batches against a hand-written pipeline
+//!   of `EVALSHA`.
 //!
-//! Request bytes are the RESP each way writes (the batch's slot map
-//! request included); requests are the ones handed to the connection.
+//! Request bytes are what the primaries received during one run of each
+//! way (`INFO stats` `total_net_input_bytes`, less what reading it costs),
+//! the batches' slot map requests included; requests are the ones each way
+//! makes.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -51,7 +55,7 @@ fn one_slot_key(index: usize) -> String {
 struct Row {
     label: &'static str,
     requests: String,
-    bytes: usize,
+    bytes: u64,
     samples: Vec<Duration>,
 }
 
@@ -158,65 +162,98 @@ async fn run_per_node(
     Ok(())
 }
 
-/// The bytes a batch of `keys` writes, as `cluster::run_batch` sends it:
-/// the slot map request (from 8 slots on), and per slot a transaction with
-/// the body once, a slot's lone call as `EVALSHA` once its node got the
-/// body.
-fn batch_bytes(keys: &[String], map: &[(u16, u16, String, u16)]) -> usize {
-    let mut slots: BTreeMap<u16, Vec<&String>> = BTreeMap::new();
-    for key in keys {
-        slots
-            .entry(cluster::key_slot(key.as_bytes()))
-            .or_default()
-            .push(key);
-    }
-    let mut bytes = 0;
-    if slots.len() >= 8 {
-        bytes += redis::cmd("CLUSTER")
-            .arg("SLOTS")
-            .get_packed_command()
-            .len();
-    }
-    let node_of = |slot: u16| {
-        map.iter()
-            .position(|(start, end, _, _)| (*start..=*end).contains(&slot))
-    };
-    let mut body_sent_to: Vec<Option<usize>> = Vec::new();
-    for (slot, keys) in &slots {
-        let node = node_of(*slot);
-        let lone_by_sha1 = keys.len() == 1 && slots.len() >= 8 && body_sent_to.contains(&node);
-        let mut transaction = redis::Pipeline::new();
-        transaction.atomic();
-        for (index, key) in keys.iter().enumerate() {
-            let call = counter_increment::call(key, 1);
-            transaction.add_command(if index == 0 && !lone_by_sha1 {
-                call.eval_command()
-            } else {
-                call.command()
-            });
-        }
-        if !lone_by_sha1 {
-            body_sent_to.push(node);
-        }
-        bytes += transaction.get_packed_pipeline().len();
-    }
-    bytes
+/// One way of sending the work.
+#[derive(Clone, Copy)]
+enum Way {
+    /// `cluster::run_batch`: one request per slot through the cluster
+    /// connection.
+    PerSlot,
+    /// `NodeConnections::run_batch`: one request per primary.
+    PerNode,
+    /// 32 tasks of single calls on one shared cluster connection.
+    Tasks,
+    /// A hand-written `EVALSHA` pipeline per primary.
+    HandWritten,
 }
 
-fn evalsha_bytes(keys: &[String]) -> usize {
-    keys.iter()
-        .map(|key| {
-            counter_increment::call(key, 1)
-                .command()
-                .get_packed_command()
-                .len()
-        })
-        .sum()
+/// What the work is, and its three forms.
+struct Work<'a> {
+    keys: &'a [String],
+    batch: &'a Batch,
+    pipelines: &'a NodePipelines,
+}
+
+async fn run(
+    way: Way,
+    work: &Work<'_>,
+    connection: &mut ClusterConnection,
+    nodes: &cluster::NodeConnections,
+) -> Result<(), BoxError> {
+    match way {
+        Way::PerSlot => {
+            cluster::run_batch(connection, work.batch).await?;
+        }
+        Way::PerNode => {
+            nodes.run_batch(connection, work.batch).await?;
+        }
+        Way::Tasks => {
+            let tasks = (0..SMALL).map(|task| {
+                let mut connection = connection.clone();
+                let keys: Vec<&String> = work.keys.iter().skip(task).step_by(SMALL).collect();
+                async move {
+                    for key in keys {
+                        counter_increment(&mut connection, key, 1).await?;
+                    }
+                    Ok::<(), redis_script::Error>(())
+                }
+            });
+            for done in futures_util::future::join_all(tasks).await {
+                done?;
+            }
+        }
+        Way::HandWritten => run_per_node(connection, work.pipelines).await?,
+    }
+    Ok(())
+}
+
+/// The request bytes the primaries have received so far
+/// (`total_net_input_bytes`).
+fn received(nodes: &RedisCluster) -> Result<u64, BoxError> {
+    let mut total = 0;
+    for primary in nodes.primaries() {
+        total += primary
+            .info("stats")
+            .get("total_net_input_bytes")
+            .ok_or("INFO stats without total_net_input_bytes")?
+            .parse::<u64>()?;
+    }
+    Ok(total)
+}
+
+/// The request bytes one run of `way` sends, as the primaries count them
+/// (less what reading the count costs).
+async fn request_bytes(
+    way: Way,
+    work: &Work<'_>,
+    (cluster_nodes, connection, nodes): (
+        &RedisCluster,
+        &mut ClusterConnection,
+        &cluster::NodeConnections,
+    ),
+) -> Result<u64, BoxError> {
+    let idle = {
+        let before = received(cluster_nodes)?;
+        received(cluster_nodes)? - before
+    };
+    let before = received(cluster_nodes)?;
+    run(way, work, connection, nodes).await?;
+    Ok((received(cluster_nodes)? - before).saturating_sub(idle))
 }
 
 async fn measure(rounds: usize) -> Result<(Vec<Row>, Vec<Row>), BoxError> {
     let cluster_nodes = RedisCluster::start(3, 0);
     let mut connection = cluster_nodes.connection().await;
+    let nodes = cluster::NodeConnections::new(cluster_nodes.urls()[0].as_str())?;
     cluster::preload(&mut connection, &[&counter_increment::SCRIPT]).await?;
     let map = slot_map(&mut connection).await?;
 
@@ -229,95 +266,90 @@ async fn measure(rounds: usize) -> Result<(Vec<Row>, Vec<Row>), BoxError> {
         }
         Ok(batch)
     };
-    let spread_batch = batch_of(&spread)?;
-    let one_slot_batch = batch_of(&one_slot)?;
+    let (spread_batch, one_slot_batch) = (batch_of(&spread)?, batch_of(&one_slot)?);
     let spread_pipelines = per_node_pipelines(&spread, &map)?;
     let one_slot_pipelines = per_node_pipelines(&one_slot, &map)?;
-    let nodes = spread_pipelines.len();
-
+    let across_work = Work {
+        keys: &spread,
+        batch: &spread_batch,
+        pipelines: &spread_pipelines,
+    };
+    let single_work = Work {
+        keys: &one_slot,
+        batch: &one_slot_batch,
+        pipelines: &one_slot_pipelines,
+    };
+    let slots = spread
+        .iter()
+        .map(|key| cluster::key_slot(key.as_bytes()))
+        .collect::<std::collections::BTreeSet<u16>>()
+        .len();
+    let primaries = spread_pipelines.len();
+    let row = |way: Way, label: &'static str, requests: String| {
+        (
+            way,
+            Row {
+                label,
+                requests,
+                bytes: 0,
+                samples: Vec::new(),
+            },
+        )
+    };
     let mut across = [
-        Row {
-            label: "`cluster::run_batch`, one batch",
-            requests: format!("{} (slot map + one per slot)", CALLS + 1),
-            bytes: batch_bytes(&spread, &map),
-            samples: Vec::new(),
-        },
-        Row {
-            label: "32 tasks of single calls, one shared connection",
-            requests: CALLS.to_string(),
-            bytes: evalsha_bytes(&spread),
-            samples: Vec::new(),
-        },
-        Row {
-            label: "hand-written `EVALSHA` pipeline per node, at once",
-            requests: format!("{nodes} (the slot map read once before)"),
-            bytes: spread_pipelines
-                .iter()
-                .map(|(_, pipeline)| pipeline.get_packed_pipeline().len())
-                .sum(),
-            samples: Vec::new(),
-        },
+        row(
+            Way::PerSlot,
+            "`cluster::run_batch`",
+            format!("{} (slot map + one per slot)", slots + 1),
+        ),
+        row(
+            Way::PerNode,
+            "`NodeConnections::run_batch`",
+            format!("{primaries} (one per primary; the slot map read on the first batch only)"),
+        ),
+        row(
+            Way::Tasks,
+            "32 tasks of single calls, one shared connection",
+            CALLS.to_string(),
+        ),
+        row(
+            Way::HandWritten,
+            "hand-written `EVALSHA` pipeline per node, at once",
+            format!("{primaries} (the slot map read once before)"),
+        ),
     ];
     let mut single = [
-        Row {
-            label: "`cluster::run_batch`, one slot",
-            requests: "1".to_owned(),
-            bytes: batch_bytes(&one_slot, &map),
-            samples: Vec::new(),
-        },
-        Row {
-            label: "hand-written `EVALSHA` pipeline",
-            requests: "1".to_owned(),
-            bytes: one_slot_pipelines
-                .iter()
-                .map(|(_, pipeline)| pipeline.get_packed_pipeline().len())
-                .sum(),
-            samples: Vec::new(),
-        },
+        row(Way::PerSlot, "`cluster::run_batch`", "1".to_owned()),
+        row(Way::PerNode, "`NodeConnections::run_batch`", "1".to_owned()),
+        row(
+            Way::HandWritten,
+            "hand-written `EVALSHA` pipeline",
+            "1".to_owned(),
+        ),
     ];
-    // The first round warms up and is not kept.
+    // The first round warms up (every node has answered the script) and is
+    // not kept; the bytes are counted on a run of their own after it.
     for round in 0..=rounds {
-        for (way, row) in across.iter_mut().enumerate() {
-            let start = Instant::now();
-            match way {
-                0 => {
-                    cluster::run_batch(&mut connection, &spread_batch).await?;
+        for (rows, work) in [
+            (&mut across[..], &across_work),
+            (&mut single[..], &single_work),
+        ] {
+            for (way, row) in rows.iter_mut() {
+                if round == 1 {
+                    row.bytes =
+                        request_bytes(*way, work, (&cluster_nodes, &mut connection, &nodes))
+                            .await?;
                 }
-                1 => {
-                    let tasks = (0..SMALL).map(|task| {
-                        let mut connection = connection.clone();
-                        let keys: Vec<&String> = spread.iter().skip(task).step_by(SMALL).collect();
-                        async move {
-                            for key in keys {
-                                counter_increment(&mut connection, key, 1).await?;
-                            }
-                            Ok::<(), redis_script::Error>(())
-                        }
-                    });
-                    for done in futures_util::future::join_all(tasks).await {
-                        done?;
-                    }
+                let start = Instant::now();
+                run(*way, work, &mut connection, &nodes).await?;
+                if round > 0 {
+                    row.samples.push(start.elapsed());
                 }
-                _ => run_per_node(&connection, &spread_pipelines).await?,
-            }
-            if round > 0 {
-                row.samples.push(start.elapsed());
-            }
-        }
-        for (way, row) in single.iter_mut().enumerate() {
-            let start = Instant::now();
-            match way {
-                0 => {
-                    cluster::run_batch(&mut connection, &one_slot_batch).await?;
-                }
-                _ => run_per_node(&connection, &one_slot_pipelines).await?,
-            }
-            if round > 0 {
-                row.samples.push(start.elapsed());
             }
         }
     }
-    Ok((across.into(), single.into()))
+    let rows = |rows: Vec<(Way, Row)>| rows.into_iter().map(|(_, row)| row).collect();
+    Ok((rows(across.into()), rows(single.into())))
 }
 
 fn table(rows: &[Row], calls: usize) -> String {

@@ -15,7 +15,7 @@
 //! `TRYAGAIN` while the slot moves) ran nothing, so it is sent again to
 //! where the slot now is, a few times.
 
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 
 use redis::cluster_async::ClusterConnection;
 use redis::cluster_routing::{Route, SingleNodeRoutingInfo, SlotAddr};
@@ -31,16 +31,20 @@ pub(super) const REDIRECTED_RETRIES: u32 = 5;
 /// What one command of a slot's transaction is.
 #[derive(Debug, Clone, Copy)]
 pub(super) enum Sent {
-    /// The queued command at this index.
+    /// The queued command at this index, as queued (a script call as
+    /// `EVAL`, with the body).
     Queued(usize),
+    /// The queued script call at this index, as `EVALSHA` of this SHA1: an
+    /// earlier call of the transaction carries the body.
+    BySha1(usize, &'static str),
     /// The `FUNCTION LOAD` queued at this index, sent again in this group.
     Load(usize),
 }
 
-/// One slot's transaction: what it sends, and what each command is.
+/// One slot's transaction: what it sends, and what each command is. The
+/// commands are rendered when it is sent, from the batch's.
 pub(super) struct Group {
     pub(super) slot: Option<u16>,
-    pub(super) pipeline: Pipeline,
     pub(super) sent: Vec<Sent>,
     /// How many times it is sent again after a connection failure or a
     /// timeout: only when it holds nothing but calls of `exactly_once`
@@ -48,16 +52,53 @@ pub(super) struct Group {
     pub(super) failure_retries: u32,
     /// The SHA1s of the scripts whose body it carries (`EVAL`).
     pub(super) bodies: Vec<&'static str>,
-    /// When it is one script call sent with its body: the same call as
-    /// `EVALSHA`, which a node's request sends instead once an earlier
-    /// command of the request carried the body.
-    lone: Option<(&'static str, Cmd)>,
     /// When it holds nothing but calls of one script, each sent as `EVAL`
-    /// or `EVALSHA`: that script's SHA1, and every call as `EVALSHA`. Such
-    /// a transaction either finds the script (every call runs) or does not
-    /// (none does: `NOSCRIPT` to each), so it may go without the body and
-    /// be sent again with it.
-    pub(super) by_sha1: Option<(&'static str, Vec<Cmd>)>,
+    /// or `EVALSHA`: that script's SHA1. Such a transaction either finds
+    /// the script (every call runs) or does not (none does: `NOSCRIPT` to
+    /// each), so it may go as `EVALSHA`s only, and again with the body.
+    pub(super) by_sha1: Option<&'static str>,
+}
+
+impl Group {
+    /// Adds its commands to `pipeline`, out of `commands` (the batch's, in
+    /// order): as planned, or every call as `EVALSHA` (`by_sha1`).
+    pub(super) fn add_to(&self, pipeline: &mut Pipeline, commands: &[&Cmd], by_sha1: bool) {
+        for sent in &self.sent {
+            let command = match (*sent, self.by_sha1) {
+                (Sent::Queued(index), Some(sha1)) if by_sha1 => commands
+                    .get(index)
+                    .and_then(|queued| as_evalsha(queued, sha1)),
+                (Sent::BySha1(index, sha1), _) => commands
+                    .get(index)
+                    .and_then(|queued| as_evalsha(queued, sha1)),
+                (Sent::Queued(index) | Sent::Load(index), _) => {
+                    commands.get(index).map(|queued| (*queued).clone())
+                }
+            };
+            if let Some(command) = command {
+                pipeline.add_command(command);
+            }
+        }
+    }
+
+    /// It as one `MULTI`/`EXEC` transaction, as planned.
+    fn transaction(&self, commands: &[&Cmd]) -> Pipeline {
+        let mut pipeline = Pipeline::with_capacity(self.sent.len());
+        pipeline.atomic();
+        // Each reply is decoded on its own, so one failed command must not
+        // hide the others' replies.
+        pipeline.ignore_errors();
+        self.add_to(&mut pipeline, commands, false);
+        pipeline
+    }
+
+    /// The index of its one command when that is a script call.
+    fn lone_call(&self) -> Option<usize> {
+        match (self.sent.as_slice(), self.by_sha1) {
+            ([Sent::Queued(index)], Some(_)) => Some(*index),
+            _ => None,
+        }
+    }
 }
 
 impl Batch {
@@ -67,8 +108,9 @@ impl Batch {
     /// before it, or with the first slot's when it comes first.
     fn slot_groups(&self) -> Vec<(Option<u16>, Vec<usize>)> {
         let first_slot = self.slots.iter().flatten().next().copied();
-        let mut order: Vec<Option<u16>> = Vec::new();
-        let mut groups: BTreeMap<Option<u16>, Vec<usize>> = BTreeMap::new();
+        let mut groups: Vec<(Option<u16>, Vec<usize>)> = Vec::new();
+        // Each slot's place in `groups`.
+        let mut places: HashMap<Option<u16>, usize> = HashMap::new();
         let mut current = first_slot;
         for (index, entry) in self.entries.iter().enumerate() {
             if matches!(entry, Entry::Load) {
@@ -76,18 +118,15 @@ impl Batch {
             }
             let slot = self.slots.get(index).copied().flatten().or(current);
             current = slot;
-            if !groups.contains_key(&slot) {
-                order.push(slot);
+            let place = *places.entry(slot).or_insert_with(|| {
+                groups.push((slot, Vec::new()));
+                groups.len() - 1
+            });
+            if let Some((_, indices)) = groups.get_mut(place) {
+                indices.push(index);
             }
-            groups.entry(slot).or_default().push(index);
         }
-        order
-            .into_iter()
-            .map(|slot| {
-                let indices = groups.remove(&slot).unwrap_or_default();
-                (slot, indices)
-            })
-            .collect()
+        groups
     }
 
     /// Per slot, its transactions of at most
@@ -106,74 +145,60 @@ impl Batch {
             .collect()
     }
 
-    /// The transaction that sends `indices` (one slot's commands), out of
-    /// `commands` (the batch's, in order).
+    /// The transaction that sends `indices` (one slot's commands): a
+    /// script's first call in it with the body, the later ones as
+    /// `EVALSHA`, a library's load before its first call.
     fn group(&self, commands: &[&Cmd], slot: Option<u16>, indices: &[usize]) -> Group {
-        let mut pipeline = Pipeline::with_capacity(indices.len() + 1);
-        pipeline.atomic();
-        // Each reply is decoded on its own, so one failed command must not
-        // hide the others' replies.
-        pipeline.ignore_errors();
         let mut sent = Vec::with_capacity(indices.len() + 1);
         let mut bodies_sent: Vec<&'static str> = Vec::new();
         let mut loaded: Vec<usize> = Vec::new();
+        // Whether every command is a call of one script sent with its body
+        // (`EVAL`, not an `EVALSHA` of a batch that loads nothing).
+        let mut one_script = true;
         for &index in indices {
-            let Some(&queued) = commands.get(index) else {
+            let Some(Entry::Script(script)) = self.entries.get(index) else {
+                one_script = false;
+                sent.push(Sent::Queued(index));
                 continue;
             };
-            let mut command = queued.clone();
-            if let Some(Entry::Script(script)) = self.entries.get(index) {
-                if let Some(load) = self.load_entry(&Entry::Script(script))
-                    && !loaded.contains(&load)
-                    && let Some(&load_command) = commands.get(load)
-                {
+            let sha1 = script.sha1();
+            if let Some(load) = self.load_entry(&Entry::Script(script)) {
+                one_script = false;
+                if !loaded.contains(&load) {
                     loaded.push(load);
-                    pipeline.add_command(load_command.clone());
                     sent.push(Sent::Load(load));
                 }
-                if let Some(evalsha) = as_evalsha(queued, script.sha1()) {
-                    if bodies_sent.contains(&script.sha1()) {
-                        command = evalsha;
-                    } else {
-                        bodies_sent.push(script.sha1());
-                    }
-                }
             }
-            pipeline.add_command(command);
-            sent.push(Sent::Queued(index));
+            let with_body = commands.get(index).is_some_and(|queued| is_eval(queued));
+            one_script &= with_body;
+            if with_body && bodies_sent.contains(&sha1) {
+                sent.push(Sent::BySha1(index, sha1));
+            } else {
+                if with_body {
+                    bodies_sent.push(sha1);
+                }
+                sent.push(Sent::Queued(index));
+            }
         }
         let failure_retries =
             self.failure_retries_of(indices.iter().filter_map(|index| self.entries.get(*index)));
-        let lone = match (sent.as_slice(), bodies_sent.as_slice()) {
-            ([Sent::Queued(index)], [sha1]) => commands
-                .get(*index)
-                .and_then(|queued| as_evalsha(queued, sha1))
-                .map(|evalsha| (*sha1, evalsha)),
-            _ => None,
-        };
         let by_sha1 = match bodies_sent.as_slice() {
-            [sha1] => sent
-                .iter()
-                .map(|sent| match sent {
-                    Sent::Queued(index) => commands
-                        .get(*index)
-                        .and_then(|queued| as_evalsha(queued, sha1)),
-                    Sent::Load(_) => None,
-                })
-                .collect::<Option<Vec<Cmd>>>()
-                .map(|calls| (*sha1, calls)),
+            [sha1] if one_script => Some(*sha1),
             _ => None,
         };
         Group {
             slot,
-            pipeline,
             sent,
             failure_retries,
             bodies: bodies_sent,
-            lone,
             by_sha1,
         }
     }
+}
+
+/// Whether `command` is an `EVAL` (a script call sent with its body).
+fn is_eval(command: &Cmd) -> bool {
+    matches!(command.args_iter().next(), Some(redis::Arg::Simple(name)) if name == b"EVAL")
 }
 
 /// A pipeline's script call, queued as `EVAL <body> <numkeys> …`, as
@@ -182,8 +207,15 @@ pub(super) fn as_evalsha(queued: &Cmd, sha1: &str) -> Option<Cmd> {
     let mut args = queued.args_iter();
     match (args.next(), args.next()) {
         (Some(redis::Arg::Simple(name)), Some(_)) if name == b"EVAL" => {
-            let mut evalsha = redis::cmd("EVALSHA");
-            evalsha.arg(sha1);
+            let (count, size) = args.clone().fold(
+                (2, "EVALSHA".len() + sha1.len()),
+                |(count, size), arg| match arg {
+                    redis::Arg::Simple(bytes) => (count + 1, size + bytes.len()),
+                    _ => (count, size),
+                },
+            );
+            let mut evalsha = Cmd::with_capacity(count, size);
+            evalsha.arg("EVALSHA").arg(sha1);
             for arg in args {
                 if let redis::Arg::Simple(bytes) = arg {
                     evalsha.arg(bytes);
@@ -232,7 +264,8 @@ pub async fn run_batch(
         return batch.run(connection).await;
     }
     let slots = batch.slot_transactions();
-    let outcomes = crate::timer::within(batch.deadline, run_slots(connection, &slots))
+    let commands: Vec<&Cmd> = batch.pipeline.cmd_iter().collect();
+    let outcomes = crate::timer::within(batch.deadline, run_slots(connection, &slots, &commands))
         .await
         .ok_or_else(|| deadline_passed(batch.deadline))?;
     let sent = outcomes.into_iter().flat_map(|(slot, results)| {
@@ -258,7 +291,7 @@ pub(super) fn replies_of<'g>(
                 let mut group_load: Vec<(usize, usize)> = Vec::new();
                 for (sent, value) in group.sent.iter().zip(replies) {
                     match *sent {
-                        Sent::Queued(index) => {
+                        Sent::Queued(index) | Sent::BySha1(index, _) => {
                             if let Some(slot) = values.get_mut(index) {
                                 *slot = value;
                             }
@@ -283,7 +316,7 @@ pub(super) fn replies_of<'g>(
             }
             Err(error) => {
                 for sent in &group.sent {
-                    if let Sent::Queued(index) = sent
+                    if let Sent::Queued(index) | Sent::BySha1(index, _) = sent
                         && let Some(entry) = failed.get_mut(*index)
                     {
                         *entry = Some(error.clone());
@@ -327,6 +360,7 @@ pub(super) type Outcome = Result<Vec<Value>, redis::RedisError>;
 async fn run_slots(
     connection: &mut ClusterConnection,
     slots: &[Vec<Group>],
+    commands: &[&Cmd],
 ) -> Vec<(usize, Vec<Outcome>)> {
     let primaries = if slots.len() >= SLOTS_FOR_THE_SLOT_MAP {
         crate::topology::slot_primaries(connection).await.ok()
@@ -352,8 +386,8 @@ async fn run_slots(
             let Some(node) = owner(first.slot) else {
                 return false;
             };
-            match &first.lone {
-                Some((sha1, _)) if bodies_sent.contains(&(node, *sha1)) => true,
+            match (first.lone_call(), first.by_sha1) {
+                (Some(_), Some(sha1)) if bodies_sent.contains(&(node, sha1)) => true,
                 _ => {
                     bodies_sent.extend(first.bodies.iter().map(|sha1| (node, *sha1)));
                     false
@@ -370,11 +404,11 @@ async fn run_slots(
             async move {
                 let mut outcomes = Vec::with_capacity(transactions.len());
                 for (position, transaction) in transactions.iter().enumerate() {
-                    let outcome = match &transaction.lone {
-                        Some((_, evalsha)) if position == 0 && by_sha1 => {
-                            run_lone(&mut connection, transaction, evalsha).await
-                        }
-                        _ => run_group(&mut connection, transaction).await,
+                    let as_planned = transaction.transaction(commands);
+                    let outcome = if position == 0 && by_sha1 {
+                        run_lone(&mut connection, transaction, commands, &as_planned).await
+                    } else {
+                        run_group(&mut connection, transaction, &as_planned).await
                     };
                     outcomes.push(outcome);
                 }
@@ -388,24 +422,20 @@ async fn run_slots(
 /// with an earlier command of the batch), in its own transaction like any
 /// slot's: sent again with its body when the node answers `NOSCRIPT` (it
 /// did not run).
-async fn run_lone(connection: &mut ClusterConnection, group: &Group, evalsha: &Cmd) -> Outcome {
-    let mut pipeline = Pipeline::with_capacity(1);
-    pipeline.atomic();
-    pipeline.ignore_errors();
-    pipeline.add_command(evalsha.clone());
-    let by_sha1 = Group {
-        slot: group.slot,
-        pipeline,
-        sent: group.sent.clone(),
-        failure_retries: group.failure_retries,
-        bodies: Vec::new(),
-        lone: None,
-        by_sha1: None,
-    };
-    let values = run_group(connection, &by_sha1).await?;
+async fn run_lone(
+    connection: &mut ClusterConnection,
+    group: &Group,
+    commands: &[&Cmd],
+    with_body: &Pipeline,
+) -> Outcome {
+    let mut by_sha1 = Pipeline::with_capacity(1);
+    by_sha1.atomic();
+    by_sha1.ignore_errors();
+    group.add_to(&mut by_sha1, commands, true);
+    let values = run_group(connection, group, &by_sha1).await?;
     match values.first() {
         Some(Value::ServerError(error)) if error.code() == "NOSCRIPT" => {
-            run_group(connection, group).await
+            run_group(connection, group, with_body).await
         }
         _ => Ok(values),
     }
@@ -472,6 +502,7 @@ pub(super) fn redirection(reply: &Value) -> Option<&redis::ServerError> {
 async fn run_group(
     connection: &mut ClusterConnection,
     group: &Group,
+    transaction: &Pipeline,
 ) -> Result<Vec<Value>, redis::RedisError> {
     let mut route = match group.slot {
         Some(slot) => SingleNodeRoutingInfo::SpecificNode(Route::new(slot, SlotAddr::Master)),
@@ -482,7 +513,7 @@ async fn run_group(
     loop {
         // Every reply: MULTI's, one per queued command, and EXEC's.
         let replies = match connection
-            .route_pipeline(group.pipeline.clone(), 0, count + 2, route.clone())
+            .route_pipeline(transaction.clone(), 0, count + 2, route.clone())
             .await
         {
             Ok(replies) => replies,

@@ -20,11 +20,11 @@
 //! sent through the cluster connection does.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use redis::aio::{ConnectionLike, MultiplexedConnection};
 use redis::cluster_async::ClusterConnection;
-use redis::{ConnectionAddr, ConnectionInfo, IntoConnectionInfo, Pipeline, Value};
+use redis::{Cmd, ConnectionAddr, ConnectionInfo, IntoConnectionInfo, Pipeline, Value};
 
 use super::across_slots::{
     Answered, Group, Outcome, REDIRECTED_RETRIES, answered, named_node, pause, redirection,
@@ -71,9 +71,57 @@ pub struct NodeConnections {
     settings: ConnectionInfo,
     /// The connection to each node opened so far.
     open: Mutex<HashMap<Address, MultiplexedConnection>>,
-    /// `(node, SHA1)` of the scripts each node last answered a call of
+    /// Per node, the SHA1s of the scripts it last answered a call of
     /// (anything but `NOSCRIPT`): sent there as `EVALSHA` only.
-    cached: Mutex<HashSet<(Address, &'static str)>>,
+    cached: Mutex<HashMap<Address, HashSet<&'static str>>>,
+    /// The slot map the last batch read, until a redirection or a failure
+    /// says it is out of date.
+    slot_map: Mutex<Option<Arc<SlotMap>>>,
+}
+
+/// Which primary serves each slot, as `CLUSTER SLOTS` listed them.
+struct SlotMap {
+    /// `(first slot, last slot, node)`, by first slot.
+    ranges: Vec<(u16, u16, usize)>,
+    nodes: Vec<Address>,
+}
+
+impl SlotMap {
+    fn new(primaries: Vec<(u16, u16, String, u16)>) -> Self {
+        let mut map = SlotMap {
+            ranges: Vec::with_capacity(primaries.len()),
+            nodes: Vec::new(),
+        };
+        for (start, end, host, port) in primaries {
+            let address = (host, port);
+            let node = match map.nodes.iter().position(|known| *known == address) {
+                Some(node) => node,
+                None => {
+                    map.nodes.push(address);
+                    map.nodes.len() - 1
+                }
+            };
+            map.ranges.push((start, end, node));
+        }
+        map.ranges.sort_unstable();
+        map
+    }
+
+    /// The primary of `slot`; for commands without a slot, any.
+    fn node_of(&self, slot: Option<u16>) -> Option<&Address> {
+        let node = match slot {
+            Some(slot) => {
+                let after = self.ranges.partition_point(|(start, _, _)| *start <= slot);
+                let (_, end, node) = self.ranges.get(after.checked_sub(1)?)?;
+                if slot > *end {
+                    return None;
+                }
+                *node
+            }
+            None => 0,
+        };
+        self.nodes.get(node)
+    }
 }
 
 impl std::fmt::Debug for NodeConnections {
@@ -104,6 +152,16 @@ struct Planned<'g> {
     by_sha1: bool,
     /// One command, without `MULTI`/`EXEC`.
     bare: bool,
+}
+
+/// One node's request being planned.
+struct NodeRequest<'g, 'c> {
+    address: Address,
+    /// The scripts the node answered before.
+    answered: &'c HashSet<&'static str>,
+    /// The scripts whose body the request carries so far.
+    bodies: HashSet<&'static str>,
+    planned: Vec<Planned<'g>>,
 }
 
 /// Where one slot is in its sending.
@@ -166,7 +224,8 @@ impl NodeConnections {
         Ok(Self {
             settings,
             open: Mutex::new(HashMap::new()),
-            cached: Mutex::new(HashSet::new()),
+            cached: Mutex::new(HashMap::new()),
+            slot_map: Mutex::new(None),
         })
     }
 
@@ -198,9 +257,11 @@ impl NodeConnections {
             return batch.run(cluster).await;
         }
         let slots = batch.slot_transactions();
-        let states = crate::timer::within(batch.deadline, self.run_slots(cluster, &slots))
-            .await
-            .ok_or_else(|| deadline_passed(batch.deadline))?;
+        let commands: Vec<&Cmd> = batch.pipeline.cmd_iter().collect();
+        let states =
+            crate::timer::within(batch.deadline, self.run_slots(cluster, &slots, &commands))
+                .await
+                .ok_or_else(|| deadline_passed(batch.deadline))?;
         let sent = slots
             .iter()
             .zip(states)
@@ -214,10 +275,11 @@ impl NodeConnections {
         &self,
         cluster: &mut ClusterConnection,
         slots: &[Vec<Group>],
+        commands: &[&Cmd],
     ) -> Vec<SlotState> {
         let mut states: Vec<SlotState> = slots.iter().map(|_| SlotState::default()).collect();
-        let mut primaries: Vec<(u16, u16, String, u16)> = Vec::new();
-        let (mut map_is_stale, mut map_failures, mut wait) = (true, 0, None);
+        let mut follow_up = FollowUp::default();
+        let mut map_failures = 0;
         loop {
             let pending: Vec<usize> = (0..slots.len())
                 .filter(|&slot| states[slot].next < slots[slot].len())
@@ -225,19 +287,28 @@ impl NodeConnections {
             if pending.is_empty() {
                 return states;
             }
-            if let Some(attempt) = wait.take() {
+            if let Some(attempt) = follow_up.wait {
                 pause(attempt).await;
             }
-            if map_is_stale {
-                match crate::topology::slot_primaries(cluster).await {
-                    Ok(read) => {
-                        primaries = read;
-                        map_is_stale = false;
+            if follow_up.map_is_stale {
+                *lock(&self.slot_map) = None;
+            }
+            let cached_map = lock(&self.slot_map).clone();
+            let map = match cached_map {
+                Some(map) => map,
+                None => match crate::topology::slot_primaries(cluster).await {
+                    Ok(primaries) => {
+                        let map = Arc::new(SlotMap::new(primaries));
+                        *lock(&self.slot_map) = Some(Arc::clone(&map));
                         map_failures = 0;
+                        map
                     }
                     // The node asked may be the one that just failed.
                     Err(_) if map_failures < REDIRECTED_RETRIES => {
-                        wait = Some(map_failures);
+                        follow_up = FollowUp {
+                            map_is_stale: true,
+                            wait: Some(map_failures),
+                        };
                         map_failures += 1;
                         continue;
                     }
@@ -251,11 +322,12 @@ impl NodeConnections {
                         }
                         return states;
                     }
-                }
-            }
-            let plan = self.plan(slots, &mut states, &pending, &primaries);
+                },
+            };
+            follow_up = FollowUp::default();
+            let plan = self.plan(slots, &mut states, &pending, &map, &mut follow_up);
             let sends = plan.iter().map(|(address, planned)| async move {
-                let pipeline = request(planned);
+                let pipeline = request(planned, commands);
                 let count = pipeline.len();
                 let answer = match self.connection(address).await {
                     Ok(mut connection) => connection.req_packed_commands(&pipeline, 0, count).await,
@@ -268,29 +340,25 @@ impl NodeConnections {
             });
             let answers = futures_util::future::join_all(sends).await;
             for ((address, planned), answer) in plan.iter().zip(answers) {
-                let follow_up = self.read(address, planned, answer, &mut states);
-                map_is_stale |= follow_up.map_is_stale;
-                if let Some(attempt) = follow_up.wait {
-                    wait = Some(wait.map_or(attempt, |waiting: u32| waiting.max(attempt)));
-                }
+                self.read(address, planned, answer, &mut states, &mut follow_up);
             }
         }
     }
 
     /// Which node gets each pending slot's current transaction, and how.
-    /// A slot no node serves (or whose last redirection named no node) is
-    /// answered `CLUSTERDOWN` after the usual retries.
+    /// A slot no node serves is answered `CLUSTERDOWN` after the usual
+    /// retries.
     fn plan<'g>(
         &self,
         slots: &'g [Vec<Group>],
         states: &mut [SlotState],
         pending: &[usize],
-        primaries: &[(u16, u16, String, u16)],
+        map: &SlotMap,
+        follow_up: &mut FollowUp,
     ) -> Vec<(Address, Vec<Planned<'g>>)> {
         let cached = lock(&self.cached);
-        let mut plan: Vec<(Address, Vec<Planned<'g>>)> = Vec::new();
-        // Per node: the scripts whose body its request carries so far.
-        let mut bodies: HashSet<(usize, &'static str)> = HashSet::new();
+        let no_script: HashSet<&'static str> = HashSet::new();
+        let mut plan: Vec<NodeRequest<'g, '_>> = Vec::new();
         for &slot in pending {
             let (Some(group), Some(state)) = (
                 slots
@@ -300,63 +368,70 @@ impl NodeConnections {
             ) else {
                 continue;
             };
-            let owner = || match group.slot {
-                Some(slot) => primaries
-                    .iter()
-                    .find(|(start, end, _, _)| (*start..=*end).contains(&slot))
-                    .map(|(_, _, host, port)| (host.clone(), *port)),
-                None => primaries
-                    .first()
-                    .map(|(_, _, host, port)| (host.clone(), *port)),
-            };
             let asking = state.ask.is_some();
-            let Some(address) = state
-                .ask
-                .take()
-                .or_else(|| state.moved.clone())
-                .or_else(owner)
-            else {
-                state.done(Ok(vec![unserved(); group.sent.len()]));
+            let address = state.ask.take().or_else(|| state.moved.clone());
+            let Some(address) = address.as_ref().or_else(|| map.node_of(group.slot)) else {
+                if state.redirects < REDIRECTED_RETRIES {
+                    follow_up.map_is_stale = true;
+                    follow_up.wait_at_least(state.redirects);
+                    state.redirects += 1;
+                } else {
+                    state.done(Ok(vec![unserved(); group.sent.len()]));
+                }
                 continue;
             };
-            let node = match plan.iter().position(|(planned, _)| *planned == address) {
+            let node = match plan.iter().position(|node| node.address == *address) {
                 Some(node) => node,
                 None => {
-                    plan.push((address.clone(), Vec::new()));
+                    plan.push(NodeRequest {
+                        address: address.clone(),
+                        answered: cached.get(address).unwrap_or(&no_script),
+                        bodies: HashSet::new(),
+                        planned: Vec::new(),
+                    });
                     plan.len() - 1
                 }
             };
+            let Some(NodeRequest {
+                answered,
+                bodies,
+                planned,
+                ..
+            }) = plan.get_mut(node)
+            else {
+                continue;
+            };
             // Whether it goes as `EVALSHA`s only: the node answered the
             // script before, or its request carries the body earlier.
-            let by_sha1 = match &group.by_sha1 {
-                Some((sha1, _)) => {
-                    let in_request = bodies.contains(&(node, *sha1));
+            let by_sha1 = match group.by_sha1 {
+                Some(sha1) => {
+                    let in_request = bodies.contains(sha1);
                     let known = match state.noscripts {
-                        0 => in_request || cached.contains(&(address.clone(), *sha1)),
+                        0 => in_request || answered.contains(sha1),
                         1 => in_request,
                         _ => false,
                     };
                     if !known {
-                        bodies.insert((node, *sha1));
+                        bodies.insert(sha1);
                     }
                     known
                 }
                 None => {
-                    bodies.extend(group.bodies.iter().map(|sha1| (node, *sha1)));
+                    bodies.extend(group.bodies.iter().copied());
                     false
                 }
             };
-            if let Some((_, planned)) = plan.get_mut(node) {
-                planned.push(Planned {
-                    slot,
-                    group,
-                    asking,
-                    by_sha1,
-                    bare: group.sent.len() == 1,
-                });
-            }
+            planned.push(Planned {
+                slot,
+                group,
+                asking,
+                by_sha1,
+                bare: group.sent.len() == 1,
+            });
         }
-        plan
+        plan.into_iter()
+            .map(|node| (node.address, node.planned))
+            .collect()
     }
 
     /// Takes a node's answer to its request: each transaction's outcome,
@@ -367,27 +442,33 @@ impl NodeConnections {
         planned: &[Planned<'_>],
         answer: redis::RedisResult<Vec<Value>>,
         states: &mut [SlotState],
-    ) -> FollowUp {
-        let mut follow_up = FollowUp::default();
+        follow_up: &mut FollowUp,
+    ) {
         let replies = match answer {
             Ok(replies) => replies,
             Err(error) => {
-                // The node's calls may have run, all or some: only a
-                // transaction of exactly-once calls goes again.
                 follow_up.map_is_stale = true;
                 for planned in planned {
                     let state = &mut states[planned.slot];
-                    if state.failures < planned.group.failure_retries {
+                    if error.is_connection_refusal() && state.redirects < REDIRECTED_RETRIES {
+                        // Nothing was sent: again, once the map is read
+                        // again (a replica may be taking over).
+                        follow_up.wait_at_least(state.redirects);
+                        state.redirects += 1;
+                    } else if state.failures < planned.group.failure_retries {
+                        // The node's calls may have run, all or some: only
+                        // a transaction of exactly-once calls goes again.
                         follow_up.wait_at_least(state.failures);
                         state.failures += 1;
                     } else {
                         state.done(Err(error.clone()));
                     }
                 }
-                return follow_up;
+                return;
             }
         };
         let mut cached = lock(&self.cached);
+        let known = cached.entry(address.clone()).or_default();
         let mut cursor = 0;
         for planned in planned {
             let state = &mut states[planned.slot];
@@ -405,18 +486,17 @@ impl NodeConnections {
                 cursor += count + 2;
                 answered(window, count)
             };
-            let sha1 = planned.group.by_sha1.as_ref().map(|(sha1, _)| *sha1);
             match answer {
                 Ok(Answered::Ran(values)) => {
                     let not_found = matches!(
                         values.first(),
                         Some(Value::ServerError(error)) if error.code() == "NOSCRIPT"
                     );
-                    if let Some(sha1) = sha1 {
+                    if let Some(sha1) = planned.group.by_sha1 {
                         if not_found {
-                            cached.remove(&(address.clone(), sha1));
+                            known.remove(sha1);
                         } else {
-                            cached.insert((address.clone(), sha1));
+                            known.insert(sha1);
                         }
                     }
                     if not_found && planned.by_sha1 {
@@ -433,10 +513,11 @@ impl NodeConnections {
                         "ASK" => state.ask = named_node(&redirected),
                         // `TRYAGAIN` (the slot is moving) or `CLUSTERDOWN`:
                         // the same node, after a wait.
-                        _ => {
-                            follow_up.map_is_stale = true;
-                            follow_up.wait_at_least(state.redirects);
-                        }
+                        _ => follow_up.wait_at_least(state.redirects),
+                    }
+                    // The slot map the next batch uses is out of date.
+                    if redirected.code() != "ASK" {
+                        follow_up.map_is_stale = true;
                     }
                     state.redirects += 1;
                 }
@@ -447,7 +528,6 @@ impl NodeConnections {
                 Err(error) => state.done(Err(error)),
             }
         }
-        follow_up
     }
 
     /// The open connection to `address`, or a new one.
@@ -496,12 +576,12 @@ impl FollowUp {
 
 /// One node's request: each planned transaction (`ASKING` first after an
 /// `ASK`), a lone command bare.
-fn request(planned: &[Planned<'_>]) -> Pipeline {
-    let commands: usize = planned
+fn request(planned: &[Planned<'_>], commands: &[&Cmd]) -> Pipeline {
+    let count: usize = planned
         .iter()
         .map(|planned| planned.group.sent.len() + 3)
         .sum();
-    let mut pipeline = Pipeline::with_capacity(commands);
+    let mut pipeline = Pipeline::with_capacity(count);
     for planned in planned {
         if planned.asking {
             pipeline.add_command(redis::cmd("ASKING"));
@@ -509,18 +589,9 @@ fn request(planned: &[Planned<'_>]) -> Pipeline {
         if !planned.bare {
             pipeline.add_command(redis::cmd("MULTI"));
         }
-        match (&planned.group.by_sha1, planned.by_sha1) {
-            (Some((_, calls)), true) => {
-                for call in calls {
-                    pipeline.add_command(call.clone());
-                }
-            }
-            _ => {
-                for command in planned.group.pipeline.cmd_iter() {
-                    pipeline.add_command(command.clone());
-                }
-            }
-        }
+        planned
+            .group
+            .add_to(&mut pipeline, commands, planned.by_sha1);
         if !planned.bare {
             pipeline.add_command(redis::cmd("EXEC"));
         }
