@@ -75,10 +75,12 @@ static NEXT_BATCH: AtomicU64 = AtomicU64::new(1);
 /// call is added (on a standalone server too, so that a transaction that
 /// could never run on a cluster fails in development). A pipeline's calls
 /// may be in any slots: on a cluster, send it with
-/// [`cluster::run_batch`](crate::cluster::run_batch), which sends each
-/// slot's calls to its primary in one transaction (each script's body once
-/// per slot), all slots at once, and hands back the replies in the order
-/// queued. Calls of one slot run in the order queued; calls of different
+/// [`NodeConnections::run_batch`](crate::cluster::NodeConnections::run_batch)
+/// (one request per primary, each script's body at most once per node) or
+/// [`cluster::run_batch`](crate::cluster::run_batch) (one request per
+/// slot, through the cluster connection). Either sends each slot's calls to
+/// its primary in one transaction, all nodes at once, and hands back the
+/// replies in the order queued. Calls of one slot run in the order queued; calls of different
 /// slots run on different nodes, in no promised order. A plain command goes
 /// with the call queued before it (keep its keys in that call's slot). A
 /// pipeline across slots sent with [`Batch::run`] on a cluster connection

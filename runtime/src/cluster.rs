@@ -5,7 +5,9 @@
 //! [`key_slot`] computes the slot the same way, to pick keys ahead of
 //! time. With the `cluster` feature, [`preload`] loads scripts on every
 //! node and [`deploy`] deploys libraries on every primary; both return a
-//! [`Report`] with one outcome per node and script or library.
+//! [`Report`] with one outcome per node and script or library, and a
+//! pipeline [`Batch`](crate::Batch) across slots goes to every primary at
+//! once with [`NodeConnections::run_batch`] (or [`run_batch`]).
 //!
 //! ```
 //! use redis_script::cluster::{SLOT_COUNT, key_slot};

@@ -326,18 +326,28 @@ impl NodeConnections {
             };
             follow_up = FollowUp::default();
             let plan = self.plan(slots, &mut states, &pending, &map, &mut follow_up);
-            let sends = plan.iter().map(|(address, planned)| async move {
-                let pipeline = request(planned, commands);
-                let count = pipeline.len();
-                let answer = match self.connection(address).await {
-                    Ok(mut connection) => connection.req_packed_commands(&pipeline, 0, count).await,
-                    Err(error) => Err(error),
-                };
-                if answer.is_err() {
-                    lock(&self.open).remove(address);
-                }
-                answer
-            });
+            // Every request built before the first goes out, so that the
+            // nodes' requests leave together.
+            let requests: Vec<Pipeline> = plan
+                .iter()
+                .map(|(_, planned)| request(planned, commands))
+                .collect();
+            let sends = plan
+                .iter()
+                .zip(&requests)
+                .map(|((address, _), pipeline)| async move {
+                    let count = pipeline.len();
+                    let answer = match self.connection(address).await {
+                        Ok(mut connection) => {
+                            connection.req_packed_commands(pipeline, 0, count).await
+                        }
+                        Err(error) => Err(error),
+                    };
+                    if answer.is_err() {
+                        lock(&self.open).remove(address);
+                    }
+                    answer
+                });
             let answers = futures_util::future::join_all(sends).await;
             for ((address, planned), answer) in plan.iter().zip(answers) {
                 self.read(address, planned, answer, &mut states, &mut follow_up);
