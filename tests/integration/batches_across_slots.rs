@@ -475,6 +475,66 @@ async fn a_slot_being_moved_is_followed_with_asking() {
     assert_eq!(items, ["before", "0", "400", "800"]);
 }
 
+/// A primary down (and no replica to take over): its slots' calls fail,
+/// each saying it did not run (the connection was refused: nothing was
+/// sent), and every other call gets its reply.
+#[tokio::test]
+async fn a_node_down_fails_only_its_own_calls() {
+    let mut cluster = RedisCluster::start_with(3, 0, &["--cluster-require-full-coverage", "no"]);
+    let mut connection = cluster.connection().await;
+    let nodes = Via::nodes(&cluster.urls());
+    let calls = 1_000;
+    let node_of: Vec<u16> = (0..calls)
+        .map(|n| {
+            cluster
+                .node_for_slot(cluster.keyslot(wide(n).as_bytes()))
+                .port()
+        })
+        .collect();
+    let down = cluster.stop_primary_of_slot(cluster.keyslot(wide(0).as_bytes()));
+    let mut batch = Batch::pipeline();
+    let handles: Vec<_> = (0..calls)
+        .map(|n| {
+            batch
+                .add(append::call(&wide(n), &n.to_string()))
+                .expect("add")
+        })
+        .collect();
+    let mut replies = nodes
+        .run(&mut connection, &batch)
+        .await
+        .expect("the batch runs");
+    let (mut failed, mut ran) = (0, 0);
+    for (n, handle) in handles.into_iter().enumerate() {
+        match replies.take(handle) {
+            Err(error) if node_of[n] == down => {
+                assert!(!error.may_have_executed(), "call {n}: {error}");
+                failed += 1;
+            }
+            Ok(length) if node_of[n] != down => {
+                assert_eq!(length, (n / 400 + 1) as i64, "call {n}");
+                ran += 1;
+            }
+            other => panic!("call {n} on port {}: {other:?}", node_of[n]),
+        }
+    }
+    assert!(failed > 0 && ran > 0, "{failed} failed, {ran} ran");
+    for index in 0..400 {
+        if node_of[index] == down {
+            continue;
+        }
+        let items: Vec<String> = redis::cmd("LRANGE")
+            .arg(wide(index))
+            .arg(0)
+            .arg(-1)
+            .query_async(&mut connection)
+            .await
+            .expect("LRANGE");
+        let expected: Vec<String> = (index..calls).step_by(400).map(|n| n.to_string()).collect();
+        assert_eq!(items, expected, "{}", wide(index));
+    }
+}
+
 #[tokio::test]
 async fn a_flush_storm_fails_no_call_of_a_batch_across_slots() {
     let cluster = RedisCluster::start(3, 1);

@@ -456,6 +456,11 @@ pub(super) enum Answered {
 /// for `count` commands.
 pub(super) fn answered(replies: &[Value], count: usize) -> Result<Answered, redis::RedisError> {
     let queued = replies.get(1..=count).unwrap_or_default();
+    // Valkey 9 refuses `EXEC` itself with the redirection when a queued
+    // command's keys have moved on: the transaction is discarded whole.
+    if let Some(redirected) = replies.get(count + 1).and_then(redirection) {
+        return Ok(Answered::Redirected(redirected.clone()));
+    }
     match replies.get(count + 1) {
         Some(Value::Array(values)) if values.len() == count => Ok(Answered::Ran(values.clone())),
         Some(Value::ServerError(error)) if error.code() == "EXECABORT" => {
@@ -577,6 +582,36 @@ mod tests {
     use super::*;
     use crate::call::{Keys, push_argument, start_call};
     use crate::test_support::ONCE;
+
+    #[test]
+    fn a_transaction_refused_for_a_redirection_ran_nothing() {
+        use crate::test_support::server_error;
+        let ok = || Value::Okay;
+        let queued = || Value::SimpleString("QUEUED".to_owned());
+        let ask = || server_error("ASK 10141 127.0.0.1:7001");
+        let abort = || server_error("EXECABORT Transaction discarded because of previous errors.");
+        // Refused while queued (Redis), or at EXEC (Valkey 9).
+        for replies in [
+            vec![ok(), queued(), ask(), abort()],
+            vec![ok(), queued(), queued(), ask()],
+        ] {
+            match answered(&replies, 2) {
+                Ok(Answered::Redirected(error)) => assert_eq!(error.code(), "ASK"),
+                _ => panic!("{replies:?}"),
+            }
+        }
+        let refused = [ok(), queued(), server_error("NOPERM no"), abort()];
+        assert!(
+            matches!(answered(&refused, 2), Ok(Answered::Refused(values)) if values.len() == 2)
+        );
+        let ran = [
+            ok(),
+            queued(),
+            queued(),
+            Value::Array(vec![Value::Int(1), Value::Int(2)]),
+        ];
+        assert!(matches!(answered(&ran, 2), Ok(Answered::Ran(values)) if values.len() == 2));
+    }
 
     #[test]
     fn a_queued_eval_becomes_the_call_s_own_evalsha() {
