@@ -519,8 +519,8 @@ async fn a_node_down_fails_only_its_own_calls() {
         }
     }
     assert!(failed > 0 && ran > 0, "{failed} failed, {ran} ran");
-    for index in 0..400 {
-        if node_of[index] == down {
+    for (index, node) in node_of.iter().enumerate().take(400) {
+        if *node == down {
             continue;
         }
         let items: Vec<String> = redis::cmd("LRANGE")
