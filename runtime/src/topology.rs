@@ -56,11 +56,17 @@ pub(crate) async fn cluster_nodes(
 pub(crate) async fn slot_primaries(
     connection: &mut redis::cluster_async::ClusterConnection,
 ) -> redis::RedisResult<Vec<(u16, u16, String, u16)>> {
-    let Value::Array(ranges) = cluster_slots(connection).await? else {
-        return Ok(Vec::new());
+    Ok(primaries_of(&cluster_slots(connection).await?))
+}
+
+/// Each range of slots with the `(host, port)` of its primary, from a
+/// `CLUSTER SLOTS` reply.
+pub(crate) fn primaries_of(topology: &Value) -> Vec<(u16, u16, String, u16)> {
+    let Value::Array(ranges) = topology else {
+        return Vec::new();
     };
     let mut primaries = Vec::with_capacity(ranges.len());
-    for range in &ranges {
+    for range in ranges {
         let Value::Array(fields) = range else {
             continue;
         };
@@ -78,7 +84,7 @@ pub(crate) async fn slot_primaries(
         };
         primaries.push((start, end, host, port));
     }
-    Ok(primaries)
+    primaries
 }
 
 /// `(host, port)` of every node (or every primary) listed by `CLUSTER

@@ -194,7 +194,7 @@ async fn run(
             cluster::run_batch(connection, work.batch).await?;
         }
         Way::PerNode => {
-            nodes.run_batch(connection, work.batch).await?;
+            nodes.run_batch(work.batch).await?;
         }
         Way::Tasks => {
             let tasks = (0..SMALL).map(|task| {

@@ -137,8 +137,14 @@ impl Batch {
         self.slot_groups()
             .into_iter()
             .map(|(slot, indices)| {
+                // A transaction is sent whole, however long.
+                let limit = if self.atomic {
+                    usize::MAX
+                } else {
+                    self.slot_transaction_limit
+                };
                 indices
-                    .chunks(self.slot_transaction_limit)
+                    .chunks(limit)
                     .map(|chunk| self.group(&commands, slot, chunk))
                     .collect()
             })

@@ -1,5 +1,6 @@
 //! A pipeline whose calls are in several slots of a cluster, sent in one
-//! request per primary, on connections of the batch's own.
+//! request per primary, on connections of the batch's own (and a
+//! transaction, as one request to its slot's primary).
 //!
 //! A node's request holds the transactions of every slot it serves (a
 //! slot's lone command goes bare: one command runs whole or not at all).
@@ -18,12 +19,17 @@
 //! their order. A transaction that mixes scripts, libraries or plain
 //! commands carries each of its scripts' bodies, as a slot's transaction
 //! sent through the cluster connection does.
+//!
+//! The slot map comes from the nodes themselves (`CLUSTER SLOTS` on the
+//! connections of the batch), not from redis-rs's cluster connection: a
+//! cluster connection that lost its way after a redirection (in our runs,
+//! one with `retries(0)` stopped answering during a slot migration) does
+//! not stop the batches.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use redis::aio::{ConnectionLike, MultiplexedConnection};
-use redis::cluster_async::ClusterConnection;
 use redis::{Cmd, ConnectionAddr, ConnectionInfo, IntoConnectionInfo, Pipeline, Value};
 
 use super::across_slots::{
@@ -51,7 +57,7 @@ type Address = (String, u16);
 /// `run_batch` takes `&self`.
 ///
 /// ```no_run
-/// # async fn demo(cluster: &mut redis::cluster_async::ClusterConnection) -> Result<(), redis_script::Error> {
+/// # async fn demo() -> Result<(), redis_script::Error> {
 /// use redis_script::{Batch, cluster, redis_script};
 ///
 /// #[redis_script(path = "../lua/release_lock.lua", keys = 1)]
@@ -61,7 +67,7 @@ type Address = (String, u16);
 /// let mut batch = Batch::pipeline();
 /// let first = batch.add(release_lock::call("lock:{a}", "token-a"))?;
 /// let second = batch.add(release_lock::call("lock:{b}", "token-b"))?;
-/// let mut replies = nodes.run_batch(cluster, &batch).await?;
+/// let mut replies = nodes.run_batch(&batch).await?;
 /// let released = replies.take(first)? + replies.take(second)?;
 /// # let _ = released;
 /// # Ok(()) }
@@ -229,12 +235,13 @@ impl NodeConnections {
         })
     }
 
-    /// Runs `batch` on the cluster `cluster` serves: a transaction as it
-    /// is (through `cluster`, its calls sharing one slot); a pipeline in
-    /// one request per primary, sent to all at once, each slot's commands
-    /// in one transaction (a slot's lone command bare). Replies come in the
-    /// order the commands were queued. `cluster` gives the slot map
-    /// (`CLUSTER SLOTS`, read once per batch and again after a failure).
+    /// Runs `batch` on the cluster: a pipeline in one request per primary,
+    /// sent to all at once, each slot's commands in one transaction (a
+    /// slot's lone command bare); a transaction (its calls share one slot)
+    /// as one. Replies come in the order the commands were queued. The
+    /// slot map (`CLUSTER SLOTS`) is read on the first batch, and again
+    /// after a redirection or a failure, from a node it listed or the node
+    /// of the settings.
     ///
     /// The promises of [`cluster::run_batch`](crate::cluster::run_batch)
     /// hold: calls of one slot run in the order queued, with no other
@@ -248,20 +255,12 @@ impl NodeConnections {
     /// [`Batch::slot_transaction_limit`] send their further transactions in
     /// later requests, each after the one before was answered. The whole
     /// run ends by the batch's deadline.
-    pub async fn run_batch(
-        &self,
-        cluster: &mut ClusterConnection,
-        batch: &Batch,
-    ) -> Result<Replies, Error> {
-        if batch.atomic || batch.entries.is_empty() {
-            return batch.run(cluster).await;
-        }
+    pub async fn run_batch(&self, batch: &Batch) -> Result<Replies, Error> {
         let slots = batch.slot_transactions();
         let commands: Vec<&Cmd> = batch.pipeline.cmd_iter().collect();
-        let states =
-            crate::timer::within(batch.deadline, self.run_slots(cluster, &slots, &commands))
-                .await
-                .ok_or_else(|| deadline_passed(batch.deadline))?;
+        let states = crate::timer::within(batch.deadline, self.run_slots(&slots, &commands))
+            .await
+            .ok_or_else(|| deadline_passed(batch.deadline))?;
         let sent = slots
             .iter()
             .zip(states)
@@ -271,12 +270,7 @@ impl NodeConnections {
 
     /// Sends every slot's transactions, in rounds of one request per node,
     /// until each has an outcome.
-    async fn run_slots(
-        &self,
-        cluster: &mut ClusterConnection,
-        slots: &[Vec<Group>],
-        commands: &[&Cmd],
-    ) -> Vec<SlotState> {
+    async fn run_slots(&self, slots: &[Vec<Group>], commands: &[&Cmd]) -> Vec<SlotState> {
         let mut states: Vec<SlotState> = slots.iter().map(|_| SlotState::default()).collect();
         let mut follow_up = FollowUp::default();
         let mut map_failures = 0;
@@ -290,15 +284,12 @@ impl NodeConnections {
             if let Some(attempt) = follow_up.wait {
                 pause(attempt).await;
             }
-            if follow_up.map_is_stale {
-                *lock(&self.slot_map) = None;
-            }
-            let cached_map = lock(&self.slot_map).clone();
-            let map = match cached_map {
-                Some(map) => map,
-                None => match crate::topology::slot_primaries(cluster).await {
-                    Ok(primaries) => {
-                        let map = Arc::new(SlotMap::new(primaries));
+            let known = lock(&self.slot_map).clone();
+            let map = match known {
+                Some(map) if !follow_up.map_is_stale => map,
+                known => match self.read_slot_map(known.as_deref()).await {
+                    Ok(map) => {
+                        let map = Arc::new(map);
                         *lock(&self.slot_map) = Some(Arc::clone(&map));
                         map_failures = 0;
                         map
@@ -538,6 +529,48 @@ impl NodeConnections {
                 Err(error) => state.done(Err(error)),
             }
         }
+    }
+
+    /// The slot map, asked of the nodes `known` lists (primaries first),
+    /// then of the node of the settings, until one answers.
+    async fn read_slot_map(&self, known: Option<&SlotMap>) -> redis::RedisResult<SlotMap> {
+        let mut candidates: Vec<Address> = known.map(|map| map.nodes.clone()).unwrap_or_default();
+        if let ConnectionAddr::Tcp(host, port) | ConnectionAddr::TcpTls { host, port, .. } =
+            self.settings.addr()
+        {
+            let address = (host.clone(), *port);
+            if !candidates.contains(&address) {
+                candidates.push(address);
+            }
+        }
+        let mut last_error = redis::RedisError::from((
+            redis::ErrorKind::ClusterConnectionNotFound,
+            "no node to ask for the slot map",
+        ));
+        for address in candidates {
+            let answer = match self.connection(&address).await {
+                Ok(mut connection) => {
+                    redis::cmd("CLUSTER")
+                        .arg("SLOTS")
+                        .query_async::<Value>(&mut connection)
+                        .await
+                }
+                Err(error) => Err(error),
+            };
+            match answer {
+                Ok(topology) => {
+                    let primaries = crate::topology::primaries_of(&topology);
+                    if !primaries.is_empty() {
+                        return Ok(SlotMap::new(primaries));
+                    }
+                }
+                Err(error) => {
+                    lock(&self.open).remove(&address);
+                    last_error = error;
+                }
+            }
+        }
+        Err(last_error)
     }
 
     /// The open connection to `address`, or a new one.
