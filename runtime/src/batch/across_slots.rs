@@ -269,16 +269,20 @@ pub async fn run_batch(
     if batch.atomic || batch.entries.is_empty() {
         return batch.run(connection).await;
     }
-    let slots = batch.slot_transactions();
-    let commands: Vec<&Cmd> = batch.pipeline.cmd_iter().collect();
-    let outcomes = crate::timer::within(batch.deadline, run_slots(connection, &slots, &commands))
-        .await
-        .ok_or_else(|| deadline_passed(batch.deadline))?;
-    let sent = outcomes.into_iter().flat_map(|(slot, results)| {
-        let transactions = slots.get(slot).map(Vec::as_slice).unwrap_or_default();
-        transactions.iter().zip(results)
-    });
-    Ok(replies_of(batch, sent))
+    let run = async {
+        let slots = batch.slot_transactions();
+        let commands: Vec<&Cmd> = batch.pipeline.cmd_iter().collect();
+        let outcomes =
+            crate::timer::within(batch.deadline, run_slots(connection, &slots, &commands))
+                .await
+                .ok_or_else(|| deadline_passed(batch.deadline))?;
+        let sent = outcomes.into_iter().flat_map(|(slot, results)| {
+            let transactions = slots.get(slot).map(Vec::as_slice).unwrap_or_default();
+            transactions.iter().zip(results)
+        });
+        Ok(replies_of(batch, sent))
+    };
+    crate::telemetry::traced(batch.span(), run).await
 }
 
 /// The batch's replies, in the order queued, from the outcome of each

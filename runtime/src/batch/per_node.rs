@@ -249,23 +249,28 @@ impl NodeConnections {
     /// a transaction refused for a redirection (`MOVED`, `ASK`, `TRYAGAIN`,
     /// `CLUSTERDOWN`: nothing of it ran) is sent again where the slot now
     /// is, a few times; a node that fails fails its slots' calls, each
-    /// saying whether it may have run, and the others get their replies; a
-    /// slot's transaction of nothing but calls of `exactly_once` scripts is
-    /// sent again after a connection failure. Slots with more commands than
+    /// saying whether it may have run, and the others get their replies (a
+    /// connection refused sent nothing: its calls go again once the slot
+    /// map is read again, a few times); a slot's transaction of nothing but
+    /// calls of `exactly_once` scripts is sent again after any connection
+    /// failure. Slots with more commands than
     /// [`Batch::slot_transaction_limit`] send their further transactions in
     /// later requests, each after the one before was answered. The whole
     /// run ends by the batch's deadline.
     pub async fn run_batch(&self, batch: &Batch) -> Result<Replies, Error> {
-        let slots = batch.slot_transactions();
-        let commands: Vec<&Cmd> = batch.pipeline.cmd_iter().collect();
-        let states = crate::timer::within(batch.deadline, self.run_slots(&slots, &commands))
-            .await
-            .ok_or_else(|| deadline_passed(batch.deadline))?;
-        let sent = slots
-            .iter()
-            .zip(states)
-            .flat_map(|(transactions, state)| transactions.iter().zip(state.outcomes));
-        Ok(replies_of(batch, sent))
+        let run = async {
+            let slots = batch.slot_transactions();
+            let commands: Vec<&Cmd> = batch.pipeline.cmd_iter().collect();
+            let states = crate::timer::within(batch.deadline, self.run_slots(&slots, &commands))
+                .await
+                .ok_or_else(|| deadline_passed(batch.deadline))?;
+            let sent = slots
+                .iter()
+                .zip(states)
+                .flat_map(|(transactions, state)| transactions.iter().zip(state.outcomes));
+            Ok(replies_of(batch, sent))
+        };
+        crate::telemetry::traced(batch.span(), run).await
     }
 
     /// Sends every slot's transactions, in rounds of one request per node,
@@ -451,6 +456,9 @@ impl NodeConnections {
                 follow_up.map_is_stale = true;
                 for planned in planned {
                     let state = &mut states[planned.slot];
+                    // The node a `MOVED` named may be the one that failed:
+                    // the slot map read next says where the slot is.
+                    state.moved = None;
                     if error.is_connection_refusal() && state.redirects < REDIRECTED_RETRIES {
                         // Nothing was sent: again, once the map is read
                         // again (a replica may be taking over).
@@ -661,6 +669,39 @@ mod tests {
         assert!(error.contains("over TCP"), "{error}");
         assert!(NodeConnections::new("redis://127.0.0.1:7000").is_ok());
         assert!(NodeConnections::new("not a url").is_err());
+    }
+
+    #[test]
+    fn the_slot_map_finds_each_slot_s_primary() {
+        let node = |port: u16| ("127.0.0.1".to_owned(), port);
+        // As `CLUSTER SLOTS` may list them: in no order, one node serving
+        // two ranges, and slots 100–199 served by none.
+        let map = SlotMap::new(vec![
+            (200, 16000, "127.0.0.1".to_owned(), 7002),
+            (0, 49, "127.0.0.1".to_owned(), 7000),
+            (50, 99, "127.0.0.1".to_owned(), 7001),
+            (16001, 16383, "127.0.0.1".to_owned(), 7000),
+        ]);
+        assert_eq!(map.nodes.len(), 3);
+        for (slot, port) in [
+            (0, 7000),
+            (49, 7000),
+            (50, 7001),
+            (99, 7001),
+            (200, 7002),
+            (16000, 7002),
+            (16001, 7000),
+            (16383, 7000),
+        ] {
+            assert_eq!(map.node_of(Some(slot)), Some(&node(port)), "slot {slot}");
+        }
+        assert_eq!(map.node_of(Some(100)), None);
+        assert_eq!(map.node_of(Some(199)), None);
+        assert!(
+            map.node_of(None).is_some(),
+            "a command without a slot goes anywhere"
+        );
+        assert_eq!(SlotMap::new(Vec::new()).node_of(Some(5)), None);
     }
 
     #[test]
