@@ -1,6 +1,6 @@
 //! A warm call through each connection kind, on both tokio runtime
 //! flavors: the generated function against a hand-written `EVALSHA` on the
-//! same connection.
+//! same connection, with and without a deadline.
 //!
 //! Run: `cargo run --release -p redis-script-bench --bin connection_kinds
 //! [-- CALLS]`
@@ -9,9 +9,10 @@
 //! tests' servers) and, on a current-thread runtime and on a multi-thread
 //! runtime of 2 workers, calls `lua/release_lock.lua` one call at a time
 //! through a `MultiplexedConnection`, a `ConnectionManager` and a cluster
-//! connection. The two ways take turns in blocks of 500 calls, `CALLS`
-//! each (20,000 unless given) after 2,000 of warm-up, so that a drift of
-//! the machine touches both alike.
+//! connection, and the hand-written call inside `tokio::time::timeout` (the
+//! deadline's part alone). The ways take turns in blocks of 500 calls,
+//! `CALLS` each (20,000 unless given) after 2,000 of warm-up, so that a
+//! drift of the machine touches all alike.
 
 use std::time::{Duration, Instant};
 
@@ -63,36 +64,46 @@ async fn hand_written<C: ConnectionLike + Send>(connection: &mut C) -> Result<()
     Ok(())
 }
 
-/// `calls` calls each way, in alternating blocks: (generated, hand-written).
+/// The hand-written call inside `tokio::time::timeout`, as the generated
+/// call's deadline (10 s) wraps it: the deadline's part alone.
+async fn hand_written_in_timeout<C: ConnectionLike + Send>(
+    connection: &mut C,
+) -> Result<(), BoxError> {
+    tokio::time::timeout(Duration::from_secs(10), hand_written(connection)).await?
+}
+
+/// `calls` calls each way, in blocks taking turns: generated,
+/// hand-written, hand-written in `timeout`.
 async fn measure<C: ConnectionLike + Send>(
     connection: &mut C,
     calls: usize,
-) -> Result<(Latencies, Latencies), BoxError> {
+) -> Result<[Latencies; 3], BoxError> {
     for _ in 0..WARM_UP {
         generated(connection).await?;
         hand_written(connection).await?;
+        hand_written_in_timeout(connection).await?;
     }
-    let (mut ours, mut theirs) = (Latencies::default(), Latencies::default());
-    for block in 0..calls.div_ceil(BLOCK) * 2 {
+    let mut ways: [Latencies; 3] = Default::default();
+    for block in 0..calls.div_ceil(BLOCK) * 3 {
+        let way = block % 3;
         for _ in 0..BLOCK {
             let start = Instant::now();
-            if block % 2 == 0 {
-                generated(connection).await?;
-                ours.0.push(start.elapsed());
-            } else {
-                hand_written(connection).await?;
-                theirs.0.push(start.elapsed());
+            match way {
+                0 => generated(connection).await?,
+                1 => hand_written(connection).await?,
+                _ => hand_written_in_timeout(connection).await?,
             }
+            ways[way].0.push(start.elapsed());
         }
     }
-    Ok((ours, theirs))
+    Ok(ways)
 }
 
 struct Row {
     runtime: &'static str,
     kind: &'static str,
-    ours: Latencies,
-    theirs: Latencies,
+    /// Generated, hand-written, hand-written in `timeout`.
+    ways: [Latencies; 3],
 }
 
 async fn every_kind(
@@ -104,28 +115,22 @@ async fn every_kind(
     let client = redis::Client::open(server.url())?;
     let mut rows = Vec::new();
     let mut multiplexed = client.get_multiplexed_async_connection().await?;
-    let (ours, theirs) = measure(&mut multiplexed, calls).await?;
     rows.push(Row {
         runtime,
         kind: "`MultiplexedConnection`",
-        ours,
-        theirs,
+        ways: measure(&mut multiplexed, calls).await?,
     });
     let mut manager = redis::aio::ConnectionManager::new(client).await?;
-    let (ours, theirs) = measure(&mut manager, calls).await?;
     rows.push(Row {
         runtime,
         kind: "`ConnectionManager`",
-        ours,
-        theirs,
+        ways: measure(&mut manager, calls).await?,
     });
     let mut clustered = cluster.connection().await;
-    let (ours, theirs) = measure(&mut clustered, calls).await?;
     rows.push(Row {
         runtime,
         kind: "cluster connection (3 primaries)",
-        ours,
-        theirs,
+        ways: measure(&mut clustered, calls).await?,
     });
     Ok(rows)
 }
@@ -150,25 +155,29 @@ fn main() -> Result<(), BoxError> {
 
     println!("### A warm call per connection kind ({calls} calls each way, one in flight)\n");
     println!(
-        "| runtime | connection | generated p50 µs | hand-written p50 µs | p50 ratio | generated p99 µs | hand-written p99 µs | p99 ratio |"
+        "| runtime | connection | p50 µs: generated / hand-written / in `timeout` | p50 ratio | p99 µs: generated / hand-written / in `timeout` | p99 ratio |"
     );
-    println!("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |");
+    println!("| --- | --- | --- | ---: | --- | ---: |");
+    let micros = |latency: Duration| latency.as_secs_f64() * 1e6;
     for row in rows {
-        let micros = |latency: Duration| latency.as_secs_f64() * 1e6;
-        let (p50, p50_theirs) = (
-            micros(row.ours.percentile(50.0)),
-            micros(row.theirs.percentile(50.0)),
-        );
-        let (p99, p99_theirs) = (
-            micros(row.ours.percentile(99.0)),
-            micros(row.theirs.percentile(99.0)),
-        );
+        let at = |percent: f64| {
+            row.ways
+                .each_ref()
+                .map(|way| micros(way.percentile(percent)))
+        };
+        let (p50, p99) = (at(50.0), at(99.0));
         println!(
-            "| {} | {} | {p50:.1} | {p50_theirs:.1} | {:.2}× | {p99:.1} | {p99_theirs:.1} | {:.2}× |",
+            "| {} | {} | {:.1} / {:.1} / {:.1} | {:.2}× | {:.1} / {:.1} / {:.1} | {:.2}× |",
             row.runtime,
             row.kind,
-            p50 / p50_theirs,
-            p99 / p99_theirs,
+            p50[0],
+            p50[1],
+            p50[2],
+            p50[0] / p50[1],
+            p99[0],
+            p99[1],
+            p99[2],
+            p99[0] / p99[1],
         );
     }
     Ok(())
