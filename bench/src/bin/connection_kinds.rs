@@ -12,7 +12,9 @@
 //! connection, and the hand-written call inside `tokio::time::timeout` (the
 //! deadline's part alone). The ways take turns in blocks of 500 calls,
 //! `CALLS` each (20,000 unless given) after 2,000 of warm-up, so that a
-//! drift of the machine touches all alike.
+//! drift of the machine touches all alike. A row without a client library
+//! (the same `EVALSHA` bytes on a bare tokio `TcpStream`) shows what the
+//! runtime and the socket cost alone.
 
 use std::time::{Duration, Instant};
 
@@ -99,6 +101,48 @@ async fn measure<C: ConnectionLike + Send>(
     Ok(ways)
 }
 
+/// The same `EVALSHA` written and its reply read on a bare tokio
+/// `TcpStream`, with no client library: what the runtime and the socket
+/// cost alone.
+async fn raw_round_trips(port: u16, calls: usize) -> Result<Latencies, BoxError> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port)).await?;
+    stream.set_nodelay(true)?;
+    let request = redis::cmd("EVALSHA")
+        .arg(release_lock::SCRIPT.sha1())
+        .arg(1)
+        .arg(LOCK)
+        .arg(TOKEN)
+        .get_packed_command();
+    let mut reply = [0u8; 64];
+    let mut latencies = Latencies::default();
+    for call in 0..WARM_UP + calls {
+        let start = Instant::now();
+        stream.write_all(&request).await?;
+        let mut read = 0;
+        // `:0\r\n`: the lock is not held by this token.
+        while !reply[..read].ends_with(b"\r\n") {
+            let more = stream.read(&mut reply[read..]).await?;
+            if more == 0 || read + more == reply.len() {
+                return Err("the server closed the connection or answered too much".into());
+            }
+            read += more;
+        }
+        if &reply[..read] != b":0\r\n" {
+            return Err(format!(
+                "unexpected reply {:?}",
+                String::from_utf8_lossy(&reply[..read])
+            )
+            .into());
+        }
+        if call >= WARM_UP {
+            latencies.0.push(start.elapsed());
+        }
+    }
+    Ok(latencies)
+}
+
 struct Row {
     runtime: &'static str,
     kind: &'static str,
@@ -115,10 +159,18 @@ async fn every_kind(
     let client = redis::Client::open(server.url())?;
     let mut rows = Vec::new();
     let mut multiplexed = client.get_multiplexed_async_connection().await?;
+    let ways = measure(&mut multiplexed, calls).await?;
+    // After the generated call's first use, which loaded the script.
+    let raw = raw_round_trips(server.port(), calls).await?;
+    rows.push(Row {
+        runtime,
+        kind: "bare tokio `TcpStream`, no client library",
+        ways: [Latencies::default(), raw, Latencies::default()],
+    });
     rows.push(Row {
         runtime,
         kind: "`MultiplexedConnection`",
-        ways: measure(&mut multiplexed, calls).await?,
+        ways,
     });
     let mut manager = redis::aio::ConnectionManager::new(client).await?;
     rows.push(Row {
@@ -166,6 +218,14 @@ fn main() -> Result<(), BoxError> {
                 .map(|way| micros(way.percentile(percent)))
         };
         let (p50, p99) = (at(50.0), at(99.0));
+        // The bare round trip has the hand-written column only.
+        if row.ways[0].0.is_empty() {
+            println!(
+                "| {} | {} | – / {:.1} / – | | – / {:.1} / – | |",
+                row.runtime, row.kind, p50[1], p99[1]
+            );
+            continue;
+        }
         println!(
             "| {} | {} | {:.1} / {:.1} / {:.1} | {:.2}× | {:.1} / {:.1} / {:.1} | {:.2}× |",
             row.runtime,
