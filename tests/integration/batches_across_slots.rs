@@ -458,14 +458,7 @@ async fn a_slot_being_moved_is_followed_with_asking() {
         .expect("MIGRATE");
 
     let calls = 1_000;
-    let mut batch = Batch::pipeline();
-    let handles: Vec<_> = (0..calls)
-        .map(|n| {
-            batch
-                .add(append::call(&wide(n), &n.to_string()))
-                .expect("add")
-        })
-        .collect();
+    let (batch, handles) = wide_appends(calls);
     let mut replies = nodes
         .run(&mut connection, &batch)
         .await
@@ -508,14 +501,7 @@ async fn a_node_down_fails_only_its_own_calls() {
         })
         .collect();
     let down = cluster.stop_primary_of_slot(cluster.keyslot(wide(0).as_bytes()));
-    let mut batch = Batch::pipeline();
-    let handles: Vec<_> = (0..calls)
-        .map(|n| {
-            batch
-                .add(append::call(&wide(n), &n.to_string()))
-                .expect("add")
-        })
-        .collect();
+    let (batch, handles) = wide_appends(calls);
     let mut replies = nodes
         .run(&mut connection, &batch)
         .await
@@ -800,6 +786,19 @@ async fn batches_during(
 /// slots: batches over all the nodes' slots.
 fn wide(index: usize) -> String {
     format!("list:{{w{}}}", index % 400)
+}
+
+/// A pipeline of `calls` appends, item `n` to the list `wide(n)`.
+fn wide_appends(calls: usize) -> (Batch, Vec<redis_script::batch::Handle<i64>>) {
+    let mut batch = Batch::pipeline();
+    let handles = (0..calls)
+        .map(|n| {
+            batch
+                .add(append::call(&wide(n), &n.to_string()))
+                .expect("add")
+        })
+        .collect();
+    (batch, handles)
 }
 
 /// Batches of `calls` appends (the `n`-th to `key(n)`), sent `via` during
