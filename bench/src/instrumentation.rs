@@ -246,8 +246,9 @@ pub const BREAKDOWN_COLUMNS: [&str; 4] = [
 /// generated call and a hand-written `query_async` on an async connection
 /// that answers `DENIED` canned, at once or after one pending poll, with
 /// one `block_on` per call on tokio's current-thread and multi-thread
-/// runtimes; and the parts alone: the `block_on`, the deadline's timer
-/// around the answer, the telemetry span around it (nothing installed).
+/// runtimes, also with a `tracing` subscriber installed; and the parts
+/// alone: the `block_on`, the deadline's timer around the answer, the
+/// telemetry span around it (nothing installed).
 pub fn breakdown(iterations: usize) -> Vec<BreakdownRow> {
     let runtimes = [
         tokio::runtime::Builder::new_current_thread()
@@ -302,6 +303,17 @@ fn breakdown_column(
                 runtime.block_on(async {
                     let decision = rate_limit_fixed(&mut connection, COUNTER, 1, 60_000).await;
                     assert!(matches!(decision, Ok(Decision::Denied { .. })));
+                })
+            }),
+        ),
+        (
+            "generated function, a `tracing` subscriber installed (fmt at INFO, to a sink)",
+            tracing::subscriber::with_default(subscriber(), || {
+                measure(iterations, || {
+                    runtime.block_on(async {
+                        let decision = rate_limit_fixed(&mut connection, COUNTER, 1, 60_000).await;
+                        assert!(matches!(decision, Ok(Decision::Denied { .. })));
+                    })
                 })
             }),
         ),
