@@ -51,40 +51,80 @@ pub(crate) async fn cluster_nodes(
     Ok(nodes)
 }
 
-/// Each range of slots with the `(host, port)` of its primary, as `CLUSTER
-/// SLOTS` lists them (asked of any node).
-pub(crate) async fn slot_primaries(
+/// The slot map, as `CLUSTER SLOTS` gives it (asked of any node).
+pub(crate) async fn slot_map(
     connection: &mut redis::cluster_async::ClusterConnection,
-) -> redis::RedisResult<Vec<(u16, u16, String, u16)>> {
-    Ok(primaries_of(&cluster_slots(connection).await?))
+) -> redis::RedisResult<SlotMap> {
+    Ok(SlotMap::from_cluster_slots(
+        &cluster_slots(connection).await?,
+    ))
 }
 
-/// Each range of slots with the `(host, port)` of its primary, from a
-/// `CLUSTER SLOTS` reply.
-pub(crate) fn primaries_of(topology: &Value) -> Vec<(u16, u16, String, u16)> {
-    let Value::Array(ranges) = topology else {
-        return Vec::new();
-    };
-    let mut primaries = Vec::with_capacity(ranges.len());
-    for range in ranges {
-        let Value::Array(fields) = range else {
-            continue;
+/// A node, as `CLUSTER SLOTS` and redirections name it.
+pub(crate) type Address = (String, u16);
+
+/// Which primary serves each slot, as `CLUSTER SLOTS` listed them.
+pub(crate) struct SlotMap {
+    /// `(first slot, last slot, node)`, by first slot.
+    ranges: Vec<(u16, u16, usize)>,
+    /// Each primary once, however many ranges it serves.
+    nodes: Vec<Address>,
+}
+
+impl SlotMap {
+    /// The map a `CLUSTER SLOTS` reply describes: each range of slots with
+    /// its primary (`[start, end, [host, port, id, …], replica…]`).
+    pub(crate) fn from_cluster_slots(topology: &Value) -> Self {
+        let mut map = SlotMap {
+            ranges: Vec::new(),
+            nodes: Vec::new(),
         };
-        let (Some(Value::Int(start)), Some(Value::Int(end)), Some(primary)) =
-            (fields.first(), fields.get(1), fields.get(2))
-        else {
-            continue;
+        let Value::Array(ranges) = topology else {
+            return map;
         };
-        let (Ok(start), Ok(end), Some((host, port))) = (
-            u16::try_from(*start),
-            u16::try_from(*end),
-            node_address(primary),
-        ) else {
-            continue;
-        };
-        primaries.push((start, end, host, port));
+        for range in ranges {
+            let Value::Array(fields) = range else {
+                continue;
+            };
+            let (Some(Value::Int(start)), Some(Value::Int(end)), Some(primary)) =
+                (fields.first(), fields.get(1), fields.get(2))
+            else {
+                continue;
+            };
+            let (Ok(start), Ok(end), Some(address)) = (
+                u16::try_from(*start),
+                u16::try_from(*end),
+                node_address(primary),
+            ) else {
+                continue;
+            };
+            let node = match map.nodes.iter().position(|known| *known == address) {
+                Some(node) => node,
+                None => {
+                    map.nodes.push(address);
+                    map.nodes.len() - 1
+                }
+            };
+            map.ranges.push((start, end, node));
+        }
+        map.ranges.sort_unstable();
+        map
     }
-    primaries
+
+    /// The primary of `slot`, if any serves it.
+    pub(crate) fn node_of(&self, slot: u16) -> Option<&Address> {
+        let after = self.ranges.partition_point(|(start, _, _)| *start <= slot);
+        let (_, end, node) = self.ranges.get(after.checked_sub(1)?)?;
+        if slot > *end {
+            return None;
+        }
+        self.nodes.get(*node)
+    }
+
+    /// Every primary, once each, in the order listed.
+    pub(crate) fn nodes(&self) -> &[Address] {
+        &self.nodes
+    }
 }
 
 /// `(host, port)` of every node (or every primary) listed by `CLUSTER
@@ -130,4 +170,51 @@ fn node_address(node: &Value) -> Option<(String, u16)> {
         return None;
     };
     Some((host, u16::try_from(*port).ok()?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A `CLUSTER SLOTS` range served by the primary on `port`.
+    fn range(start: i64, end: i64, port: i64) -> Value {
+        Value::Array(vec![
+            Value::Int(start),
+            Value::Int(end),
+            Value::Array(vec![
+                Value::BulkString(b"127.0.0.1".to_vec()),
+                Value::Int(port),
+                Value::BulkString(b"id".to_vec()),
+            ]),
+        ])
+    }
+
+    #[test]
+    fn the_slot_map_finds_each_slot_s_primary() {
+        let node = |port: u16| ("127.0.0.1".to_owned(), port);
+        // As `CLUSTER SLOTS` may list them: in no order, one node serving
+        // two ranges, and slots 100–199 served by none.
+        let map = SlotMap::from_cluster_slots(&Value::Array(vec![
+            range(200, 16000, 7002),
+            range(0, 49, 7000),
+            range(50, 99, 7001),
+            range(16001, 16383, 7000),
+        ]));
+        assert_eq!(map.nodes(), [node(7002), node(7000), node(7001)]);
+        for (slot, port) in [
+            (0, 7000),
+            (49, 7000),
+            (50, 7001),
+            (99, 7001),
+            (200, 7002),
+            (16000, 7002),
+            (16001, 7000),
+            (16383, 7000),
+        ] {
+            assert_eq!(map.node_of(slot), Some(&node(port)), "slot {slot}");
+        }
+        assert_eq!(map.node_of(100), None);
+        assert_eq!(map.node_of(199), None);
+        assert_eq!(SlotMap::from_cluster_slots(&Value::Nil).node_of(5), None);
+    }
 }

@@ -199,26 +199,38 @@ async fn a_pipeline_across_slots_runs_each_slot_on_its_node_in_order() {
 async fn a_slot_s_calls_are_split_into_transactions_of_the_limit() {
     let cluster = RedisCluster::start(3, 0);
     let mut connection = cluster.connection().await;
-    cluster.script_flush();
-    cluster.reset_stats();
     let calls = 300;
-    let (batch, handles) = appends(calls);
-    // 300 calls over 40 lists: 7 or 8 per list, with a LLEN after every
-    // tenth call, in transactions of at most 4 commands.
-    let batch = batch.slot_transaction_limit(4);
-    let mut replies = cluster::run_batch(&mut connection, &batch)
-        .await
-        .expect("the batch runs");
-    for (n, handle) in handles.into_iter().enumerate() {
-        assert_eq!(
-            replies.take(handle).expect("append"),
-            (n / LISTS + 1) as i64
-        );
+    // With node connections, a slot's later transactions go in later
+    // requests, each after the one before it was answered.
+    for via in [Via::Slots, Via::nodes(&cluster.urls())] {
+        flush_all(&mut connection).await;
+        cluster.script_flush();
+        cluster.reset_stats();
+        let (batch, handles) = appends(calls);
+        // 300 calls over 40 lists: 7 or 8 per list, with a LLEN after every
+        // tenth call, in transactions of at most 4 commands.
+        let batch = batch.slot_transaction_limit(4);
+        let mut replies = via
+            .run(&mut connection, &batch)
+            .await
+            .expect("the batch runs");
+        for (n, handle) in handles.into_iter().enumerate() {
+            assert_eq!(
+                replies.take(handle).expect("append"),
+                (n / LISTS + 1) as i64
+            );
+        }
+        lists_hold_every_item_in_order(&mut connection, calls, 1).await;
+        if let Via::Slots = via {
+            slot_transactions_carry_one_body_each(&cluster, calls);
+        }
     }
-    lists_hold_every_item_in_order(&mut connection, calls, 1).await;
-    // Each slot's commands in queue order (`true` for a script call), cut
-    // into transactions of 4: one EXEC each, and one EVAL in each that has
-    // a script call.
+}
+
+/// Through the cluster connection: each slot's commands in queue order
+/// (`true` for a script call), cut into transactions of 4, one EXEC each,
+/// and one EVAL in each that has a script call.
+fn slot_transactions_carry_one_body_each(cluster: &RedisCluster, calls: usize) {
     let mut per_slot: std::collections::BTreeMap<u16, Vec<bool>> = Default::default();
     for n in 0..calls {
         let commands = per_slot
@@ -238,23 +250,6 @@ async fn a_slot_s_calls_are_split_into_transactions_of_the_limit() {
         (cluster.calls("eval"), cluster.calls("evalsha")),
         (evals, calls as u64 - evals)
     );
-
-    // One request per node: a slot's later transactions go in later
-    // requests, each after the one before it was answered.
-    flush_all(&mut connection).await;
-    let (batch, handles) = appends(calls);
-    let batch = batch.slot_transaction_limit(4);
-    let mut replies = Via::nodes(&cluster.urls())
-        .run(&mut connection, &batch)
-        .await
-        .expect("the batch runs");
-    for (n, handle) in handles.into_iter().enumerate() {
-        assert_eq!(
-            replies.take(handle).expect("append"),
-            (n / LISTS + 1) as i64
-        );
-    }
-    lists_hold_every_item_in_order(&mut connection, calls, 1).await;
 }
 
 /// One call per slot over many slots: each node gets the body once, the
@@ -275,6 +270,16 @@ fn spread(calls: usize, round: usize) -> (Batch, Vec<redis_script::batch::Handle
 #[tokio::test]
 async fn calls_one_per_slot_carry_each_body_once_per_node() {
     let cluster = RedisCluster::start(3, 0);
+    // One slot moved to another primary, which then serves two ranges of
+    // slots: still one node, one body.
+    let moved = cluster.keyslot(b"spread:{0}");
+    let to = cluster
+        .primaries()
+        .iter()
+        .map(|primary| primary.port())
+        .find(|port| *port != cluster.node_for_slot(moved).port())
+        .expect("another primary");
+    cluster.migrate_slot(moved, to);
     let mut connection = cluster.connection().await;
     cluster.script_flush();
     cluster.reset_stats();

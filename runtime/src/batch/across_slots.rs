@@ -23,6 +23,7 @@ use redis::{Cmd, Pipeline, Value};
 
 use super::{Batch, Entry, Replies, deadline_passed};
 use crate::error::Error;
+use crate::topology::Address;
 
 /// How many times a slot's transaction is sent again after the node refused
 /// it whole for a redirection (nothing ran).
@@ -81,14 +82,15 @@ impl Group {
         }
     }
 
-    /// It as one `MULTI`/`EXEC` transaction, as planned.
-    fn transaction(&self, commands: &[&Cmd]) -> Pipeline {
+    /// It as one `MULTI`/`EXEC` transaction: as planned, or every call as
+    /// `EVALSHA` (`by_sha1`).
+    fn transaction(&self, commands: &[&Cmd], by_sha1: bool) -> Pipeline {
         let mut pipeline = Pipeline::with_capacity(self.sent.len());
         pipeline.atomic();
         // Each reply is decoded on its own, so one failed command must not
         // hide the others' replies.
         pipeline.ignore_errors();
-        self.add_to(&mut pipeline, commands, false);
+        self.add_to(&mut pipeline, commands, by_sha1);
         pipeline
     }
 
@@ -134,15 +136,15 @@ impl Batch {
     /// other.
     pub(super) fn slot_transactions(&self) -> Vec<Vec<Group>> {
         let commands: Vec<&Cmd> = self.pipeline.cmd_iter().collect();
+        // A transaction is sent whole, however long.
+        let limit = if self.atomic {
+            usize::MAX
+        } else {
+            self.slot_transaction_limit
+        };
         self.slot_groups()
             .into_iter()
             .map(|(slot, indices)| {
-                // A transaction is sent whole, however long.
-                let limit = if self.atomic {
-                    usize::MAX
-                } else {
-                    self.slot_transaction_limit
-                };
                 indices
                     .chunks(limit)
                     .map(|chunk| self.group(&commands, slot, chunk))
@@ -372,21 +374,15 @@ async fn run_slots(
     slots: &[Vec<Group>],
     commands: &[&Cmd],
 ) -> Vec<(usize, Vec<Outcome>)> {
-    let primaries = if slots.len() >= SLOTS_FOR_THE_SLOT_MAP {
-        crate::topology::slot_primaries(connection).await.ok()
+    let map = if slots.len() >= SLOTS_FOR_THE_SLOT_MAP {
+        crate::topology::slot_map(connection).await.ok()
     } else {
         None
     };
-    let owner = |slot: Option<u16>| {
-        let slot = slot?;
-        primaries
-            .as_deref()?
-            .iter()
-            .position(|(start, end, _, _)| (*start..=*end).contains(&slot))
-    };
+    let owner = |slot: Option<u16>| map.as_ref()?.node_of(slot?);
     // Per slot: whether its lone call goes as `EVALSHA`, the body having
     // gone to its node with an earlier slot's command.
-    let mut bodies_sent: Vec<(usize, &'static str)> = Vec::new();
+    let mut bodies_sent: Vec<(&Address, &'static str)> = Vec::new();
     let by_sha1: Vec<bool> = slots
         .iter()
         .map(|transactions| {
@@ -414,7 +410,7 @@ async fn run_slots(
             async move {
                 let mut outcomes = Vec::with_capacity(transactions.len());
                 for (position, transaction) in transactions.iter().enumerate() {
-                    let as_planned = transaction.transaction(commands);
+                    let as_planned = transaction.transaction(commands, false);
                     let outcome = if position == 0 && by_sha1 {
                         run_lone(&mut connection, transaction, commands, &as_planned).await
                     } else {
@@ -438,10 +434,7 @@ async fn run_lone(
     commands: &[&Cmd],
     with_body: &Pipeline,
 ) -> Outcome {
-    let mut by_sha1 = Pipeline::with_capacity(1);
-    by_sha1.atomic();
-    by_sha1.ignore_errors();
-    group.add_to(&mut by_sha1, commands, true);
+    let by_sha1 = group.transaction(commands, true);
     let values = run_group(connection, group, &by_sha1).await?;
     match values.first() {
         Some(Value::ServerError(error)) if error.code() == "NOSCRIPT" => {

@@ -38,9 +38,7 @@ use super::across_slots::{
 };
 use super::{BATCH, Batch, Replies, deadline_passed};
 use crate::error::{Error, Origin};
-
-/// A node, as `CLUSTER SLOTS` and redirections name it.
-type Address = (String, u16);
+use crate::topology::{Address, SlotMap};
 
 /// Connections of their own to a cluster's primaries, through which a
 /// [`Batch`] pipeline across slots goes in one request per node (see
@@ -85,51 +83,6 @@ pub struct NodeConnections {
     slot_map: Mutex<Option<Arc<SlotMap>>>,
 }
 
-/// Which primary serves each slot, as `CLUSTER SLOTS` listed them.
-struct SlotMap {
-    /// `(first slot, last slot, node)`, by first slot.
-    ranges: Vec<(u16, u16, usize)>,
-    nodes: Vec<Address>,
-}
-
-impl SlotMap {
-    fn new(primaries: Vec<(u16, u16, String, u16)>) -> Self {
-        let mut map = SlotMap {
-            ranges: Vec::with_capacity(primaries.len()),
-            nodes: Vec::new(),
-        };
-        for (start, end, host, port) in primaries {
-            let address = (host, port);
-            let node = match map.nodes.iter().position(|known| *known == address) {
-                Some(node) => node,
-                None => {
-                    map.nodes.push(address);
-                    map.nodes.len() - 1
-                }
-            };
-            map.ranges.push((start, end, node));
-        }
-        map.ranges.sort_unstable();
-        map
-    }
-
-    /// The primary of `slot`; for commands without a slot, any.
-    fn node_of(&self, slot: Option<u16>) -> Option<&Address> {
-        let node = match slot {
-            Some(slot) => {
-                let after = self.ranges.partition_point(|(start, _, _)| *start <= slot);
-                let (_, end, node) = self.ranges.get(after.checked_sub(1)?)?;
-                if slot > *end {
-                    return None;
-                }
-                *node
-            }
-            None => 0,
-        };
-        self.nodes.get(node)
-    }
-}
-
 impl std::fmt::Debug for NodeConnections {
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let open: Vec<Address> = lock(&self.open).keys().cloned().collect();
@@ -156,8 +109,14 @@ struct Planned<'g> {
     asking: bool,
     /// Sent as `EVALSHA`s only (see [`Group::by_sha1`]).
     by_sha1: bool,
-    /// One command, without `MULTI`/`EXEC`.
-    bare: bool,
+}
+
+impl Planned<'_> {
+    /// Whether it goes as one command, without `MULTI`/`EXEC`: a lone
+    /// command runs whole or not at all.
+    fn bare(&self) -> bool {
+        self.group.sent.len() == 1
+    }
 }
 
 /// One node's request being planned.
@@ -376,7 +335,12 @@ impl NodeConnections {
             };
             let asking = state.ask.is_some();
             let address = state.ask.take().or_else(|| state.moved.clone());
-            let Some(address) = address.as_ref().or_else(|| map.node_of(group.slot)) else {
+            // A command without a slot goes to any primary.
+            let owner = match group.slot {
+                Some(slot) => map.node_of(slot),
+                None => map.nodes().first(),
+            };
+            let Some(address) = address.as_ref().or(owner) else {
                 if state.redirects < REDIRECTED_RETRIES {
                     follow_up.map_is_stale = true;
                     follow_up.wait_at_least(state.redirects);
@@ -432,7 +396,6 @@ impl NodeConnections {
                 group,
                 asking,
                 by_sha1,
-                bare: group.sent.len() == 1,
             });
         }
         plan.into_iter()
@@ -483,7 +446,7 @@ impl NodeConnections {
             let state = &mut states[planned.slot];
             let count = planned.group.sent.len();
             cursor += usize::from(planned.asking);
-            let answer = if planned.bare {
+            let answer = if planned.bare() {
                 let reply = replies.get(cursor).cloned().unwrap_or_default();
                 cursor += 1;
                 match redirection(&reply) {
@@ -542,7 +505,8 @@ impl NodeConnections {
     /// The slot map, asked of the nodes `known` lists (primaries first),
     /// then of the node of the settings, until one answers.
     async fn read_slot_map(&self, known: Option<&SlotMap>) -> redis::RedisResult<SlotMap> {
-        let mut candidates: Vec<Address> = known.map(|map| map.nodes.clone()).unwrap_or_default();
+        let mut candidates: Vec<Address> =
+            known.map(|map| map.nodes().to_vec()).unwrap_or_default();
         if let ConnectionAddr::Tcp(host, port) | ConnectionAddr::TcpTls { host, port, .. } =
             self.settings.addr()
         {
@@ -567,9 +531,9 @@ impl NodeConnections {
             };
             match answer {
                 Ok(topology) => {
-                    let primaries = crate::topology::primaries_of(&topology);
-                    if !primaries.is_empty() {
-                        return Ok(SlotMap::new(primaries));
+                    let map = SlotMap::from_cluster_slots(&topology);
+                    if !map.nodes().is_empty() {
+                        return Ok(map);
                     }
                 }
                 Err(error) => {
@@ -637,13 +601,13 @@ fn request(planned: &[Planned<'_>], commands: &[&Cmd]) -> Pipeline {
         if planned.asking {
             pipeline.add_command(redis::cmd("ASKING"));
         }
-        if !planned.bare {
+        if !planned.bare() {
             pipeline.add_command(redis::cmd("MULTI"));
         }
         planned
             .group
             .add_to(&mut pipeline, commands, planned.by_sha1);
-        if !planned.bare {
+        if !planned.bare() {
             pipeline.add_command(redis::cmd("EXEC"));
         }
     }
@@ -669,39 +633,6 @@ mod tests {
         assert!(error.contains("over TCP"), "{error}");
         assert!(NodeConnections::new("redis://127.0.0.1:7000").is_ok());
         assert!(NodeConnections::new("not a url").is_err());
-    }
-
-    #[test]
-    fn the_slot_map_finds_each_slot_s_primary() {
-        let node = |port: u16| ("127.0.0.1".to_owned(), port);
-        // As `CLUSTER SLOTS` may list them: in no order, one node serving
-        // two ranges, and slots 100–199 served by none.
-        let map = SlotMap::new(vec![
-            (200, 16000, "127.0.0.1".to_owned(), 7002),
-            (0, 49, "127.0.0.1".to_owned(), 7000),
-            (50, 99, "127.0.0.1".to_owned(), 7001),
-            (16001, 16383, "127.0.0.1".to_owned(), 7000),
-        ]);
-        assert_eq!(map.nodes.len(), 3);
-        for (slot, port) in [
-            (0, 7000),
-            (49, 7000),
-            (50, 7001),
-            (99, 7001),
-            (200, 7002),
-            (16000, 7002),
-            (16001, 7000),
-            (16383, 7000),
-        ] {
-            assert_eq!(map.node_of(Some(slot)), Some(&node(port)), "slot {slot}");
-        }
-        assert_eq!(map.node_of(Some(100)), None);
-        assert_eq!(map.node_of(Some(199)), None);
-        assert!(
-            map.node_of(None).is_some(),
-            "a command without a slot goes anywhere"
-        );
-        assert_eq!(SlotMap::new(Vec::new()).node_of(Some(5)), None);
     }
 
     #[test]
