@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use redis::cluster_async::ClusterConnection;
 use redis_script::batch::Replies;
-use redis_script::{Batch, Error, cluster, redis_script};
+use redis_script::{Batch, Error, cluster, redis_library, redis_script};
 use redis_script_test::{RedisCluster, RedisServer, Stats};
 
 /// How a test sends its batches across slots.
@@ -62,6 +62,16 @@ fn transactions(cluster: &RedisCluster) -> u64 {
 
 #[redis_script(path = "lua/batch/append.lua", keys = 1)]
 async fn append(list: &str, item: &str) -> i64;
+
+/// The functions tests' library: its calls mix into batches across slots.
+#[redis_library(path = "lua/functions/quota_lib.lua")]
+mod quota_lib {
+    #[function(keys = 1)]
+    pub async fn fixed_window_allow(key: &str, limit: u32, window: u64) -> (String, i64);
+
+    #[function(keys = 1)]
+    pub async fn quota_peek(windows: &[&str]) -> Vec<i64>;
+}
 
 /// How many lists (one per `{tag}`, so many slots) the calls spread over.
 const LISTS: usize = 40;
@@ -616,6 +626,64 @@ async fn a_standalone_server_runs_a_pipeline_across_slots_in_one_request() {
         );
     }
     assert_eq!(server.calls("eval"), 50);
+}
+
+/// Functions of a library, script calls and plain commands in one batch
+/// across slots, on a cluster without the library: each slot's
+/// transaction loads the library before its first function call, and
+/// every reply is the call's own, both ways.
+#[tokio::test]
+async fn functions_scripts_and_plain_commands_mix_across_slots() {
+    let cluster = RedisCluster::start(3, 0);
+    let mut connection = cluster.connection().await;
+    for via in [Via::Slots, Via::nodes(&cluster.urls())] {
+        flush_all(&mut connection).await;
+        for primary in cluster.primaries() {
+            let () = redis::cmd("FUNCTION")
+                .arg("FLUSH")
+                .query(&mut primary.client().get_connection().expect("a node"))
+                .expect("FUNCTION FLUSH");
+        }
+        let mut batch = Batch::pipeline();
+        let mut allowed = Vec::new();
+        let mut appended = Vec::new();
+        let mut lengths = Vec::new();
+        for n in 0..60 {
+            let quota = format!("quota:{{t{}}}", n % 20);
+            allowed.push(
+                batch
+                    .add(quota_lib::fixed_window_allow::call(&quota, 1_000, 60))
+                    .expect("add"),
+            );
+            appended.push(
+                batch
+                    .add(append::call(&list(n), &n.to_string()))
+                    .expect("add"),
+            );
+            lengths.push(batch.add_command::<i64>(redis::cmd("LLEN").arg(list(n)).to_owned()));
+        }
+        let mut replies = via
+            .run(&mut connection, &batch)
+            .await
+            .expect("the batch runs");
+        for (n, ((allow, append), length)) in
+            allowed.into_iter().zip(appended).zip(lengths).enumerate()
+        {
+            assert_eq!(
+                replies.take(allow).expect("fixed_window_allow"),
+                ("ALLOWED".to_owned(), (n / 20 + 1) as i64),
+                "call {n}"
+            );
+            let items = (n / LISTS + 1) as i64;
+            assert_eq!(replies.take(append).expect("append"), items, "call {n}");
+            assert_eq!(replies.take(length).expect("LLEN"), items, "call {n}");
+        }
+        // Each window counted its three calls once.
+        let counts = quota_lib::quota_peek(&mut connection, &["quota:{t0}"])
+            .await
+            .expect("quota_peek");
+        assert_eq!(counts, [3]);
+    }
 }
 
 /// A script error in one slot's transaction is that call's own error; the
