@@ -129,6 +129,9 @@ pub enum DeclaredBy {
     Header,
     /// The command-line checker's `--keys` and `--args` options.
     CommandLine,
+    /// The command-line checker's configuration file, `redis-script.toml`
+    /// (a section's `keys` and `args`).
+    Configuration,
 }
 
 impl DeclaredBy {
@@ -138,6 +141,7 @@ impl DeclaredBy {
             DeclaredBy::RustFunction => "the Rust function",
             DeclaredBy::Header => "the script's header",
             DeclaredBy::CommandLine => "the command line",
+            DeclaredBy::Configuration => "the configuration",
         }
     }
 }

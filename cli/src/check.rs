@@ -1,12 +1,16 @@
 //! Finding the scripts and checking each one.
 
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use redis_script_analysis::acl::AclRules;
 use redis_script_analysis::{
-    self as analysis, DeclaredBy, Diagnostic, Header, Severity, Signature,
+    self as analysis, DeclaredBy, DeclaredCommands, Diagnostic, Header, Severity, Signature, Target,
 };
 
+use crate::assemble::{self, Assembled, Origin};
+use crate::config::{Config, IncludeSyntax, ScriptSettings};
 use crate::options::{Count, Options};
 
 /// One script and what the check found.
@@ -17,18 +21,37 @@ pub struct CheckedFile {
     pub path: String,
     /// The text, for source excerpts.
     pub source: String,
+    /// The files its includes and prelude brought in, which diagnostics
+    /// may point into.
+    pub includes: Vec<SourceFile>,
     /// The keys and arguments it was checked against; `None` when neither
     /// the header nor the options declare them.
     pub signature: Option<Signature>,
     /// A function library (`#!lua name=…`) rather than a script.
     pub library: bool,
-    pub diagnostics: Vec<Diagnostic>,
+    pub diagnostics: Vec<Located>,
     /// What the analysis proved of a script, for `--report`; `None` for a
     /// library and for a script whose parameters are not declared.
     pub facts: Option<Facts>,
     /// The ACL rules calling it needs, for `--acl`; `None` for a script
     /// whose parameters are not declared.
     pub acl: Option<AclRules>,
+}
+
+/// A file a diagnostic can point into.
+#[derive(Debug)]
+pub struct SourceFile {
+    pub path: String,
+    pub source: String,
+}
+
+/// A diagnostic and the file it points into.
+#[derive(Debug)]
+pub struct Located {
+    pub diagnostic: Diagnostic,
+    /// `None`: the script's own file; else the index of one of its
+    /// `includes`.
+    pub file: Option<usize>,
 }
 
 /// What the review report shows of a script besides its findings.
@@ -45,8 +68,16 @@ impl CheckedFile {
     pub fn count(&self, severity: Severity) -> usize {
         self.diagnostics
             .iter()
-            .filter(|diagnostic| diagnostic.severity == severity)
+            .filter(|located| located.diagnostic.severity == severity)
             .count()
+    }
+
+    /// The path and text of the file `located` points into.
+    pub fn place(&self, located: &Located) -> (&str, &str) {
+        match located.file.and_then(|index| self.includes.get(index)) {
+            Some(file) => (&file.path, &file.source),
+            None => (&self.path, &self.source),
+        }
     }
 }
 
@@ -62,6 +93,8 @@ pub struct Unreadable {
 pub struct CheckRun {
     pub scripts: Vec<CheckedFile>,
     pub unreadable: Vec<Unreadable>,
+    /// A configuration said `deny_warnings = true`.
+    pub deny_warnings: bool,
 }
 
 impl CheckRun {
@@ -82,22 +115,67 @@ impl CheckRun {
     }
 }
 
+/// A script to check, and how it was found.
+#[derive(Debug)]
+pub struct Found {
+    pub path: PathBuf,
+    /// Named on the command line, rather than found in a directory: it is
+    /// checked even when the configuration excludes it or another script
+    /// includes it.
+    pub named: bool,
+    pub config: Option<Arc<Config>>,
+}
+
 /// The `.lua` files named by the command line, in a stable order: files
-/// as given, directories searched recursively. The error is a usage error.
-pub fn find_scripts(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+/// as given, directories searched recursively, less what the configuration
+/// excludes; each with the configuration that applies to it. The error is
+/// a usage error.
+pub fn find_scripts(options: &Options) -> Result<Vec<Found>, String> {
+    let mut configs: HashMap<PathBuf, Arc<Config>> = HashMap::new();
+    let explicit = options
+        .config
+        .as_deref()
+        .map(Config::read)
+        .transpose()?
+        .map(Arc::new);
     let mut scripts = Vec::new();
-    for path in paths {
+    for path in &options.paths {
         let metadata = std::fs::metadata(path)
             .map_err(|error| format!("cannot read `{}`: {error}", path.display()))?;
+        let config = match &explicit {
+            Some(config) => Some(Arc::clone(config)),
+            None => Config::find(path)?.map(|found| {
+                Arc::clone(
+                    configs
+                        .entry(found.file.clone())
+                        .or_insert_with(|| Arc::new(found)),
+                )
+            }),
+        };
         if metadata.is_dir() {
-            let before = scripts.len();
-            collect_directory(path, &mut scripts)
+            let mut files = Vec::new();
+            collect_directory(path, &mut files)
                 .map_err(|error| format!("cannot read `{}`: {error}", path.display()))?;
+            let before = scripts.len();
+            scripts.extend(
+                files
+                    .into_iter()
+                    .filter(|file| !config.as_ref().is_some_and(|config| config.excludes(file)))
+                    .map(|file| Found {
+                        path: file,
+                        named: false,
+                        config: config.clone(),
+                    }),
+            );
             if scripts.len() == before {
                 return Err(format!("no .lua file in `{}`", path.display()));
             }
         } else {
-            scripts.push(path.clone());
+            scripts.push(Found {
+                path: path.clone(),
+                named: true,
+                config,
+            });
         }
     }
     Ok(scripts)
@@ -121,17 +199,99 @@ fn collect_directory(directory: &Path, scripts: &mut Vec<PathBuf>) -> std::io::R
     Ok(())
 }
 
-/// Reads and checks every script.
-pub fn check_all(scripts: &[PathBuf], options: &Options) -> CheckRun {
-    let mut outcome = CheckRun::default();
-    for path in scripts {
-        let shown = path.display().to_string();
-        match std::fs::read(path) {
+/// How one script is checked: the options, over its configuration.
+#[derive(Debug)]
+pub struct ScriptOptions {
+    /// `--keys`/`--args`, which take both counts from the command line.
+    command_line: Option<(Option<Count>, Option<Count>)>,
+    settings: ScriptSettings,
+    allow_unused: bool,
+    dynamic_keys: bool,
+    read_only: bool,
+    key_prefix_args: std::collections::BTreeSet<usize>,
+    target: Target,
+    declared_commands: DeclaredCommands,
+    allow: Vec<String>,
+    includes: Option<IncludeSyntax>,
+}
+
+impl ScriptOptions {
+    fn new(options: &Options, config: Option<&Config>, path: &Path) -> ScriptOptions {
+        let settings = config
+            .map(|config| config.settings_for(path))
+            .unwrap_or_default();
+        let command_line = (options.keys.is_some() || options.args.is_some())
+            .then_some((options.keys, options.args));
+        let mut allow = options.allow.clone();
+        allow.extend(settings.allow.iter().cloned());
+        ScriptOptions {
+            command_line,
+            allow_unused: options.allow_unused || settings.allow_unused,
+            dynamic_keys: options.dynamic_keys || settings.dynamic_keys,
+            read_only: options.read_only || settings.read_only,
+            key_prefix_args: options
+                .key_prefix_args
+                .union(&settings.key_prefix_args)
+                .copied()
+                .collect(),
+            target: options
+                .target
+                .clone()
+                .or_else(|| config.and_then(|config| config.target.clone()))
+                .unwrap_or_default(),
+            declared_commands: options
+                .declared_commands
+                .clone()
+                .or_else(|| config.and_then(|config| config.declared_commands.clone()))
+                .unwrap_or_default(),
+            allow,
+            includes: options
+                .includes
+                .or(config.and_then(|config| config.includes)),
+            settings,
+        }
+    }
+}
+
+/// Reads and checks every script. A script another one includes, or takes
+/// as its prelude, is checked as part of that one, not on its own, unless
+/// the command line names it.
+pub fn check_all(scripts: &[Found], options: &Options) -> CheckRun {
+    let mut outcome = CheckRun {
+        deny_warnings: scripts.iter().any(|found| {
+            found
+                .config
+                .as_ref()
+                .is_some_and(|config| config.deny_warnings)
+        }),
+        ..CheckRun::default()
+    };
+    let mut assembled = Vec::new();
+    let mut fragments = HashSet::new();
+    for found in scripts {
+        let shown = found.path.display().to_string();
+        match std::fs::read(&found.path) {
             // Lua strings may hold any bytes; the checks only read the
             // code around them.
             Ok(bytes) => {
                 let source = String::from_utf8_lossy(&bytes).into_owned();
-                outcome.scripts.push(check(shown, source, options));
+                let script_options =
+                    ScriptOptions::new(options, found.config.as_deref(), &found.path);
+                let script = assemble::assemble(
+                    &found.path,
+                    &shown,
+                    source,
+                    &script_options.settings.prelude,
+                    script_options.includes,
+                );
+                fragments.extend(
+                    script
+                        .fragments
+                        .iter()
+                        .skip(1)
+                        .map(|fragment| identity(&fragment.file)),
+                );
+                assembled.push((found, script, script_options));
             }
             Err(error) => outcome.unreadable.push(Unreadable {
                 path: shown,
@@ -139,44 +299,194 @@ pub fn check_all(scripts: &[PathBuf], options: &Options) -> CheckRun {
             }),
         }
     }
+    for (found, script, script_options) in assembled {
+        if !found.named && fragments.contains(&identity(&found.path)) {
+            continue;
+        }
+        outcome.scripts.push(check(script, &script_options));
+    }
+    report_shared_lines_once(&mut outcome.scripts);
     outcome
 }
 
-fn check(path: String, source: String, options: &Options) -> CheckedFile {
-    if analysis::is_library(&source) {
-        return check_library(path, source, options);
-    }
-    let signature = signature_for(&Header::parse(&source), &source, options);
-    let (diagnostics, facts, acl) = match &signature {
-        Some(signature) => {
-            let analysis = analysis::analyze(&source, signature);
-            let acl = AclRules::of_script(&analysis, signature);
-            let facts = Facts {
-                review: analysis.review,
-                read_only: analysis.read_only,
-                header: analysis.header,
-                flags: analysis.flags,
-                returns: analysis.returns,
+fn identity(file: &Path) -> PathBuf {
+    std::fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf())
+}
+
+/// A line of an included file is checked with every script including it;
+/// the same diagnostic there is shown once, with how many scripts have it.
+fn report_shared_lines_once(scripts: &mut [CheckedFile]) {
+    /// The file, line, column, code and message of a diagnostic.
+    type Shared = (String, usize, usize, String);
+    // Where it was first kept (script, diagnostic), and how many have it.
+    let mut first: HashMap<Shared, (usize, usize, usize)> = HashMap::new();
+    for (script_index, script) in scripts.iter_mut().enumerate() {
+        let mut kept = Vec::new();
+        for located in std::mem::take(&mut script.diagnostics) {
+            let Some(file) = located.file else {
+                kept.push(located);
+                continue;
             };
-            (analysis.diagnostics, Some(facts), Some(acl))
+            let diagnostic = &located.diagnostic;
+            let key = (
+                script.includes[file].path.clone(),
+                diagnostic.line,
+                diagnostic.column,
+                format!("{}{}", diagnostic.code, diagnostic.message),
+            );
+            match first.get_mut(&key) {
+                Some((_, _, count)) => *count += 1,
+                None => {
+                    first.insert(key, (script_index, kept.len(), 1));
+                    kept.push(located);
+                }
+            }
         }
-        None => (vec![undeclared()], None, None),
+        script.diagnostics = kept;
+    }
+    for (script_index, diagnostic_index, count) in first.into_values() {
+        if count > 1 {
+            let others = count - 1;
+            let noun = if others == 1 { "script" } else { "scripts" };
+            scripts[script_index].diagnostics[diagnostic_index]
+                .diagnostic
+                .notes
+                .push(format!(
+                    "reported once: {others} more {noun} include this line"
+                ));
+        }
+    }
+}
+
+fn check(script: Assembled, options: &ScriptOptions) -> CheckedFile {
+    let own = &script.fragments[0];
+    let (path, own_source) = (own.path.clone(), own.source.clone());
+    let mut problems = Vec::new();
+    for (fragment, diagnostic) in &script.problems {
+        problems.push((*fragment, diagnostic.clone()));
+    }
+    let (library, signature, diagnostics, facts, acl) = if analysis::is_library(&script.text) {
+        let (diagnostics, acl) = check_library(&script.text, options);
+        (true, None, diagnostics, None, Some(acl))
+    } else {
+        let signature = signature_for(&Header::parse(&own_source), &script.text, options);
+        match &signature {
+            Some(signature) => {
+                let analysis = analysis::analyze(&script.text, signature);
+                let acl = AclRules::of_script(&analysis, signature);
+                let facts = Facts {
+                    review: analysis.review,
+                    read_only: analysis.read_only,
+                    header: analysis.header,
+                    flags: analysis.flags,
+                    returns: analysis.returns,
+                };
+                (
+                    false,
+                    signature.clone().into(),
+                    analysis.diagnostics,
+                    Some(facts),
+                    Some(acl),
+                )
+            }
+            None => (false, None, vec![undeclared(options)], None, None),
+        }
     };
+    let mut located: Vec<Located> = problems
+        .into_iter()
+        .map(|(fragment, diagnostic)| Located {
+            diagnostic,
+            file: fragment.checked_sub(1),
+        })
+        .collect();
+    located.extend(
+        diagnostics
+            .into_iter()
+            .map(|diagnostic| locate(&script, diagnostic)),
+    );
+    let includes = script
+        .fragments
+        .iter()
+        .skip(1)
+        .map(|fragment| SourceFile {
+            path: fragment.path.clone(),
+            source: fragment.source.clone(),
+        })
+        .collect();
     CheckedFile {
         path,
-        source,
+        source: own_source,
+        includes,
         signature,
-        library: false,
-        diagnostics,
+        library,
+        diagnostics: located,
         facts,
         acl,
     }
 }
 
+/// `diagnostic`, found in the assembled text, moved to the file and line
+/// holding its line; one in an included file says how the script got it.
+fn locate(script: &Assembled, mut diagnostic: Diagnostic) -> Located {
+    if script.is_plain() {
+        return Located {
+            diagnostic,
+            file: None,
+        };
+    }
+    let (fragment, line) = script.locate(diagnostic.line);
+    diagnostic.line = line;
+    diagnostic.message = lines_mentioned(script, fragment, &diagnostic.message);
+    for note in &mut diagnostic.notes {
+        *note = lines_mentioned(script, fragment, note);
+    }
+    if fragment > 0 {
+        let name = &script.fragments[0].path;
+        let how = match script.fragments[fragment].origin {
+            Origin::Prelude => {
+                format!("the configuration's prelude puts this file before `{name}`")
+            }
+            Origin::Include { by, line } => format!(
+                "this file is part of `{name}`: `{}` includes it at line {line}",
+                script.fragments[by].path
+            ),
+        };
+        diagnostic.notes.push(how);
+    }
+    Located {
+        diagnostic,
+        file: fragment.checked_sub(1),
+    }
+}
+
+/// `text` with each "line N" it mentions (a line of the assembled text)
+/// moved to the file holding that line: "line M" in `fragment`'s own file,
+/// "line M of `path`" in another.
+fn lines_mentioned(script: &Assembled, fragment: usize, text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("line ") {
+        let (before, after) = rest.split_at(at + "line ".len());
+        out.push_str(before);
+        let digits = after.len() - after.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        rest = &after[digits..];
+        let Ok(mentioned) = after[..digits].parse::<usize>() else {
+            continue;
+        };
+        let (holder, line) = script.locate(mentioned);
+        out.push_str(&line.to_string());
+        if holder != fragment {
+            out.push_str(&format!(" of `{}`", script.fragments[holder].path));
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 /// A function library: the file as FUNCTION LOAD runs it and each
 /// registered function as FCALL runs it, with the keys and arguments each
 /// callback reads (the command line declares no functions).
-fn check_library(path: String, source: String, options: &Options) -> CheckedFile {
+fn check_library(source: &str, options: &ScriptOptions) -> (Vec<Diagnostic>, AclRules) {
     let library = Signature {
         dynamic_keys: options.dynamic_keys,
         target: options.target.clone(),
@@ -188,36 +498,42 @@ fn check_library(path: String, source: String, options: &Options) -> CheckedFile
         library,
         functions: Vec::new(),
     };
-    let library = analysis::analyze_library(&source, &declaration);
+    let library = analysis::analyze_library(source, &declaration);
     let acl = AclRules::of_library(&library, &declaration);
-    CheckedFile {
-        path,
-        source,
-        signature: None,
-        library: true,
-        diagnostics: library.diagnostics,
-        facts: None,
-        acl: Some(acl),
-    }
+    (library.diagnostics, acl)
 }
 
 /// The keys and arguments to check a script against: `--keys`/`--args`
-/// when given (the one not given is 0), else what the header documents.
-/// A script that never mentions KEYS or ARGV needs no declaration.
-pub fn signature_for(header: &Header, source: &str, options: &Options) -> Option<Signature> {
+/// when given (the one not given is 0); else the configuration's counts,
+/// each falling back to the header's; else what the header documents. A
+/// script that never mentions KEYS or ARGV needs no declaration.
+pub fn signature_for(header: &Header, source: &str, options: &ScriptOptions) -> Option<Signature> {
     let mentions_parameters = source.contains("KEYS") || source.contains("ARGV");
-    let signature = if options.keys.is_some() || options.args.is_some() {
-        let (keys, variadic_keys) = split(options.keys);
-        let (args, variadic_args) = split(options.args);
-        Signature {
-            keys,
-            args,
-            variadic_keys,
-            variadic_args,
-            declared_by: DeclaredBy::CommandLine,
-            ..Signature::default()
-        }
-    } else if let Some(documented) = header.documented_signature() {
+    let documented = header.documented_signature();
+    let configured = (options.settings.keys, options.settings.args);
+    let signature = if let Some((keys, args)) = options.command_line {
+        counted(keys, args, DeclaredBy::CommandLine)
+    } else if configured.0.is_some() || configured.1.is_some() {
+        let from_header = |count: Option<Count>, keys: bool| {
+            count.or_else(|| {
+                documented.as_ref().map(|signature| match keys {
+                    true => Count {
+                        fixed: signature.keys,
+                        variadic: signature.variadic_keys,
+                    },
+                    false => Count {
+                        fixed: signature.args,
+                        variadic: signature.variadic_args,
+                    },
+                })
+            })
+        };
+        counted(
+            from_header(configured.0, true),
+            from_header(configured.1, false),
+            DeclaredBy::Configuration,
+        )
+    } else if let Some(documented) = documented {
         documented
     } else if !mentions_parameters {
         Signature {
@@ -244,19 +560,37 @@ pub fn signature_for(header: &Header, source: &str, options: &Options) -> Option
     })
 }
 
+fn counted(keys: Option<Count>, args: Option<Count>, declared_by: DeclaredBy) -> Signature {
+    let (keys, variadic_keys) = split(keys);
+    let (args, variadic_args) = split(args);
+    Signature {
+        keys,
+        args,
+        variadic_keys,
+        variadic_args,
+        declared_by,
+        ..Signature::default()
+    }
+}
+
 fn split(count: Option<Count>) -> (usize, bool) {
     count.map_or((0, false), |count| (count.fixed, count.variadic))
 }
 
-fn undeclared() -> Diagnostic {
-    Diagnostic::error(
+fn undeclared(options: &ScriptOptions) -> Diagnostic {
+    let diagnostic = Diagnostic::error(
         analysis::Code::UndeclaredInterface,
         1,
         1,
         1,
         "the script does not declare the keys and arguments it takes",
-    )
-    .with_help(
-        "document them in its header comment (`-- KEYS[1] = …`, `-- ARGV[1] = …`, `-- ARGV[2..] = …` for a variadic list), or pass `--keys N --args N`",
+    );
+    if options.settings.keys_from_unnamed_file {
+        return diagnostic.with_help(
+            "the configuration takes the key count from the file name (`keys = \"file-name\"`), but this name has no number after a `-` (as in `addJob-6.lua`): rename it, or document the keys in its header (`-- KEYS[1] = …`)",
+        );
+    }
+    diagnostic.with_help(
+        "document them in its header comment (`-- KEYS[1] = …`, `-- ARGV[1] = …`, `-- ARGV[2..] = …` for a variadic list), pass `--keys N --args N`, or set `keys` and `args` for it in `redis-script.toml`",
     )
 }

@@ -10,11 +10,16 @@ use std::io::Write as _;
 use std::process::ExitCode;
 
 mod acl;
+mod assemble;
+mod baseline;
 mod cargo_config;
 mod check;
+mod config;
+mod glob;
 mod options;
 mod report;
 mod review;
+mod sarif;
 
 use options::{Command, Format};
 
@@ -32,18 +37,42 @@ fn main() -> ExitCode {
         Ok(Command::ExplainAll) => return print(&options::code_list()),
         Err(message) => return usage_error(&message),
     };
-    let scripts = match check::find_scripts(&options.paths) {
+    let scripts = match check::find_scripts(&options) {
         Ok(scripts) => scripts,
         Err(message) => return usage_error(&message),
     };
-    let outcome = check::check_all(&scripts, &options);
-    let report = match options.format {
-        Format::Human => report::human(&outcome, options.deny_warnings),
+    let mut outcome = check::check_all(&scripts, &options);
+    let mut baseline_summary = None;
+    if let Some(file) = &options.baseline {
+        let result = if options.update_baseline {
+            baseline::write(file, &outcome).map(|recorded| {
+                eprintln!("{}", baseline::written_message(file, recorded));
+                outcome
+                    .scripts
+                    .iter_mut()
+                    .for_each(|script| script.diagnostics.clear());
+                None
+            })
+        } else {
+            baseline::apply(file, &mut outcome).map(Some)
+        };
+        match result {
+            Ok(summary) => baseline_summary = summary,
+            Err(message) => return usage_error(&message),
+        }
+    }
+    let deny_warnings = options.deny_warnings || outcome.deny_warnings;
+    let mut report = match options.format {
+        Format::Human => report::human(&outcome, deny_warnings),
         Format::Json => report::json(&outcome),
+        Format::Sarif => sarif::log(&outcome),
         Format::Report => review::markdown(&outcome),
         Format::Acl => acl::rules(&outcome),
     };
-    let failed = outcome.errors() > 0 || (options.deny_warnings && outcome.warnings() > 0);
+    if let (Some(summary), Format::Human) = (baseline_summary, options.format) {
+        report.push_str(&summary.describe());
+    }
+    let failed = outcome.errors() > 0 || (deny_warnings && outcome.warnings() > 0);
     match (print(&report), failed) {
         (ExitCode::SUCCESS, true) => ExitCode::from(1),
         (status, _) => status,

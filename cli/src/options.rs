@@ -4,6 +4,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use crate::cargo_config;
+use crate::config::IncludeSyntax;
 
 use redis_script_analysis::{
     COMMANDS_VARIABLE, Code, DeclaredCommands, TARGET_VARIABLE, Target, TargetScope,
@@ -49,7 +50,21 @@ Options:
                        (comma-separated, e.g. reply_hole,nil_value); a
                        script silences one with a comment:
                        `-- redis-script: allow(name)`
-      --format <F>     human (the default) or json
+      --config <FILE>  read this configuration instead of the
+                       redis-script.toml found in the checked path's
+                       directory or the nearest parent
+      --includes <S>   resolve includes written in syntax S before checking:
+                       bullmq (`--- @include \"file\"`, as bullmq's and bull's
+                       loaders); a configuration's `includes` says the same
+      --format <F>     human (the default), json, or sarif (SARIF 2.1.0,
+                       for code scanning)
+      --baseline <FILE>
+                       report only findings that FILE does not record: a
+                       legacy folder adopts the checker and fails on new
+                       findings only
+      --update-baseline
+                       write the findings of this run to the --baseline
+                       file, then pass
       --report         print each script's production review in Markdown:
                        keys, writes, retry safety, loops and their bounds,
                        reads that grow with the data, replies, findings and
@@ -78,6 +93,11 @@ comment, before the first line of code:
 A script that never mentions KEYS or ARGV needs no declaration. --keys
 and --args override the header (given one, the other is 0).
 
+A redis-script.toml in the checked path's directory or a parent holds the
+target, declared commands, opt-outs, key and argument counts per file
+pattern, includes and preludes; options given here win over it. See the
+checker's README for its settings.
+
 Exit status: 0 when no script has an error (warnings allowed unless
 --deny-warnings), 1 when one has, 2 on a usage error.
 ";
@@ -91,7 +111,7 @@ pub enum Command {
     Explain(Code),
     /// `--explain all`: every code with its summary.
     ExplainAll,
-    Check(Options),
+    Check(Box<Options>),
 }
 
 /// How to check the scripts.
@@ -110,12 +130,21 @@ pub struct Options {
     pub read_only: bool,
     pub format: Format,
     pub deny_warnings: bool,
-    /// `--target`, else `REDIS_SCRIPT_TARGET`, else any supported server.
-    pub target: Target,
-    /// The file `--commands` or `REDIS_SCRIPT_COMMANDS` names.
-    pub declared_commands: DeclaredCommands,
+    /// `--target`, else `REDIS_SCRIPT_TARGET`; `None` leaves it to the
+    /// configuration, else any supported server.
+    pub target: Option<Target>,
+    /// The file `--commands` or `REDIS_SCRIPT_COMMANDS` names; `None`
+    /// leaves it to the configuration.
+    pub declared_commands: Option<DeclaredCommands>,
     /// `--allow`: value findings silenced everywhere.
     pub allow: Vec<String>,
+    /// `--config`: the configuration file, instead of looking for one.
+    pub config: Option<PathBuf>,
+    /// `--includes`.
+    pub includes: Option<IncludeSyntax>,
+    /// `--baseline`, and whether to write it (`--update-baseline`).
+    pub baseline: Option<PathBuf>,
+    pub update_baseline: bool,
 }
 
 /// A target string, or the message naming where it came from. Messages
@@ -141,6 +170,8 @@ pub enum Format {
     Report,
     /// `--acl`: the ACL rules each script and library needs.
     Acl,
+    /// `--format sarif`: SARIF 2.1.0.
+    Sarif,
 }
 
 /// Reads the command line (without the program name). The error is the
@@ -156,14 +187,18 @@ pub fn parse(arguments: impl IntoIterator<Item = OsString>) -> Result<Command, S
         read_only: false,
         format: Format::Human,
         deny_warnings: false,
-        target: Target::default(),
-        declared_commands: DeclaredCommands::default(),
+        target: None,
+        declared_commands: None,
         allow: Vec::new(),
+        config: None,
+        includes: None,
+        baseline: None,
+        update_baseline: false,
     };
     let here = std::env::current_dir().unwrap_or_default();
     let mut commands_file = setting(COMMANDS_VARIABLE, &here)?.map(|(file, _)| PathBuf::from(file));
     if let Some((text, source)) = setting(TARGET_VARIABLE, &here)? {
-        options.target = target(&source, &text)?;
+        options.target = Some(target(&source, &text)?);
     }
     let mut arguments = arguments.into_iter();
     let mut only_paths = false;
@@ -215,7 +250,20 @@ pub fn parse(arguments: impl IntoIterator<Item = OsString>) -> Result<Command, S
             "--deny-warnings" => options.deny_warnings = true,
             "--report" => options.format = Format::Report,
             "--acl" => options.format = Format::Acl,
-            "--target" => options.target = target("--target", &value("--target")?)?,
+            "--target" => options.target = Some(target("--target", &value("--target")?)?),
+            "--config" => options.config = Some(PathBuf::from(value("--config")?)),
+            "--includes" => {
+                options.includes = match value("--includes")?.as_str() {
+                    "bullmq" => Some(IncludeSyntax::Bullmq),
+                    other => {
+                        return Err(format!(
+                            "unknown include syntax `{other}`: use `--includes bullmq` (`--- @include \"file\"`)"
+                        ));
+                    }
+                }
+            }
+            "--baseline" => options.baseline = Some(PathBuf::from(value("--baseline")?)),
+            "--update-baseline" => options.update_baseline = true,
             "--commands" => commands_file = Some(PathBuf::from(value("--commands")?)),
             "--allow" => {
                 for name in value("--allow")?.split(',').map(str::trim) {
@@ -229,9 +277,10 @@ pub fn parse(arguments: impl IntoIterator<Item = OsString>) -> Result<Command, S
                 options.format = match value("--format")?.as_str() {
                     "human" => Format::Human,
                     "json" => Format::Json,
+                    "sarif" => Format::Sarif,
                     other => {
                         return Err(format!(
-                            "unknown format `{other}`: use `--format human` or `--format json`"
+                            "unknown format `{other}`: use `--format human`, `json` or `sarif`"
                         ));
                     }
                 }
@@ -246,6 +295,7 @@ pub fn parse(arguments: impl IntoIterator<Item = OsString>) -> Result<Command, S
                 | "--deny-warnings"
                 | "--report"
                 | "--acl"
+                | "--update-baseline"
         );
         if takes_no_value && inline_value.is_some() {
             return Err(format!("`{name}` takes no value"));
@@ -254,13 +304,17 @@ pub fn parse(arguments: impl IntoIterator<Item = OsString>) -> Result<Command, S
     if options.paths.is_empty() {
         return Err("no script given: pass .lua files or directories".to_string());
     }
+    if options.update_baseline && options.baseline.is_none() {
+        return Err("`--update-baseline` writes the `--baseline` file: name it, as in `--baseline redis-script-baseline.json`".to_string());
+    }
     if let Some(file) = commands_file {
         let shown = file.display().to_string();
-        options.declared_commands =
+        options.declared_commands = Some(
             DeclaredCommands::read_file(&file, &shown, "the current directory")
-                .map_err(|messages| messages.join("\n\n"))?;
+                .map_err(|messages| messages.join("\n\n"))?,
+        );
     }
-    Ok(Command::Check(options))
+    Ok(Command::Check(Box::new(options)))
 }
 
 /// The value of the variable `name` as the attribute sees it when the crate
@@ -325,7 +379,7 @@ fn unknown_finding(name: &str) -> String {
 }
 
 /// `2` or `2+`.
-fn count(option: &str, text: &str) -> Result<Count, String> {
+pub(crate) fn count(option: &str, text: &str) -> Result<Count, String> {
     let (digits, variadic) = match text.strip_suffix('+') {
         Some(digits) => (digits, true),
         None => (text, false),
@@ -346,7 +400,7 @@ mod tests {
 
     fn options(arguments: &[&str]) -> Options {
         match parsed(arguments) {
-            Ok(Command::Check(options)) => options,
+            Ok(Command::Check(options)) => *options,
             other => panic!("{arguments:?}: {other:?}"),
         }
     }
@@ -394,7 +448,7 @@ mod tests {
             (&["--keys"][..], "`--keys` needs a value"),
             (
                 &["--format", "xml", "a.lua"][..],
-                "unknown format `xml`: use `--format human` or `--format json`",
+                "unknown format `xml`: use `--format human`, `json` or `sarif`",
             ),
             (&["--fast", "a.lua"][..], "unknown option `--fast`"),
             (

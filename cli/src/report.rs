@@ -19,8 +19,9 @@ pub fn human(outcome: &CheckRun, deny_warnings: bool) -> String {
         );
     }
     for script in &outcome.scripts {
-        for diagnostic in &script.diagnostics {
-            out.push_str(&diagnostic.render_standalone(&script.path, &script.source));
+        for located in &script.diagnostics {
+            let (path, source) = script.place(located);
+            out.push_str(&located.diagnostic.render_standalone(path, source));
             out.push_str("\n\n");
         }
     }
@@ -84,7 +85,7 @@ pub fn json(outcome: &CheckRun) -> String {
             script
                 .diagnostics
                 .iter()
-                .map(|found| diagnostic(&script.path, found)),
+                .map(|located| diagnostic(script.place(located).0, &located.diagnostic)),
         );
     }
     format!(
@@ -109,6 +110,7 @@ fn signature(signature: &Signature) -> String {
         DeclaredBy::RustFunction => "rust-function",
         DeclaredBy::Header => "header",
         DeclaredBy::CommandLine => "command-line",
+        DeclaredBy::Configuration => "configuration",
     };
     format!(
         "{{\"keys\": {}, \"variadic_keys\": {}, \"args\": {}, \"variadic_args\": {}, \"declared_by\": \"{declared_by}\"}}",
@@ -147,7 +149,7 @@ fn diagnostic(path: &str, diagnostic: &Diagnostic) -> String {
 
 /// A JSON string literal: quotes, backslashes and control characters
 /// escaped (RFC 8259, section 7); everything else as UTF-8.
-fn string(text: &str) -> String {
+pub(crate) fn string(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 2);
     out.push('"');
     for character in text.chars() {

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use redis_script_analysis::text::plural;
-use redis_script_analysis::{Diagnostic, LoopBound, ReturnShape, Severity, ValueKind};
+use redis_script_analysis::{LoopBound, ReturnShape, Severity, ValueKind};
 
 use crate::check::{CheckRun, CheckedFile, Facts};
 
@@ -38,7 +38,7 @@ fn section(out: &mut String, script: &CheckedFile) {
             "its keys and arguments are not declared (see the findings below)"
         };
         let _ = writeln!(out, "Not reviewed: {why}.\n");
-        findings(out, &script.diagnostics);
+        findings(out, script);
         return;
     };
     // The header's first paragraph says what the script is for.
@@ -66,7 +66,7 @@ fn section(out: &mut String, script: &CheckedFile) {
         ("replies", replies(facts)),
         (
             "findings",
-            counts(&script.diagnostics).unwrap_or_else(|| "none".to_owned()),
+            counts(script).unwrap_or_else(|| "none".to_owned()),
         ),
         ("opt-outs", opt_outs(&script.source)),
     ];
@@ -76,7 +76,7 @@ fn section(out: &mut String, script: &CheckedFile) {
     if !script.diagnostics.is_empty() {
         out.push('\n');
     }
-    findings(out, &script.diagnostics);
+    findings(out, script);
 }
 
 /// A table cell: no line breaks, no bare `|`.
@@ -302,14 +302,11 @@ fn value(kind: &ValueKind) -> String {
 }
 
 /// "1 error, 2 warnings", or `None` when there is none.
-fn counts(diagnostics: &[Diagnostic]) -> Option<String> {
-    let count = |severity| {
-        diagnostics
-            .iter()
-            .filter(|diagnostic| diagnostic.severity == severity)
-            .count()
-    };
-    match (count(Severity::Error), count(Severity::Warning)) {
+fn counts(script: &CheckedFile) -> Option<String> {
+    match (
+        script.count(Severity::Error),
+        script.count(Severity::Warning),
+    ) {
         (0, 0) => None,
         (errors, 0) => Some(plural(errors, "error")),
         (0, warnings) => Some(plural(warnings, "warning")),
@@ -345,15 +342,23 @@ fn listed(entries: Vec<String>, separator: &str) -> String {
     }
 }
 
-fn findings(out: &mut String, diagnostics: &[Diagnostic]) {
-    for diagnostic in diagnostics {
+fn findings(out: &mut String, script: &CheckedFile) {
+    for located in &script.diagnostics {
+        let diagnostic = &located.diagnostic;
+        let place = match located.file {
+            None => format!("line {}:{}", diagnostic.line, diagnostic.column),
+            Some(_) => format!(
+                "`{}` line {}:{}",
+                script.place(located).0,
+                diagnostic.line,
+                diagnostic.column
+            ),
+        };
         let _ = writeln!(
             out,
-            "- {}[{}] at line {}:{}: {}",
+            "- {}[{}] at {place}: {}",
             diagnostic.severity.label(),
             diagnostic.code,
-            diagnostic.line,
-            diagnostic.column,
             diagnostic.message.replace('\n', " ")
         );
     }

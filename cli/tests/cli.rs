@@ -146,7 +146,7 @@ fn json_holds_every_file_and_diagnostic() {
   "diagnostics": [
     {"severity": "error", "code": "RS011", "path": "fixtures/failing/key_out_of_range.lua", "line": 6, "column": 28, "width": 7, "message": "`KEYS[2]` is out of range: the script's header declares 1 key", "notes": [], "help": "document it in the header (`-- KEYS[2] = …`), or the script must read one of the declared keys", "parameter": null, "finding": null},
     {"severity": "error", "code": "RS032", "path": "fixtures/failing/indexes_missing_member.lua", "line": 3, "column": 15, "width": 4, "message": "`string.utf8` does not exist", "notes": ["the `string` library has no member `utf8`, so indexing it fails with \"attempt to index field 'utf8' (a nil value)\""], "help": "see the Redis Lua API reference for what `string` offers", "parameter": null, "finding": null},
-    {"severity": "error", "code": "RS005", "path": "fixtures/failing/undeclared.lua", "line": 1, "column": 1, "width": 1, "message": "the script does not declare the keys and arguments it takes", "notes": [], "help": "document them in its header comment (`-- KEYS[1] = …`, `-- ARGV[1] = …`, `-- ARGV[2..] = …` for a variadic list), or pass `--keys N --args N`", "parameter": null, "finding": null}
+    {"severity": "error", "code": "RS005", "path": "fixtures/failing/undeclared.lua", "line": 1, "column": 1, "width": 1, "message": "the script does not declare the keys and arguments it takes", "notes": [], "help": "document them in its header comment (`-- KEYS[1] = …`, `-- ARGV[1] = …`, `-- ARGV[2..] = …` for a variadic list), pass `--keys N --args N`, or set `keys` and `args` for it in `redis-script.toml`", "parameter": null, "finding": null}
   ],
   "errors": 3,
   "warnings": 0
@@ -168,7 +168,7 @@ error[RS005]: the script does not declare the keys and arguments it takes
 1 | return redis.call('GET', KEYS[1])
   | ^
   |
-  = help: document them in its header comment (`-- KEYS[1] = …`, `-- ARGV[1] = …`, `-- ARGV[2..] = …` for a variadic list), or pass `--keys N --args N`
+  = help: document them in its header comment (`-- KEYS[1] = …`, `-- ARGV[1] = …`, `-- ARGV[2..] = …` for a variadic list), pass `--keys N --args N`, or set `keys` and `args` for it in `redis-script.toml`
 
 checked 1 script: 1 error
 "
@@ -305,7 +305,7 @@ fn usage_errors_exit_with_2() {
         ),
         (
             &["--format", "xml", "fixtures"][..],
-            "error: unknown format `xml`: use `--format human` or `--format json`\n",
+            "error: unknown format `xml`: use `--format human`, `json` or `sarif`\n",
         ),
         (
             &["fixtures/missing.lua"][..],
@@ -637,6 +637,7 @@ fn explanation_options(code: redis_script_analysis::Code) -> Option<&'static [&'
         // The declaration takes fewer parameters than the header names.
         Code::HeaderContradiction => Some(&["--keys", "1", "--args", "1"]),
         Code::SingleCommand => Some(&["--target", "valkey-9.1"]),
+        Code::UnresolvedInclude => Some(&["--includes", "bullmq", "--keys", "1"]),
         Code::WrongKindOfFile
         | Code::InternalError
         | Code::ReplyType

@@ -106,6 +106,9 @@ impl Analyzer<'_> {
                             format!("write `-- {args}[{index}] = key prefix` in the header")
                         }
                         DeclaredBy::CommandLine => format!("pass `--key-prefix-args {index}`"),
+                        DeclaredBy::Configuration => {
+                            format!("add {index} to `key_prefix_args` in `redis-script.toml`")
+                        }
                     };
                     let hint = format!(
                         "if {args}[{index}] is a prefix with a {{hash tag}} such as `queue:{{emails}}:`, {declare}: each call then checks that it holds one in the slot of the call's keys; or pass the key in {keys}",

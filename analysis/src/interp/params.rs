@@ -73,6 +73,14 @@ impl<'a> Declared<'a> {
             Param::Argv => "--args",
         }
     }
+
+    /// The configuration file's setting for this count.
+    fn setting(self) -> &'static str {
+        match self.param {
+            Param::Keys => "keys",
+            Param::Argv => "args",
+        }
+    }
 }
 
 impl<'a> Analyzer<'a> {
@@ -174,6 +182,10 @@ impl<'a> Analyzer<'a> {
                 format!("document it in the header (`-- {table}[{literal}] = …`)")
             }
             (DeclaredBy::CommandLine, _) => format!("pass `{} {literal}`", declared.option()),
+            (DeclaredBy::Configuration, _) => format!(
+                "set `{} = {literal}` in `redis-script.toml`",
+                declared.setting()
+            ),
         };
         self.facts.diagnostics.push(span.error(
             Code::IndexOutOfRange,
@@ -276,6 +288,10 @@ impl<'a> Analyzer<'a> {
                         "use {table}[{index}] in the script, pass a smaller `{}`, or opt out with `--allow-unused`",
                         declared.option()
                     ),
+                    (DeclaredBy::Configuration, _) => format!(
+                        "use {table}[{index}] in the script, set a smaller `{}` in `redis-script.toml`, or opt out with `allow_unused = true` there",
+                        declared.setting()
+                    ),
                 };
                 let parameter = if is_keys {
                     Parameter::Key(index)
@@ -314,6 +330,15 @@ fn unread_slice(declared: Declared<'_>, declared_by: DeclaredBy) -> Diagnostic {
                 declared.option(),
                 declared.fixed
             ),
+        ),
+        DeclaredBy::Configuration => (
+            format!(
+                "`{} = \"{}+\"` in `redis-script.toml` declares",
+                declared.setting(),
+                declared.fixed
+            ),
+            String::new(),
+            format!("set `{} = {}` there", declared.setting(), declared.fixed),
         ),
     };
     Span::TOP.error(

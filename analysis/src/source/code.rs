@@ -103,6 +103,10 @@ codes! {
     /// A library where a script is declared, or the reverse.
     WrongKindOfFile = "RS006", "wrong_kind_of_file", Error, false,
         "a function library declared as a script, or a script declared as a library";
+    /// The command-line checker cannot put a script together as its
+    /// loader does.
+    UnresolvedInclude = "RS007", "unresolved_include", Error, false,
+        "the command-line checker cannot resolve an include or a prelude file: the file is missing, is included twice or in a cycle, or uses a path mapping or pattern it does not expand";
     /// A bug of the analysis itself.
     InternalError = "RS009", "internal_error", Error, false,
         "the analysis stopped on this script: a bug of redis-script, to report";

@@ -235,6 +235,12 @@ fn contradiction(entry: &ParamDoc, table: &str, signature: &Signature, noun: &st
             };
             format!("pass `{option} {wanted}`, or fix the comment")
         }
+        DeclaredBy::Configuration => {
+            let setting = if table == "KEYS" { "keys" } else { "args" };
+            format!(
+                "set `{setting}` in the section of `redis-script.toml` for this file, or fix the comment"
+            )
+        }
         _ => format!(
             "declare {} in the Rust function (or a variadic {noun} parameter), or fix the comment",
             plural_or_no(entry.index, noun)
