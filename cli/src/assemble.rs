@@ -139,9 +139,12 @@ impl Builder {
     /// `file` shown relative to where the script was shown, when it is
     /// below the script's directory; else as it is.
     fn shown(&self, file: &Path) -> String {
+        let absolute = |path: &Path| {
+            normalized(&std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()))
+        };
         let relative = self.script_dir.as_deref().and_then(|directory| {
-            normalized(file)
-                .strip_prefix(normalized(directory))
+            absolute(file)
+                .strip_prefix(absolute(directory))
                 .ok()
                 .map(Path::to_path_buf)
         });
@@ -262,7 +265,7 @@ impl Builder {
                 line,
                 column,
                 width,
-                format!("include not found: `{reference}` (looked for `{}`)", self.shown(&target)),
+                format!("the include `{reference}` names no file (looked for `{}`)", self.shown(&target)),
                 "the path is relative to this file's directory, with `.lua` added when it has no extension",
             );
             return None;
@@ -461,7 +464,9 @@ mod tests {
             .collect();
         assert_eq!(found.len(), 5, "{found:?}");
         assert!(
-            found[0].2.starts_with("include not found: `missing`"),
+            found[0]
+                .2
+                .starts_with("the include `missing` names no file"),
             "{found:?}"
         );
         assert_eq!((found[1].0, found[1].1), (1, 1));

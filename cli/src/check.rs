@@ -347,13 +347,14 @@ fn report_shared_lines_once(scripts: &mut [CheckedFile]) {
     for (script_index, diagnostic_index, count) in first.into_values() {
         if count > 1 {
             let others = count - 1;
-            let noun = if others == 1 { "script" } else { "scripts" };
+            let more = match others {
+                1 => "1 more script includes".to_owned(),
+                _ => format!("{others} more scripts include"),
+            };
             scripts[script_index].diagnostics[diagnostic_index]
                 .diagnostic
                 .notes
-                .push(format!(
-                    "reported once: {others} more {noun} include this line"
-                ));
+                .push(format!("reported once: {more} this line"));
         }
     }
 }
@@ -445,6 +446,9 @@ fn locate(script: &Assembled, mut diagnostic: Diagnostic) -> Located {
         let how = match script.fragments[fragment].origin {
             Origin::Prelude => {
                 format!("the configuration's prelude puts this file before `{name}`")
+            }
+            Origin::Include { by: 0, line } => {
+                format!("this file is part of `{name}`, which includes it at line {line}")
             }
             Origin::Include { by, line } => format!(
                 "this file is part of `{name}`: `{}` includes it at line {line}",

@@ -2,43 +2,12 @@
 //! the fixtures under `tests/fixtures/`, and compares what a user reads
 //! (the human report, the JSON document, the exit status) exactly.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
-struct Run {
-    status: i32,
-    stdout: String,
-    stderr: String,
-}
+mod common;
 
-/// Runs the checker from `directory`, so paths print as given.
-fn run_in(directory: &Path, arguments: &[&str]) -> Run {
-    let output = Command::new(env!("CARGO_BIN_EXE_redis-script-check"))
-        .args(arguments)
-        .current_dir(directory)
-        .output()
-        .expect("run redis-script-check");
-    Run {
-        status: output.status.code().expect("exit status"),
-        stdout: String::from_utf8(output.stdout).expect("UTF-8 stdout"),
-        stderr: String::from_utf8(output.stderr).expect("UTF-8 stderr"),
-    }
-}
-
-/// Runs the checker from `tests/`, where the fixtures are.
-fn run(arguments: &[&str]) -> Run {
-    run_in(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests"),
-        arguments,
-    )
-}
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("workspace directory")
-        .to_path_buf()
-}
+use common::{assert_snapshot, run, run_in, workspace};
 
 #[test]
 fn the_project_script_library_is_clean() {
@@ -556,19 +525,6 @@ fn the_review_report_reads_well() {
     ] {
         assert_eq!(report.stdout.matches(row).count(), 3, "{row}");
     }
-}
-
-/// `actual` equals `tests/snapshots/<name>`; `SNAPSHOTS=overwrite` writes
-/// it there instead.
-fn assert_snapshot(name: &str, actual: &str) {
-    let snapshot = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/snapshots")
-        .join(name);
-    if std::env::var_os("SNAPSHOTS").is_some_and(|mode| mode == "overwrite") {
-        std::fs::write(&snapshot, actual).expect("write the snapshot");
-    }
-    let expected = std::fs::read_to_string(&snapshot).expect("read the snapshot");
-    assert_eq!(actual, expected);
 }
 
 /// `--acl` on the project's scripts and library, on a script that builds
