@@ -13,7 +13,8 @@ original and the mutant run on a live redis-server with the same inputs
 differ in reply, error or data, on inputs where two runs of the original
 agree (each comparison is made twice; keys about to expire are left out of
 the data compared). A dropped `math.floor` counts only where Redis refuses
-the fraction on a line that uses the mutated value itself. Then the
+the fraction on a line that uses the mutated value itself, and a dropped
+length guard only where Redis refuses the empty spread. Then the
 checker runs on the mutant, and the mutant is caught when
 it has a finding of the operator's classes that the original does not
 have, on the mutated line (or, for a dropped default or guard, where the
@@ -505,6 +506,12 @@ def differs(server: Server, mutant: "Mutant", original: str, keys, args, setup) 
     # back later is the reading line's assumption, there in the original.
     if mutant.operator == "drop_floor":
         return "not an integer" in got[0] and raised_where_used(mutant, got[0])
+    # Likewise a dropped length guard is this class's bug where the server
+    # refuses the empty spread; without the guard a script may also do
+    # other work on an empty table (emit an event, set a marker), which no
+    # check of values can tell from intended work.
+    if mutant.operator == "drop_length_guard":
+        return "Wrong number of args" in got[0]
     return True
 
 

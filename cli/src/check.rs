@@ -435,7 +435,13 @@ fn locate(script: &Assembled, mut diagnostic: Diagnostic) -> Located {
             file: None,
         };
     }
-    let (fragment, line) = script.locate(diagnostic.line);
+    // A diagnostic about the script as a whole stands at its first line
+    // and column; it belongs to the script, even behind a prelude.
+    let whole_script = (diagnostic.line, diagnostic.column) == (1, 1);
+    let (fragment, line) = match whole_script {
+        true => (0, 1),
+        false => script.locate(diagnostic.line),
+    };
     diagnostic.line = line;
     diagnostic.message = lines_mentioned(script, fragment, &diagnostic.message);
     for note in &mut diagnostic.notes {
@@ -532,11 +538,17 @@ pub fn signature_for(header: &Header, source: &str, options: &ScriptOptions) -> 
                 })
             })
         };
-        counted(
+        let signature = counted(
             from_header(configured.0, true),
             from_header(configured.1, false),
             DeclaredBy::Configuration,
-        )
+        );
+        // Counts that agree with the header leave the header the
+        // declaration, which the messages then name.
+        match documented {
+            Some(documented) if same_counts(&documented, &signature) => documented,
+            _ => signature,
+        }
     } else if let Some(documented) = documented {
         documented
     } else if !mentions_parameters {
@@ -562,6 +574,16 @@ pub fn signature_for(header: &Header, source: &str, options: &ScriptOptions) -> 
         allow: options.allow.clone(),
         ..signature
     })
+}
+
+fn same_counts(one: &Signature, other: &Signature) -> bool {
+    (one.keys, one.variadic_keys, one.args, one.variadic_args)
+        == (
+            other.keys,
+            other.variadic_keys,
+            other.args,
+            other.variadic_args,
+        )
 }
 
 fn counted(keys: Option<Count>, args: Option<Count>, declared_by: DeclaredBy) -> Signature {

@@ -46,8 +46,8 @@ pub enum KeysFrom {
 }
 
 /// One `[[scripts]]` section: settings for the files its patterns match.
-/// Every section matching a file applies, in order; a later one's values
-/// win.
+/// Every section matching a file applies, in order: a later one's values
+/// win, except `allow` and `prelude`, whose lists add up.
 #[derive(Debug, Clone, Default)]
 pub struct Section {
     pub files: Vec<Glob>,
@@ -59,7 +59,7 @@ pub struct Section {
     pub key_prefix_args: Option<BTreeSet<usize>>,
     pub allow: Vec<String>,
     /// Files the loader sends before the script, in order, relative to the
-    /// configuration's directory.
+    /// configuration's directory; appended to those of earlier sections.
     pub prelude: Vec<PathBuf>,
 }
 
@@ -224,13 +224,9 @@ impl Config {
                 settings.key_prefix_args = prefixes.clone();
             }
             settings.allow.extend(section.allow.iter().cloned());
-            if !section.prelude.is_empty() {
-                settings.prelude = section
-                    .prelude
-                    .iter()
-                    .map(|file| self.directory.join(file))
-                    .collect();
-            }
+            settings
+                .prelude
+                .extend(section.prelude.iter().map(|file| self.directory.join(file)));
         }
         settings
     }

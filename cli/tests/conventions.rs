@@ -236,18 +236,23 @@ fn sarif_validates_against_the_schema() {
     assert!(validate(&broken).is_err());
 }
 
-/// Validates `log` with the SARIF 2.1.0 schema (fetched and checked by
-/// `scripts/ensure-sarif-schema`, which also installs the validator).
-fn validate(log: &str) -> Result<(), String> {
-    let ensure = Command::new(workspace().join("scripts/ensure-sarif-schema"))
+/// Runs `scripts/ensure-ci-tools` (the SARIF schema, its validator and
+/// pre-commit, each fetched when missing); the schema's path.
+fn ci_tools() -> String {
+    let ensure = Command::new(workspace().join("scripts/ensure-ci-tools"))
         .output()
-        .expect("run scripts/ensure-sarif-schema");
+        .expect("run scripts/ensure-ci-tools");
     assert!(
         ensure.status.success(),
-        "scripts/ensure-sarif-schema failed (it needs npm and python3): {}",
+        "scripts/ensure-ci-tools failed (it needs npm and python3): {}",
         String::from_utf8_lossy(&ensure.stderr)
     );
-    let schema = String::from_utf8(ensure.stdout).expect("a path");
+    String::from_utf8(ensure.stdout).expect("a path")
+}
+
+/// Validates `log` with the SARIF 2.1.0 schema.
+fn validate(log: &str) -> Result<(), String> {
+    let schema = ci_tools();
     let mut python = Command::new("python3")
         .args([
             "-c",
@@ -351,4 +356,80 @@ fn the_baseline_round_trips() {
         missing.stderr
     );
     let _ = std::fs::remove_dir_all(directory);
+}
+
+/// The pre-commit hook of the README, as written, in a fresh repository:
+/// it fails the commit of a script with a mistake, showing the mistake,
+/// and passes once it is fixed.
+#[test]
+fn the_readme_s_pre_commit_hook_works_as_written() {
+    ci_tools();
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
+        .expect("the README");
+    let hook = readme
+        .split("```yaml\n")
+        .filter_map(|block| block.split_once("```").map(|(yaml, _)| yaml))
+        .find(|yaml| yaml.contains("repos:"))
+        .expect("the README shows a pre-commit configuration");
+    let repository =
+        std::env::temp_dir().join(format!("redis-script-pre-commit-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&repository);
+    std::fs::create_dir_all(repository.join("src/commands")).expect("a directory");
+    std::fs::write(repository.join(".pre-commit-config.yaml"), hook).expect("write");
+    let script = repository.join("src/commands/bump.lua");
+    std::fs::write(
+        &script,
+        "-- KEYS[1] = counter\nreturn redis.call('INCRR', KEYS[1])\n",
+    )
+    .expect("write");
+    let binary = Path::new(env!("CARGO_BIN_EXE_redis-script-check"));
+    let path = std::env::join_paths(
+        std::iter::once(binary.parent().expect("its directory").to_path_buf()).chain(
+            std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
+        ),
+    )
+    .expect("a PATH");
+    let git = |arguments: &[&str]| {
+        let status = Command::new("git")
+            .args(arguments)
+            .current_dir(&repository)
+            .output()
+            .expect("run git");
+        assert!(
+            status.status.success(),
+            "git {arguments:?}: {}",
+            String::from_utf8_lossy(&status.stderr)
+        );
+    };
+    git(&["init", "-q"]);
+    git(&["add", "."]);
+    let pre_commit = || {
+        Command::new("python3")
+            .args(["-m", "pre_commit", "run", "--all-files"])
+            .current_dir(&repository)
+            .env("PATH", &path)
+            .env("PRE_COMMIT_HOME", repository.join(".cache"))
+            .output()
+            .expect("run pre-commit")
+    };
+    let failed = pre_commit();
+    let shown = String::from_utf8_lossy(&failed.stdout).into_owned();
+    assert!(!failed.status.success(), "{shown}");
+    assert!(
+        shown.contains("redis-script-check") && shown.contains("unknown Redis command `INCRR`"),
+        "{shown}"
+    );
+    std::fs::write(
+        &script,
+        "-- KEYS[1] = counter\nreturn redis.call('INCR', KEYS[1])\n",
+    )
+    .expect("write");
+    git(&["add", "."]);
+    let passed = pre_commit();
+    assert!(
+        passed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&passed.stdout)
+    );
+    let _ = std::fs::remove_dir_all(repository);
 }

@@ -425,6 +425,15 @@ impl Type {
     }
 
     /// What it holds, when it is a table.
+    /// The same, but a table known to hold something: for a spread whose
+    /// range the script computes.
+    pub fn non_empty_spread(mut self) -> Type {
+        if let Some(table) = &mut self.table {
+            Rc::make_mut(table).may_be_empty = false;
+        }
+        self
+    }
+
     pub fn table_type(&self) -> Option<&TableType> {
         self.table.as_deref()
     }

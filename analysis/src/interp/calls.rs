@@ -196,9 +196,23 @@ impl Analyzer<'_> {
             ("tonumber", None) => tonumber(self, operands),
             ("unpack", None) | ("table", Some("unpack")) => {
                 if let Some(table) = first {
-                    self.check_unbounded_use(table, "`unpack` passes every element as an argument");
+                    // `unpack(t, from, to)` in a loop over ranges still
+                    // passes every element, a range per call.
+                    let how = match operands.len() {
+                        0..=2 => "`unpack` passes every element as an argument",
+                        _ => "`unpack` passes its elements as arguments, a range at a time",
+                    };
+                    self.check_unbounded_use(table, how);
                 }
-                Value::Spread(Box::new(self.spread_table(first)))
+                let mut spread = self.spread_table(first);
+                if operands.len() > 2 {
+                    // `unpack(t, from, to)`: the range the script computes,
+                    // not the table, decides whether anything is passed,
+                    // and a range is almost always computed to be non-empty
+                    // (`while done < n do … unpack(t, done + 1, …)`).
+                    spread = spread.non_empty_spread();
+                }
+                Value::Spread(Box::new(spread))
             }
             ("math", Some("floor" | "ceil")) => Value::Typed(Type::of(Kinds::INTEGER)),
             ("string", Some("len" | "byte")) | ("table", Some("getn" | "maxn")) => {
