@@ -69,6 +69,12 @@ pub use model::target::{Target, TargetError, TargetScope};
 pub use source::header::{Header, ParamDoc};
 pub use source::shebang::ScriptFlags;
 
+/// Whether `source` parses as Lua 5.1, the language Redis compiles
+/// scripts with: for tools deciding whether a text is a script at all.
+pub fn parses_as_lua(source: &str) -> bool {
+    source::syntax::Prepared::new(source).parse().is_ok()
+}
+
 /// What the Rust signature declares about the script's inputs.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Signature {
@@ -132,6 +138,10 @@ pub enum DeclaredBy {
     /// The command-line checker's configuration file, `redis-script.toml`
     /// (a section's `keys` and `args`).
     Configuration,
+    /// A script embedded in another language's source: the counts its
+    /// call passes (`redis.NewScript(1, …)`, `eval(src, 2, …)`), and where
+    /// the call states none, the indices the script reads.
+    HostCall,
 }
 
 impl DeclaredBy {
@@ -142,6 +152,7 @@ impl DeclaredBy {
             DeclaredBy::Header => "the script's header",
             DeclaredBy::CommandLine => "the command line",
             DeclaredBy::Configuration => "the configuration",
+            DeclaredBy::HostCall => "the call in the host file",
         }
     }
 }

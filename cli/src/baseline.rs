@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::check::{CheckRun, CheckedFile, Located};
+use crate::check::{CheckRun, CheckedFile, Located, replace_line_numbers};
 
 /// The file's format version; a file of another version is refused.
 const VERSION: u32 = 1;
@@ -190,19 +190,7 @@ fn key(base: &Path, script: &CheckedFile, located: &Located) -> Key {
 /// written `line …`, so that a finding keeps its key when lines above it
 /// move.
 fn normalized(message: &str) -> String {
-    let mut out = String::with_capacity(message.len());
-    let mut rest = message;
-    while let Some(at) = rest.find("line ") {
-        let (before, after) = rest.split_at(at + "line ".len());
-        out.push_str(before);
-        let digits = after.len() - after.trim_start_matches(|c: char| c.is_ascii_digit()).len();
-        if digits > 0 {
-            out.push('…');
-        }
-        rest = &after[digits..];
-    }
-    out.push_str(rest);
-    out
+    replace_line_numbers(message, |_| "…".to_owned())
 }
 
 fn directory_of(file: &Path) -> PathBuf {

@@ -10,7 +10,8 @@ use redis_script_analysis::{
 };
 
 use crate::assemble::{self, Assembled, Origin};
-use crate::config::{Config, IncludeSyntax, ScriptSettings};
+use crate::config::{Config, FILE_NAME, IncludeSyntax, ScriptSettings};
+use crate::embedded::{self, Embedded, Host};
 use crate::options::{Count, Options};
 
 /// One script and what the check found.
@@ -126,78 +127,127 @@ pub struct Found {
     pub config: Option<Arc<Config>>,
 }
 
-/// The `.lua` files named by the command line, in a stable order: files
-/// as given, directories searched recursively, less what the configuration
-/// excludes; each with the configuration that applies to it. The error is
-/// a usage error.
+/// The scripts named by the command line, in a stable order: files as
+/// given, directories searched recursively, less what their configuration
+/// excludes; each with the configuration that applies to it (`--config`,
+/// else the nearest `redis-script.toml` above it). The error is a usage
+/// error.
 pub fn find_scripts(options: &Options) -> Result<Vec<Found>, String> {
-    let mut configs: HashMap<PathBuf, Arc<Config>> = HashMap::new();
     let explicit = options
         .config
         .as_deref()
         .map(Config::read)
         .transpose()?
         .map(Arc::new);
+    let mut configs = Configs {
+        explicit,
+        by_directory: HashMap::new(),
+    };
     let mut scripts = Vec::new();
     for path in &options.paths {
         let metadata = std::fs::metadata(path)
             .map_err(|error| format!("cannot read `{}`: {error}", path.display()))?;
-        let config = match &explicit {
-            Some(config) => Some(Arc::clone(config)),
-            None => Config::find(path)?.map(|found| {
-                Arc::clone(
-                    configs
-                        .entry(found.file.clone())
-                        .or_insert_with(|| Arc::new(found)),
-                )
-            }),
-        };
-        if metadata.is_dir() {
-            let mut files = Vec::new();
-            collect_directory(path, &mut files)
-                .map_err(|error| format!("cannot read `{}`: {error}", path.display()))?;
-            let before = scripts.len();
-            scripts.extend(
-                files
-                    .into_iter()
-                    .filter(|file| !config.as_ref().is_some_and(|config| config.excludes(file)))
-                    .map(|file| Found {
-                        path: file,
-                        named: false,
-                        config: config.clone(),
-                    }),
-            );
-            if scripts.len() == before {
-                return Err(format!("no .lua file in `{}`", path.display()));
-            }
-        } else {
+        if !metadata.is_dir() {
             scripts.push(Found {
+                config: configs.of(path)?,
                 path: path.clone(),
                 named: true,
-                config,
             });
+            continue;
+        }
+        let embedded = options.embedded
+            || configs
+                .of(&path.join(FILE_NAME))?
+                .is_some_and(|config| config.embedded);
+        let mut files = Vec::new();
+        collect_directory(path, embedded, &mut files)
+            .map_err(|error| format!("cannot read `{}`: {error}", path.display()))?;
+        let before = scripts.len();
+        for file in files {
+            let config = configs.of(&file)?;
+            if !config.as_ref().is_some_and(|config| config.excludes(&file)) {
+                scripts.push(Found {
+                    path: file,
+                    named: false,
+                    config,
+                });
+            }
+        }
+        if scripts.len() == before {
+            let what = if embedded { "script" } else { ".lua file" };
+            return Err(format!("no {what} in `{}`", path.display()));
         }
     }
     Ok(scripts)
 }
 
-fn collect_directory(directory: &Path, scripts: &mut Vec<PathBuf>) -> std::io::Result<()> {
+/// The configurations read so far, by the directory they apply to.
+struct Configs {
+    explicit: Option<Arc<Config>>,
+    by_directory: HashMap<PathBuf, Option<Arc<Config>>>,
+}
+
+impl Configs {
+    /// The configuration that applies to `file`.
+    fn of(&mut self, file: &Path) -> Result<Option<Arc<Config>>, String> {
+        if let Some(config) = &self.explicit {
+            return Ok(Some(Arc::clone(config)));
+        }
+        let directory = file.parent().unwrap_or(Path::new("")).to_path_buf();
+        if let Some(found) = self.by_directory.get(&directory) {
+            return Ok(found.clone());
+        }
+        // One file read once, whichever directory finds it.
+        let found = Config::find(file)?.map(|config| {
+            self.by_directory
+                .values()
+                .flatten()
+                .find(|known| known.file == config.file)
+                .cloned()
+                .unwrap_or_else(|| Arc::new(config))
+        });
+        self.by_directory.insert(directory, found.clone());
+        Ok(found)
+    }
+}
+
+/// The `.lua` files below `directory`, and with `embedded` the sources of
+/// the host languages too (outside dependency folders).
+fn collect_directory(
+    directory: &Path,
+    embedded: bool,
+    scripts: &mut Vec<PathBuf>,
+) -> std::io::Result<()> {
     let mut entries = std::fs::read_dir(directory)?.collect::<Result<Vec<_>, _>>()?;
     entries.sort_by_key(|entry| entry.file_name());
     for entry in entries {
         let path = entry.path();
-        let is_hidden = entry.file_name().to_string_lossy().starts_with('.');
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let skipped =
+            name.starts_with('.') || (embedded && DEPENDENCY_FOLDERS.contains(&name.as_str()));
         // The entry's own type: a symbolic link to a directory is not
         // followed, so a link cycle cannot recurse forever.
         let file_type = entry.file_type()?;
-        if file_type.is_dir() && !is_hidden {
-            collect_directory(&path, scripts)?;
-        } else if !file_type.is_dir() && path.extension().is_some_and(|ext| ext == "lua") {
+        if file_type.is_dir() && !skipped {
+            collect_directory(&path, embedded, scripts)?;
+        } else if !file_type.is_dir()
+            && (path.extension().is_some_and(|ext| ext == "lua")
+                || (embedded && Host::of(&path).is_some()))
+        {
             scripts.push(path);
         }
     }
     Ok(())
 }
+
+/// Folders of other projects' code, which `--embedded` does not search.
+const DEPENDENCY_FOLDERS: &[&str] = &[
+    "node_modules",
+    "vendor",
+    "site-packages",
+    "__pycache__",
+    "target",
+];
 
 /// How one script is checked: the options, over its configuration.
 #[derive(Debug)]
@@ -270,6 +320,28 @@ pub fn check_all(scripts: &[Found], options: &Options) -> CheckRun {
     let mut fragments = HashSet::new();
     for found in scripts {
         let shown = found.path.display().to_string();
+        if let Some(host) = Host::of(&found.path) {
+            match std::fs::read(&found.path) {
+                Ok(bytes) => {
+                    let source = String::from_utf8_lossy(&bytes).into_owned();
+                    let script_options =
+                        ScriptOptions::new(options, found.config.as_deref(), &found.path);
+                    for script in embedded::scripts(host, &source) {
+                        outcome.scripts.push(check_embedded(
+                            &shown,
+                            &source,
+                            script,
+                            &script_options,
+                        ));
+                    }
+                }
+                Err(error) => outcome.unreadable.push(Unreadable {
+                    path: shown,
+                    reason: error.to_string(),
+                }),
+            }
+            continue;
+        }
         match std::fs::read(&found.path) {
             // Lua strings may hold any bytes; the checks only read the
             // code around them.
@@ -473,6 +545,17 @@ fn locate(script: &Assembled, mut diagnostic: Diagnostic) -> Located {
 /// moved to the file holding that line: "line M" in `fragment`'s own file,
 /// "line M of `path`" in another.
 fn lines_mentioned(script: &Assembled, fragment: usize, text: &str) -> String {
+    replace_line_numbers(text, |mentioned| {
+        let (holder, line) = script.locate(mentioned);
+        match holder == fragment {
+            true => line.to_string(),
+            false => format!("{line} of `{}`", script.fragments[holder].path),
+        }
+    })
+}
+
+/// `text` with the number of each "line N" it mentions replaced.
+pub fn replace_line_numbers(text: &str, replace: impl Fn(usize) -> String) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(at) = rest.find("line ") {
@@ -480,17 +563,152 @@ fn lines_mentioned(script: &Assembled, fragment: usize, text: &str) -> String {
         out.push_str(before);
         let digits = after.len() - after.trim_start_matches(|c: char| c.is_ascii_digit()).len();
         rest = &after[digits..];
-        let Ok(mentioned) = after[..digits].parse::<usize>() else {
-            continue;
-        };
-        let (holder, line) = script.locate(mentioned);
-        out.push_str(&line.to_string());
-        if holder != fragment {
-            out.push_str(&format!(" of `{}`", script.fragments[holder].path));
+        if let Ok(mentioned) = after[..digits].parse::<usize>() {
+            out.push_str(&replace(mentioned));
         }
     }
     out.push_str(rest);
     out
+}
+
+/// A script embedded in a host file: checked as its call sends it, each
+/// diagnostic at the host line and column of the literal's text.
+fn check_embedded(
+    host_path: &str,
+    host_source: &str,
+    script: Embedded,
+    options: &ScriptOptions,
+) -> CheckedFile {
+    let header = Header::parse(&script.text);
+    let signature = embedded_signature(&script, &header, options);
+    let analysis = analysis::analyze(&script.text, &signature);
+    let acl = AclRules::of_script(&analysis, &signature);
+    let diagnostics = analysis
+        .diagnostics
+        .into_iter()
+        .map(|mut diagnostic| {
+            let (line, column) =
+                script.host_position(host_source, diagnostic.line, diagnostic.column);
+            let host_line = |mentioned: usize| {
+                script
+                    .host_position(host_source, mentioned, 1)
+                    .0
+                    .to_string()
+            };
+            diagnostic.message = replace_line_numbers(&diagnostic.message, host_line);
+            for note in &mut diagnostic.notes {
+                *note = replace_line_numbers(note, host_line);
+            }
+            diagnostic.line = line;
+            diagnostic.column = column;
+            Located {
+                diagnostic,
+                file: Some(0),
+            }
+        })
+        .collect();
+    CheckedFile {
+        path: format!("{host_path}:{}", script.host_line(host_source)),
+        includes: vec![SourceFile {
+            path: host_path.to_owned(),
+            source: host_source.to_owned(),
+        }],
+        signature: Some(signature),
+        library: false,
+        diagnostics,
+        facts: Some(Facts {
+            review: analysis.review,
+            read_only: analysis.read_only,
+            header: analysis.header,
+            flags: analysis.flags,
+            returns: analysis.returns,
+        }),
+        acl: Some(acl),
+        source: script.text,
+    }
+}
+
+/// The counts of an embedded script: the command line's; else, side by
+/// side, what the call passes, the configuration, the header, and where
+/// none says, the indices the script reads.
+fn embedded_signature(script: &Embedded, header: &Header, options: &ScriptOptions) -> Signature {
+    let documented = header.documented_signature();
+    let from_header = |keys: bool| {
+        documented.as_ref().map(|signature| match keys {
+            true => Count {
+                fixed: signature.keys,
+                variadic: signature.variadic_keys,
+            },
+            false => Count {
+                fixed: signature.args,
+                variadic: signature.variadic_args,
+            },
+        })
+    };
+    let signature = if let Some((keys, args)) = options.command_line {
+        counted(keys, args, DeclaredBy::CommandLine)
+    } else {
+        let stated = script.keys.is_some() || script.args.is_some();
+        let configured = options.settings.keys.is_some() || options.settings.args.is_some();
+        let side = |host: Option<Count>, configured: Option<Count>, keys: bool, table: &str| {
+            host.or(configured)
+                .or_else(|| from_header(keys))
+                .unwrap_or_else(|| read_counts(&script.text, table))
+        };
+        let keys = side(script.keys, options.settings.keys, true, "KEYS");
+        let args = side(script.args, options.settings.args, false, "ARGV");
+        let declared_by = match (stated, configured, &documented) {
+            (false, false, Some(_)) => DeclaredBy::Header,
+            (false, true, _) => DeclaredBy::Configuration,
+            _ => DeclaredBy::HostCall,
+        };
+        counted(Some(keys), Some(args), declared_by)
+    };
+    let key_prefix_args = header
+        .key_prefix_args()
+        .union(&options.key_prefix_args)
+        .copied()
+        .collect();
+    Signature {
+        allow_unused: options.allow_unused,
+        dynamic_keys: options.dynamic_keys,
+        key_prefix_args,
+        read_only: options.read_only,
+        target: options.target.clone(),
+        declared_commands: options.declared_commands.clone(),
+        allow: options.allow.clone(),
+        ..signature
+    }
+}
+
+/// What a script reads of `KEYS` or `ARGV`: up to its highest literal
+/// index, followed by a variadic list when it also reads the table some
+/// other way (`KEYS[i]`, `#ARGV`, `unpack(KEYS)`).
+fn read_counts(text: &str, table: &str) -> Count {
+    let mut count = Count {
+        fixed: 0,
+        variadic: false,
+    };
+    for (at, _) in text.match_indices(table) {
+        let before = text[..at].chars().next_back();
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+            continue;
+        }
+        let after = &text[at + table.len()..];
+        let index = after
+            .strip_prefix('[')
+            .and_then(|rest| rest.split_once(']'))
+            .and_then(|(index, _)| index.trim().parse::<usize>().ok());
+        match index {
+            Some(index) => count.fixed = count.fixed.max(index),
+            None if after.starts_with(|c: char| c.is_alphanumeric() || c == '_') => {}
+            None => count.variadic = true,
+        }
+    }
+    if count.variadic {
+        count.fixed = 0;
+    }
+    count
 }
 
 /// A function library: the file as FUNCTION LOAD runs it and each

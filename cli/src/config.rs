@@ -75,6 +75,8 @@ pub struct Config {
     pub allow: Vec<String>,
     pub deny_warnings: bool,
     pub includes: Option<IncludeSyntax>,
+    /// Directories are searched for host-language sources too.
+    pub embedded: bool,
     pub exclude: Vec<Glob>,
     pub sections: Vec<Section>,
 }
@@ -166,6 +168,7 @@ impl Config {
             allow: raw.allow,
             deny_warnings: raw.deny_warnings,
             includes: raw.includes,
+            embedded: raw.embedded,
             exclude,
             sections,
         })
@@ -275,6 +278,8 @@ struct RawConfig {
     #[serde(default)]
     deny_warnings: bool,
     includes: Option<IncludeSyntax>,
+    #[serde(default)]
+    embedded: bool,
     #[serde(default)]
     exclude: Patterns,
     #[serde(default)]

@@ -15,6 +15,7 @@ mod baseline;
 mod cargo_config;
 mod check;
 mod config;
+mod embedded;
 mod glob;
 mod options;
 mod report;

@@ -19,8 +19,9 @@ sandbox globals, command names and arity, keys that bypass KEYS, shebang
 flags.
 
 Arguments:
-  <PATH>...            .lua files, or directories searched recursively for
-                       .lua files (hidden directories are skipped)
+  <PATH>...            .lua files, sources embedding scripts (.go, .py, .js,
+                       .ts, .rb, .php), or directories searched recursively
+                       for .lua files (hidden directories are skipped)
 
 Options:
       --keys <N>       every script takes N keys; N+ for N keys followed by
@@ -56,6 +57,11 @@ Options:
       --includes <S>   resolve includes written in syntax S before checking:
                        bullmq (`--- @include \"file\"`, as bullmq's and bull's
                        loaders); a configuration's `includes` says the same
+      --embedded       in directories, also read Go, Python, JavaScript,
+                       TypeScript, Ruby and PHP sources for the scripts
+                       their string literals hold (files named on the
+                       command line are always read); a configuration's
+                       `embedded = true` says the same
       --format <F>     human (the default), json, or sarif (SARIF 2.1.0,
                        for code scanning)
       --baseline <FILE>
@@ -142,6 +148,8 @@ pub struct Options {
     pub config: Option<PathBuf>,
     /// `--includes`.
     pub includes: Option<IncludeSyntax>,
+    /// `--embedded`: directories are searched for host-language sources.
+    pub embedded: bool,
     /// `--baseline`, and whether to write it (`--update-baseline`).
     pub baseline: Option<PathBuf>,
     pub update_baseline: bool,
@@ -192,6 +200,7 @@ pub fn parse(arguments: impl IntoIterator<Item = OsString>) -> Result<Command, S
         allow: Vec::new(),
         config: None,
         includes: None,
+        embedded: false,
         baseline: None,
         update_baseline: false,
     };
@@ -264,6 +273,7 @@ pub fn parse(arguments: impl IntoIterator<Item = OsString>) -> Result<Command, S
             }
             "--baseline" => options.baseline = Some(PathBuf::from(value("--baseline")?)),
             "--update-baseline" => options.update_baseline = true,
+            "--embedded" => options.embedded = true,
             "--commands" => commands_file = Some(PathBuf::from(value("--commands")?)),
             "--allow" => {
                 for name in value("--allow")?.split(',').map(str::trim) {
@@ -296,6 +306,7 @@ pub fn parse(arguments: impl IntoIterator<Item = OsString>) -> Result<Command, S
                 | "--report"
                 | "--acl"
                 | "--update-baseline"
+                | "--embedded"
         );
         if takes_no_value && inline_value.is_some() {
             return Err(format!("`{name}` takes no value"));

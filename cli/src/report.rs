@@ -111,6 +111,7 @@ fn signature(signature: &Signature) -> String {
         DeclaredBy::Header => "header",
         DeclaredBy::CommandLine => "command-line",
         DeclaredBy::Configuration => "configuration",
+        DeclaredBy::HostCall => "host-call",
     };
     format!(
         "{{\"keys\": {}, \"variadic_keys\": {}, \"args\": {}, \"variadic_args\": {}, \"declared_by\": \"{declared_by}\"}}",

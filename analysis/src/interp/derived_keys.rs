@@ -106,7 +106,7 @@ impl Analyzer<'_> {
                             format!("write `-- {args}[{index}] = key prefix` in the header")
                         }
                         DeclaredBy::CommandLine => format!("pass `--key-prefix-args {index}`"),
-                        DeclaredBy::Configuration => {
+                        DeclaredBy::Configuration | DeclaredBy::HostCall => {
                             format!("add {index} to `key_prefix_args` in `redis-script.toml`")
                         }
                     };

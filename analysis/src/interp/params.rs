@@ -186,6 +186,7 @@ impl<'a> Analyzer<'a> {
                 "set `{} = {literal}` in `redis-script.toml`",
                 declared.setting()
             ),
+            (DeclaredBy::HostCall, _) => format!("pass {literal} {noun}s in the call"),
         };
         self.facts.diagnostics.push(span.error(
             Code::IndexOutOfRange,
@@ -288,6 +289,9 @@ impl<'a> Analyzer<'a> {
                         "use {table}[{index}] in the script, pass a smaller `{}`, or opt out with `--allow-unused`",
                         declared.option()
                     ),
+                    (DeclaredBy::HostCall, _) => format!(
+                        "use {table}[{index}] in the script, or stop passing it in the call"
+                    ),
                     (DeclaredBy::Configuration, _) => format!(
                         "use {table}[{index}] in the script, set a smaller `{}` in `redis-script.toml`, or opt out with `allow_unused = true` there",
                         declared.setting()
@@ -330,6 +334,11 @@ fn unread_slice(declared: Declared<'_>, declared_by: DeclaredBy) -> Diagnostic {
                 declared.option(),
                 declared.fixed
             ),
+        ),
+        DeclaredBy::HostCall => (
+            "the call passes".to_string(),
+            String::new(),
+            format!("pass only the {noun}s it reads"),
         ),
         DeclaredBy::Configuration => (
             format!(

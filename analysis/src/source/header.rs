@@ -235,6 +235,7 @@ fn contradiction(entry: &ParamDoc, table: &str, signature: &Signature, noun: &st
             };
             format!("pass `{option} {wanted}`, or fix the comment")
         }
+        DeclaredBy::HostCall => "pass it in the call, or fix the comment".to_owned(),
         DeclaredBy::Configuration => {
             let setting = if table == "KEYS" { "keys" } else { "args" };
             format!(

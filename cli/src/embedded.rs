@@ -1,0 +1,825 @@
+//! Lua scripts written as string literals in Go, Python, JavaScript,
+//! TypeScript, Ruby and PHP sources, found with each language's own parser
+//! (tree-sitter grammars), so that a literal is read with the language's
+//! real rules: Go raw strings, Python triple quotes and prefixes, template
+//! literals, Ruby heredocs, PHP heredocs and nowdocs, escapes, and literals
+//! joined with `+` or `.`.
+//!
+//! A literal is a script when it is passed to an API that takes one
+//! (`redis.NewScript`, `register_script`, `defineCommand`, `eval`, …),
+//! directly or through the constant, variable or method it is assigned
+//! to; or when its text calls `redis.call`/`redis.pcall` and parses as
+//! Lua. A literal with interpolation (`${x}`, `#{x}`, `$x`, f-strings) is
+//! built at run time and is not read. Each script keeps the host byte of
+//! every byte of its text, so that diagnostics point into the host file.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use tree_sitter::{Language, Node, Parser};
+
+use crate::options::Count;
+
+/// A language whose sources may embed scripts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Host {
+    Go,
+    Python,
+    JavaScript,
+    TypeScript,
+    Tsx,
+    Ruby,
+    Php,
+}
+
+impl Host {
+    /// The language of a file, by its extension.
+    pub fn of(path: &Path) -> Option<Host> {
+        Some(match path.extension()?.to_str()? {
+            "go" => Host::Go,
+            "py" => Host::Python,
+            "js" | "mjs" | "cjs" | "jsx" => Host::JavaScript,
+            "ts" | "mts" | "cts" => Host::TypeScript,
+            "tsx" => Host::Tsx,
+            "rb" => Host::Ruby,
+            "php" => Host::Php,
+            _ => return None,
+        })
+    }
+
+    fn language(self) -> Language {
+        match self {
+            Host::Go => tree_sitter_go::LANGUAGE.into(),
+            Host::Python => tree_sitter_python::LANGUAGE.into(),
+            Host::JavaScript => tree_sitter_javascript::LANGUAGE.into(),
+            Host::TypeScript => tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
+            Host::Tsx => tree_sitter_typescript::LANGUAGE_TSX.into(),
+            Host::Ruby => tree_sitter_ruby::LANGUAGE.into(),
+            Host::Php => tree_sitter_php::LANGUAGE_PHP.into(),
+        }
+    }
+}
+
+/// A script found in a host file.
+#[derive(Debug, Clone)]
+pub struct Embedded {
+    /// The script's text, as the program sends it.
+    pub text: String,
+    /// For each byte of `text`, and one past its end: the host byte it
+    /// was written at.
+    map: Vec<usize>,
+    /// The key and argument counts the host call states.
+    pub keys: Option<Count>,
+    pub args: Option<Count>,
+    /// The API it is passed to, for messages (`redis.NewScript`).
+    pub api: Option<String>,
+}
+
+impl Embedded {
+    /// The 1-based host line and column (in characters) of the script's
+    /// `line` and `column`.
+    pub fn host_position(&self, host: &str, line: usize, column: usize) -> (usize, usize) {
+        let start = self
+            .text
+            .split_inclusive('\n')
+            .take(line.saturating_sub(1))
+            .map(str::len)
+            .sum::<usize>()
+            .min(self.text.len());
+        let rest = &self.text[start..];
+        let offset = start
+            + rest
+                .char_indices()
+                .nth(column.saturating_sub(1))
+                .map_or(rest.len(), |(index, _)| index);
+        let host_byte = self
+            .map
+            .get(offset)
+            .copied()
+            .unwrap_or_else(|| self.map.last().copied().unwrap_or(0));
+        position(host, host_byte)
+    }
+
+    /// The 1-based host line the script starts at.
+    pub fn host_line(&self, host: &str) -> usize {
+        self.host_position(host, 1, 1).0
+    }
+}
+
+/// The 1-based line and column (in characters) of byte `offset`.
+fn position(text: &str, offset: usize) -> (usize, usize) {
+    let offset = offset.min(text.len());
+    let before = &text[..floor_char_boundary(text, offset)];
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |index| index + 1);
+    (line, before[line_start..].chars().count() + 1)
+}
+
+fn floor_char_boundary(text: &str, mut offset: usize) -> usize {
+    while offset > 0 && !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    offset
+}
+
+/// The scripts of a host file, in the order they appear. A file that
+/// does not parse yields what its parsed parts hold.
+pub fn scripts(host: Host, source: &str) -> Vec<Embedded> {
+    let mut parser = Parser::new();
+    if parser.set_language(&host.language()).is_err() {
+        return Vec::new();
+    }
+    let Some(tree) = parser.parse(source, None) else {
+        return Vec::new();
+    };
+    let finder = Finder { host, source };
+    let mut literals = Vec::new();
+    finder.collect_literals(tree.root_node(), &mut literals);
+    let names = finder.names(&literals);
+    let mut found: HashMap<usize, Embedded> = HashMap::new();
+    // Literals passed to a script API, directly or by name.
+    let mut calls = Vec::new();
+    finder.collect_calls(tree.root_node(), &mut calls);
+    for call in calls {
+        let Some(use_) = finder.api_use(call) else {
+            continue;
+        };
+        let literal = match finder.literal_of(use_.script, &literals) {
+            Some(index) => Some(index),
+            None => finder
+                .reference_name(use_.script)
+                .and_then(|name| names.get(&name).copied()),
+        };
+        let Some(index) = literal else {
+            continue;
+        };
+        let Some(mut script) = literals[index].decoded.clone() else {
+            continue;
+        };
+        let entry = found.entry(index).or_insert_with(|| {
+            script.api = Some(use_.api.clone());
+            script
+        });
+        // Two calls stating other counts leave them unknown.
+        merge(&mut entry.keys, use_.keys);
+        merge(&mut entry.args, use_.args);
+    }
+    // Literals whose text is plainly a script.
+    for (index, literal) in literals.iter().enumerate() {
+        if found.contains_key(&index) {
+            continue;
+        }
+        if let Some(decoded) = literal
+            .decoded
+            .as_ref()
+            .filter(|decoded| looks_like_lua(&decoded.text))
+        {
+            found.insert(index, decoded.clone());
+        }
+    }
+    let mut scripts: Vec<(usize, Embedded)> = found.into_iter().collect();
+    scripts.sort_by_key(|(index, _)| literals[*index].start);
+    scripts.into_iter().map(|(_, script)| script).collect()
+}
+
+fn merge(known: &mut Option<Count>, stated: Option<Count>) {
+    match (*known, stated) {
+        (None, Some(count)) => *known = Some(count),
+        (Some(before), Some(count)) if before != count => *known = None,
+        _ => {}
+    }
+}
+
+/// A script's text calls Redis and parses as Lua 5.1.
+fn looks_like_lua(text: &str) -> bool {
+    let calls_redis = ["redis.call", "redis.pcall", "redis.call (", "redis.pcall ("]
+        .iter()
+        .any(|needle| text.contains(needle));
+    calls_redis && redis_script_analysis::parses_as_lua(text)
+}
+
+/// A literal (or a concatenation of literals) of the host file.
+#[derive(Debug)]
+struct Literal {
+    /// The outermost node: the literal, or the concatenation.
+    node_id: usize,
+    start: usize,
+    /// `None` when it is built at run time (interpolation).
+    decoded: Option<Embedded>,
+    /// The name it is assigned to or returned by, when there is one.
+    owner: Option<String>,
+}
+
+/// How a call uses a script.
+struct ApiUse<'tree> {
+    api: String,
+    script: Node<'tree>,
+    keys: Option<Count>,
+    args: Option<Count>,
+}
+
+struct Finder<'a> {
+    host: Host,
+    source: &'a str,
+}
+
+/// Literal kinds of every grammar.
+const STRING_KINDS: &[&str] = &[
+    "interpreted_string_literal",
+    "raw_string_literal",
+    "string",
+    "template_string",
+    "encapsed_string",
+    "heredoc",
+    "nowdoc",
+    "heredoc_body",
+];
+
+/// Nodes whose text is the literal's text.
+const CONTENT_KINDS: &[&str] = &[
+    "interpreted_string_literal_content",
+    "raw_string_literal_content",
+    "string_content",
+    "string_fragment",
+    "heredoc_content",
+    "nowdoc_string",
+];
+
+/// Nodes that put a run-time value into the literal.
+const DYNAMIC_KINDS: &[&str] = &[
+    "interpolation",
+    "template_substitution",
+    "variable_name",
+    "dynamic_variable_name",
+    "member_access_expression",
+    "subscript_expression",
+    "format_specifier",
+];
+
+impl<'a> Finder<'a> {
+    fn text(&self, node: Node<'_>) -> &'a str {
+        &self.source[node.byte_range()]
+    }
+
+    /// Every outermost literal or literal concatenation, in order.
+    fn collect_literals(&self, node: Node<'_>, out: &mut Vec<Literal>) {
+        if self.is_literal_expression(node) {
+            out.push(self.literal(node));
+            return;
+        }
+        // A Ruby heredoc's body is a node of its own after the statement
+        // that opens it.
+        if node.kind() == "heredoc_body" && self.host == Host::Ruby {
+            out.push(self.literal(node));
+            return;
+        }
+        let mut cursor = node.walk();
+        for child in node.children(&mut cursor) {
+            self.collect_literals(child, out);
+        }
+    }
+
+    fn is_literal_expression(&self, node: Node<'_>) -> bool {
+        let kind = node.kind();
+        if kind == "heredoc_body" {
+            return false;
+        }
+        STRING_KINDS.contains(&kind) || kind == "concatenated_string" || self.is_concatenation(node)
+    }
+
+    /// `a + b` (Go, JavaScript, Python, Ruby) or `a . b` (PHP) where both
+    /// sides are literals.
+    fn is_concatenation(&self, node: Node<'_>) -> bool {
+        if !matches!(
+            node.kind(),
+            "binary_expression" | "binary_operator" | "binary"
+        ) {
+            return false;
+        }
+        let operator = node
+            .child_by_field_name("operator")
+            .map(|operator| self.text(operator));
+        let joins = matches!(operator, Some("+") | Some("."));
+        let sides = [
+            node.child_by_field_name("left"),
+            node.child_by_field_name("right"),
+        ];
+        joins
+            && sides
+                .iter()
+                .all(|side| side.is_some_and(|side| self.is_literal_expression(side)))
+    }
+
+    fn literal(&self, node: Node<'_>) -> Literal {
+        let mut decoded = Decoded::default();
+        let dynamic = !self.decode_into(node, &mut decoded);
+        let (start, text_node) = (node.start_byte(), node);
+        let embedded = (!dynamic).then(|| {
+            decoded.map.push(text_node.end_byte());
+            Embedded {
+                text: decoded.text,
+                map: decoded.map,
+                keys: None,
+                args: None,
+                api: None,
+            }
+        });
+        Literal {
+            node_id: node.id(),
+            start,
+            decoded: embedded,
+            owner: self.owner(node),
+        }
+    }
+
+    /// Appends the literal's text; false when part of it is computed at
+    /// run time.
+    fn decode_into(&self, node: Node<'_>, out: &mut Decoded) -> bool {
+        let kind = node.kind();
+        if DYNAMIC_KINDS.contains(&kind) {
+            return false;
+        }
+        if kind == "escape_sequence" {
+            out.escape(self.text(node), node.start_byte(), self.host);
+            return true;
+        }
+        if CONTENT_KINDS.contains(&kind) {
+            // Content may hold escapes and interpolations as children.
+            let mut at = node.start_byte();
+            let mut cursor = node.walk();
+            for child in node.named_children(&mut cursor) {
+                out.raw(&self.source[at..child.start_byte()], at);
+                if !self.decode_into(child, out) {
+                    return false;
+                }
+                at = child.end_byte();
+            }
+            out.raw(&self.source[at..node.end_byte()], at);
+            return true;
+        }
+        let mut cursor = node.walk();
+        let children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
+        children
+            .into_iter()
+            .all(|child| self.decode_into(child, out))
+    }
+
+    /// The name a literal is assigned to, initialises, or is returned by.
+    fn owner(&self, node: Node<'_>) -> Option<String> {
+        let mut child = node;
+        let mut parent = node.parent()?;
+        // A Ruby heredoc's name is on the statement that opens it.
+        if node.kind() == "heredoc_body" {
+            let opener = node.prev_named_sibling()?;
+            return self.assigned_name(opener);
+        }
+        loop {
+            match parent.kind() {
+                "parenthesized_expression" | "expression_list" | "literal_element" => {}
+                "return_statement" => {
+                    let function = ancestor(
+                        parent,
+                        &[
+                            "function_declaration",
+                            "method_declaration",
+                            "function_definition",
+                            "method",
+                            "singleton_method",
+                            "function_item",
+                        ],
+                    )?;
+                    return function
+                        .child_by_field_name("name")
+                        .map(|name| self.text(name).to_owned());
+                }
+                _ => {
+                    return self.assigned_name(parent).or_else(|| {
+                        // A pair or field names it by its key.
+                        let key = parent
+                            .child_by_field_name("key")
+                            .or_else(|| parent.child_by_field_name("property"))
+                            .or_else(|| parent.child_by_field_name("name"))?;
+                        (key.id() != child.id()).then(|| last_name(self.text(key)))
+                    });
+                }
+            }
+            child = parent;
+            parent = parent.parent()?;
+        }
+    }
+
+    /// The name on the left of an assignment or declaration.
+    fn assigned_name(&self, node: Node<'_>) -> Option<String> {
+        let name = match node.kind() {
+            "assignment" | "assignment_expression" | "augmented_assignment" => {
+                node.child_by_field_name("left")?
+            }
+            "const_spec"
+            | "var_spec"
+            | "variable_declarator"
+            | "const_element"
+            | "property_element"
+            | "field_definition"
+            | "public_field_definition" => node
+                .child_by_field_name("name")
+                .or_else(|| node.named_child(0))?,
+            "short_var_declaration" => node.child_by_field_name("left")?,
+            _ => return None,
+        };
+        Some(last_name(self.text(name)))
+    }
+
+    /// The literal `node` is, or holds as a whole.
+    fn literal_of(&self, node: Node<'_>, literals: &[Literal]) -> Option<usize> {
+        let mut node = node;
+        while matches!(node.kind(), "parenthesized_expression" | "argument") {
+            node = node.named_child(0)?;
+        }
+        if let Some(index) = literals
+            .iter()
+            .position(|literal| literal.node_id == node.id())
+        {
+            return Some(index);
+        }
+        // A Ruby heredoc argument: its body follows the statement that
+        // opens it, in the enclosing statement list.
+        if node.kind() == "heredoc_beginning" {
+            let mut search = node;
+            while let Some(parent) = search.parent() {
+                if let Some(body) = next_heredoc_body(parent, node.end_byte()) {
+                    return literals
+                        .iter()
+                        .position(|literal| literal.node_id == body.id());
+                }
+                search = parent;
+            }
+        }
+        None
+    }
+
+    /// The last name of an identifier, attribute, member or constant
+    /// reference (`self.LUA`, `Lock::RELEASE`, `LuaScripts::size()`).
+    fn reference_name(&self, node: Node<'_>) -> Option<String> {
+        let mut node = node;
+        while matches!(node.kind(), "argument" | "parenthesized_expression") {
+            node = node.named_child(0)?;
+        }
+        let text = match node.kind() {
+            // A call of a function returning the literal.
+            "call_expression"
+            | "call"
+            | "scoped_call_expression"
+            | "member_call_expression"
+            | "function_call_expression" => {
+                let callee = node
+                    .child_by_field_name("name")
+                    .or_else(|| node.child_by_field_name("method"))
+                    .or_else(|| node.child_by_field_name("function"))?;
+                self.text(callee)
+            }
+            _ => self.text(node),
+        };
+        let name = last_name(text);
+        (!name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || c == '_')).then_some(name)
+    }
+
+    /// Names bound to one literal each (a name bound to two is left out).
+    fn names(&self, literals: &[Literal]) -> HashMap<String, usize> {
+        let mut names: HashMap<String, Option<usize>> = HashMap::new();
+        for (index, literal) in literals.iter().enumerate() {
+            if let Some(owner) = &literal.owner {
+                names
+                    .entry(owner.clone())
+                    .and_modify(|bound| {
+                        if *bound != Some(index) {
+                            *bound = None;
+                        }
+                    })
+                    .or_insert(Some(index));
+            }
+        }
+        names
+            .into_iter()
+            .filter_map(|(name, index)| index.map(|index| (name, index)))
+            .collect()
+    }
+
+    fn collect_calls<'tree>(&self, node: Node<'tree>, out: &mut Vec<Node<'tree>>) {
+        if matches!(
+            node.kind(),
+            "call_expression"
+                | "call"
+                | "member_call_expression"
+                | "scoped_call_expression"
+                | "function_call_expression"
+        ) {
+            out.push(node);
+        }
+        let mut cursor = node.walk();
+        for child in node.children(&mut cursor) {
+            self.collect_calls(child, out);
+        }
+    }
+
+    /// The callee's last name and the argument nodes.
+    fn call_parts<'tree>(&self, call: Node<'tree>) -> Option<(String, Vec<Node<'tree>>)> {
+        let callee = match self.host {
+            Host::Ruby => call.child_by_field_name("method")?,
+            Host::Php => call.child_by_field_name("name")?,
+            _ => call.child_by_field_name("function")?,
+        };
+        let name = last_name(self.text(callee));
+        let arguments = call.child_by_field_name("arguments")?;
+        let mut cursor = arguments.walk();
+        let nodes = arguments
+            .named_children(&mut cursor)
+            .filter(|node| !matches!(node.kind(), "comment" | "heredoc_body"))
+            .collect();
+        Some((name, nodes))
+    }
+
+    /// The script a call takes, and the counts it states.
+    fn api_use<'tree>(&self, call: Node<'tree>) -> Option<ApiUse<'tree>> {
+        let (name, arguments) = self.call_parts(call)?;
+        let int = |index: usize| arguments.get(index).and_then(|node| self.integer(*node));
+        let fixed = |fixed: usize| Count {
+            fixed,
+            variadic: false,
+        };
+        let use_ = |script: Node<'tree>, keys: Option<usize>, args: Option<usize>| ApiUse {
+            api: name.clone(),
+            script,
+            keys: keys.map(fixed),
+            args: args.map(fixed),
+        };
+        let rest = |from: usize| -> Option<usize> {
+            let rest = arguments.get(from..)?;
+            (!rest.iter().any(|node| self.is_spread(*node))).then_some(rest.len())
+        };
+        match (self.host, name.as_str()) {
+            // redigo: NewScript(keyCount, src); go-redis: NewScript(src).
+            (Host::Go, "NewScript") => match arguments.as_slice() {
+                [count, script] => Some(use_(*script, self.integer(*count), None)),
+                [script] => Some(use_(*script, None, None)),
+                _ => None,
+            },
+            (Host::Go, "NewLuaScript" | "NewLuaScriptReadOnly" | "NewScriptRO") => {
+                Some(use_(*arguments.first()?, None, None))
+            }
+            // go-redis: Eval(ctx, src, []string{keys…}, args…).
+            (Host::Go, "Eval" | "EvalRO") => {
+                let keys = arguments.get(2).and_then(|node| self.element_count(*node));
+                Some(use_(*arguments.get(1)?, keys, rest(3)))
+            }
+            (Host::Python, "register_script") => Some(use_(*arguments.first()?, None, None)),
+            // redis-py: eval(src, numkeys, *keys_and_args).
+            (Host::Python, "eval" | "eval_ro") => {
+                let keys = int(1);
+                let args = keys.and_then(|keys| rest(2).and_then(|all| all.checked_sub(keys)));
+                Some(use_(*arguments.first()?, keys, args))
+            }
+            // ioredis: defineCommand(name, { numberOfKeys, lua }).
+            (Host::JavaScript | Host::TypeScript | Host::Tsx, "defineCommand") => {
+                let options = *arguments.get(1)?;
+                let script = self.property(options, &["lua"])?;
+                let keys = self
+                    .property(options, &["numberOfKeys"])
+                    .and_then(|node| self.integer(node));
+                Some(use_(script, keys, None))
+            }
+            // node-redis: defineScript({ NUMBER_OF_KEYS, SCRIPT }).
+            (Host::JavaScript | Host::TypeScript | Host::Tsx, "defineScript") => {
+                let options = *arguments.first()?;
+                let script = self.property(options, &["SCRIPT"])?;
+                let keys = self
+                    .property(options, &["NUMBER_OF_KEYS"])
+                    .and_then(|node| self.integer(node));
+                Some(use_(script, keys, None))
+            }
+            // ioredis: eval(src, numkeys, …); node-redis: eval(src, { keys, arguments }).
+            (Host::JavaScript | Host::TypeScript | Host::Tsx, "eval" | "evalRo" | "eval_ro") => {
+                let script = *arguments.first()?;
+                match arguments.get(1) {
+                    Some(options) if options.kind() == "object" => {
+                        let keys = self
+                            .property(*options, &["keys"])
+                            .and_then(|node| self.element_count(node));
+                        let args = self
+                            .property(*options, &["arguments"])
+                            .and_then(|node| self.element_count(node));
+                        Some(use_(script, keys, args))
+                    }
+                    _ => {
+                        let keys = int(1);
+                        let args =
+                            keys.and_then(|keys| rest(2).and_then(|all| all.checked_sub(keys)));
+                        Some(use_(script, keys, args))
+                    }
+                }
+            }
+            // redis-rb: eval(src, keys: […], argv: […]) or eval(src, […], […]).
+            (Host::Ruby, "eval" | "evalsha_or_eval") => {
+                let script = *arguments.first()?;
+                let by_name = |key: &str| {
+                    arguments
+                        .iter()
+                        .filter(|node| node.kind() == "pair")
+                        .find(|pair| {
+                            pair.child_by_field_name("key").is_some_and(|k| {
+                                self.text(k).trim_end_matches(':').trim_start_matches(':') == key
+                            })
+                        })
+                        .and_then(|pair| pair.child_by_field_name("value"))
+                };
+                let keys = by_name("keys")
+                    .or_else(|| {
+                        arguments
+                            .get(1)
+                            .copied()
+                            .filter(|node| node.kind() == "array")
+                    })
+                    .and_then(|node| self.element_count(node));
+                let args = by_name("argv")
+                    .or_else(|| {
+                        arguments
+                            .get(2)
+                            .copied()
+                            .filter(|node| node.kind() == "array")
+                    })
+                    .and_then(|node| self.element_count(node));
+                Some(use_(script, keys, args))
+            }
+            (Host::Ruby | Host::Php, "script") => {
+                let load = arguments.first().is_some_and(|node| {
+                    self.text(*node)
+                        .trim_matches(|c| matches!(c, ':' | '\'' | '"'))
+                        .eq_ignore_ascii_case("load")
+                });
+                load.then(|| arguments.get(1).map(|script| use_(*script, None, None)))
+                    .flatten()
+            }
+            // phpredis: eval(src, [keys…, args…], numKeys); Predis and
+            // Laravel: eval(src, numkeys, …).
+            (Host::Php, "eval" | "eval_ro") => {
+                let script = *arguments.first()?;
+                let second = arguments.get(1).map(|node| self.unwrap_argument(*node));
+                match second {
+                    Some(array) if array.kind() == "array_creation_expression" => {
+                        let all = self.element_count(array);
+                        let keys = int(2).or(Some(0));
+                        let args = all.zip(keys).and_then(|(all, keys)| all.checked_sub(keys));
+                        Some(use_(script, keys, args))
+                    }
+                    _ => {
+                        let keys = int(1);
+                        let args =
+                            keys.and_then(|keys| rest(2).and_then(|all| all.checked_sub(keys)));
+                        Some(use_(script, keys, args))
+                    }
+                }
+            }
+            _ => None,
+        }
+    }
+
+    fn unwrap_argument<'tree>(&self, node: Node<'tree>) -> Node<'tree> {
+        if node.kind() == "argument" {
+            node.named_child(0).unwrap_or(node)
+        } else {
+            node
+        }
+    }
+
+    fn is_spread(&self, node: Node<'_>) -> bool {
+        matches!(
+            node.kind(),
+            "spread_element"
+                | "variadic_argument"
+                | "list_splat"
+                | "splat_argument"
+                | "variadic_unpacking"
+        ) || self.text(node).starts_with("...")
+            || self.text(node).ends_with("...")
+    }
+
+    /// An integer literal's value.
+    fn integer(&self, node: Node<'_>) -> Option<usize> {
+        let node = self.unwrap_argument(node);
+        self.text(node).replace('_', "").parse().ok()
+    }
+
+    /// The element count of a list, array or composite literal without
+    /// spreads.
+    fn element_count(&self, node: Node<'_>) -> Option<usize> {
+        let node = self.unwrap_argument(node);
+        let list = match node.kind() {
+            "composite_literal" => node.child_by_field_name("body")?,
+            "array" | "list" | "array_creation_expression" | "tuple" => node,
+            _ => return None,
+        };
+        let mut cursor = list.walk();
+        let elements: Vec<Node<'_>> = list
+            .named_children(&mut cursor)
+            .filter(|child| child.kind() != "comment")
+            .collect();
+        (!elements.iter().any(|element| {
+            self.is_spread(*element)
+                || element
+                    .named_child(0)
+                    .is_some_and(|inner| self.is_spread(inner))
+        }))
+        .then_some(elements.len())
+    }
+
+    /// The value of an object literal's property.
+    fn property<'tree>(&self, object: Node<'tree>, names: &[&str]) -> Option<Node<'tree>> {
+        if object.kind() != "object" {
+            return None;
+        }
+        let mut cursor = object.walk();
+        object.named_children(&mut cursor).find_map(|pair| {
+            if pair.kind() == "shorthand_property_identifier" && names.contains(&self.text(pair)) {
+                return Some(pair);
+            }
+            let key = pair.child_by_field_name("key")?;
+            let key = self.text(key).trim_matches(|c| c == '\'' || c == '"');
+            names
+                .contains(&key)
+                .then(|| pair.child_by_field_name("value"))
+                .flatten()
+        })
+    }
+}
+
+fn ancestor<'tree>(node: Node<'tree>, kinds: &[&str]) -> Option<Node<'tree>> {
+    let mut current = node.parent();
+    while let Some(parent) = current {
+        if kinds.contains(&parent.kind()) {
+            return Some(parent);
+        }
+        current = parent.parent();
+    }
+    None
+}
+
+/// The first Ruby heredoc body under `node` that starts after `after`.
+fn next_heredoc_body<'tree>(node: Node<'tree>, after: usize) -> Option<Node<'tree>> {
+    let mut cursor = node.walk();
+    node.children(&mut cursor)
+        .find(|child| child.kind() == "heredoc_body" && child.start_byte() >= after)
+}
+
+/// `self.LUA_RELEASE` → `LUA_RELEASE`; `Lock::SCRIPT` → `SCRIPT`.
+fn last_name(text: &str) -> String {
+    text.rsplit(['.', ':', '>', '$', ' '])
+        .next()
+        .unwrap_or(text)
+        .trim_end_matches("()")
+        .trim()
+        .to_owned()
+}
+
+/// A literal's text being built, with the host byte of each byte.
+#[derive(Debug, Default)]
+struct Decoded {
+    text: String,
+    map: Vec<usize>,
+}
+
+impl Decoded {
+    fn raw(&mut self, text: &str, at: usize) {
+        self.text.push_str(text);
+        self.map.extend((0..text.len()).map(|offset| at + offset));
+    }
+
+    /// A backslash escape, decoded as the C-family languages read it; every
+    /// byte it gives maps to the backslash.
+    fn escape(&mut self, escape: &str, at: usize, host: Host) {
+        let body = escape.strip_prefix('\\').unwrap_or(escape);
+        let decoded: String = match body.chars().next() {
+            Some('n') => "\n".into(),
+            Some('t') => "\t".into(),
+            Some('r') => "\r".into(),
+            Some('0') if body.len() == 1 => "\0".into(),
+            Some('x') => u32::from_str_radix(&body[1..], 16)
+                .ok()
+                .and_then(char::from_u32)
+                .map(String::from)
+                .unwrap_or_default(),
+            Some('u') => {
+                let digits = body[1..].trim_matches(|c| c == '{' || c == '}');
+                u32::from_str_radix(digits, 16)
+                    .ok()
+                    .and_then(char::from_u32)
+                    .map(String::from)
+                    .unwrap_or_default()
+            }
+            // A line continuation joins the lines.
+            Some('\n') if host != Host::Go => String::new(),
+            Some(other) => other.to_string(),
+            None => String::new(),
+        };
+        self.text.push_str(&decoded);
+        self.map.extend(std::iter::repeat_n(at, decoded.len()));
+    }
+}
