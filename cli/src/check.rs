@@ -37,6 +37,9 @@ pub struct CheckedFile {
     /// The ACL rules calling it needs, for `--acl`; `None` for a script
     /// whose parameters are not declared.
     pub acl: Option<AclRules>,
+    /// For a script embedded in a host file: that file and the line the
+    /// script's text starts at.
+    pub embedded_in: Option<(String, usize)>,
 }
 
 /// A file a diagnostic can point into.
@@ -96,6 +99,9 @@ pub struct CheckRun {
     pub unreadable: Vec<Unreadable>,
     /// A configuration said `deny_warnings = true`.
     pub deny_warnings: bool,
+    /// Where host files build a script at run time (`path:line`): not
+    /// checked.
+    pub built_at_run_time: Vec<String>,
 }
 
 impl CheckRun {
@@ -326,7 +332,14 @@ pub fn check_all(scripts: &[Found], options: &Options) -> CheckRun {
                     let source = String::from_utf8_lossy(&bytes).into_owned();
                     let script_options =
                         ScriptOptions::new(options, found.config.as_deref(), &found.path);
-                    for script in embedded::scripts(host, &source) {
+                    let found = embedded::scripts(host, &source);
+                    outcome.built_at_run_time.extend(
+                        found
+                            .built_at_run_time
+                            .iter()
+                            .map(|line| format!("{shown}:{line}")),
+                    );
+                    for script in found.scripts {
                         outcome.scripts.push(check_embedded(
                             &shown,
                             &source,
@@ -495,6 +508,7 @@ fn check(script: Assembled, options: &ScriptOptions) -> CheckedFile {
         diagnostics: located,
         facts,
         acl,
+        embedded_in: None,
     }
 }
 
@@ -607,8 +621,10 @@ fn check_embedded(
             }
         })
         .collect();
+    let line = script.host_line(host_source);
     CheckedFile {
-        path: format!("{host_path}:{}", script.host_line(host_source)),
+        path: format!("{host_path}:{line}"),
+        embedded_in: Some((host_path.to_owned(), line)),
         includes: vec![SourceFile {
             path: host_path.to_owned(),
             source: host_source.to_owned(),

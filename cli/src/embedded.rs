@@ -100,9 +100,12 @@ impl Embedded {
         position(host, host_byte)
     }
 
-    /// The 1-based host line the script starts at.
+    /// The 1-based host line of the script's first code (or comment):
+    /// where a reader sees it start.
     pub fn host_line(&self, host: &str) -> usize {
-        self.host_position(host, 1, 1).0
+        let first = self.text.find(|c: char| !c.is_whitespace()).unwrap_or(0);
+        let host_byte = self.map.get(first).copied().unwrap_or(0);
+        position(host, host_byte).0
     }
 }
 
@@ -122,19 +125,34 @@ fn floor_char_boundary(text: &str, mut offset: usize) -> usize {
     offset
 }
 
+/// What a host file holds: its scripts, and the host lines of the
+/// scripts it builds at run time, which cannot be checked.
+#[derive(Debug, Default)]
+pub struct Found {
+    pub scripts: Vec<Embedded>,
+    pub built_at_run_time: Vec<usize>,
+}
+
 /// The scripts of a host file, in the order they appear. A file that
 /// does not parse yields what its parsed parts hold.
-pub fn scripts(host: Host, source: &str) -> Vec<Embedded> {
+pub fn scripts(host: Host, source: &str) -> Found {
     let mut parser = Parser::new();
     if parser.set_language(&host.language()).is_err() {
-        return Vec::new();
+        return Found::default();
     }
     let Some(tree) = parser.parse(source, None) else {
-        return Vec::new();
+        return Found::default();
     };
-    let finder = Finder { host, source };
+    let mut finder = Finder {
+        host,
+        source,
+        constants: HashMap::new(),
+        joined_names: Vec::new(),
+    };
+    finder.constants = finder.constant_values(tree.root_node());
+    finder.joined_names = finder.names_joined_at_run_time(tree.root_node());
     let mut literals = Vec::new();
-    finder.collect_literals(tree.root_node(), &mut literals);
+    finder.collect_literals(tree.root_node(), false, &mut literals);
     let names = finder.names(&literals);
     let mut found: HashMap<usize, Embedded> = HashMap::new();
     // Literals passed to a script API, directly or by name.
@@ -164,22 +182,38 @@ pub fn scripts(host: Host, source: &str) -> Vec<Embedded> {
         merge(&mut entry.keys, use_.keys);
         merge(&mut entry.args, use_.args);
     }
-    // Literals whose text is plainly a script.
+    // Literals whose text is plainly a script; a part of a text the
+    // program joins at run time is none, but says a script is built there.
+    let mut built_at_run_time = Vec::new();
     for (index, literal) in literals.iter().enumerate() {
         if found.contains_key(&index) {
             continue;
         }
-        if let Some(decoded) = literal
-            .decoded
-            .as_ref()
-            .filter(|decoded| looks_like_lua(&decoded.text))
-        {
-            found.insert(index, decoded.clone());
+        let is_part = literal.part
+            || literal
+                .owner
+                .as_ref()
+                .is_some_and(|owner| finder.joined_names.contains(owner));
+        match &literal.decoded {
+            Some(decoded) if !is_part && looks_like_lua(&decoded.text) => {
+                found.insert(index, decoded.clone());
+            }
+            // One line per joined text: its first part that calls Redis.
+            _ if literal.part && literal.first_part_calling_redis => {
+                built_at_run_time.push(position(source, literal.start).0);
+            }
+            None if !literal.part && calls_redis(&literal.raw_text) => {
+                built_at_run_time.push(position(source, literal.start).0);
+            }
+            _ => {}
         }
     }
     let mut scripts: Vec<(usize, Embedded)> = found.into_iter().collect();
     scripts.sort_by_key(|(index, _)| literals[*index].start);
-    scripts.into_iter().map(|(_, script)| script).collect()
+    Found {
+        scripts: scripts.into_iter().map(|(_, script)| script).collect(),
+        built_at_run_time,
+    }
 }
 
 fn merge(known: &mut Option<Count>, stated: Option<Count>) {
@@ -192,10 +226,18 @@ fn merge(known: &mut Option<Count>, stated: Option<Count>) {
 
 /// A script's text calls Redis and parses as Lua 5.1.
 fn looks_like_lua(text: &str) -> bool {
-    let calls_redis = ["redis.call", "redis.pcall", "redis.call (", "redis.pcall ("]
-        .iter()
-        .any(|needle| text.contains(needle));
-    calls_redis && redis_script_analysis::parses_as_lua(text)
+    calls_redis(text) && redis_script_analysis::parses_as_lua(text)
+}
+
+fn calls_redis(text: &str) -> bool {
+    [
+        "redis.call(",
+        "redis.pcall(",
+        "redis.call (",
+        "redis.pcall (",
+    ]
+    .iter()
+    .any(|needle| text.contains(needle))
 }
 
 /// A literal (or a concatenation of literals) of the host file.
@@ -206,6 +248,12 @@ struct Literal {
     start: usize,
     /// `None` when it is built at run time (interpolation).
     decoded: Option<Embedded>,
+    /// Its text as written, for telling a script built at run time.
+    raw_text: String,
+    /// An operand of a concatenation with a run-time value.
+    part: bool,
+    /// The first such operand of its concatenation to call Redis.
+    first_part_calling_redis: bool,
     /// The name it is assigned to or returned by, when there is one.
     owner: Option<String>,
 }
@@ -221,6 +269,13 @@ struct ApiUse<'tree> {
 struct Finder<'a> {
     host: Host,
     source: &'a str,
+    /// Names bound to a number or a plain string, which a template may
+    /// put in a script (`${LIMIT}`).
+    constants: HashMap<String, String>,
+    /// Names whose values the program joins to other text at run time
+    /// (`'…' . $this->nowCode() . '…'`): the literals they return or hold
+    /// are parts of scripts, not scripts.
+    joined_names: Vec<String>,
 }
 
 /// Literal kinds of every grammar.
@@ -262,21 +317,113 @@ impl<'a> Finder<'a> {
     }
 
     /// Every outermost literal or literal concatenation, in order.
-    fn collect_literals(&self, node: Node<'_>, out: &mut Vec<Literal>) {
-        if self.is_literal_expression(node) {
-            out.push(self.literal(node));
-            return;
-        }
+    /// `part` when `node` is an operand of a concatenation with a value
+    /// known only at run time.
+    fn collect_literals(&self, node: Node<'_>, part: bool, out: &mut Vec<Literal>) {
         // A Ruby heredoc's body is a node of its own after the statement
         // that opens it.
-        if node.kind() == "heredoc_body" && self.host == Host::Ruby {
-            out.push(self.literal(node));
+        let ruby_heredoc = node.kind() == "heredoc_body" && self.host == Host::Ruby;
+        if self.is_literal_expression(node) || ruby_heredoc {
+            let mut literal = self.literal(node);
+            literal.part = part;
+            out.push(literal);
             return;
         }
+        let joins = self.is_joining(node);
+        let first = out.len();
         let mut cursor = node.walk();
         for child in node.children(&mut cursor) {
-            self.collect_literals(child, out);
+            self.collect_literals(child, part || joins, out);
         }
+        if joins && !part {
+            let parts = &mut out[first..];
+            if let Some(literal) = parts
+                .iter_mut()
+                .find(|literal| calls_redis(&literal.raw_text))
+            {
+                literal.first_part_calling_redis = true;
+            }
+        }
+    }
+
+    /// A `+` or `.` concatenation (of anything).
+    fn is_joining(&self, node: Node<'_>) -> bool {
+        matches!(
+            node.kind(),
+            "binary_expression" | "binary_operator" | "binary"
+        ) && node
+            .child_by_field_name("operator")
+            .is_some_and(|operator| matches!(self.text(operator), "+" | "."))
+    }
+
+    /// Names called or read as operands of concatenations.
+    fn names_joined_at_run_time(&self, root: Node<'_>) -> Vec<String> {
+        let mut names = Vec::new();
+        let mut stack = vec![root];
+        while let Some(node) = stack.pop() {
+            if self.is_joining(node) && !self.is_concatenation(node) {
+                for side in ["left", "right"] {
+                    let Some(operand) = node.child_by_field_name(side) else {
+                        continue;
+                    };
+                    if !self.is_literal_expression(operand) && !self.is_joining(operand) {
+                        names.extend(self.reference_name(operand));
+                    }
+                }
+            }
+            let mut cursor = node.walk();
+            stack.extend(node.children(&mut cursor));
+        }
+        names
+    }
+
+    /// Names bound to a number literal or a plain string literal, each to
+    /// one value.
+    fn constant_values(&self, root: Node<'_>) -> HashMap<String, String> {
+        let mut values: HashMap<String, Option<String>> = HashMap::new();
+        let mut stack = vec![root];
+        while let Some(node) = stack.pop() {
+            let value = node
+                .child_by_field_name("value")
+                .or_else(|| node.child_by_field_name("right"));
+            if let (Some(name), Some(value)) = (self.assigned_name(node), value) {
+                let value = match value.kind() {
+                    "expression_list" => value.named_child(0),
+                    _ => Some(value),
+                };
+                let text = value.and_then(|value| match value.kind() {
+                    "int_literal" | "float_literal" | "integer" | "float" | "number" => {
+                        Some(self.text(value).to_owned())
+                    }
+                    kind if STRING_KINDS.contains(&kind) => {
+                        let mut decoded = Decoded::default();
+                        self.decode_into(value, &mut decoded)
+                            .then_some(decoded.text)
+                    }
+                    // `-1`
+                    _ if self.text(value).parse::<f64>().is_ok() => {
+                        Some(self.text(value).to_owned())
+                    }
+                    _ => None,
+                });
+                if let Some(text) = text {
+                    values
+                        .entry(name)
+                        .and_modify(|known| {
+                            if known.as_deref() != Some(text.as_str()) {
+                                *known = None;
+                            }
+                        })
+                        .or_insert(Some(text));
+                }
+            }
+            let mut cursor = node.walk();
+            stack.extend(node.children(&mut cursor));
+        }
+        values
+            .into_iter()
+            .filter_map(|(name, value)| value.map(|value| (name, value)))
+            .collect()
     }
 
     fn is_literal_expression(&self, node: Node<'_>) -> bool {
@@ -328,6 +475,9 @@ impl<'a> Finder<'a> {
             node_id: node.id(),
             start,
             decoded: embedded,
+            raw_text: self.text(node).to_owned(),
+            part: false,
+            first_part_calling_redis: false,
             owner: self.owner(node),
         }
     }
@@ -336,6 +486,19 @@ impl<'a> Finder<'a> {
     /// run time.
     fn decode_into(&self, node: Node<'_>, out: &mut Decoded) -> bool {
         let kind = node.kind();
+        if matches!(kind, "template_substitution" | "interpolation") {
+            // `${LIMIT}` of a constant of this file: its text.
+            let value = node
+                .named_child(0)
+                .filter(|_| node.named_child_count() == 1)
+                .and_then(|name| self.constants.get(self.text(name)));
+            if let Some(value) = value {
+                out.text.push_str(value);
+                out.map
+                    .extend(std::iter::repeat_n(node.start_byte(), value.len()));
+                return true;
+            }
+        }
         if DYNAMIC_KINDS.contains(&kind) {
             return false;
         }
@@ -566,10 +729,14 @@ impl<'a> Finder<'a> {
             (Host::Go, "NewLuaScript" | "NewLuaScriptReadOnly" | "NewScriptRO") => {
                 Some(use_(*arguments.first()?, None, None))
             }
-            // go-redis: Eval(ctx, src, []string{keys…}, args…).
+            // go-redis: Eval(ctx, src, []string{keys…}, args…), and before
+            // v8 without the context.
             (Host::Go, "Eval" | "EvalRO") => {
-                let keys = arguments.get(2).and_then(|node| self.element_count(*node));
-                Some(use_(*arguments.get(1)?, keys, rest(3)))
+                let script = usize::from(!self.is_string_like(*arguments.first()?));
+                let keys = arguments
+                    .get(script + 1)
+                    .and_then(|node| self.element_count(*node));
+                Some(use_(*arguments.get(script)?, keys, rest(script + 2)))
             }
             (Host::Python, "register_script") => Some(use_(*arguments.first()?, None, None)),
             // redis-py: eval(src, numkeys, *keys_and_args).
@@ -609,12 +776,8 @@ impl<'a> Finder<'a> {
                             .and_then(|node| self.element_count(node));
                         Some(use_(script, keys, args))
                     }
-                    _ => {
-                        let keys = int(1);
-                        let args =
-                            keys.and_then(|keys| rest(2).and_then(|all| all.checked_sub(keys)));
-                        Some(use_(script, keys, args))
-                    }
+                    // A callback may end the arguments: only the keys are sure.
+                    _ => Some(use_(script, int(1), None)),
                 }
             }
             // redis-rb: eval(src, keys: […], argv: […]) or eval(src, […], […]).
@@ -680,6 +843,14 @@ impl<'a> Finder<'a> {
             }
             _ => None,
         }
+    }
+
+    /// A string literal, or a name other than a context's: what may hold
+    /// a script.
+    fn is_string_like(&self, node: Node<'_>) -> bool {
+        STRING_KINDS.contains(&node.kind())
+            || self.is_concatenation(node)
+            || (node.kind() == "identifier" && !matches!(self.text(node), "ctx" | "context"))
     }
 
     fn unwrap_argument<'tree>(&self, node: Node<'tree>) -> Node<'tree> {
@@ -821,5 +992,113 @@ impl Decoded {
         };
         self.text.push_str(&decoded);
         self.map.extend(std::iter::repeat_n(at, decoded.len()));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The texts of the scripts found, and the run-time lines.
+    fn found(host: Host, source: &str) -> (Vec<String>, Vec<usize>) {
+        let found = scripts(host, source);
+        let texts = found
+            .scripts
+            .iter()
+            .map(|script| script.text.clone())
+            .collect();
+        (texts, found.built_at_run_time)
+    }
+
+    #[test]
+    fn go_raw_and_interpreted_strings_and_their_concatenation() {
+        let (texts, _) = found(
+            Host::Go,
+            "package x\nvar a = redis.NewScript(`return redis.call(\"GET\", KEYS[1]) -- \\n stays`)\nconst b = \"return redis.call('GET', \\\"k\\\")\\n\" +\n\t`.. 'x'`\n",
+        );
+        assert_eq!(
+            texts,
+            [
+                "return redis.call(\"GET\", KEYS[1]) -- \\n stays",
+                "return redis.call('GET', \"k\")\n.. 'x'",
+            ]
+        );
+    }
+
+    #[test]
+    fn python_prefixes_triple_quotes_and_implicit_concatenation() {
+        let (texts, run_time) = found(
+            Host::Python,
+            "A = r'''return redis.call('GET', '\\n')'''\nB = (\"return \" \"redis.call('DEL', KEYS[1])\")\nC = f\"return redis.call('GET', '{key}')\"\nD = f\"return redis.call('GET', 'x')\"\n",
+        );
+        assert_eq!(
+            texts,
+            [
+                "return redis.call('GET', '\\n')",
+                "return redis.call('DEL', KEYS[1])",
+                "return redis.call('GET', 'x')",
+            ]
+        );
+        assert_eq!(run_time, [3]);
+    }
+
+    #[test]
+    fn template_literals_join_continued_lines_and_take_constants() {
+        let (texts, run_time) = found(
+            Host::JavaScript,
+            "const N = -1;\nconst a = `return redis.call('GET', KEYS[1]) \\\nor ${N}`;\nconst b = `return redis.call('GET', ${key})`;\n",
+        );
+        assert_eq!(texts, ["return redis.call('GET', KEYS[1]) or -1"]);
+        assert_eq!(run_time, [4]);
+    }
+
+    #[test]
+    fn ruby_heredocs_by_name_and_as_arguments() {
+        let source = "S = <<~'LUA'\n  return redis.call('GET', KEYS[1])\nLUA\nredis.eval(<<~LUA, keys: [k], argv: [a, b])\n  return redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])\nLUA\nT = <<~LUA\n  return redis.call('GET', '#{prefix}')\nLUA\n";
+        let found = scripts(Host::Ruby, source);
+        let counts: Vec<(Option<usize>, Option<usize>)> = found
+            .scripts
+            .iter()
+            .map(|script| (script.keys.map(|c| c.fixed), script.args.map(|c| c.fixed)))
+            .collect();
+        assert_eq!(counts, [(None, None), (Some(1), Some(2))]);
+        assert_eq!(found.scripts[1].host_line(source), 5);
+        assert_eq!(found.built_at_run_time, [7]);
+    }
+
+    #[test]
+    fn php_nowdocs_heredocs_and_functions_returning_scripts() {
+        let source = "<?php\nclass L {\n  static function size() {\n    return <<<'LUA'\nreturn redis.call('llen', KEYS[1])\nLUA;\n  }\n}\n$r->eval(L::size(), 1, 'q');\n$s = \"return redis.call('get', '$key')\";\n";
+        let found = scripts(Host::Php, source);
+        assert_eq!(found.scripts.len(), 1);
+        assert_eq!(found.scripts[0].keys.map(|count| count.fixed), Some(1));
+        assert_eq!(found.scripts[0].host_line(source), 5);
+        assert_eq!(found.built_at_run_time, [10]);
+    }
+
+    #[test]
+    fn positions_map_through_escapes_to_the_host() {
+        let source = "x = \"\\tlocal v = redis.call('GET', KEYS[1])\\n\\treturn v + 1\"\n";
+        let found = scripts(Host::Python, source);
+        let script = &found.scripts[0];
+        assert_eq!(
+            script.text,
+            "\tlocal v = redis.call('GET', KEYS[1])\n\treturn v + 1"
+        );
+        // `v` on the script's second line, after its tab.
+        assert_eq!(script.host_position(source, 2, 9), (1, 55));
+        assert_eq!(&source[54..55], "v");
+    }
+
+    #[test]
+    fn a_literal_that_is_not_lua_is_no_script() {
+        let (texts, run_time) = found(
+            Host::Go,
+            "package x\n// redis.NewScript(`return redis.call('GET', KEYS[1])`)\nconst doc = \"call redis.call( to run a command\"\n",
+        );
+        assert!(
+            texts.is_empty() && run_time.is_empty(),
+            "{texts:?} {run_time:?}"
+        );
     }
 }

@@ -53,6 +53,14 @@ pub fn human(outcome: &CheckRun, deny_warnings: bool) -> String {
         ""
     };
     let _ = writeln!(out, "checked {checked}: {found}{denied}");
+    if !outcome.built_at_run_time.is_empty() {
+        let _ = writeln!(
+            out,
+            "not checked: {} built at run time ({})",
+            plural(outcome.built_at_run_time.len(), "script"),
+            outcome.built_at_run_time.join(", ")
+        );
+    }
     out
 }
 
@@ -73,8 +81,15 @@ pub fn json(outcome: &CheckRun) -> String {
         ));
     }
     for script in &outcome.scripts {
+        let embedded_in = match &script.embedded_in {
+            Some((path, line)) => format!(
+                ", \"embedded_in\": {{\"path\": {}, \"line\": {line}}}",
+                string(path)
+            ),
+            None => String::new(),
+        };
         files.push(format!(
-            "{{\"path\": {}, \"signature\": {}}}",
+            "{{\"path\": {}, \"signature\": {}{embedded_in}}}",
             string(&script.path),
             script
                 .signature
@@ -88,9 +103,15 @@ pub fn json(outcome: &CheckRun) -> String {
                 .map(|located| diagnostic(script.place(located).0, &located.diagnostic)),
         );
     }
+    let built: Vec<String> = outcome
+        .built_at_run_time
+        .iter()
+        .map(|place| string(place))
+        .collect();
     format!(
-        "{{\n  \"files\": {},\n  \"diagnostics\": {},\n  \"errors\": {},\n  \"warnings\": {}\n}}\n",
+        "{{\n  \"files\": {},\n  \"built_at_run_time\": {},\n  \"diagnostics\": {},\n  \"errors\": {},\n  \"warnings\": {}\n}}\n",
         array(&files),
+        array(&built),
         array(&diagnostics),
         outcome.errors(),
         outcome.warnings()

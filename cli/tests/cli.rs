@@ -112,6 +112,7 @@ fn json_holds_every_file_and_diagnostic() {
     {"path": "fixtures/failing/indexes_missing_member.lua", "signature": {"keys": 1, "variadic_keys": false, "args": 0, "variadic_args": false, "declared_by": "header"}},
     {"path": "fixtures/failing/undeclared.lua", "signature": null}
   ],
+  "built_at_run_time": [],
   "diagnostics": [
     {"severity": "error", "code": "RS011", "path": "fixtures/failing/key_out_of_range.lua", "line": 6, "column": 28, "width": 7, "message": "`KEYS[2]` is out of range: the script's header declares 1 key", "notes": [], "help": "document it in the header (`-- KEYS[2] = …`), or the script must read one of the declared keys", "parameter": null, "finding": null},
     {"severity": "error", "code": "RS032", "path": "fixtures/failing/indexes_missing_member.lua", "line": 3, "column": 15, "width": 4, "message": "`string.utf8` does not exist", "notes": ["the `string` library has no member `utf8`, so indexing it fails with \"attempt to index field 'utf8' (a nil value)\""], "help": "see the Redis Lua API reference for what `string` offers", "parameter": null, "finding": null},

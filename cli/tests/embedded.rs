@@ -1,0 +1,98 @@
+//! Scripts in the string literals of Go, Python, JavaScript, TypeScript,
+//! Ruby and PHP files: found with each language's literal rules, checked
+//! with the counts their calls pass, reported at host lines and columns.
+
+mod common;
+
+use std::path::Path;
+
+use common::{assert_snapshot, run_in};
+
+fn tests_directory() -> &'static Path {
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests"))
+}
+
+/// `--embedded` on a folder of host files, as a user reads it: each
+/// finding at its host line, the scripts built at run time named, the
+/// dependency folder and the file without Lua left alone
+/// (`tests/snapshots/embedded.txt`; `SNAPSHOTS=overwrite` writes it).
+#[test]
+fn scripts_in_host_files_are_checked_at_their_host_lines() {
+    let found = run_in(tests_directory(), &["--embedded", "embedded"]);
+    assert_eq!(found.status, 1, "{}", found.stderr);
+    assert_snapshot("embedded.txt", &found.stdout);
+}
+
+/// Each script's counts come from its call where the call states them
+/// (`NewScript(1, …)`, `[]string{…}`, `eval(src, 1, …)`, `keys: […]`,
+/// `numberOfKeys`), else from what the script reads; its line is where its
+/// text starts.
+#[test]
+fn the_calls_give_the_counts() {
+    let found = run_in(
+        tests_directory(),
+        &["--format", "json", "--embedded", "embedded"],
+    );
+    let report: serde_json::Value = serde_json::from_str(&found.stdout).expect("JSON");
+    let files: Vec<String> = report["files"]
+        .as_array()
+        .expect("files")
+        .iter()
+        .map(|file| {
+            let signature = &file["signature"];
+            format!(
+                "{} {}/{}",
+                file["path"].as_str().expect("a path"),
+                signature["keys"],
+                signature["args"]
+            )
+        })
+        .collect();
+    assert_eq!(
+        files,
+        [
+            "embedded/LuaScripts.php:7 2/0",
+            "embedded/LuaScripts.php:13 1/0",
+            "embedded/counter.tsx:3 1/0",
+            "embedded/limiter.py:3 1/1",
+            "embedded/limiter.py:12 1/0",
+            "embedded/limiter.ts:2 1/2",
+            "embedded/lock.go:7 1/1",
+            "embedded/lock.go:13 1/2",
+            "embedded/lock.go:17 1/0",
+            "embedded/lock.go:21 1/0",
+            "embedded/queue.rb:3 1/1",
+            "embedded/queue.rb:12 1/1",
+        ]
+    );
+    assert_eq!(
+        report["built_at_run_time"],
+        serde_json::json!([
+            "embedded/built.js:2",
+            "embedded/built.js:3",
+            "embedded/limiter.ts:9"
+        ])
+    );
+    assert_eq!(
+        report["files"][6]["embedded_in"],
+        serde_json::json!({"path": "embedded/lock.go", "line": 7})
+    );
+}
+
+/// A host file named on the command line is read even without
+/// `--embedded`; one without Lua yields no script.
+#[test]
+fn a_named_host_file_is_read_and_one_without_lua_yields_nothing() {
+    let found = run_in(tests_directory(), &["embedded/no_lua.py"]);
+    assert_eq!(
+        (found.status, found.stdout.as_str()),
+        (0, "checked 0 scripts: no problems found\n")
+    );
+    let without_flag = run_in(tests_directory(), &["embedded"]);
+    assert_eq!(without_flag.status, 2);
+    assert!(
+        without_flag.stderr.contains("no .lua file in `embedded`"),
+        "{}",
+        without_flag.stderr
+    );
+}
