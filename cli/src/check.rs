@@ -601,8 +601,11 @@ fn check_embedded(
         .diagnostics
         .into_iter()
         .map(|mut diagnostic| {
-            let (line, column) =
-                script.host_position(host_source, diagnostic.line, diagnostic.column);
+            // A diagnostic about the whole script stands at its first code.
+            let (line, column) = match (diagnostic.line, diagnostic.column) {
+                (1, 1) => script.first_code(host_source),
+                (line, column) => script.host_position(host_source, line, column),
+            };
             let host_line = |mentioned: usize| {
                 script
                     .host_position(host_source, mentioned, 1)
@@ -650,16 +653,9 @@ fn check_embedded(
 fn embedded_signature(script: &Embedded, header: &Header, options: &ScriptOptions) -> Signature {
     let documented = header.documented_signature();
     let from_header = |keys: bool| {
-        documented.as_ref().map(|signature| match keys {
-            true => Count {
-                fixed: signature.keys,
-                variadic: signature.variadic_keys,
-            },
-            false => Count {
-                fixed: signature.args,
-                variadic: signature.variadic_args,
-            },
-        })
+        documented
+            .as_ref()
+            .map(|signature| count_of(signature, keys))
     };
     let signature = if let Some((keys, args)) = options.command_line {
         counted(keys, args, DeclaredBy::CommandLine)
@@ -680,21 +676,7 @@ fn embedded_signature(script: &Embedded, header: &Header, options: &ScriptOption
         };
         counted(Some(keys), Some(args), declared_by)
     };
-    let key_prefix_args = header
-        .key_prefix_args()
-        .union(&options.key_prefix_args)
-        .copied()
-        .collect();
-    Signature {
-        allow_unused: options.allow_unused,
-        dynamic_keys: options.dynamic_keys,
-        key_prefix_args,
-        read_only: options.read_only,
-        target: options.target.clone(),
-        declared_commands: options.declared_commands.clone(),
-        allow: options.allow.clone(),
-        ..signature
-    }
+    with_options(signature, header, options)
 }
 
 /// What a script reads of `KEYS` or `ARGV`: up to its highest literal
@@ -760,16 +742,9 @@ pub fn signature_for(header: &Header, source: &str, options: &ScriptOptions) -> 
     } else if configured.0.is_some() || configured.1.is_some() {
         let from_header = |count: Option<Count>, keys: bool| {
             count.or_else(|| {
-                documented.as_ref().map(|signature| match keys {
-                    true => Count {
-                        fixed: signature.keys,
-                        variadic: signature.variadic_keys,
-                    },
-                    false => Count {
-                        fixed: signature.args,
-                        variadic: signature.variadic_args,
-                    },
-                })
+                documented
+                    .as_ref()
+                    .map(|signature| count_of(signature, keys))
             })
         };
         let signature = counted(
@@ -793,12 +768,17 @@ pub fn signature_for(header: &Header, source: &str, options: &ScriptOptions) -> 
     } else {
         return None;
     };
+    Some(with_options(signature, header, options))
+}
+
+/// The counts declared, with what else the options and the header say.
+fn with_options(signature: Signature, header: &Header, options: &ScriptOptions) -> Signature {
     let key_prefix_args = header
         .key_prefix_args()
         .union(&options.key_prefix_args)
         .copied()
         .collect();
-    Some(Signature {
+    Signature {
         allow_unused: options.allow_unused,
         dynamic_keys: options.dynamic_keys,
         key_prefix_args,
@@ -807,7 +787,21 @@ pub fn signature_for(header: &Header, source: &str, options: &ScriptOptions) -> 
         declared_commands: options.declared_commands.clone(),
         allow: options.allow.clone(),
         ..signature
-    })
+    }
+}
+
+/// A signature's key count (`keys`) or argument count.
+fn count_of(signature: &Signature, keys: bool) -> Count {
+    match keys {
+        true => Count {
+            fixed: signature.keys,
+            variadic: signature.variadic_keys,
+        },
+        false => Count {
+            fixed: signature.args,
+            variadic: signature.variadic_args,
+        },
+    }
 }
 
 fn same_counts(one: &Signature, other: &Signature) -> bool {

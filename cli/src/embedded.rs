@@ -103,9 +103,15 @@ impl Embedded {
     /// The 1-based host line of the script's first code (or comment):
     /// where a reader sees it start.
     pub fn host_line(&self, host: &str) -> usize {
+        self.first_code(host).0
+    }
+
+    /// The host line and column of the script's first code (or comment),
+    /// where a diagnostic about the whole script points.
+    pub fn first_code(&self, host: &str) -> (usize, usize) {
         let first = self.text.find(|c: char| !c.is_whitespace()).unwrap_or(0);
         let host_byte = self.map.get(first).copied().unwrap_or(0);
-        position(host, host_byte).0
+        position(host, host_byte)
     }
 }
 
@@ -312,8 +318,14 @@ const DYNAMIC_KINDS: &[&str] = &[
 ];
 
 impl<'a> Finder<'a> {
+    /// The source between two bytes; empty where the parser's bytes are
+    /// not character boundaries, which valid UTF-8 never gives.
+    fn slice(&self, start: usize, end: usize) -> &'a str {
+        self.source.get(start..end).unwrap_or_default()
+    }
+
     fn text(&self, node: Node<'_>) -> &'a str {
-        &self.source[node.byte_range()]
+        self.slice(node.start_byte(), node.end_byte())
     }
 
     /// Every outermost literal or literal concatenation, in order.
@@ -511,13 +523,13 @@ impl<'a> Finder<'a> {
             let mut at = node.start_byte();
             let mut cursor = node.walk();
             for child in node.named_children(&mut cursor) {
-                out.raw(&self.source[at..child.start_byte()], at);
+                out.raw(self.slice(at, child.start_byte()), at);
                 if !self.decode_into(child, out) {
                     return false;
                 }
                 at = child.end_byte();
             }
-            out.raw(&self.source[at..node.end_byte()], at);
+            out.raw(self.slice(at, node.end_byte()), at);
             return true;
         }
         let mut cursor = node.walk();
@@ -539,6 +551,13 @@ impl<'a> Finder<'a> {
         loop {
             match parent.kind() {
                 "parenthesized_expression" | "expression_list" | "literal_element" => {}
+                // `release := redis.NewScript(…)`: the script object's name
+                // names the script too (`release.Run(…)`).
+                "argument_list" | "arguments"
+                    if parent
+                        .parent()
+                        .is_some_and(|call| self.constructs_script(call)) => {}
+                "call_expression" | "call" if self.constructs_script(parent) => {}
                 "return_statement" => {
                     let function = ancestor(
                         parent,
@@ -684,6 +703,20 @@ impl<'a> Finder<'a> {
         }
     }
 
+    /// A call that makes a script object of its argument.
+    fn constructs_script(&self, call: Node<'_>) -> bool {
+        self.call_parts(call).is_some_and(|(name, _)| {
+            matches!(
+                name.as_str(),
+                "NewScript"
+                    | "NewLuaScript"
+                    | "NewLuaScriptReadOnly"
+                    | "NewScriptRO"
+                    | "register_script"
+            )
+        })
+    }
+
     /// The callee's last name and the argument nodes.
     fn call_parts<'tree>(&self, call: Node<'tree>) -> Option<(String, Vec<Node<'tree>>)> {
         let callee = match self.host {
@@ -726,6 +759,14 @@ impl<'a> Finder<'a> {
                 [script] => Some(use_(*script, None, None)),
                 _ => None,
             },
+            // go-redis: script.Run(ctx, client, []string{keys…}, args…).
+            (Host::Go, "Run" | "RunRO") => {
+                let receiver = call
+                    .child_by_field_name("function")?
+                    .child_by_field_name("operand")?;
+                let keys = arguments.get(2).and_then(|node| self.element_count(*node));
+                Some(use_(receiver, keys, rest(3)))
+            }
             (Host::Go, "NewLuaScript" | "NewLuaScriptReadOnly" | "NewScriptRO") => {
                 Some(use_(*arguments.first()?, None, None))
             }
@@ -794,23 +835,17 @@ impl<'a> Finder<'a> {
                         })
                         .and_then(|pair| pair.child_by_field_name("value"))
                 };
-                let keys = by_name("keys")
-                    .or_else(|| {
-                        arguments
-                            .get(1)
-                            .copied()
-                            .filter(|node| node.kind() == "array")
-                    })
-                    .and_then(|node| self.element_count(node));
-                let args = by_name("argv")
-                    .or_else(|| {
-                        arguments
-                            .get(2)
-                            .copied()
-                            .filter(|node| node.kind() == "array")
-                    })
-                    .and_then(|node| self.element_count(node));
-                Some(use_(script, keys, args))
+                let array = |key: &str, position: usize| {
+                    by_name(key)
+                        .or_else(|| {
+                            arguments
+                                .get(position)
+                                .copied()
+                                .filter(|node| node.kind() == "array")
+                        })
+                        .and_then(|node| self.element_count(node))
+                };
+                Some(use_(script, array("keys", 1), array("argv", 2)))
             }
             (Host::Ruby | Host::Php, "script") => {
                 let load = arguments.first().is_some_and(|node| {
@@ -1088,6 +1123,33 @@ mod tests {
         // `v` on the script's second line, after its tab.
         assert_eq!(script.host_position(source, 2, 9), (1, 55));
         assert_eq!(&source[54..55], "v");
+    }
+
+    proptest::proptest! {
+        /// Any text, in any host language (pieces of literals, escapes,
+        /// interpolations and calls, cut anywhere), gives scripts whose
+        /// every position maps into the host file, and never a panic.
+        #[test]
+        fn any_source_maps_into_the_host(
+            pieces in proptest::collection::vec(proptest::sample::select(vec![
+                "\"", "'", "`", "\"\"\"", "\\", "\\n", "\\x4", "\\u{1F6", "${", "#{", "}", "$x",
+                "<<~LUA\n", "<<<'LUA'\n", "\nLUA\n", "\nLUA;\n", "redis.call('GET', KEYS[1])",
+                "return ", " + ", " . ", "\n", "é", "(", ")", "eval(", "NewScript(", ", 1, ",
+            ]), 0..40),
+            host in proptest::sample::select(vec![
+                Host::Go, Host::Python, Host::JavaScript, Host::TypeScript, Host::Tsx, Host::Ruby, Host::Php,
+            ]),
+        ) {
+            let source: String = pieces.concat();
+            for script in scripts(host, &source).scripts {
+                proptest::prop_assert_eq!(script.map.len(), script.text.len() + 1);
+                let lines = script.text.split('\n').count();
+                for line in 1..=lines + 1 {
+                    let (host_line, _) = script.host_position(&source, line, 1);
+                    proptest::prop_assert!(host_line <= source.lines().count() + 1);
+                }
+            }
+        }
     }
 
     #[test]

@@ -57,7 +57,7 @@ fn the_calls_give_the_counts() {
             "embedded/limiter.py:3 1/1",
             "embedded/limiter.py:12 1/0",
             "embedded/limiter.ts:2 1/2",
-            "embedded/lock.go:7 1/1",
+            "embedded/lock.go:7 1/2",
             "embedded/lock.go:13 1/2",
             "embedded/lock.go:17 1/0",
             "embedded/lock.go:21 1/0",

@@ -22,3 +22,7 @@ func extend(ctx context.Context, rdb *redis.Client) {
 }
 
 const notLua = "redis.call is mentioned in this sentence, which is not Lua"
+
+func unlock(ctx context.Context, rdb *redis.Client, key, token string) error {
+	return release.Run(ctx, rdb, []string{key}, token, "extra").Err()
+}
