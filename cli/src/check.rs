@@ -68,6 +68,20 @@ pub struct Facts {
     pub returns: Vec<analysis::ReturnSite>,
 }
 
+impl Facts {
+    /// An analysis as its diagnostics and what the report shows.
+    fn split(analysis: analysis::Analysis) -> (Vec<Diagnostic>, Facts) {
+        let facts = Facts {
+            review: analysis.review,
+            read_only: analysis.read_only,
+            header: analysis.header,
+            flags: analysis.flags,
+            returns: analysis.returns,
+        };
+        (analysis.diagnostics, facts)
+    }
+}
+
 impl CheckedFile {
     pub fn count(&self, severity: Severity) -> usize {
         self.diagnostics
@@ -447,10 +461,6 @@ fn report_shared_lines_once(scripts: &mut [CheckedFile]) {
 fn check(script: Assembled, options: &ScriptOptions) -> CheckedFile {
     let own = &script.fragments[0];
     let (path, own_source) = (own.path.clone(), own.source.clone());
-    let mut problems = Vec::new();
-    for (fragment, diagnostic) in &script.problems {
-        problems.push((*fragment, diagnostic.clone()));
-    }
     let (library, signature, diagnostics, facts, acl) = if analysis::is_library(&script.text) {
         let (diagnostics, acl) = check_library(&script.text, options);
         (true, None, diagnostics, None, Some(acl))
@@ -460,17 +470,11 @@ fn check(script: Assembled, options: &ScriptOptions) -> CheckedFile {
             Some(signature) => {
                 let analysis = analysis::analyze(&script.text, signature);
                 let acl = AclRules::of_script(&analysis, signature);
-                let facts = Facts {
-                    review: analysis.review,
-                    read_only: analysis.read_only,
-                    header: analysis.header,
-                    flags: analysis.flags,
-                    returns: analysis.returns,
-                };
+                let (diagnostics, facts) = Facts::split(analysis);
                 (
                     false,
                     signature.clone().into(),
-                    analysis.diagnostics,
+                    diagnostics,
                     Some(facts),
                     Some(acl),
                 )
@@ -478,10 +482,11 @@ fn check(script: Assembled, options: &ScriptOptions) -> CheckedFile {
             None => (false, None, vec![undeclared(options)], None, None),
         }
     };
-    let mut located: Vec<Located> = problems
-        .into_iter()
+    let mut located: Vec<Located> = script
+        .problems
+        .iter()
         .map(|(fragment, diagnostic)| Located {
-            diagnostic,
+            diagnostic: diagnostic.clone(),
             file: fragment.checked_sub(1),
         })
         .collect();
@@ -597,8 +602,8 @@ fn check_embedded(
     let signature = embedded_signature(&script, &header, options);
     let analysis = analysis::analyze(&script.text, &signature);
     let acl = AclRules::of_script(&analysis, &signature);
-    let diagnostics = analysis
-        .diagnostics
+    let (diagnostics, facts) = Facts::split(analysis);
+    let diagnostics = diagnostics
         .into_iter()
         .map(|mut diagnostic| {
             // A diagnostic about the whole script stands at its first code.
@@ -635,13 +640,7 @@ fn check_embedded(
         signature: Some(signature),
         library: false,
         diagnostics,
-        facts: Some(Facts {
-            review: analysis.review,
-            read_only: analysis.read_only,
-            header: analysis.header,
-            flags: analysis.flags,
-            returns: analysis.returns,
-        }),
+        facts: Some(facts),
         acl: Some(acl),
         source: script.text,
     }

@@ -68,11 +68,9 @@ pub struct Embedded {
     /// For each byte of `text`, and one past its end: the host byte it
     /// was written at.
     map: Vec<usize>,
-    /// The key and argument counts the host call states.
+    /// The key and argument counts the host calls state, when they agree.
     pub keys: Option<Count>,
     pub args: Option<Count>,
-    /// The API it is passed to, for messages (`redis.NewScript`).
-    pub api: Option<String>,
 }
 
 impl Embedded {
@@ -161,6 +159,7 @@ pub fn scripts(host: Host, source: &str) -> Found {
     finder.collect_literals(tree.root_node(), false, &mut literals);
     let names = finder.names(&literals);
     let mut found: HashMap<usize, Embedded> = HashMap::new();
+    let mut stated: HashMap<usize, (Stated, Stated)> = HashMap::new();
     // Literals passed to a script API, directly or by name.
     let mut calls = Vec::new();
     finder.collect_calls(tree.root_node(), &mut calls);
@@ -177,16 +176,19 @@ pub fn scripts(host: Host, source: &str) -> Found {
         let Some(index) = literal else {
             continue;
         };
-        let Some(mut script) = literals[index].decoded.clone() else {
+        let Some(script) = &literals[index].decoded else {
             continue;
         };
-        let entry = found.entry(index).or_insert_with(|| {
-            script.api = Some(use_.api.clone());
-            script
-        });
-        // Two calls stating other counts leave them unknown.
-        merge(&mut entry.keys, use_.keys);
-        merge(&mut entry.args, use_.args);
+        found.entry(index).or_insert_with(|| script.clone());
+        let (keys, args) = stated.entry(index).or_default();
+        keys.add(use_.keys);
+        args.add(use_.args);
+    }
+    for (index, (keys, args)) in stated {
+        if let Some(script) = found.get_mut(&index) {
+            script.keys = keys.agreed();
+            script.args = args.agreed();
+        }
     }
     // Literals whose text is plainly a script; a part of a text the
     // program joins at run time is none, but says a script is built there.
@@ -222,11 +224,31 @@ pub fn scripts(host: Host, source: &str) -> Found {
     }
 }
 
-fn merge(known: &mut Option<Count>, stated: Option<Count>) {
-    match (*known, stated) {
-        (None, Some(count)) => *known = Some(count),
-        (Some(before), Some(count)) if before != count => *known = None,
-        _ => {}
+/// What the calls passing a script say of one count.
+#[derive(Debug, Default)]
+enum Stated {
+    #[default]
+    Nothing,
+    Agreed(Count),
+    /// Two calls state other counts: it is not known.
+    Disagreed,
+}
+
+impl Stated {
+    fn add(&mut self, count: Option<Count>) {
+        *self = match (std::mem::take(self), count) {
+            (before, None) => before,
+            (Stated::Nothing, Some(count)) => Stated::Agreed(count),
+            (Stated::Agreed(before), Some(count)) if before == count => Stated::Agreed(before),
+            _ => Stated::Disagreed,
+        };
+    }
+
+    fn agreed(&self) -> Option<Count> {
+        match self {
+            Stated::Agreed(count) => Some(*count),
+            _ => None,
+        }
     }
 }
 
@@ -266,7 +288,6 @@ struct Literal {
 
 /// How a call uses a script.
 struct ApiUse<'tree> {
-    api: String,
     script: Node<'tree>,
     keys: Option<Count>,
     args: Option<Count>,
@@ -480,7 +501,6 @@ impl<'a> Finder<'a> {
                 map: decoded.map,
                 keys: None,
                 args: None,
-                api: None,
             }
         });
         Literal {
@@ -743,7 +763,6 @@ impl<'a> Finder<'a> {
             variadic: false,
         };
         let use_ = |script: Node<'tree>, keys: Option<usize>, args: Option<usize>| ApiUse {
-            api: name.clone(),
             script,
             keys: keys.map(fixed),
             args: args.map(fixed),
@@ -1150,6 +1169,22 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn calls_stating_other_counts_leave_them_unknown() {
+        let script = "S = \"return redis.call('GET', KEYS[1])\"\n";
+        let keys = |calls: &str| {
+            scripts(Host::Python, &format!("{script}{calls}")).scripts[0]
+                .keys
+                .map(|count| count.fixed)
+        };
+        assert_eq!(keys("r.eval(S, 1, 'a')\nr.eval(S, 1, 'b')\n"), Some(1));
+        assert_eq!(
+            keys("r.eval(S, 1, 'a')\nr.eval(S, 2, 'a', 'b')\nr.eval(S, 1, 'a')\n"),
+            None
+        );
+        assert_eq!(keys("r.register_script(S)\n"), None);
     }
 
     #[test]
