@@ -15,7 +15,8 @@
 //! 2,000 of warm-up, so that a drift of the machine and the order of the
 //! calls touch all alike. The hand-written call is measured twice, as two
 //! ways: the ratio of the two is this machine's noise floor, against which
-//! the generated call's ratio is read. A row without a client library (the
+//! the generated call's ratio is read. A second table has the generated and
+//! the hand-written call alone, alternating 1:1. A row without a client library (the
 //! same `EVALSHA` bytes on a bare tokio `TcpStream`) shows what the runtime
 //! and the socket cost alone.
 
@@ -106,6 +107,29 @@ async fn measure<C: ConnectionLike + Send>(
     Ok(ways)
 }
 
+/// The generated and the hand-written call alone, alternating 1:1 (each
+/// round starting with the other): neither way's code runs colder than
+/// the other's, as the hand-written code does not in the four-way rounds
+/// (three of whose ways run it).
+async fn measure_pair<C: ConnectionLike + Send>(
+    connection: &mut C,
+    calls: usize,
+) -> Result<[Latencies; 2], BoxError> {
+    let mut ways: [Latencies; 2] = Default::default();
+    for round in 0..calls {
+        for turn in 0..2 {
+            let way = (round + turn) % 2;
+            let start = Instant::now();
+            match way {
+                0 => generated(connection).await?,
+                _ => hand_written(connection).await?,
+            }
+            ways[way].0.push(start.elapsed());
+        }
+    }
+    Ok(ways)
+}
+
 /// The same `EVALSHA` written and its reply read on a bare tokio
 /// `TcpStream`, with no client library: what the runtime and the socket
 /// cost alone.
@@ -161,11 +185,12 @@ async fn every_kind(
     server: &RedisServer,
     cluster: &RedisCluster,
     calls: usize,
-) -> Result<Vec<Row>, BoxError> {
+) -> Result<(Vec<Row>, [Latencies; 2]), BoxError> {
     let client = redis::Client::open(server.url())?;
     let mut rows = Vec::new();
     let mut multiplexed = client.get_multiplexed_async_connection().await?;
     let ways = measure(&mut multiplexed, calls).await?;
+    let pair = measure_pair(&mut multiplexed, calls).await?;
     // After the generated call's first use, which loaded the script.
     let raw = raw_round_trips(server.port(), calls).await?;
     rows.push(Row {
@@ -195,7 +220,7 @@ async fn every_kind(
         kind: "cluster connection (3 primaries)",
         ways: measure(&mut clustered, calls).await?,
     });
-    Ok(rows)
+    Ok((rows, pair))
 }
 
 fn main() -> Result<(), BoxError> {
@@ -209,12 +234,19 @@ fn main() -> Result<(), BoxError> {
     let current_thread = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    rows.extend(current_thread.block_on(every_kind("current-thread", &server, &cluster, calls))?);
+    let mut pairs = Vec::new();
+    let (current_rows, pair) =
+        current_thread.block_on(every_kind("current-thread", &server, &cluster, calls))?;
+    rows.extend(current_rows);
+    pairs.push(("current-thread", pair));
     let multi_thread = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()?;
-    rows.extend(multi_thread.block_on(every_kind("multi-thread", &server, &cluster, calls))?);
+    let (multi_rows, pair) =
+        multi_thread.block_on(every_kind("multi-thread", &server, &cluster, calls))?;
+    rows.extend(multi_rows);
+    pairs.push(("multi-thread", pair));
 
     println!("### A warm call per connection kind ({calls} calls each way, one in flight)\n");
     println!(
@@ -256,6 +288,32 @@ fn main() -> Result<(), BoxError> {
         println!(
             "| {} | {} | {p50_values} | {p50_ratios} | {p99_values} | {p99_ratios} |",
             row.runtime, row.kind,
+        );
+    }
+    println!("\n### Alone, alternating 1:1 on a `MultiplexedConnection` ({calls} calls each)\n");
+    println!(
+        "| runtime | p50 µs: generated / hand-written | p50 ratio | p99 µs: generated / hand-written | p99 ratio |"
+    );
+    println!("| --- | --- | ---: | --- | ---: |");
+    for (runtime, [generated, hand_written]) in pairs {
+        let (p50, p99) = (
+            [
+                micros(generated.percentile(50.0)),
+                micros(hand_written.percentile(50.0)),
+            ],
+            [
+                micros(generated.percentile(99.0)),
+                micros(hand_written.percentile(99.0)),
+            ],
+        );
+        println!(
+            "| {runtime} | {:.1} / {:.1} | {:.3}× | {:.1} / {:.1} | {:.3}× |",
+            p50[0],
+            p50[1],
+            p50[0] / p50[1],
+            p99[0],
+            p99[1],
+            p99[0] / p99[1]
         );
     }
     Ok(())
