@@ -18,8 +18,11 @@ pub struct Fragment {
     /// as given on the command line.
     pub path: String,
     pub source: String,
-    /// The file on disk, for identity.
+    /// The file on disk.
     pub file: PathBuf,
+    /// Its canonical path, when it has one: the same file, however an
+    /// include or the command line names it.
+    pub identity: PathBuf,
     pub origin: Origin,
 }
 
@@ -80,6 +83,7 @@ pub fn assemble(
                 path: shown.to_owned(),
                 source,
                 file: file.to_path_buf(),
+                identity: identity(file),
                 origin: Origin::Prelude,
             }],
             lines: Vec::new(),
@@ -93,7 +97,8 @@ pub fn assemble(
     for part in prelude {
         match std::fs::read(part) {
             Ok(bytes) => {
-                let index = builder.add(part, String::from_utf8_lossy(&bytes).into_owned(), Origin::Prelude);
+                let text = String::from_utf8_lossy(&bytes).into_owned();
+                let index = builder.add(part, identity(part), text, Origin::Prelude);
                 builder.emit(index, &mut Vec::new());
             }
             Err(error) => builder.problem(
@@ -109,7 +114,8 @@ pub fn assemble(
             ),
         }
     }
-    builder.emitted.insert(identity(file));
+    let own = builder.assembled.fragments[0].identity.clone();
+    builder.emitted.insert(own);
     builder.emit(0, &mut Vec::new());
     builder.assembled
 }
@@ -125,12 +131,13 @@ struct Builder {
 }
 
 impl Builder {
-    fn add(&mut self, file: &Path, source: String, origin: Origin) -> usize {
-        self.emitted.insert(identity(file));
+    fn add(&mut self, file: &Path, identity: PathBuf, source: String, origin: Origin) -> usize {
+        self.emitted.insert(identity.clone());
         self.assembled.fragments.push(Fragment {
             path: self.shown(file),
             source,
             file: file.to_path_buf(),
+            identity,
             origin,
         });
         self.assembled.fragments.len() - 1
@@ -159,7 +166,7 @@ impl Builder {
     fn emit(&mut self, index: usize, stack: &mut Vec<PathBuf>) {
         let source = self.assembled.fragments[index].source.clone();
         let here = self.assembled.fragments[index].file.clone();
-        stack.push(identity(&here));
+        stack.push(self.assembled.fragments[index].identity.clone());
         let mut included_here = HashSet::new();
         for (number, line) in source.split_inclusive('\n').enumerate() {
             let line_number = number + 1;
@@ -205,7 +212,8 @@ impl Builder {
             match std::fs::read(&target) {
                 Ok(bytes) => {
                     let text = String::from_utf8_lossy(&bytes).into_owned();
-                    let child = self.add(&target, text, Origin::Include { by: index, line: line_number });
+                    let origin = Origin::Include { by: index, line: line_number };
+                    let child = self.add(&target, key, text, origin);
                     self.emit(child, stack);
                 }
                 Err(error) => self.problem(

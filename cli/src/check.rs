@@ -340,76 +340,57 @@ pub fn check_all(scripts: &[Found], options: &Options) -> CheckRun {
     let mut fragments = HashSet::new();
     for found in scripts {
         let shown = found.path.display().to_string();
-        if let Some(host) = Host::of(&found.path) {
-            match std::fs::read(&found.path) {
-                Ok(bytes) => {
-                    let source = String::from_utf8_lossy(&bytes).into_owned();
-                    let script_options =
-                        ScriptOptions::new(options, found.config.as_deref(), &found.path);
-                    let found = embedded::scripts(host, &source);
-                    outcome.built_at_run_time.extend(
-                        found
-                            .built_at_run_time
-                            .iter()
-                            .map(|line| format!("{shown}:{line}")),
-                    );
-                    for script in found.scripts {
-                        outcome.scripts.push(check_embedded(
-                            &shown,
-                            &source,
-                            script,
-                            &script_options,
-                        ));
-                    }
-                }
-                Err(error) => outcome.unreadable.push(Unreadable {
+        // Lua strings may hold any bytes; the checks only read the code
+        // around them.
+        let source = match std::fs::read(&found.path) {
+            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+            Err(error) => {
+                outcome.unreadable.push(Unreadable {
                     path: shown,
                     reason: error.to_string(),
-                }),
+                });
+                continue;
+            }
+        };
+        let script_options = ScriptOptions::new(options, found.config.as_deref(), &found.path);
+        if let Some(host) = Host::of(&found.path) {
+            let found = embedded::scripts(host, &source);
+            outcome.built_at_run_time.extend(
+                found
+                    .built_at_run_time
+                    .iter()
+                    .map(|line| format!("{shown}:{line}")),
+            );
+            for script in found.scripts {
+                let checked = check_embedded(&shown, &source, script, &script_options);
+                outcome.scripts.push(checked);
             }
             continue;
         }
-        match std::fs::read(&found.path) {
-            // Lua strings may hold any bytes; the checks only read the
-            // code around them.
-            Ok(bytes) => {
-                let source = String::from_utf8_lossy(&bytes).into_owned();
-                let script_options =
-                    ScriptOptions::new(options, found.config.as_deref(), &found.path);
-                let script = assemble::assemble(
-                    &found.path,
-                    &shown,
-                    source,
-                    &script_options.settings.prelude,
-                    script_options.includes,
-                );
-                fragments.extend(
-                    script
-                        .fragments
-                        .iter()
-                        .skip(1)
-                        .map(|fragment| identity(&fragment.file)),
-                );
-                assembled.push((found, script, script_options));
-            }
-            Err(error) => outcome.unreadable.push(Unreadable {
-                path: shown,
-                reason: error.to_string(),
-            }),
-        }
+        let script = assemble::assemble(
+            &found.path,
+            &shown,
+            source,
+            &script_options.settings.prelude,
+            script_options.includes,
+        );
+        fragments.extend(
+            script
+                .fragments
+                .iter()
+                .skip(1)
+                .map(|fragment| fragment.identity.clone()),
+        );
+        assembled.push((found, script, script_options));
     }
     for (found, script, script_options) in assembled {
-        if !found.named && fragments.contains(&identity(&found.path)) {
+        if !found.named && fragments.contains(&script.fragments[0].identity) {
             continue;
         }
         outcome.scripts.push(check(script, &script_options));
     }
     report_shared_lines_once(&mut outcome.scripts);
     outcome
-}
-
-fn identity(file: &Path) -> PathBuf {
-    std::fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf())
 }
 
 /// A line of an included file is checked with every script including it;
@@ -534,10 +515,13 @@ fn locate(script: &Assembled, mut diagnostic: Diagnostic) -> Located {
         false => script.locate(diagnostic.line),
     };
     diagnostic.line = line;
-    diagnostic.message = lines_mentioned(script, fragment, &diagnostic.message);
-    for note in &mut diagnostic.notes {
-        *note = lines_mentioned(script, fragment, note);
-    }
+    move_lines_mentioned(&mut diagnostic, |mentioned| {
+        let (holder, line) = script.locate(mentioned);
+        match holder == fragment {
+            true => line.to_string(),
+            false => format!("{line} of `{}`", script.fragments[holder].path),
+        }
+    });
     if fragment > 0 {
         let name = &script.fragments[0].path;
         let how = match script.fragments[fragment].origin {
@@ -560,17 +544,14 @@ fn locate(script: &Assembled, mut diagnostic: Diagnostic) -> Located {
     }
 }
 
-/// `text` with each "line N" it mentions (a line of the assembled text)
-/// moved to the file holding that line: "line M" in `fragment`'s own file,
-/// "line M of `path`" in another.
-fn lines_mentioned(script: &Assembled, fragment: usize, text: &str) -> String {
-    replace_line_numbers(text, |mentioned| {
-        let (holder, line) = script.locate(mentioned);
-        match holder == fragment {
-            true => line.to_string(),
-            false => format!("{line} of `{}`", script.fragments[holder].path),
-        }
-    })
+/// Each "line N" the diagnostic's message and notes mention (a line of
+/// the text analysed) written as `place(N)` says: the line in the file
+/// that holds it.
+fn move_lines_mentioned(diagnostic: &mut Diagnostic, place: impl Fn(usize) -> String) {
+    diagnostic.message = replace_line_numbers(&diagnostic.message, &place);
+    for note in &mut diagnostic.notes {
+        *note = replace_line_numbers(note, &place);
+    }
 }
 
 /// `text` with the number of each "line N" it mentions replaced.
@@ -611,16 +592,12 @@ fn check_embedded(
                 (1, 1) => script.first_code(host_source),
                 (line, column) => script.host_position(host_source, line, column),
             };
-            let host_line = |mentioned: usize| {
+            move_lines_mentioned(&mut diagnostic, |mentioned| {
                 script
                     .host_position(host_source, mentioned, 1)
                     .0
                     .to_string()
-            };
-            diagnostic.message = replace_line_numbers(&diagnostic.message, host_line);
-            for note in &mut diagnostic.notes {
-                *note = replace_line_numbers(note, host_line);
-            }
+            });
             diagnostic.line = line;
             diagnostic.column = column;
             Located {

@@ -11,8 +11,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use redis::cluster_async::ClusterConnection;
 use redis_script::batch::Replies;
-use redis_script::{Batch, Error, cluster, redis_library, redis_script};
+use redis_script::{Batch, Error, cluster, redis_script};
 use redis_script_test::{RedisCluster, RedisServer, Stats};
+
+// The functions tests' library: its calls mix into batches across slots.
+use crate::functions::quota_lib;
 
 /// How a test sends its batches across slots.
 enum Via {
@@ -62,16 +65,6 @@ fn transactions(cluster: &RedisCluster) -> u64 {
 
 #[redis_script(path = "lua/batch/append.lua", keys = 1)]
 async fn append(list: &str, item: &str) -> i64;
-
-/// The functions tests' library: its calls mix into batches across slots.
-#[redis_library(path = "lua/functions/quota_lib.lua")]
-mod quota_lib {
-    #[function(keys = 1)]
-    pub async fn fixed_window_allow(key: &str, limit: u32, window: u64) -> (String, i64);
-
-    #[function(keys = 1)]
-    pub async fn quota_peek(windows: &[&str]) -> Vec<i64>;
-}
 
 /// How many lists (one per `{tag}`, so many slots) the calls spread over.
 const LISTS: usize = 40;

@@ -15,7 +15,7 @@ use redis_script_test::{CountingConnection, RedisCluster, RedisServer, Stats};
 /// The library under test (a variant of the workflow's `lua/quota_lib.lua`
 /// with a variadic read-only function).
 #[redis_library(path = "lua/functions/quota_lib.lua")]
-mod quota_lib {
+pub(crate) mod quota_lib {
     #[function(keys = 1)]
     pub async fn fixed_window_allow(key: &str, limit: u32, window: u64) -> (String, i64);
 
