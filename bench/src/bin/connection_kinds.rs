@@ -15,8 +15,10 @@
 //! 2,000 of warm-up, so that a drift of the machine and the order of the
 //! calls touch all alike. The hand-written call is measured twice, as two
 //! ways: the ratio of the two is this machine's noise floor, against which
-//! the generated call's ratio is read. A second table has the generated and
-//! the hand-written call alone, alternating 1:1. A row without a client library (the
+//! the generated call's ratio is read. A second table has each script's
+//! (`release_lock`, `transfer`) generated and hand-written call alone,
+//! alternating 1:1, and the hand-written call against itself as the
+//! control, five times `CALLS` each. A row without a client library (the
 //! same `EVALSHA` bytes on a bare tokio `TcpStream`) shows what the runtime
 //! and the socket cost alone.
 
@@ -29,6 +31,9 @@ use redis_script_test::{RedisCluster, RedisServer};
 #[redis_script(path = "../lua/release_lock.lua", keys = 1)]
 async fn release_lock(lock: &str, token: &str) -> i64;
 
+#[redis_script(path = "../lua/transfer.lua", keys = 2)]
+async fn transfer(source: &str, destination: &str, amount: i64) -> (i64, i64);
+
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 const LOCK: &str = "bench:{lock}";
@@ -37,6 +42,14 @@ const TOKEN: &str = "token-that-does-not-hold-it";
 /// hand-written again (the control), hand-written in `timeout`.
 const WAYS: usize = 4;
 const WARM_UP: usize = 2_000;
+/// The accounts `transfer` moves 1 between, in one hash slot.
+const SOURCE: &str = "bench:{account}:source";
+const DESTINATION: &str = "bench:{account}:destination";
+/// The pairs' calls are cut in this many blocks.
+const BLOCKS: usize = 10;
+/// Each pair takes this many times `CALLS`: the p99 of fewer calls moves
+/// more than the 2% under test.
+const PAIR_CALLS_FACTOR: usize = 5;
 
 /// The latencies of one way on one connection.
 #[derive(Default)]
@@ -107,27 +120,87 @@ async fn measure<C: ConnectionLike + Send>(
     Ok(ways)
 }
 
-/// The generated and the hand-written call alone, alternating 1:1 (each
-/// round starting with the other): neither way's code runs colder than
-/// the other's, as the hand-written code does not in the four-way rounds
-/// (three of whose ways run it).
-async fn measure_pair<C: ConnectionLike + Send>(
-    connection: &mut C,
-    calls: usize,
-) -> Result<[Latencies; 2], BoxError> {
-    let mut ways: [Latencies; 2] = Default::default();
-    for round in 0..calls {
-        for turn in 0..2 {
-            let way = (round + turn) % 2;
-            let start = Instant::now();
-            match way {
-                0 => generated(connection).await?,
-                _ => hand_written(connection).await?,
-            }
-            ways[way].0.push(start.elapsed());
+/// A call alone against the hand-written `EVALSHA`, alternating 1:1.
+#[derive(Clone, Copy)]
+enum Pair {
+    /// `release_lock`: generated against hand-written.
+    ReleaseLock,
+    /// `transfer`: generated against hand-written.
+    Transfer,
+    /// `release_lock` hand-written against itself: the noise floor.
+    Control,
+}
+
+impl Pair {
+    const ALL: [Pair; 3] = [Pair::ReleaseLock, Pair::Transfer, Pair::Control];
+
+    fn name(self) -> &'static str {
+        match self {
+            Pair::ReleaseLock => "release_lock: generated / hand-written",
+            Pair::Transfer => "transfer: generated / hand-written",
+            Pair::Control => "control: hand-written / hand-written",
         }
     }
-    Ok(ways)
+
+    /// Way 0 is the call under test, way 1 the hand-written `EVALSHA`.
+    async fn call<C: ConnectionLike + Send>(
+        self,
+        way: usize,
+        connection: &mut C,
+    ) -> Result<(), BoxError> {
+        match (self, way) {
+            (Pair::ReleaseLock, 0) => generated(connection).await,
+            (Pair::Transfer, 0) => {
+                transfer(connection, SOURCE, DESTINATION, 1).await?;
+                Ok(())
+            }
+            (Pair::Transfer, _) => {
+                let _: (i64, i64) = redis::cmd("EVALSHA")
+                    .arg(transfer::SCRIPT.sha1())
+                    .arg(2)
+                    .arg(SOURCE)
+                    .arg(DESTINATION)
+                    .arg(1)
+                    .query_async(connection)
+                    .await?;
+                Ok(())
+            }
+            (Pair::ReleaseLock | Pair::Control, _) => hand_written(connection).await,
+        }
+    }
+}
+
+/// One pair's two ways, alternating 1:1 with each round starting with
+/// the other, so that neither way's code runs colder (three of the four
+/// ways in [`measure`] run the hand-written code). The calls are cut in
+/// [`BLOCKS`] consecutive blocks, each block's percentiles compared on
+/// their own: a drift of the machine between blocks then moves both ways
+/// alike, and the spread of the block ratios shows how far one ratio can
+/// be trusted.
+async fn measure_pair<C: ConnectionLike + Send>(
+    pair: Pair,
+    connection: &mut C,
+    calls: usize,
+) -> Result<Vec<[Latencies; 2]>, BoxError> {
+    for _ in 0..WARM_UP {
+        pair.call(0, connection).await?;
+        pair.call(1, connection).await?;
+    }
+    let per_block = calls.div_ceil(BLOCKS);
+    let mut blocks = Vec::with_capacity(BLOCKS);
+    for _ in 0..BLOCKS {
+        let mut ways: [Latencies; 2] = Default::default();
+        for round in 0..per_block {
+            for turn in 0..2 {
+                let way = (round + turn) % 2;
+                let start = Instant::now();
+                pair.call(way, connection).await?;
+                ways[way].0.push(start.elapsed());
+            }
+        }
+        blocks.push(ways);
+    }
+    Ok(blocks)
 }
 
 /// The same `EVALSHA` written and its reply read on a bare tokio
@@ -185,12 +258,25 @@ async fn every_kind(
     server: &RedisServer,
     cluster: &RedisCluster,
     calls: usize,
-) -> Result<(Vec<Row>, [Latencies; 2]), BoxError> {
+) -> Result<(Vec<Row>, Vec<PairRow>), BoxError> {
     let client = redis::Client::open(server.url())?;
     let mut rows = Vec::new();
     let mut multiplexed = client.get_multiplexed_async_connection().await?;
+    // Enough for every transfer of both runtimes, one at a time.
+    redis::cmd("SET")
+        .arg(SOURCE)
+        .arg(i64::MAX / 2)
+        .exec_async(&mut multiplexed)
+        .await?;
     let ways = measure(&mut multiplexed, calls).await?;
-    let pair = measure_pair(&mut multiplexed, calls).await?;
+    let mut pairs = Vec::new();
+    for pair in Pair::ALL {
+        pairs.push(PairRow {
+            runtime,
+            pair,
+            blocks: measure_pair(pair, &mut multiplexed, calls * PAIR_CALLS_FACTOR).await?,
+        });
+    }
     // After the generated call's first use, which loaded the script.
     let raw = raw_round_trips(server.port(), calls).await?;
     rows.push(Row {
@@ -220,7 +306,43 @@ async fn every_kind(
         kind: "cluster connection (3 primaries)",
         ways: measure(&mut clustered, calls).await?,
     });
-    Ok((rows, pair))
+    Ok((rows, pairs))
+}
+
+struct PairRow {
+    runtime: &'static str,
+    pair: Pair,
+    blocks: Vec<[Latencies; 2]>,
+}
+
+impl PairRow {
+    /// Both ways over all blocks.
+    fn whole(&self) -> [Latencies; 2] {
+        let mut whole: [Latencies; 2] = Default::default();
+        for block in &self.blocks {
+            for (way, latencies) in block.iter().enumerate() {
+                whole[way].0.extend_from_slice(&latencies.0);
+            }
+        }
+        whole
+    }
+
+    /// Way 0 over way 1 at `percent`: over all calls, then the median,
+    /// lowest and highest of the blocks' ratios.
+    fn ratios(&self, percent: f64) -> (f64, f64, f64, f64) {
+        let ratio = |ways: &[Latencies; 2]| {
+            ways[0].percentile(percent).as_secs_f64() / ways[1].percentile(percent).as_secs_f64()
+        };
+        let mut per_block: Vec<f64> = self.blocks.iter().map(ratio).collect();
+        per_block.sort_by(f64::total_cmp);
+        let median = per_block
+            .get(per_block.len() / 2)
+            .copied()
+            .unwrap_or(f64::NAN);
+        let lowest = per_block.first().copied().unwrap_or(f64::NAN);
+        let highest = per_block.last().copied().unwrap_or(f64::NAN);
+        (ratio(&self.whole()), median, lowest, highest)
+    }
 }
 
 fn main() -> Result<(), BoxError> {
@@ -235,18 +357,18 @@ fn main() -> Result<(), BoxError> {
         .enable_all()
         .build()?;
     let mut pairs = Vec::new();
-    let (current_rows, pair) =
+    let (current_rows, current_pairs) =
         current_thread.block_on(every_kind("current-thread", &server, &cluster, calls))?;
     rows.extend(current_rows);
-    pairs.push(("current-thread", pair));
+    pairs.extend(current_pairs);
     let multi_thread = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()?;
-    let (multi_rows, pair) =
+    let (multi_rows, multi_pairs) =
         multi_thread.block_on(every_kind("multi-thread", &server, &cluster, calls))?;
     rows.extend(multi_rows);
-    pairs.push(("multi-thread", pair));
+    pairs.extend(multi_pairs);
 
     println!("### A warm call per connection kind ({calls} calls each way, one in flight)\n");
     println!(
@@ -290,30 +412,35 @@ fn main() -> Result<(), BoxError> {
             row.runtime, row.kind,
         );
     }
-    println!("\n### Alone, alternating 1:1 on a `MultiplexedConnection` ({calls} calls each)\n");
+    let pair_calls = calls * PAIR_CALLS_FACTOR;
     println!(
-        "| runtime | p50 µs: generated / hand-written | p50 ratio | p99 µs: generated / hand-written | p99 ratio |"
+        "\n### Alone, alternating 1:1 on a `MultiplexedConnection` ({pair_calls} calls each way, {BLOCKS} blocks)\n"
     );
-    println!("| --- | --- | ---: | --- | ---: |");
-    for (runtime, [generated, hand_written]) in pairs {
-        let (p50, p99) = (
-            [
-                micros(generated.percentile(50.0)),
-                micros(hand_written.percentile(50.0)),
-            ],
-            [
-                micros(generated.percentile(99.0)),
-                micros(hand_written.percentile(99.0)),
-            ],
-        );
+    println!(
+        "| runtime | pair | p50 µs | p50 ratio: all calls; blocks' median [range] | p99 µs | p99 ratio: all calls; blocks' median [range] |"
+    );
+    println!("| --- | --- | --- | --- | --- | --- |");
+    for row in pairs {
+        let whole = row.whole();
+        let values = |percent: f64| {
+            format!(
+                "{:.1} / {:.1}",
+                micros(whole[0].percentile(percent)),
+                micros(whole[1].percentile(percent))
+            )
+        };
+        let ratios = |percent: f64| {
+            let (all, median, lowest, highest) = row.ratios(percent);
+            format!("{all:.3}×; {median:.3}× [{lowest:.3}–{highest:.3}]")
+        };
         println!(
-            "| {runtime} | {:.1} / {:.1} | {:.3}× | {:.1} / {:.1} | {:.3}× |",
-            p50[0],
-            p50[1],
-            p50[0] / p50[1],
-            p99[0],
-            p99[1],
-            p99[0] / p99[1]
+            "| {} | {} | {} | {} | {} | {} |",
+            row.runtime,
+            row.pair.name(),
+            values(50.0),
+            ratios(50.0),
+            values(99.0),
+            ratios(99.0)
         );
     }
     Ok(())
