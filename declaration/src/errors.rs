@@ -3,7 +3,7 @@
 use proc_macro2::TokenStream;
 
 /// Collects errors; each phase pushes what it finds and goes on.
-#[derive(Default)]
+#[derive(Debug, Default)]
 pub struct Errors(Option<syn::Error>);
 
 impl Errors {

@@ -20,13 +20,14 @@ use signature::parse_signature;
 pub use signature::{FunctionSignature, Param};
 
 /// Everything the macro needs from `#[redis_script(...)] async fn ...;`.
+#[derive(Debug)]
 pub struct Declaration {
     pub options: Options,
     pub signature: FunctionSignature,
 }
 
 /// Which attribute the arguments belong to.
-#[derive(Clone, Copy)]
+#[derive(Debug, Clone, Copy)]
 pub enum Form<'a> {
     /// `#[redis_script(path = …, keys = N, …)]`.
     Script,
@@ -53,6 +54,7 @@ impl Form<'_> {
 
 /// Parsing failed; the signature, when it could be read, still lets the
 /// macro emit the declared function so call sites do not cascade errors.
+#[derive(Debug)]
 pub struct ParseFailure {
     pub errors: syn::Error,
     pub signature: Option<Box<FunctionSignature>>,

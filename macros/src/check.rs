@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use crate::contract::{self, ContractCheck};
 use crate::errors::Errors;
-use crate::parse::{Declaration, LibraryDeclaration};
+use crate::parse::{Declaration, LibraryDeclaration, lua_signature, registered_name};
 use redis_script_analysis as lua;
 
 /// Environment variable that overrides the directory `path` is relative to.
@@ -316,42 +316,6 @@ fn resolve(relative: &str) -> PathBuf {
     base.join(Path::new(relative))
 }
 
-fn lua_signature(declaration: &Declaration) -> lua::Signature {
-    let signature = &declaration.signature;
-    let count = |params: &[crate::parse::Param]| {
-        let variadic = params.last().is_some_and(|param| param.variadic);
-        (params.len() - usize::from(variadic), variadic)
-    };
-    let (keys, variadic_keys) = count(signature.key_params());
-    let (args, variadic_args) = count(signature.arg_params());
-    let names = |params: &[crate::parse::Param]| {
-        params
-            .iter()
-            .filter(|param| !param.variadic)
-            .map(|param| param.ident.to_string())
-            .collect()
-    };
-    lua::Signature {
-        key_names: names(signature.key_params()),
-        arg_names: names(signature.arg_params()),
-        keys,
-        args,
-        variadic_keys,
-        variadic_args,
-        allow_unused: declaration.options.allow_unused,
-        dynamic_keys: declaration.options.dynamic_keys,
-        key_prefix_args: signature
-            .arg_params()
-            .iter()
-            .enumerate()
-            .filter(|(_, param)| param.key_prefix.is_some())
-            .map(|(index, _)| index + 1)
-            .collect(),
-        allow: declaration.options.allow.clone(),
-        ..lua::Signature::default()
-    }
-}
-
 /// What the generator needs about a library that passed every check.
 pub struct CheckedLibrary {
     /// Absolute path, for `include_str!`.
@@ -490,14 +454,4 @@ pub fn check_library(declaration: &LibraryDeclaration) -> Result<CheckedLibrary,
         declared_commands_path,
         functions: checked,
     })
-}
-
-/// The name a declared function is registered under: `name = "…"`, else
-/// the Rust name.
-pub fn registered_name(function: &Declaration) -> String {
-    function
-        .options
-        .registered_name
-        .as_ref()
-        .map_or_else(|| function.signature.ident.to_string(), syn::LitStr::value)
 }

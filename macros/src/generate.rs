@@ -547,7 +547,7 @@ fn function_doc(
     library: &CheckedLibrary,
 ) -> String {
     let signature = &declaration.signature;
-    let registered = crate::check::registered_name(declaration);
+    let registered = crate::parse::registered_name(declaration);
     let mut doc = String::new();
     let has_user_doc = signature
         .attrs

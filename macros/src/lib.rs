@@ -19,9 +19,10 @@ mod check;
 mod context;
 mod contract;
 mod derive;
-mod errors;
 mod generate;
-mod parse;
+
+use redis_script_declaration as parse;
+use redis_script_declaration::errors;
 
 use proc_macro::TokenStream;
 

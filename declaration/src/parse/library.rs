@@ -11,6 +11,7 @@ use super::{Declaration, Form, FunctionSignature, path_text, unknown_argument};
 use crate::errors::Errors;
 
 /// Everything the macro needs from `#[redis_library(path = …)] mod name { … }`.
+#[derive(Debug)]
 pub struct LibraryDeclaration {
     /// `path = "lua/lib.lua"`, relative to the crate's manifest directory.
     pub path: LitStr,
@@ -24,6 +25,7 @@ pub struct LibraryDeclaration {
 }
 
 /// The module around the functions: what the expansion keeps as written.
+#[derive(Debug)]
 pub struct ModuleShell {
     pub attrs: Vec<Attribute>,
     pub vis: Visibility,
@@ -34,6 +36,7 @@ pub struct ModuleShell {
 
 /// Parsing the library failed; what could be read still lets the macro
 /// emit the module so call sites do not cascade errors.
+#[derive(Debug)]
 pub struct LibraryParseFailure {
     pub errors: syn::Error,
     pub module: Option<Box<ModuleShell>>,

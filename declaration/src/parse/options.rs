@@ -13,6 +13,7 @@ use super::{Form, SCRIPT_FORM, path_text, unknown_argument};
 use crate::errors::Errors;
 
 /// The parsed attribute arguments.
+#[derive(Debug)]
 pub struct Options {
     /// `path = "lua/x.lua"`, relative to the crate's manifest directory.
     pub path: LitStr,
@@ -41,6 +42,7 @@ pub struct Options {
 }
 
 /// The settings of `exactly_once(…)`, each `None` when left to the default.
+#[derive(Debug)]
 pub struct ExactlyOnceOptions {
     /// The `exactly_once` word, where errors about the script point.
     pub span: Span,

@@ -9,6 +9,7 @@ use super::CONNECTION_PARAM;
 use crate::errors::Errors;
 
 /// The declared function: what the generated one keeps and what it sends.
+#[derive(Debug)]
 pub struct FunctionSignature {
     pub attrs: Vec<Attribute>,
     pub vis: Visibility,
@@ -23,6 +24,7 @@ pub struct FunctionSignature {
 }
 
 /// One parameter: a KEYS element (or several, for a slice) or an ARGV one.
+#[derive(Debug)]
 pub struct Param {
     pub ident: Ident,
     pub ty: Type,
