@@ -393,6 +393,26 @@ pub fn check_all(scripts: &[Found], options: &Options) -> CheckRun {
     outcome
 }
 
+/// Checks the text of one `.lua` file (as an editor holds it, perhaps not
+/// yet saved) as a directory scan would check that file: with its
+/// configuration, its includes and its prelude.
+pub fn check_lua_text(
+    path: &Path,
+    source: String,
+    options: &Options,
+    config: Option<&Config>,
+) -> CheckedFile {
+    let script_options = ScriptOptions::new(options, config, path);
+    let script = assemble::assemble(
+        path,
+        &path.display().to_string(),
+        source,
+        &script_options.settings.prelude,
+        script_options.includes,
+    );
+    check(script, &script_options)
+}
+
 /// A line of an included file is checked with every script including it;
 /// the same diagnostic there is shown once, with how many scripts have it.
 fn report_shared_lines_once(scripts: &mut [CheckedFile]) {

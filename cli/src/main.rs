@@ -17,6 +17,7 @@ mod check;
 mod config;
 mod embedded;
 mod glob;
+mod lsp;
 mod options;
 mod report;
 mod review;
@@ -36,6 +37,7 @@ fn main() -> ExitCode {
         }
         Ok(Command::Explain(code)) => return print(code.explanation()),
         Ok(Command::ExplainAll) => return print(&options::code_list()),
+        Ok(Command::Lsp) => return lsp::run(),
         Err(message) => return usage_error(&message),
     };
     let scripts = match check::find_scripts(&options) {

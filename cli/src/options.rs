@@ -85,6 +85,10 @@ Options:
       --explain <CODE> explain a diagnostic code (RS103, or its name,
                        always_true) with an example and the fix; `all`
                        lists every code
+      --lsp            run as a language server on stdin and stdout: an
+                       editor shows each .lua file's diagnostics as it is
+                       typed, checked against the Rust declaration naming
+                       it (as `cargo build` checks it) or its header
   -h, --help           print this help
   -V, --version        print the version
 
@@ -117,11 +121,13 @@ pub enum Command {
     Explain(Code),
     /// `--explain all`: every code with its summary.
     ExplainAll,
+    /// `--lsp`: the language server.
+    Lsp,
     Check(Box<Options>),
 }
 
 /// How to check the scripts.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct Options {
     pub paths: Vec<PathBuf>,
     /// `--keys`: the fixed count, and whether a variadic list follows.
@@ -170,8 +176,9 @@ pub struct Count {
     pub variadic: bool,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Format {
+    #[default]
     Human,
     Json,
     /// `--report`: the review checklist in Markdown.
@@ -185,25 +192,7 @@ pub enum Format {
 /// Reads the command line (without the program name). The error is the
 /// message for the user.
 pub fn parse(arguments: impl IntoIterator<Item = OsString>) -> Result<Command, String> {
-    let mut options = Options {
-        paths: Vec::new(),
-        keys: None,
-        args: None,
-        allow_unused: false,
-        dynamic_keys: false,
-        key_prefix_args: Default::default(),
-        read_only: false,
-        format: Format::Human,
-        deny_warnings: false,
-        target: None,
-        declared_commands: None,
-        allow: Vec::new(),
-        config: None,
-        includes: None,
-        embedded: false,
-        baseline: None,
-        update_baseline: false,
-    };
+    let mut options = Options::default();
     let here = std::env::current_dir().unwrap_or_default();
     let mut commands_file = setting(COMMANDS_VARIABLE, &here)?.map(|(file, _)| PathBuf::from(file));
     if let Some((text, source)) = setting(TARGET_VARIABLE, &here)? {
@@ -234,6 +223,16 @@ pub fn parse(arguments: impl IntoIterator<Item = OsString>) -> Result<Command, S
         match name {
             "-h" | "--help" => return Ok(Command::Help),
             "-V" | "--version" => return Ok(Command::Version),
+            // Editors' clients often add `--stdio`: stdio is the only
+            // transport.
+            "--lsp" => {
+                return match arguments.all(|rest| rest == "--stdio") {
+                    true => Ok(Command::Lsp),
+                    false => {
+                        Err("`--lsp` takes no other option: the editor sends the files".to_owned())
+                    }
+                };
+            }
             "--explain" => return explain(&value("--explain")?),
             "--" => only_paths = true,
             "--keys" => options.keys = Some(count("--keys", &value("--keys")?)?),
@@ -332,7 +331,7 @@ pub fn parse(arguments: impl IntoIterator<Item = OsString>) -> Result<Command, S
 /// under `directory` builds: the process environment, else `[env]` of
 /// Cargo's configuration (whose `force = true` wins over the environment);
 /// with where it was set, for messages.
-fn setting(name: &str, directory: &Path) -> Result<Option<(String, String)>, String> {
+pub(crate) fn setting(name: &str, directory: &Path) -> Result<Option<(String, String)>, String> {
     let configured = cargo_config::env(name, directory)?;
     let environment = std::env::var(name).ok();
     Ok(match (environment, configured) {

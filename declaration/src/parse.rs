@@ -13,7 +13,7 @@ use syn::LitStr;
 use syn::spanned::Spanned as _;
 
 use crate::errors::Errors;
-pub use library::{LibraryDeclaration, ModuleShell};
+pub use library::{LibraryDeclaration, LibraryParseFailure, ModuleShell};
 pub use options::Options;
 use options::parse_options;
 use signature::parse_signature;

@@ -3,6 +3,8 @@
 
 #![allow(dead_code)] // Each test file uses its own part.
 
+pub mod lsp;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

@@ -1,0 +1,542 @@
+//! One document's verdict: the diagnostics the build gives it when a Rust
+//! declaration names the file, else the ones the command line gives it
+//! (header, configuration, includes), in the protocol's terms; and what
+//! hover and go-to need to know about its parameters and declarations.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use lsp_types::{
+    DiagnosticRelatedInformation, DiagnosticSeverity, Location, NumberOrString, Position, Range,
+};
+use redis_script_analysis::{
+    self as analysis, COMMANDS_VARIABLE, DENY_WARNINGS_VARIABLE, DeclaredCommands, Diagnostic,
+    Header, Parameter, Severity, Signature, TARGET_VARIABLE, Target, TargetScope,
+};
+use redis_script_declaration::{Declaration, LibraryDeclaration, lua_signature, registered_name};
+
+use super::rust_crate::{CrateDeclarations, DeclaredKind, RustSpan, crate_root};
+use super::text;
+use super::uri;
+use crate::check;
+use crate::config::Config;
+use crate::options::{Options, setting};
+
+/// What one analysis of a document found.
+#[derive(Debug, Default)]
+pub struct Verdict {
+    pub diagnostics: Vec<lsp_types::Diagnostic>,
+    /// What `KEYS[n]` and `ARGV[n]` stand for, by (is a key, 1-based
+    /// index); a variadic list's entry stands for every index from its own.
+    pub parameters: Vec<ParameterInfo>,
+    /// The target the file is checked for (the first declaration's).
+    pub target: Target,
+    /// The Rust declarations naming the file.
+    pub declarations: Vec<RustSpan>,
+}
+
+/// What one `KEYS[n]` or `ARGV[n]` is, for hover.
+#[derive(Debug, Clone)]
+pub struct ParameterInfo {
+    pub key: bool,
+    pub index: usize,
+    pub variadic: bool,
+    /// Markdown: the Rust parameter and its type, or the header's text.
+    pub description: String,
+}
+
+/// The settings `cargo build` gives the attribute for one crate.
+struct CrateSettings {
+    target: Result<Target, String>,
+    declared_commands: Result<DeclaredCommands, String>,
+    deny_warnings: bool,
+}
+
+impl CrateSettings {
+    /// The process environment, else `[env]` of Cargo's configuration, as
+    /// the build sees them from `directory`; a relative commands file is
+    /// relative to `directory`, as the attribute reads it.
+    fn read(directory: &Path) -> CrateSettings {
+        let target = match setting(TARGET_VARIABLE, directory) {
+            Ok(Some((text, source))) => {
+                Target::parse(&text).map_err(|error| format!("invalid `{source}`: {error}"))
+            }
+            Ok(None) => Ok(Target::any()),
+            Err(message) => Err(message),
+        };
+        let declared_commands = match setting(COMMANDS_VARIABLE, directory) {
+            Ok(Some((file, _))) => {
+                let absolute = directory.join(&file);
+                DeclaredCommands::read_file(
+                    &absolute,
+                    &file,
+                    "the crate's directory (the one with Cargo.toml)",
+                )
+                .map_err(|messages| messages.join("\n"))
+            }
+            Ok(None) => Ok(DeclaredCommands::default()),
+            Err(message) => Err(message),
+        };
+        let deny_warnings = matches!(
+            setting(DENY_WARNINGS_VARIABLE, directory),
+            Ok(Some((value, _))) if matches!(value.trim(), "1" | "true" | "yes")
+        );
+        CrateSettings {
+            target,
+            declared_commands,
+            deny_warnings,
+        }
+    }
+}
+
+/// The crates seen so far, by root.
+#[derive(Debug, Default)]
+pub struct Crates {
+    by_root: HashMap<PathBuf, CrateDeclarations>,
+}
+
+impl Crates {
+    /// The crate holding `file` (up to date with the disk), if any.
+    pub fn of(&mut self, file: &Path) -> Option<&mut CrateDeclarations> {
+        let root = crate_root(file)?;
+        let declarations = self
+            .by_root
+            .entry(root.clone())
+            .or_insert_with(|| CrateDeclarations::new(root));
+        declarations.refresh();
+        Some(declarations)
+    }
+
+    /// An editor's unsaved text of a Rust file.
+    pub fn update_rust_file(&mut self, file: &Path, text: &str) {
+        if let Some(declarations) = self.of(file) {
+            declarations.update(file, text);
+        }
+    }
+}
+
+/// The verdict on `text`, the content of the `.lua` file `path`.
+pub fn diagnose(path: &Path, text: &str, crates: &mut Crates) -> Verdict {
+    if let Some(declarations) = crates.of(path) {
+        let naming = declarations.naming(path);
+        if !naming.is_empty() {
+            let settings = CrateSettings::read(&declarations.root);
+            let mut verdict = Verdict::default();
+            for (index, declared) in naming.into_iter().enumerate() {
+                let mut found = match &declared.kind {
+                    DeclaredKind::Script(declaration) => {
+                        script(text, declaration, &declared.path_span, &settings)
+                    }
+                    DeclaredKind::Library(declaration) => {
+                        library(text, declaration, &declared.path_span, &settings)
+                    }
+                    DeclaredKind::Refused(message) => Verdict {
+                        diagnostics: vec![refused(&declared.name, message, &declared.path_span)],
+                        ..Verdict::default()
+                    },
+                };
+                if index == 0 {
+                    verdict.target = found.target;
+                }
+                for diagnostic in found.diagnostics.drain(..) {
+                    if !verdict.diagnostics.contains(&diagnostic) {
+                        verdict.diagnostics.push(diagnostic);
+                    }
+                }
+                verdict.parameters.append(&mut found.parameters);
+                verdict.declarations.push(declared.path_span.clone());
+            }
+            return verdict;
+        }
+    }
+    by_header(path, text)
+}
+
+/// A declaration the attribute refuses: the build's error is on the Rust
+/// side; the file says where.
+fn refused(name: &str, message: &str, at: &RustSpan) -> lsp_types::Diagnostic {
+    lsp_types::Diagnostic {
+        range: Range::default(),
+        severity: Some(DiagnosticSeverity::INFORMATION),
+        source: Some(SOURCE.to_owned()),
+        message: format!(
+            "the declaration `{name}` names this file, but the attribute refuses it: {message}"
+        ),
+        related_information: Some(related(at, "the declaration").into_iter().collect()),
+        ..lsp_types::Diagnostic::default()
+    }
+}
+
+/// What publishes the diagnostics.
+pub const SOURCE: &str = "redis-script";
+
+fn related(at: &RustSpan, message: &str) -> Option<DiagnosticRelatedInformation> {
+    Some(DiagnosticRelatedInformation {
+        location: rust_location(at)?,
+        message: message.to_owned(),
+    })
+}
+
+pub fn rust_location(at: &RustSpan) -> Option<Location> {
+    let place = |place: super::rust_crate::RustPlace| {
+        Position::new(
+            u32::try_from(place.line).unwrap_or(u32::MAX),
+            u32::try_from(place.column).unwrap_or(u32::MAX),
+        )
+    };
+    Some(Location {
+        uri: uri::from_path(&at.file)?,
+        range: Range::new(place(at.start), place(at.end)),
+    })
+}
+
+/// The model options of one declaration: its own `target`, else the
+/// crate's; the crate's declared commands. Problems with them are errors
+/// at the top of the file, as the build reports them.
+fn model(
+    target: Option<&syn::LitStr>,
+    settings: &CrateSettings,
+    diagnostics: &mut Vec<lsp_types::Diagnostic>,
+) -> Signature {
+    let mut setting_error = |message: String| {
+        diagnostics.push(top_error(message));
+    };
+    let target = match target {
+        Some(literal) => Target::parse(&literal.value())
+            .map(|target| target.with_scope(TargetScope::Script))
+            .unwrap_or_else(|error| {
+                setting_error(format!("invalid `target`: {error}"));
+                Target::any()
+            }),
+        None => settings.target.clone().unwrap_or_else(|message| {
+            setting_error(message);
+            Target::any()
+        }),
+    };
+    let declared_commands = settings
+        .declared_commands
+        .clone()
+        .unwrap_or_else(|message| {
+            setting_error(message);
+            DeclaredCommands::default()
+        });
+    Signature {
+        target,
+        declared_commands,
+        ..Signature::default()
+    }
+}
+
+fn top_error(message: String) -> lsp_types::Diagnostic {
+    lsp_types::Diagnostic {
+        range: Range::default(),
+        severity: Some(DiagnosticSeverity::ERROR),
+        source: Some(SOURCE.to_owned()),
+        message,
+        ..lsp_types::Diagnostic::default()
+    }
+}
+
+/// The diagnostics the build gives, in the build's severities: a warning
+/// fails the build, and is an error, when the crate denies warnings.
+fn published(
+    text: &str,
+    diagnostics: &[Diagnostic],
+    deny_warnings: bool,
+    parameter_at: impl Fn(&Diagnostic) -> Option<RustSpan>,
+    declared_at: &RustSpan,
+) -> Vec<lsp_types::Diagnostic> {
+    diagnostics
+        .iter()
+        .map(|diagnostic| {
+            let mut published = convert(text, diagnostic, deny_warnings);
+            let parameter = parameter_at(diagnostic);
+            let related_information = parameter
+                .and_then(|parameter| related(&parameter, "the parameter"))
+                .into_iter()
+                .chain(related(declared_at, "declared here"))
+                .collect();
+            published.related_information = Some(related_information);
+            published
+        })
+        .collect()
+}
+
+/// One analysis diagnostic in the protocol's terms: the message, its
+/// notes and help on the lines below, and what a code action can do
+/// about it in `data`.
+pub fn convert(text: &str, diagnostic: &Diagnostic, deny_warnings: bool) -> lsp_types::Diagnostic {
+    let mut message = diagnostic.message.clone();
+    for note in &diagnostic.notes {
+        message.push_str("\nnote: ");
+        message.push_str(note);
+    }
+    if let Some(help) = &diagnostic.help {
+        message.push_str("\nhelp: ");
+        message.push_str(help);
+    }
+    let severity = match diagnostic.severity {
+        Severity::Error => DiagnosticSeverity::ERROR,
+        Severity::Warning if deny_warnings => DiagnosticSeverity::ERROR,
+        Severity::Warning => DiagnosticSeverity::WARNING,
+    };
+    let range = text::range(text, diagnostic.line, diagnostic.column, diagnostic.width);
+    lsp_types::Diagnostic {
+        range,
+        severity: Some(severity),
+        code: Some(NumberOrString::String(diagnostic.code.code().to_owned())),
+        source: Some(SOURCE.to_owned()),
+        message,
+        data: super::actions::fixes(text, range, diagnostic),
+        ..lsp_types::Diagnostic::default()
+    }
+}
+
+fn script(
+    text: &str,
+    declaration: &Declaration,
+    declared_at: &RustSpan,
+    settings: &CrateSettings,
+) -> Verdict {
+    let mut diagnostics = Vec::new();
+    let model = model(
+        declaration.options.target.as_ref(),
+        settings,
+        &mut diagnostics,
+    );
+    let target = model.target.clone();
+    let signature = Signature {
+        target: model.target,
+        declared_commands: model.declared_commands,
+        ..lua_signature(declaration)
+    };
+    let found = analysis::analyze(text, &signature);
+    let parameter_at = |diagnostic: &Diagnostic| {
+        parameter_span(declaration, diagnostic.parameter, &declared_at.file)
+    };
+    diagnostics.extend(published(
+        text,
+        &found.diagnostics,
+        settings.deny_warnings,
+        parameter_at,
+        declared_at,
+    ));
+    if let Some(once) = &declaration.options.exactly_once
+        && let Some(reason) = analysis::exactly_once::refusal(&found)
+    {
+        let mut refusal = top_error(reason);
+        refusal.related_information = Some(
+            related(
+                &RustSpan::of(&declared_at.file, once.span),
+                "`exactly_once`",
+            )
+            .into_iter()
+            .collect(),
+        );
+        diagnostics.push(refusal);
+    }
+    Verdict {
+        diagnostics,
+        parameters: rust_parameters(declaration, None),
+        target,
+        declarations: Vec::new(),
+    }
+}
+
+fn library(
+    text: &str,
+    declaration: &LibraryDeclaration,
+    declared_at: &RustSpan,
+    settings: &CrateSettings,
+) -> Verdict {
+    let mut diagnostics = Vec::new();
+    let mut library = model(declaration.target.as_ref(), settings, &mut diagnostics);
+    library.allow.clone_from(&declaration.allow);
+    let target = library.target.clone();
+    let functions = declaration
+        .functions
+        .iter()
+        .map(|function| analysis::DeclaredFunction {
+            name: registered_name(function),
+            signature: lua_signature(function),
+        })
+        .collect();
+    let found = analysis::analyze_library(text, &analysis::LibrarySignature { library, functions });
+    let parameter_at = |diagnostic: &Diagnostic| {
+        let function = declaration.functions.get(diagnostic.function?)?;
+        parameter_span(function, diagnostic.parameter, &declared_at.file).or_else(|| {
+            // About the function itself: its name.
+            let span = function
+                .options
+                .registered_name
+                .as_ref()
+                .map_or_else(|| function.signature.ident.span(), |name| name.span());
+            Some(RustSpan::of(&declared_at.file, span))
+        })
+    };
+    diagnostics.extend(published(
+        text,
+        &found.diagnostics,
+        settings.deny_warnings,
+        parameter_at,
+        declared_at,
+    ));
+    // In a library, `KEYS`/`ARGV` are the callbacks' parameters: hover
+    // names every declared function's.
+    let parameters = declaration
+        .functions
+        .iter()
+        .flat_map(|function| rust_parameters(function, Some(&registered_name(function))))
+        .collect();
+    Verdict {
+        diagnostics,
+        parameters,
+        target,
+        declarations: Vec::new(),
+    }
+}
+
+/// The Rust parameter a diagnostic is about.
+fn parameter_span(
+    declaration: &Declaration,
+    parameter: Option<Parameter>,
+    file: &Path,
+) -> Option<RustSpan> {
+    let signature = &declaration.signature;
+    let param = match parameter? {
+        Parameter::Key(index) => signature.key_params().get(index.checked_sub(1)?),
+        Parameter::Arg(index) => signature.arg_params().get(index.checked_sub(1)?),
+    }?;
+    Some(RustSpan::of(file, param.ident.span()))
+}
+
+/// What hover says of each declared parameter.
+fn rust_parameters(declaration: &Declaration, function: Option<&str>) -> Vec<ParameterInfo> {
+    let signature = &declaration.signature;
+    let owner = match function {
+        Some(name) => format!("function `{name}`"),
+        None => format!("`{}`", signature.ident),
+    };
+    let describe = |key: bool, params: &[redis_script_declaration::Param]| {
+        params
+            .iter()
+            .enumerate()
+            .map(|(position, param)| {
+                let ty = &param.ty;
+                let ty = quote::quote!(#ty).to_string().replace(' ', "");
+                let ident = &param.ident;
+                let what = match (param.variadic, key) {
+                    (true, true) => "each element is one key from here on",
+                    (true, false) => "each element is one argument from here on",
+                    (false, _) => "",
+                };
+                let prefix = if param.key_prefix.is_some() {
+                    "\n\n`#[key_prefix]`: the script builds keys from it"
+                } else {
+                    ""
+                };
+                ParameterInfo {
+                    key,
+                    index: position + 1,
+                    variadic: param.variadic,
+                    description: format!(
+                        "```rust\n{ident}: {ty}\n```\nparameter of {owner}{}{what}{prefix}",
+                        if what.is_empty() { "" } else { ": " }
+                    ),
+                }
+            })
+            .collect::<Vec<_>>()
+    };
+    let mut parameters = describe(true, signature.key_params());
+    parameters.extend(describe(false, signature.arg_params()));
+    parameters
+}
+
+/// A file no declaration names: checked as the command line checks it.
+fn by_header(path: &Path, text: &str) -> Verdict {
+    let directory = path.parent().unwrap_or(Path::new("."));
+    let settings = CrateSettings::read(directory);
+    let mut diagnostics = Vec::new();
+    let options = Options {
+        target: Some(settings.target.clone().unwrap_or_else(|message| {
+            diagnostics.push(top_error(message));
+            Target::any()
+        })),
+        declared_commands: Some(
+            settings
+                .declared_commands
+                .clone()
+                .unwrap_or_else(|message| {
+                    diagnostics.push(top_error(message));
+                    DeclaredCommands::default()
+                }),
+        ),
+        ..Options::default()
+    };
+    let config = match Config::find(path) {
+        Ok(config) => config,
+        Err(message) => {
+            diagnostics.push(top_error(message));
+            None
+        }
+    };
+    let target = config
+        .as_ref()
+        .and_then(|config| config.target.clone())
+        .or_else(|| options.target.clone())
+        .unwrap_or_default();
+    let checked = check::check_lua_text(path, text.to_owned(), &options, config.as_ref());
+    let deny_warnings = settings.deny_warnings || config.as_ref().is_some_and(|c| c.deny_warnings);
+    for located in &checked.diagnostics {
+        match located.file.and_then(|index| checked.includes.get(index)) {
+            None => diagnostics.push(convert(text, &located.diagnostic, deny_warnings)),
+            // In a file the script includes: shown at the top, with the
+            // place in that file.
+            Some(included) => {
+                let mut shown = convert(&included.source, &located.diagnostic, deny_warnings);
+                let location = uri::from_path(Path::new(&included.path)).map(|uri| Location {
+                    uri,
+                    range: shown.range,
+                });
+                shown.range = Range::default();
+                shown.data = None;
+                shown.related_information = location.map(|location| {
+                    vec![DiagnosticRelatedInformation {
+                        location,
+                        message: format!("in `{}`, which the script includes", included.path),
+                    }]
+                });
+                diagnostics.push(shown);
+            }
+        }
+    }
+    Verdict {
+        diagnostics,
+        parameters: header_parameters(&Header::parse(text)),
+        target,
+        declarations: Vec::new(),
+    }
+}
+
+fn header_parameters(header: &Header) -> Vec<ParameterInfo> {
+    let describe = |key: bool, docs: &[analysis::ParamDoc]| {
+        docs.iter()
+            .map(move |doc| ParameterInfo {
+                key,
+                index: doc.index,
+                variadic: doc.variadic,
+                description: format!(
+                    "{}[{}{}]: {} (from the header, line {})",
+                    if key { "KEYS" } else { "ARGV" },
+                    doc.index,
+                    if doc.variadic { ".." } else { "" },
+                    doc.text,
+                    doc.line
+                ),
+            })
+            .collect::<Vec<_>>()
+    };
+    let mut parameters = describe(true, &header.keys);
+    parameters.extend(describe(false, &header.args));
+    parameters
+}

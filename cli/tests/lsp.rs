@@ -1,0 +1,351 @@
+//! The language server driven over stdio as an editor drives it:
+//! initialize, didOpen, didChange, publishDiagnostics, hover, completion,
+//! codeAction, definition, didChangeWatchedFiles, shutdown.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::lsp::{Client, uri};
+use serde_json::{Value, json};
+
+/// A crate of its own for one test, under Cargo's scratch directory.
+fn scratch_crate(name: &str, rust: &str, scripts: &[(&str, &str)]) -> PathBuf {
+    let root = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("lsp")
+        .join(name);
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(root.join("src")).expect("create the crate");
+    std::fs::create_dir_all(root.join("lua")).expect("create lua/");
+    std::fs::write(
+        root.join("Cargo.toml"),
+        "[package]\nname = \"scratch\"\nversion = \"0.1.0\"\n",
+    )
+    .expect("write Cargo.toml");
+    std::fs::write(root.join("src/lib.rs"), rust).expect("write src/lib.rs");
+    for (file, text) in scripts {
+        std::fs::write(root.join("lua").join(file), text).expect("write a script");
+    }
+    root
+}
+
+fn codes(diagnostics: &[Value]) -> Vec<&str> {
+    diagnostics
+        .iter()
+        .filter_map(|diagnostic| diagnostic["code"].as_str())
+        .collect()
+}
+
+fn position(line: u32, character: u32) -> Value {
+    json!({"line": line, "character": character})
+}
+
+const RELEASE: &str = "\
+use redis_script::redis_script;
+
+/// Releases the lock when the token holds it.
+#[redis_script(path = \"lua/release.lua\", keys = 1)]
+pub async fn release(lock: &str, token: &str) -> i64;
+";
+
+/// Reads `ARGV[2]`, which the declaration does not send.
+const RELEASE_LUA: &str = "\
+if redis.call('GET', KEYS[1]) == ARGV[2] then
+  return redis.call('DEL', KEYS[1])
+end
+return 0
+";
+
+#[test]
+fn diagnostics_follow_the_script_and_its_rust_declaration() {
+    let root = scratch_crate("declaration", RELEASE, &[("release.lua", RELEASE_LUA)]);
+    let script = root.join("lua/release.lua");
+    let script_uri = uri(&script);
+    let mut client = Client::start(&root, &[], true);
+    assert!(
+        client
+            .server_requests
+            .iter()
+            .chain([&Value::Null])
+            .any(|request| request["method"] == "client/registerCapability")
+            || client.published.is_empty(),
+        "file watching is asked for"
+    );
+
+    let diagnostics = client.open(&script, RELEASE_LUA);
+    // `token` is never read, and `ARGV[2]` is not sent.
+    assert_eq!(codes(&diagnostics), ["RS012", "RS011"], "{diagnostics:#?}");
+    let never_read = &diagnostics[0];
+    assert_eq!(
+        never_read["relatedInformation"][0]["location"]["range"]["start"],
+        position(4, 33),
+        "the parameter `token`: {never_read:#}"
+    );
+    let out_of_range = &diagnostics[1];
+    assert_eq!(out_of_range["severity"], 1);
+    assert_eq!(
+        out_of_range["range"],
+        json!({"start": position(0, 33), "end": position(0, 40)})
+    );
+    assert!(
+        out_of_range["message"]
+            .as_str()
+            .is_some_and(|message| message.contains("the Rust function declares 1 argument")),
+        "{out_of_range:#}"
+    );
+    let related = &out_of_range["relatedInformation"][0];
+    assert_eq!(related["location"]["uri"], uri(&root.join("src/lib.rs")));
+    assert_eq!(related["location"]["range"]["start"], position(3, 22));
+
+    // The edit fixes the script: the diagnostics go.
+    let fixed = RELEASE_LUA.replace("ARGV[2]", "ARGV[1]");
+    client.notify(
+        "textDocument/didChange",
+        json!({
+            "textDocument": {"uri": script_uri, "version": 2},
+            "contentChanges": [{
+                "range": {"start": position(0, 38), "end": position(0, 39)},
+                "text": "1",
+            }],
+        }),
+    );
+    assert_eq!(client.diagnostics(&script_uri, 2), Vec::<Value>::new());
+
+    // The Rust declaration drops the token: the script now reads an
+    // argument nobody sends, and the editor says so after the change.
+    std::fs::write(
+        root.join("src/lib.rs"),
+        RELEASE.replace("lock: &str, token: &str", "lock: &str"),
+    )
+    .expect("rewrite src/lib.rs");
+    // A modification time one second later, so that even a coarse clock
+    // sees the file change.
+    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(1);
+    std::fs::File::options()
+        .write(true)
+        .open(root.join("src/lib.rs"))
+        .and_then(|file| file.set_modified(later))
+        .expect("touch src/lib.rs");
+    client.notify(
+        "workspace/didChangeWatchedFiles",
+        json!({"changes": [{"uri": uri(&root.join("src/lib.rs")), "type": 2}]}),
+    );
+    let after = client.diagnostics(&script_uri, 3);
+    assert_eq!(codes(&after), ["RS011"], "{after:#?}");
+    assert!(fixed.contains("ARGV[1]"));
+
+    // Go-to leads to the declaration's `path`.
+    let definition = client.request(
+        "textDocument/definition",
+        json!({"textDocument": {"uri": script_uri}, "position": position(1, 2)}),
+    );
+    assert_eq!(definition[0]["uri"], uri(&root.join("src/lib.rs")));
+    assert_eq!(definition[0]["range"]["start"], position(3, 22));
+    client.stop();
+}
+
+#[test]
+fn hover_shows_commands_and_the_rust_parameters() {
+    let root = scratch_crate("hover", RELEASE, &[("release.lua", RELEASE_LUA)]);
+    let script = root.join("lua/release.lua");
+    let mut client = Client::start(&root, &[("REDIS_SCRIPT_TARGET", "redis-7.2")], false);
+    client.open(&script, RELEASE_LUA);
+    let hover = |client: &mut Client, line, character| {
+        client.request(
+            "textDocument/hover",
+            json!({"textDocument": {"uri": uri(&script)}, "position": position(line, character)}),
+        )["contents"]["value"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let get = hover(&mut client, 0, 16);
+    assert!(get.starts_with("```\nGET key\n```"), "{get}");
+    assert!(get.contains("Since Redis 1.0.0"), "{get}");
+    assert!(
+        get.contains("Reply in the script on Redis 7.2: boolean or string"),
+        "{get}"
+    );
+    assert!(get.contains("`@read` `@string` `@fast`"), "{get}");
+    let key = hover(&mut client, 0, 23);
+    assert!(key.contains("lock: &str"), "{key}");
+    assert!(key.contains("parameter of `release`"), "{key}");
+    let argument = hover(&mut client, 0, 36);
+    assert!(
+        argument.contains("no declared parameter is sent here"),
+        "{argument}"
+    );
+    assert_eq!(
+        client.request(
+            "textDocument/hover",
+            json!({"textDocument": {"uri": uri(&script)}, "position": position(3, 0)}),
+        ),
+        Value::Null
+    );
+    client.stop();
+}
+
+#[test]
+fn completion_offers_what_the_target_has() {
+    let root = scratch_crate("completion", "", &[]);
+    let script = root.join("lua/typing.lua");
+    let text = "-- KEYS[1] = hash\nreturn redis.call('HGET";
+    std::fs::write(&script, text).expect("write");
+    let labels = |target: &str| {
+        let mut client = Client::start(&root, &[("REDIS_SCRIPT_TARGET", target)], false);
+        client.open(&script, text);
+        let items = client.request(
+            "textDocument/completion",
+            json!({"textDocument": {"uri": uri(&script)}, "position": position(1, 23)}),
+        );
+        let labels: Vec<String> = items
+            .as_array()
+            .expect("a list")
+            .iter()
+            .filter_map(|item| item["label"].as_str().map(str::to_owned))
+            .collect();
+        client.stop();
+        labels
+    };
+    let on_8 = labels("redis-8.0");
+    assert!(on_8.contains(&"HGETEX".to_owned()), "{on_8:?}");
+    let on_7 = labels("redis-7.2");
+    assert!(on_7.contains(&"HGETALL".to_owned()), "{on_7:?}");
+    assert!(!on_7.contains(&"HGETEX".to_owned()), "{on_7:?}");
+}
+
+#[test]
+fn code_actions_apply_the_suggestion_and_add_an_opt_out() {
+    let root = scratch_crate("actions", "", &[]);
+    let script = root.join("lua/actions.lua");
+    let text = "-- KEYS[1] = counter\nlocal n = redis.call('INCRR', KEYS[1])\nif #redis.call('KEYS', 'x') then return 1 end\nreturn n\n";
+    std::fs::write(&script, text).expect("write");
+    let mut client = Client::start(&root, &[], false);
+    let diagnostics = client.open(&script, text);
+    let unknown = diagnostics
+        .iter()
+        .find(|diagnostic| {
+            diagnostic["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("INCRR"))
+        })
+        .unwrap_or_else(|| panic!("no diagnostic about INCRR: {diagnostics:#?}"))
+        .clone();
+    let actions = client.request(
+        "textDocument/codeAction",
+        json!({
+            "textDocument": {"uri": uri(&script)},
+            "range": unknown["range"],
+            "context": {"diagnostics": [unknown]},
+        }),
+    );
+    let edit = &actions[0]["edit"]["changes"][uri(&script)][0];
+    assert_eq!(actions[0]["title"], "Replace with `'INCR'`");
+    assert_eq!(edit["newText"], "'INCR'");
+    assert_eq!(edit["range"]["start"], position(1, 21));
+
+    let warning = diagnostics
+        .iter()
+        .find(|diagnostic| diagnostic["severity"] == 2 && diagnostic["data"]["allow"].is_string())
+        .unwrap_or_else(|| panic!("no finding to silence: {diagnostics:#?}"))
+        .clone();
+    let name = warning["data"]["allow"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let actions = client.request(
+        "textDocument/codeAction",
+        json!({
+            "textDocument": {"uri": uri(&script)},
+            "range": warning["range"],
+            "context": {"diagnostics": [warning]},
+        }),
+    );
+    let allow = actions
+        .as_array()
+        .expect("actions")
+        .iter()
+        .find(|action| action["title"] == format!("Allow `{name}` on this line"))
+        .unwrap_or_else(|| panic!("no opt-out action: {actions:#}"));
+    let edit = &allow["edit"]["changes"][uri(&script)][0];
+    assert_eq!(edit["newText"], format!(" -- redis-script: allow({name})"));
+    // Applied, the opt-out silences the warning.
+    let line = edit["range"]["start"]["line"].as_u64().unwrap_or_default() as usize;
+    let silenced: String = text
+        .lines()
+        .enumerate()
+        .map(|(index, text)| {
+            if index == line {
+                format!("{text} -- redis-script: allow({name})\n")
+            } else {
+                format!("{text}\n")
+            }
+        })
+        .collect();
+    client.notify(
+        "textDocument/didChange",
+        json!({
+            "textDocument": {"uri": uri(&script), "version": 2},
+            "contentChanges": [{"text": silenced}],
+        }),
+    );
+    let after = client.diagnostics(&uri(&script), 2);
+    assert!(
+        !after
+            .iter()
+            .any(|diagnostic| diagnostic["data"]["allow"] == name),
+        "{after:#?}"
+    );
+    client.stop();
+}
+
+#[test]
+fn half_typed_code_gives_the_syntax_error_and_keeps_hover() {
+    let root = scratch_crate("half-typed", RELEASE, &[("release.lua", RELEASE_LUA)]);
+    let script = root.join("lua/release.lua");
+    let mut client = Client::start(&root, &[], false);
+    client.open(&script, RELEASE_LUA);
+    let broken =
+        "if redis.call('GET', KEYS[1]) == ARGV[1] then\n  return redis.call('DEL', KEYS[1]\n";
+    client.notify(
+        "textDocument/didChange",
+        json!({
+            "textDocument": {"uri": uri(&script), "version": 2},
+            "contentChanges": [{"text": broken}],
+        }),
+    );
+    let diagnostics = client.diagnostics(&uri(&script), 2);
+    assert_eq!(codes(&diagnostics), ["RS001"], "{diagnostics:#?}");
+    let hover = client.request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": uri(&script)}, "position": position(1, 29)}),
+    );
+    assert!(
+        hover["contents"]["value"]
+            .as_str()
+            .is_some_and(|value| value.contains("lock: &str")),
+        "{hover}"
+    );
+    // A request the server does not know is an error answer, not a crash.
+    let answer = client.request_answer("textDocument/formatting", json!({}));
+    assert_eq!(answer["error"]["code"], -32601);
+    client.stop();
+}
+
+#[test]
+fn a_script_no_declaration_names_is_checked_by_its_header() {
+    let root = scratch_crate("header", RELEASE, &[]);
+    let script = root.join("lua/other.lua");
+    let text = "-- KEYS[1] = counter\nreturn redis.call('SET', KEYS[1], ARGV[1])\n";
+    std::fs::write(&script, text).expect("write");
+    let mut client = Client::start(&root, &[], false);
+    let diagnostics = client.open(&script, text);
+    assert_eq!(codes(&diagnostics), ["RS011"], "{diagnostics:#?}");
+    assert!(
+        diagnostics[0]["message"]
+            .as_str()
+            .is_some_and(|message| message.contains("the script's header declares no arguments")),
+        "{diagnostics:#?}"
+    );
+    client.stop();
+}
