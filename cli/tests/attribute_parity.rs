@@ -12,7 +12,9 @@
 //! by the suite itself, not here; so are library functions' declarations,
 //! which a library file's header cannot give the command line.
 
-use std::collections::BTreeSet;
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -347,8 +349,8 @@ fn command_line_diagnostics(declared: &Declared) -> Option<BTreeSet<Placed>> {
     Some(diagnostics)
 }
 
-#[test]
-fn the_command_line_reports_what_the_attribute_reports() {
+/// Every `.rs` case of the compile-fail suite, in order.
+fn cases() -> Vec<PathBuf> {
     let mut cases: Vec<PathBuf> = std::fs::read_dir(suite().join("ui"))
         .expect("ui directory")
         .flat_map(|category| {
@@ -360,6 +362,12 @@ fn the_command_line_reports_what_the_attribute_reports() {
         .filter(|path| path.extension().is_some_and(|extension| extension == "rs"))
         .collect();
     cases.sort();
+    cases
+}
+
+#[test]
+fn the_command_line_reports_what_the_attribute_reports() {
+    let cases = cases();
     let mut compared = 0;
     let mut placed_diagnostics = 0;
     let mut mismatches = Vec::new();
@@ -412,5 +420,104 @@ fn the_command_line_reports_what_the_attribute_reports() {
     eprintln!(
         "{compared} declarations of {} cases: {placed_diagnostics} diagnostics in .lua files, the same from both",
         cases.len()
+    );
+}
+
+/// What the language server publishes for `lua`, in the attribute's
+/// terms: the diagnostics placed in the file (those about a declared
+/// parameter or function point at the Rust side in the build).
+fn editor_diagnostics(published: &[serde_json::Value], text: &str) -> BTreeSet<Placed> {
+    published
+        .iter()
+        .filter(|diagnostic| {
+            !diagnostic["relatedInformation"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|related| related["message"] == "the parameter")
+        })
+        .filter_map(|diagnostic| {
+            let code = diagnostic["code"].as_str()?.to_owned();
+            let start = &diagnostic["range"]["start"];
+            let line = usize::try_from(start["line"].as_u64()?).ok()?;
+            let units = usize::try_from(start["character"].as_u64()?).ok()?;
+            // The protocol counts UTF-16 units; the attribute characters.
+            let mut column = 0;
+            let mut counted = 0;
+            for character in text.lines().nth(line).unwrap_or("").chars() {
+                if counted >= units {
+                    break;
+                }
+                counted += character.len_utf16();
+                column += 1;
+            }
+            let message = diagnostic["message"].as_str()?.lines().next()?.to_owned();
+            Some((
+                line + 1,
+                column + 1,
+                code,
+                message,
+                diagnostic["severity"] == 1,
+            ))
+        })
+        .collect()
+}
+
+/// Each `.lua` file of the suite opened in the language server, started
+/// in the suite's crate: the server finds the cases' declarations naming
+/// the file by itself, and shows what the build shows for all of them.
+#[test]
+fn the_editor_reports_what_the_attribute_reports() {
+    // The `.lua` files the cases name, with the `.stderr` of each case.
+    let mut naming: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for case in cases() {
+        let source = std::fs::read_to_string(&case).expect("case");
+        let stderr = std::fs::read_to_string(case.with_extension("stderr")).unwrap_or_default();
+        for declared in declarations(&source) {
+            naming.entry(declared.lua).or_default().push(stderr.clone());
+        }
+    }
+    let mut client = common::lsp::Client::start(
+        &suite(),
+        &[("REDIS_SCRIPT_COMMANDS", "ui/targets/declared.commands")],
+        false,
+    );
+    let (mut compared, mut placed_diagnostics) = (0, 0);
+    let mut mismatches = Vec::new();
+    for (lua, stderrs) in &naming {
+        let path = suite().join(lua);
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let mut expected: BTreeSet<Placed> = stderrs
+            .iter()
+            .flat_map(|stderr| attribute_diagnostics(stderr, lua))
+            .collect();
+        let mut editor = editor_diagnostics(&client.open(&path, &text), &text);
+        // The attribute shows warnings only for a script without errors; a
+        // file with an error in one case is compared on its errors.
+        if expected.iter().any(|(.., error)| *error) {
+            expected.retain(|(.., error)| *error);
+            editor.retain(|(.., error)| *error);
+        }
+        compared += 1;
+        placed_diagnostics += expected.len();
+        if expected != editor {
+            mismatches.push(format!(
+                "{lua}:\n  only the build: {:#?}\n  only the editor: {:#?}",
+                expected.difference(&editor).collect::<Vec<_>>(),
+                editor.difference(&expected).collect::<Vec<_>>(),
+            ));
+        }
+    }
+    client.stop();
+    assert!(mismatches.is_empty(), "{}", mismatches.join("\n\n"));
+    assert!(compared >= 100, "only {compared} files compared");
+    assert!(
+        placed_diagnostics >= 100,
+        "only {placed_diagnostics} diagnostics placed in .lua files"
+    );
+    eprintln!(
+        "{compared} .lua files: {placed_diagnostics} diagnostics, the same in the editor and the build"
     );
 }
