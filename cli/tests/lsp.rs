@@ -349,3 +349,121 @@ fn a_script_no_declaration_names_is_checked_by_its_header() {
     );
     client.stop();
 }
+
+/// Random edits of the corpus scripts, cut anywhere (inside strings,
+/// between the halves of a character, past the end), each followed by a
+/// request at a random place: the server answers every request and
+/// publishes diagnostics after every edit. One server takes every case, so
+/// what one edit leaves behind meets the next.
+#[test]
+fn random_edits_of_real_scripts_always_get_answers() {
+    use proptest::prelude::*;
+    use proptest::test_runner::{Config, TestRunner};
+
+    let corpus_directory = common::workspace().join("tests/lua/corpus");
+    let mut corpus: Vec<PathBuf> = std::fs::read_dir(&corpus_directory)
+        .expect("the corpus")
+        .map(|entry| entry.expect("an entry").path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "lua"))
+        .collect();
+    corpus.sort();
+    assert!(corpus.len() >= 30, "{} corpus scripts", corpus.len());
+    let root = scratch_crate("random-edits", RELEASE, &[("release.lua", RELEASE_LUA)]);
+    let client = std::cell::RefCell::new(Client::start(&root, &[], false));
+
+    let piece = prop::sample::select(vec![
+        "",
+        "(",
+        ")",
+        "end",
+        "'",
+        "\"",
+        "[[",
+        "]]",
+        "redis.call('",
+        "redis.pcall(\"HG",
+        "KEYS[",
+        "ARGV[9",
+        "é",
+        "😀",
+        "\n",
+        "--",
+        "-- redis-script: allow(",
+        "function f(",
+        "local x = ",
+        "return ",
+        "#!lua flags=no-writes\n",
+        "#!lua name=lib\n",
+        "{",
+        "}",
+        "..",
+        "\\",
+    ]);
+    let edit = (0u32..80, 0u32..90, 0u32..4, 0u32..30, piece);
+    let request = prop::sample::select(vec![
+        "textDocument/hover",
+        "textDocument/completion",
+        "textDocument/codeAction",
+        "textDocument/definition",
+    ]);
+    let case = (
+        0..corpus.len(),
+        prop::collection::vec((edit, request, 0u32..80, 0u32..90), 1..12),
+    );
+    let mut runner = TestRunner::new(Config {
+        cases: 48,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    let opened = std::cell::Cell::new(0);
+    runner
+        .run(&case, |(script, steps)| {
+            let mut client = client.borrow_mut();
+            // Each case edits its own copy, in the declared crate's `lua/`.
+            opened.set(opened.get() + 1);
+            let path = root.join(format!("lua/case-{}.lua", opened.get()));
+            let text = std::fs::read_to_string(&corpus[script]).expect("a corpus script");
+            std::fs::write(&path, &text).expect("write the copy");
+            let uri = uri(&path);
+            client.open(&path, &text);
+            for (
+                version,
+                ((line, character, lines, length, piece), method, at_line, at_character),
+            ) in steps.into_iter().enumerate()
+            {
+                let before = client.published_times(&uri);
+                client.notify(
+                    "textDocument/didChange",
+                    json!({
+                        "textDocument": {"uri": uri, "version": version + 2},
+                        "contentChanges": [{
+                            "range": {
+                                "start": position(line, character),
+                                "end": position(line + lines, character + length),
+                            },
+                            "text": piece,
+                        }],
+                    }),
+                );
+                let diagnostics = client.diagnostics(&uri, before + 1);
+                let at = position(at_line, at_character);
+                let params = match method {
+                    "textDocument/codeAction" => json!({
+                        "textDocument": {"uri": uri},
+                        "range": {"start": at, "end": at},
+                        "context": {"diagnostics": diagnostics},
+                    }),
+                    _ => json!({"textDocument": {"uri": uri}, "position": at}),
+                };
+                // `request` fails the case on an error answer.
+                client.request(method, params);
+            }
+            client.notify(
+                "textDocument/didClose",
+                json!({"textDocument": {"uri": uri}}),
+            );
+            Ok(())
+        })
+        .unwrap_or_else(|failure| panic!("{failure}"));
+    client.into_inner().stop();
+}

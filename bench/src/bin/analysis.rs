@@ -9,30 +9,17 @@
 //! slower than this optimised program; the table shows both build modes
 //! when run with and without `--release`.
 
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use redis_script_analysis as lua;
 
+#[path = "../corpus.rs"]
+mod corpus;
+
 const RUNS: usize = 200;
 
 fn main() {
-    let corpus_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/lua/corpus");
-    let mut corpus: Vec<(String, String)> = std::fs::read_dir(&corpus_dir)
-        .unwrap_or_else(|error| panic!("cannot read {}: {error}", corpus_dir.display()))
-        .filter_map(Result::ok)
-        .map(|entry| entry.path())
-        .filter(|path| path.extension().is_some_and(|extension| extension == "lua"))
-        .map(|path| {
-            let name = path
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            let source = std::fs::read_to_string(&path).unwrap_or_default();
-            (name, source)
-        })
-        .collect();
-    corpus.sort();
+    let corpus = corpus::scripts();
 
     let signature = lua::Signature {
         keys: 0,
@@ -43,7 +30,7 @@ fn main() {
         dynamic_keys: true,
         ..lua::Signature::default()
     };
-    let big = large_script(&corpus, 500);
+    let big = corpus::one_chunk(&corpus, 500);
     let big_lines = big.lines().count();
 
     println!(
@@ -86,26 +73,6 @@ fn main() {
         row(name, source);
     }
     println!("\n{big_lines}-line script: every corpus script as a local function of one chunk.");
-}
-
-/// One chunk holding every corpus script as a local function, repeated
-/// until it has at least `min_lines` lines.
-fn large_script(corpus: &[(String, String)], min_lines: usize) -> String {
-    let mut chunk = String::new();
-    let mut round = 0;
-    while chunk.lines().count() < min_lines {
-        for (name, source) in corpus {
-            let body: String = source
-                .lines()
-                .filter(|line| !line.starts_with("#!"))
-                .map(|line| format!("  {line}\n"))
-                .collect();
-            chunk.push_str(&format!("local function {name}_{round}()\n{body}end\n"));
-        }
-        round += 1;
-    }
-    chunk.push_str("return 1\n");
-    chunk
 }
 
 fn time_analysis(source: &str, signature: &lua::Signature) -> Vec<Duration> {
