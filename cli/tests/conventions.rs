@@ -9,7 +9,7 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use common::{Run, run_in, workspace};
+use common::{Run, ci_tools, run_in};
 
 fn conventions() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/conventions")
@@ -234,20 +234,6 @@ fn sarif_validates_against_the_schema() {
         .stdout
         .replacen("\"version\": \"2.1.0\"", "\"version\": \"2.2\"", 1);
     assert!(validate(&broken).is_err());
-}
-
-/// Runs `scripts/ensure-ci-tools` (the SARIF schema, its validator and
-/// pre-commit, each fetched when missing); the schema's path.
-fn ci_tools() -> String {
-    let ensure = Command::new(workspace().join("scripts/ensure-ci-tools"))
-        .output()
-        .expect("run scripts/ensure-ci-tools");
-    assert!(
-        ensure.status.success(),
-        "scripts/ensure-ci-tools failed (it needs npm and python3): {}",
-        String::from_utf8_lossy(&ensure.stderr)
-    );
-    String::from_utf8(ensure.stdout).expect("a path")
 }
 
 /// Validates `log` with the SARIF 2.1.0 schema.

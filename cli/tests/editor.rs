@@ -8,24 +8,8 @@ mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::OnceLock;
 
-use common::{assert_snapshot, workspace};
-
-/// `scripts/ensure-ci-tools` (Neovim and pyte among them), run once.
-fn ensure_tools() {
-    static ENSURED: OnceLock<()> = OnceLock::new();
-    ENSURED.get_or_init(|| {
-        let ensure = Command::new(workspace().join("scripts/ensure-ci-tools"))
-            .output()
-            .expect("run scripts/ensure-ci-tools");
-        assert!(
-            ensure.status.success(),
-            "scripts/ensure-ci-tools failed (Neovim comes from apt-get, as root): {}",
-            String::from_utf8_lossy(&ensure.stderr)
-        );
-    });
-}
+use common::{assert_snapshot, ci_tools, workspace};
 
 const DECLARATION: &str = "\
 use redis_script::redis_script;
@@ -44,20 +28,7 @@ return 0
 ";
 
 fn scratch_crate(name: &str) -> PathBuf {
-    let root = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("editor")
-        .join(name);
-    let _ = std::fs::remove_dir_all(&root);
-    std::fs::create_dir_all(root.join("src")).expect("create src/");
-    std::fs::create_dir_all(root.join("lua")).expect("create lua/");
-    std::fs::write(
-        root.join("Cargo.toml"),
-        "[package]\nname = \"locks\"\nversion = \"0.1.0\"\n",
-    )
-    .expect("write Cargo.toml");
-    std::fs::write(root.join("src/lib.rs"), DECLARATION).expect("write src/lib.rs");
-    std::fs::write(root.join("lua/release.lua"), SCRIPT).expect("write the script");
-    root
+    common::scratch_crate(name, DECLARATION, &[("release.lua", SCRIPT)])
 }
 
 /// `PATH` with the built checker first, as `cargo install` would put it.
@@ -77,8 +48,8 @@ fn setup() -> PathBuf {
 
 #[test]
 fn neovim_shows_the_diagnostics() {
-    ensure_tools();
-    let root = scratch_crate("headless");
+    ci_tools();
+    let root = scratch_crate("neovim-headless");
     let out = root.join("diagnostics.json");
     let dump = format!(
         "lua vim.wait(20000, function() return #vim.diagnostic.get(0) >= 2 end, 50) \
@@ -134,8 +105,8 @@ fn neovim_shows_the_diagnostics() {
 
 #[test]
 fn the_readme_shows_neovims_screen() {
-    ensure_tools();
-    let root = scratch_crate("screen");
+    ci_tools();
+    let root = scratch_crate("neovim-screen");
     let output = Command::new("python3")
         .current_dir(&root)
         .env("PATH", path_with_checker())

@@ -4,30 +4,11 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use common::lsp::{Client, uri};
+use common::scratch_crate;
 use serde_json::{Value, json};
-
-/// A crate of its own for one test, under Cargo's scratch directory.
-fn scratch_crate(name: &str, rust: &str, scripts: &[(&str, &str)]) -> PathBuf {
-    let root = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("lsp")
-        .join(name);
-    let _ = std::fs::remove_dir_all(&root);
-    std::fs::create_dir_all(root.join("src")).expect("create the crate");
-    std::fs::create_dir_all(root.join("lua")).expect("create lua/");
-    std::fs::write(
-        root.join("Cargo.toml"),
-        "[package]\nname = \"scratch\"\nversion = \"0.1.0\"\n",
-    )
-    .expect("write Cargo.toml");
-    std::fs::write(root.join("src/lib.rs"), rust).expect("write src/lib.rs");
-    for (file, text) in scripts {
-        std::fs::write(root.join("lua").join(file), text).expect("write a script");
-    }
-    root
-}
 
 fn codes(diagnostics: &[Value]) -> Vec<&str> {
     diagnostics

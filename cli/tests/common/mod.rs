@@ -55,3 +55,44 @@ pub fn assert_snapshot(name: &str, actual: &str) {
     let expected = std::fs::read_to_string(&snapshot).expect("read the snapshot");
     assert_eq!(actual, expected);
 }
+
+/// Runs `scripts/ensure-ci-tools` once per test program (the SARIF schema
+/// and its validator, pre-commit, Neovim and pyte, each fetched when
+/// missing); the schema's path.
+pub fn ci_tools() -> String {
+    static PATH: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    PATH.get_or_init(|| {
+        let ensure = Command::new(workspace().join("scripts/ensure-ci-tools"))
+            .output()
+            .expect("run scripts/ensure-ci-tools");
+        assert!(
+            ensure.status.success(),
+            "scripts/ensure-ci-tools failed (it needs npm and python3, and root for Neovim): {}",
+            String::from_utf8_lossy(&ensure.stderr)
+        );
+        String::from_utf8(ensure.stdout).expect("a path")
+    })
+    .clone()
+}
+
+/// A crate of its own for one test, under Cargo's scratch directory:
+/// `Cargo.toml`, `src/lib.rs` holding `rust`, and `lua/` holding
+/// `scripts` (name, text).
+pub fn scratch_crate(name: &str, rust: &str, scripts: &[(&str, &str)]) -> PathBuf {
+    let root = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("crates")
+        .join(name);
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(root.join("src")).expect("create src/");
+    std::fs::create_dir_all(root.join("lua")).expect("create lua/");
+    std::fs::write(
+        root.join("Cargo.toml"),
+        format!("[package]\nname = \"{name}\"\nversion = \"0.1.0\"\n"),
+    )
+    .expect("write Cargo.toml");
+    std::fs::write(root.join("src/lib.rs"), rust).expect("write src/lib.rs");
+    for (file, text) in scripts {
+        std::fs::write(root.join("lua").join(file), text).expect("write a script");
+    }
+    root
+}
