@@ -149,8 +149,10 @@ fn hover_shows_commands_and_the_rust_parameters() {
     );
     assert!(get.contains("`@read` `@string` `@fast`"), "{get}");
     let key = hover(&mut client, 0, 23);
-    assert!(key.contains("lock: &str"), "{key}");
-    assert!(key.contains("parameter of `release`"), "{key}");
+    assert_eq!(
+        key,
+        "```rust\nlock: &str\n```\nsent as `KEYS[1]` of the script\n```rust\nasync fn release(lock: &str, token: &str) -> i64\n```"
+    );
     let argument = hover(&mut client, 0, 36);
     assert!(
         argument.contains("no declared parameter is sent here"),
@@ -447,4 +449,37 @@ fn random_edits_of_real_scripts_always_get_answers() {
         })
         .unwrap_or_else(|failure| panic!("{failure}"));
     client.into_inner().stop();
+}
+
+/// A Rust file open in the editor counts as the editor holds it, saved or
+/// not; closed, the disk's text counts again.
+#[test]
+fn an_unsaved_rust_declaration_counts() {
+    let root = scratch_crate("unsaved", RELEASE, &[("release.lua", RELEASE_LUA)]);
+    let script = root.join("lua/release.lua");
+    let script_uri = uri(&script);
+    let rust_uri = uri(&root.join("src/lib.rs"));
+    let mut client = Client::start(&root, &[], false);
+    assert_eq!(
+        codes(&client.open(&script, RELEASE_LUA)),
+        ["RS012", "RS011"]
+    );
+    // A third parameter sends `ARGV[2]`.
+    client.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {
+            "uri": rust_uri, "languageId": "rust", "version": 1,
+            "text": RELEASE.replace("token: &str", "token: &str, owner: &str"),
+        }}),
+    );
+    assert_eq!(codes(&client.diagnostics(&script_uri, 2)), ["RS012"]);
+    client.notify(
+        "textDocument/didClose",
+        json!({"textDocument": {"uri": rust_uri}}),
+    );
+    assert_eq!(
+        codes(&client.diagnostics(&script_uri, 3)),
+        ["RS012", "RS011"]
+    );
+    client.stop();
 }

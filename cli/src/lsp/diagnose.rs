@@ -45,10 +45,11 @@ pub struct ParameterInfo {
     pub description: String,
 }
 
-/// The settings `cargo build` gives the attribute for one crate.
+/// The settings `cargo build` gives the attribute for one crate: `None`
+/// when unset, an error when they do not read.
 struct CrateSettings {
-    target: Result<Target, String>,
-    declared_commands: Result<DeclaredCommands, String>,
+    target: Result<Option<Target>, String>,
+    declared_commands: Result<Option<DeclaredCommands>, String>,
     deny_warnings: bool,
 }
 
@@ -57,26 +58,25 @@ impl CrateSettings {
     /// the build sees them from `directory`; a relative commands file is
     /// relative to `directory`, as the attribute reads it.
     fn read(directory: &Path) -> CrateSettings {
-        let target = match setting(TARGET_VARIABLE, directory) {
-            Ok(Some((text, source))) => {
-                Target::parse(&text).map_err(|error| format!("invalid `{source}`: {error}"))
-            }
-            Ok(None) => Ok(Target::any()),
-            Err(message) => Err(message),
-        };
-        let declared_commands = match setting(COMMANDS_VARIABLE, directory) {
-            Ok(Some((file, _))) => {
-                let absolute = directory.join(&file);
-                DeclaredCommands::read_file(
-                    &absolute,
-                    &file,
-                    "the crate's directory (the one with Cargo.toml)",
-                )
-                .map_err(|messages| messages.join("\n"))
-            }
-            Ok(None) => Ok(DeclaredCommands::default()),
-            Err(message) => Err(message),
-        };
+        let target = setting(TARGET_VARIABLE, directory).and_then(|found| {
+            found
+                .map(|(text, source)| {
+                    Target::parse(&text).map_err(|error| format!("invalid `{source}`: {error}"))
+                })
+                .transpose()
+        });
+        let declared_commands = setting(COMMANDS_VARIABLE, directory).and_then(|found| {
+            found
+                .map(|(file, _)| {
+                    DeclaredCommands::read_file(
+                        &directory.join(&file),
+                        &file,
+                        "the crate's directory (the one with Cargo.toml)",
+                    )
+                    .map_err(|messages| messages.join("\n"))
+                })
+                .transpose()
+        });
         let deny_warnings = matches!(
             setting(DENY_WARNINGS_VARIABLE, directory),
             Ok(Some((value, _))) if matches!(value.trim(), "1" | "true" | "yes")
@@ -85,6 +85,21 @@ impl CrateSettings {
             target,
             declared_commands,
             deny_warnings,
+        }
+    }
+}
+
+/// A setting's value; one that does not read is an error at the top of
+/// the file, as the build reports it.
+fn reported<T: Clone>(
+    setting: &Result<Option<T>, String>,
+    diagnostics: &mut Vec<lsp_types::Diagnostic>,
+) -> Option<T> {
+    match setting {
+        Ok(value) => value.clone(),
+        Err(message) => {
+            diagnostics.push(top_error(message.clone()));
+            None
         }
     }
 }
@@ -103,14 +118,28 @@ impl Crates {
             .by_root
             .entry(root.clone())
             .or_insert_with(|| CrateDeclarations::new(root));
-        declarations.refresh();
+        declarations.refresh_if_stale();
         Some(declarations)
     }
 
-    /// An editor's unsaved text of a Rust file.
+    /// Files changed on disk: the next look at each crate reads them.
+    pub fn mark_stale(&mut self) {
+        self.by_root
+            .values_mut()
+            .for_each(CrateDeclarations::mark_stale);
+    }
+
+    /// An editor's text of a Rust file, which wins over the disk's.
     pub fn update_rust_file(&mut self, file: &Path, text: &str) {
         if let Some(declarations) = self.of(file) {
             declarations.update(file, text);
+        }
+    }
+
+    /// The editor closed a Rust file.
+    pub fn close_rust_file(&mut self, file: &Path) {
+        if let Some(declarations) = self.of(file) {
+            declarations.close(file);
         }
     }
 }
@@ -198,31 +227,18 @@ fn model(
     settings: &CrateSettings,
     diagnostics: &mut Vec<lsp_types::Diagnostic>,
 ) -> Signature {
-    let mut setting_error = |message: String| {
-        diagnostics.push(top_error(message));
-    };
     let target = match target {
         Some(literal) => Target::parse(&literal.value())
             .map(|target| target.with_scope(TargetScope::Script))
             .unwrap_or_else(|error| {
-                setting_error(format!("invalid `target`: {error}"));
+                diagnostics.push(top_error(format!("invalid `target`: {error}")));
                 Target::any()
             }),
-        None => settings.target.clone().unwrap_or_else(|message| {
-            setting_error(message);
-            Target::any()
-        }),
+        None => reported(&settings.target, diagnostics).unwrap_or_default(),
     };
-    let declared_commands = settings
-        .declared_commands
-        .clone()
-        .unwrap_or_else(|message| {
-            setting_error(message);
-            DeclaredCommands::default()
-        });
     Signature {
         target,
-        declared_commands,
+        declared_commands: reported(&settings.declared_commands, diagnostics).unwrap_or_default(),
         ..Signature::default()
     }
 }
@@ -413,35 +429,62 @@ fn parameter_span(
 /// What hover says of each declared parameter.
 fn rust_parameters(declaration: &Declaration, function: Option<&str>) -> Vec<ParameterInfo> {
     let signature = &declaration.signature;
+    let text = |tokens: proc_macro2::TokenStream| {
+        tokens
+            .to_string()
+            .replace(" :", ":")
+            .replace("& ", "&")
+            .replace(" ,", ",")
+            .replace(" <", "<")
+            .replace("< ", "<")
+            .replace(" >", ">")
+            .replace("[ ", "[")
+            .replace(" ]", "]")
+    };
+    let typed = |param: &redis_script_declaration::Param| {
+        let (ident, ty) = (&param.ident, &param.ty);
+        text(quote::quote!(#ident: #ty))
+    };
+    let reply = &signature.reply;
+    let declared = format!(
+        "async fn {}({}) -> {}",
+        signature.ident,
+        signature
+            .params
+            .iter()
+            .map(typed)
+            .collect::<Vec<_>>()
+            .join(", "),
+        text(quote::quote!(#reply))
+    );
     let owner = match function {
-        Some(name) => format!("function `{name}`"),
-        None => format!("`{}`", signature.ident),
+        Some(name) => format!("the library function `{name}`"),
+        None => "the script".to_owned(),
     };
     let describe = |key: bool, params: &[redis_script_declaration::Param]| {
+        let table = if key { "KEYS" } else { "ARGV" };
         params
             .iter()
             .enumerate()
             .map(|(position, param)| {
-                let ty = &param.ty;
-                let ty = quote::quote!(#ty).to_string().replace(' ', "");
-                let ident = &param.ident;
-                let what = match (param.variadic, key) {
-                    (true, true) => "each element is one key from here on",
-                    (true, false) => "each element is one argument from here on",
-                    (false, _) => "",
+                let index = position + 1;
+                let sent = if param.variadic {
+                    format!("`{table}[{index}..]`, one element each")
+                } else {
+                    format!("`{table}[{index}]`")
                 };
                 let prefix = if param.key_prefix.is_some() {
-                    "\n\n`#[key_prefix]`: the script builds keys from it"
+                    "; `#[key_prefix]`: keys are built from it"
                 } else {
                     ""
                 };
                 ParameterInfo {
                     key,
-                    index: position + 1,
+                    index,
                     variadic: param.variadic,
                     description: format!(
-                        "```rust\n{ident}: {ty}\n```\nparameter of {owner}{}{what}{prefix}",
-                        if what.is_empty() { "" } else { ": " }
+                        "```rust\n{}\n```\nsent as {sent} of {owner}{prefix}\n```rust\n{declared}\n```",
+                        typed(param)
                     ),
                 }
             })
@@ -452,25 +495,18 @@ fn rust_parameters(declaration: &Declaration, function: Option<&str>) -> Vec<Par
     parameters
 }
 
-/// A file no declaration names: checked as the command line checks it.
+/// A file no declaration names: checked as the command line checks it,
+/// with the settings of its crate (else of its directory), which win over
+/// its `redis-script.toml` as the command line's do.
 fn by_header(path: &Path, text: &str) -> Verdict {
-    let directory = path.parent().unwrap_or(Path::new("."));
-    let settings = CrateSettings::read(directory);
+    let directory =
+        crate_root(path).unwrap_or_else(|| path.parent().unwrap_or(Path::new(".")).to_path_buf());
+    let settings = CrateSettings::read(&directory);
     let mut diagnostics = Vec::new();
     let options = Options {
-        target: Some(settings.target.clone().unwrap_or_else(|message| {
-            diagnostics.push(top_error(message));
-            Target::any()
-        })),
-        declared_commands: Some(
-            settings
-                .declared_commands
-                .clone()
-                .unwrap_or_else(|message| {
-                    diagnostics.push(top_error(message));
-                    DeclaredCommands::default()
-                }),
-        ),
+        target: reported(&settings.target, &mut diagnostics)
+            .map(|target| target.with_scope(TargetScope::Script)),
+        declared_commands: reported(&settings.declared_commands, &mut diagnostics),
         ..Options::default()
     };
     let config = match Config::find(path) {
@@ -480,10 +516,10 @@ fn by_header(path: &Path, text: &str) -> Verdict {
             None
         }
     };
-    let target = config
-        .as_ref()
-        .and_then(|config| config.target.clone())
-        .or_else(|| options.target.clone())
+    let target = options
+        .target
+        .clone()
+        .or_else(|| config.as_ref().and_then(|config| config.target.clone()))
         .unwrap_or_default();
     let checked = check::check_lua_text(path, text.to_owned(), &options, config.as_ref());
     let deny_warnings = settings.deny_warnings || config.as_ref().is_some_and(|c| c.deny_warnings);

@@ -333,6 +333,7 @@ impl Server {
                     verdict: Verdict::default(),
                 };
                 self.documents.insert(uri.clone(), document);
+                self.crates.mark_stale();
                 self.changed(&uri)
             }
             DidChangeTextDocument::METHOD => {
@@ -357,14 +358,22 @@ impl Server {
                     return Vec::new();
                 };
                 let uri = params.text_document.uri;
-                let closed = self.documents.remove(&uri);
-                if closed.is_some_and(|document| !document.is_rust()) {
+                let Some(closed) = self.documents.remove(&uri) else {
+                    return Vec::new();
+                };
+                match (closed.is_rust(), &closed.path) {
+                    (true, Some(path)) => {
+                        self.crates.close_rust_file(path);
+                        self.diagnose_all()
+                    }
                     // Its diagnostics leave with it.
-                    return vec![(uri, Vec::new())];
+                    _ => vec![(uri, Vec::new())],
                 }
+            }
+            DidSaveTextDocument::METHOD | DidChangeWatchedFiles::METHOD => {
+                self.crates.mark_stale();
                 self.diagnose_all()
             }
-            DidSaveTextDocument::METHOD | DidChangeWatchedFiles::METHOD => self.diagnose_all(),
             _ => Vec::new(),
         }
     }

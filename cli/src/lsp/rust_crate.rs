@@ -3,9 +3,9 @@
 //! a `.lua` file a declaration names is checked in the editor against the
 //! declaration `cargo build` checks it against.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::time::SystemTime;
+use std::time::{Duration, Instant, SystemTime};
 
 use proc_macro2::{Delimiter, Span, TokenStream, TokenTree};
 use redis_script_declaration::{Declaration, LibraryDeclaration};
@@ -83,7 +83,17 @@ pub struct CrateDeclarations {
     /// The directory holding `Cargo.toml`: what `path` is relative to.
     pub root: PathBuf,
     files: HashMap<PathBuf, (Option<SystemTime>, Vec<Declared>)>,
+    /// Files open in the editor: their text there wins over the disk's.
+    in_editor: HashSet<PathBuf>,
+    /// When the sources were last looked at; `None`: look now.
+    refreshed: Option<Instant>,
 }
+
+/// How old a look at a crate's sources may be on an edit of a script: a
+/// keystroke does not walk the crate, and a Rust file saved by another
+/// editor is seen within this time (the editor's file events, when it
+/// sends them, are seen at once).
+const FRESH_FOR: Duration = Duration::from_secs(1);
 
 /// Folders of a crate that hold no sources of its own.
 const SKIPPED: &[&str] = &["target", "node_modules", "vendor"];
@@ -93,16 +103,41 @@ impl CrateDeclarations {
         CrateDeclarations {
             root,
             files: HashMap::new(),
+            in_editor: HashSet::new(),
+            refreshed: None,
         }
+    }
+
+    /// The next [`CrateDeclarations::refresh_if_stale`] looks at the
+    /// sources whatever their age.
+    pub fn mark_stale(&mut self) {
+        self.refreshed = None;
+    }
+
+    /// Reads the crate's `.rs` files that changed since the last look,
+    /// unless that look is younger than [`FRESH_FOR`].
+    pub fn refresh_if_stale(&mut self) {
+        if self
+            .refreshed
+            .is_some_and(|refreshed| refreshed.elapsed() < FRESH_FOR)
+        {
+            return;
+        }
+        self.refresh();
+        self.refreshed = Some(Instant::now());
     }
 
     /// Reads the crate's `.rs` files that changed since the last call
     /// (and forgets the ones gone).
-    pub fn refresh(&mut self) {
+    fn refresh(&mut self) {
         let mut present = Vec::new();
         rust_files(&self.root, &self.root, &mut present);
-        self.files.retain(|file, _| present.contains(file));
+        self.files
+            .retain(|file, _| present.contains(file) || self.in_editor.contains(file));
         for file in present {
+            if self.in_editor.contains(&file) {
+                continue;
+            }
             let modified = std::fs::metadata(&file)
                 .and_then(|metadata| metadata.modified())
                 .ok();
@@ -119,10 +154,18 @@ impl CrateDeclarations {
         }
     }
 
-    /// Reads one file's text again (an editor's unsaved buffer).
+    /// Reads one file's text as the editor holds it (perhaps not saved).
     pub fn update(&mut self, file: &Path, text: &str) {
         let declared = declarations(&self.root, file, text);
+        self.in_editor.insert(file.to_path_buf());
         self.files.insert(file.to_path_buf(), (None, declared));
+    }
+
+    /// The editor closed the file: the disk's text counts again.
+    pub fn close(&mut self, file: &Path) {
+        self.in_editor.remove(file);
+        self.files.remove(file);
+        self.refreshed = None;
     }
 
     /// The declarations naming `lua`, in file order.
