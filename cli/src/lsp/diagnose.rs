@@ -168,9 +168,7 @@ pub fn diagnose(path: &Path, text: &str, crates: &mut Crates) -> Verdict {
                     verdict.target = found.target;
                 }
                 for diagnostic in found.diagnostics.drain(..) {
-                    if !verdict.diagnostics.contains(&diagnostic) {
-                        verdict.diagnostics.push(diagnostic);
-                    }
+                    merge(&mut verdict.diagnostics, diagnostic);
                 }
                 verdict.parameters.append(&mut found.parameters);
                 verdict.declarations.push(declared.path_span.clone());
@@ -179,6 +177,25 @@ pub fn diagnose(path: &Path, text: &str, crates: &mut Crates) -> Verdict {
         }
     }
     by_header(path, text)
+}
+
+/// Adds `diagnostic`, unless the same one (place, code, message) is there
+/// already from another declaration: that one then names both.
+fn merge(diagnostics: &mut Vec<lsp_types::Diagnostic>, diagnostic: lsp_types::Diagnostic) {
+    let same = diagnostics.iter_mut().find(|known| {
+        (&known.range, &known.code, &known.message)
+            == (&diagnostic.range, &diagnostic.code, &diagnostic.message)
+    });
+    let Some(known) = same else {
+        diagnostics.push(diagnostic);
+        return;
+    };
+    let related = known.related_information.get_or_insert_with(Vec::new);
+    for information in diagnostic.related_information.into_iter().flatten() {
+        if !related.contains(&information) {
+            related.push(information);
+        }
+    }
 }
 
 /// A declaration the attribute refuses: the build's error is on the Rust
