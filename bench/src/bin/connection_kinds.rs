@@ -3,7 +3,8 @@
 //! same connection, with and without a deadline.
 //!
 //! Run: `cargo run --release -p redis-script-bench --bin connection_kinds
-//! [-- CALLS]`
+//! [-- CALLS]`, or `-- --only generated|hand-written [CALLS]` for one way
+//! alone (to count it with `perf stat`)
 //!
 //! It starts a throwaway `redis-server` and a cluster of 3 primaries (the
 //! tests' servers) and, on a current-thread runtime and on a multi-thread
@@ -345,8 +346,42 @@ impl PairRow {
     }
 }
 
+/// `--only generated|hand-written [CALLS]`: one way alone on a
+/// current-thread runtime and a `MultiplexedConnection`, and nothing
+/// else, so that `perf stat` counts what each way costs per call.
+fn only(way: &str, calls: usize) -> Result<(), BoxError> {
+    let way = match way {
+        "generated" => 0,
+        "hand-written" => 1,
+        other => return Err(format!("--only generated or hand-written, not {other}").into()),
+    };
+    let server = RedisServer::start();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async {
+        let client = redis::Client::open(server.url())?;
+        let mut connection = client.get_multiplexed_async_connection().await?;
+        // Loads the script.
+        generated(&mut connection).await?;
+        for _ in 0..calls {
+            Pair::ReleaseLock.call(way, &mut connection).await?;
+        }
+        Ok::<(), BoxError>(())
+    })?;
+    println!("{calls} calls");
+    Ok(())
+}
+
 fn main() -> Result<(), BoxError> {
-    let calls: usize = match std::env::args().nth(1) {
+    let arguments: Vec<String> = std::env::args().skip(1).collect();
+    if let [flag, way, rest @ ..] = arguments.as_slice()
+        && flag == "--only"
+    {
+        let calls = rest.first().map_or(Ok(100_000), |text| text.parse())?;
+        return only(way, calls);
+    }
+    let calls: usize = match arguments.first() {
         Some(text) => text.parse()?,
         None => 20_000,
     };
