@@ -477,5 +477,11 @@ mod tests {
             }
         }
         assert!(matches!(parsed(&["a.lua", "--help"]), Ok(Command::Help)));
+        assert!(matches!(parsed(&["--lsp"]), Ok(Command::Lsp)));
+        assert!(matches!(parsed(&["--lsp", "--stdio"]), Ok(Command::Lsp)));
+        assert!(
+            parsed(&["--lsp", "lua/"])
+                .is_err_and(|message| message.contains("takes no other option"))
+        );
     }
 }
