@@ -483,3 +483,48 @@ fn an_unsaved_rust_declaration_counts() {
     );
     client.stop();
 }
+
+/// A file no declaration names takes its `redis-script.toml`: target,
+/// includes (a mistake in an included file is shown at the top, pointing
+/// into that file); the environment's target wins, as on the command line.
+#[test]
+fn a_scripts_configuration_and_includes_apply() {
+    let root = scratch_crate("configured", "", &[]);
+    std::fs::write(
+        root.join("lua/redis-script.toml"),
+        "target = \"redis-7.2\"\nincludes = \"bullmq\"\n",
+    )
+    .expect("write the configuration");
+    std::fs::create_dir_all(root.join("lua/includes")).expect("create includes/");
+    let helper = "local function expiring(key)\n  return redis.call('HGETEX', key, 'PERSIST', 'FIELDS', 1, 'f')\nend\n";
+    std::fs::write(root.join("lua/includes/expiring.lua"), helper).expect("write the include");
+    let script = root.join("lua/read.lua");
+    let text = "-- KEYS[1] = hash\n--- @include \"includes/expiring\"\nreturn expiring(KEYS[1])\n";
+    std::fs::write(&script, text).expect("write the script");
+
+    let mut client = Client::start(&root, &[], false);
+    let diagnostics = client.open(&script, text);
+    let not_on_target = diagnostics
+        .iter()
+        .find(|diagnostic| {
+            diagnostic["message"]
+                .as_str()
+                .is_some_and(|message| message.contains("HGETEX"))
+        })
+        .unwrap_or_else(|| panic!("nothing about HGETEX on redis-7.2: {diagnostics:#?}"));
+    assert_eq!(not_on_target["range"]["start"], position(0, 0));
+    let related = &not_on_target["relatedInformation"][0]["location"];
+    assert_eq!(related["uri"], uri(&root.join("lua/includes/expiring.lua")));
+    assert_eq!(related["range"]["start"]["line"], 1);
+    client.stop();
+
+    let mut client = Client::start(&root, &[("REDIS_SCRIPT_TARGET", "redis-8.0")], false);
+    let diagnostics = client.open(&script, text);
+    assert!(
+        !diagnostics.iter().any(|diagnostic| diagnostic["message"]
+            .as_str()
+            .is_some_and(|message| message.contains("HGETEX"))),
+        "{diagnostics:#?}"
+    );
+    client.stop();
+}
