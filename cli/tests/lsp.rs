@@ -528,3 +528,37 @@ fn a_scripts_configuration_and_includes_apply() {
     );
     client.stop();
 }
+
+/// In a workspace, a member crate may name a script outside its own
+/// directory (`path = "../lua/x.lua"`): the server looks through the whole
+/// workspace and resolves each path against its own crate.
+#[test]
+fn a_workspace_members_declaration_names_a_shared_script() {
+    let root = scratch_crate("workspace", "", &[("release.lua", RELEASE_LUA)]);
+    std::fs::write(
+        root.join("Cargo.toml"),
+        "[workspace]\nmembers = [\"app\"]\nresolver = \"2\"\n",
+    )
+    .expect("write the workspace's manifest");
+    std::fs::create_dir_all(root.join("app/src")).expect("create app/src");
+    std::fs::write(
+        root.join("app/Cargo.toml"),
+        "[package]\nname = \"app\"\nversion = \"0.1.0\"\n",
+    )
+    .expect("write app/Cargo.toml");
+    std::fs::write(
+        root.join("app/src/lib.rs"),
+        RELEASE.replace("lua/release.lua", "../lua/release.lua"),
+    )
+    .expect("write app/src/lib.rs");
+    let script = root.join("lua/release.lua");
+    let mut client = Client::start(&root, &[], false);
+    let diagnostics = client.open(&script, RELEASE_LUA);
+    assert_eq!(codes(&diagnostics), ["RS012", "RS011"], "{diagnostics:#?}");
+    let definition = client.request(
+        "textDocument/definition",
+        json!({"textDocument": {"uri": uri(&script)}, "position": position(0, 0)}),
+    );
+    assert_eq!(definition[0]["uri"], uri(&root.join("app/src/lib.rs")));
+    client.stop();
+}

@@ -15,7 +15,7 @@ use redis_script_analysis::{
 };
 use redis_script_declaration::{Declaration, LibraryDeclaration, lua_signature, registered_name};
 
-use super::rust_crate::{CrateDeclarations, DeclaredKind, RustSpan, crate_root};
+use super::rust_crate::{CrateDeclarations, DeclaredKind, RustSpan, crate_root, search_root};
 use super::text;
 use super::uri;
 use crate::check;
@@ -111,9 +111,10 @@ pub struct Crates {
 }
 
 impl Crates {
-    /// The crate holding `file` (up to date with the disk), if any.
+    /// The declarations of the workspace or crate holding `file` (up to
+    /// date with the disk), if any.
     pub fn of(&mut self, file: &Path) -> Option<&mut CrateDeclarations> {
-        let root = crate_root(file)?;
+        let root = search_root(file)?;
         let declarations = self
             .by_root
             .entry(root.clone())
@@ -149,15 +150,19 @@ pub fn diagnose(path: &Path, text: &str, crates: &mut Crates) -> Verdict {
     if let Some(declarations) = crates.of(path) {
         let naming = declarations.naming(path);
         if !naming.is_empty() {
-            let settings = CrateSettings::read(&declarations.root);
+            // Each declaring crate's settings, as its build reads them.
+            let mut settings_of: HashMap<&Path, CrateSettings> = HashMap::new();
             let mut verdict = Verdict::default();
             for (index, declared) in naming.into_iter().enumerate() {
+                let settings = settings_of
+                    .entry(&declared.crate_root)
+                    .or_insert_with(|| CrateSettings::read(&declared.crate_root));
                 let mut found = match &declared.kind {
                     DeclaredKind::Script(declaration) => {
-                        script(text, declaration, &declared.path_span, &settings)
+                        script(text, declaration, &declared.path_span, settings)
                     }
                     DeclaredKind::Library(declaration) => {
-                        library(text, declaration, &declared.path_span, &settings)
+                        library(text, declaration, &declared.path_span, settings)
                     }
                     DeclaredKind::Refused(message) => Verdict {
                         diagnostics: vec![refused(&declared.name, message, &declared.path_span)],

@@ -333,7 +333,6 @@ impl Server {
                     verdict: Verdict::default(),
                 };
                 self.documents.insert(uri.clone(), document);
-                self.crates.mark_stale();
                 self.changed(&uri)
             }
             DidChangeTextDocument::METHOD => {

@@ -48,6 +48,9 @@ impl RustSpan {
 /// One declaration naming a `.lua` file.
 #[derive(Debug)]
 pub struct Declared {
+    /// The directory of the declaring crate's `Cargo.toml`: what `path` is
+    /// relative to, and where the build reads its settings from.
+    pub crate_root: PathBuf,
     /// The `.lua` file, absolute, as the attribute resolves `path`.
     pub lua: PathBuf,
     /// The `path = "…"` literal: where go-to leads.
@@ -76,11 +79,11 @@ impl std::fmt::Debug for DeclaredKind {
     }
 }
 
-/// The declarations of one crate, read again from a file only when it
-/// changed on disk.
+/// The declarations of one workspace (or crate), read again from a file
+/// only when it changed on disk.
 #[derive(Debug)]
 pub struct CrateDeclarations {
-    /// The directory holding `Cargo.toml`: what `path` is relative to.
+    /// The directory searched: the workspace's, else the crate's.
     pub root: PathBuf,
     files: HashMap<PathBuf, (Option<SystemTime>, Vec<Declared>)>,
     /// Files open in the editor: their text there wins over the disk's.
@@ -131,7 +134,7 @@ impl CrateDeclarations {
     /// (and forgets the ones gone).
     fn refresh(&mut self) {
         let mut present = Vec::new();
-        rust_files(&self.root, &self.root, &mut present);
+        rust_files(&self.root, &mut present);
         self.files
             .retain(|file, _| present.contains(file) || self.in_editor.contains(file));
         for file in present {
@@ -148,7 +151,7 @@ impl CrateDeclarations {
                 continue;
             }
             let declared = std::fs::read_to_string(&file)
-                .map(|text| declarations(&self.root, &file, &text))
+                .map(|text| declarations(&file, &text))
                 .unwrap_or_default();
             self.files.insert(file, (modified, declared));
         }
@@ -156,7 +159,7 @@ impl CrateDeclarations {
 
     /// Reads one file's text as the editor holds it (perhaps not saved).
     pub fn update(&mut self, file: &Path, text: &str) {
-        let declared = declarations(&self.root, file, text);
+        let declared = declarations(file, text);
         self.in_editor.insert(file.to_path_buf());
         self.files.insert(file.to_path_buf(), (None, declared));
     }
@@ -197,9 +200,34 @@ pub fn crate_root(file: &Path) -> Option<PathBuf> {
         .map(Path::to_path_buf)
 }
 
-/// The `.rs` files below `directory`, outside build output and hidden
-/// folders, and outside nested crates (their own `Cargo.toml`).
-fn rust_files(root: &Path, directory: &Path, found: &mut Vec<PathBuf>) {
+/// Where to look for the declarations naming `file`: the nearest
+/// workspace at or above its crate (a `Cargo.toml` with `[workspace]`),
+/// whose members may name a script anywhere in it (`path =
+/// "../lua/x.lua"`), else its crate.
+pub fn search_root(file: &Path) -> Option<PathBuf> {
+    let nearest = crate_root(file)?;
+    let workspace = nearest.ancestors().find(|directory| {
+        // A crate in build output or a hidden folder (a test's scratch
+        // crate) is no member of the workspace around it.
+        let member = nearest.strip_prefix(directory).is_ok_and(|inside| {
+            inside.components().all(|component| {
+                let name = component.as_os_str().to_string_lossy();
+                !name.starts_with('.') && !SKIPPED.contains(&name.as_ref())
+            })
+        });
+        member
+            && std::fs::read_to_string(directory.join("Cargo.toml")).is_ok_and(|manifest| {
+                manifest
+                    .lines()
+                    .any(|line| line.trim_start().starts_with("[workspace]"))
+            })
+    });
+    Some(workspace.map_or(nearest.clone(), Path::to_path_buf))
+}
+
+/// The `.rs` files below `directory`, outside build output, dependency
+/// and hidden folders.
+fn rust_files(directory: &Path, found: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(directory) else {
         return;
     };
@@ -210,9 +238,8 @@ fn rust_files(root: &Path, directory: &Path, found: &mut Vec<PathBuf>) {
             continue;
         };
         if file_type.is_dir() {
-            let nested_crate = path != root && path.join("Cargo.toml").is_file();
-            if !name.starts_with('.') && !SKIPPED.contains(&name.as_str()) && !nested_crate {
-                rust_files(root, &path, found);
+            if !name.starts_with('.') && !SKIPPED.contains(&name.as_str()) {
+                rust_files(&path, found);
             }
         } else if name.ends_with(".rs") {
             found.push(path);
@@ -220,8 +247,19 @@ fn rust_files(root: &Path, directory: &Path, found: &mut Vec<PathBuf>) {
     }
 }
 
-/// The declarations in the text of one Rust file.
-pub fn declarations(root: &Path, file: &Path, text: &str) -> Vec<Declared> {
+/// The declarations in the text of the Rust file `file`, its paths
+/// resolved against its crate's directory.
+pub fn declarations(file: &Path, text: &str) -> Vec<Declared> {
+    let root = crate_root(file).unwrap_or_else(|| file.parent().unwrap_or(file).to_path_buf());
+    declarations_in(&root, file, text)
+}
+
+/// The declarations in `text`, the Rust file `file` of the crate at `root`.
+fn declarations_in(root: &Path, file: &Path, text: &str) -> Vec<Declared> {
+    // Most files of a workspace declare nothing: not tokenized.
+    if !text.contains("redis_script") && !text.contains("redis_library") {
+        return Vec::new();
+    }
     let Ok(tokens) = text.parse::<TokenStream>() else {
         // A file that does not tokenize does not build either; its
         // declarations come back with the next edit that does.
@@ -294,6 +332,7 @@ fn declaration(
         }
     };
     Some(Declared {
+        crate_root: root.to_path_buf(),
         lua: resolve(root, &literal),
         path_span: RustSpan::of(file, literal_span),
         name,
@@ -395,7 +434,7 @@ mod tests {
             #[redis_script(path = "lua/refused.lua")]
             async fn refused(a: &str) -> i64;
         "#;
-        let found = declarations(Path::new("/crate"), Path::new("/crate/src/lib.rs"), text);
+        let found = declarations_in(Path::new("/crate"), Path::new("/crate/src/lib.rs"), text);
         let names: Vec<(&str, String, &str)> = found
             .iter()
             .map(|declared| {
@@ -431,6 +470,8 @@ mod tests {
 
     #[test]
     fn a_file_that_does_not_tokenize_declares_nothing() {
-        assert!(declarations(Path::new("/c"), Path::new("/c/a.rs"), "fn x() { \"open").is_empty());
+        assert!(
+            declarations_in(Path::new("/c"), Path::new("/c/a.rs"), "fn x() { \"open").is_empty()
+        );
     }
 }
