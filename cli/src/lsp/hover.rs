@@ -3,7 +3,7 @@
 //! line) behind `KEYS[n]`/`ARGV[n]`.
 
 use lsp_types::{Hover, HoverContents, MarkupContent, MarkupKind, Position, Range};
-use redis_script_analysis::commands::shapes::{self, Argument, ArgumentKind};
+use redis_script_analysis::commands::shapes;
 use redis_script_analysis::commands::{self, CommandEntry};
 use redis_script_analysis::target::ReleaseSet;
 use redis_script_analysis::{Target, reply_lua_types};
@@ -86,11 +86,12 @@ pub fn command(entry: &'static CommandEntry, target: &Target) -> String {
     let mut card = String::new();
     card.push_str("```\n");
     card.push_str(&name);
-    if let Some(form) = form {
-        for argument in form.arguments {
-            card.push(' ');
-            card.push_str(&syntax(argument));
-        }
+    if let Some(syntax) = form
+        .map(|form| form.syntax())
+        .filter(|syntax| !syntax.is_empty())
+    {
+        card.push(' ');
+        card.push_str(&syntax);
     }
     card.push_str("\n```\n");
     let has = entry.releases().intersection(releases);
@@ -171,44 +172,6 @@ fn missing_on(entry: &CommandEntry, releases: ReleaseSet) -> String {
         .map(|(_, release)| release.title())
         .collect();
     missing.join(", ")
-}
-
-/// One argument as the server documents its syntax: `[EX seconds]`,
-/// `field value [field value ...]`, `NX | XX`.
-fn syntax(argument: &Argument) -> String {
-    let value = match argument.kind {
-        ArgumentKind::PureToken => argument.token.unwrap_or(argument.name).to_owned(),
-        ArgumentKind::OneOf(choices) => {
-            let joined: Vec<String> = choices.iter().map(syntax).collect();
-            let joined = joined.join(" | ");
-            if argument.optional {
-                joined
-            } else {
-                format!("<{joined}>")
-            }
-        }
-        ArgumentKind::Block(members) => {
-            let joined: Vec<String> = members.iter().map(syntax).collect();
-            joined.join(" ")
-        }
-        _ => argument.name.to_owned(),
-    };
-    let value = match (argument.token, argument.kind) {
-        (Some(token), kind) if !matches!(kind, ArgumentKind::PureToken) => {
-            format!("{token} {value}")
-        }
-        _ => value,
-    };
-    let value = if argument.multiple {
-        format!("{value} [{value} ...]")
-    } else {
-        value
-    };
-    if argument.optional {
-        format!("[{value}]")
-    } else {
-        value
-    }
 }
 
 #[cfg(test)]
