@@ -116,7 +116,7 @@ pub fn code_actions(
 /// comment, or as a new comment at its end.
 fn allow_edit(source: &str, line: u32, name: &str) -> TextEdit {
     let text = text::line_text(source, line as usize);
-    let utf16 = |bytes: usize| u32::try_from(text[..bytes].encode_utf16().count()).unwrap_or(0);
+    let utf16 = |bytes: usize| text::utf16_len(&text[..bytes]);
     const OPENING: &str = "redis-script: allow(";
     if let Some(start) = text.find(OPENING)
         && let Some(close) = text[start..].find(')')

@@ -29,8 +29,8 @@ pub fn complete(source: &str, position: Position, target: &Target) -> Vec<Comple
     let typed = line.get(literal.text_start..at).unwrap_or("");
     let lowercase = !typed.is_empty() && typed.chars().all(|c| !c.is_ascii_uppercase());
     let replaced = Range::new(
-        Position::new(position.line, utf16_len(&line[..literal.text_start])),
-        Position::new(position.line, utf16_len(&line[..literal.text_end])),
+        Position::new(position.line, text::utf16_len(&line[..literal.text_start])),
+        Position::new(position.line, text::utf16_len(&line[..literal.text_end])),
     );
     let words: Vec<(String, String, Option<String>)> =
         match call_site::operand(line, &literals, index) {
@@ -86,10 +86,6 @@ pub fn complete(source: &str, position: Position, target: &Target) -> Vec<Comple
             }
         })
         .collect()
-}
-
-fn utf16_len(text: &str) -> u32 {
-    u32::try_from(text.encode_utf16().count()).unwrap_or(u32::MAX)
 }
 
 /// Whether some server of the target has the command (its module

@@ -33,14 +33,10 @@ pub fn hover(source: &str, position: Position, verdict: &Verdict) -> Option<Hove
         Operand::Later { .. } => return None,
     };
     let mut shown = markdown(command(entry, &verdict.target));
-    let start = Position::new(position.line, utf16_len(&line[..literal.start]));
-    let end = Position::new(position.line, utf16_len(&line[..literal.end]));
+    let start = Position::new(position.line, text::utf16_len(&line[..literal.start]));
+    let end = Position::new(position.line, text::utf16_len(&line[..literal.end]));
     shown.range = Some(Range::new(start, end));
     Some(shown)
-}
-
-fn utf16_len(text: &str) -> u32 {
-    u32::try_from(text.encode_utf16().count()).unwrap_or(u32::MAX)
 }
 
 fn markdown(value: String) -> Hover {

@@ -10,6 +10,11 @@ pub fn line_text(text: &str, line: usize) -> &str {
         .map_or("", |line| line.strip_suffix('\r').unwrap_or(line))
 }
 
+/// The length of `text` in UTF-16 code units: a protocol column.
+pub fn utf16_len(text: &str) -> u32 {
+    u32::try_from(text.encode_utf16().count()).unwrap_or(u32::MAX)
+}
+
 /// The UTF-16 column of the character at `column` (0-based) of `line`.
 fn utf16_column(line: &str, column: usize) -> u32 {
     let units: usize = line.chars().take(column).map(char::len_utf16).sum();
