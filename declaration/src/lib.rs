@@ -60,6 +60,27 @@ pub fn lua_signature(declaration: &Declaration) -> lua::Signature {
     }
 }
 
+impl Declaration {
+    /// The parameter sent as the `KEYS` or `ARGV` element a diagnostic is
+    /// about.
+    pub fn parameter(&self, parameter: lua::Parameter) -> Option<&Param> {
+        let signature = &self.signature;
+        match parameter {
+            lua::Parameter::Key(index) => signature.key_params().get(index.checked_sub(1)?),
+            lua::Parameter::Arg(index) => signature.arg_params().get(index.checked_sub(1)?),
+        }
+    }
+
+    /// Where a library function is named: its `name = "…"`, else its
+    /// identifier.
+    pub fn name_span(&self) -> proc_macro2::Span {
+        self.options
+            .registered_name
+            .as_ref()
+            .map_or_else(|| self.signature.ident.span(), syn::LitStr::span)
+    }
+}
+
 /// The name a declared function is registered under: `name = "…"`, else
 /// the Rust name.
 pub fn registered_name(function: &Declaration) -> String {

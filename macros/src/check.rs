@@ -290,12 +290,7 @@ fn parameter_ident(
     declaration: &Declaration,
     parameter: Option<lua::Parameter>,
 ) -> Option<&syn::Ident> {
-    let signature = &declaration.signature;
-    let param = match parameter? {
-        lua::Parameter::Key(index) => signature.key_params().get(index.checked_sub(1)?),
-        lua::Parameter::Arg(index) => signature.arg_params().get(index.checked_sub(1)?),
-    }?;
-    Some(&param.ident)
+    Some(&declaration.parameter(parameter?)?.ident)
 }
 
 /// The message of a diagnostic about a declared parameter; `reader` is
@@ -383,14 +378,10 @@ pub fn check_library(declaration: &LibraryDeclaration) -> Result<CheckedLibrary,
                         syn::Error::new(ident.span(), parameter_message(&reader, diagnostic))
                     }
                     // About the function itself: its name.
-                    None => {
-                        let span = function
-                            .options
-                            .registered_name
-                            .as_ref()
-                            .map_or_else(|| function.signature.ident.span(), |name| name.span());
-                        syn::Error::new(span, parameter_message(&reader, diagnostic))
-                    }
+                    None => syn::Error::new(
+                        function.name_span(),
+                        parameter_message(&reader, diagnostic),
+                    ),
                 }
             }
             None => syn::Error::new(path_literal.span(), diagnostic.render(relative, source)),

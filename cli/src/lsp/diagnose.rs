@@ -402,15 +402,9 @@ fn library(
     let found = analysis::analyze_library(text, &analysis::LibrarySignature { library, functions });
     let parameter_at = |diagnostic: &Diagnostic| {
         let function = declaration.functions.get(diagnostic.function?)?;
-        parameter_span(function, diagnostic.parameter, &declared_at.file).or_else(|| {
-            // About the function itself: its name.
-            let span = function
-                .options
-                .registered_name
-                .as_ref()
-                .map_or_else(|| function.signature.ident.span(), |name| name.span());
-            Some(RustSpan::of(&declared_at.file, span))
-        })
+        // About the function itself: its name.
+        parameter_span(function, diagnostic.parameter, &declared_at.file)
+            .or_else(|| Some(RustSpan::of(&declared_at.file, function.name_span())))
     };
     diagnostics.extend(published(
         text,
@@ -440,11 +434,7 @@ fn parameter_span(
     parameter: Option<Parameter>,
     file: &Path,
 ) -> Option<RustSpan> {
-    let signature = &declaration.signature;
-    let param = match parameter? {
-        Parameter::Key(index) => signature.key_params().get(index.checked_sub(1)?),
-        Parameter::Arg(index) => signature.arg_params().get(index.checked_sub(1)?),
-    }?;
+    let param = declaration.parameter(parameter?)?;
     Some(RustSpan::of(file, param.ident.span()))
 }
 
