@@ -60,6 +60,12 @@ pub use source::diagnostic::{Diagnostic, Severity};
 /// The environment variable that makes warnings fail the build (`1`),
 /// for a crate that wants every finding fixed or silenced.
 pub const DENY_WARNINGS_VARIABLE: &str = "REDIS_SCRIPT_DENY_WARNINGS";
+
+/// Whether a value of [`DENY_WARNINGS_VARIABLE`] turns warnings on:
+/// `1`, `true` or `yes`.
+pub fn denies_warnings(value: &str) -> bool {
+    matches!(value.trim(), "1" | "true" | "yes")
+}
 pub use interp::library::{
     DeclaredFunction, LibraryAnalysis, LibrarySignature, RegisteredFunction, analyze_library,
     is_library,

@@ -17,8 +17,7 @@ pub use lua::{COMMANDS_VARIABLE, DENY_WARNINGS_VARIABLE, TARGET_VARIABLE};
 /// Whether the crate asks for warnings to fail the build
 /// (`REDIS_SCRIPT_DENY_WARNINGS=1`, usually in `.cargo/config.toml`).
 fn deny_warnings() -> bool {
-    std::env::var(DENY_WARNINGS_VARIABLE)
-        .is_ok_and(|value| matches!(value.trim(), "1" | "true" | "yes"))
+    std::env::var(DENY_WARNINGS_VARIABLE).is_ok_and(|value| lua::denies_warnings(&value))
 }
 
 /// The diagnostics that fail the build: errors, and warnings too when the

@@ -79,7 +79,7 @@ impl CrateSettings {
         });
         let deny_warnings = matches!(
             setting(DENY_WARNINGS_VARIABLE, directory),
-            Ok(Some((value, _))) if matches!(value.trim(), "1" | "true" | "yes")
+            Ok(Some((value, _))) if analysis::denies_warnings(&value)
         );
         CrateSettings {
             target,
