@@ -17,6 +17,15 @@ fn codes(diagnostics: &[Value]) -> Vec<&str> {
         .collect()
 }
 
+/// The first diagnostic whose message mentions `word`.
+fn mentioning<'a>(diagnostics: &'a [Value], word: &str) -> Option<&'a Value> {
+    diagnostics.iter().find(|diagnostic| {
+        diagnostic["message"]
+            .as_str()
+            .is_some_and(|message| message.contains(word))
+    })
+}
+
 fn position(line: u32, character: u32) -> Value {
     json!({"line": line, "character": character})
 }
@@ -205,13 +214,7 @@ fn code_actions_apply_the_suggestion_and_add_an_opt_out() {
     std::fs::write(&script, text).expect("write");
     let mut client = Client::start(&root, &[], false);
     let diagnostics = client.open(&script, text);
-    let unknown = diagnostics
-        .iter()
-        .find(|diagnostic| {
-            diagnostic["message"]
-                .as_str()
-                .is_some_and(|m| m.contains("INCRR"))
-        })
+    let unknown = mentioning(&diagnostics, "INCRR")
         .unwrap_or_else(|| panic!("no diagnostic about INCRR: {diagnostics:#?}"))
         .clone();
     let actions = client.request(
@@ -504,13 +507,7 @@ fn a_scripts_configuration_and_includes_apply() {
 
     let mut client = Client::start(&root, &[], false);
     let diagnostics = client.open(&script, text);
-    let not_on_target = diagnostics
-        .iter()
-        .find(|diagnostic| {
-            diagnostic["message"]
-                .as_str()
-                .is_some_and(|message| message.contains("HGETEX"))
-        })
+    let not_on_target = mentioning(&diagnostics, "HGETEX")
         .unwrap_or_else(|| panic!("nothing about HGETEX on redis-7.2: {diagnostics:#?}"));
     assert_eq!(not_on_target["range"]["start"], position(0, 0));
     let related = &not_on_target["relatedInformation"][0]["location"];
@@ -521,9 +518,7 @@ fn a_scripts_configuration_and_includes_apply() {
     let mut client = Client::start(&root, &[("REDIS_SCRIPT_TARGET", "redis-8.0")], false);
     let diagnostics = client.open(&script, text);
     assert!(
-        !diagnostics.iter().any(|diagnostic| diagnostic["message"]
-            .as_str()
-            .is_some_and(|message| message.contains("HGETEX"))),
+        mentioning(&diagnostics, "HGETEX").is_none(),
         "{diagnostics:#?}"
     );
     client.stop();
