@@ -421,6 +421,7 @@ impl Batch {
         let bounded = async move {
             crate::timer::within(deadline, runs)
                 .await
+                .ok()
                 .unwrap_or_else(|| Err(deadline_passed(deadline)))
         };
         telemetry::traced(self.span(), bounded).await

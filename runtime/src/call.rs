@@ -214,7 +214,15 @@ pub fn start_call_with_id<T, E>(
 }
 
 fn start<T, E>(script: &'static Script, keys: Keys, call_id: Option<CallId>) -> Call<T, E> {
-    let mut routing = keys.routing(script.allows_cross_slot_keys());
+    // One key cannot span slots: its slot is computed only when asked.
+    let mut routing = if keys.count() == 1
+        && !script.builds_keys_from_keys()
+        && script.exactly_once().is_none()
+    {
+        Routing::OneKey
+    } else {
+        keys.routing(script.allows_cross_slot_keys())
+    };
     let mut prefixes = PrefixCheck::default();
     // Most scripts build no key from their KEYS: no walk over the keys.
     if let Routing::Slot(slot) = routing
@@ -238,6 +246,7 @@ fn start<T, E>(script: &'static Script, keys: Keys, call_id: Option<CallId>) -> 
         (Some(once), Some(call_id)) => {
             let slot = match &routing {
                 Routing::Slot(slot) => *slot,
+                Routing::OneKey => keys.get(0).map_or(0, key_slot),
                 Routing::AnyNode => key_slot(call_id.as_str().as_bytes()),
                 Routing::CrossSlot(keys) => keys.first().map_or(0, |key| key.slot),
             };
@@ -290,6 +299,7 @@ pub fn push_key_prefix<T, E, A: redis::ToRedisArgs>(
     let slot = match (&call.routing, call.key_count) {
         (_, 0) => None,
         (Routing::Slot(slot), _) => Some(*slot),
+        (Routing::OneKey, _) => call.first_key_bytes().map(key_slot),
         // Cross-slot keys are refused anyway.
         _ => return,
     };
@@ -473,23 +483,27 @@ impl<T, E> Call<T, E> {
     /// `Err(Error::CrossSlot)` when the keys hash to different cluster
     /// slots (and the script did not declare `allow-cross-slot-keys`).
     pub fn check_slots(&self) -> Result<(), Error> {
-        self.slot().map(|_| ())
+        if let Some(error) = self.prefixes.error(self.script.name(), || self.first_key()) {
+            return Err(error);
+        }
+        match &self.routing {
+            Routing::CrossSlot(keys) => Err(Error::CrossSlot {
+                operation: self.script.name(),
+                keys: keys.clone(),
+            }),
+            Routing::AnyNode | Routing::OneKey | Routing::Slot(_) => Ok(()),
+        }
     }
 
     /// The cluster slot of the call's keys (`None` without keys), or
     /// `Err(Error::CrossSlot)` when they do not share one.
     pub fn slot(&self) -> Result<Option<u16>, Error> {
-        if let Some(error) = self.prefixes.error(self.script.name(), || self.first_key()) {
-            return Err(error);
-        }
-        match &self.routing {
-            Routing::AnyNode => Ok(None),
-            Routing::Slot(slot) => Ok(Some(*slot)),
-            Routing::CrossSlot(keys) => Err(Error::CrossSlot {
-                operation: self.script.name(),
-                keys: keys.clone(),
-            }),
-        }
+        self.check_slots()?;
+        Ok(match &self.routing {
+            Routing::Slot(slot) => Some(*slot),
+            Routing::OneKey => self.first_key_bytes().map(key_slot),
+            Routing::AnyNode | Routing::CrossSlot(_) => None,
+        })
     }
 
     /// The first of the script's own keys, as sent.
@@ -665,20 +679,24 @@ impl<T: FromRedisValue, E: From<Error>> Call<T, E> {
     /// the first execution's reply. When the retries run out, the error
     /// still says the script may have run, also when the last send was
     /// refused; invoking this same `Call` again later is safe.
-    pub async fn invoke<C>(&self, connection: &mut C) -> Result<T, E>
+    pub fn invoke<C>(&self, connection: &mut C) -> impl Future<Output = Result<T, E>>
     where
         C: ConnectionLike + ?Sized,
     {
-        self.invoke_with(Options::default(), connection).await
+        self.invoke_with(Options::default(), connection)
     }
 
+    // `invoke` and `Invocation::invoke` return this future itself rather
+    // than awaiting it in an `async fn` of their own, and the deadline
+    // wraps the sends in place: each layer would hold another copy of the
+    // call's state, moved on every call.
     async fn invoke_with<C>(&self, options: Options, connection: &mut C) -> Result<T, E>
     where
         C: ConnectionLike + ?Sized,
     {
         let span = telemetry::call_span(self.script, connection.get_db(), self.first_key_bytes());
         let mut attempts = Attempts::new(self, options, Reconnects::Maybe, span.clone());
-        let calls = async {
+        let ended = crate::timer::within(options.deadline, async {
             let mut next = attempts.start();
             loop {
                 next = match next {
@@ -693,19 +711,20 @@ impl<T: FromRedisValue, E: From<Error>> Call<T, E> {
                         attempts.received_pipeline(replies)
                     }
                     Next::Wait(delay) => {
-                        crate::timer::sleep(delay).await;
+                        // Boxed: only a retry waits, and the timer would
+                        // otherwise enlarge every call's state.
+                        Box::pin(crate::timer::sleep(delay)).await;
                         attempts.send_again()
                     }
                     Next::Done(result) => return result,
                 };
             }
-        };
-        let ended = crate::timer::within(options.deadline, calls)
-            .instrument(span)
-            .await;
+        })
+        .instrument(span)
+        .await;
         let result = match ended {
-            Some(result) => result,
-            None => Err(attempts.deadline_passed()),
+            Ok(result) => result,
+            Err(_) => Err(attempts.deadline_passed()),
         };
         result.map_err(E::from)
     }
@@ -830,11 +849,11 @@ impl<T: FromRedisValue, E: From<Error>> Invocation<T, E> {
     /// [`Call::invoke`] with these options. Invoking the same
     /// `Invocation` again is invoking the same call again (for an
     /// `exactly_once` script, with the same [`CallId`]).
-    pub async fn invoke<C>(&self, connection: &mut C) -> Result<T, E>
+    pub fn invoke<C>(&self, connection: &mut C) -> impl Future<Output = Result<T, E>>
     where
         C: ConnectionLike + ?Sized,
     {
-        self.call.invoke_with(self.options, connection).await
+        self.call.invoke_with(self.options, connection)
     }
 
     /// [`Call::invoke_blocking`] with these options.

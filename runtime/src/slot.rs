@@ -19,7 +19,12 @@ pub const SLOT_COUNT: u16 = 16384;
 /// assert_eq!(key_slot(b"{}x"), key_slot(b"{}x"));
 /// ```
 pub fn key_slot(key: &[u8]) -> u16 {
-    crc16_xmodem(hash_tag(key)) % SLOT_COUNT
+    slot_of_hashed(hash_tag(key))
+}
+
+/// The slot of a key whose hashed part ([`hash_tag`]) is `hashed`.
+pub(crate) fn slot_of_hashed(hashed: &[u8]) -> u16 {
+    crc16_xmodem(hashed) % SLOT_COUNT
 }
 
 /// The part of `key` that Redis Cluster hashes (the Cluster spec's rules).

@@ -13,23 +13,42 @@ use std::time::Duration;
 const LONGEST: Duration = Duration::from_secs(100 * 365 * 24 * 60 * 60);
 
 /// Waits `delay`.
-pub(crate) async fn sleep(delay: Duration) {
-    #[cfg(feature = "tokio")]
-    tokio::time::sleep(delay.min(LONGEST)).await;
-    #[cfg(not(feature = "tokio"))]
-    shared_thread::sleep(delay).await;
-}
-
-/// The output of `future`, or `None` when it did not complete within
-/// `limit` (it is then dropped).
-pub(crate) async fn within<F: Future>(limit: Duration, future: F) -> Option<F::Output> {
+pub(crate) fn sleep(delay: Duration) -> impl Future<Output = ()> {
     #[cfg(feature = "tokio")]
     {
-        tokio::time::timeout(limit.min(LONGEST), future).await.ok()
+        tokio::time::sleep(delay.min(LONGEST))
     }
     #[cfg(not(feature = "tokio"))]
     {
-        shared_thread::within(limit, future).await
+        shared_thread::sleep(delay)
+    }
+}
+
+/// What [`within`] returns when the limit passed first.
+#[cfg(feature = "tokio")]
+pub(crate) type Elapsed = tokio::time::error::Elapsed;
+/// What [`within`] returns when the limit passed first.
+#[cfg(not(feature = "tokio"))]
+pub(crate) type Elapsed = ();
+
+/// The output of `future`, or an error when it did not complete within
+/// `limit` (it is then dropped).
+///
+/// A plain function returning the timer's own future rather than an
+/// `async fn`: an `async fn` would keep `future` twice in its state (once
+/// as its argument, once inside the timeout), and every call carries that
+/// state.
+pub(crate) fn within<F: Future>(
+    limit: Duration,
+    future: F,
+) -> impl Future<Output = Result<F::Output, Elapsed>> {
+    #[cfg(feature = "tokio")]
+    {
+        tokio::time::timeout(limit.min(LONGEST), future)
+    }
+    #[cfg(not(feature = "tokio"))]
+    {
+        shared_thread::within(limit, future)
     }
 }
 
@@ -47,15 +66,15 @@ mod shared_thread {
         futures_timer::Delay::new(delay.min(LONGEST)).await;
     }
 
-    pub(super) async fn within<F: Future>(limit: Duration, future: F) -> Option<F::Output> {
+    pub(super) async fn within<F: Future>(limit: Duration, future: F) -> Result<F::Output, ()> {
         let mut future = std::pin::pin!(future);
         let mut delay = futures_timer::Delay::new(limit.min(LONGEST));
         std::future::poll_fn(|context| {
             if let Poll::Ready(output) = future.as_mut().poll(context) {
-                return Poll::Ready(Some(output));
+                return Poll::Ready(Ok(output));
             }
             match Pin::new(&mut delay).poll(context) {
-                Poll::Ready(()) => Poll::Ready(None),
+                Poll::Ready(()) => Poll::Ready(Err(())),
                 Poll::Pending => Poll::Pending,
             }
         })
@@ -82,12 +101,14 @@ mod tests {
             (
                 "the calls' timer",
                 |delay| Box::pin(super::sleep(delay)),
-                |limit, future| Box::pin(super::within(limit, future)),
+                |limit, future| Box::pin(async move { super::within(limit, future).await.ok() }),
             ),
             (
                 "the shared thread",
                 |delay| Box::pin(super::shared_thread::sleep(delay)),
-                |limit, future| Box::pin(super::shared_thread::within(limit, future)),
+                |limit, future| {
+                    Box::pin(async move { super::shared_thread::within(limit, future).await.ok() })
+                },
             ),
         ]
     }

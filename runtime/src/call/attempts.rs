@@ -55,8 +55,8 @@ pub(super) struct Attempts<'c, T, E> {
     failure_retry_limit: u32,
     failure_retries: u32,
     /// The first error after which the call was sent again although that
-    /// send may have run.
-    may_have_run: Option<Error>,
+    /// send may have run (boxed: rare, and every call carries the field).
+    may_have_run: Option<Box<Error>>,
     /// What telemetry reports when the call ends.
     span: tracing::Span,
     started: Started,
@@ -352,7 +352,7 @@ impl<'c, T: FromRedisValue, E> Attempts<'c, T, E> {
             return self.done(Err(error));
         };
         if error.may_have_executed() && self.may_have_run.is_none() {
-            self.may_have_run = Some(error);
+            self.may_have_run = Some(Box::new(error));
         }
         self.retries += 1;
         telemetry::call_retried(self.call.script, reason);
@@ -368,7 +368,7 @@ impl<'c, T: FromRedisValue, E> Attempts<'c, T, E> {
     /// the call then ends with the error of that earlier send.
     pub(super) fn truthful(&mut self, error: Error) -> Error {
         match self.may_have_run.take() {
-            Some(earlier) if !error.may_have_executed() => earlier,
+            Some(earlier) if !error.may_have_executed() => *earlier,
             _ => error,
         }
     }

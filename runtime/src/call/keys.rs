@@ -6,7 +6,7 @@ use std::io;
 use redis::RedisWrite;
 
 use crate::error::{Error, KeySlot, truncate_for_display};
-use crate::slot::{has_hash_tag, key_slot};
+use crate::slot::{has_hash_tag, hash_tag, key_slot, slot_of_hashed};
 
 /// The key prefixes of one call: the first that cannot keep the keys
 /// built from it in the call's slot, found as the keys and arguments are
@@ -110,6 +110,9 @@ pub(super) enum Routing {
     AnyNode,
     /// Every key (or, with `allow-cross-slot-keys`, the first) is in this slot.
     Slot(u16),
+    /// One key, whose slot is computed when asked: most calls are sent
+    /// without it (a cluster connection routes by the key itself).
+    OneKey,
     /// The keys span several slots: refused without a round trip.
     CrossSlot(Vec<KeySlot>),
 }
@@ -169,22 +172,32 @@ impl Keys {
     }
 
     pub(super) fn iter(&self) -> impl Iterator<Item = &[u8]> {
-        let starts = std::iter::once(0).chain(self.ends.iter().copied());
-        starts
-            .zip(self.ends.iter().copied())
-            .filter_map(|(start, end)| self.data.get(start..end))
+        self.ends.iter().scan(0, |start, &end| {
+            let element = self.data.get(*start..end);
+            *start = end;
+            element
+        })
     }
 
     /// The slot every key shares, or every key with its slot when they do
     /// not share one (unless cross-slot keys are allowed: then the first
     /// key's slot, which is where a cluster sends the call).
     pub(super) fn routing(&self, allow_cross_slot_keys: bool) -> Routing {
-        let mut slots = self.iter().map(key_slot);
-        let Some(first) = slots.next() else {
+        let mut keys = self.iter();
+        let Some(first) = keys.next() else {
             return Routing::AnyNode;
         };
-        if allow_cross_slot_keys || slots.all(|slot| slot == first) {
-            return Routing::Slot(first);
+        let first_hashed = hash_tag(first);
+        let slot = slot_of_hashed(first_hashed);
+        // Keys with the same hash tag (the usual multi-key call) share the
+        // slot without hashing again.
+        if allow_cross_slot_keys
+            || keys.all(|key| {
+                let hashed = hash_tag(key);
+                hashed == first_hashed || slot_of_hashed(hashed) == slot
+            })
+        {
+            return Routing::Slot(slot);
         }
         Routing::CrossSlot(
             self.iter()
@@ -225,5 +238,62 @@ impl io::Write for KeyWriter<'_> {
 
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Keys, Routing};
+    use crate::slot::key_slot;
+
+    fn keys(of: &[&[u8]]) -> Keys {
+        let mut keys = Keys::new();
+        for key in of {
+            keys.push(key);
+        }
+        keys
+    }
+
+    /// Every pair and triple of keys over an alphabet with braces: the
+    /// routing shares a slot exactly when each key's own slot is the first
+    /// key's (the shortcut for equal hash tags never decides otherwise).
+    #[test]
+    fn routing_agrees_with_each_keys_slot() {
+        let pieces: [&[u8]; 7] = [b"a", b"{", b"}", b"{a}", b"{b}", b"", b"x{a}"];
+        let mut texts: Vec<Vec<u8>> = Vec::new();
+        for first in pieces {
+            for second in pieces {
+                texts.push([first, second].concat());
+            }
+        }
+        // Two different hash tags in one slot, to reach the CRC after the
+        // tags differ.
+        let mut same_slot = None;
+        for number in 0..100_000u32 {
+            let tag = format!("{{t{number}}}");
+            if number > 0 && key_slot(tag.as_bytes()) == key_slot(b"{t0}") {
+                same_slot = Some(tag.into_bytes());
+                break;
+            }
+        }
+        texts.push(b"{t0}".to_vec());
+        texts.push(same_slot.expect("two of 100,000 tags share a slot"));
+        for first in &texts {
+            for second in &texts {
+                for third in [None, Some(&texts[3])] {
+                    let mut of: Vec<&[u8]> = vec![first, second];
+                    of.extend(third.map(Vec::as_slice));
+                    let shared = of.iter().all(|key| key_slot(key) == key_slot(first));
+                    let routing = keys(&of).routing(false);
+                    if shared {
+                        assert_eq!(routing, Routing::Slot(key_slot(first)), "{of:?}");
+                    } else {
+                        assert!(matches!(routing, Routing::CrossSlot(_)), "{of:?}");
+                    }
+                    assert_eq!(keys(&of).routing(true), Routing::Slot(key_slot(first)));
+                }
+            }
+        }
+        assert_eq!(keys(&[]).routing(false), Routing::AnyNode);
     }
 }
