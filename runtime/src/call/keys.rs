@@ -122,13 +122,18 @@ pub(super) enum Routing {
 /// once.
 const ELEMENT_SIZE_GUESS: usize = 32;
 
+/// The bytes of the length in front of each element.
+const LENGTH: usize = size_of::<usize>();
+
 /// The encoded keys and ARGV parameters of one call, in one buffer: the
-/// generated code pushes the keys, the call appends the parameters.
+/// generated code pushes the keys, the call appends the parameters. Each
+/// element is its length, then its bytes, so that one allocation holds
+/// the call's whole list.
 #[doc(hidden)]
 #[derive(Debug, Default)]
 pub struct Keys {
     data: Vec<u8>,
-    ends: Vec<usize>,
+    count: usize,
 }
 
 impl Keys {
@@ -138,23 +143,22 @@ impl Keys {
     }
 
     /// A list sized for a call of `keys` keys and `arguments` ARGV
-    /// parameters, so that encoding it allocates once per buffer.
+    /// parameters, so that encoding it allocates once.
     pub fn for_call(keys: usize, arguments: usize) -> Self {
-        let count = keys + arguments;
         Self {
-            data: Vec::with_capacity(ELEMENT_SIZE_GUESS * count),
-            ends: Vec::with_capacity(count),
+            data: Vec::with_capacity((ELEMENT_SIZE_GUESS + LENGTH) * (keys + arguments)),
+            count: 0,
         }
     }
 
     /// How many elements there are.
     pub(super) fn count(&self) -> usize {
-        self.ends.len()
+        self.count
     }
 
     /// The bytes of all elements together.
     pub(super) fn encoded_len(&self) -> usize {
-        self.data.len()
+        self.data.len() - LENGTH * self.count
     }
 
     /// Appends the argument(s) `key` encodes to.
@@ -164,18 +168,16 @@ impl Keys {
 
     /// Element `index` (0-based).
     pub(super) fn get(&self, index: usize) -> Option<&[u8]> {
-        let start = match index.checked_sub(1) {
-            Some(previous) => *self.ends.get(previous)?,
-            None => 0,
-        };
-        self.data.get(start..*self.ends.get(index)?)
+        self.iter().nth(index)
     }
 
     pub(super) fn iter(&self) -> impl Iterator<Item = &[u8]> {
-        self.ends.iter().scan(0, |start, &end| {
-            let element = self.data.get(*start..end);
-            *start = end;
-            element
+        let mut rest = self.data.as_slice();
+        std::iter::from_fn(move || {
+            let (length, after_length) = rest.split_first_chunk::<LENGTH>()?;
+            let (element, after) = after_length.split_at_checked(usize::from_ne_bytes(*length))?;
+            rest = after;
+            Some(element)
         })
     }
 
@@ -212,26 +214,33 @@ impl Keys {
 
 impl RedisWrite for Keys {
     fn write_arg(&mut self, arg: &[u8]) {
+        self.data.extend_from_slice(&arg.len().to_ne_bytes());
         self.data.extend_from_slice(arg);
-        self.ends.push(self.data.len());
+        self.count += 1;
     }
 
     fn writer_for_next_arg(&mut self) -> impl io::Write + '_ {
-        self.ends.push(self.data.len());
-        KeyWriter { keys: self }
+        let start = self.data.len();
+        self.data.extend_from_slice(&0usize.to_ne_bytes());
+        self.count += 1;
+        KeyWriter { keys: self, start }
     }
 }
 
-/// Writes one key in pieces, keeping its end offset current.
+/// Writes one element in pieces, keeping its length current.
 pub(super) struct KeyWriter<'a> {
     keys: &'a mut Keys,
+    /// Where the element's length is.
+    start: usize,
 }
 
 impl io::Write for KeyWriter<'_> {
     fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
-        self.keys.data.extend_from_slice(bytes);
-        if let Some(end) = self.keys.ends.last_mut() {
-            *end = self.keys.data.len();
+        let data = &mut self.keys.data;
+        data.extend_from_slice(bytes);
+        let length = data.len() - self.start - LENGTH;
+        if let Some(place) = data.get_mut(self.start..self.start + LENGTH) {
+            place.copy_from_slice(&length.to_ne_bytes());
         }
         Ok(bytes.len())
     }
@@ -252,6 +261,41 @@ mod tests {
             keys.push(key);
         }
         keys
+    }
+
+    /// Elements written whole, in pieces, empty, and of every length up to
+    /// a few hundred bytes come back as written, in order.
+    #[test]
+    fn elements_come_back_as_written() {
+        use redis::RedisWrite;
+        use std::io::Write;
+
+        let mut keys = Keys::for_call(1, 1);
+        let mut expected: Vec<Vec<u8>> = Vec::new();
+        for length in (0..300).step_by(7) {
+            let element: Vec<u8> = (0..length).map(|byte| byte as u8).collect();
+            if length % 2 == 0 {
+                keys.write_arg(&element);
+            } else {
+                let mut writer = keys.writer_for_next_arg();
+                for piece in element.chunks(5) {
+                    writer.write_all(piece).unwrap();
+                }
+            }
+            expected.push(element);
+        }
+        drop(keys.writer_for_next_arg());
+        expected.push(Vec::new());
+        assert_eq!(keys.count(), expected.len());
+        assert_eq!(keys.iter().collect::<Vec<_>>(), expected);
+        assert_eq!(
+            keys.encoded_len(),
+            expected.iter().map(Vec::len).sum::<usize>()
+        );
+        for (index, element) in expected.iter().enumerate() {
+            assert_eq!(keys.get(index), Some(element.as_slice()));
+        }
+        assert_eq!(keys.get(expected.len()), None);
     }
 
     /// Every pair and triple of keys over an alphabet with braces: the
