@@ -492,18 +492,21 @@ fn an_unsaved_rust_declaration_counts() {
 /// into that file); the environment's target wins, as on the command line.
 #[test]
 fn a_scripts_configuration_and_includes_apply() {
-    let root = scratch_crate("configured", "", &[]);
-    std::fs::write(
-        root.join("lua/redis-script.toml"),
-        "target = \"redis-7.2\"\nincludes = \"bullmq\"\n",
-    )
-    .expect("write the configuration");
-    std::fs::create_dir_all(root.join("lua/includes")).expect("create includes/");
     let helper = "local function expiring(key)\n  return redis.call('HGETEX', key, 'PERSIST', 'FIELDS', 1, 'f')\nend\n";
-    std::fs::write(root.join("lua/includes/expiring.lua"), helper).expect("write the include");
-    let script = root.join("lua/read.lua");
     let text = "-- KEYS[1] = hash\n--- @include \"includes/expiring\"\nreturn expiring(KEYS[1])\n";
-    std::fs::write(&script, text).expect("write the script");
+    let root = scratch_crate(
+        "configured",
+        "",
+        &[
+            (
+                "redis-script.toml",
+                "target = \"redis-7.2\"\nincludes = \"bullmq\"\n",
+            ),
+            ("includes/expiring.lua", helper),
+            ("read.lua", text),
+        ],
+    );
+    let script = root.join("lua/read.lua");
 
     let mut client = Client::start(&root, &[], false);
     let diagnostics = client.open(&script, text);

@@ -421,8 +421,7 @@ impl Batch {
         let bounded = async move {
             crate::timer::within(deadline, runs)
                 .await
-                .ok()
-                .unwrap_or_else(|| Err(deadline_passed(deadline)))
+                .unwrap_or_else(|_| Err(deadline_passed(deadline)))
         };
         telemetry::traced(self.span(), bounded).await
     }

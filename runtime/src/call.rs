@@ -215,10 +215,7 @@ pub fn start_call_with_id<T, E>(
 
 fn start<T, E>(script: &'static Script, keys: Keys, call_id: Option<CallId>) -> Call<T, E> {
     // One key cannot span slots: its slot is computed only when asked.
-    let mut routing = if keys.count() == 1
-        && !script.builds_keys_from_keys()
-        && script.exactly_once().is_none()
-    {
+    let mut routing = if keys.count() == 1 && !script.builds_keys_from_keys() {
         Routing::OneKey
     } else {
         keys.routing(script.allows_cross_slot_keys())
@@ -250,7 +247,7 @@ fn start<T, E>(script: &'static Script, keys: Keys, call_id: Option<CallId>) -> 
                 Routing::AnyNode => key_slot(call_id.as_str().as_bytes()),
                 Routing::CrossSlot(keys) => keys.first().map_or(0, |key| key.slot),
             };
-            if routing == Routing::AnyNode {
+            if matches!(routing, Routing::AnyNode | Routing::OneKey) {
                 routing = Routing::Slot(slot);
             }
             let record = Record {
@@ -298,8 +295,7 @@ pub fn push_key_prefix<T, E, A: redis::ToRedisArgs>(
     argument.write_redis_args(&mut call.encoded);
     let slot = match (&call.routing, call.key_count) {
         (_, 0) => None,
-        (Routing::Slot(slot), _) => Some(*slot),
-        (Routing::OneKey, _) => call.first_key_bytes().map(key_slot),
+        (Routing::Slot(_) | Routing::OneKey, _) => call.keys_slot(),
         // Cross-slot keys are refused anyway.
         _ => return,
     };
@@ -499,11 +495,16 @@ impl<T, E> Call<T, E> {
     /// `Err(Error::CrossSlot)` when they do not share one.
     pub fn slot(&self) -> Result<Option<u16>, Error> {
         self.check_slots()?;
-        Ok(match &self.routing {
+        Ok(self.keys_slot())
+    }
+
+    /// The slot the keys share (hashing a single key now), if they share one.
+    fn keys_slot(&self) -> Option<u16> {
+        match &self.routing {
             Routing::Slot(slot) => Some(*slot),
             Routing::OneKey => self.first_key_bytes().map(key_slot),
             Routing::AnyNode | Routing::CrossSlot(_) => None,
-        })
+        }
     }
 
     /// The first of the script's own keys, as sent.

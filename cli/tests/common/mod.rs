@@ -92,7 +92,11 @@ pub fn scratch_crate(name: &str, rust: &str, scripts: &[(&str, &str)]) -> PathBu
     .expect("write Cargo.toml");
     std::fs::write(root.join("src/lib.rs"), rust).expect("write src/lib.rs");
     for (file, text) in scripts {
-        std::fs::write(root.join("lua").join(file), text).expect("write a script");
+        let path = root.join("lua").join(file);
+        if let Some(folder) = path.parent() {
+            std::fs::create_dir_all(folder).expect("create a folder under lua/");
+        }
+        std::fs::write(path, text).expect("write a script");
     }
     root
 }

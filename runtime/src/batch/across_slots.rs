@@ -277,8 +277,7 @@ pub async fn run_batch(
         let outcomes =
             crate::timer::within(batch.deadline, run_slots(connection, &slots, &commands))
                 .await
-                .ok()
-                .ok_or_else(|| deadline_passed(batch.deadline))?;
+                .map_err(|_| deadline_passed(batch.deadline))?;
         let sent = outcomes.into_iter().flat_map(|(slot, results)| {
             let transactions = slots.get(slot).map(Vec::as_slice).unwrap_or_default();
             transactions.iter().zip(results)

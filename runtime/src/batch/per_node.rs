@@ -222,8 +222,7 @@ impl NodeConnections {
             let commands: Vec<&Cmd> = batch.pipeline.cmd_iter().collect();
             let states = crate::timer::within(batch.deadline, self.run_slots(&slots, &commands))
                 .await
-                .ok()
-                .ok_or_else(|| deadline_passed(batch.deadline))?;
+                .map_err(|_| deadline_passed(batch.deadline))?;
             let sent = slots
                 .iter()
                 .zip(states)
