@@ -57,6 +57,13 @@ const PAIR_CALLS_FACTOR: usize = 5;
 struct Latencies(Vec<Duration>);
 
 impl Latencies {
+    /// Room for `calls` latencies, taken before timing: a vector that grows
+    /// while calls are timed copies itself, which cools the caches for the
+    /// next call, the other way's (a tail of the other way's own).
+    fn with_capacity(calls: usize) -> Self {
+        Self(Vec::with_capacity(calls))
+    }
+
     fn percentile(&self, percent: f64) -> Duration {
         let mut sorted = self.0.clone();
         sorted.sort_unstable();
@@ -105,7 +112,7 @@ async fn measure<C: ConnectionLike + Send>(
         hand_written(connection).await?;
         hand_written_in_timeout(connection).await?;
     }
-    let mut ways: [Latencies; WAYS] = Default::default();
+    let mut ways: [Latencies; WAYS] = std::array::from_fn(|_| Latencies::with_capacity(calls));
     for round in 0..calls {
         for turn in 0..WAYS {
             let way = (round + turn) % WAYS;
@@ -190,7 +197,7 @@ async fn measure_pair<C: ConnectionLike + Send>(
     let per_block = calls.div_ceil(BLOCKS);
     let mut blocks = Vec::with_capacity(BLOCKS);
     for _ in 0..BLOCKS {
-        let mut ways: [Latencies; 2] = Default::default();
+        let mut ways: [Latencies; 2] = std::array::from_fn(|_| Latencies::with_capacity(per_block));
         for round in 0..per_block {
             for turn in 0..2 {
                 let way = (round + turn) % 2;
@@ -219,7 +226,7 @@ async fn raw_round_trips(port: u16, calls: usize) -> Result<Latencies, BoxError>
         .arg(TOKEN)
         .get_packed_command();
     let mut reply = [0u8; 64];
-    let mut latencies = Latencies::default();
+    let mut latencies = Latencies::with_capacity(calls);
     for call in 0..WARM_UP + calls {
         let start = Instant::now();
         stream.write_all(&request).await?;
