@@ -4,7 +4,9 @@
 //!
 //! Run: `cargo run --release -p redis-script-bench --bin connection_kinds
 //! [-- CALLS]`, or `-- --only generated|hand-written [CALLS]` for one way
-//! alone (to count it with `perf stat`)
+//! alone (to count it with `bench/count-instructions`), or `-- --cold
+//! [CALLS]` for the pairs below with cold caches (the client reads 4 MiB
+//! before each call).
 //!
 //! It starts a throwaway `redis-server` and a cluster of 3 primaries (the
 //! tests' servers) and, on a current-thread runtime and on a multi-thread
@@ -185,10 +187,15 @@ impl Pair {
 /// their own: a drift of the machine between blocks then moves both ways
 /// alike, and the spread of the block ratios shows how far one ratio can
 /// be trusted.
+///
+/// With `cold`, the client reads that buffer through before each call,
+/// untimed: the call then starts with the caches a server on the same
+/// core would have left it.
 async fn measure_pair<C: ConnectionLike + Send>(
     pair: Pair,
     connection: &mut C,
     calls: usize,
+    cold: Option<&[u8]>,
 ) -> Result<Vec<[Latencies; 2]>, BoxError> {
     for _ in 0..WARM_UP {
         pair.call(0, connection).await?;
@@ -201,6 +208,9 @@ async fn measure_pair<C: ConnectionLike + Send>(
         for round in 0..per_block {
             for turn in 0..2 {
                 let way = (round + turn) % 2;
+                if let Some(buffer) = cold {
+                    read_through(buffer);
+                }
                 let start = Instant::now();
                 pair.call(way, connection).await?;
                 ways[way].0.push(start.elapsed());
@@ -209,6 +219,65 @@ async fn measure_pair<C: ConnectionLike + Send>(
         blocks.push(ways);
     }
     Ok(blocks)
+}
+
+/// Bytes `--cold` reads before each call: twice the L2 cache of a core of
+/// the machine measured (1 MiB), so that the call finds little of its code
+/// and data there.
+const COLD_BYTES: usize = 4 << 20;
+
+/// Reads one byte of each cache line of `buffer`.
+fn read_through(buffer: &[u8]) {
+    let mut sum = 0u8;
+    for line in buffer.chunks(64) {
+        sum = sum.wrapping_add(line[0]);
+    }
+    std::hint::black_box(sum);
+}
+
+/// `--cold [CALLS]`: the pairs alone on a `MultiplexedConnection`, each
+/// call after the client read [`COLD_BYTES`], on both runtime flavors:
+/// what each way costs when its code and data must come back into the
+/// caches, as in a call of the tail.
+fn cold(calls: usize) -> Result<(), BoxError> {
+    let server = RedisServer::start();
+    let buffer: Vec<u8> = (0..COLD_BYTES).map(|byte| byte as u8).collect();
+    let mut pairs = Vec::new();
+    for (runtime, mut builder) in [
+        (
+            "current-thread",
+            tokio::runtime::Builder::new_current_thread(),
+        ),
+        ("multi-thread", {
+            let mut builder = tokio::runtime::Builder::new_multi_thread();
+            builder.worker_threads(2);
+            builder
+        }),
+    ] {
+        builder.enable_all().build()?.block_on(async {
+            let client = redis::Client::open(server.url())?;
+            let mut connection = client.get_multiplexed_async_connection().await?;
+            redis::cmd("SET")
+                .arg(SOURCE)
+                .arg(i64::MAX / 2)
+                .exec_async(&mut connection)
+                .await?;
+            for pair in Pair::ALL {
+                pairs.push(PairRow {
+                    runtime,
+                    pair,
+                    blocks: measure_pair(pair, &mut connection, calls, Some(&buffer)).await?,
+                });
+            }
+            Ok::<(), BoxError>(())
+        })?;
+    }
+    println!(
+        "### Alone with cold caches, alternating 1:1 on a `MultiplexedConnection` ({calls} calls each way, {BLOCKS} blocks, {} MiB read before each call)\n",
+        COLD_BYTES >> 20
+    );
+    print_pairs(&pairs);
+    Ok(())
 }
 
 /// The same `EVALSHA` written and its reply read on a bare tokio
@@ -282,7 +351,7 @@ async fn every_kind(
         pairs.push(PairRow {
             runtime,
             pair,
-            blocks: measure_pair(pair, &mut multiplexed, calls * PAIR_CALLS_FACTOR).await?,
+            blocks: measure_pair(pair, &mut multiplexed, calls * PAIR_CALLS_FACTOR, None).await?,
         });
     }
     // After the generated call's first use, which loaded the script.
@@ -388,6 +457,11 @@ fn main() -> Result<(), BoxError> {
         let calls = rest.first().map_or(Ok(100_000), |text| text.parse())?;
         return only(way, calls);
     }
+    if let [flag, rest @ ..] = arguments.as_slice()
+        && flag == "--cold"
+    {
+        return cold(rest.first().map_or(Ok(20_000), |text| text.parse())?);
+    }
     let calls: usize = match arguments.first() {
         Some(text) => text.parse()?,
         None => 20_000,
@@ -458,6 +532,13 @@ fn main() -> Result<(), BoxError> {
     println!(
         "\n### Alone, alternating 1:1 on a `MultiplexedConnection` ({pair_calls} calls each way, {BLOCKS} blocks)\n"
     );
+    print_pairs(&pairs);
+    Ok(())
+}
+
+/// The pairs' table.
+fn print_pairs(pairs: &[PairRow]) {
+    let micros = |latency: Duration| latency.as_secs_f64() * 1e6;
     println!(
         "| runtime | pair | p50 µs | p50 ratio: all calls; blocks' median [range] | p99 µs | p99 ratio: all calls; blocks' median [range] |"
     );
@@ -485,5 +566,4 @@ fn main() -> Result<(), BoxError> {
             ratios(99.0)
         );
     }
-    Ok(())
 }
