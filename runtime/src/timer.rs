@@ -25,11 +25,8 @@ pub(crate) fn sleep(delay: Duration) -> impl Future<Output = ()> {
 }
 
 /// What [`within`] returns when the limit passed first.
-#[cfg(feature = "tokio")]
-pub(crate) type Elapsed = tokio::time::error::Elapsed;
-/// What [`within`] returns when the limit passed first.
-#[cfg(not(feature = "tokio"))]
-pub(crate) type Elapsed = ();
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Elapsed;
 
 /// The output of `future`, or an error when it did not complete within
 /// `limit` (it is then dropped).
@@ -44,11 +41,81 @@ pub(crate) fn within<F: Future>(
 ) -> impl Future<Output = Result<F::Output, Elapsed>> {
     #[cfg(feature = "tokio")]
     {
-        tokio::time::timeout(limit.min(LONGEST), future)
+        deadline::Deadline::new(future, tokio::time::sleep(limit.min(LONGEST)))
     }
     #[cfg(not(feature = "tokio"))]
     {
         shared_thread::within(limit, future)
+    }
+}
+
+/// The deadline of builds with `tokio`: the timer is polled only when it
+/// must be.
+#[cfg(feature = "tokio")]
+mod deadline {
+    use std::future::Future;
+    use std::pin::Pin;
+    use std::task::{Context, Poll, Waker};
+
+    use super::Elapsed;
+
+    pin_project_lite::pin_project! {
+        /// `future`, ended by `sleep` if that elapses first.
+        ///
+        /// tokio's `Timeout` polls its timer each time the future returns
+        /// pending. This one polls the timer (which arms it and gives it
+        /// the waker) only when the task's waker is not the one the timer
+        /// holds: on the first pending poll, and after the future moved to
+        /// another task. Otherwise it asks the timer whether it elapsed.
+        /// Built in place, it also spares the call's future the moves of
+        /// `tokio::time::timeout` (about 120 instructions a call in all).
+        pub(super) struct Deadline<F> {
+            #[pin]
+            future: F,
+            #[pin]
+            sleep: tokio::time::Sleep,
+            armed_for: Option<Waker>,
+        }
+    }
+
+    impl<F> Deadline<F> {
+        pub(super) fn new(future: F, sleep: tokio::time::Sleep) -> Self {
+            Self {
+                future,
+                sleep,
+                armed_for: None,
+            }
+        }
+    }
+
+    impl<F: Future> Future for Deadline<F> {
+        type Output = Result<F::Output, Elapsed>;
+
+        fn poll(self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<Self::Output> {
+            let this = self.project();
+            if let Poll::Ready(output) = this.future.poll(context) {
+                return Poll::Ready(Ok(output));
+            }
+            if let Some(waker) = this.armed_for.as_ref()
+                && waker.will_wake(context.waker())
+            {
+                return if this.sleep.is_elapsed() {
+                    Poll::Ready(Err(Elapsed))
+                } else {
+                    Poll::Pending
+                };
+            }
+            // Unconstrained: a task whose future used up its budget of the
+            // scheduler must still arm its deadline (so does `Timeout`).
+            let sleep = std::pin::pin!(tokio::task::coop::unconstrained(this.sleep));
+            match sleep.poll(context) {
+                Poll::Ready(()) => Poll::Ready(Err(Elapsed)),
+                Poll::Pending => {
+                    *this.armed_for = Some(context.waker().clone());
+                    Poll::Pending
+                }
+            }
+        }
     }
 }
 
@@ -66,7 +133,10 @@ mod shared_thread {
         futures_timer::Delay::new(delay.min(LONGEST)).await;
     }
 
-    pub(super) async fn within<F: Future>(limit: Duration, future: F) -> Result<F::Output, ()> {
+    pub(super) async fn within<F: Future>(
+        limit: Duration,
+        future: F,
+    ) -> Result<F::Output, super::Elapsed> {
         let mut future = std::pin::pin!(future);
         let mut delay = futures_timer::Delay::new(limit.min(LONGEST));
         std::future::poll_fn(|context| {
@@ -74,7 +144,7 @@ mod shared_thread {
                 return Poll::Ready(Ok(output));
             }
             match Pin::new(&mut delay).poll(context) {
-                Poll::Ready(()) => Poll::Ready(Err(())),
+                Poll::Ready(()) => Poll::Ready(Err(super::Elapsed)),
                 Poll::Pending => Poll::Pending,
             }
         })
@@ -119,6 +189,56 @@ mod tests {
             let began = Instant::now();
             sleep(Duration::from_millis(30)).await;
             assert!(began.elapsed() >= Duration::from_millis(30), "{timer}");
+        }
+    }
+
+    /// A waker that counts its wakes.
+    #[derive(Default)]
+    struct Counting(std::sync::atomic::AtomicUsize);
+
+    impl std::task::Wake for Counting {
+        fn wake(self: std::sync::Arc<Self>) {
+            self.wake_by_ref();
+        }
+
+        fn wake_by_ref(self: &std::sync::Arc<Self>) {
+            self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+
+    impl Counting {
+        fn wakes(&self) -> usize {
+            self.0.load(std::sync::atomic::Ordering::SeqCst)
+        }
+    }
+
+    /// The deadline wakes whichever task polled the call last: one that
+    /// is polled again by the same task does not give the timer its waker
+    /// again, one polled by another task does.
+    #[tokio::test]
+    async fn the_deadline_wakes_the_task_that_polled_last() {
+        use std::sync::Arc;
+        use std::task::{Context, Poll, Waker};
+
+        for (timer, _, within) in timers() {
+            let mut call = within(
+                Duration::from_millis(30),
+                Box::pin(std::future::pending::<u8>()),
+            );
+            let (first, second) = (Arc::new(Counting::default()), Arc::new(Counting::default()));
+            let first_waker = Waker::from(first.clone());
+            let second_waker = Waker::from(second.clone());
+            for waker in [&first_waker, &first_waker, &second_waker, &second_waker] {
+                let polled = call.as_mut().poll(&mut Context::from_waker(waker));
+                assert!(polled.is_pending(), "{timer}");
+            }
+            let began = Instant::now();
+            while second.wakes() == 0 && began.elapsed() < Duration::from_secs(5) {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+            assert_eq!((first.wakes(), second.wakes()), (0, 1), "{timer}");
+            let polled = call.as_mut().poll(&mut Context::from_waker(&second_waker));
+            assert_eq!(polled, Poll::Ready(None), "{timer}");
         }
     }
 
