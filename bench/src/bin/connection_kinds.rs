@@ -221,6 +221,20 @@ async fn measure_pair<C: ConnectionLike + Send>(
     Ok(blocks)
 }
 
+/// A `MultiplexedConnection` to `client`'s server, whose `transfer` source
+/// holds enough for every transfer of a run.
+async fn funded_connection(
+    client: &redis::Client,
+) -> Result<redis::aio::MultiplexedConnection, BoxError> {
+    let mut connection = client.get_multiplexed_async_connection().await?;
+    redis::cmd("SET")
+        .arg(SOURCE)
+        .arg(i64::MAX / 2)
+        .exec_async(&mut connection)
+        .await?;
+    Ok(connection)
+}
+
 /// Bytes `--cold` reads before each call: twice the L2 cache of a core of
 /// the machine measured (1 MiB), so that the call finds little of its code
 /// and data there.
@@ -255,13 +269,7 @@ fn cold(calls: usize) -> Result<(), BoxError> {
         }),
     ] {
         builder.enable_all().build()?.block_on(async {
-            let client = redis::Client::open(server.url())?;
-            let mut connection = client.get_multiplexed_async_connection().await?;
-            redis::cmd("SET")
-                .arg(SOURCE)
-                .arg(i64::MAX / 2)
-                .exec_async(&mut connection)
-                .await?;
+            let mut connection = funded_connection(&redis::Client::open(server.url())?).await?;
             for pair in Pair::ALL {
                 pairs.push(PairRow {
                     runtime,
@@ -338,13 +346,7 @@ async fn every_kind(
 ) -> Result<(Vec<Row>, Vec<PairRow>), BoxError> {
     let client = redis::Client::open(server.url())?;
     let mut rows = Vec::new();
-    let mut multiplexed = client.get_multiplexed_async_connection().await?;
-    // Enough for every transfer of both runtimes, one at a time.
-    redis::cmd("SET")
-        .arg(SOURCE)
-        .arg(i64::MAX / 2)
-        .exec_async(&mut multiplexed)
-        .await?;
+    let mut multiplexed = funded_connection(&client).await?;
     let ways = measure(&mut multiplexed, calls).await?;
     let mut pairs = Vec::new();
     for pair in Pair::ALL {
