@@ -61,7 +61,7 @@ struct Latencies(Vec<Duration>);
 impl Latencies {
     /// Room for `calls` latencies, taken before timing: a vector that grows
     /// while calls are timed copies itself, which cools the caches for the
-    /// next call, the other way's (a tail of the other way's own).
+    /// next call, the other way's, and puts that call in its tail.
     fn with_capacity(calls: usize) -> Self {
         Self(Vec::with_capacity(calls))
     }
@@ -235,8 +235,8 @@ async fn funded_connection(
     Ok(connection)
 }
 
-/// Bytes `--cold` reads before each call: twice the L2 cache of a core of
-/// the machine measured (1 MiB), so that the call finds little of its code
+/// Bytes `--cold` reads before each call: four times the L2 cache of a
+/// core of the machine measured (1 MiB), so that the call finds little of its code
 /// and data there.
 const COLD_BYTES: usize = 4 << 20;
 
