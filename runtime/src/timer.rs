@@ -31,9 +31,9 @@ pub(crate) struct Elapsed;
 /// The output of `future`, or an error when it did not complete within
 /// `limit` (it is then dropped).
 ///
-/// A plain function returning the timer's own future rather than an
+/// A plain function returning the deadline's future rather than an
 /// `async fn`: an `async fn` would keep `future` twice in its state (once
-/// as its argument, once inside the timeout), and every call carries that
+/// as its argument, once inside the deadline), and every call carries that
 /// state.
 pub(crate) fn within<F: Future>(
     limit: Duration,
