@@ -4,9 +4,9 @@
 //!
 //! Run: `cargo run --release -p redis-script-bench --bin connection_kinds
 //! [-- CALLS]`, or `-- --only generated|hand-written [CALLS]` for one way
-//! alone (to count it with `bench/count-instructions`), or `-- --cold
-//! [CALLS]` for the pairs below with cold caches (the client reads 4 MiB
-//! before each call).
+//! alone (to count it with `bench/count-instructions`), `-- --pairs
+//! [CALLS]` for the pairs below alone, or `-- --cold [CALLS]` for them
+//! with cold caches (the client reads 4 MiB before each call).
 //!
 //! It starts a throwaway `redis-server` and a cluster of 3 primaries (the
 //! tests' servers) and, on a current-thread runtime and on a multi-thread
@@ -249,13 +249,15 @@ fn read_through(buffer: &[u8]) {
     std::hint::black_box(sum);
 }
 
-/// `--cold [CALLS]`: the pairs alone on a `MultiplexedConnection`, each
-/// call after the client read [`COLD_BYTES`], on both runtime flavors:
-/// what each way costs when its code and data must come back into the
-/// caches, as in a call of the tail.
-fn cold(calls: usize) -> Result<(), BoxError> {
+/// `--pairs [CALLS]` and `--cold [CALLS]`: the pairs alone on a
+/// `MultiplexedConnection`, on both runtime flavors, without the table of
+/// connection kinds. With `cold`, each call comes after the client read
+/// [`COLD_BYTES`]: what each way costs when its code and data must come
+/// back into the caches, as in a call of the tail.
+fn pairs_alone(calls: usize, cold: bool) -> Result<(), BoxError> {
     let server = RedisServer::start();
     let buffer: Vec<u8> = (0..COLD_BYTES).map(|byte| byte as u8).collect();
+    let buffer = cold.then_some(buffer.as_slice());
     let mut pairs = Vec::new();
     for (runtime, mut builder) in [
         (
@@ -274,16 +276,22 @@ fn cold(calls: usize) -> Result<(), BoxError> {
                 pairs.push(PairRow {
                     runtime,
                     pair,
-                    blocks: measure_pair(pair, &mut connection, calls, Some(&buffer)).await?,
+                    blocks: measure_pair(pair, &mut connection, calls, buffer).await?,
                 });
             }
             Ok::<(), BoxError>(())
         })?;
     }
-    println!(
-        "### Alone with cold caches, alternating 1:1 on a `MultiplexedConnection` ({calls} calls each way, {BLOCKS} blocks, {} MiB read before each call)\n",
-        COLD_BYTES >> 20
-    );
+    if cold {
+        println!(
+            "### Alone with cold caches, alternating 1:1 on a `MultiplexedConnection` ({calls} calls each way, {BLOCKS} blocks, {} MiB read before each call)\n",
+            COLD_BYTES >> 20
+        );
+    } else {
+        println!(
+            "### Alone, alternating 1:1 on a `MultiplexedConnection` ({calls} calls each way, {BLOCKS} blocks)\n"
+        );
+    }
     print_pairs(&pairs);
     Ok(())
 }
@@ -460,9 +468,10 @@ fn main() -> Result<(), BoxError> {
         return only(way, calls);
     }
     if let [flag, rest @ ..] = arguments.as_slice()
-        && flag == "--cold"
+        && (flag == "--pairs" || flag == "--cold")
     {
-        return cold(rest.first().map_or(Ok(20_000), |text| text.parse())?);
+        let calls = rest.first().map_or(Ok(20_000), |text| text.parse())?;
+        return pairs_alone(calls, flag == "--cold");
     }
     let calls: usize = match arguments.first() {
         Some(text) => text.parse()?,
