@@ -184,9 +184,32 @@ impl Started {
     }
 }
 
+/// Whether anything collects what a call reports: its span is recorded,
+/// its debug event is wanted, or metrics are built in. When nothing does,
+/// a call spends nothing on telemetry after its span, not even the code
+/// it would run.
+#[inline]
+pub(crate) fn collected(span: &Span) -> bool {
+    cfg!(feature = "metrics") || !span.is_disabled() || tracing::enabled!(tracing::Level::DEBUG)
+}
+
 /// Records the end of a call (`failure`: how it failed, if it did): span
 /// fields, one debug event, metrics.
+#[inline]
 pub(crate) fn call_finished(
+    span: &Span,
+    script: &Script,
+    summary: &CallSummary,
+    started: Started,
+    failure: Option<&Error>,
+) {
+    if collected(span) {
+        report_call(span, script, summary, started, failure);
+    }
+}
+
+#[inline(never)]
+fn report_call(
     span: &Span,
     script: &Script,
     summary: &CallSummary,

@@ -220,7 +220,9 @@ impl<'c, T: FromRedisValue, E> Attempts<'c, T, E> {
                 (Stage::EvalWithoutReadOnly, ("EVAL", call.plain_eval()))
             }
             (_, Answer::Reply(value)) => {
-                self.reply_tag = telemetry::reply_tag(call.reply_shape, &value);
+                if telemetry::collected(&self.span) {
+                    self.reply_tag = telemetry::reply_tag(call.reply_shape, &value);
+                }
                 return self.finish(decode_value(call.script.name(), &value));
             }
             (_, Answer::Failed(error)) => return self.finish(Err(error)),
@@ -268,7 +270,9 @@ impl<'c, T: FromRedisValue, E> Attempts<'c, T, E> {
         }
         match Answer::of(Ok(reply), script) {
             Answer::Reply(value) => {
-                self.reply_tag = telemetry::reply_tag(call.reply_shape, &value);
+                if telemetry::collected(&self.span) {
+                    self.reply_tag = telemetry::reply_tag(call.reply_shape, &value);
+                }
                 self.finish(decode_value(script.name(), &value))
             }
             Answer::Failed(error) => self.finish(Err(error)),
