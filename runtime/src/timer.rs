@@ -6,6 +6,8 @@
 //! `cargo test` checks the timer of builds without `tokio` as well.
 
 use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 /// The longest wait a timer is asked for: a deadline of `Duration::MAX`
@@ -41,114 +43,120 @@ pub(crate) fn within<F: Future>(
 ) -> impl Future<Output = Result<F::Output, Elapsed>> {
     #[cfg(feature = "tokio")]
     {
-        deadline::Deadline::new(future, tokio::time::sleep(limit.min(LONGEST)))
+        Deadline::new(future, tokio::time::sleep(limit.min(LONGEST)))
     }
     #[cfg(not(feature = "tokio"))]
     {
-        shared_thread::within(limit, future)
+        Deadline::new(future, shared_thread::delay(limit))
     }
 }
 
-/// The deadline of builds with `tokio`: the timer is polled only when it
-/// must be.
+/// A timer a [`Deadline`] can end its future with.
+trait Alarm: Future<Output = ()> {
+    /// Whether the alarm went off, asked without polling it; `None` when
+    /// only a poll can tell.
+    fn went_off(self: Pin<&mut Self>) -> Option<bool>;
+}
+
 #[cfg(feature = "tokio")]
-mod deadline {
-    use std::future::Future;
-    use std::pin::Pin;
-    use std::task::{Context, Poll, Waker};
+impl Alarm for tokio::time::Sleep {
+    fn went_off(self: Pin<&mut Self>) -> Option<bool> {
+        Some(self.is_elapsed())
+    }
+}
 
-    use super::Elapsed;
+#[cfg(any(not(feature = "tokio"), test))]
+impl Alarm for futures_timer::Delay {
+    fn went_off(self: Pin<&mut Self>) -> Option<bool> {
+        None
+    }
+}
 
-    pin_project_lite::pin_project! {
-        /// `future`, ended by `sleep` if that elapses first.
-        ///
-        /// tokio's `Timeout` polls its timer each time the future returns
-        /// pending. This one polls the timer (which arms it and gives it
-        /// the waker) only when the task's waker is not the one the timer
-        /// holds: on the first pending poll, and after the future moved to
-        /// another task. Otherwise it asks the timer whether it elapsed.
-        /// Built in place, it also spares the call's future the moves of
-        /// `tokio::time::timeout` (about 120 instructions a call in all).
-        pub(super) struct Deadline<F> {
-            #[pin]
-            future: F,
-            #[pin]
-            sleep: tokio::time::Sleep,
-            armed_for: Option<Waker>,
+pin_project_lite::pin_project! {
+    /// `future`, ended by `alarm` if that goes off first. Built in place,
+    /// it spares the call's future the moves of a wrapping `async fn` or
+    /// of `tokio::time::timeout` (about 120 instructions a call in all).
+    ///
+    /// tokio's `Timeout` polls its timer each time the future returns
+    /// pending. This one polls the alarm (which arms it and gives it the
+    /// waker) only when the task's waker is not the one the alarm holds:
+    /// on the first pending poll, and after the future moved to another
+    /// task. Otherwise it asks the alarm whether it went off, when the
+    /// alarm can tell without a poll.
+    struct Deadline<F, A> {
+        #[pin]
+        future: F,
+        #[pin]
+        alarm: A,
+        armed_for: Option<Waker>,
+    }
+}
+
+impl<F, A> Deadline<F, A> {
+    fn new(future: F, alarm: A) -> Self {
+        Self {
+            future,
+            alarm,
+            armed_for: None,
         }
     }
+}
 
-    impl<F> Deadline<F> {
-        pub(super) fn new(future: F, sleep: tokio::time::Sleep) -> Self {
-            Self {
-                future,
-                sleep,
-                armed_for: None,
+impl<F: Future, A: Alarm> Future for Deadline<F, A> {
+    type Output = Result<F::Output, Elapsed>;
+
+    fn poll(self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<Self::Output> {
+        let mut this = self.project();
+        if let Poll::Ready(output) = this.future.poll(context) {
+            return Poll::Ready(Ok(output));
+        }
+        if let Some(waker) = this.armed_for.as_ref()
+            && waker.will_wake(context.waker())
+            && let Some(went_off) = this.alarm.as_mut().went_off()
+        {
+            return if went_off {
+                Poll::Ready(Err(Elapsed))
+            } else {
+                Poll::Pending
+            };
+        }
+        match arm(this.alarm, context) {
+            Poll::Ready(()) => Poll::Ready(Err(Elapsed)),
+            Poll::Pending => {
+                *this.armed_for = Some(context.waker().clone());
+                Poll::Pending
             }
         }
     }
+}
 
-    impl<F: Future> Future for Deadline<F> {
-        type Output = Result<F::Output, Elapsed>;
-
-        fn poll(self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<Self::Output> {
-            let this = self.project();
-            if let Poll::Ready(output) = this.future.poll(context) {
-                return Poll::Ready(Ok(output));
-            }
-            if let Some(waker) = this.armed_for.as_ref()
-                && waker.will_wake(context.waker())
-            {
-                return if this.sleep.is_elapsed() {
-                    Poll::Ready(Err(Elapsed))
-                } else {
-                    Poll::Pending
-                };
-            }
-            // Unconstrained: a task whose future used up its budget of the
-            // scheduler must still arm its deadline (so does `Timeout`).
-            let sleep = std::pin::pin!(tokio::task::coop::unconstrained(this.sleep));
-            match sleep.poll(context) {
-                Poll::Ready(()) => Poll::Ready(Err(Elapsed)),
-                Poll::Pending => {
-                    *this.armed_for = Some(context.waker().clone());
-                    Poll::Pending
-                }
-            }
-        }
+/// Polls `alarm`, unconstrained by tokio's cooperative budget: a task
+/// whose future used up its budget of the scheduler must still arm its
+/// deadline (so does `Timeout`).
+fn arm<A: Alarm>(alarm: Pin<&mut A>, context: &mut Context<'_>) -> Poll<()> {
+    #[cfg(feature = "tokio")]
+    {
+        std::pin::pin!(tokio::task::coop::unconstrained(alarm)).poll(context)
+    }
+    #[cfg(not(feature = "tokio"))]
+    {
+        alarm.poll(context)
     }
 }
 
 /// The timer of builds without `tokio`: `futures-timer`'s thread.
 #[cfg(any(not(feature = "tokio"), test))]
 mod shared_thread {
-    use std::future::Future;
-    use std::pin::Pin;
-    use std::task::Poll;
     use std::time::Duration;
 
     use super::LONGEST;
 
-    pub(super) async fn sleep(delay: Duration) {
-        futures_timer::Delay::new(delay.min(LONGEST)).await;
+    pub(super) fn delay(delay: Duration) -> futures_timer::Delay {
+        futures_timer::Delay::new(delay.min(LONGEST))
     }
 
-    pub(super) async fn within<F: Future>(
-        limit: Duration,
-        future: F,
-    ) -> Result<F::Output, super::Elapsed> {
-        let mut future = std::pin::pin!(future);
-        let mut delay = futures_timer::Delay::new(limit.min(LONGEST));
-        std::future::poll_fn(|context| {
-            if let Poll::Ready(output) = future.as_mut().poll(context) {
-                return Poll::Ready(Ok(output));
-            }
-            match Pin::new(&mut delay).poll(context) {
-                Poll::Ready(()) => Poll::Ready(Err(super::Elapsed)),
-                Poll::Pending => Poll::Pending,
-            }
-        })
-        .await
+    pub(super) async fn sleep(delay: Duration) {
+        self::delay(delay).await;
     }
 }
 
@@ -177,7 +185,8 @@ mod tests {
                 "the shared thread",
                 |delay| Box::pin(super::shared_thread::sleep(delay)),
                 |limit, future| {
-                    Box::pin(async move { super::shared_thread::within(limit, future).await.ok() })
+                    let deadline = super::Deadline::new(future, super::shared_thread::delay(limit));
+                    Box::pin(async move { deadline.await.ok() })
                 },
             ),
         ]
