@@ -16,7 +16,7 @@ use redis_script_codes::once;
 use tracing::Instrument as _;
 
 use crate::error::{Error, truncate_for_display};
-use crate::exactly_once::CallId;
+use crate::exactly_once::{CallId, ExactlyOnce};
 use crate::library::Library;
 use crate::retry::RetryRefusals;
 use crate::script::Script;
@@ -241,19 +241,7 @@ fn start<T, E>(script: &'static Script, keys: Keys, call_id: Option<CallId>) -> 
     );
     let (call_id, record) = match (script.exactly_once(), call_id) {
         (Some(once), Some(call_id)) => {
-            let slot = match &routing {
-                Routing::Slot(slot) => *slot,
-                Routing::OneKey => keys.get(0).map_or(0, key_slot),
-                Routing::AnyNode => key_slot(call_id.as_str().as_bytes()),
-                Routing::CrossSlot(keys) => keys.first().map_or(0, |key| key.slot),
-            };
-            if matches!(routing, Routing::AnyNode | Routing::OneKey) {
-                routing = Routing::Slot(slot);
-            }
-            let record = Record {
-                key: once.record_key(script.name(), call_id.as_str().as_bytes(), slot),
-                ttl_ms: call_id.ttl_ms(once),
-            };
+            let record = record_of(script, once, &call_id, &keys, &mut routing);
             (Some(call_id), Some(record))
         }
         _ => (None, None),
@@ -268,6 +256,34 @@ fn start<T, E>(script: &'static Script, keys: Keys, call_id: Option<CallId>) -> 
         call_id,
         reply_shape: None,
         reply: PhantomData,
+    }
+}
+
+/// An exactly-once call's record, in the slot of the call's keys; a
+/// keyless call, or one with a single key, is then routed to that slot.
+/// Out of line: most scripts are not exactly-once, and their calls need
+/// not carry this code.
+#[cold]
+#[inline(never)]
+fn record_of(
+    script: &Script,
+    once: &ExactlyOnce,
+    call_id: &CallId,
+    keys: &Keys,
+    routing: &mut Routing,
+) -> Record {
+    let slot = match &*routing {
+        Routing::Slot(slot) => *slot,
+        Routing::OneKey => keys.get(0).map_or(0, key_slot),
+        Routing::AnyNode => key_slot(call_id.as_str().as_bytes()),
+        Routing::CrossSlot(keys) => keys.first().map_or(0, |key| key.slot),
+    };
+    if matches!(routing, Routing::AnyNode | Routing::OneKey) {
+        *routing = Routing::Slot(slot);
+    }
+    Record {
+        key: once.record_key(script.name(), call_id.as_str().as_bytes(), slot),
+        ttl_ms: call_id.ttl_ms(once),
     }
 }
 

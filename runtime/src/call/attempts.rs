@@ -177,6 +177,28 @@ impl<'c, T: FromRedisValue, E> Attempts<'c, T, E> {
     }
 
     pub(super) fn received(&mut self, reply: redis::RedisResult<Value>) -> Next<T> {
+        match reply {
+            Ok(value) if !matches!(value, Value::ServerError(_)) => self.replied(&value),
+            refused_or_failed => self.refused_or_failed(refused_or_failed),
+        }
+    }
+
+    /// The script's reply, which is not an error: the call ends with it
+    /// decoded.
+    fn replied(&mut self, value: &Value) -> Next<T> {
+        let call = self.call;
+        if telemetry::collected(&self.span) {
+            self.reply_tag = telemetry::reply_tag(call.reply_shape, value);
+        }
+        self.finish(decode_value(call.script.name(), value))
+    }
+
+    /// An error reply or a failure: a cache miss or an unknown read-only
+    /// command to send again for, or the call's error. Out of line, so that
+    /// the code a warm call runs stays together and small.
+    #[cold]
+    #[inline(never)]
+    fn refused_or_failed(&mut self, reply: redis::RedisResult<Value>) -> Next<T> {
         let call = self.call;
         let (stage, next) = match (self.stage, Answer::of(reply, call.script)) {
             (Stage::First, Answer::NoReadOnlyCommands) => {
@@ -219,12 +241,7 @@ impl<'c, T: FromRedisValue, E> Attempts<'c, T, E> {
                 forget_read_only_commands(call.script);
                 (Stage::EvalWithoutReadOnly, ("EVAL", call.plain_eval()))
             }
-            (_, Answer::Reply(value)) => {
-                if telemetry::collected(&self.span) {
-                    self.reply_tag = telemetry::reply_tag(call.reply_shape, &value);
-                }
-                return self.finish(decode_value(call.script.name(), &value));
-            }
+            (_, Answer::Reply(value)) => return self.replied(&value),
             (_, Answer::Failed(error)) => return self.finish(Err(error)),
             // EVAL caches what it runs; EVALSHA/EVAL are known everywhere.
             (_, Answer::NoScript | Answer::NoFunction | Answer::NoReadOnlyCommands) => {
@@ -269,12 +286,7 @@ impl<'c, T: FromRedisValue, E> Attempts<'c, T, E> {
             return self.finish(Err(not_deployed(script, Some(refusal))));
         }
         match Answer::of(Ok(reply), script) {
-            Answer::Reply(value) => {
-                if telemetry::collected(&self.span) {
-                    self.reply_tag = telemetry::reply_tag(call.reply_shape, &value);
-                }
-                self.finish(decode_value(script.name(), &value))
-            }
+            Answer::Reply(value) => self.replied(&value),
             Answer::Failed(error) => self.finish(Err(error)),
             Answer::NoFunction => self.finish(Err(not_found_after_load(script, &load))),
             Answer::NoScript | Answer::NoReadOnlyCommands => {
@@ -308,10 +320,17 @@ impl<'c, T: FromRedisValue, E> Attempts<'c, T, E> {
 
     /// The call's result, or another try when the error allows one.
     pub(super) fn finish(&mut self, result: Result<T, Error>) -> Next<T> {
-        let error = match result {
-            Ok(reply) => return self.done(Ok(reply)),
-            Err(error) => error,
-        };
+        match result {
+            Ok(reply) => self.done(Ok(reply)),
+            Err(error) => self.failed(error),
+        }
+    }
+
+    /// The call's error, or another try when the error allows one. Out of
+    /// line, as [`Self::refused_or_failed`].
+    #[cold]
+    #[inline(never)]
+    fn failed(&mut self, error: Error) -> Next<T> {
         let retry = match &error {
             Error::Connection { source, .. }
                 if self.connection_retry
