@@ -5,8 +5,10 @@
 //! Run: `cargo run --release -p redis-script-bench --bin connection_kinds
 //! [-- CALLS]`, or `-- --only generated|hand-written [CALLS]` for one way
 //! alone (to count it with `bench/count-instructions`), `-- --pairs
-//! [CALLS]` for the pairs below alone, or `-- --cold [CALLS]` for them
-//! with cold caches (the client reads 4 MiB before each call).
+//! [CALLS]` for the pairs below alone and a calibration (the hand-written
+//! call after 128 lines of code more, against itself: what a line of code
+//! costs a call here), or `-- --cold [CALLS]` for the pairs with cold
+//! caches (the client reads 4 MiB before each call).
 //!
 //! It starts a throwaway `redis-server` and a cluster of 3 primaries (the
 //! tests' servers) and, on a current-thread runtime and on a multi-thread
@@ -139,7 +141,34 @@ enum Pair {
     Transfer,
     /// `release_lock` hand-written against itself: the noise floor.
     Control,
+    /// `release_lock` hand-written after [`run_calibration_lines`], against
+    /// hand-written: what a line of code more costs a call on this machine.
+    Calibration,
 }
+
+/// Runs 128 jumps, each to the start of the next 64-byte line: 128 lines
+/// of code more for the instruction cache to bring in, and almost no
+/// instructions.
+#[cfg(target_arch = "x86_64")]
+#[inline(never)]
+#[allow(unsafe_code)]
+fn run_calibration_lines() {
+    // SAFETY: each jump lands on the label right after it; nothing is read
+    // or written, no register or flag changes.
+    unsafe {
+        std::arch::asm!(
+            ".rept 128",
+            "jmp 2f",
+            ".p2align 6",
+            "2:",
+            ".endr",
+            options(nomem, nostack, preserves_flags)
+        );
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn run_calibration_lines() {}
 
 impl Pair {
     const ALL: [Pair; 3] = [Pair::ReleaseLock, Pair::Transfer, Pair::Control];
@@ -149,6 +178,9 @@ impl Pair {
             Pair::ReleaseLock => "release_lock: generated / hand-written",
             Pair::Transfer => "transfer: generated / hand-written",
             Pair::Control => "control: hand-written / hand-written",
+            Pair::Calibration => {
+                "calibration: hand-written after 128 lines of code more / hand-written"
+            }
         }
     }
 
@@ -175,7 +207,13 @@ impl Pair {
                     .await?;
                 Ok(())
             }
-            (Pair::ReleaseLock | Pair::Control, _) => hand_written(connection).await,
+            (Pair::Calibration, 0) => {
+                run_calibration_lines();
+                hand_written(connection).await
+            }
+            (Pair::ReleaseLock | Pair::Control | Pair::Calibration, _) => {
+                hand_written(connection).await
+            }
         }
     }
 }
@@ -272,7 +310,10 @@ fn pairs_alone(calls: usize, cold: bool) -> Result<(), BoxError> {
     ] {
         builder.enable_all().build()?.block_on(async {
             let mut connection = funded_connection(&redis::Client::open(server.url())?).await?;
-            for pair in Pair::ALL {
+            // The calibration measures the machine, not the call: with warm
+            // caches only, and after the pairs.
+            let calibration = (!cold).then_some(Pair::Calibration);
+            for pair in Pair::ALL.into_iter().chain(calibration) {
                 pairs.push(PairRow {
                     runtime,
                     pair,
