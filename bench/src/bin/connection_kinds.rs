@@ -5,9 +5,10 @@
 //! Run: `cargo run --release -p redis-script-bench --bin connection_kinds
 //! [-- CALLS]`, or `-- --only generated|hand-written [CALLS]` for one way
 //! alone (to count it with `bench/count-instructions`), `-- --pairs
-//! [CALLS]` for the pairs below alone and a calibration (the hand-written
-//! call after 128 lines of code more, against itself: what a line of code
-//! costs a call here), or `-- --cold [CALLS]` for the pairs with cold
+//! [CALLS]` for the pairs below alone, the deadline alone (the
+//! hand-written call in `timeout`, against itself) and a calibration (the
+//! hand-written call after 128 lines of code more, against itself: what a
+//! line of code costs a call here), or `-- --cold [CALLS]` for the pairs with cold
 //! caches (the client reads 4 MiB before each call).
 //!
 //! It starts a throwaway `redis-server` and a cluster of 3 primaries (the
@@ -141,6 +142,9 @@ enum Pair {
     Transfer,
     /// `release_lock` hand-written against itself: the noise floor.
     Control,
+    /// `release_lock` hand-written in `tokio::time::timeout`, against
+    /// hand-written: the deadline's timer alone.
+    Deadline,
     /// `release_lock` hand-written after [`run_calibration_lines`], against
     /// hand-written: what a line of code more costs a call on this machine.
     Calibration,
@@ -178,6 +182,7 @@ impl Pair {
             Pair::ReleaseLock => "release_lock: generated / hand-written",
             Pair::Transfer => "transfer: generated / hand-written",
             Pair::Control => "control: hand-written / hand-written",
+            Pair::Deadline => "deadline: hand-written in `timeout` / hand-written",
             Pair::Calibration => {
                 "calibration: hand-written after 128 lines of code more / hand-written"
             }
@@ -207,11 +212,12 @@ impl Pair {
                     .await?;
                 Ok(())
             }
+            (Pair::Deadline, 0) => hand_written_in_timeout(connection).await,
             (Pair::Calibration, 0) => {
                 run_calibration_lines();
                 hand_written(connection).await
             }
-            (Pair::ReleaseLock | Pair::Control | Pair::Calibration, _) => {
+            (Pair::ReleaseLock | Pair::Control | Pair::Deadline | Pair::Calibration, _) => {
                 hand_written(connection).await
             }
         }
@@ -273,9 +279,9 @@ async fn funded_connection(
     Ok(connection)
 }
 
-/// Bytes `--cold` reads before each call: four times the L2 cache of a
-/// core of the machine measured (1 MiB), so that the call finds little of its code
-/// and data there.
+/// Bytes `--cold` reads before each call: eight times the L2 cache of a
+/// core of the machine measured (512 KiB), so that the call finds little of
+/// its code and data there.
 const COLD_BYTES: usize = 4 << 20;
 
 /// Reads one byte of each cache line of `buffer`.
@@ -310,10 +316,14 @@ fn pairs_alone(calls: usize, cold: bool) -> Result<(), BoxError> {
     ] {
         builder.enable_all().build()?.block_on(async {
             let mut connection = funded_connection(&redis::Client::open(server.url())?).await?;
-            // The calibration measures the machine, not the call: with warm
-            // caches only, and after the pairs.
-            let calibration = (!cold).then_some(Pair::Calibration);
-            for pair in Pair::ALL.into_iter().chain(calibration) {
+            // The deadline alone and the calibration, with warm caches
+            // only, after the pairs.
+            let parts = if cold {
+                &[][..]
+            } else {
+                &[Pair::Deadline, Pair::Calibration][..]
+            };
+            for &pair in Pair::ALL.iter().chain(parts) {
                 pairs.push(PairRow {
                     runtime,
                     pair,
