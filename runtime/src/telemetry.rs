@@ -208,6 +208,8 @@ pub(crate) fn call_finished(
     }
 }
 
+/// [`call_finished`]'s work, out of line: a call with nothing collecting
+/// its report does not carry this code.
 #[inline(never)]
 fn report_call(
     span: &Span,

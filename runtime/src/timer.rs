@@ -110,10 +110,11 @@ impl<F: Future, A: Alarm> Future for Deadline<F, A> {
         if let Poll::Ready(output) = this.future.poll(context) {
             return Poll::Ready(Ok(output));
         }
-        if let Some(waker) = this.armed_for.as_ref()
-            && waker.will_wake(context.waker())
-            && let Some(went_off) = this.alarm.as_mut().went_off()
-        {
+        let armed_for_this_task = this
+            .armed_for
+            .as_ref()
+            .is_some_and(|waker| waker.will_wake(context.waker()));
+        if armed_for_this_task && let Some(went_off) = this.alarm.as_mut().went_off() {
             return if went_off {
                 Poll::Ready(Err(Elapsed))
             } else {
@@ -123,7 +124,9 @@ impl<F: Future, A: Alarm> Future for Deadline<F, A> {
         match arm(this.alarm, context) {
             Poll::Ready(()) => Poll::Ready(Err(Elapsed)),
             Poll::Pending => {
-                *this.armed_for = Some(context.waker().clone());
+                if !armed_for_this_task {
+                    *this.armed_for = Some(context.waker().clone());
+                }
                 Poll::Pending
             }
         }
