@@ -8,8 +8,8 @@
 //! [CALLS]` for the pairs below alone, the deadline alone (the
 //! hand-written call in `timeout`, against itself) and a calibration (the
 //! hand-written call after 128 lines of code more, against itself: what a
-//! line of code costs a call here), or `-- --cold [CALLS]` for the pairs with cold
-//! caches (the client reads 4 MiB before each call).
+//! line of code costs a call here), or `-- --cold [CALLS]` for the pairs
+//! with cold caches (the client reads 4 MiB before each call).
 //!
 //! It starts a throwaway `redis-server` and a cluster of 3 primaries (the
 //! tests' servers) and, on a current-thread runtime and on a multi-thread
@@ -300,8 +300,8 @@ fn read_through(buffer: &[u8]) {
 /// back into the caches, as in a call of the tail.
 fn pairs_alone(calls: usize, cold: bool) -> Result<(), BoxError> {
     let server = RedisServer::start();
-    let buffer: Vec<u8> = (0..COLD_BYTES).map(|byte| byte as u8).collect();
-    let buffer = cold.then_some(buffer.as_slice());
+    let buffer: Option<Vec<u8>> = cold.then(|| (0..COLD_BYTES).map(|byte| byte as u8).collect());
+    let buffer = buffer.as_deref();
     let mut pairs = Vec::new();
     for (runtime, mut builder) in [
         (
