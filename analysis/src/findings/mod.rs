@@ -26,13 +26,10 @@
 //! and for a whole declaration with the attribute's `allow(…)` or the
 //! command line's `--allow`.
 
-use std::collections::{BTreeSet, HashMap};
-
 use crate::interp::Analyzer;
 use crate::source::diagnostic::{Code, Diagnostic};
 use crate::source::span::{SourceMap, Span};
 
-pub(crate) mod allow;
 mod arguments;
 mod bounds;
 pub(crate) mod comparisons;
@@ -139,26 +136,4 @@ pub(crate) enum Certainty {
     Always,
     /// Depending on data or input: a warning.
     Sometimes,
-}
-
-/// The findings silenced for a script: by name for the whole script, and
-/// by line.
-#[derive(Debug, Default, Clone)]
-pub(crate) struct Silenced {
-    everywhere: BTreeSet<String>,
-    lines: HashMap<usize, BTreeSet<String>>,
-}
-
-impl Silenced {
-    /// Whether `diagnostic` is a finding silenced where it is.
-    pub fn covers(&self, diagnostic: &Diagnostic) -> bool {
-        let Some(name) = diagnostic.finding() else {
-            return false;
-        };
-        self.everywhere.contains(name)
-            || self
-                .lines
-                .get(&diagnostic.line)
-                .is_some_and(|names| names.contains(name))
-    }
 }

@@ -4,15 +4,16 @@
 
 use full_moon::ast::FunctionArgs;
 
+use crate::domain::analysis::{ReturnShape, ReturnSite};
 use crate::domain::keys::KeySite;
+use crate::domain::replies::{Caller, reply_type};
+use crate::domain::review::ReadSite;
 use crate::domain::types::{DataRead, Kinds, TableType, Type};
 use crate::domain::value::{Param, Reply, Value};
-use crate::emit::review::ReadSite;
 use crate::interp::error_codes::error_code;
 use crate::interp::globals::MissingUse;
 use crate::interp::{Analyzer, Guard, Operand};
 use crate::model::argument_grammar;
-use crate::model::command_replies::{Caller, reply_type};
 use crate::model::commands::shapes::{self, ShapeForm};
 use crate::model::commands::{self, Command, CommandEntry, KeySpecFlags, Resolved};
 use crate::model::sandbox::Environment;
@@ -20,7 +21,6 @@ use crate::model::target::{Platform, ReleaseSet};
 use crate::source::code::Code;
 use crate::source::span::Span;
 use crate::source::text::plural;
-use crate::{ReturnShape, ReturnSite};
 
 /// Library functions that may return other than exactly one value.
 const MULTI_VALUED: &[(&str, Option<&str>)] = &[

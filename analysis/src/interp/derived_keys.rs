@@ -11,10 +11,10 @@
 //! function, resolved at each call); the run time checks that each such
 //! prefix holds a hash tag in the call's slot.
 
-use crate::DeclaredBy;
 use crate::domain::keys::{KeySite, KeyUse, Origin, ParameterId};
+use crate::domain::review::{KeyTaken, TakenKey};
+use crate::domain::signature::DeclaredBy;
 use crate::domain::value::{FunctionSummary, Value};
-use crate::emit::review::{KeyTaken, TakenKey};
 use crate::interp::{Analyzer, Operand};
 use crate::model::sandbox::Environment;
 use crate::source::code::Code;

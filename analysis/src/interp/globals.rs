@@ -256,7 +256,12 @@ impl Analyzer<'_> {
 
     /// A global or member some release defines, but not every server of a
     /// strict target.
-    fn not_on_target(&self, name: &str, elsewhere: ReleaseSet, span: Span) -> crate::Diagnostic {
+    fn not_on_target(
+        &self,
+        name: &str,
+        elsewhere: ReleaseSet,
+        span: Span,
+    ) -> crate::source::diagnostic::Diagnostic {
         let target = &self.context.signature.target;
         let lacking: Vec<&str> = target
             .platforms()
@@ -285,7 +290,7 @@ impl Analyzer<'_> {
         name: &str,
         span: Span,
         next_member: Option<&str>,
-    ) -> crate::Diagnostic {
+    ) -> crate::source::diagnostic::Diagnostic {
         match self.context.environment {
             sandbox::Environment::LibraryLoad if sandbox::global(name).is_some() => {
                 return not_while_loading(name, name, span);

@@ -23,18 +23,20 @@ use full_moon::ast::{
 };
 use full_moon::tokenizer::{Symbol, TokenReference, TokenType};
 
+use crate::domain::analysis::{ErrorCodes, ReturnShape, ReturnSite};
 use crate::domain::keys::{KeyPrefixes, KeyUse, ParameterId};
+use crate::domain::replies::Resp;
+use crate::domain::review::{LoopBound, LoopSite, Review};
 use crate::domain::scope::{Assignments, Binding, Scopes, Snapshot};
+use crate::domain::signature::Signature;
 use crate::domain::types::{Kinds, Type};
 use crate::domain::value::{self, FunctionSummary, Reply, TableShape, Value};
-use crate::emit::review::{LoopBound, LoopSite, Review};
 use crate::findings::comparisons::Side;
 use crate::findings::loops::Forever;
 use crate::interp::error_codes::error_code;
 use crate::interp::globals::{MissingMembers, MissingUse};
 use crate::interp::library::Plan;
 use crate::interp::params::ParamUsage;
-use crate::model::command_replies::Resp;
 use crate::model::sandbox::Environment;
 use crate::source::code::Code;
 use crate::source::diagnostic::Diagnostic;
@@ -43,7 +45,6 @@ use crate::source::shebang::ScriptFlags;
 use crate::source::span::{self, SourceMap, Span};
 use crate::source::syntax::MAX_NESTING;
 use crate::source::tokens::{identifier, string_literal};
-use crate::{ErrorCodes, ReturnShape, ReturnSite, Signature};
 
 /// What the walk found.
 #[derive(Debug, Default)]

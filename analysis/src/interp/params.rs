@@ -3,15 +3,16 @@
 
 use std::collections::BTreeSet;
 
+use crate::domain::signature::DeclaredBy;
 use crate::domain::types::{DataRead, Kinds, Type};
 use crate::domain::value::{Param, Value};
 use crate::interp::Analyzer;
 use crate::model::sandbox::Environment;
 use crate::source::code::Code;
 use crate::source::diagnostic::Diagnostic;
+use crate::source::diagnostic::Parameter;
 use crate::source::span::Span;
 use crate::source::text::plural_or_no;
-use crate::{DeclaredBy, Parameter};
 
 /// How the script reads one of KEYS/ARGV.
 #[derive(Debug, Default)]

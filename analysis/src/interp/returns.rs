@@ -2,11 +2,11 @@
 
 use full_moon::ast::Return;
 
+use crate::domain::analysis::{ReturnShape, ReturnSite};
 use crate::domain::types::Kinds;
 use crate::domain::value::{Reply, Value};
 use crate::interp::Analyzer;
 use crate::source::span;
-use crate::{ReturnShape, ReturnSite};
 
 impl Analyzer<'_> {
     /// `return ...`: evaluated everywhere, recorded in the main chunk only

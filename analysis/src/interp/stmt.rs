@@ -2,7 +2,7 @@
 //! bodies, branches and loops (each loop walked to a fixed point).
 
 use super::*;
-use crate::Severity;
+use crate::source::diagnostic::Severity;
 
 impl Analyzer<'_> {
     pub(super) fn walk_chunk(&mut self, ast: &Ast) {

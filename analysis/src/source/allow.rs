@@ -1,12 +1,33 @@
 //! Opt-outs: `-- redis-script: allow(name, …)` comments, and the names a
 //! declaration allows for its whole script.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
-use super::Silenced;
 use crate::source::code::Code;
 use crate::source::diagnostic::Diagnostic;
 use crate::source::syntax::quick_scan::Comment;
+
+/// The findings silenced for a script: by name for the whole script, and
+/// by line.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Silenced {
+    everywhere: BTreeSet<String>,
+    lines: HashMap<usize, BTreeSet<String>>,
+}
+
+impl Silenced {
+    /// Whether `diagnostic` is a finding silenced where it is.
+    pub fn covers(&self, diagnostic: &Diagnostic) -> bool {
+        let Some(name) = diagnostic.finding() else {
+            return false;
+        };
+        self.everywhere.contains(name)
+            || self
+                .lines
+                .get(&diagnostic.line)
+                .is_some_and(|names| names.contains(name))
+    }
+}
 
 /// What opens an opt-out in a comment.
 const DIRECTIVE: &str = "redis-script:";
