@@ -7,6 +7,7 @@
 pub(crate) mod analysis;
 pub(crate) mod keys;
 pub(crate) mod library;
+pub(crate) mod operand;
 pub(crate) mod replies;
 pub(crate) mod review;
 pub(crate) mod scope;

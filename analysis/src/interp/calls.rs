@@ -6,13 +6,15 @@ use full_moon::ast::FunctionArgs;
 
 use crate::domain::analysis::{ReturnShape, ReturnSite};
 use crate::domain::keys::KeySite;
+use crate::domain::operand::{Operand, after_name, literal_text};
 use crate::domain::replies::{Caller, reply_type};
 use crate::domain::review::ReadSite;
 use crate::domain::types::{DataRead, Kinds, TableType, Type};
 use crate::domain::value::{Param, Reply, Value};
 use crate::interp::error_codes::error_code;
 use crate::interp::globals::MissingUse;
-use crate::interp::{Analyzer, Guard, Operand};
+use crate::interp::observe::{CommandCall, Guard, KnownCommand, Runnable, Whole};
+use crate::interp::{Analyzer, reads};
 use crate::model::argument_grammar;
 use crate::model::commands::shapes::{self, ShapeForm};
 use crate::model::commands::{self, Command, CommandEntry, KeySpecFlags, Resolved};
@@ -160,7 +162,6 @@ impl Analyzer<'_> {
                     return Value::Unknown;
                 };
                 let name_span = operands.first().map_or(span, |operand| operand.span);
-                self.check_server_wide(name, releases, name_span);
                 let command = operands
                     .first()
                     .and_then(|operand| operand.value.as_str())
@@ -178,7 +179,7 @@ impl Analyzer<'_> {
                         what: format!("a value read from the reply of `{command}`"),
                         line: name_span.line,
                     });
-                reply.unbounded = self.unbounded_read(name, releases, operands, span);
+                reply.unbounded = reads::unbounded_read(name, releases, operands, span);
                 if let Some(read) = &reply.unbounded {
                     self.facts.review.read(ReadSite {
                         line: read.span.line,
@@ -199,10 +200,10 @@ impl Analyzer<'_> {
                     // `unpack(t, from, to)` in a loop over ranges still
                     // passes every element, a range per call.
                     let how = match operands.len() {
-                        0..=2 => "`unpack` passes every element as an argument",
-                        _ => "`unpack` passes its elements as arguments, a range at a time",
+                        0..=2 => Whole::Unpacked,
+                        _ => Whole::UnpackedInRanges,
                     };
-                    self.check_unbounded_use(table, how);
+                    self.observe_whole_use(table, how);
                 }
                 let mut spread = self.spread_table(first);
                 if operands.len() > 2 {
@@ -385,7 +386,7 @@ impl Analyzer<'_> {
         operands: &[Operand],
         span: Span,
         protected: bool,
-    ) -> Option<(&'static str, ReleaseSet)> {
+    ) -> Option<KnownCommand> {
         if operands.is_empty() {
             self.facts.diagnostics.push(span.error(
                 Code::HelperArgument,
@@ -396,13 +397,36 @@ impl Analyzer<'_> {
         }
         let texts: Vec<Option<String>> = operands.iter().map(literal_text).collect();
         let arguments: Vec<Option<&str>> = texts.iter().map(Option::as_deref).collect();
-        let name_span = operands.first().map_or(span, |operand| operand.span);
-        let shown_name = arguments
+        let (known, runnable) = self.check_command(operands, &arguments, span, protected);
+        let shown = arguments
             .first()
             .copied()
             .flatten()
             .map_or_else(|| "the command".to_owned(), str::to_ascii_uppercase);
-        self.sink().check_argument_values(&shown_name, operands);
+        let call = CommandCall {
+            shown: &shown,
+            operands,
+            words: &arguments,
+            known,
+            runnable: runnable.as_ref(),
+        };
+        self.observe(|finding, site| finding.command(site, &call));
+        known
+    }
+
+    /// Checks the command of a `redis.call` against the model (or the
+    /// project's declarations): returns the command with the releases it
+    /// may run on, as [`Self::check_redis_call`] does, and the forms it may
+    /// run as (its name, and the fewest arguments they take) where scripts
+    /// may call it.
+    fn check_command(
+        &mut self,
+        operands: &[Operand],
+        arguments: &[Option<&str>],
+        span: Span,
+        protected: bool,
+    ) -> (Option<KnownCommand>, Option<Runnable>) {
+        let name_span = operands.first().map_or(span, |operand| operand.span);
         let declared = arguments
             .first()
             .copied()
@@ -413,25 +437,26 @@ impl Analyzer<'_> {
                 platform: None,
                 command,
             }];
-            self.check_candidates(candidates, operands, &arguments, span, name_span, protected);
-            return None;
+            let runnable =
+                self.check_candidates(candidates, operands, arguments, span, name_span, protected);
+            return (None, runnable);
         }
-        let entry = match commands::resolve(&arguments) {
+        let entry = match commands::resolve(arguments) {
             Resolved::Command(entry) => entry,
             Resolved::NonLiteralName | Resolved::NonLiteralSubcommand { .. } => {
                 // The command is chosen at run time: it may write.
                 self.facts.may_write = true;
-                return None;
+                return (None, None);
             }
             Resolved::UnknownCommand => {
                 self.unknown_command(arguments.first().copied().flatten(), name_span);
-                return None;
+                return (None, None);
             }
             Resolved::UnknownSubcommand { parent } => {
                 let sub = arguments.get(1).copied().flatten().unwrap_or_default();
                 let sub_span = operands.get(1).map_or(span, |operand| operand.span);
                 self.unknown_subcommand(parent, sub, sub_span);
-                return None;
+                return (None, None);
             }
         };
         let target = &self.context.signature.target;
@@ -453,7 +478,7 @@ impl Analyzer<'_> {
             // Whatever it does on other servers, it may write.
             self.facts.may_write = true;
             self.not_available(entry, &missing, name_span);
-            return None;
+            return (None, None);
         }
         if !missing.is_empty() {
             // The lenient default target: say where the call fails, and
@@ -473,16 +498,17 @@ impl Analyzer<'_> {
             ));
         }
         let releases = releases_of(&candidates);
-        self.check_candidates(candidates, operands, &arguments, span, name_span, protected);
-        self.sink()
-            .check_integer_arguments(entry.name, releases, operands, &arguments);
+        let runnable =
+            self.check_candidates(candidates, operands, arguments, span, name_span, protected);
         self.check_script_options(entry.name, releases, operands);
-        Some((entry.name, releases))
+        (Some((entry.name, releases)), runnable)
     }
 
     /// Checks a call against the forms the target's servers know it by:
     /// under a strict target a check fails when it fails on any of them,
-    /// under `any` when it fails on all of them.
+    /// under `any` when it fails on all of them. Returns the forms it may
+    /// run as where scripts may call it: their name, and the fewest
+    /// arguments they take.
     fn check_candidates(
         &mut self,
         mut candidates: Vec<Candidate<'_>>,
@@ -491,7 +517,7 @@ impl Analyzer<'_> {
         span: Span,
         name_span: Span,
         protected: bool,
-    ) {
+    ) -> Option<Runnable> {
         let strict = self.context.signature.target.is_strict();
         let fails = |failing: usize, total: usize| {
             if strict {
@@ -514,9 +540,20 @@ impl Analyzer<'_> {
                 let command = first.command;
                 self.refuse_noscript(&command, &refused_on, name_span);
             }
-            return;
+            return None;
         }
         candidates.retain(|candidate| !candidate.command.is_noscript());
+        let runnable = candidates.first().map(|candidate| {
+            let min_args = candidates
+                .iter()
+                .map(|candidate| candidate.command.min_args())
+                .min()
+                .unwrap_or(0);
+            Runnable {
+                name: display(candidate.command.name),
+                min_args,
+            }
+        });
 
         let writers = candidates
             .iter()
@@ -569,24 +606,6 @@ impl Analyzer<'_> {
         // A trailing call or `...` passes an unknown number of arguments;
         // `unpack(t)` of a table that may be empty may pass none.
         if let Some(last) = operands.last().filter(|operand| operand.many) {
-            if let Value::Spread(table) = &last.value {
-                let before = operands.len() - 1;
-                let needed = candidates
-                    .iter()
-                    .map(|candidate| candidate.command.min_args().saturating_sub(before))
-                    .min()
-                    .unwrap_or(0);
-                let name = candidates
-                    .first()
-                    .map(|candidate| display(candidate.command.name))
-                    .unwrap_or_default();
-                self.sink().check_spread(
-                    &name,
-                    &Value::Typed((**table).clone()),
-                    needed,
-                    last.span,
-                );
-            }
             // `unpack(t)` of a constructor of keys nothing has changed
             // since: its keys are the call's next arguments, one by one.
             if let Value::Spread(table) = &last.value
@@ -605,12 +624,12 @@ impl Analyzer<'_> {
                 }
                 candidates.retain(|candidate| candidate.command.arity_accepts(spread.len()));
                 self.check_keys(&candidates, &spread, &words, strict, true);
-                return;
+                return runnable;
             }
             // Where the keys are is known only roughly: no error, but the
             // prefixes of the keys built are still the call's to check.
             self.check_keys(&candidates, operands, arguments, strict, false);
-            return;
+            return runnable;
         }
         let passed = operands.len();
         let rejecting: Vec<&Candidate<'_>> = candidates
@@ -632,7 +651,7 @@ impl Analyzer<'_> {
                 let platform = candidate.platform;
                 self.wrong_arity(&command, platform, passed, span);
             }
-            return;
+            return runnable;
         }
         candidates.retain(|candidate| candidate.command.arity_accepts(passed));
         self.check_keys(&candidates, operands, arguments, strict, true);
@@ -640,6 +659,7 @@ impl Analyzer<'_> {
             let releases = releases_of(&candidates);
             self.check_groups(candidate.command.name, releases, operands, arguments, span);
         }
+        runnable
     }
 
     /// A call whose trailing groups of values (`field value` of `HSET`)
@@ -1031,38 +1051,6 @@ fn releases_of(candidates: &[Candidate<'_>]) -> ReleaseSet {
         .fold(ReleaseSet::NONE, |releases, platform| {
             releases.union(ReleaseSet::only(platform.release))
         })
-}
-
-/// The operands after the command's name (and subcommand's name), which
-/// its grammar describes, with their literal texts (`words`, as
-/// [`literal_text`] gives them for every operand of the call) and the index
-/// of the first `unpack(…)` or trailing call among them.
-pub(crate) fn after_name<'o, 'w, 't>(
-    name: &str,
-    operands: &'o [Operand],
-    words: &'w [Option<&'t str>],
-) -> (&'o [Operand], &'w [Option<&'t str>], Option<usize>) {
-    let skip = if name.contains('|') { 2 } else { 1 };
-    let operands = operands.get(skip..).unwrap_or_default();
-    let words = words.get(skip..).unwrap_or_default();
-    let spread_from = operands.iter().position(|operand| operand.many);
-    (operands, words, spread_from)
-}
-
-/// The text Redis receives for an argument, when it is a literal: strings
-/// as written, numbers as Lua 5.1 converts them (`%.14g`).
-pub(crate) fn literal_text(operand: &Operand) -> Option<String> {
-    if operand.many {
-        return None;
-    }
-    match &operand.value {
-        Value::Str(text) => Some(text.clone()),
-        Value::Number(_) => operand
-            .value
-            .as_integer()
-            .map(|integer| integer.to_string()),
-        _ => None,
-    }
 }
 
 /// `string.format('%s…', prefix, …)`: a key built from `prefix` when the

@@ -12,10 +12,11 @@
 //! prefix holds a hash tag in the call's slot.
 
 use crate::domain::keys::{KeySite, KeyUse, Origin, ParameterId};
+use crate::domain::operand::Operand;
 use crate::domain::review::{KeyTaken, TakenKey};
 use crate::domain::signature::DeclaredBy;
 use crate::domain::value::{FunctionSummary, Value};
-use crate::interp::{Analyzer, Operand};
+use crate::interp::Analyzer;
 use crate::model::sandbox::Environment;
 use crate::source::code::Code;
 use crate::source::span::Span;

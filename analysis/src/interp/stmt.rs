@@ -2,7 +2,8 @@
 //! bodies, branches and loops (each loop walked to a fixed point).
 
 use super::*;
-use crate::source::diagnostic::Severity;
+use crate::interp::loops::may_leave;
+use crate::interp::observe::{Branch, Forever, LoopWalked, Test, Whole, WholeUse};
 
 impl Analyzer<'_> {
     pub(super) fn walk_chunk(&mut self, ast: &Ast) {
@@ -45,7 +46,11 @@ impl Analyzer<'_> {
         let mut previous = None;
         for stmt in block.stmts() {
             if let Stmt::If(statement) = stmt {
-                self.check_single_command(statement, previous);
+                let branch = Branch {
+                    statement,
+                    previous,
+                };
+                self.observe(|finding, site| finding.branch(site, &branch));
             }
             terminates |= self.walk_stmt(stmt);
             previous = Some(stmt);
@@ -433,11 +438,11 @@ impl Analyzer<'_> {
         let mut all_terminate = true;
         let lone = statement.else_if().is_none() && statement.else_block().is_none();
         for (condition, block) in branches {
-            let before = self.facts.diagnostics.len();
+            // `if not ttl then ttl = 0 end`: the findings judge its test apart.
+            let guard = default_guard(condition, block).filter(|_| lone);
+            let outer_guard = std::mem::replace(&mut self.default_guard, guard);
             let (_, terminates, otherwise) = self.guarded_block(condition, block);
-            if lone && assigns_a_default(condition, block) {
-                self.defensive_default(before, self.context.map.expression(condition));
-            }
+            self.default_guard = outer_guard;
             if !terminates {
                 ends.push(self.scopes.snapshot());
             }
@@ -463,33 +468,6 @@ impl Analyzer<'_> {
         terminates
     }
 
-    /// `if not x then x = default end` where `x` cannot be nil or false:
-    /// the test always fails, but the branch only gives a default that is
-    /// never needed, which is harmless (redis-py's lock extension does it
-    /// after `PTTL`). The `always_true` findings of the condition, reported
-    /// since `before`, become warnings.
-    fn defensive_default(&mut self, before: usize, condition: Span) {
-        let within = |diagnostic: &Diagnostic| {
-            diagnostic.line == condition.line
-                && diagnostic.column >= condition.column
-                && diagnostic.column < condition.column + condition.width
-        };
-        for diagnostic in self.facts.diagnostics.iter_mut().skip(before) {
-            if diagnostic.code == Code::AlwaysTrue
-                && diagnostic.severity == Severity::Error
-                && within(diagnostic)
-            {
-                diagnostic.severity = Severity::Warning;
-                diagnostic.notes.insert(
-                    0,
-                    "the branch only assigns a default, which is never needed".to_owned(),
-                );
-                diagnostic.help =
-                    Some("drop the `if`: the value is never nil or false here".to_owned());
-            }
-        }
-    }
-
     pub(super) fn walk_numeric_for(&mut self, numeric_for: &NumericFor) {
         let start = self.value_of(numeric_for.start());
         let end = self.value_of(numeric_for.end());
@@ -508,7 +486,7 @@ impl Analyzer<'_> {
             _ => end,
         };
         let forever = Forever::numeric_range(&start, &end, step.as_ref());
-        self.check_unbounded_use(&end, "a loop runs once per element");
+        self.observe_whole_use(&end, Whole::LoopBound);
         // Integer bounds and step give integer indices.
         let integral = |value: &Value| value.ty().kinds.within(Kinds::INTEGER);
         let index = if integral(&start) && step.as_ref().is_none_or(integral) {
@@ -527,9 +505,7 @@ impl Analyzer<'_> {
             analyzer.scopes.pop();
             terminates
         });
-        let endless = forever.is_some_and(|forever| {
-            self.check_endless_loop(forever, numeric_for.for_token(), numeric_for.block())
-        });
+        let endless = self.loop_walked(forever, numeric_for.for_token(), numeric_for.block());
         let last = numeric_for.step().unwrap_or_else(|| numeric_for.end());
         let range = self.context.map.span_between(
             Some(numeric_for.index_variable().token().start_position()),
@@ -541,7 +517,7 @@ impl Analyzer<'_> {
     pub(super) fn walk_generic_for(&mut self, generic_for: &GenericFor) {
         let operands = self.eval_list(generic_for.expressions().iter(), false);
         if let Some(iterated) = operands.first() {
-            self.check_unbounded_use(&iterated.value, "a loop iterates it");
+            self.observe_whole_use(&iterated.value, Whole::Iterated);
         }
         let iterated = match operands.first().map(|operand| &operand.value) {
             Some(Value::ParamIterator(param)) => Some(*param),
@@ -580,7 +556,8 @@ impl Analyzer<'_> {
             expressions.iter().last().and_then(span::expression_end),
         );
         let driven = operands.first().map(|operand| &operand.value);
-        self.record_loop(generic_for.for_token(), "for … in", false, driven, range);
+        let endless = self.loop_walked(None, generic_for.for_token(), generic_for.block());
+        self.record_loop(generic_for.for_token(), "for … in", endless, driven, range);
     }
 
     pub(super) fn walk_repeat(&mut self, repeat: &Repeat) -> bool {
@@ -594,7 +571,7 @@ impl Analyzer<'_> {
                 let value = analyzer.value_of(repeat.until());
                 analyzer.tested(&value);
                 let span = analyzer.context.map.expression(repeat.until());
-                analyzer.sink().check_truth(&value, repeat.until(), span);
+                analyzer.observe_condition(&value, repeat.until(), span, Test::Until);
                 until = Some(value);
                 let end = analyzer.scopes.snapshot();
                 analyzer.narrow(repeat.until(), true);
@@ -608,12 +585,8 @@ impl Analyzer<'_> {
             analyzer.scopes.pop();
             terminates
         });
-        let endless = until
-            .as_ref()
-            .and_then(Forever::until_condition)
-            .is_some_and(|forever| {
-                self.check_endless_loop(forever, repeat.repeat_token(), repeat.block())
-            });
+        let forever = until.as_ref().and_then(Forever::until_condition);
+        let endless = self.loop_walked(forever, repeat.repeat_token(), repeat.block());
         let condition = self.context.map.expression(repeat.until());
         self.record_loop(repeat.repeat_token(), "repeat", endless, None, condition);
         terminates && !breaks_out(repeat.block())
@@ -627,12 +600,32 @@ impl Analyzer<'_> {
             condition = value;
             terminates
         });
-        let endless = Forever::while_condition(&condition).is_some_and(|forever| {
-            self.check_endless_loop(forever, while_loop.while_token(), while_loop.block())
-        });
+        let forever = Forever::while_condition(&condition);
+        let endless = self.loop_walked(forever, while_loop.while_token(), while_loop.block());
         let written = self.context.map.expression(while_loop.condition());
         self.record_loop(while_loop.while_token(), "while", endless, None, written);
         condition == Value::Bool(Some(true)) && !breaks_out(while_loop.block())
+    }
+
+    /// Shows the findings the loop opened by `keyword`, with `body`, walked;
+    /// `forever` keeps it going when nothing else does. Returns whether it
+    /// never ends: `forever`, and nothing in its body leaves it.
+    fn loop_walked(
+        &mut self,
+        forever: Option<Forever>,
+        keyword: &TokenReference,
+        body: &Block,
+    ) -> bool {
+        let endless = forever.filter(|_| !may_leave(body));
+        let walked = LoopWalked { keyword, endless };
+        self.observe(|finding, site| finding.loop_walked(site, &walked));
+        endless.is_some()
+    }
+
+    /// Shows the findings `value` used whole, `how`.
+    pub(super) fn observe_whole_use(&mut self, value: &Value, how: Whole) {
+        let used = WholeUse { value, how };
+        self.observe(|finding, site| finding.whole_use(site, &used));
     }
 
     /// Walks a loop whose one pass is `pass` (from the values at the loop's
@@ -703,7 +696,7 @@ impl Analyzer<'_> {
         let value = self.value_of(condition);
         self.tested(&value);
         let span = self.context.map.expression(condition);
-        self.sink().check_truth(&value, condition, span);
+        self.observe_condition(&value, condition, span, Test::Branch);
         let before = self.scopes.snapshot();
         self.narrow(condition, false);
         let otherwise = self.scopes.snapshot();
@@ -747,29 +740,31 @@ fn calls_ipairs(expression: &Expression) -> bool {
 }
 
 /// `not x` tested, and the block only assigns to `x`: the shape of a
-/// default (`if not ttl then ttl = 0 end`).
-fn assigns_a_default(condition: &Expression, block: &Block) -> bool {
+/// default (`if not ttl then ttl = 0 end`). Returns where its `not` is
+/// written (the byte offset of the operator).
+fn default_guard(condition: &Expression, block: &Block) -> Option<usize> {
     let mut tested = condition;
     while let Expression::Parentheses { expression, .. } = tested {
         tested = expression;
     }
     let Expression::UnaryOperator {
-        unop: UnOp::Not(_),
+        unop: unop @ UnOp::Not(_),
         expression,
     } = tested
     else {
-        return false;
+        return None;
     };
     let Expression::Var(Var::Name(name)) = &**expression else {
-        return false;
+        return None;
     };
     let name = identifier(name);
-    block.last_stmt().is_none()
+    let only_assigns = block.last_stmt().is_none()
         && block.stmts().next().is_some()
         && block.stmts().all(|statement| match statement {
             Stmt::Assignment(assignment) => assignment.variables().iter().all(
                 |variable| matches!(variable, Var::Name(target) if identifier(target) == name),
             ),
             _ => false,
-        })
+        });
+    only_assigns.then(|| offset(unop.token()))
 }

@@ -3,6 +3,7 @@
 //! callback, and which declarations the registrations cover.
 
 use crate::domain::library::{LibraryAnalysis, LibrarySignature, RegisteredFunction};
+use crate::findings;
 use crate::interp::{self, library::Plan};
 use crate::source::code::Code;
 use crate::source::diagnostic::{Diagnostic, Severity};
@@ -72,8 +73,14 @@ fn analyze_here(
             let (plan, plan_diagnostics) = interp::library::plan(&ast, &map, declaration);
             let registration_failed = !plan_diagnostics.is_empty();
             diagnostics.extend(plan_diagnostics);
-            let outcome =
-                interp::run_library(source, &ast, &plan, &declaration.library, &analysis.header);
+            let outcome = interp::run_library(
+                source,
+                &ast,
+                &plan,
+                &declaration.library,
+                &analysis.header,
+                findings::ALL,
+            );
             diagnostics.extend(outcome.diagnostics);
             // A load that raises first never gets to count the functions.
             let load_fails = diagnostics

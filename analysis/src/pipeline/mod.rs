@@ -6,11 +6,11 @@ pub(crate) mod library;
 
 use crate::domain::analysis::Analysis;
 use crate::domain::signature::{self, Signature};
-use crate::interp;
 use crate::source::code::Code;
 use crate::source::diagnostic::{Diagnostic, SourceEnd};
 use crate::source::syntax::Prepared;
 use crate::source::{allow, header, shebang};
+use crate::{findings, interp};
 
 /// Whether `source` parses as Lua 5.1, the language Redis compiles
 /// scripts with: for tools deciding whether a text is a script at all.
@@ -109,7 +109,14 @@ fn analyze_here(source: &str, prepared: &Prepared, signature: &Signature) -> Ana
     };
     match prepared.parse() {
         Ok(ast) => {
-            let outcome = interp::run(source, &ast, signature, &flags, &analysis.header);
+            let outcome = interp::run(
+                source,
+                &ast,
+                signature,
+                &flags,
+                &analysis.header,
+                findings::ALL,
+            );
             diagnostics.extend(outcome.diagnostics);
             analysis.returns = outcome.returns;
             analysis.error_codes = outcome.error_codes;

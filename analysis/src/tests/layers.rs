@@ -396,38 +396,12 @@ fn each_layer_names_only_the_layers_below_it() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let files = crate_files(&src);
     assert!(files.len() > 40, "the sources were not found");
-    let pending: BTreeSet<&str> = include_str!("layers_pending.txt").lines().collect();
-    // Without line numbers, which move as the files are edited.
-    let found: Vec<String> = violations(&files)
-        .iter()
-        .map(|line| match line.split_once(": ") {
-            Some((place, message)) => {
-                format!("{}: {message}", place.split(':').next().unwrap_or(place))
-            }
-            None => line.clone(),
-        })
-        .collect();
-    let new: Vec<&String> = found
-        .iter()
-        .filter(|line| !pending.contains(line.as_str()))
-        .collect();
+    let found = violations(&files);
     assert!(
-        new.is_empty(),
+        found.is_empty(),
         "{} layering violations:\n{}",
-        new.len(),
-        new.iter()
-            .map(|line| line.as_str())
-            .collect::<Vec<_>>()
-            .join("\n")
-    );
-    // The violations being moved out, while they are: the list only shrinks.
-    let fixed: Vec<&&str> = pending
-        .iter()
-        .filter(|line| !found.iter().any(|found| found == *line))
-        .collect();
-    assert!(
-        fixed.is_empty(),
-        "fixed, remove from layers_pending.txt:\n{fixed:#?}"
+        found.len(),
+        found.join("\n")
     );
 }
 
