@@ -154,7 +154,7 @@ impl Analyzer<'_> {
         match (global, member) {
             ("redis", Some(member @ ("call" | "pcall"))) => {
                 if member == "pcall" {
-                    self.facts.error_codes.forwards_command_errors();
+                    self.facts.unit.error_codes.forwards_command_errors();
                 }
                 let protected = member == "pcall";
                 let Some((name, releases)) = self.check_redis_call(operands, span, protected)
@@ -181,7 +181,7 @@ impl Analyzer<'_> {
                     });
                 reply.unbounded = reads::unbounded_read(name, releases, operands, span);
                 if let Some(read) = &reply.unbounded {
-                    self.facts.review.read(ReadSite {
+                    self.facts.unit.review.read(ReadSite {
                         line: read.span.line,
                         column: read.span.column,
                         command: read.command.clone(),
@@ -225,6 +225,7 @@ impl Analyzer<'_> {
                 let sent = first.map(|message| self.error_reply_as_sent(message, message_span));
                 let sent = sent.as_ref().unwrap_or(&Value::Unknown);
                 self.facts
+                    .unit
                     .error_codes
                     .record(sent, message_span, &mut self.facts.diagnostics);
                 let lone_word = first.and_then(lone_error_word).map(str::to_string);
@@ -233,7 +234,7 @@ impl Analyzer<'_> {
             // The error a protected call catches may be a command's error
             // reply, handed back as a table.
             ("pcall" | "xpcall", None) | ("coroutine", Some("resume")) => {
-                self.facts.error_codes.forwards_command_errors();
+                self.facts.unit.error_codes.forwards_command_errors();
                 if let Some(Value::Missing(missing)) = first {
                     let caller = match (global, member) {
                         ("xpcall", _) => "xpcall",
@@ -254,20 +255,20 @@ impl Analyzer<'_> {
                 match key {
                     Value::Str(name) if name == "err" => {
                         let value_span = operands.get(2).map_or(span, |operand| operand.span);
-                        self.facts.error_codes.err_field(
+                        self.facts.unit.error_codes.err_field(
                             &value,
                             value_span,
                             &mut self.facts.diagnostics,
                         );
                     }
-                    key => self.facts.error_codes.computed_field(&key, &value),
+                    key => self.facts.unit.error_codes.computed_field(&key, &value),
                 }
                 first.cloned().unwrap_or(Value::Unknown).stored()
             }
             // Their results may carry an `err` field from run-time data.
             ("cjson", Some("decode"))
             | ("cmsgpack", Some("unpack" | "unpack_limit" | "unpack_one")) => {
-                self.facts.error_codes.forwards_unknown();
+                self.facts.unit.error_codes.forwards_unknown();
                 Value::Typed(Type::unknown().read_from(DataRead {
                     what: format!(
                         "a value decoded by `{global}.{}`",
@@ -280,7 +281,7 @@ impl Analyzer<'_> {
             // inner table may hold an `err` field read from the data.
             ("redis", Some("setresp")) => {
                 if first.and_then(Value::as_number) != Some(2.0) {
-                    self.facts.error_codes.forwards_unknown();
+                    self.facts.unit.error_codes.forwards_unknown();
                 }
                 Value::Nil
             }
@@ -368,7 +369,7 @@ impl Analyzer<'_> {
             Some(Value::Reply(Reply::Error(code, lone_word))) => (code.clone(), lone_word.clone()),
             _ => (None, None),
         };
-        self.facts.returns.push(ReturnSite {
+        self.facts.unit.returns.push(ReturnSite {
             line: span.line,
             column: span.column,
             width: span.width,
@@ -445,7 +446,7 @@ impl Analyzer<'_> {
             Resolved::Command(entry) => entry,
             Resolved::NonLiteralName | Resolved::NonLiteralSubcommand { .. } => {
                 // The command is chosen at run time: it may write.
-                self.facts.may_write = true;
+                self.facts.unit.may_write = true;
                 return (None, None);
             }
             Resolved::UnknownCommand => {
@@ -476,7 +477,7 @@ impl Analyzer<'_> {
         }
         if candidates.is_empty() || target.is_strict() && !missing.is_empty() {
             // Whatever it does on other servers, it may write.
-            self.facts.may_write = true;
+            self.facts.unit.may_write = true;
             self.not_available(entry, &missing, name_span);
             return (None, None);
         }
@@ -561,11 +562,14 @@ impl Analyzer<'_> {
             .count();
         let writes = writers > 0 || candidates.iter().any(|c| c.command.flags_unknown());
         if writes {
-            self.facts.may_write = true;
+            self.facts.unit.may_write = true;
         }
         if let Some(candidate) = candidates.first() {
             let name = display(candidate.command.name);
-            self.facts.review.command(&name, name_span.line, writes);
+            self.facts
+                .unit
+                .review
+                .command(&name, name_span.line, writes);
         }
         let read_only = self.context.flags.no_writes || self.context.signature.read_only;
         if read_only && writers > 0 && fails(writers, candidates.len()) {

@@ -53,7 +53,7 @@ impl Analyzer<'_> {
 
     /// Records for the review the key `key` that `site` takes.
     fn taken(&mut self, key: TakenKey, site: &KeySite) {
-        self.facts.review.key(KeyTaken {
+        self.facts.unit.review.key(KeyTaken {
             key,
             command: site.command.clone(),
             line: site.line,
@@ -66,7 +66,7 @@ impl Analyzer<'_> {
     /// prefix, being `what`: recorded for the review, and an error unless
     /// `report` is off.
     fn not_from_keys(&mut self, span: Span, site: &KeySite, what: &str, report: bool) {
-        self.facts.review.key_outside(site.line);
+        self.facts.unit.review.key_outside(site.line);
         if report {
             let shown = self.quote(span, "this argument");
             let message = format!(
@@ -91,7 +91,7 @@ impl Analyzer<'_> {
             Origin::Parameter(parameter) => self.defer_key_use(key_use(parameter, true, site)),
             Origin::Arg(index) if !self.context.signature.key_prefix_args.contains(&index) => {
                 self.taken(TakenKey::Unbounded, site);
-                self.facts.review.key_outside(site.line);
+                self.facts.unit.review.key_outside(site.line);
                 if report {
                     let shown = self.quote(span, "this argument");
                     let args = self.context.tables[1];
@@ -119,7 +119,7 @@ impl Analyzer<'_> {
                 }
             }
             // Checked by the call, unless the script opted out of checks.
-            other if !self.keys_opted_out() => self.facts.key_prefixes.require(other),
+            other if !self.keys_opted_out() => self.facts.unit.key_prefixes.require(other),
             _ => {}
         }
     }

@@ -129,7 +129,7 @@ impl Analyzer<'_> {
     /// run time, so its error replies may have any code.
     pub(crate) fn reaches_open_doors(&mut self, name: &str) {
         if OPEN_DOORS.contains(&name) {
-            self.facts.error_codes.forwards_unknown();
+            self.facts.unit.error_codes.forwards_unknown();
         }
     }
 }

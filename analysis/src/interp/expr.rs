@@ -472,7 +472,7 @@ impl Analyzer<'_> {
                                 reply = Some(field_reply);
                             }
                         }
-                        key => self.facts.error_codes.computed_field(&key, &value),
+                        key => self.facts.unit.error_codes.computed_field(&key, &value),
                     }
                 }
                 _ => {}
@@ -516,6 +516,7 @@ impl Analyzer<'_> {
         match name {
             "err" => {
                 self.facts
+                    .unit
                     .error_codes
                     .err_field(value, span, &mut self.facts.diagnostics);
                 // Returned, the table is an error reply only when `err` is

@@ -55,14 +55,10 @@ use crate::source::tokens::{identifier, string_literal};
 #[derive(Debug, Default)]
 pub(crate) struct Walk {
     pub diagnostics: Vec<Diagnostic>,
-    pub returns: Vec<ReturnSite>,
-    /// A write command is reachable, or a command name is not a literal.
-    pub may_write: bool,
-    pub error_codes: ErrorCodes,
+    /// What the script's code does.
+    pub script: FunctionWalk,
     /// The main chunk itself (outside any function) uses `...`.
     pub chunk_varargs: bool,
-    pub review: Review,
-    pub key_prefixes: KeyPrefixes,
 }
 
 /// Runs the analysis: a first walk finds locals that are assigned again
@@ -123,11 +119,14 @@ pub(crate) struct LibraryWalk {
     pub functions: Vec<FunctionWalk>,
 }
 
-/// What one callback does.
+/// What the code behind one reply does: a script, or one callback of a
+/// library.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct FunctionWalk {
+    /// Every way it can end, in source order.
     pub returns: Vec<ReturnSite>,
     pub review: Review,
+    /// A write command is reachable, or a command name is not a literal.
     pub may_write: bool,
     pub error_codes: ErrorCodes,
     pub key_prefixes: KeyPrefixes,
@@ -164,7 +163,7 @@ pub(crate) fn run_library(
     // Code outside the callbacks (their helpers) runs when any of them
     // calls it: each callback can end with the replies it builds.
     for function in &mut functions {
-        function.error_codes.merge(&analyzer.facts.error_codes);
+        function.error_codes.merge(&analyzer.facts.unit.error_codes);
     }
     LibraryWalk {
         diagnostics: analyzer.facts.diagnostics,
@@ -303,15 +302,9 @@ pub(crate) struct Analyzer<'a> {
 #[derive(Debug, Default)]
 pub(crate) struct Facts {
     pub diagnostics: Vec<Diagnostic>,
-    pub returns: Vec<ReturnSite>,
-    pub may_write: bool,
-    pub error_codes: ErrorCodes,
+    /// What the code behind the reply being walked does.
+    pub unit: Unit,
     pub chunk_varargs: bool,
-    /// The facts of the script for its review (`--report`).
-    pub review: Review,
-    /// The prefixes keys are built from, which each call checks.
-    pub key_prefixes: KeyPrefixes,
-    pub params: ParamUsage,
     pub missing: MissingMembers,
     /// Globals the script tried to create: already reported, so reading
     /// them later is not reported again.
@@ -320,12 +313,46 @@ pub(crate) struct Facts {
     pub function_walks: Vec<FunctionWalk>,
 }
 
+/// What the code behind one reply does, as the walk finds it: the
+/// script's main chunk, or one registered callback of a library. A
+/// callback is walked from an empty one, which it gives back whole
+/// ([`Analyzer::walk_unit`]), so that every fact kept here is the
+/// callback's own.
+#[derive(Debug, Default)]
+pub(crate) struct Unit {
+    pub returns: Vec<ReturnSite>,
+    pub may_write: bool,
+    pub error_codes: ErrorCodes,
+    /// The facts for its review (`--report`).
+    pub review: Review,
+    /// The prefixes keys are built from, which each call checks.
+    pub key_prefixes: KeyPrefixes,
+    pub params: ParamUsage,
+}
+
+impl Unit {
+    /// What it does, its returns in source order.
+    fn finish(self) -> FunctionWalk {
+        let mut returns = self.returns;
+        sort_returns(&mut returns);
+        let mut review = self.review;
+        review.finish();
+        FunctionWalk {
+            returns,
+            review,
+            may_write: self.may_write,
+            error_codes: self.error_codes,
+            key_prefixes: self.key_prefixes,
+        }
+    }
+}
+
 impl Facts {
     /// How far the reports go now, to undo later ([`Self::forget_since`]).
     pub(super) fn mark(&self) -> Reported {
         Reported {
             diagnostics: self.diagnostics.len(),
-            returns: self.returns.len(),
+            returns: self.unit.returns.len(),
         }
     }
 
@@ -335,7 +362,7 @@ impl Facts {
     /// reports adds again (a command used, an error code, a key prefix).
     pub(super) fn forget_since(&mut self, mark: Reported) {
         self.diagnostics.truncate(mark.diagnostics);
-        self.returns.truncate(mark.returns);
+        self.unit.returns.truncate(mark.returns);
     }
 }
 
@@ -419,7 +446,7 @@ impl<'a> Analyzer<'a> {
             },
             (false, None) => LoopBound::Written(self.quote(written, "its condition")),
         };
-        self.facts.review.loop_site(LoopSite {
+        self.facts.unit.review.loop_site(LoopSite {
             line: at.line,
             column: at.column,
             kind,
@@ -455,17 +482,24 @@ impl<'a> Analyzer<'a> {
         self.facts.diagnostics.extend(findings);
         let missing = std::mem::take(&mut self.facts.missing);
         self.facts.diagnostics.extend(missing.into_notes());
-        sort_returns(&mut self.facts.returns);
-        self.facts.review.finish();
         Walk {
             diagnostics: self.facts.diagnostics,
-            returns: self.facts.returns,
-            may_write: self.facts.may_write,
-            error_codes: self.facts.error_codes,
+            script: self.facts.unit.finish(),
             chunk_varargs: self.facts.chunk_varargs,
-            review: self.facts.review,
-            key_prefixes: self.facts.key_prefixes,
         }
+    }
+
+    /// Walks, with `walk`, the code behind another reply (a library's
+    /// callback) in `context`, from an empty [`Unit`]: returns its unit,
+    /// and leaves the walk's context and the outer unit as they were.
+    fn walk_unit(&mut self, context: Context<'a>, walk: impl FnOnce(&mut Self)) -> Unit {
+        let outer_context = std::mem::replace(&mut self.context, context);
+        let outer_unit = std::mem::take(&mut self.facts.unit);
+        let outer_reply_depth = self.reply_depth;
+        walk(self);
+        self.reply_depth = outer_reply_depth;
+        self.context = outer_context;
+        std::mem::replace(&mut self.facts.unit, outer_unit)
     }
 
     pub fn span(&self, token: &TokenReference) -> Span {

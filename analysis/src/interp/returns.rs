@@ -47,7 +47,7 @@ impl Analyzer<'_> {
             Some(Value::Reply(Reply::Error(_, lone_word))) => lone_word.clone(),
             _ => None,
         };
-        self.facts.returns.push(ReturnSite {
+        self.facts.unit.returns.push(ReturnSite {
             line: span.line,
             column: span.column,
             width: span.width,

@@ -11,7 +11,7 @@ impl Analyzer<'_> {
         // A library's top level registers functions: it is no reply.
         if !terminates && self.context.plan.is_none() {
             let span = self.end_of_chunk(ast);
-            self.facts.returns.push(ReturnSite {
+            self.facts.unit.returns.push(ReturnSite {
                 line: span.line,
                 column: span.column,
                 width: span.width,
@@ -163,7 +163,7 @@ impl Analyzer<'_> {
                         match self.value_of(expression) {
                             Value::Str(member) => self.field_write(&base, &member, span, value),
                             key => {
-                                self.facts.error_codes.computed_field(&key, value);
+                                self.facts.unit.error_codes.computed_field(&key, value);
                                 // `t[#t + 1] = v`: an element of a local table.
                                 if let (Prefix::Name(table), []) = (target.prefix(), path) {
                                     self.table_written(table);
@@ -184,6 +184,7 @@ impl Analyzer<'_> {
     pub(super) fn field_write(&mut self, base: &Value, member: &str, span: Span, value: &Value) {
         if member == "err" {
             self.facts
+                .unit
                 .error_codes
                 .err_field(value, span, &mut self.facts.diagnostics);
         }
@@ -337,91 +338,70 @@ impl Analyzer<'_> {
         else {
             return;
         };
-        let outer = self.context;
-        self.context.signature = &registration.signature;
-        self.context.flags = &registration.flags;
-        self.context.environment = Environment::FunctionCall;
-        self.context.tables = [&registration.tables[0], &registration.tables[1]];
-        let outer_state = FunctionWalk {
-            returns: std::mem::take(&mut self.facts.returns),
-            review: std::mem::take(&mut self.facts.review),
-            may_write: std::mem::take(&mut self.facts.may_write),
-            error_codes: std::mem::take(&mut self.facts.error_codes),
-            key_prefixes: std::mem::take(&mut self.facts.key_prefixes),
+        let context = Context {
+            signature: &registration.signature,
+            flags: &registration.flags,
+            environment: Environment::FunctionCall,
+            tables: [&registration.tables[0], &registration.tables[1]],
+            ..self.context
         };
-        let outer_params = std::mem::take(&mut self.facts.params);
-        let outer_reply_depth = self.reply_depth;
-
-        let outer_values = self.scopes.snapshot();
-        let id = self.next_function_id;
-        self.next_function_id = self.next_function_id.wrapping_add(1);
-        self.functions.push(Function::new(id));
-        self.reply_depth = self.functions.len();
-        self.scopes.push();
-        for (position, parameter) in body.parameters().iter().enumerate() {
-            match parameter {
-                Parameter::Name(name) => {
-                    let value = match position {
-                        0 => Value::Params(crate::domain::value::Param::Keys),
-                        1 => Value::Params(crate::domain::value::Param::Argv),
-                        _ => Value::Unknown,
-                    };
-                    self.declare(identifier(name), offset(name), value);
-                }
-                Parameter::Ellipsis(_) => {
-                    if let Some(function) = self.functions.last_mut() {
-                        function.vararg = true;
+        let unit = self.walk_unit(context, |analyzer| {
+            let outer_values = analyzer.scopes.snapshot();
+            let id = analyzer.next_function_id;
+            analyzer.next_function_id = analyzer.next_function_id.wrapping_add(1);
+            analyzer.functions.push(Function::new(id));
+            analyzer.reply_depth = analyzer.functions.len();
+            analyzer.scopes.push();
+            for (position, parameter) in body.parameters().iter().enumerate() {
+                match parameter {
+                    Parameter::Name(name) => {
+                        let value = match position {
+                            0 => Value::Params(crate::domain::value::Param::Keys),
+                            1 => Value::Params(crate::domain::value::Param::Argv),
+                            _ => Value::Unknown,
+                        };
+                        analyzer.declare(identifier(name), offset(name), value);
                     }
+                    Parameter::Ellipsis(_) => {
+                        if let Some(function) = analyzer.functions.last_mut() {
+                            function.vararg = true;
+                        }
+                    }
+                    _ => {}
                 }
-                _ => {}
             }
-        }
-        if !self.walk_block(body.block()) {
-            let end = self.span(body.end_token());
-            self.facts.returns.push(ReturnSite {
-                line: end.line,
-                column: end.column,
-                width: end.width,
-                shape: ReturnShape::FallsOffEnd,
-                lone_error_word: None,
-            });
-        }
-        self.scopes.pop();
-        self.functions.pop();
-        self.scopes.restore(&outer_values);
-
-        if registration.declaration.is_some() {
-            for mut finding in self.param_findings() {
-                // About the declaration: placed at the registration.
-                finding.function = registration.declaration;
-                finding.line = registration.span.line;
-                finding.column = registration.span.column;
-                finding.width = registration.span.width;
-                self.facts.diagnostics.push(finding);
+            if !analyzer.walk_block(body.block()) {
+                let end = analyzer.span(body.end_token());
+                analyzer.facts.unit.returns.push(ReturnSite {
+                    line: end.line,
+                    column: end.column,
+                    width: end.width,
+                    shape: ReturnShape::FallsOffEnd,
+                    lone_error_word: None,
+                });
             }
-        }
-        let mut returns = std::mem::replace(&mut self.facts.returns, outer_state.returns);
-        sort_returns(&mut returns);
-        let mut review = std::mem::replace(&mut self.facts.review, outer_state.review);
-        review.finish();
-        let outcome = FunctionWalk {
-            returns,
-            review,
-            may_write: std::mem::replace(&mut self.facts.may_write, outer_state.may_write),
-            error_codes: std::mem::replace(&mut self.facts.error_codes, outer_state.error_codes),
-            key_prefixes: std::mem::replace(&mut self.facts.key_prefixes, outer_state.key_prefixes),
-        };
+            analyzer.scopes.pop();
+            analyzer.functions.pop();
+            analyzer.scopes.restore(&outer_values);
+            if registration.declaration.is_some() {
+                for mut finding in analyzer.param_findings() {
+                    // About the declaration: placed at the registration.
+                    finding.function = registration.declaration;
+                    finding.line = registration.span.line;
+                    finding.column = registration.span.column;
+                    finding.width = registration.span.width;
+                    analyzer.facts.diagnostics.push(finding);
+                }
+            }
+        });
         if self.facts.function_walks.len() <= index {
             self.facts
                 .function_walks
                 .resize_with(index + 1, FunctionWalk::default);
         }
         if let Some(slot) = self.facts.function_walks.get_mut(index) {
-            *slot = outcome;
+            *slot = unit.finish();
         }
-        self.facts.params = outer_params;
-        self.reply_depth = outer_reply_depth;
-        self.context = outer;
     }
 
     pub(super) fn walk_if(&mut self, statement: &If) -> bool {

@@ -118,11 +118,12 @@ fn analyze_here(source: &str, prepared: &Prepared, signature: &Signature) -> Ana
                 findings::ALL,
             );
             diagnostics.extend(outcome.diagnostics);
-            analysis.returns = outcome.returns;
-            analysis.error_codes = outcome.error_codes;
-            analysis.review = outcome.review;
-            analysis.key_prefixes = outcome.key_prefixes;
-            analysis.read_only = flags.no_writes || !outcome.may_write;
+            let script = outcome.script;
+            analysis.returns = script.returns;
+            analysis.error_codes = script.error_codes;
+            analysis.review = script.review;
+            analysis.key_prefixes = script.key_prefixes;
+            analysis.read_only = flags.no_writes || !script.may_write;
             analysis.chunk_varargs = outcome.chunk_varargs;
         }
         Err(syntax_errors) => {
