@@ -128,6 +128,8 @@ impl Analyzer<'_> {
         result
     }
 
+    /// A call of a sandbox function (`global.member(…)`, or `global(…)`):
+    /// its checks and effects on what the walk records, and its value.
     fn builtin_call(
         &mut self,
         global: &str,
@@ -143,93 +145,24 @@ impl Analyzer<'_> {
             ("setmetatable" | "rawset", None, Some(table)) => self.table_write(global, table, span),
             _ => {}
         }
-        // `string.format('%s…', prefix, …)` builds a key from `prefix`.
-        if (global, member) == ("string", Some("format"))
-            && let Some(derivation) = formats_a_key(operands)
-        {
-            return Value::DerivedKey(derivation);
-        }
         // Valkey's `server` table is the `redis` table under another name.
         let global = if global == "server" { "redis" } else { global };
         match (global, member) {
             ("redis", Some(member @ ("call" | "pcall"))) => {
-                if member == "pcall" {
-                    self.facts.unit.error_codes.forwards_command_errors();
-                }
-                let protected = member == "pcall";
-                let Some((name, releases)) = self.check_redis_call(operands, span, protected)
-                else {
-                    return Value::Unknown;
-                };
-                let name_span = operands.first().map_or(span, |operand| operand.span);
-                let command = operands
-                    .first()
-                    .and_then(|operand| operand.value.as_str())
-                    .map_or_else(|| name.to_ascii_uppercase(), str::to_ascii_uppercase);
-                let key = operands
-                    .get(1)
-                    .filter(|operand| matches!(operand.value, Value::Key(_) | Value::DerivedKey(_)))
-                    .map(|operand| self.quote(operand.span, "the key"));
-                let caller = Caller {
-                    command: &command,
-                    key: key.as_deref(),
-                };
-                let mut reply =
-                    reply_type(name, releases, self.context.resp, caller).read_from(DataRead {
-                        what: format!("a value read from the reply of `{command}`"),
-                        line: name_span.line,
-                    });
-                reply.unbounded = reads::unbounded_read(name, releases, operands, span);
-                if let Some(read) = &reply.unbounded {
-                    self.facts.unit.review.read(ReadSite {
-                        line: read.span.line,
-                        column: read.span.column,
-                        command: read.command.clone(),
-                        reads: read.reads,
-                    });
-                }
-                if member == "pcall" {
-                    // A refused command comes back as `{err = …}`.
-                    return Value::Typed(reply.join(&Type::of(Kinds::TABLE)));
-                }
-                Value::Typed(reply)
+                self.command_reply(member == "pcall", operands, span)
             }
+            ("redis", Some("error_reply")) => self.error_reply(operands, span),
+            ("redis", Some("register_function")) => {
+                self.register_function(span);
+                Value::Unknown
+            }
+            ("unpack", None) | ("table", Some("unpack")) => self.unpack(operands),
+            ("rawset", None) => self.rawset(operands, span),
             ("tonumber", None) => tonumber(self, operands),
-            ("unpack", None) | ("table", Some("unpack")) => {
-                if let Some(table) = first {
-                    // `unpack(t, from, to)` in a loop over ranges still
-                    // passes every element, a range per call.
-                    let how = match operands.len() {
-                        0..=2 => Whole::Unpacked,
-                        _ => Whole::UnpackedInRanges,
-                    };
-                    self.observe_whole_use(table, how);
-                }
-                let mut spread = self.spread_table(first);
-                if operands.len() > 2 {
-                    // `unpack(t, from, to)`: the range the script computes,
-                    // not the table, decides whether anything is passed,
-                    // and a range is almost always computed to be non-empty
-                    // (`while done < n do … unpack(t, done + 1, …)`).
-                    spread = spread.non_empty_spread();
-                }
-                Value::Spread(Box::new(spread))
-            }
-            ("math", Some("floor" | "ceil")) => Value::Typed(Type::of(Kinds::INTEGER)),
-            ("string", Some("len" | "byte")) | ("table", Some("getn" | "maxn")) => {
-                Value::Typed(Type::of(Kinds::INTEGER))
-            }
-            ("bit", Some(member)) if member != "tohex" => Value::Typed(Type::of(Kinds::INTEGER)),
-            ("redis", Some("error_reply")) => {
-                let message_span = operands.first().map_or(span, |operand| operand.span);
-                let sent = first.map(|message| self.error_reply_as_sent(message, message_span));
-                let sent = sent.as_ref().unwrap_or(&Value::Unknown);
-                self.facts
-                    .unit
-                    .error_codes
-                    .record(sent, message_span, &mut self.facts.diagnostics);
-                let lone_word = first.and_then(lone_error_word).map(str::to_string);
-                Value::Reply(Reply::Error(error_code(sent), lone_word))
+            ("getmetatable", None) => first.map_or(Value::Unknown, |base| self.metatable_of(base)),
+            ("error", None) => {
+                self.raise(first, span);
+                Value::Unknown
             }
             // The error a protected call catches may be a command's error
             // reply, handed back as a table.
@@ -244,26 +177,6 @@ impl Analyzer<'_> {
                     self.use_missing(missing, MissingUse::ProtectedCall(caller));
                 }
                 Value::Unknown
-            }
-            ("rawset", None) => {
-                let key = operands
-                    .get(1)
-                    .map_or(Value::Nil, |operand| operand.value.clone());
-                let value = operands
-                    .get(2)
-                    .map_or(Value::Nil, |operand| operand.value.clone());
-                match key {
-                    Value::Str(name) if name == "err" => {
-                        let value_span = operands.get(2).map_or(span, |operand| operand.span);
-                        self.facts.unit.error_codes.err_field(
-                            &value,
-                            value_span,
-                            &mut self.facts.diagnostics,
-                        );
-                    }
-                    key => self.facts.unit.error_codes.computed_field(&key, &value),
-                }
-                first.cloned().unwrap_or(Value::Unknown).stored()
             }
             // Their results may carry an `err` field from run-time data.
             ("cjson", Some("decode"))
@@ -285,26 +198,6 @@ impl Analyzer<'_> {
                 }
                 Value::Nil
             }
-            ("redis", Some("register_function")) => {
-                let understood = self
-                    .context
-                    .plan
-                    .is_some_and(|plan| plan.register_calls.contains(&span.offset));
-                if !understood {
-                    self.facts.diagnostics.push(span.error(
-                        Code::UncheckedRegistration,
-                        "`redis.register_function` must be called as a statement at the top level of the library, so that the registered functions can be checked",
-                        "write one `redis.register_function('name', function(keys, args) … end)` line per function, outside any function, loop or condition",
-                    ));
-                }
-                Value::Unknown
-            }
-            ("redis", Some("status_reply")) => Value::Reply(Reply::Status(
-                first.and_then(Value::as_str).map(str::to_string),
-            )),
-            ("redis", Some("sha1hex")) => Value::ComputedString(None),
-            ("getmetatable", None) => first.map_or(Value::Unknown, |base| self.metatable_of(base)),
-            ("string", Some("dump")) => Value::ComputedString(Some(BYTECODE_SIGNATURE.to_string())),
             ("loadstring", None) if first.is_some_and(is_bytecode) => {
                 self.facts.diagnostics.push(span.error(
                     Code::CompiledChunk,
@@ -313,52 +206,132 @@ impl Analyzer<'_> {
                 ));
                 Value::Unknown
             }
-            ("error", None) => {
-                self.raise(first, span);
-                Value::Unknown
-            }
             ("type", None) => {
                 if let Some(value) = first {
                     self.tested(value);
                 }
                 Value::ComputedString(None)
             }
-            ("ipairs" | "pairs", None) => match first {
-                Some(Value::Params(param)) => Value::ParamIterator(*param),
-                // The iteration of a read that grows with the data, or of
-                // data whose elements are data too.
-                Some(value) => {
-                    let ty = value.ty();
-                    if ty.unbounded.is_none() && ty.read_from.is_none() {
-                        return Value::Unknown;
-                    }
-                    Value::Typed(Type {
-                        unbounded: ty.unbounded,
-                        read_from: ty.read_from,
-                        ..Type::unknown()
-                    })
-                }
-                None => Value::Unknown,
-            },
-            // A key or a literal converted to a string is still that value.
-            ("tostring", None)
-                if matches!(
-                    first,
-                    Some(Value::Key(_) | Value::DerivedKey(_) | Value::Str(_))
-                ) =>
-            {
-                first.cloned().unwrap_or(Value::Unknown)
+            _ => library_value(global, member, operands),
+        }
+    }
+
+    /// `redis.call(…)` (or `redis.pcall`, `protected`): checked against
+    /// the command table, and the type of its reply.
+    fn command_reply(&mut self, protected: bool, operands: &[Operand], span: Span) -> Value {
+        if protected {
+            self.facts.unit.error_codes.forwards_command_errors();
+        }
+        let Some((name, releases)) = self.check_redis_call(operands, span, protected) else {
+            return Value::Unknown;
+        };
+        let name_span = operands.first().map_or(span, |operand| operand.span);
+        let command = operands
+            .first()
+            .and_then(|operand| operand.value.as_str())
+            .map_or_else(|| name.to_ascii_uppercase(), str::to_ascii_uppercase);
+        let key = operands
+            .get(1)
+            .filter(|operand| matches!(operand.value, Value::Key(_) | Value::DerivedKey(_)))
+            .map(|operand| self.quote(operand.span, "the key"));
+        let caller = Caller {
+            command: &command,
+            key: key.as_deref(),
+        };
+        let mut reply = reply_type(name, releases, self.context.resp, caller).read_from(DataRead {
+            what: format!("a value read from the reply of `{command}`"),
+            line: name_span.line,
+        });
+        reply.unbounded = reads::unbounded_read(name, releases, operands, span);
+        if let Some(read) = &reply.unbounded {
+            self.facts.unit.review.read(ReadSite {
+                line: read.span.line,
+                column: read.span.column,
+                command: read.command.clone(),
+                reads: read.reads,
+            });
+        }
+        if protected {
+            // A refused command comes back as `{err = …}`.
+            return Value::Typed(reply.join(&Type::of(Kinds::TABLE)));
+        }
+        Value::Typed(reply)
+    }
+
+    /// `redis.error_reply(message)`: an error reply, whose code the
+    /// contract checks compare with the declared error type.
+    fn error_reply(&mut self, operands: &[Operand], span: Span) -> Value {
+        let first = operands.first().map(|operand| &operand.value);
+        let message_span = operands.first().map_or(span, |operand| operand.span);
+        let sent = first.map(|message| self.error_reply_as_sent(message, message_span));
+        let sent = sent.as_ref().unwrap_or(&Value::Unknown);
+        self.facts
+            .unit
+            .error_codes
+            .record(sent, message_span, &mut self.facts.diagnostics);
+        let lone_word = first.and_then(lone_error_word).map(str::to_string);
+        Value::Reply(Reply::Error(error_code(sent), lone_word))
+    }
+
+    /// `unpack(t)` or `unpack(t, from, to)`: the elements of `t`, spread.
+    fn unpack(&mut self, operands: &[Operand]) -> Value {
+        let first = operands.first().map(|operand| &operand.value);
+        if let Some(table) = first {
+            // `unpack(t, from, to)` in a loop over ranges still passes
+            // every element, a range per call.
+            let how = match operands.len() {
+                0..=2 => Whole::Unpacked,
+                _ => Whole::UnpackedInRanges,
+            };
+            self.observe_whole_use(table, how);
+        }
+        let mut spread = self.spread_table(first);
+        if operands.len() > 2 {
+            // `unpack(t, from, to)`: the range the script computes, not the
+            // table, decides whether anything is passed, and a range is
+            // almost always computed to be non-empty (`while done < n do …
+            // unpack(t, done + 1, …)`).
+            spread = spread.non_empty_spread();
+        }
+        Value::Spread(Box::new(spread))
+    }
+
+    /// `rawset(t, key, value)`: an `err` field written makes `t` an error
+    /// reply; its value is `t`.
+    fn rawset(&mut self, operands: &[Operand], span: Span) -> Value {
+        let argument = |at: usize| {
+            operands
+                .get(at)
+                .map_or(Value::Nil, |operand| operand.value.clone())
+        };
+        let (key, value) = (argument(1), argument(2));
+        match key {
+            Value::Str(name) if name == "err" => {
+                let value_span = operands.get(2).map_or(span, |operand| operand.span);
+                self.facts.unit.error_codes.err_field(
+                    &value,
+                    value_span,
+                    &mut self.facts.diagnostics,
+                );
             }
-            ("tostring", None)
-            | ("string", Some("format" | "rep" | "lower" | "upper" | "sub" | "reverse" | "char"))
-            | ("table", Some("concat"))
-            | ("cjson", Some("encode"))
-            | ("cmsgpack", Some("pack"))
-            | ("struct", Some("pack"))
-            | ("bit", Some("tohex")) => Value::ComputedString(None),
-            ("math", Some(_)) => Value::ComputedNumber,
-            ("select", None) if first.and_then(Value::as_str) == Some("#") => Value::ComputedNumber,
-            _ => Value::Unknown,
+            key => self.facts.unit.error_codes.computed_field(&key, &value),
+        }
+        argument(0).stored()
+    }
+
+    /// `redis.register_function` where the plan did not read it: a call the
+    /// declarations cannot be checked against.
+    fn register_function(&mut self, span: Span) {
+        let understood = self
+            .context
+            .plan
+            .is_some_and(|plan| plan.register_calls.contains(&span.offset));
+        if !understood {
+            self.facts.diagnostics.push(span.error(
+                Code::UncheckedRegistration,
+                "`redis.register_function` must be called as a statement at the top level of the library, so that the registered functions can be checked",
+                "write one `redis.register_function('name', function(keys, args) … end)` line per function, outside any function, loop or condition",
+            ));
         }
     }
 
@@ -1065,6 +1038,64 @@ fn formats_a_key(operands: &[Operand]) -> Option<crate::domain::keys::Derivation
         return None;
     }
     operands.get(1)?.value.derivation()
+}
+
+/// The value of a call of a sandbox function that has no effect on what
+/// the walk records: what its type is, where that is known.
+fn library_value(global: &str, member: Option<&str>, operands: &[Operand]) -> Value {
+    let first = operands.first().map(|operand| &operand.value);
+    match (global, member) {
+        // `string.format('%s…', prefix, …)` builds a key from `prefix`.
+        ("string", Some("format")) if let Some(derivation) = formats_a_key(operands) => {
+            Value::DerivedKey(derivation)
+        }
+        ("math", Some("floor" | "ceil")) => Value::Typed(Type::of(Kinds::INTEGER)),
+        ("string", Some("len" | "byte")) | ("table", Some("getn" | "maxn")) => {
+            Value::Typed(Type::of(Kinds::INTEGER))
+        }
+        ("bit", Some(member)) if member != "tohex" => Value::Typed(Type::of(Kinds::INTEGER)),
+        ("redis", Some("status_reply")) => Value::Reply(Reply::Status(
+            first.and_then(Value::as_str).map(str::to_string),
+        )),
+        ("redis", Some("sha1hex")) => Value::ComputedString(None),
+        ("string", Some("dump")) => Value::ComputedString(Some(BYTECODE_SIGNATURE.to_string())),
+        ("ipairs" | "pairs", None) => match first {
+            Some(Value::Params(param)) => Value::ParamIterator(*param),
+            // The iteration of a read that grows with the data, or of
+            // data whose elements are data too.
+            Some(value) => {
+                let ty = value.ty();
+                if ty.unbounded.is_none() && ty.read_from.is_none() {
+                    return Value::Unknown;
+                }
+                Value::Typed(Type {
+                    unbounded: ty.unbounded,
+                    read_from: ty.read_from,
+                    ..Type::unknown()
+                })
+            }
+            None => Value::Unknown,
+        },
+        // A key or a literal converted to a string is still that value.
+        ("tostring", None)
+            if matches!(
+                first,
+                Some(Value::Key(_) | Value::DerivedKey(_) | Value::Str(_))
+            ) =>
+        {
+            first.cloned().unwrap_or(Value::Unknown)
+        }
+        ("tostring", None)
+        | ("string", Some("format" | "rep" | "lower" | "upper" | "sub" | "reverse" | "char"))
+        | ("table", Some("concat"))
+        | ("cjson", Some("encode"))
+        | ("cmsgpack", Some("pack"))
+        | ("struct", Some("pack"))
+        | ("bit", Some("tohex")) => Value::ComputedString(None),
+        ("math", Some(_)) => Value::ComputedNumber,
+        ("select", None) if first.and_then(Value::as_str) == Some("#") => Value::ComputedNumber,
+        _ => Value::Unknown,
+    }
 }
 
 fn display(name: &str) -> String {
