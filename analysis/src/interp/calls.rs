@@ -480,32 +480,51 @@ impl Analyzer<'_> {
 
     /// Checks a call against the forms the target's servers know it by:
     /// under a strict target a check fails when it fails on any of them,
-    /// under `any` when it fails on all of them. Returns the forms it may
-    /// run as where scripts may call it: their name, and the fewest
-    /// arguments they take.
+    /// under `any` when it fails on all of them. In order: whether scripts
+    /// may call it at all (nothing else is checked when they may not),
+    /// whether it writes, then its arguments against the forms left.
+    /// Returns the forms it may run as.
     fn check_candidates(
         &mut self,
-        mut candidates: Vec<Candidate<'_>>,
+        candidates: Vec<Candidate<'_>>,
         operands: &[Operand],
         arguments: &[Option<&str>],
         span: Span,
         name_span: Span,
         protected: bool,
     ) -> Option<Runnable> {
-        let strict = self.context.signature.target.is_strict();
-        let fails = |failing: usize, total: usize| {
-            if strict {
-                failing > 0
-            } else {
-                failing == total
-            }
+        let strictness = Strictness::of(self.context.signature.target.is_strict());
+        let candidates = self.scriptable(candidates, strictness, name_span)?;
+        let first = candidates.first()?;
+        let runnable = Runnable {
+            name: display(first.command.name),
+            min_args: candidates
+                .iter()
+                .map(|candidate| candidate.command.min_args())
+                .min()
+                .unwrap_or(0),
         };
+        self.check_writes(&candidates, strictness, name_span, protected);
+        match operands.last().filter(|operand| operand.many) {
+            Some(last) => self.check_spread_call(candidates, operands, arguments, last, strictness),
+            None => self.check_arguments(candidates, operands, arguments, strictness, span),
+        }
+        Some(runnable)
+    }
 
+    /// The forms scripts may call, or `None` after reporting that the
+    /// servers refuse the command in scripts.
+    fn scriptable<'c>(
+        &mut self,
+        mut candidates: Vec<Candidate<'c>>,
+        strictness: Strictness,
+        name_span: Span,
+    ) -> Option<Vec<Candidate<'c>>> {
         let refused: Vec<&Candidate<'_>> = candidates
             .iter()
             .filter(|candidate| candidate.command.is_noscript())
             .collect();
-        if fails(refused.len(), candidates.len()) {
+        if strictness.fails(refused.len(), candidates.len()) {
             let refused_on: Vec<Platform> = refused
                 .iter()
                 .filter_map(|candidate| candidate.platform)
@@ -517,18 +536,18 @@ impl Analyzer<'_> {
             return None;
         }
         candidates.retain(|candidate| !candidate.command.is_noscript());
-        let runnable = candidates.first().map(|candidate| {
-            let min_args = candidates
-                .iter()
-                .map(|candidate| candidate.command.min_args())
-                .min()
-                .unwrap_or(0);
-            Runnable {
-                name: display(candidate.command.name),
-                min_args,
-            }
-        });
+        Some(candidates)
+    }
 
+    /// Records whether the call may write (for the review, and for
+    /// `EVAL_RO`), and reports a write where only reads may run.
+    fn check_writes(
+        &mut self,
+        candidates: &[Candidate<'_>],
+        strictness: Strictness,
+        name_span: Span,
+        protected: bool,
+    ) {
         let writers = candidates
             .iter()
             .filter(|candidate| commands::is_write_for_no_writes(&candidate.command))
@@ -537,83 +556,104 @@ impl Analyzer<'_> {
         if writes {
             self.facts.unit.may_write = true;
         }
-        if let Some(candidate) = candidates.first() {
-            let name = display(candidate.command.name);
-            self.facts
-                .unit
-                .review
-                .command(&name, name_span.line, writes);
-        }
+        let name = candidates
+            .first()
+            .map(|candidate| display(candidate.command.name))
+            .unwrap_or_default();
+        self.facts
+            .unit
+            .review
+            .command(&name, name_span.line, writes);
         let read_only = self.context.flags.no_writes || self.context.signature.read_only;
-        if read_only && writers > 0 && fails(writers, candidates.len()) {
-            let name = candidates
-                .first()
-                .map(|candidate| display(candidate.command.name))
-                .unwrap_or_default();
-            let in_function = self.context.environment == Environment::FunctionCall;
-            let (declares, remedy) = if in_function {
-                (
-                    "the function is registered with `flags = {'no-writes'}`",
-                    "remove `no-writes` from the function's flags, or move the write to another function",
-                )
-            } else if self.context.flags.no_writes {
-                (
-                    "the script declares `#!lua flags=no-writes`",
-                    "remove `no-writes` from the shebang, or move the write to another script",
-                )
-            } else {
-                (
-                    "the script runs with EVAL_RO (`--read-only`)",
-                    "send the script with EVAL, or move the write to another script",
-                )
-            };
-            let refused = format!(
-                "`{name}` is a write command, but {declares}: Redis refuses it (Write commands are not allowed from read-only scripts)"
-            );
-            self.facts.diagnostics.push(if protected {
-                name_span.warning(
-                    Code::WriteInReadOnly,
-                    format!("{refused}, and this `redis.pcall` always returns that error reply"),
-                    remedy,
-                )
-            } else {
-                name_span.error(Code::WriteInReadOnly, refused, remedy)
-            });
+        if !read_only || writers == 0 || !strictness.fails(writers, candidates.len()) {
+            return;
         }
-        // A trailing call or `...` passes an unknown number of arguments;
-        // `unpack(t)` of a table that may be empty may pass none.
-        if let Some(last) = operands.last().filter(|operand| operand.many) {
-            // `unpack(t)` of a constructor of keys nothing has changed
-            // since: its keys are the call's next arguments, one by one.
-            if let Value::Spread(table) = &last.value
-                && let Some(keys) = table.table_type().and_then(|table| table.keys.as_deref())
-            {
-                let before = operands.len() - 1;
-                let mut spread = operands[..before].to_vec();
-                let mut words = arguments[..before.min(arguments.len())].to_vec();
-                for key in keys {
-                    spread.push(Operand {
-                        value: key.clone(),
-                        span: last.span,
-                        many: false,
-                    });
-                    words.push(None);
-                }
-                candidates.retain(|candidate| candidate.command.arity_accepts(spread.len()));
-                self.check_keys(&candidates, &spread, &words, strict, true);
-                return runnable;
-            }
-            // Where the keys are is known only roughly: no error, but the
-            // prefixes of the keys built are still the call's to check.
+        let in_function = self.context.environment == Environment::FunctionCall;
+        let (declares, remedy) = if in_function {
+            (
+                "the function is registered with `flags = {'no-writes'}`",
+                "remove `no-writes` from the function's flags, or move the write to another function",
+            )
+        } else if self.context.flags.no_writes {
+            (
+                "the script declares `#!lua flags=no-writes`",
+                "remove `no-writes` from the shebang, or move the write to another script",
+            )
+        } else {
+            (
+                "the script runs with EVAL_RO (`--read-only`)",
+                "send the script with EVAL, or move the write to another script",
+            )
+        };
+        let refused = format!(
+            "`{name}` is a write command, but {declares}: Redis refuses it (Write commands are not allowed from read-only scripts)"
+        );
+        self.facts.diagnostics.push(if protected {
+            name_span.warning(
+                Code::WriteInReadOnly,
+                format!("{refused}, and this `redis.pcall` always returns that error reply"),
+                remedy,
+            )
+        } else {
+            name_span.error(Code::WriteInReadOnly, refused, remedy)
+        });
+    }
+
+    /// A call whose last argument (`last`, a trailing call or `...`)
+    /// passes an unknown number of values: its arity is unknown, and so is
+    /// where its keys are, but for `unpack(t)` of a constructor of keys
+    /// nothing has changed since, whose keys are the call's next arguments
+    /// one by one. Where the keys are only roughly known, no error, but
+    /// the prefixes of the keys built are still the call's to check.
+    fn check_spread_call(
+        &mut self,
+        mut candidates: Vec<Candidate<'_>>,
+        operands: &[Operand],
+        arguments: &[Option<&str>],
+        last: &Operand,
+        strictness: Strictness,
+    ) {
+        let strict = strictness == Strictness::Strict;
+        let keys = match &last.value {
+            Value::Spread(table) => table.table_type().and_then(|table| table.keys.as_deref()),
+            _ => None,
+        };
+        let Some(keys) = keys else {
             self.check_keys(&candidates, operands, arguments, strict, false);
-            return runnable;
+            return;
+        };
+        let before = operands.len() - 1;
+        let mut spread = operands[..before].to_vec();
+        let mut words = arguments[..before.min(arguments.len())].to_vec();
+        for key in keys {
+            spread.push(Operand {
+                value: key.clone(),
+                span: last.span,
+                many: false,
+            });
+            words.push(None);
         }
+        candidates.retain(|candidate| candidate.command.arity_accepts(spread.len()));
+        self.check_keys(&candidates, &spread, &words, strict, true);
+    }
+
+    /// A call with a known number of arguments: its arity, then, against
+    /// the forms that accept it, its keys and its groups of values.
+    fn check_arguments(
+        &mut self,
+        mut candidates: Vec<Candidate<'_>>,
+        operands: &[Operand],
+        arguments: &[Option<&str>],
+        strictness: Strictness,
+        span: Span,
+    ) {
+        let strict = strictness == Strictness::Strict;
         let passed = operands.len();
         let rejecting: Vec<&Candidate<'_>> = candidates
             .iter()
             .filter(|candidate| !candidate.command.arity_accepts(passed))
             .collect();
-        if fails(rejecting.len(), candidates.len()) {
+        if strictness.fails(rejecting.len(), candidates.len()) {
             // Under `any`, the most permissive form explains the failure.
             let shown = rejecting
                 .iter()
@@ -628,7 +668,7 @@ impl Analyzer<'_> {
                 let platform = candidate.platform;
                 self.wrong_arity(&command, platform, passed, span);
             }
-            return runnable;
+            return;
         }
         candidates.retain(|candidate| candidate.command.arity_accepts(passed));
         self.check_keys(&candidates, operands, arguments, strict, true);
@@ -636,7 +676,6 @@ impl Analyzer<'_> {
             let releases = releases_of(&candidates);
             self.check_groups(candidate.command.name, releases, operands, arguments, span);
         }
-        runnable
     }
 
     /// A call whose trailing groups of values (`field value` of `HSET`)
@@ -1018,6 +1057,33 @@ impl Analyzer<'_> {
 struct Candidate<'a> {
     platform: Option<Platform>,
     command: Command<'a>,
+}
+
+/// How many of the target's servers a check must fail on to be reported.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Strictness {
+    /// A strict target: any of them.
+    Strict,
+    /// The lenient default (`any` supported server): all of them.
+    Lenient,
+}
+
+impl Strictness {
+    fn of(strict: bool) -> Self {
+        if strict {
+            Strictness::Strict
+        } else {
+            Strictness::Lenient
+        }
+    }
+
+    /// Whether a check that fails on `failing` of `total` forms fails.
+    fn fails(self, failing: usize, total: usize) -> bool {
+        match self {
+            Strictness::Strict => failing > 0,
+            Strictness::Lenient => failing == total,
+        }
+    }
 }
 
 /// The releases the candidates are forms on.
