@@ -507,3 +507,44 @@ fn a_planted_violation_of_each_kind_is_found() {
         );
     }
 }
+
+/// The walk shows findings what it sees and names none of them: no
+/// finding's code appears in `interp/`.
+#[test]
+fn the_walk_names_no_finding() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let files = crate_files(&src);
+    let mut named = Vec::new();
+    for file in files
+        .iter()
+        .filter(|file| file.path.first().is_some_and(|first| first == "interp"))
+    {
+        for code in crate::source::code::Code::findings() {
+            let written = format!("Code::{code:?}");
+            for (number, line) in file.text.lines().enumerate() {
+                if line.contains(&written) {
+                    named.push(format!("{}:{}: {}", file.shown, number + 1, line.trim()));
+                }
+            }
+        }
+    }
+    assert!(
+        named.is_empty(),
+        "the walk names findings:\n{}",
+        named.join("\n")
+    );
+}
+
+/// Every finding is registered once, with its own code, and nothing else
+/// is.
+#[test]
+fn every_finding_is_registered_once() {
+    let registered: Vec<crate::source::code::Code> =
+        crate::findings::ALL.iter().map(|(code, _)| *code).collect();
+    let mut expected: Vec<crate::source::code::Code> =
+        crate::source::code::Code::findings().collect();
+    let mut sorted = registered.clone();
+    sorted.sort();
+    expected.sort();
+    assert_eq!(sorted, expected);
+}
