@@ -17,6 +17,7 @@
 
 pub mod errors;
 mod parse;
+pub mod shown;
 
 pub use parse::*;
 
