@@ -1,6 +1,7 @@
 //! Compile-fail tests: each case is one mistake, and its `.stderr` is the
 //! message a user reads. Regenerate with `TRYBUILD=overwrite` after a
-//! deliberate wording change, then review the diff.
+//! deliberate wording change, then review the diff. `REDIS_SCRIPT_UI=name`
+//! runs the cases of `ui/name/` only.
 
 #[test]
 fn compile_errors_read_well() {
@@ -17,6 +18,9 @@ fn compile_errors_read_well() {
         // The crate-wide target is the default unless a case sets its own.
         std::env::remove_var("REDIS_SCRIPT_TARGET");
     }
+    // `REDIS_SCRIPT_UI=values` runs one folder of cases, for a quick look
+    // while working on one class of mistake.
+    let folder = std::env::var("REDIS_SCRIPT_UI").unwrap_or_else(|_| "*".to_owned());
     let cases = trybuild::TestCases::new();
-    cases.compile_fail("ui/*/*.rs");
+    cases.compile_fail(format!("ui/{folder}/*.rs"));
 }

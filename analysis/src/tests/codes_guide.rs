@@ -1,6 +1,7 @@
 //! The guide's page of diagnostic codes (`runtime/src/doc/guide/codes.md`)
 //! is the `Code` enum rendered: a table of every code, then every long
-//! explanation. `SNAPSHOTS=overwrite` writes it anew after a change.
+//! explanation; and the checks page's table of findings is its findings.
+//! `SNAPSHOTS=overwrite` writes them anew after a change.
 
 use std::path::Path;
 
@@ -51,6 +52,48 @@ fn page() -> String {
         }
     }
     out
+}
+
+/// The findings' table of the checks page: each finding's name, level
+/// and summary.
+fn findings_table() -> String {
+    let mut out = String::from("| finding | level | what it finds |\n| --- | --- | --- |\n");
+    for code in Code::findings() {
+        out.push_str(&format!(
+            "| `{}` | {} | {} |\n",
+            code.name(),
+            code.level().describe(),
+            code.summary().replace('|', "\\|")
+        ));
+    }
+    out
+}
+
+/// `page` with the text between `<!-- findings -->` and `<!-- end of
+/// findings -->` replaced by `table`.
+fn with_findings(page: &str, table: &str) -> Option<String> {
+    const START: &str = "<!-- findings -->\n";
+    const END: &str = "<!-- end of findings -->";
+    let start = page.find(START)? + START.len();
+    let end = page[start..].find(END)? + start;
+    Some(format!("{}{table}{}", &page[..start], &page[end..]))
+}
+
+#[test]
+fn the_checks_page_lists_every_finding() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../runtime/src/doc/guide/checks.md");
+    let written = std::fs::read_to_string(&path).unwrap_or_default();
+    let expected = with_findings(&written, &findings_table())
+        .expect("the checks page marks where the findings' table goes");
+    if std::env::var_os("SNAPSHOTS").is_some_and(|mode| mode == "overwrite") {
+        std::fs::write(&path, &expected).expect("write the guide page");
+    }
+    let written = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        written == expected,
+        "{} does not list the findings of the codes table: run the analysis tests with SNAPSHOTS=overwrite",
+        path.display()
+    );
 }
 
 #[test]
