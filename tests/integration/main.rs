@@ -38,6 +38,7 @@ mod acl_rules;
 mod argument_groups;
 mod batches;
 mod batches_across_slots;
+mod bit_width;
 mod blocking;
 mod built;
 mod calls;

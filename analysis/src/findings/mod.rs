@@ -62,6 +62,7 @@ findings! {
     protected_global_read::ProtectedGlobalRead,
     single_command::SingleCommand,
     endless_loop::EndlessLoop,
+    bit_width::BitWidth,
 }
 
 #[cfg(test)]

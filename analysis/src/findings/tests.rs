@@ -868,3 +868,35 @@ fn a_script_that_does_more_is_left_alone() {
         assert_eq!(single_commands(source, "valkey-9.1"), [], "{source}");
     }
 }
+
+#[test]
+fn bit_constants_wider_than_32_bits() {
+    // Wider than 32 bits, a fraction, a shift count past 31: errors where
+    // they are written.
+    assert_eq!(
+        findings(
+            "local a = bit.band(ARGV[1], 0x100000001)\nlocal b = bit.lshift(1, 40)\nlocal c = bit.tobit(2^32 + 5)\nlocal d = bit.bor(0, 2.5)\nreturn {a, b, c, d}"
+        ),
+        [
+            ("bit_width", ERROR, 1),
+            ("bit_width", ERROR, 2),
+            ("bit_width", ERROR, 3),
+            ("bit_width", ERROR, 4)
+        ]
+    );
+    let shift = crate::analyze("return bit.rol(1, 33)", &Signature::default());
+    let messages: Vec<String> = shift.diagnostics.iter().map(|d| d.text()).collect();
+    assert!(
+        messages.iter().any(|text| text
+            .contains("`33` is not a count from 0 to 31: `bit.rol` shifts by its low 5 bits, 1")),
+        "{messages:?}"
+    );
+    // What BitOp takes as written: signed and unsigned 32-bit constants,
+    // shifts of 0 to 31, values computed at run time, other members.
+    silent(
+        "return {bit.band(ARGV[1], 0xFFFFFFFF), bit.bor(-1, -2147483648), bit.lshift(1, 31), bit.rshift(ARGV[1], 0)}",
+    );
+    silent("local n = tonumber(ARGV[1])\nreturn bit.band(n * 2^40, n)");
+    silent("return bit.tohex(0xFF, 16)");
+    silent("return bit.band(ARGV[1], 0x100000000) -- redis-script: allow(bit_width)");
+}

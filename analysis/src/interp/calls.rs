@@ -13,7 +13,7 @@ use crate::domain::types::{DataRead, Kinds, TableType, Type};
 use crate::domain::value::{Param, Reply, Value};
 use crate::interp::error_codes::error_code;
 use crate::interp::globals::MissingUse;
-use crate::interp::observe::{CommandCall, Guard, KnownCommand, Runnable, Whole};
+use crate::interp::observe::{CommandCall, Guard, KnownCommand, Runnable, SandboxCall, Whole};
 use crate::interp::{Analyzer, reads};
 use crate::model::argument_grammar;
 use crate::model::commands::shapes::{self, ShapeForm};
@@ -147,6 +147,14 @@ impl Analyzer<'_> {
         }
         // Valkey's `server` table is the `redis` table under another name.
         let global = if global == "server" { "redis" } else { global };
+        if !matches!((global, member), ("redis", Some("call" | "pcall"))) {
+            let call = SandboxCall {
+                global,
+                member,
+                operands,
+            };
+            self.observe(|finding, site| finding.sandbox_call(site, &call));
+        }
         match (global, member) {
             ("redis", Some(member @ ("call" | "pcall"))) => {
                 self.command_reply(member == "pcall", operands, span)

@@ -1,9 +1,9 @@
 //! The hooks the findings observe the walk through.
 //!
 //! The walk names no finding. Where its values meet what a finding can be
-//! about (an operator, a tested condition, a loop, a command call, a value
-//! used whole, the reply, an undefined global read inside a protected
-//! function, an `if` statement), it describes the moment as an event and
+//! about (an operator, a tested condition, a loop, a command call, a call
+//! of a sandbox function, a value used whole, the reply, an undefined
+//! global read inside a protected function, an `if` statement), it describes the moment as an event and
 //! hands it to every registered [`Finding`], with a [`Site`]: a read-only
 //! view of the walk's state there, and the report the finding writes to.
 //! A finding implements the hooks it needs; the others do nothing.
@@ -42,6 +42,10 @@ pub(crate) trait Finding: Sync {
 
     /// A `redis.call` or `redis.pcall`, once the walk has checked it.
     fn command(&self, _site: &mut Site<'_>, _call: &CommandCall<'_>) {}
+
+    /// A call of a function of the sandbox's libraries other than
+    /// `redis.call` (`tonumber(v)`, `bit.band(a, b)`, `table.insert(t, v)`).
+    fn sandbox_call(&self, _site: &mut Site<'_>, _call: &SandboxCall<'_>) {}
 
     /// A value used whole: iterated, its length a loop's bound, unpacked.
     fn whole_use(&self, _site: &mut Site<'_>, _used: &WholeUse<'_>) {}
@@ -197,6 +201,17 @@ pub(crate) struct GuardedGlobalRead<'e> {
 pub(crate) struct Branch<'e> {
     pub statement: &'e If,
     pub previous: Option<&'e Stmt>,
+}
+
+/// A call of a sandbox function.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SandboxCall<'e> {
+    /// The global called, or whose member is called (`tonumber`, `bit`);
+    /// Valkey's `server` is `redis`.
+    pub global: &'e str,
+    /// The member called (`band`), if any.
+    pub member: Option<&'e str>,
+    pub operands: &'e [Operand],
 }
 
 /// A checked `redis.call` or `redis.pcall`.

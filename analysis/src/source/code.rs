@@ -251,6 +251,9 @@ codes! {
     /// `while true do … end` with no way out.
     EndlessLoop = "RS115", "endless_loop", Error, true,
         "a loop that nothing ends (`while true` with no `break`, `return` or raise): the server answers BUSY to everyone";
+    /// `bit.band(flags, 0x100000000)`.
+    BitWidth = "RS116", "bit_width", Error, true,
+        "a constant the `bit` library cannot take as written (wider than 32 bits, a fraction, a shift of 32 or more): it keeps the low 32 bits, rounds, or shifts by the count's low 5 bits";
 }
 
 impl Code {
