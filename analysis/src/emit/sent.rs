@@ -43,7 +43,7 @@
 //! let wrapped = sent::script(source, &analysis, false);
 //! assert!(wrapped.lines().next().is_some_and(|line| line.ends_with(source.trim_end())));
 //! assert!(wrapped.contains("xpcall(__redis_script_body, __redis_script_raised)"));
-//! assert!(wrapped.contains("rawset(reply, 'err', '~' .. message)"));
+//! assert!(wrapped.contains("reply = {err = '~' .. message"));
 //! ```
 
 use redis_script_codes::marks::{
@@ -228,8 +228,9 @@ fn flags_table(flags: &ScriptFlags) -> String {
 /// text for a C function); level 3 is the function that raised, seen from
 /// the `pcall` inside the handler. It reads tables raw and never calls a
 /// metamethod, so that it cannot fail itself. A table's
-/// `ignore_err_stats_update` is kept: the server counts a failed command's
-/// error once, in the command's statistics.
+/// `ignore_error_stats_update` is kept (the field `redis.call` sets on the
+/// error of a failed command): the server then counts that error once, for
+/// the command, and not again for the script's reply.
 pub(crate) fn raised_handler() -> String {
     format!(
         "local function {RAISED}(raised) \
@@ -243,7 +244,7 @@ end \
 local line \
 for level = 3, 40 do local _, where = pcall(error, '', level) line = string.match(where, ':(%d+): $') if line then break end end \
 return {{err = '{RAISED_ERROR_MARK}' .. message .. '{LINE_SEPARATOR}' .. (line or '{UNKNOWN_LINE}'), \
-ignore_err_stats_update = type(raised) == 'table' and rawget(raised, 'ignore_err_stats_update') or nil}} \
+ignore_error_stats_update = type(raised) == 'table' and rawget(raised, 'ignore_error_stats_update') == true or nil}} \
 end"
     )
 }
@@ -271,10 +272,15 @@ pub(crate) fn raised_without_line(text: &str, expression: &str) -> String {
 
 /// Lua that marks the error reply held in `reply`, if it is one: Redis
 /// sends a returned table as an error when its raw `err` field is a
-/// string.
+/// string. The marked error is a new table holding what the server reads
+/// of an error reply (its text, and whether to leave it out of the error
+/// statistics), so that the script's own table is never written to (a
+/// library's table outlives the call, and would be marked again by the
+/// next one) and the server never reads a table of the script's with
+/// `lua_getfield`, which runs metamethods outside any protected call.
 fn mark_returned(reply: &str) -> String {
     format!(
-        "if type({reply}) == 'table' then local message = rawget({reply}, 'err') if type(message) == 'string' then rawset({reply}, 'err', '{RETURNED_ERROR_MARK}' .. message) end end"
+        "if type({reply}) == 'table' then local message = rawget({reply}, 'err') if type(message) == 'string' then {reply} = {{err = '{RETURNED_ERROR_MARK}' .. message, ignore_error_stats_update = rawget({reply}, 'ignore_error_stats_update') == true or nil}} end end"
     )
 }
 
@@ -373,10 +379,25 @@ pub(crate) mod tests {
         // Tables are read raw: no metamethod runs inside the handler.
         assert!(handler.contains("rawget(raised, 'err')"));
         assert!(!handler.contains("raised.err"));
+        // The flag `redis.call` sets on a failed command's error, under
+        // the name the server reads.
+        assert!(handler.contains(
+            "ignore_error_stats_update = type(raised) == 'table' and rawget(raised, 'ignore_error_stats_update') == true or nil"
+        ));
         // A failed handler leaves a string, which the ending marks.
         assert!(ending("ran", "reply").contains(
             "elseif type(reply) ~= 'table' then reply = {err = '^ERR ' .. tostring(reply) .. ' @?'} end"
         ));
+    }
+
+    #[test]
+    fn a_returned_error_is_marked_in_a_new_table() {
+        let marked = ending("ran", "reply");
+        assert!(marked.contains(
+            "reply = {err = '~' .. message, ignore_error_stats_update = rawget(reply, 'ignore_error_stats_update') == true or nil}"
+        ), "{marked}");
+        // The script's table is never written to.
+        assert!(!marked.contains("rawset"), "{marked}");
     }
 
     #[test]
@@ -433,7 +454,9 @@ pub(crate) mod tests {
         let run = wrapped
             .find("xpcall(function() return __redis_script_body(keys, arguments) end, __redis_script_raised)")
             .expect("runs the body under xpcall");
-        let mark = wrapped.find("rawset(reply, 'err'").expect("marks");
+        let mark = wrapped
+            .find("reply = {err = '~' .. message")
+            .expect("marks");
         let record = wrapped.find("cmsgpack.pack(reply)").expect("records");
         assert!(run < mark && mark < record, "{wrapped}");
         assert!(wrapped.starts_with("local function __redis_script_body(KEYS, ARGV) "));
