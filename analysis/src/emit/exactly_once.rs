@@ -75,7 +75,11 @@ pub fn refusal(analysis: &Analysis) -> Option<String> {
 /// whose ACL denies the record's key), the call ends with a marked error
 /// that says the script ran, never with the server's refusal, which would
 /// read as "did not run".
-pub(crate) fn reply_of_body(source: &str) -> String {
+///
+/// With `plain`, the body's reply is copied without metatables before it is
+/// marked and recorded (see
+/// [`may_end_with_metatables`](crate::emit::sent::may_end_with_metatables)).
+pub(crate) fn reply_of_body(source: &str, plain: bool) -> String {
     let body = crate::emit::sent::BODY;
     let raised = crate::emit::sent::RAISED;
     // A body that calls `redis.set_repl` may have turned replication off:
@@ -89,7 +93,7 @@ pub(crate) fn reply_of_body(source: &str) -> String {
     let ttl = once::TTL_MS.lua("ARGV");
     let (first_key, last_key) = once::RECORD_KEY.others("KEYS");
     let (first_argument, last_argument) = once::TTL_MS.others("ARGV");
-    let ending = crate::emit::sent::ending("ran", "reply");
+    let ending = crate::emit::sent::ending("ran", "reply", plain);
     let unrecorded = crate::emit::sent::raised_without_line(
         "ERR the script ran, but the record of its call was not written: ",
         "rawget(stored, 'err')",
@@ -166,6 +170,36 @@ mod tests {
             0,
         );
         assert!(plain.starts_with("local function __redis_script_body(KEYS, ARGV) "));
+    }
+
+    #[test]
+    fn a_reply_is_copied_before_it_is_marked_and_recorded() {
+        let source = "redis.call('INCR', KEYS[1])\nreturn {setmetatable({err = 'x'}, {__index = function() error('boom') end})}\n";
+        let wrapped = wrapped_and_checked(source, 1, 0);
+        let run = wrapped
+            .find("ran, reply = xpcall(")
+            .expect("runs the body under xpcall");
+        let copy = wrapped
+            .find("reply = __redis_script_plain(reply)")
+            .expect("copies the reply");
+        let mark = wrapped
+            .find("reply = {err = '~' .. message")
+            .expect("marks");
+        let record = wrapped.find("cmsgpack.pack(reply)").expect("records");
+        assert!(run < copy && copy < mark && mark < record, "{wrapped}");
+        // The copier is defined before the body runs, and the body keeps
+        // its lines.
+        assert!(
+            wrapped
+                .find("local __redis_script_plain do")
+                .is_some_and(|at| at < run)
+        );
+        assert!(
+            wrapped
+                .lines()
+                .nth(1)
+                .is_some_and(|line| line.starts_with("return {setmetatable("))
+        );
     }
 
     #[test]
