@@ -15,11 +15,13 @@
 //! otherwise it runs the body with `KEYS` and `ARGV` exactly as the caller
 //! declared them, under the same `xpcall` as every script, stores the Lua
 //! value it ends with (MessagePack, before Redis converts it into a reply,
-//! with its error marked, see [`sent`](crate::emit::sent)) under the record with
-//! the TTL, and returns it. A replayed reply is therefore built from the
-//! same Lua value as the first one: nested tables, integers, floats,
-//! booleans, status and error tables, and tables with `nil` holes all
-//! convert the same way. A body that raised an error is recorded too: it
+//! with its error marked and, when the script could set one, without
+//! metatables, see [`sent`](crate::emit::sent)) under the record with the
+//! TTL, and returns it. A replayed reply is therefore built from the same
+//! Lua value as the first one: nested tables, integers, floats, booleans,
+//! status and error tables, and tables with `nil` holes all convert the
+//! same way (MessagePack keeps no metatable, so a replayed reply has none
+//! either). A body that raised an error is recorded too: it
 //! ran, and a call sent again gets the same error instead of running it a
 //! second time.
 //!
