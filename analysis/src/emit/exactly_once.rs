@@ -175,36 +175,6 @@ mod tests {
     }
 
     #[test]
-    fn a_reply_is_copied_before_it_is_marked_and_recorded() {
-        let source = "redis.call('INCR', KEYS[1])\nreturn {setmetatable({err = 'x'}, {__index = function() error('boom') end})}\n";
-        let wrapped = wrapped_and_checked(source, 1, 0);
-        let run = wrapped
-            .find("ran, reply = xpcall(")
-            .expect("runs the body under xpcall");
-        let copy = wrapped
-            .find("reply = __redis_script_plain(reply)")
-            .expect("copies the reply");
-        let mark = wrapped
-            .find("reply = {err = '~' .. message")
-            .expect("marks");
-        let record = wrapped.find("cmsgpack.pack(reply)").expect("records");
-        assert!(run < copy && copy < mark && mark < record, "{wrapped}");
-        // The copier is defined before the body runs, and the body keeps
-        // its lines.
-        assert!(
-            wrapped
-                .find("local __redis_script_plain do")
-                .is_some_and(|at| at < run)
-        );
-        assert!(
-            wrapped
-                .lines()
-                .nth(1)
-                .is_some_and(|line| line.starts_with("return {setmetatable("))
-        );
-    }
-
-    #[test]
     fn replication_is_restored_for_the_record() {
         let source = "redis.set_repl(redis.REPL_NONE)\nredis.call('SET', KEYS[1], '1')";
         let wrapped = wrapped_and_checked(source, 1, 0);

@@ -534,25 +534,40 @@ pub(crate) mod tests {
 
     #[test]
     fn the_body_keeps_its_line_numbers() {
-        let source = "local n = redis.call('INCR', KEYS[1])\n\nreturn n + ARGV[1]\n";
-        let wrapped = wrapped_and_checked(source, 1, 1, false);
-        let lines: Vec<&str> = wrapped.lines().collect();
-        assert_eq!(
-            lines[0],
-            "local function __redis_script_body() local n = redis.call('INCR', KEYS[1])"
-        );
-        assert_eq!(lines[1], "");
-        assert_eq!(lines[2], "return n + ARGV[1]");
-        assert_eq!(lines[3], "");
-        assert_eq!(lines[4], "end");
-        assert!(lines[5].starts_with("local function __redis_script_raised(raised) "));
-        assert_eq!(
-            lines[6],
-            "local ran, reply = xpcall(__redis_script_body, __redis_script_raised)"
-        );
-        assert!(lines[7].starts_with("if ran then if type(reply) == 'table' then"));
-        assert_eq!(lines[8], "return reply");
-        assert_eq!(lines.len(), 9);
+        // A file that names `setmetatable` (here in a comment) gets the
+        // copier on a line of its own, after the handler's and before the
+        // body runs, and its reply is copied before it is marked.
+        for second in ["", "-- setmetatable is only named here"] {
+            let source =
+                format!("local n = redis.call('INCR', KEYS[1])\n{second}\nreturn n + ARGV[1]\n");
+            let wrapped = wrapped_and_checked(&source, 1, 1, false);
+            let mut lines: Vec<&str> = wrapped.lines().collect();
+            let copied = !second.is_empty();
+            if copied {
+                assert_eq!(lines.remove(6), plain_copier(true));
+            }
+            assert_eq!(
+                lines[0],
+                "local function __redis_script_body() local n = redis.call('INCR', KEYS[1])"
+            );
+            assert_eq!(lines[1], second);
+            assert_eq!(lines[2], "return n + ARGV[1]");
+            assert_eq!(lines[3], "");
+            assert_eq!(lines[4], "end");
+            assert!(lines[5].starts_with("local function __redis_script_raised(raised) "));
+            assert_eq!(
+                lines[6],
+                "local ran, reply = xpcall(__redis_script_body, __redis_script_raised)"
+            );
+            let ending = if copied {
+                "if ran then reply = __redis_script_plain(reply) if type(reply) == 'table' then"
+            } else {
+                "if ran then if type(reply) == 'table' then"
+            };
+            assert!(lines[7].starts_with(ending), "{}", lines[7]);
+            assert_eq!(lines[8], "return reply");
+            assert_eq!(lines.len(), 9);
+        }
     }
 
     #[test]
@@ -622,38 +637,6 @@ pub(crate) mod tests {
         assert!(!wrapped.contains(PLAIN), "{wrapped}");
         let once = wrapped_and_checked("return {redis.call('INCR', KEYS[1])}", 1, 0, true);
         assert!(!once.contains(PLAIN), "{once}");
-    }
-
-    #[test]
-    fn a_script_that_can_set_metatables_returns_a_plain_copy() {
-        let source = "local t = setmetatable({err = 'x'}, {__index = function() error('boom') end})\nreturn {t}\n";
-        let wrapped = wrapped_and_checked(source, 0, 0, false);
-        let lines: Vec<&str> = wrapped.lines().collect();
-        // The body keeps its lines; the copier has a line of its own after
-        // the handler's, before the body runs.
-        assert_eq!(
-            lines[0],
-            "local function __redis_script_body() local t = setmetatable({err = 'x'}, {__index = function() error('boom') end})"
-        );
-        assert_eq!(lines[1], "return {t}");
-        assert_eq!(lines[3], "end");
-        assert!(lines[4].starts_with("local function __redis_script_raised(raised) "));
-        assert_eq!(lines[5], plain_copier(true));
-        assert_eq!(
-            lines[6],
-            "local ran, reply = xpcall(__redis_script_body, __redis_script_raised)"
-        );
-        // A returned reply is copied first, then marked if an error: the
-        // mark goes into the copy.
-        assert!(
-            lines[7].starts_with(
-                "if ran then reply = __redis_script_plain(reply) if type(reply) == 'table' then"
-            ),
-            "{}",
-            lines[7]
-        );
-        assert_eq!(lines[8], "return reply");
-        assert_eq!(lines.len(), 9);
     }
 
     #[test]
@@ -757,18 +740,38 @@ pub(crate) mod tests {
 
     #[test]
     fn exactly_once_records_what_it_returns_marked() {
-        let source = "redis.call('INCR', KEYS[1])\nreturn {err = 'GONE'}\n";
-        let wrapped = script(source, &analysis_of(source, 1, 0), true);
-        let run = wrapped
-            .find("xpcall(function() return __redis_script_body(keys, arguments) end, __redis_script_raised)")
-            .expect("runs the body under xpcall");
-        let mark = wrapped
-            .find("reply = {err = '~' .. message")
-            .expect("marks");
-        let record = wrapped.find("cmsgpack.pack(reply)").expect("records");
-        assert!(run < mark && mark < record, "{wrapped}");
-        assert!(wrapped.starts_with("local function __redis_script_body(KEYS, ARGV) "));
-        assert!(wrapped.contains("redis.pcall('SET', record"), "{wrapped}");
+        // The second names `setmetatable`: its reply is copied before it
+        // is marked, with the copier defined before the body runs.
+        for (source, copied) in [
+            (
+                "redis.call('INCR', KEYS[1])\nreturn {err = 'GONE'}\n",
+                false,
+            ),
+            (
+                "redis.call('INCR', KEYS[1])\nreturn setmetatable({err = 'GONE'}, {__index = function() error('boom') end})\n",
+                true,
+            ),
+        ] {
+            let wrapped = script(source, &analysis_of(source, 1, 0), true);
+            let run = wrapped
+                .find("xpcall(function() return __redis_script_body(keys, arguments) end, __redis_script_raised)")
+                .expect("runs the body under xpcall");
+            let mark = wrapped
+                .find("reply = {err = '~' .. message")
+                .expect("marks");
+            let record = wrapped.find("cmsgpack.pack(reply)").expect("records");
+            assert!(run < mark && mark < record, "{wrapped}");
+            let copy = wrapped.find("reply = __redis_script_plain(reply)");
+            let defined = wrapped.find("local __redis_script_plain do");
+            assert_eq!(copy.is_some(), copied, "{wrapped}");
+            assert!(
+                copy.is_none_or(|copy| run < copy && copy < mark),
+                "{wrapped}"
+            );
+            assert!(defined.is_none_or(|defined| defined < run), "{wrapped}");
+            assert!(wrapped.starts_with("local function __redis_script_body(KEYS, ARGV) "));
+            assert!(wrapped.contains("redis.pcall('SET', record"), "{wrapped}");
+        }
     }
 
     fn library_of(source: &str, functions: &[&str]) -> LibraryAnalysis {
