@@ -445,3 +445,108 @@ fn the_files_are_sent_with_the_copier() {
         assert!(sent.contains("__redis_script_plain(reply)"), "{sent}");
     }
 }
+
+/// A call of `script` with the one key `key`, whose reply is read as is.
+fn call_with_key(
+    script: &'static redis_script::Script,
+    key: &str,
+) -> redis_script::Call<Value, Error> {
+    let mut keys = redis_script::__private_v3::Keys::new();
+    keys.push(&key);
+    redis_script::__private_v3::start_call(script, keys)
+}
+
+/// The marked error is a table of the wrapper's own: a library's error
+/// table that outlives the call is never written to, so each call (and
+/// the function other clients call by its own name) reads it unmarked.
+#[tokio::test]
+async fn a_library_error_table_is_never_marked_in_place() {
+    let server = RedisServer::start();
+    if server.version().major < 7 {
+        // No functions before Redis 7 (`a_raw_library_function_ends_the_server_too`
+        // checks that FUNCTION is unknown there).
+        return;
+    }
+    let signature = redis_script_analysis::Signature {
+        keys: 1,
+        allow_unused: true,
+        ..redis_script_analysis::Signature::default()
+    };
+    let source = "#!lua name=gone_lib\nlocal GONE = {err = 'GONE for good'}\nredis.register_function('gone', function(keys, args) return GONE end)\n";
+    let twin = crate::built::function("gone_lib", "gone", source, &signature);
+    let mut connection = server.connection().await;
+    for attempt in 0..3 {
+        match call_with_key(twin, "k").invoke(&mut connection).await {
+            Err(error @ Error::Script { raised: false, .. }) => {
+                assert_eq!(
+                    (error.code(), error.message()),
+                    (Some("GONE"), Some("for good")),
+                    "call {attempt}: {error:?}"
+                );
+            }
+            other => panic!("call {attempt}: {other:?}"),
+        }
+    }
+    let direct = redis::cmd("FCALL")
+        .arg("gone")
+        .arg(1)
+        .arg("k")
+        .query_async::<Value>(&mut connection)
+        .await;
+    assert!(
+        matches!(&direct, Err(error) if error.code() == Some("GONE")),
+        "{direct:?}"
+    );
+}
+
+/// A command that fails inside a script is counted once in the server's
+/// error statistics, for the command: the raised error the wrapper
+/// returns keeps the flag (`ignore_error_stats_update`, Redis 7 and later)
+/// that tells the server not to count it again.
+#[tokio::test]
+async fn a_failed_command_is_counted_once() {
+    let server = RedisServer::start();
+    let signature = redis_script_analysis::Signature {
+        keys: 1,
+        ..redis_script_analysis::Signature::default()
+    };
+    let (script, _) = crate::built::script(
+        "incr_text",
+        "return redis.call('INCR', KEYS[1])",
+        &signature,
+        false,
+    );
+    let mut connection = server.connection().await;
+    let () = redis::cmd("SET")
+        .arg("text")
+        .arg("not a number")
+        .query_async(&mut connection)
+        .await
+        .expect("SET");
+    let () = redis::cmd("CONFIG")
+        .arg("RESETSTAT")
+        .query_async(&mut connection)
+        .await
+        .expect("CONFIG RESETSTAT");
+    match call_with_key(script, "text").invoke(&mut connection).await {
+        Err(error @ Error::Script { raised: true, .. }) => {
+            assert_eq!(error.code(), Some("ERR"), "{error:?}");
+        }
+        other => panic!("{other:?}"),
+    }
+    let errors = server.info("errorstats");
+    assert_eq!(
+        errors.get("errorstat_ERR").map(String::as_str),
+        Some("count=1"),
+        "{errors:?}"
+    );
+    // The cold path's `NOSCRIPT` is counted too; the marked reply is not,
+    // but on Redis 6, whose `redis.call` sets no such flag.
+    let marked: Vec<&String> = errors.keys().filter(|name| name.contains('^')).collect();
+    assert_eq!(
+        !marked.is_empty(),
+        server.version().major < 7,
+        "{}: {errors:?}",
+        release_of(&server)
+    );
+}
