@@ -59,6 +59,7 @@ mod preload;
 mod read_only_fallback;
 mod replies;
 mod reply_conversions;
+mod reply_metatables;
 mod restricted_users;
 mod server_refusals;
 mod servers;

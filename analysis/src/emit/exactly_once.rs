@@ -15,11 +15,13 @@
 //! otherwise it runs the body with `KEYS` and `ARGV` exactly as the caller
 //! declared them, under the same `xpcall` as every script, stores the Lua
 //! value it ends with (MessagePack, before Redis converts it into a reply,
-//! with its error marked, see [`sent`](crate::emit::sent)) under the record with
-//! the TTL, and returns it. A replayed reply is therefore built from the
-//! same Lua value as the first one: nested tables, integers, floats,
-//! booleans, status and error tables, and tables with `nil` holes all
-//! convert the same way. A body that raised an error is recorded too: it
+//! with its error marked and, when the script could set one, without
+//! metatables, see [`sent`](crate::emit::sent)) under the record with the
+//! TTL, and returns it. A replayed reply is therefore built from the same
+//! Lua value as the first one: nested tables, integers, floats, booleans,
+//! status and error tables, and tables with `nil` holes all convert the
+//! same way (MessagePack keeps no metatable, so a replayed reply has none
+//! either). A body that raised an error is recorded too: it
 //! ran, and a call sent again gets the same error instead of running it a
 //! second time.
 //!
@@ -75,7 +77,11 @@ pub fn refusal(analysis: &Analysis) -> Option<String> {
 /// whose ACL denies the record's key), the call ends with a marked error
 /// that says the script ran, never with the server's refusal, which would
 /// read as "did not run".
-pub(crate) fn reply_of_body(source: &str) -> String {
+///
+/// With `plain`, the body's reply is copied without metatables before it is
+/// marked and recorded (see
+/// [`may_end_with_metatables`](crate::emit::sent::may_end_with_metatables)).
+pub(crate) fn reply_of_body(source: &str, plain: bool) -> String {
     let body = crate::emit::sent::BODY;
     let raised = crate::emit::sent::RAISED;
     // A body that calls `redis.set_repl` may have turned replication off:
@@ -89,7 +95,7 @@ pub(crate) fn reply_of_body(source: &str) -> String {
     let ttl = once::TTL_MS.lua("ARGV");
     let (first_key, last_key) = once::RECORD_KEY.others("KEYS");
     let (first_argument, last_argument) = once::TTL_MS.others("ARGV");
-    let ending = crate::emit::sent::ending("ran", "reply");
+    let ending = crate::emit::sent::ending("ran", "reply", plain);
     let unrecorded = crate::emit::sent::raised_without_line(
         "ERR the script ran, but the record of its call was not written: ",
         "rawget(stored, 'err')",
