@@ -18,11 +18,16 @@ use crate::refusal;
 use crate::reply::render_reply;
 use crate::script::Script;
 use crate::telemetry;
+use redis_script_codes::{NOPERM, NOSCRIPT};
 
 #[cfg(feature = "cluster")]
-pub(crate) mod across_slots;
+pub(crate) mod cluster_connection;
 #[cfg(feature = "cluster")]
-pub(crate) mod per_node;
+mod engine;
+#[cfg(feature = "cluster")]
+pub(crate) mod node_connections;
+#[cfg(feature = "cluster")]
+mod transactions;
 
 /// Label used in errors about the batch as a whole.
 const BATCH: &str = "batch";
@@ -426,6 +431,23 @@ impl Batch {
         telemetry::traced(self.span(), bounded).await
     }
 
+    /// Runs `sends`, the send loop of a pipeline across slots on a
+    /// cluster, within the batch's deadline and in its span: the replies
+    /// in the order queued.
+    #[cfg(feature = "cluster")]
+    async fn run_across_slots<'b>(
+        &self,
+        sends: impl std::future::Future<Output = engine::Engine<'b>>,
+    ) -> Result<Replies, Error> {
+        let run = async {
+            let engine = crate::timer::within(self.deadline, sends)
+                .await
+                .map_err(|_| deadline_passed(self.deadline))?;
+            Ok(engine.into_replies())
+        };
+        telemetry::traced(self.span(), run).await
+    }
+
     /// A key of the first slot and one of another, when the calls are in
     /// several slots.
     fn across_slots(&self) -> Option<Vec<KeySlot>> {
@@ -720,8 +742,8 @@ fn not_deployed_reply(
     let (code, detail) = (error.code(), error.details().unwrap_or_default());
     if script.library().is_none() {
         return match code {
-            "NOSCRIPT" => Some(not_deployed(script, None)),
-            "NOPERM" if refusal::names_command(detail, "eval") => {
+            NOSCRIPT => Some(not_deployed(script, None)),
+            NOPERM if refusal::names_command(detail, "eval") => {
                 refuse_loading(script);
                 Some(not_deployed(script, Some(format!("{code} {detail}"))))
             }
@@ -734,7 +756,7 @@ fn not_deployed_reply(
     match load {
         None => Some(not_deployed(script, None)),
         Some(Value::ServerError(refused))
-            if refused.code() == "NOPERM"
+            if refused.code() == NOPERM
                 && refusal::names_command(
                     refused.details().unwrap_or_default(),
                     "function|load",
