@@ -18,7 +18,7 @@ use crate::refusal;
 use crate::reply::render_reply;
 use crate::script::Script;
 use crate::telemetry;
-use redis_script_codes::{NOPERM, NOSCRIPT};
+use redis_script_codes::{NOPERM, NOSCRIPT, is_refusal};
 
 #[cfg(feature = "cluster")]
 pub(crate) mod cluster_connection;
@@ -395,6 +395,7 @@ impl Batch {
         let retries = self.failure_retries();
         let runs = async {
             let mut retried = 0;
+            let mut sent_before = SentBefore::default();
             loop {
                 let (offset, count) = self.reply_window(self.entries.len());
                 let replies = connection
@@ -407,9 +408,10 @@ impl Batch {
                 {
                     return Err(Error::BatchAcrossSlots { keys });
                 }
-                let result = self.unpack(replies).and_then(|values| self.replies(values));
-                match result {
-                    Err(Error::Connection { .. } | Error::Timeout { .. }) if retried < retries => {
+                match replies {
+                    // A connection failure or a timeout, not an error reply.
+                    Err(error) if error.code().is_none() && retried < retries => {
+                        sent_before.sent_again_after(&error);
                         crate::timer::sleep(crate::retry::backoff(
                             FAILURE_RETRY_FIRST_DELAY,
                             FAILURE_RETRY_MAX_DELAY,
@@ -418,7 +420,10 @@ impl Batch {
                         .await;
                         retried += 1;
                     }
-                    result => return result,
+                    replies => {
+                        let replies = sent_before.truthful(replies);
+                        return self.unpack(replies).and_then(|values| self.replies(values));
+                    }
                 }
             }
         };
@@ -648,6 +653,60 @@ impl Batch {
             .iter()
             .find(|(loaded, _)| loaded.name() == library.name() && loaded.sha1() == library.sha1())
             .map(|(_, index)| *index)
+    }
+}
+
+/// What a request of a batch came to: the replies of its commands, or why
+/// it failed.
+type Outcome = Result<Vec<Value>, redis::RedisError>;
+
+/// Whether a request sent again may have run before: only a request of
+/// nothing but calls of `exactly_once` scripts goes again after a failure
+/// that may have run (they replay what ran), and an answer to a later send
+/// that says a call did not run is then not the truth of the request.
+#[derive(Debug, Default)]
+struct SentBefore {
+    /// The first failure after which the request went again although that
+    /// send may have run.
+    may_have_run: Option<redis::RedisError>,
+}
+
+impl SentBefore {
+    /// The request goes again after it failed with `error`.
+    fn sent_again_after(&mut self, error: &redis::RedisError) {
+        if self.may_have_run.is_none()
+            && Error::from_failure(Origin::label(BATCH), error.clone()).may_have_executed()
+        {
+            self.may_have_run = Some(error.clone());
+        }
+    }
+
+    /// What the request ends with: `outcome`, unless it says that a call
+    /// did not run after a send that may have run; then the failure of
+    /// that send, which says the calls may have run.
+    fn truthful(&mut self, outcome: Outcome) -> Outcome {
+        match self.may_have_run.take() {
+            Some(earlier) if says_a_call_did_not_run(&outcome) => Err(earlier),
+            _ => outcome,
+        }
+    }
+}
+
+/// Whether `outcome` says that a call of it did not run: a failure that
+/// sent nothing (a refused connection), or a reply in the server's words of
+/// a refusal, among the replies or one level within them (a transaction's
+/// replies come within `EXEC`'s).
+fn says_a_call_did_not_run(outcome: &Outcome) -> bool {
+    let refusal = |value: &Value| {
+        matches!(value, Value::ServerError(error)
+            if is_refusal(error.code(), error.details().unwrap_or_default()))
+    };
+    match outcome {
+        Ok(values) => values.iter().any(|value| match value {
+            Value::Array(values) => values.iter().any(refusal),
+            value => refusal(value),
+        }),
+        Err(error) => !Error::from_failure(Origin::label(BATCH), error.clone()).may_have_executed(),
     }
 }
 
@@ -1002,5 +1061,59 @@ mod tests {
         }
         assert_eq!(other.failure_retries(), 0);
         assert_eq!(Batch::pipeline().failure_retries(), 0);
+    }
+
+    /// The failures of a request, as a connection reports them.
+    fn failed(kind: std::io::ErrorKind) -> Outcome {
+        Err(redis::RedisError::from(std::io::Error::from(kind)))
+    }
+
+    fn may_have_run(outcome: &Outcome) -> bool {
+        !says_a_call_did_not_run(outcome)
+    }
+
+    #[test]
+    fn after_a_send_that_may_have_run_no_answer_says_did_not_run() {
+        use std::io::ErrorKind::{ConnectionRefused, ConnectionReset, TimedOut};
+        let oom = || server_error("OOM command not allowed when used memory > 'maxmemory'.");
+        let noscript = || server_error("NOSCRIPT No matching script.");
+        for earlier in [ConnectionReset, TimedOut] {
+            for later in [
+                failed(ConnectionRefused),
+                Ok(vec![Value::Int(1), oom()]),
+                // A transaction's: within EXEC's reply.
+                Ok(vec![
+                    Value::Okay,
+                    Value::Array(vec![Value::Int(1), noscript()]),
+                ]),
+            ] {
+                let mut sent_before = SentBefore::default();
+                let Err(earlier) = failed(earlier) else {
+                    panic!("a failure");
+                };
+                sent_before.sent_again_after(&earlier);
+                let outcome = sent_before.truthful(later);
+                assert!(may_have_run(&outcome), "{outcome:?}");
+            }
+        }
+        // Replies that say every call ran stand; so does any answer when
+        // no send before may have run.
+        let mut sent_before = SentBefore::default();
+        if let Err(earlier) = failed(ConnectionReset) {
+            sent_before.sent_again_after(&earlier);
+        }
+        let ran = Ok(vec![
+            Value::Int(1),
+            server_error("WRONGTYPE Operation against a key"),
+        ]);
+        assert_eq!(sent_before.truthful(ran.clone()).ok(), ran.ok());
+        let mut sent_before = SentBefore::default();
+        if let Err(refused) = failed(ConnectionRefused) {
+            sent_before.sent_again_after(&refused);
+        }
+        assert!(!may_have_run(&sent_before.truthful(Ok(vec![oom()]))));
+        assert!(!may_have_run(
+            &sent_before.truthful(failed(ConnectionRefused))
+        ));
     }
 }

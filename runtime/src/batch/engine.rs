@@ -33,12 +33,12 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use redis::{Cmd, Pipeline, Value};
-use redis_script_codes::{ASK, EXECABORT, MOVED, NOSCRIPT, ServerCode, is_refusal, server_code};
+use redis_script_codes::{ASK, EXECABORT, MOVED, NOSCRIPT, ServerCode, server_code};
 
-use super::transactions::{Group, Outcome, replies_of};
-use super::{BATCH, Batch, Replies};
+use super::Outcome;
+use super::transactions::{Group, replies_of};
+use super::{Batch, Replies, SentBefore};
 use crate::call::{FAILURE_RETRY_FIRST_DELAY, FAILURE_RETRY_MAX_DELAY};
-use crate::error::{Error, Origin};
 use crate::topology::{Address, SlotMap};
 
 /// How many times a slot's transaction is sent again after the node refused
@@ -246,9 +246,8 @@ struct SlotState {
     /// calls ran): after one, it relies on no memory of the node; after
     /// two, it carries the body itself.
     noscripts: u32,
-    /// The first failure after which the current transaction was sent
-    /// again although that send may have run.
-    may_have_run: Option<redis::RedisError>,
+    /// Whether a send of the current transaction may have run.
+    sent_before: SentBefore,
 }
 
 /// What an answer asks of the next round.
@@ -277,10 +276,7 @@ impl FollowUp {
 impl SlotState {
     /// The current transaction is done: on to the next.
     fn finish(&mut self, outcome: Outcome) {
-        let outcome = match self.may_have_run.take() {
-            Some(earlier) if says_a_call_did_not_run(&outcome) => Err(earlier),
-            _ => outcome,
-        };
+        let outcome = self.sent_before.truthful(outcome);
         self.outcomes.push(outcome);
         self.current += 1;
         self.redirects = 0;
@@ -334,9 +330,7 @@ impl SlotState {
             // calls goes again, and they replay what ran.
             follow_up.wait_at_least(self.failures);
             self.failures += 1;
-            if self.may_have_run.is_none() && may_have_run(error) {
-                self.may_have_run = Some(error.clone());
-            }
+            self.sent_before.sent_again_after(error);
         } else {
             self.finish(Err(error.clone()));
         }
@@ -354,25 +348,6 @@ impl SlotState {
             self.finish(Ok(vec![unserved(); count]));
         }
         follow_up
-    }
-}
-
-/// Whether a failed request's calls may have run, as the error the calls
-/// end with says.
-fn may_have_run(error: &redis::RedisError) -> bool {
-    Error::from_failure(Origin::label(BATCH), error.clone()).may_have_executed()
-}
-
-/// Whether `outcome` says that a call of the transaction did not run: a
-/// failure before anything was sent, or a reply in the server's words of a
-/// refusal.
-fn says_a_call_did_not_run(outcome: &Outcome) -> bool {
-    match outcome {
-        Ok(values) => values.iter().any(|value| {
-            matches!(value, Value::ServerError(error)
-                if is_refusal(error.code(), error.details().unwrap_or_default()))
-        }),
-        Err(error) => !may_have_run(error),
     }
 }
 

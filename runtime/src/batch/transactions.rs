@@ -14,7 +14,7 @@ use std::collections::HashMap;
 
 use redis::{Cmd, Pipeline, Value};
 
-use super::{Batch, Entry, Replies};
+use super::{Batch, Entry, Outcome, Replies};
 
 /// What one command of a slot's transaction is.
 #[derive(Debug, Clone, Copy)]
@@ -215,10 +215,6 @@ pub(super) fn as_evalsha(queued: &Cmd, sha1: &str) -> Option<Cmd> {
         _ => None,
     }
 }
-
-/// The outcome of one transaction: the replies of its commands, or why its
-/// request failed.
-pub(super) type Outcome = Result<Vec<Value>, redis::RedisError>;
 
 /// The batch's replies, in the order queued, from the outcome of each
 /// transaction sent (each slot's, in any order).

@@ -10,6 +10,7 @@ use redis::Value;
 use super::*;
 use crate::batch::Handle;
 use crate::call::{Call, start_call};
+use crate::error::Error;
 use crate::script::Script;
 use crate::slot::key_slot;
 use crate::test_support::{keys, server_error};
