@@ -13,7 +13,7 @@ use crate::call::{Call, start_call};
 use crate::error::Error;
 use crate::script::Script;
 use crate::slot::key_slot;
-use crate::test_support::{keys, server_error};
+use crate::test_support::{keys, server_error, slot_range};
 
 /// A script that writes, sent at most once.
 static APPEND: Script = crate::script::new_script(
@@ -47,25 +47,12 @@ fn node(port: u16) -> Address {
     ("127.0.0.1".to_owned(), port)
 }
 
-/// A `CLUSTER SLOTS` range served by the primary on `port`.
-fn range(start: i64, end: i64, port: u16) -> Value {
-    Value::Array(vec![
-        Value::Int(start),
-        Value::Int(end),
-        Value::Array(vec![
-            Value::BulkString(b"127.0.0.1".to_vec()),
-            Value::Int(i64::from(port)),
-            Value::BulkString(b"id".to_vec()),
-        ]),
-    ])
-}
-
 /// Three primaries sharing the slots, or (`with_third` false) two, the
 /// third's slots served by none.
 fn slot_map(with_third: bool) -> Arc<SlotMap> {
-    let mut ranges = vec![range(0, 5460, FIRST), range(5461, 10922, SECOND)];
+    let mut ranges = vec![slot_range(0, 5460, FIRST), slot_range(5461, 10922, SECOND)];
     if with_third {
-        ranges.push(range(10923, 16383, THIRD));
+        ranges.push(slot_range(10923, 16383, THIRD));
     }
     Arc::new(SlotMap::from_cluster_slots(&Value::Array(ranges)))
 }
@@ -207,12 +194,22 @@ fn io_failure(kind: io::ErrorKind) -> redis::RedisError {
     redis::RedisError::from(io::Error::from(kind))
 }
 
-/// What the call of `handle` ends with: its reply, or its error's kind and
-/// whether it may have run.
-fn outcome(replies: &mut Replies, handle: Handle<i64>) -> Result<i64, (&'static str, bool)> {
-    replies
-        .take(handle)
-        .map_err(|error| (error.kind(), error.may_have_executed()))
+/// What a call ends with: its reply, or its error's kind and whether it
+/// may have run.
+type Ended = Result<i64, (&'static str, bool)>;
+
+/// What each call of `handles` ends with, once `engine` is done.
+fn outcomes(mut engine: Engine<'_>, handles: Vec<Handle<i64>>) -> Vec<Ended> {
+    expect(&mut engine, "done");
+    let mut replies = engine.into_replies();
+    handles
+        .into_iter()
+        .map(|handle| {
+            replies
+                .take(handle)
+                .map_err(|error| (error.kind(), error.may_have_executed()))
+        })
+        .collect()
 }
 
 #[test]
@@ -247,13 +244,7 @@ fn per_node_the_slot_map_comes_first_then_one_request_per_node() {
         ]
     );
     answer(&mut engine, &requests, |_| Reply::Ran);
-    expect(&mut engine, "done");
-    let mut replies = engine.into_replies();
-    let taken: Vec<_> = handles
-        .into_iter()
-        .map(|handle| outcome(&mut replies, handle))
-        .collect();
-    assert_eq!(taken, [Ok(1), Ok(1), Ok(1), Ok(2)]);
+    assert_eq!(outcomes(engine, handles), [Ok(1), Ok(1), Ok(1), Ok(2)]);
     // The nodes answered the script: the next batch sends no body there.
     assert!(lock(&scripts).has(&node(FIRST), APPEND.sha1()));
     assert!(lock(&scripts).has(&node(SECOND), APPEND.sha1()));
@@ -269,11 +260,7 @@ fn per_node_a_known_map_and_remembered_scripts_send_no_body() {
     let planned: Vec<Vec<String>> = requests.iter().map(sent).collect();
     assert_eq!(planned, [vec!["EVALSHA"], vec!["EVAL"]]);
     answer(&mut engine, &requests, |_| Reply::Ran);
-    expect(&mut engine, "done");
-    let mut replies = engine.into_replies();
-    for handle in handles {
-        assert_eq!(outcome(&mut replies, handle), Ok(1));
-    }
+    assert_eq!(outcomes(engine, handles), [Ok(1); 2]);
 }
 
 #[test]
@@ -356,14 +343,8 @@ fn through_the_cluster_connection_slots_of_one_call_share_a_node_s_body() {
     assert_eq!(again.len(), 1);
     assert_eq!(sent(&again[0]), with_body);
     answer(&mut engine, &again, |_| Reply::Ran);
-    expect(&mut engine, "done");
-    let mut replies = engine.into_replies();
-    let ran = handles
-        .into_iter()
-        .map(|handle| outcome(&mut replies, handle))
-        .filter(Result::is_ok)
-        .count();
-    assert_eq!(ran, calls.len());
+    let ended = outcomes(engine, handles);
+    assert!(ended.iter().all(Result::is_ok), "{ended:?}");
 }
 
 #[test]
@@ -399,13 +380,7 @@ fn a_moved_transaction_goes_to_the_named_node_after_the_map_is_read_again() {
     let requests = send(&mut engine);
     assert_eq!(requests[0].destination, Destination::Node(node(THIRD)));
     answer(&mut engine, &requests, |_| Reply::Ran);
-    expect(&mut engine, "done");
-    let mut replies = engine.into_replies();
-    let taken: Vec<_> = handles
-        .into_iter()
-        .map(|handle| outcome(&mut replies, handle))
-        .collect();
-    assert_eq!(taken, [Ok(1), Ok(2)]);
+    assert_eq!(outcomes(engine, handles), [Ok(1), Ok(2)]);
 }
 
 #[test]
@@ -425,11 +400,7 @@ fn an_ask_is_followed_once_with_asking_on_node_connections() {
         ["ASKING", "MULTI", "EVAL", "EVALSHA", "EXEC"]
     );
     answer(&mut engine, &requests, |_| Reply::Ran);
-    expect(&mut engine, "done");
-    let mut replies = engine.into_replies();
-    for (n, handle) in handles.into_iter().enumerate() {
-        assert_eq!(outcome(&mut replies, handle), Ok(n as i64 + 1));
-    }
+    assert_eq!(outcomes(engine, handles), [Ok(1), Ok(2)]);
 }
 
 #[test]
@@ -469,11 +440,7 @@ fn tryagain_and_clusterdown_wait_longer_each_time_then_refuse_each_command() {
             engine.slot_map_read(Ok(slot_map(true)));
         }
     }
-    expect(&mut engine, "done");
-    let mut replies = engine.into_replies();
-    for handle in handles {
-        assert_eq!(outcome(&mut replies, handle), Err(("refused", false)));
-    }
+    assert_eq!(outcomes(engine, handles), [Err(("refused", false)); 2]);
 }
 
 #[test]
@@ -521,13 +488,7 @@ fn a_script_error_is_its_call_s_own_and_the_others_ran() {
     answer(&mut engine, &requests, |_| {
         Reply::RanFailing("WRONGTYPE Operation against a key holding the wrong kind of value")
     });
-    expect(&mut engine, "done");
-    let mut replies = engine.into_replies();
-    let taken: Vec<_> = handles
-        .into_iter()
-        .map(|handle| outcome(&mut replies, handle))
-        .collect();
-    assert_eq!(taken, [Err(("script", true)), Ok(2)]);
+    assert_eq!(outcomes(engine, handles), [Err(("script", true)), Ok(2)]);
 }
 
 #[test]
@@ -550,13 +511,10 @@ fn a_refused_connection_goes_again_after_the_map_is_read_again_then_did_not_run(
         assert_eq!(again.len(), 1, "only the refused node's slot");
         engine.answered(&again[0], Err(io_failure(io::ErrorKind::ConnectionRefused)));
     }
-    expect(&mut engine, "done");
-    let mut replies = engine.into_replies();
-    let taken: Vec<_> = handles
-        .into_iter()
-        .map(|handle| outcome(&mut replies, handle))
-        .collect();
-    assert_eq!(taken, [Err(("connection", false)), Ok(1)]);
+    assert_eq!(
+        outcomes(engine, handles),
+        [Err(("connection", false)), Ok(1)]
+    );
 }
 
 #[test]
@@ -568,11 +526,7 @@ fn a_failed_connection_ends_a_plain_transaction_as_may_have_run() {
         &requests[0],
         Err(io_failure(io::ErrorKind::ConnectionReset)),
     );
-    expect(&mut engine, "done");
-    let mut replies = engine.into_replies();
-    for handle in handles {
-        assert_eq!(outcome(&mut replies, handle), Err(("connection", true)));
-    }
+    assert_eq!(outcomes(engine, handles), [Err(("connection", true))]);
 }
 
 #[test]
@@ -592,11 +546,7 @@ fn a_transaction_of_exactly_once_calls_goes_again_after_a_failure() {
     }
     let requests = send(&mut engine);
     answer(&mut engine, &requests, |_| Reply::Ran);
-    expect(&mut engine, "done");
-    let mut replies = engine.into_replies();
-    for (n, handle) in handles.into_iter().enumerate() {
-        assert_eq!(outcome(&mut replies, handle), Ok(n as i64 + 1));
-    }
+    assert_eq!(outcomes(engine, handles), [Ok(1), Ok(2)]);
 }
 
 #[test]
@@ -613,11 +563,7 @@ fn the_retries_of_exactly_once_calls_run_out_as_may_have_run() {
             expect(&mut engine, &format!("wait {}ms", 50 << attempt));
         }
     }
-    expect(&mut engine, "done");
-    let mut replies = engine.into_replies();
-    for handle in handles {
-        assert_eq!(outcome(&mut replies, handle), Err(("connection", true)));
-    }
+    assert_eq!(outcomes(engine, handles), [Err(("connection", true))]);
 }
 
 /// After a send of exactly-once calls that may have run, the answers of
@@ -652,14 +598,8 @@ fn after_a_send_that_may_have_run_no_later_answer_says_did_not_run() {
                 Step::Done => break,
             }
         }
-        let mut replies = engine.into_replies();
-        for handle in handles {
-            assert_eq!(
-                outcome(&mut replies, handle),
-                Err(("connection", true)),
-                "{ending}"
-            );
-        }
+        let ended = outcomes(engine, handles);
+        assert_eq!(ended, [Err(("connection", true)); 2], "{ending}");
     }
 }
 
@@ -678,12 +618,8 @@ fn a_transaction_sent_by_sha1_goes_again_with_the_body_after_noscript() {
     let requests = send(&mut engine);
     assert_eq!(sent(&requests[0]), ["MULTI", "EVAL", "EVALSHA", "EXEC"]);
     answer(&mut engine, &requests, |_| Reply::Ran);
-    expect(&mut engine, "done");
+    assert_eq!(outcomes(engine, handles), [Ok(1), Ok(2)]);
     assert!(lock(&scripts).has(&node(FIRST), APPEND.sha1()));
-    let mut replies = engine.into_replies();
-    for (n, handle) in handles.into_iter().enumerate() {
-        assert_eq!(outcome(&mut replies, handle), Ok(n as i64 + 1));
-    }
 }
 
 #[test]
@@ -708,11 +644,7 @@ fn after_one_noscript_only_a_body_earlier_in_the_request_is_relied_on() {
     let requests = send(&mut engine);
     assert_eq!(sent(&requests[0]), ["EVAL"]);
     answer(&mut engine, &requests, |_| Reply::Ran);
-    expect(&mut engine, "done");
-    let mut replies = engine.into_replies();
-    for handle in handles {
-        assert_eq!(outcome(&mut replies, handle), Ok(1));
-    }
+    assert_eq!(outcomes(engine, handles), [Ok(1); 2]);
 }
 
 #[test]
@@ -734,13 +666,7 @@ fn a_slot_no_node_serves_is_refused_after_the_retries() {
         expect(&mut engine, "read the slot map");
         engine.slot_map_read(Ok(slot_map(false)));
     }
-    expect(&mut engine, "done");
-    let mut replies = engine.into_replies();
-    let taken: Vec<_> = handles
-        .into_iter()
-        .map(|handle| outcome(&mut replies, handle))
-        .collect();
-    assert_eq!(taken, [Err(("refused", false)), Ok(1)]);
+    assert_eq!(outcomes(engine, handles), [Err(("refused", false)), Ok(1)]);
 }
 
 #[test]
@@ -755,11 +681,7 @@ fn a_slot_map_that_cannot_be_read_fails_every_call_as_not_run() {
             expect(&mut engine, &format!("wait {}ms", 50 << attempt));
         }
     }
-    expect(&mut engine, "done");
-    let mut replies = engine.into_replies();
-    for handle in handles {
-        assert_eq!(outcome(&mut replies, handle), Err(("connection", false)));
-    }
+    assert_eq!(outcomes(engine, handles), [Err(("connection", false)); 2]);
 }
 
 #[test]
@@ -784,14 +706,8 @@ fn a_slot_s_transactions_go_one_per_round_and_a_failure_ends_only_its_own() {
     // A lone call, bare; the node answered the script in the round before.
     assert_eq!(sent(&third[0]), ["EVALSHA"]);
     answer(&mut engine, &third, |_| Reply::Ran);
-    expect(&mut engine, "done");
-    let mut replies = engine.into_replies();
-    let taken: Vec<_> = handles
-        .into_iter()
-        .map(|handle| outcome(&mut replies, handle))
-        .collect();
     assert_eq!(
-        taken,
+        outcomes(engine, handles),
         [
             Err(("connection", true)),
             Err(("connection", true)),
