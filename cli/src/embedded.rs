@@ -293,6 +293,147 @@ struct ApiUse<'tree> {
     args: Option<Count>,
 }
 
+impl<'tree> ApiUse<'tree> {
+    /// The script at `script`, with the fixed counts of keys and
+    /// arguments the call passes, where it says.
+    fn of(script: Node<'tree>, keys: Option<usize>, args: Option<usize>) -> Self {
+        let fixed = |fixed: usize| Count {
+            fixed,
+            variadic: false,
+        };
+        ApiUse {
+            script,
+            keys: keys.map(fixed),
+            args: args.map(fixed),
+        }
+    }
+}
+
+/// A call of a client API: its node and its arguments.
+struct Call<'a, 'tree> {
+    node: Node<'tree>,
+    arguments: &'a [Node<'tree>],
+}
+
+/// How a client API takes a script and its counts.
+#[derive(Debug, Clone, Copy)]
+enum Shape {
+    /// `f(count, src)` or `f(src)`.
+    CountThenScript,
+    /// `f(src, …)`: the script only.
+    ScriptFirst,
+    /// `script.Run(ctx, client, []string{keys…}, args…)`.
+    RunOnReceiver,
+    /// `Eval([ctx,] src, []string{keys…}, args…)`.
+    GoEval,
+    /// `eval(src, numkeys, keys…, args…)`; `keys_only` when the rest may
+    /// end with a callback.
+    NumberOfKeys { keys_only: bool },
+    /// An object argument at `at` holding the script and the number of
+    /// keys under these names.
+    Options {
+        at: usize,
+        script: &'static str,
+        number_of_keys: &'static str,
+    },
+    /// ioredis' or node-redis' `eval`.
+    JavaScriptEval,
+    /// redis-rb's `eval`, by position or by name.
+    RubyEval,
+    /// `script('load', src)`.
+    ScriptLoad,
+    /// phpredis', Predis' and Laravel's `eval`.
+    PhpEval,
+}
+
+/// A client API that takes a script: in which host languages, under
+/// which names, and how.
+struct ClientApi {
+    hosts: &'static [Host],
+    names: &'static [&'static str],
+    shape: Shape,
+}
+
+const JAVASCRIPT: &[Host] = &[Host::JavaScript, Host::TypeScript, Host::Tsx];
+
+/// The client APIs whose calls the checker reads.
+const CLIENT_APIS: &[ClientApi] = &[
+    // redigo: NewScript(keyCount, src); go-redis: NewScript(src).
+    ClientApi {
+        hosts: &[Host::Go],
+        names: &["NewScript"],
+        shape: Shape::CountThenScript,
+    },
+    // go-redis: script.Run(ctx, client, []string{keys…}, args…).
+    ClientApi {
+        hosts: &[Host::Go],
+        names: &["Run", "RunRO"],
+        shape: Shape::RunOnReceiver,
+    },
+    ClientApi {
+        hosts: &[Host::Go],
+        names: &["NewLuaScript", "NewLuaScriptReadOnly", "NewScriptRO"],
+        shape: Shape::ScriptFirst,
+    },
+    // go-redis: Eval(ctx, src, []string{keys…}, args…).
+    ClientApi {
+        hosts: &[Host::Go],
+        names: &["Eval", "EvalRO"],
+        shape: Shape::GoEval,
+    },
+    ClientApi {
+        hosts: &[Host::Python],
+        names: &["register_script"],
+        shape: Shape::ScriptFirst,
+    },
+    // redis-py: eval(src, numkeys, *keys_and_args).
+    ClientApi {
+        hosts: &[Host::Python],
+        names: &["eval", "eval_ro"],
+        shape: Shape::NumberOfKeys { keys_only: false },
+    },
+    // ioredis: defineCommand(name, { numberOfKeys, lua }).
+    ClientApi {
+        hosts: JAVASCRIPT,
+        names: &["defineCommand"],
+        shape: Shape::Options {
+            at: 1,
+            script: "lua",
+            number_of_keys: "numberOfKeys",
+        },
+    },
+    // node-redis: defineScript({ NUMBER_OF_KEYS, SCRIPT }).
+    ClientApi {
+        hosts: JAVASCRIPT,
+        names: &["defineScript"],
+        shape: Shape::Options {
+            at: 0,
+            script: "SCRIPT",
+            number_of_keys: "NUMBER_OF_KEYS",
+        },
+    },
+    ClientApi {
+        hosts: JAVASCRIPT,
+        names: &["eval", "evalRo", "eval_ro"],
+        shape: Shape::JavaScriptEval,
+    },
+    ClientApi {
+        hosts: &[Host::Ruby],
+        names: &["eval", "evalsha_or_eval"],
+        shape: Shape::RubyEval,
+    },
+    ClientApi {
+        hosts: &[Host::Ruby, Host::Php],
+        names: &["script"],
+        shape: Shape::ScriptLoad,
+    },
+    ClientApi {
+        hosts: &[Host::Php],
+        names: &["eval", "eval_ro"],
+        shape: Shape::PhpEval,
+    },
+];
+
 struct Finder<'a> {
     host: Host,
     source: &'a str,
@@ -757,145 +898,188 @@ impl<'a> Finder<'a> {
     /// The script a call takes, and the counts it states.
     fn api_use<'tree>(&self, call: Node<'tree>) -> Option<ApiUse<'tree>> {
         let (name, arguments) = self.call_parts(call)?;
-        let int = |index: usize| arguments.get(index).and_then(|node| self.integer(*node));
-        let fixed = |fixed: usize| Count {
-            fixed,
-            variadic: false,
+        let api = CLIENT_APIS
+            .iter()
+            .find(|api| api.hosts.contains(&self.host) && api.names.contains(&name.as_str()))?;
+        let call = Call {
+            node: call,
+            arguments: &arguments,
         };
-        let use_ = |script: Node<'tree>, keys: Option<usize>, args: Option<usize>| ApiUse {
-            script,
-            keys: keys.map(fixed),
-            args: args.map(fixed),
-        };
-        let rest = |from: usize| -> Option<usize> {
-            let rest = arguments.get(from..)?;
-            (!rest.iter().any(|node| self.is_spread(*node))).then_some(rest.len())
-        };
-        match (self.host, name.as_str()) {
-            // redigo: NewScript(keyCount, src); go-redis: NewScript(src).
-            (Host::Go, "NewScript") => match arguments.as_slice() {
-                [count, script] => Some(use_(*script, self.integer(*count), None)),
-                [script] => Some(use_(*script, None, None)),
-                _ => None,
-            },
-            // go-redis: script.Run(ctx, client, []string{keys…}, args…).
-            (Host::Go, "Run" | "RunRO") => {
-                let receiver = call
-                    .child_by_field_name("function")?
-                    .child_by_field_name("operand")?;
-                let keys = arguments.get(2).and_then(|node| self.element_count(*node));
-                Some(use_(receiver, keys, rest(3)))
-            }
-            (Host::Go, "NewLuaScript" | "NewLuaScriptReadOnly" | "NewScriptRO") => {
-                Some(use_(*arguments.first()?, None, None))
-            }
-            // go-redis: Eval(ctx, src, []string{keys…}, args…), and before
-            // v8 without the context.
-            (Host::Go, "Eval" | "EvalRO") => {
-                let script = usize::from(!self.is_string_like(*arguments.first()?));
-                let keys = arguments
-                    .get(script + 1)
-                    .and_then(|node| self.element_count(*node));
-                Some(use_(*arguments.get(script)?, keys, rest(script + 2)))
-            }
-            (Host::Python, "register_script") => Some(use_(*arguments.first()?, None, None)),
-            // redis-py: eval(src, numkeys, *keys_and_args).
-            (Host::Python, "eval" | "eval_ro") => {
-                let keys = int(1);
-                let args = keys.and_then(|keys| rest(2).and_then(|all| all.checked_sub(keys)));
-                Some(use_(*arguments.first()?, keys, args))
-            }
-            // ioredis: defineCommand(name, { numberOfKeys, lua }).
-            (Host::JavaScript | Host::TypeScript | Host::Tsx, "defineCommand") => {
-                let options = *arguments.get(1)?;
-                let script = self.property(options, &["lua"])?;
-                let keys = self
-                    .property(options, &["numberOfKeys"])
-                    .and_then(|node| self.integer(node));
-                Some(use_(script, keys, None))
-            }
-            // node-redis: defineScript({ NUMBER_OF_KEYS, SCRIPT }).
-            (Host::JavaScript | Host::TypeScript | Host::Tsx, "defineScript") => {
-                let options = *arguments.first()?;
-                let script = self.property(options, &["SCRIPT"])?;
-                let keys = self
-                    .property(options, &["NUMBER_OF_KEYS"])
-                    .and_then(|node| self.integer(node));
-                Some(use_(script, keys, None))
-            }
-            // ioredis: eval(src, numkeys, …); node-redis: eval(src, { keys, arguments }).
-            (Host::JavaScript | Host::TypeScript | Host::Tsx, "eval" | "evalRo" | "eval_ro") => {
-                let script = *arguments.first()?;
-                match arguments.get(1) {
-                    Some(options) if options.kind() == "object" => {
-                        let keys = self
-                            .property(*options, &["keys"])
-                            .and_then(|node| self.element_count(node));
-                        let args = self
-                            .property(*options, &["arguments"])
-                            .and_then(|node| self.element_count(node));
-                        Some(use_(script, keys, args))
-                    }
-                    // A callback may end the arguments: only the keys are sure.
-                    _ => Some(use_(script, int(1), None)),
-                }
-            }
-            // redis-rb: eval(src, keys: […], argv: […]) or eval(src, […], […]).
-            (Host::Ruby, "eval" | "evalsha_or_eval") => {
-                let script = *arguments.first()?;
-                let by_name = |key: &str| {
-                    arguments
-                        .iter()
-                        .filter(|node| node.kind() == "pair")
-                        .find(|pair| {
-                            pair.child_by_field_name("key").is_some_and(|k| {
-                                self.text(k).trim_end_matches(':').trim_start_matches(':') == key
-                            })
-                        })
-                        .and_then(|pair| pair.child_by_field_name("value"))
-                };
-                let array = |key: &str, position: usize| {
-                    by_name(key)
-                        .or_else(|| {
-                            arguments
-                                .get(position)
-                                .copied()
-                                .filter(|node| node.kind() == "array")
-                        })
+        match api.shape {
+            Shape::CountThenScript => self.count_then_script(&call),
+            Shape::ScriptFirst => Some(ApiUse::of(*arguments.first()?, None, None)),
+            Shape::RunOnReceiver => self.run_on_receiver(&call),
+            Shape::GoEval => self.go_eval(&call),
+            Shape::NumberOfKeys { keys_only } => self.number_of_keys(&call, keys_only),
+            Shape::Options {
+                at,
+                script,
+                number_of_keys,
+            } => self.options(&call, at, script, number_of_keys),
+            Shape::JavaScriptEval => self.javascript_eval(&call),
+            Shape::RubyEval => self.ruby_eval(&call),
+            Shape::ScriptLoad => self.script_load(&call),
+            Shape::PhpEval => self.php_eval(&call),
+        }
+    }
+
+    /// The integer literal at `index` among `call`'s arguments.
+    fn integer_at(&self, call: &Call<'_, '_>, index: usize) -> Option<usize> {
+        call.arguments
+            .get(index)
+            .and_then(|node| self.integer(*node))
+    }
+
+    /// How many arguments `call` passes from `from` on, when none of them
+    /// is spread.
+    fn count_from(&self, call: &Call<'_, '_>, from: usize) -> Option<usize> {
+        let rest = call.arguments.get(from..)?;
+        (!rest.iter().any(|node| self.is_spread(*node))).then_some(rest.len())
+    }
+
+    /// `f(count, src)` or `f(src)`.
+    fn count_then_script<'tree>(&self, call: &Call<'_, 'tree>) -> Option<ApiUse<'tree>> {
+        match call.arguments {
+            [count, script] => Some(ApiUse::of(*script, self.integer(*count), None)),
+            [script] => Some(ApiUse::of(*script, None, None)),
+            _ => None,
+        }
+    }
+
+    /// `script.Run(ctx, client, []string{keys…}, args…)`: the script is
+    /// the receiver.
+    fn run_on_receiver<'tree>(&self, call: &Call<'_, 'tree>) -> Option<ApiUse<'tree>> {
+        let receiver = call
+            .node
+            .child_by_field_name("function")?
+            .child_by_field_name("operand")?;
+        let keys = call
+            .arguments
+            .get(2)
+            .and_then(|node| self.element_count(*node));
+        Some(ApiUse::of(receiver, keys, self.count_from(call, 3)))
+    }
+
+    /// `Eval(ctx, src, []string{keys…}, args…)`, and before go-redis v8
+    /// without the context.
+    fn go_eval<'tree>(&self, call: &Call<'_, 'tree>) -> Option<ApiUse<'tree>> {
+        let script = usize::from(!self.is_string_like(*call.arguments.first()?));
+        let keys = call
+            .arguments
+            .get(script + 1)
+            .and_then(|node| self.element_count(*node));
+        Some(ApiUse::of(
+            *call.arguments.get(script)?,
+            keys,
+            self.count_from(call, script + 2),
+        ))
+    }
+
+    /// `eval(src, numkeys, *keys_and_args)`; with `keys_only`, only the
+    /// keys are sure (a callback may end the arguments).
+    fn number_of_keys<'tree>(
+        &self,
+        call: &Call<'_, 'tree>,
+        keys_only: bool,
+    ) -> Option<ApiUse<'tree>> {
+        let keys = self.integer_at(call, 1);
+        let args = keys
+            .filter(|_| !keys_only)
+            .and_then(|keys| self.count_from(call, 2)?.checked_sub(keys));
+        Some(ApiUse::of(*call.arguments.first()?, keys, args))
+    }
+
+    /// One object argument, at `at`, with the script under `script` and
+    /// the number of keys under `number_of_keys`.
+    fn options<'tree>(
+        &self,
+        call: &Call<'_, 'tree>,
+        at: usize,
+        script: &str,
+        number_of_keys: &str,
+    ) -> Option<ApiUse<'tree>> {
+        let options = *call.arguments.get(at)?;
+        let source = self.property(options, &[script])?;
+        let keys = self
+            .property(options, &[number_of_keys])
+            .and_then(|node| self.integer(node));
+        Some(ApiUse::of(source, keys, None))
+    }
+
+    /// ioredis: `eval(src, numkeys, …)`; node-redis: `eval(src, { keys,
+    /// arguments })`.
+    fn javascript_eval<'tree>(&self, call: &Call<'_, 'tree>) -> Option<ApiUse<'tree>> {
+        let script = *call.arguments.first()?;
+        match call.arguments.get(1) {
+            Some(options) if options.kind() == "object" => {
+                let count = |name: &str| {
+                    self.property(*options, &[name])
                         .and_then(|node| self.element_count(node))
                 };
-                Some(use_(script, array("keys", 1), array("argv", 2)))
+                Some(ApiUse::of(script, count("keys"), count("arguments")))
             }
-            (Host::Ruby | Host::Php, "script") => {
-                let load = arguments.first().is_some_and(|node| {
-                    self.text(*node)
-                        .trim_matches(|c| matches!(c, ':' | '\'' | '"'))
-                        .eq_ignore_ascii_case("load")
-                });
-                load.then(|| arguments.get(1).map(|script| use_(*script, None, None)))
-                    .flatten()
+            _ => self.number_of_keys(call, true),
+        }
+    }
+
+    /// `eval(src, keys: […], argv: […])` or `eval(src, […], […])`.
+    fn ruby_eval<'tree>(&self, call: &Call<'_, 'tree>) -> Option<ApiUse<'tree>> {
+        let script = *call.arguments.first()?;
+        let by_name = |key: &str| {
+            call.arguments
+                .iter()
+                .filter(|node| node.kind() == "pair")
+                .find(|pair| {
+                    pair.child_by_field_name("key").is_some_and(|k| {
+                        self.text(k).trim_end_matches(':').trim_start_matches(':') == key
+                    })
+                })
+                .and_then(|pair| pair.child_by_field_name("value"))
+        };
+        let array = |key: &str, position: usize| {
+            by_name(key)
+                .or_else(|| {
+                    call.arguments
+                        .get(position)
+                        .copied()
+                        .filter(|node| node.kind() == "array")
+                })
+                .and_then(|node| self.element_count(node))
+        };
+        Some(ApiUse::of(script, array("keys", 1), array("argv", 2)))
+    }
+
+    /// `script('load', src)`, `script(:load, src)`.
+    fn script_load<'tree>(&self, call: &Call<'_, 'tree>) -> Option<ApiUse<'tree>> {
+        let load = call.arguments.first().is_some_and(|node| {
+            self.text(*node)
+                .trim_matches(|c| matches!(c, ':' | '\'' | '"'))
+                .eq_ignore_ascii_case("load")
+        });
+        load.then(|| {
+            call.arguments
+                .get(1)
+                .map(|script| ApiUse::of(*script, None, None))
+        })
+        .flatten()
+    }
+
+    /// phpredis: `eval(src, [keys…, args…], numKeys)`; Predis and Laravel:
+    /// `eval(src, numkeys, …)`.
+    fn php_eval<'tree>(&self, call: &Call<'_, 'tree>) -> Option<ApiUse<'tree>> {
+        let script = *call.arguments.first()?;
+        let second = call
+            .arguments
+            .get(1)
+            .map(|node| self.unwrap_argument(*node));
+        match second {
+            Some(array) if array.kind() == "array_creation_expression" => {
+                let all = self.element_count(array);
+                let keys = self.integer_at(call, 2).or(Some(0));
+                let args = all.zip(keys).and_then(|(all, keys)| all.checked_sub(keys));
+                Some(ApiUse::of(script, keys, args))
             }
-            // phpredis: eval(src, [keys…, args…], numKeys); Predis and
-            // Laravel: eval(src, numkeys, …).
-            (Host::Php, "eval" | "eval_ro") => {
-                let script = *arguments.first()?;
-                let second = arguments.get(1).map(|node| self.unwrap_argument(*node));
-                match second {
-                    Some(array) if array.kind() == "array_creation_expression" => {
-                        let all = self.element_count(array);
-                        let keys = int(2).or(Some(0));
-                        let args = all.zip(keys).and_then(|(all, keys)| all.checked_sub(keys));
-                        Some(use_(script, keys, args))
-                    }
-                    _ => {
-                        let keys = int(1);
-                        let args =
-                            keys.and_then(|keys| rest(2).and_then(|all| all.checked_sub(keys)));
-                        Some(use_(script, keys, args))
-                    }
-                }
-            }
-            _ => None,
+            _ => self.number_of_keys(call, false),
         }
     }
 

@@ -1,6 +1,6 @@
 //! The abstract values the analysis tracks through expressions and locals.
 
-use crate::ValueKind;
+use crate::domain::analysis::ValueKind;
 use crate::domain::keys::{Derivation, KeyUse, ParameterId};
 use crate::domain::types::{Absence, DataRead, Kinds, TableType, Type};
 use crate::source::span::Span;

@@ -29,9 +29,10 @@
 
 use std::collections::BTreeSet;
 
-use crate::emit::review::{Review, TakenKey};
-use crate::interp::library::{LibraryAnalysis, LibrarySignature};
-use crate::{Analysis, Signature};
+use crate::domain::analysis::Analysis;
+use crate::domain::library::{LibraryAnalysis, LibrarySignature};
+use crate::domain::review::{Review, TakenKey};
+use crate::domain::signature::Signature;
 
 /// The ACL rules one script, one library or several of them need.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

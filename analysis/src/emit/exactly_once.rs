@@ -41,7 +41,7 @@
 
 use redis_script_codes::once;
 
-use crate::Analysis;
+use crate::domain::analysis::Analysis;
 
 /// Why `analysis`'s script cannot be declared `exactly_once`, or `None`
 /// when it can.

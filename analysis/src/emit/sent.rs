@@ -50,7 +50,10 @@ use redis_script_codes::marks::{
     LINE_SEPARATOR, RAISED_ERROR_MARK, RETURNED_ERROR_MARK, UNKNOWN_LINE,
 };
 
-use crate::{Analysis, LibraryAnalysis, ScriptFlags, exactly_once};
+use crate::domain::analysis::Analysis;
+use crate::domain::library::LibraryAnalysis;
+use crate::emit::exactly_once;
+use crate::source::shebang::ScriptFlags;
 
 /// The name the wrapper gives the script's body. It cannot clash with the
 /// body's own names: the body cannot see it (it is being defined), and the

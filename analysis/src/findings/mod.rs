@@ -8,12 +8,13 @@
 //! A finding is an error when the bug happens on every execution that
 //! reaches the line, and a warning when it depends on data or input (the
 //! message says when). What the analysis cannot prove is unknown and says
-//! nothing. One module per class; the walk calls them where the values
-//! meet the operators, calls and returns they are about. The checks of
-//! values (`truth`, `nils`, `comparisons`, `arguments`, `replies`) get the
-//! values and a [`Sink`]; those that need the walk's state (the loops
-//! around a call, the reads already reported, the statements around an
-//! `if`) are methods of the analyzer and report through it.
+//! nothing.
+//!
+//! Each finding is one file here, named as the finding is, holding a unit
+//! struct named as its [`Code`] variant that implements the hooks of
+//! [`Finding`] it needs; the list below registers it. The walk shows every
+//! registered finding each moment it describes (see
+//! [`observe`](crate::interp::observe)), and knows none of them.
 //!
 //! Any finding can be silenced, for one line or a whole script:
 //!
@@ -26,24 +27,45 @@
 //! and for a whole declaration with the attribute's `allow(…)` or the
 //! command line's `--allow`.
 
-use std::collections::{BTreeSet, HashMap};
+use crate::domain::types::Kinds;
+use crate::interp::observe::{Finding, Site};
+use crate::source::code::Code;
+use crate::source::span::Span;
 
-use crate::interp::Analyzer;
-use crate::source::diagnostic::{Code, Diagnostic};
-use crate::source::span::{SourceMap, Span};
+/// Declares the findings' modules and lists them, each with its code: the
+/// struct `Name` in `name.rs` reports as `Code::Name`.
+macro_rules! findings {
+    ($($module:ident::$finding:ident,)*) => {
+        $(mod $module;)*
 
-pub(crate) mod allow;
-mod arguments;
-mod bounds;
-pub(crate) mod comparisons;
-pub(crate) mod loops;
-mod nils;
-mod replies;
-mod server_wide;
-mod single_command;
+        /// Every finding with its code, in the order their reports at one
+        /// place are listed.
+        pub(crate) const ALL: &[(Code, &dyn Finding)] = &[
+            $((Code::$finding, &$module::$finding),)*
+        ];
+    };
+}
+
+findings! {
+    mismatched_comparison::MismatchedComparison,
+    constant_equality::ConstantEquality,
+    always_true::AlwaysTrue,
+    refused_argument::RefusedArgument,
+    empty_unpack::EmptyUnpack,
+    fractional_argument::FractionalArgument,
+    nil_value::NilValue,
+    fractional_reply::FractionalReply,
+    reply_hole::ReplyHole,
+    unbounded_read::UnboundedRead,
+    keyspace_walk::KeyspaceWalk,
+    dangerous_command::DangerousCommand,
+    protected_global_read::ProtectedGlobalRead,
+    single_command::SingleCommand,
+    endless_loop::EndlessLoop,
+}
+
 #[cfg(test)]
 mod tests;
-mod truth;
 
 /// How a finding names the expression it is about: quoted when it is short
 /// enough to read in a message, described otherwise.
@@ -56,6 +78,15 @@ pub(crate) struct Shown {
 const MAX_SHOWN_CHARS: usize = 72;
 
 impl Shown {
+    /// The expression under `span`, to name in a finding (`description`,
+    /// "this value", when it is too long to quote).
+    pub fn of(site: &Site<'_>, span: Span, description: &'static str) -> Shown {
+        Shown {
+            text: site.map().snippet_up_to(span, MAX_SHOWN_CHARS),
+            description,
+        }
+    }
+
     /// For a message: `` `x > 1` ``, or "this comparison".
     pub fn named(&self) -> String {
         self.text
@@ -69,96 +100,46 @@ impl Shown {
     }
 }
 
-/// What the checks of values report with: the source, to name the
-/// expressions they are about, and the diagnostics they add to. They get
-/// this and the values, not the analyzer, so a check can neither read the
-/// walk's state nor change it.
-pub(crate) struct Sink<'a> {
-    map: &'a SourceMap<'a>,
-    diagnostics: &'a mut Vec<Diagnostic>,
+/// "a string", "a number or nil", … for messages.
+pub(crate) fn describe(kinds: Kinds) -> String {
+    // "a string (or false)": what it is, then how it may be missing.
+    let present = kinds.without(Kinds::FALSY);
+    let absent = kinds.intersection(Kinds::FALSY);
+    if !present.is_empty() && !absent.is_empty() && !kinds.intersects(Kinds::TRUE) {
+        return format!("{} (or {})", list(present), list(absent));
+    }
+    list(kinds)
 }
 
-impl<'a> Sink<'a> {
-    pub fn new(map: &'a SourceMap<'a>, diagnostics: &'a mut Vec<Diagnostic>) -> Self {
-        Self { map, diagnostics }
-    }
-
-    /// The expression under `span`, to name in a finding.
-    pub fn shown(&self, span: Span, description: &'static str) -> Shown {
-        Shown {
-            text: self.map.snippet_up_to(span, MAX_SHOWN_CHARS),
-            description,
-        }
-    }
-
-    /// Reports a finding of class `code` at `span`: an error when it is
-    /// certain, a warning otherwise, with a note naming its opt-out.
-    pub fn report(
-        &mut self,
-        code: Code,
-        certainty: Certainty,
-        span: Span,
-        message: impl Into<String>,
-        help: impl Into<String>,
-    ) {
-        let diagnostic = match certainty {
-            Certainty::Always => span.error(code, message, help),
-            Certainty::Sometimes => span.warning(code, message, help),
-        };
-        self.diagnostics.push(diagnostic.with_note(format!(
-            "if this is intended, add `-- redis-script: allow({})` to the line",
-            code.name()
-        )));
+fn list(kinds: Kinds) -> String {
+    let names: Vec<&str> = kinds
+        .lua_types()
+        .into_iter()
+        .map(|name| match name {
+            "nil" => "nil",
+            "boolean" if kinds.intersection(Kinds::BOOLEAN) == Kinds::FALSE => "false",
+            "boolean" if kinds.intersection(Kinds::BOOLEAN) == Kinds::TRUE => "true",
+            "boolean" => "a boolean",
+            "number" => "a number",
+            "string" => "a string",
+            "table" => "a table",
+            "function" => "a function",
+            _ => "a userdata",
+        })
+        .collect();
+    match names.split_last() {
+        Some((last, [])) => (*last).to_owned(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => "nothing".to_owned(),
     }
 }
 
-impl Analyzer<'_> {
-    /// The sink the checks of values report to.
-    pub(crate) fn sink(&mut self) -> Sink<'_> {
-        Sink::new(self.context.map, &mut self.facts.diagnostics)
-    }
-
-    /// Reports a finding that depends on the walk's state (loops, reads
-    /// already reported, the statements around it).
-    pub(crate) fn report(
-        &mut self,
-        code: Code,
-        certainty: Certainty,
-        span: Span,
-        message: impl Into<String>,
-        help: impl Into<String>,
-    ) {
-        self.sink().report(code, certainty, span, message, help);
-    }
-}
-
-/// How sure a finding is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Certainty {
-    /// On every execution that reaches the line: an error.
-    Always,
-    /// Depending on data or input: a warning.
-    Sometimes,
-}
-
-/// The findings silenced for a script: by name for the whole script, and
-/// by line.
-#[derive(Debug, Default, Clone)]
-pub(crate) struct Silenced {
-    everywhere: BTreeSet<String>,
-    lines: HashMap<usize, BTreeSet<String>>,
-}
-
-impl Silenced {
-    /// Whether `diagnostic` is a finding silenced where it is.
-    pub fn covers(&self, diagnostic: &Diagnostic) -> bool {
-        let Some(name) = diagnostic.finding() else {
-            return false;
-        };
-        self.everywhere.contains(name)
-            || self
-                .lines
-                .get(&diagnostic.line)
-                .is_some_and(|names| names.contains(name))
-    }
+/// Whether `<`, `<=`, `>` or `>=` between values of these kinds raises
+/// whatever they hold: Lua orders two numbers or two strings (or tables
+/// with a metamethod), and nothing else. Unknown kinds decide nothing.
+pub(crate) fn ordering_raises(left: Kinds, right: Kinds) -> bool {
+    let comparable = (left.intersects(Kinds::NUMBER) && right.intersects(Kinds::NUMBER))
+        || (left.intersects(Kinds::STRING) && right.intersects(Kinds::STRING))
+        || (left.intersects(Kinds::TABLE) && right.intersects(Kinds::TABLE));
+    !(left.is_unknown() || right.is_unknown() || left.is_empty() || right.is_empty() || comparable)
 }

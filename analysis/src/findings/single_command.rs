@@ -15,21 +15,20 @@
 //! then return, and whose `else`, if any, only returns a literal.
 
 use full_moon::ast::{
-    BinOp, Block, Call, Expression, FunctionArgs, FunctionCall, If, LastStmt, Prefix, Stmt, Suffix,
+    BinOp, Block, Call, Expression, FunctionArgs, FunctionCall, LastStmt, Prefix, Stmt, Suffix,
     Var,
 };
-
-use super::Certainty;
-use crate::source::code::Code;
 use full_moon::tokenizer::TokenReference;
 
 use crate::domain::scope::Binding;
 use crate::domain::value::Value;
-use crate::interp::Analyzer;
+use crate::interp::observe::{Branch, Certainty, Finding, Site};
 use crate::model::commands::{self, shapes};
 use crate::model::target::ReleaseSet;
 use crate::source::span::{expression_end, expression_start};
 use crate::source::tokens::{identifier, string_literal};
+
+pub(crate) struct SingleCommand;
 
 /// What the block of a compare-and-… does with the key.
 enum Action {
@@ -39,11 +38,10 @@ enum Action {
     Set(String),
 }
 
-impl Analyzer<'_> {
-    /// `statement`, the `if` after `previous` in a block: a finding when
-    /// it is a compare-and-delete or compare-and-set that one command of
-    /// every server of the target does.
-    pub(crate) fn check_single_command(&mut self, statement: &If, previous: Option<&Stmt>) {
+impl Finding for SingleCommand {
+    fn branch(&self, site: &mut Site<'_>, branch: &Branch<'_>) {
+        let (statement, previous) = (branch.statement, branch.previous);
+        let reader = Reader { site: &*site };
         // Another branch may only answer a mismatch with a literal, as
         // the command does (`else return 0 end`).
         if statement
@@ -55,13 +53,13 @@ impl Analyzer<'_> {
         {
             return;
         }
-        let Some((key, expected)) = self.compared_get(statement.condition(), previous) else {
+        let Some((key, expected)) = reader.compared_get(statement.condition(), previous) else {
             return;
         };
-        let Some(action) = self.only_action(statement.block(), &key) else {
+        let Some(action) = reader.only_action(statement.block(), &key) else {
             return;
         };
-        let releases = self.context.signature.target.releases();
+        let releases = site.signature().target.releases();
         let (command, replacement, does, answers) = match &action {
             Action::Delete if every_release_has(releases, "delifeq", None) => (
                 "DELIFEQ",
@@ -83,10 +81,9 @@ impl Analyzer<'_> {
             ),
             _ => return,
         };
-        let span = self.context.map.expression(statement.condition());
-        let target = self.context.signature.target.phrase();
-        self.report(
-            Code::SingleCommand,
+        let span = site.map().expression(statement.condition());
+        let target = site.signature().target.phrase();
+        site.report(
             Certainty::Sometimes,
             span,
             format!(
@@ -97,7 +94,14 @@ impl Analyzer<'_> {
             ),
         );
     }
+}
 
+/// Reads the pattern as written, resolving names where the walk is.
+struct Reader<'s, 'a> {
+    site: &'s Site<'a>,
+}
+
+impl Reader<'_, '_> {
     /// The key and the compared expression, as written, of a condition
     /// `redis.call('GET', key) == expected` (either side; the call
     /// directly or through the local `previous` assigns it to).
@@ -218,7 +222,7 @@ impl Analyzer<'_> {
                 let Expression::String(token) = argument else {
                     return None;
                 };
-                written.push(string_literal(self.context.map, token));
+                written.push(string_literal(self.site.map(), token));
             } else if calls_anything(argument) {
                 return None;
             } else {
@@ -232,13 +236,13 @@ impl Analyzer<'_> {
     /// of the script.
     fn is_global(&self, name: &str, names: &[&str]) -> bool {
         names.contains(&name)
-            && self.scopes.resolve(name, self.functions_depth()) == Binding::Global
+            && self.site.resolve(name) == Binding::Global
     }
 
     /// Whether the local `name` holds `redis.call` (`server.call`).
     fn is_call_alias(&self, name: &TokenReference) -> bool {
         matches!(
-            self.scopes.resolve(identifier(name), self.functions_depth()),
+            self.site.resolve(identifier(name)),
             Binding::Local {
                 value: Value::Builtin { ref global, member: Some(ref member) },
                 ..
@@ -250,7 +254,7 @@ impl Analyzer<'_> {
     fn written(&self, expression: &Expression) -> Option<String> {
         let start = expression_start(expression)?.bytes();
         let end = expression_end(expression)?.bytes();
-        self.context.map.text(start, end).map(str::to_owned)
+        self.site.map().text(start, end).map(str::to_owned)
     }
 }
 

@@ -4,15 +4,18 @@
 
 use full_moon::ast::FunctionArgs;
 
+use crate::domain::analysis::{ReturnShape, ReturnSite};
 use crate::domain::keys::KeySite;
+use crate::domain::operand::{Operand, after_name, literal_text};
+use crate::domain::replies::{Caller, reply_type};
+use crate::domain::review::ReadSite;
 use crate::domain::types::{DataRead, Kinds, TableType, Type};
 use crate::domain::value::{Param, Reply, Value};
-use crate::emit::review::ReadSite;
 use crate::interp::error_codes::error_code;
 use crate::interp::globals::MissingUse;
-use crate::interp::{Analyzer, Guard, Operand};
+use crate::interp::observe::{CommandCall, Guard, KnownCommand, Runnable, Whole};
+use crate::interp::{Analyzer, reads};
 use crate::model::argument_grammar;
-use crate::model::command_replies::{Caller, reply_type};
 use crate::model::commands::shapes::{self, ShapeForm};
 use crate::model::commands::{self, Command, CommandEntry, KeySpecFlags, Resolved};
 use crate::model::sandbox::Environment;
@@ -20,7 +23,6 @@ use crate::model::target::{Platform, ReleaseSet};
 use crate::source::code::Code;
 use crate::source::span::Span;
 use crate::source::text::plural;
-use crate::{ReturnShape, ReturnSite};
 
 /// Library functions that may return other than exactly one value.
 const MULTI_VALUED: &[(&str, Option<&str>)] = &[
@@ -126,6 +128,8 @@ impl Analyzer<'_> {
         result
     }
 
+    /// A call of a sandbox function (`global.member(…)`, or `global(…)`):
+    /// its checks and effects on what the walk records, and its value.
     fn builtin_call(
         &mut self,
         global: &str,
@@ -141,98 +145,29 @@ impl Analyzer<'_> {
             ("setmetatable" | "rawset", None, Some(table)) => self.table_write(global, table, span),
             _ => {}
         }
-        // `string.format('%s…', prefix, …)` builds a key from `prefix`.
-        if (global, member) == ("string", Some("format"))
-            && let Some(derivation) = formats_a_key(operands)
-        {
-            return Value::DerivedKey(derivation);
-        }
         // Valkey's `server` table is the `redis` table under another name.
         let global = if global == "server" { "redis" } else { global };
         match (global, member) {
             ("redis", Some(member @ ("call" | "pcall"))) => {
-                if member == "pcall" {
-                    self.facts.error_codes.forwards_command_errors();
-                }
-                let protected = member == "pcall";
-                let Some((name, releases)) = self.check_redis_call(operands, span, protected)
-                else {
-                    return Value::Unknown;
-                };
-                let name_span = operands.first().map_or(span, |operand| operand.span);
-                self.check_server_wide(name, releases, name_span);
-                let command = operands
-                    .first()
-                    .and_then(|operand| operand.value.as_str())
-                    .map_or_else(|| name.to_ascii_uppercase(), str::to_ascii_uppercase);
-                let key = operands
-                    .get(1)
-                    .filter(|operand| matches!(operand.value, Value::Key(_) | Value::DerivedKey(_)))
-                    .map(|operand| self.quote(operand.span, "the key"));
-                let caller = Caller {
-                    command: &command,
-                    key: key.as_deref(),
-                };
-                let mut reply =
-                    reply_type(name, releases, self.context.resp, caller).read_from(DataRead {
-                        what: format!("a value read from the reply of `{command}`"),
-                        line: name_span.line,
-                    });
-                reply.unbounded = self.unbounded_read(name, releases, operands, span);
-                if let Some(read) = &reply.unbounded {
-                    self.facts.review.read(ReadSite {
-                        line: read.span.line,
-                        column: read.span.column,
-                        command: read.command.clone(),
-                        reads: read.reads,
-                    });
-                }
-                if member == "pcall" {
-                    // A refused command comes back as `{err = …}`.
-                    return Value::Typed(reply.join(&Type::of(Kinds::TABLE)));
-                }
-                Value::Typed(reply)
+                self.command_reply(member == "pcall", operands, span)
             }
+            ("redis", Some("error_reply")) => self.error_reply(operands, span),
+            ("redis", Some("register_function")) => {
+                self.register_function(span);
+                Value::Unknown
+            }
+            ("unpack", None) | ("table", Some("unpack")) => self.unpack(operands),
+            ("rawset", None) => self.rawset(operands, span),
             ("tonumber", None) => tonumber(self, operands),
-            ("unpack", None) | ("table", Some("unpack")) => {
-                if let Some(table) = first {
-                    // `unpack(t, from, to)` in a loop over ranges still
-                    // passes every element, a range per call.
-                    let how = match operands.len() {
-                        0..=2 => "`unpack` passes every element as an argument",
-                        _ => "`unpack` passes its elements as arguments, a range at a time",
-                    };
-                    self.check_unbounded_use(table, how);
-                }
-                let mut spread = self.spread_table(first);
-                if operands.len() > 2 {
-                    // `unpack(t, from, to)`: the range the script computes,
-                    // not the table, decides whether anything is passed,
-                    // and a range is almost always computed to be non-empty
-                    // (`while done < n do … unpack(t, done + 1, …)`).
-                    spread = spread.non_empty_spread();
-                }
-                Value::Spread(Box::new(spread))
-            }
-            ("math", Some("floor" | "ceil")) => Value::Typed(Type::of(Kinds::INTEGER)),
-            ("string", Some("len" | "byte")) | ("table", Some("getn" | "maxn")) => {
-                Value::Typed(Type::of(Kinds::INTEGER))
-            }
-            ("bit", Some(member)) if member != "tohex" => Value::Typed(Type::of(Kinds::INTEGER)),
-            ("redis", Some("error_reply")) => {
-                let message_span = operands.first().map_or(span, |operand| operand.span);
-                let sent = first.map(|message| self.error_reply_as_sent(message, message_span));
-                let sent = sent.as_ref().unwrap_or(&Value::Unknown);
-                self.facts
-                    .error_codes
-                    .record(sent, message_span, &mut self.facts.diagnostics);
-                let lone_word = first.and_then(lone_error_word).map(str::to_string);
-                Value::Reply(Reply::Error(error_code(sent), lone_word))
+            ("getmetatable", None) => first.map_or(Value::Unknown, |base| self.metatable_of(base)),
+            ("error", None) => {
+                self.raise(first, span);
+                Value::Unknown
             }
             // The error a protected call catches may be a command's error
             // reply, handed back as a table.
             ("pcall" | "xpcall", None) | ("coroutine", Some("resume")) => {
-                self.facts.error_codes.forwards_command_errors();
+                self.facts.unit.error_codes.forwards_command_errors();
                 if let Some(Value::Missing(missing)) = first {
                     let caller = match (global, member) {
                         ("xpcall", _) => "xpcall",
@@ -243,30 +178,10 @@ impl Analyzer<'_> {
                 }
                 Value::Unknown
             }
-            ("rawset", None) => {
-                let key = operands
-                    .get(1)
-                    .map_or(Value::Nil, |operand| operand.value.clone());
-                let value = operands
-                    .get(2)
-                    .map_or(Value::Nil, |operand| operand.value.clone());
-                match key {
-                    Value::Str(name) if name == "err" => {
-                        let value_span = operands.get(2).map_or(span, |operand| operand.span);
-                        self.facts.error_codes.err_field(
-                            &value,
-                            value_span,
-                            &mut self.facts.diagnostics,
-                        );
-                    }
-                    key => self.facts.error_codes.computed_field(&key, &value),
-                }
-                first.cloned().unwrap_or(Value::Unknown).stored()
-            }
             // Their results may carry an `err` field from run-time data.
             ("cjson", Some("decode"))
             | ("cmsgpack", Some("unpack" | "unpack_limit" | "unpack_one")) => {
-                self.facts.error_codes.forwards_unknown();
+                self.facts.unit.error_codes.forwards_unknown();
                 Value::Typed(Type::unknown().read_from(DataRead {
                     what: format!(
                         "a value decoded by `{global}.{}`",
@@ -279,30 +194,10 @@ impl Analyzer<'_> {
             // inner table may hold an `err` field read from the data.
             ("redis", Some("setresp")) => {
                 if first.and_then(Value::as_number) != Some(2.0) {
-                    self.facts.error_codes.forwards_unknown();
+                    self.facts.unit.error_codes.forwards_unknown();
                 }
                 Value::Nil
             }
-            ("redis", Some("register_function")) => {
-                let understood = self
-                    .context
-                    .plan
-                    .is_some_and(|plan| plan.register_calls.contains(&span.offset));
-                if !understood {
-                    self.facts.diagnostics.push(span.error(
-                        Code::UncheckedRegistration,
-                        "`redis.register_function` must be called as a statement at the top level of the library, so that the registered functions can be checked",
-                        "write one `redis.register_function('name', function(keys, args) … end)` line per function, outside any function, loop or condition",
-                    ));
-                }
-                Value::Unknown
-            }
-            ("redis", Some("status_reply")) => Value::Reply(Reply::Status(
-                first.and_then(Value::as_str).map(str::to_string),
-            )),
-            ("redis", Some("sha1hex")) => Value::ComputedString(None),
-            ("getmetatable", None) => first.map_or(Value::Unknown, |base| self.metatable_of(base)),
-            ("string", Some("dump")) => Value::ComputedString(Some(BYTECODE_SIGNATURE.to_string())),
             ("loadstring", None) if first.is_some_and(is_bytecode) => {
                 self.facts.diagnostics.push(span.error(
                     Code::CompiledChunk,
@@ -311,52 +206,132 @@ impl Analyzer<'_> {
                 ));
                 Value::Unknown
             }
-            ("error", None) => {
-                self.raise(first, span);
-                Value::Unknown
-            }
             ("type", None) => {
                 if let Some(value) = first {
                     self.tested(value);
                 }
                 Value::ComputedString(None)
             }
-            ("ipairs" | "pairs", None) => match first {
-                Some(Value::Params(param)) => Value::ParamIterator(*param),
-                // The iteration of a read that grows with the data, or of
-                // data whose elements are data too.
-                Some(value) => {
-                    let ty = value.ty();
-                    if ty.unbounded.is_none() && ty.read_from.is_none() {
-                        return Value::Unknown;
-                    }
-                    Value::Typed(Type {
-                        unbounded: ty.unbounded,
-                        read_from: ty.read_from,
-                        ..Type::unknown()
-                    })
-                }
-                None => Value::Unknown,
-            },
-            // A key or a literal converted to a string is still that value.
-            ("tostring", None)
-                if matches!(
-                    first,
-                    Some(Value::Key(_) | Value::DerivedKey(_) | Value::Str(_))
-                ) =>
-            {
-                first.cloned().unwrap_or(Value::Unknown)
+            _ => library_value(global, member, operands),
+        }
+    }
+
+    /// `redis.call(…)` (or `redis.pcall`, `protected`): checked against
+    /// the command table, and the type of its reply.
+    fn command_reply(&mut self, protected: bool, operands: &[Operand], span: Span) -> Value {
+        if protected {
+            self.facts.unit.error_codes.forwards_command_errors();
+        }
+        let Some((name, releases)) = self.check_redis_call(operands, span, protected) else {
+            return Value::Unknown;
+        };
+        let name_span = operands.first().map_or(span, |operand| operand.span);
+        let command = operands
+            .first()
+            .and_then(|operand| operand.value.as_str())
+            .map_or_else(|| name.to_ascii_uppercase(), str::to_ascii_uppercase);
+        let key = operands
+            .get(1)
+            .filter(|operand| matches!(operand.value, Value::Key(_) | Value::DerivedKey(_)))
+            .map(|operand| self.quote(operand.span, "the key"));
+        let caller = Caller {
+            command: &command,
+            key: key.as_deref(),
+        };
+        let mut reply = reply_type(name, releases, self.context.resp, caller).read_from(DataRead {
+            what: format!("a value read from the reply of `{command}`"),
+            line: name_span.line,
+        });
+        reply.unbounded = reads::unbounded_read(name, releases, operands, span);
+        if let Some(read) = &reply.unbounded {
+            self.facts.unit.review.read(ReadSite {
+                line: read.span.line,
+                column: read.span.column,
+                command: read.command.clone(),
+                reads: read.reads,
+            });
+        }
+        if protected {
+            // A refused command comes back as `{err = …}`.
+            return Value::Typed(reply.join(&Type::of(Kinds::TABLE)));
+        }
+        Value::Typed(reply)
+    }
+
+    /// `redis.error_reply(message)`: an error reply, whose code the
+    /// contract checks compare with the declared error type.
+    fn error_reply(&mut self, operands: &[Operand], span: Span) -> Value {
+        let first = operands.first().map(|operand| &operand.value);
+        let message_span = operands.first().map_or(span, |operand| operand.span);
+        let sent = first.map(|message| self.error_reply_as_sent(message, message_span));
+        let sent = sent.as_ref().unwrap_or(&Value::Unknown);
+        self.facts
+            .unit
+            .error_codes
+            .record(sent, message_span, &mut self.facts.diagnostics);
+        let lone_word = first.and_then(lone_error_word).map(str::to_string);
+        Value::Reply(Reply::Error(error_code(sent), lone_word))
+    }
+
+    /// `unpack(t)` or `unpack(t, from, to)`: the elements of `t`, spread.
+    fn unpack(&mut self, operands: &[Operand]) -> Value {
+        let first = operands.first().map(|operand| &operand.value);
+        if let Some(table) = first {
+            // `unpack(t, from, to)` in a loop over ranges still passes
+            // every element, a range per call.
+            let how = match operands.len() {
+                0..=2 => Whole::Unpacked,
+                _ => Whole::UnpackedInRanges,
+            };
+            self.observe_whole_use(table, how);
+        }
+        let mut spread = self.spread_table(first);
+        if operands.len() > 2 {
+            // `unpack(t, from, to)`: the range the script computes, not the
+            // table, decides whether anything is passed, and a range is
+            // almost always computed to be non-empty (`while done < n do …
+            // unpack(t, done + 1, …)`).
+            spread = spread.non_empty_spread();
+        }
+        Value::Spread(Box::new(spread))
+    }
+
+    /// `rawset(t, key, value)`: an `err` field written makes `t` an error
+    /// reply; its value is `t`.
+    fn rawset(&mut self, operands: &[Operand], span: Span) -> Value {
+        let argument = |at: usize| {
+            operands
+                .get(at)
+                .map_or(Value::Nil, |operand| operand.value.clone())
+        };
+        let (key, value) = (argument(1), argument(2));
+        match key {
+            Value::Str(name) if name == "err" => {
+                let value_span = operands.get(2).map_or(span, |operand| operand.span);
+                self.facts.unit.error_codes.err_field(
+                    &value,
+                    value_span,
+                    &mut self.facts.diagnostics,
+                );
             }
-            ("tostring", None)
-            | ("string", Some("format" | "rep" | "lower" | "upper" | "sub" | "reverse" | "char"))
-            | ("table", Some("concat"))
-            | ("cjson", Some("encode"))
-            | ("cmsgpack", Some("pack"))
-            | ("struct", Some("pack"))
-            | ("bit", Some("tohex")) => Value::ComputedString(None),
-            ("math", Some(_)) => Value::ComputedNumber,
-            ("select", None) if first.and_then(Value::as_str) == Some("#") => Value::ComputedNumber,
-            _ => Value::Unknown,
+            key => self.facts.unit.error_codes.computed_field(&key, &value),
+        }
+        argument(0).stored()
+    }
+
+    /// `redis.register_function` where the plan did not read it: a call the
+    /// declarations cannot be checked against.
+    fn register_function(&mut self, span: Span) {
+        let understood = self
+            .context
+            .plan
+            .is_some_and(|plan| plan.register_calls.contains(&span.offset));
+        if !understood {
+            self.facts.diagnostics.push(span.error(
+                Code::UncheckedRegistration,
+                "`redis.register_function` must be called as a statement at the top level of the library, so that the registered functions can be checked",
+                "write one `redis.register_function('name', function(keys, args) … end)` line per function, outside any function, loop or condition",
+            ));
         }
     }
 
@@ -367,7 +342,7 @@ impl Analyzer<'_> {
             Some(Value::Reply(Reply::Error(code, lone_word))) => (code.clone(), lone_word.clone()),
             _ => (None, None),
         };
-        self.facts.returns.push(ReturnSite {
+        self.facts.unit.returns.push(ReturnSite {
             line: span.line,
             column: span.column,
             width: span.width,
@@ -385,7 +360,7 @@ impl Analyzer<'_> {
         operands: &[Operand],
         span: Span,
         protected: bool,
-    ) -> Option<(&'static str, ReleaseSet)> {
+    ) -> Option<KnownCommand> {
         if operands.is_empty() {
             self.facts.diagnostics.push(span.error(
                 Code::HelperArgument,
@@ -396,13 +371,36 @@ impl Analyzer<'_> {
         }
         let texts: Vec<Option<String>> = operands.iter().map(literal_text).collect();
         let arguments: Vec<Option<&str>> = texts.iter().map(Option::as_deref).collect();
-        let name_span = operands.first().map_or(span, |operand| operand.span);
-        let shown_name = arguments
+        let (known, runnable) = self.check_command(operands, &arguments, span, protected);
+        let shown = arguments
             .first()
             .copied()
             .flatten()
             .map_or_else(|| "the command".to_owned(), str::to_ascii_uppercase);
-        self.sink().check_argument_values(&shown_name, operands);
+        let call = CommandCall {
+            shown: &shown,
+            operands,
+            words: &arguments,
+            known,
+            runnable: runnable.as_ref(),
+        };
+        self.observe(|finding, site| finding.command(site, &call));
+        known
+    }
+
+    /// Checks the command of a `redis.call` against the model (or the
+    /// project's declarations): returns the command with the releases it
+    /// may run on, as [`Self::check_redis_call`] does, and the forms it may
+    /// run as (its name, and the fewest arguments they take) where scripts
+    /// may call it.
+    fn check_command(
+        &mut self,
+        operands: &[Operand],
+        arguments: &[Option<&str>],
+        span: Span,
+        protected: bool,
+    ) -> (Option<KnownCommand>, Option<Runnable>) {
+        let name_span = operands.first().map_or(span, |operand| operand.span);
         let declared = arguments
             .first()
             .copied()
@@ -413,25 +411,26 @@ impl Analyzer<'_> {
                 platform: None,
                 command,
             }];
-            self.check_candidates(candidates, operands, &arguments, span, name_span, protected);
-            return None;
+            let runnable =
+                self.check_candidates(candidates, operands, arguments, span, name_span, protected);
+            return (None, runnable);
         }
-        let entry = match commands::resolve(&arguments) {
+        let entry = match commands::resolve(arguments) {
             Resolved::Command(entry) => entry,
             Resolved::NonLiteralName | Resolved::NonLiteralSubcommand { .. } => {
                 // The command is chosen at run time: it may write.
-                self.facts.may_write = true;
-                return None;
+                self.facts.unit.may_write = true;
+                return (None, None);
             }
             Resolved::UnknownCommand => {
                 self.unknown_command(arguments.first().copied().flatten(), name_span);
-                return None;
+                return (None, None);
             }
             Resolved::UnknownSubcommand { parent } => {
                 let sub = arguments.get(1).copied().flatten().unwrap_or_default();
                 let sub_span = operands.get(1).map_or(span, |operand| operand.span);
                 self.unknown_subcommand(parent, sub, sub_span);
-                return None;
+                return (None, None);
             }
         };
         let target = &self.context.signature.target;
@@ -451,9 +450,9 @@ impl Analyzer<'_> {
         }
         if candidates.is_empty() || target.is_strict() && !missing.is_empty() {
             // Whatever it does on other servers, it may write.
-            self.facts.may_write = true;
+            self.facts.unit.may_write = true;
             self.not_available(entry, &missing, name_span);
-            return None;
+            return (None, None);
         }
         if !missing.is_empty() {
             // The lenient default target: say where the call fails, and
@@ -473,39 +472,59 @@ impl Analyzer<'_> {
             ));
         }
         let releases = releases_of(&candidates);
-        self.check_candidates(candidates, operands, &arguments, span, name_span, protected);
-        self.sink()
-            .check_integer_arguments(entry.name, releases, operands, &arguments);
+        let runnable =
+            self.check_candidates(candidates, operands, arguments, span, name_span, protected);
         self.check_script_options(entry.name, releases, operands);
-        Some((entry.name, releases))
+        (Some((entry.name, releases)), runnable)
     }
 
     /// Checks a call against the forms the target's servers know it by:
     /// under a strict target a check fails when it fails on any of them,
-    /// under `any` when it fails on all of them.
+    /// under `any` when it fails on all of them. In order: whether scripts
+    /// may call it at all (nothing else is checked when they may not),
+    /// whether it writes, then its arguments against the forms left.
+    /// Returns the forms it may run as.
     fn check_candidates(
         &mut self,
-        mut candidates: Vec<Candidate<'_>>,
+        candidates: Vec<Candidate<'_>>,
         operands: &[Operand],
         arguments: &[Option<&str>],
         span: Span,
         name_span: Span,
         protected: bool,
-    ) {
-        let strict = self.context.signature.target.is_strict();
-        let fails = |failing: usize, total: usize| {
-            if strict {
-                failing > 0
-            } else {
-                failing == total
-            }
+    ) -> Option<Runnable> {
+        let strictness = Strictness::of(self.context.signature.target.is_strict());
+        let candidates = self.scriptable(candidates, strictness, name_span)?;
+        let first = candidates.first()?;
+        let runnable = Runnable {
+            name: display(first.command.name),
+            min_args: candidates
+                .iter()
+                .map(|candidate| candidate.command.min_args())
+                .min()
+                .unwrap_or(0),
         };
+        self.check_writes(&candidates, strictness, name_span, protected);
+        match operands.last().filter(|operand| operand.many) {
+            Some(last) => self.check_spread_call(candidates, operands, arguments, last, strictness),
+            None => self.check_arguments(candidates, operands, arguments, strictness, span),
+        }
+        Some(runnable)
+    }
 
+    /// The forms scripts may call, or `None` after reporting that the
+    /// servers refuse the command in scripts.
+    fn scriptable<'c>(
+        &mut self,
+        mut candidates: Vec<Candidate<'c>>,
+        strictness: Strictness,
+        name_span: Span,
+    ) -> Option<Vec<Candidate<'c>>> {
         let refused: Vec<&Candidate<'_>> = candidates
             .iter()
             .filter(|candidate| candidate.command.is_noscript())
             .collect();
-        if fails(refused.len(), candidates.len()) {
+        if strictness.fails(refused.len(), candidates.len()) {
             let refused_on: Vec<Platform> = refused
                 .iter()
                 .filter_map(|candidate| candidate.platform)
@@ -514,110 +533,127 @@ impl Analyzer<'_> {
                 let command = first.command;
                 self.refuse_noscript(&command, &refused_on, name_span);
             }
-            return;
+            return None;
         }
         candidates.retain(|candidate| !candidate.command.is_noscript());
+        Some(candidates)
+    }
 
+    /// Records whether the call may write (for the review, and for
+    /// `EVAL_RO`), and reports a write where only reads may run.
+    fn check_writes(
+        &mut self,
+        candidates: &[Candidate<'_>],
+        strictness: Strictness,
+        name_span: Span,
+        protected: bool,
+    ) {
         let writers = candidates
             .iter()
             .filter(|candidate| commands::is_write_for_no_writes(&candidate.command))
             .count();
         let writes = writers > 0 || candidates.iter().any(|c| c.command.flags_unknown());
         if writes {
-            self.facts.may_write = true;
+            self.facts.unit.may_write = true;
         }
-        if let Some(candidate) = candidates.first() {
-            let name = display(candidate.command.name);
-            self.facts.review.command(&name, name_span.line, writes);
-        }
+        let name = candidates
+            .first()
+            .map(|candidate| display(candidate.command.name))
+            .unwrap_or_default();
+        self.facts
+            .unit
+            .review
+            .command(&name, name_span.line, writes);
         let read_only = self.context.flags.no_writes || self.context.signature.read_only;
-        if read_only && writers > 0 && fails(writers, candidates.len()) {
-            let name = candidates
-                .first()
-                .map(|candidate| display(candidate.command.name))
-                .unwrap_or_default();
-            let in_function = self.context.environment == Environment::FunctionCall;
-            let (declares, remedy) = if in_function {
-                (
-                    "the function is registered with `flags = {'no-writes'}`",
-                    "remove `no-writes` from the function's flags, or move the write to another function",
-                )
-            } else if self.context.flags.no_writes {
-                (
-                    "the script declares `#!lua flags=no-writes`",
-                    "remove `no-writes` from the shebang, or move the write to another script",
-                )
-            } else {
-                (
-                    "the script runs with EVAL_RO (`--read-only`)",
-                    "send the script with EVAL, or move the write to another script",
-                )
-            };
-            let refused = format!(
-                "`{name}` is a write command, but {declares}: Redis refuses it (Write commands are not allowed from read-only scripts)"
-            );
-            self.facts.diagnostics.push(if protected {
-                name_span.warning(
-                    Code::WriteInReadOnly,
-                    format!("{refused}, and this `redis.pcall` always returns that error reply"),
-                    remedy,
-                )
-            } else {
-                name_span.error(Code::WriteInReadOnly, refused, remedy)
-            });
-        }
-        // A trailing call or `...` passes an unknown number of arguments;
-        // `unpack(t)` of a table that may be empty may pass none.
-        if let Some(last) = operands.last().filter(|operand| operand.many) {
-            if let Value::Spread(table) = &last.value {
-                let before = operands.len() - 1;
-                let needed = candidates
-                    .iter()
-                    .map(|candidate| candidate.command.min_args().saturating_sub(before))
-                    .min()
-                    .unwrap_or(0);
-                let name = candidates
-                    .first()
-                    .map(|candidate| display(candidate.command.name))
-                    .unwrap_or_default();
-                self.sink().check_spread(
-                    &name,
-                    &Value::Typed((**table).clone()),
-                    needed,
-                    last.span,
-                );
-            }
-            // `unpack(t)` of a constructor of keys nothing has changed
-            // since: its keys are the call's next arguments, one by one.
-            if let Value::Spread(table) = &last.value
-                && let Some(keys) = table.table_type().and_then(|table| table.keys.as_deref())
-            {
-                let before = operands.len() - 1;
-                let mut spread = operands[..before].to_vec();
-                let mut words = arguments[..before.min(arguments.len())].to_vec();
-                for key in keys {
-                    spread.push(Operand {
-                        value: key.clone(),
-                        span: last.span,
-                        many: false,
-                    });
-                    words.push(None);
-                }
-                candidates.retain(|candidate| candidate.command.arity_accepts(spread.len()));
-                self.check_keys(&candidates, &spread, &words, strict, true);
-                return;
-            }
-            // Where the keys are is known only roughly: no error, but the
-            // prefixes of the keys built are still the call's to check.
-            self.check_keys(&candidates, operands, arguments, strict, false);
+        if !read_only || writers == 0 || !strictness.fails(writers, candidates.len()) {
             return;
         }
+        let in_function = self.context.environment == Environment::FunctionCall;
+        let (declares, remedy) = if in_function {
+            (
+                "the function is registered with `flags = {'no-writes'}`",
+                "remove `no-writes` from the function's flags, or move the write to another function",
+            )
+        } else if self.context.flags.no_writes {
+            (
+                "the script declares `#!lua flags=no-writes`",
+                "remove `no-writes` from the shebang, or move the write to another script",
+            )
+        } else {
+            (
+                "the script runs with EVAL_RO (`--read-only`)",
+                "send the script with EVAL, or move the write to another script",
+            )
+        };
+        let refused = format!(
+            "`{name}` is a write command, but {declares}: Redis refuses it (Write commands are not allowed from read-only scripts)"
+        );
+        self.facts.diagnostics.push(if protected {
+            name_span.warning(
+                Code::WriteInReadOnly,
+                format!("{refused}, and this `redis.pcall` always returns that error reply"),
+                remedy,
+            )
+        } else {
+            name_span.error(Code::WriteInReadOnly, refused, remedy)
+        });
+    }
+
+    /// A call whose last argument (`last`, a trailing call or `...`)
+    /// passes an unknown number of values: its arity is unknown, and so is
+    /// where its keys are, but for `unpack(t)` of a constructor of keys
+    /// nothing has changed since, whose keys are the call's next arguments
+    /// one by one. Where the keys are only roughly known, no error, but
+    /// the prefixes of the keys built are still the call's to check.
+    fn check_spread_call(
+        &mut self,
+        mut candidates: Vec<Candidate<'_>>,
+        operands: &[Operand],
+        arguments: &[Option<&str>],
+        last: &Operand,
+        strictness: Strictness,
+    ) {
+        let strict = strictness == Strictness::Strict;
+        let keys = match &last.value {
+            Value::Spread(table) => table.table_type().and_then(|table| table.keys.as_deref()),
+            _ => None,
+        };
+        let Some(keys) = keys else {
+            self.check_keys(&candidates, operands, arguments, strict, false);
+            return;
+        };
+        let before = operands.len() - 1;
+        let mut spread = operands[..before].to_vec();
+        let mut words = arguments[..before.min(arguments.len())].to_vec();
+        for key in keys {
+            spread.push(Operand {
+                value: key.clone(),
+                span: last.span,
+                many: false,
+            });
+            words.push(None);
+        }
+        candidates.retain(|candidate| candidate.command.arity_accepts(spread.len()));
+        self.check_keys(&candidates, &spread, &words, strict, true);
+    }
+
+    /// A call with a known number of arguments: its arity, then, against
+    /// the forms that accept it, its keys and its groups of values.
+    fn check_arguments(
+        &mut self,
+        mut candidates: Vec<Candidate<'_>>,
+        operands: &[Operand],
+        arguments: &[Option<&str>],
+        strictness: Strictness,
+        span: Span,
+    ) {
+        let strict = strictness == Strictness::Strict;
         let passed = operands.len();
         let rejecting: Vec<&Candidate<'_>> = candidates
             .iter()
             .filter(|candidate| !candidate.command.arity_accepts(passed))
             .collect();
-        if fails(rejecting.len(), candidates.len()) {
+        if strictness.fails(rejecting.len(), candidates.len()) {
             // Under `any`, the most permissive form explains the failure.
             let shown = rejecting
                 .iter()
@@ -1023,6 +1059,33 @@ struct Candidate<'a> {
     command: Command<'a>,
 }
 
+/// How many of the target's servers a check must fail on to be reported.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Strictness {
+    /// A strict target: any of them.
+    Strict,
+    /// The lenient default (`any` supported server): all of them.
+    Lenient,
+}
+
+impl Strictness {
+    fn of(strict: bool) -> Self {
+        if strict {
+            Strictness::Strict
+        } else {
+            Strictness::Lenient
+        }
+    }
+
+    /// Whether a check that fails on `failing` of `total` forms fails.
+    fn fails(self, failing: usize, total: usize) -> bool {
+        match self {
+            Strictness::Strict => failing > 0,
+            Strictness::Lenient => failing == total,
+        }
+    }
+}
+
 /// The releases the candidates are forms on.
 fn releases_of(candidates: &[Candidate<'_>]) -> ReleaseSet {
     candidates
@@ -1033,38 +1096,6 @@ fn releases_of(candidates: &[Candidate<'_>]) -> ReleaseSet {
         })
 }
 
-/// The operands after the command's name (and subcommand's name), which
-/// its grammar describes, with their literal texts (`words`, as
-/// [`literal_text`] gives them for every operand of the call) and the index
-/// of the first `unpack(…)` or trailing call among them.
-pub(crate) fn after_name<'o, 'w, 't>(
-    name: &str,
-    operands: &'o [Operand],
-    words: &'w [Option<&'t str>],
-) -> (&'o [Operand], &'w [Option<&'t str>], Option<usize>) {
-    let skip = if name.contains('|') { 2 } else { 1 };
-    let operands = operands.get(skip..).unwrap_or_default();
-    let words = words.get(skip..).unwrap_or_default();
-    let spread_from = operands.iter().position(|operand| operand.many);
-    (operands, words, spread_from)
-}
-
-/// The text Redis receives for an argument, when it is a literal: strings
-/// as written, numbers as Lua 5.1 converts them (`%.14g`).
-pub(crate) fn literal_text(operand: &Operand) -> Option<String> {
-    if operand.many {
-        return None;
-    }
-    match &operand.value {
-        Value::Str(text) => Some(text.clone()),
-        Value::Number(_) => operand
-            .value
-            .as_integer()
-            .map(|integer| integer.to_string()),
-        _ => None,
-    }
-}
-
 /// `string.format('%s…', prefix, …)`: a key built from `prefix` when the
 /// format starts with its text.
 fn formats_a_key(operands: &[Operand]) -> Option<crate::domain::keys::Derivation> {
@@ -1073,6 +1104,64 @@ fn formats_a_key(operands: &[Operand]) -> Option<crate::domain::keys::Derivation
         return None;
     }
     operands.get(1)?.value.derivation()
+}
+
+/// The value of a call of a sandbox function that has no effect on what
+/// the walk records: what its type is, where that is known.
+fn library_value(global: &str, member: Option<&str>, operands: &[Operand]) -> Value {
+    let first = operands.first().map(|operand| &operand.value);
+    match (global, member) {
+        // `string.format('%s…', prefix, …)` builds a key from `prefix`.
+        ("string", Some("format")) if let Some(derivation) = formats_a_key(operands) => {
+            Value::DerivedKey(derivation)
+        }
+        ("math", Some("floor" | "ceil")) => Value::Typed(Type::of(Kinds::INTEGER)),
+        ("string", Some("len" | "byte")) | ("table", Some("getn" | "maxn")) => {
+            Value::Typed(Type::of(Kinds::INTEGER))
+        }
+        ("bit", Some(member)) if member != "tohex" => Value::Typed(Type::of(Kinds::INTEGER)),
+        ("redis", Some("status_reply")) => Value::Reply(Reply::Status(
+            first.and_then(Value::as_str).map(str::to_string),
+        )),
+        ("redis", Some("sha1hex")) => Value::ComputedString(None),
+        ("string", Some("dump")) => Value::ComputedString(Some(BYTECODE_SIGNATURE.to_string())),
+        ("ipairs" | "pairs", None) => match first {
+            Some(Value::Params(param)) => Value::ParamIterator(*param),
+            // The iteration of a read that grows with the data, or of
+            // data whose elements are data too.
+            Some(value) => {
+                let ty = value.ty();
+                if ty.unbounded.is_none() && ty.read_from.is_none() {
+                    return Value::Unknown;
+                }
+                Value::Typed(Type {
+                    unbounded: ty.unbounded,
+                    read_from: ty.read_from,
+                    ..Type::unknown()
+                })
+            }
+            None => Value::Unknown,
+        },
+        // A key or a literal converted to a string is still that value.
+        ("tostring", None)
+            if matches!(
+                first,
+                Some(Value::Key(_) | Value::DerivedKey(_) | Value::Str(_))
+            ) =>
+        {
+            first.cloned().unwrap_or(Value::Unknown)
+        }
+        ("tostring", None)
+        | ("string", Some("format" | "rep" | "lower" | "upper" | "sub" | "reverse" | "char"))
+        | ("table", Some("concat"))
+        | ("cjson", Some("encode"))
+        | ("cmsgpack", Some("pack"))
+        | ("struct", Some("pack"))
+        | ("bit", Some("tohex")) => Value::ComputedString(None),
+        ("math", Some(_)) => Value::ComputedNumber,
+        ("select", None) if first.and_then(Value::as_str) == Some("#") => Value::ComputedNumber,
+        _ => Value::Unknown,
+    }
 }
 
 fn display(name: &str) -> String {

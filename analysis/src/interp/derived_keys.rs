@@ -11,11 +11,12 @@
 //! function, resolved at each call); the run time checks that each such
 //! prefix holds a hash tag in the call's slot.
 
-use crate::DeclaredBy;
 use crate::domain::keys::{KeySite, KeyUse, Origin, ParameterId};
+use crate::domain::operand::Operand;
+use crate::domain::review::{KeyTaken, TakenKey};
+use crate::domain::signature::DeclaredBy;
 use crate::domain::value::{FunctionSummary, Value};
-use crate::emit::review::{KeyTaken, TakenKey};
-use crate::interp::{Analyzer, Operand};
+use crate::interp::Analyzer;
 use crate::model::sandbox::Environment;
 use crate::source::code::Code;
 use crate::source::span::Span;
@@ -52,7 +53,7 @@ impl Analyzer<'_> {
 
     /// Records for the review the key `key` that `site` takes.
     fn taken(&mut self, key: TakenKey, site: &KeySite) {
-        self.facts.review.key(KeyTaken {
+        self.facts.unit.review.key(KeyTaken {
             key,
             command: site.command.clone(),
             line: site.line,
@@ -65,7 +66,7 @@ impl Analyzer<'_> {
     /// prefix, being `what`: recorded for the review, and an error unless
     /// `report` is off.
     fn not_from_keys(&mut self, span: Span, site: &KeySite, what: &str, report: bool) {
-        self.facts.review.key_outside(site.line);
+        self.facts.unit.review.key_outside(site.line);
         if report {
             let shown = self.quote(span, "this argument");
             let message = format!(
@@ -90,7 +91,7 @@ impl Analyzer<'_> {
             Origin::Parameter(parameter) => self.defer_key_use(key_use(parameter, true, site)),
             Origin::Arg(index) if !self.context.signature.key_prefix_args.contains(&index) => {
                 self.taken(TakenKey::Unbounded, site);
-                self.facts.review.key_outside(site.line);
+                self.facts.unit.review.key_outside(site.line);
                 if report {
                     let shown = self.quote(span, "this argument");
                     let args = self.context.tables[1];
@@ -118,7 +119,7 @@ impl Analyzer<'_> {
                 }
             }
             // Checked by the call, unless the script opted out of checks.
-            other if !self.keys_opted_out() => self.facts.key_prefixes.require(other),
+            other if !self.keys_opted_out() => self.facts.unit.key_prefixes.require(other),
             _ => {}
         }
     }

@@ -17,11 +17,12 @@
 
 use redis_script_codes::{is_error_code, reserved, split_error_reply};
 
+use crate::domain::analysis::ErrorCodes;
 use crate::domain::value::Value;
 use crate::interp::Analyzer;
 use crate::source::code::Code;
+use crate::source::diagnostic::Diagnostic;
 use crate::source::span::Span;
-use crate::{Diagnostic, ErrorCodes};
 
 /// The code a client reads from an error message: its first word, as
 /// Redis sends it. `None` when the message is not known at compile time up
@@ -128,7 +129,7 @@ impl Analyzer<'_> {
     /// run time, so its error replies may have any code.
     pub(crate) fn reaches_open_doors(&mut self, name: &str) {
         if OPEN_DOORS.contains(&name) {
-            self.facts.error_codes.forwards_unknown();
+            self.facts.unit.error_codes.forwards_unknown();
         }
     }
 }

@@ -2,6 +2,7 @@
 //! call chains, argument lists and table constructors.
 
 use super::*;
+use crate::interp::observe::{Condition, Operation, Side, Test};
 use crate::source::code::Code;
 
 impl Analyzer<'_> {
@@ -80,7 +81,7 @@ impl Analyzer<'_> {
             self.tested(&left);
             self.tested(&right);
         }
-        self.check_binary(lhs, operator, rhs, &left, &right);
+        self.observe_binary(lhs, operator, rhs, &left, &right);
         let constants = left.as_number().zip(right.as_number());
         let (left_kinds, right_kinds) = (left.ty().kinds, right.ty().kinds);
         let divided = left.ty().divided || right.ty().divided;
@@ -139,8 +140,7 @@ impl Analyzer<'_> {
         match operator {
             UnOp::Hash(_) => {
                 let value = self.raw_value_of(operand);
-                self.sink()
-                    .check_nil_use(&value, operand_span, "get the length of", span);
+                self.observe_unary(operator, &value, operand_span, span);
                 let ty = value.ty();
                 let even = ty.table_type().is_some_and(|table| table.even_length);
                 self.settle(value, span);
@@ -152,8 +152,7 @@ impl Analyzer<'_> {
             }
             UnOp::Minus(_) => {
                 let value = self.value_of(operand);
-                self.sink()
-                    .check_nil_use(&value, operand_span, "perform arithmetic on", span);
+                self.observe_unary(operator, &value, operand_span, span);
                 match value.as_number() {
                     Some(number) => Value::Number(-number),
                     None if value.ty().kinds.within(Kinds::INTEGER) => {
@@ -165,14 +164,52 @@ impl Analyzer<'_> {
             _ => {
                 let value = self.value_of(operand);
                 self.tested(&value);
-                self.sink().check_truth(&value, operand, operand_span);
+                let test = if self.default_guard == Some(offset(operator.token())) {
+                    Test::DefaultGuard
+                } else {
+                    Test::Not
+                };
+                self.observe_condition(&value, operand, operand_span, test);
                 Value::Bool(None)
             }
         }
     }
 
-    /// The value findings of `lhs <operator> rhs`.
-    pub(super) fn check_binary(
+    /// Shows the findings `operator` applied to `value` (written at
+    /// `operand_span`), together at `span`.
+    fn observe_unary(&mut self, operator: &UnOp, value: &Value, operand_span: Span, span: Span) {
+        let operation = Operation::Unary {
+            operator,
+            operand: Side {
+                value,
+                span: operand_span,
+            },
+            span,
+        };
+        self.observe(|finding, site| finding.operation(site, &operation));
+    }
+
+    /// Shows the findings `value`, the value of `expression` (at `span`),
+    /// tested for truth by `test`.
+    pub(super) fn observe_condition(
+        &mut self,
+        value: &Value,
+        expression: &Expression,
+        span: Span,
+        test: Test,
+    ) {
+        let condition = Condition {
+            value,
+            expression,
+            span,
+            test,
+        };
+        self.observe(|finding, site| finding.condition(site, &condition));
+    }
+
+    /// Shows the findings `lhs <operator> rhs`, whose sides hold `left`
+    /// and `right`.
+    pub(super) fn observe_binary(
         &mut self,
         lhs: &Expression,
         operator: &BinOp,
@@ -182,51 +219,22 @@ impl Analyzer<'_> {
     ) {
         let map = self.context.map;
         let span = map.span_between(span::expression_start(lhs), span::expression_end(rhs));
-        let (left_span, right_span) = (map.expression(lhs), map.expression(rhs));
-        let sides = || {
-            (
-                Side {
-                    value: left,
-                    span: left_span,
-                },
-                Side {
-                    value: right,
-                    span: right_span,
-                },
-            )
+        let left_span = map.expression(lhs);
+        let operation = Operation::Binary {
+            operator,
+            left: Side {
+                value: left,
+                span: left_span,
+            },
+            right: Side {
+                value: right,
+                span: map.expression(rhs),
+            },
+            span,
         };
-        match operator {
-            BinOp::LessThan(_)
-            | BinOp::LessThanEqual(_)
-            | BinOp::GreaterThan(_)
-            | BinOp::GreaterThanEqual(_) => {
-                let (left, right) = sides();
-                self.sink().check_ordering(left, right, span);
-            }
-            BinOp::TwoEqual(_) | BinOp::TildeEqual(_) => {
-                let (left, right) = sides();
-                let equal = matches!(operator, BinOp::TwoEqual(_));
-                self.sink().check_equality(left, right, equal, span);
-            }
-            BinOp::Plus(_)
-            | BinOp::Minus(_)
-            | BinOp::Star(_)
-            | BinOp::Slash(_)
-            | BinOp::Percent(_)
-            | BinOp::Caret(_) => {
-                self.sink()
-                    .check_nil_use(left, left_span, "perform arithmetic on", span);
-                self.sink()
-                    .check_nil_use(right, right_span, "perform arithmetic on", span);
-            }
-            BinOp::TwoDots(_) => {
-                self.sink()
-                    .check_nil_use(left, left_span, "concatenate", span);
-                self.sink()
-                    .check_nil_use(right, right_span, "concatenate", span);
-            }
-            BinOp::And(_) => self.sink().check_truth(left, lhs, left_span),
-            _ => {}
+        self.observe(|finding, site| finding.operation(site, &operation));
+        if let BinOp::And(_) = operator {
+            self.observe_condition(left, lhs, left_span, Test::And);
         }
     }
 
@@ -311,12 +319,15 @@ impl Analyzer<'_> {
             };
             self.use_missing(missing, usage);
         }
-        let operation = match suffix {
-            Suffix::Call(Call::AnonymousCall(_)) => "call",
-            _ => "index",
+        let operation = Operation::Suffix {
+            value: Side {
+                value: &value,
+                span: base_span,
+            },
+            called: matches!(suffix, Suffix::Call(Call::AnonymousCall(_))),
+            span,
         };
-        self.sink()
-            .check_nil_use(&value, base_span, operation, span);
+        self.observe(|finding, site| finding.operation(site, &operation));
         match suffix {
             Suffix::Index(Index::Dot { name, .. }) => {
                 let member_span = self.span(name);
@@ -461,7 +472,7 @@ impl Analyzer<'_> {
                                 reply = Some(field_reply);
                             }
                         }
-                        key => self.facts.error_codes.computed_field(&key, &value),
+                        key => self.facts.unit.error_codes.computed_field(&key, &value),
                     }
                 }
                 _ => {}
@@ -505,6 +516,7 @@ impl Analyzer<'_> {
         match name {
             "err" => {
                 self.facts
+                    .unit
                     .error_codes
                     .err_field(value, span, &mut self.facts.diagnostics);
                 // Returned, the table is an error reply only when `err` is

@@ -6,8 +6,8 @@ use full_moon::tokenizer::{Symbol, TokenReference, TokenType};
 
 use crate::domain::scope::Binding;
 use crate::domain::value::{MissingMember, Param, Value};
-use crate::findings::Certainty;
-use crate::interp::{Analyzer, Guard};
+use crate::interp::Analyzer;
+use crate::interp::observe::GuardedGlobalRead;
 use crate::model::sandbox::{self, GlobalKind, Presence};
 use crate::model::target::ReleaseSet;
 use crate::source::code::Code;
@@ -217,24 +217,8 @@ impl Analyzer<'_> {
             None if let Some((depth, guard)) = self.protected_from
                 && self.functions_depth() > depth =>
             {
-                let raises = format!(
-                    "`{name}` is not defined: reading it raises \"Script attempted to access nonexistent global variable '{name}'\""
-                );
-                let message = match guard {
-                    Guard::Pcall => {
-                        format!("{raises}, which the `pcall` around this function catches")
-                    }
-                    Guard::Metamethod => format!("{raises} when this metamethod runs"),
-                };
-                self.report(
-                    Code::ProtectedGlobalRead,
-                    Certainty::Sometimes,
-                    span,
-                    message,
-                    format!(
-                        "if `{name}` is meant to be a variable, declare it: `local {name} = …`"
-                    ),
-                );
+                let read = GuardedGlobalRead { name, span, guard };
+                self.observe(|finding, site| finding.guarded_global_read(site, &read));
                 Value::Unknown
             }
             None => {
@@ -256,7 +240,12 @@ impl Analyzer<'_> {
 
     /// A global or member some release defines, but not every server of a
     /// strict target.
-    fn not_on_target(&self, name: &str, elsewhere: ReleaseSet, span: Span) -> crate::Diagnostic {
+    fn not_on_target(
+        &self,
+        name: &str,
+        elsewhere: ReleaseSet,
+        span: Span,
+    ) -> crate::source::diagnostic::Diagnostic {
         let target = &self.context.signature.target;
         let lacking: Vec<&str> = target
             .platforms()
@@ -285,7 +274,7 @@ impl Analyzer<'_> {
         name: &str,
         span: Span,
         next_member: Option<&str>,
-    ) -> crate::Diagnostic {
+    ) -> crate::source::diagnostic::Diagnostic {
         match self.context.environment {
             sandbox::Environment::LibraryLoad if sandbox::global(name).is_some() => {
                 return not_while_loading(name, name, span);

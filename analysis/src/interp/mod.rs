@@ -1,5 +1,7 @@
-//! The walk over the syntax tree: scopes, statements and expressions. The
-//! checks themselves live in `globals`, `params`, `calls` and `returns`.
+//! The walk over the syntax tree: scopes, statements and expressions, and
+//! the checks of what the script asks of its inputs and of the server
+//! (`globals`, `params`, `calls`, `returns`). The findings observe it
+//! through the hooks of [`observe`]; the walk names none of them.
 
 pub(crate) mod calls;
 pub(crate) mod derived_keys;
@@ -7,14 +9,17 @@ pub(crate) mod error_codes;
 mod expr;
 pub(crate) mod globals;
 pub(crate) mod library;
+mod loops;
 pub(crate) mod narrowing;
+pub(crate) mod observe;
 pub(crate) mod params;
+mod reads;
 pub(crate) mod redis_api;
 pub(crate) mod returns;
 pub(crate) mod script_options;
 mod stmt;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 use full_moon::ast::{
     Assignment, Ast, BinOp, Block, Call, Expression, Field, FunctionArgs, FunctionBody,
@@ -23,18 +28,20 @@ use full_moon::ast::{
 };
 use full_moon::tokenizer::{Symbol, TokenReference, TokenType};
 
+use crate::domain::analysis::{ErrorCodes, ReturnShape, ReturnSite};
 use crate::domain::keys::{KeyPrefixes, KeyUse, ParameterId};
+use crate::domain::operand::Operand;
+use crate::domain::replies::Resp;
+use crate::domain::review::{LoopBound, LoopSite, Review};
 use crate::domain::scope::{Assignments, Binding, Scopes, Snapshot};
+use crate::domain::signature::Signature;
 use crate::domain::types::{Kinds, Type};
 use crate::domain::value::{self, FunctionSummary, Reply, TableShape, Value};
-use crate::emit::review::{LoopBound, LoopSite, Review};
-use crate::findings::comparisons::Side;
-use crate::findings::loops::Forever;
 use crate::interp::error_codes::error_code;
 use crate::interp::globals::{MissingMembers, MissingUse};
 use crate::interp::library::Plan;
+use crate::interp::observe::{Finding, Guard, Site};
 use crate::interp::params::ParamUsage;
-use crate::model::command_replies::Resp;
 use crate::model::sandbox::Environment;
 use crate::source::code::Code;
 use crate::source::diagnostic::Diagnostic;
@@ -43,20 +50,15 @@ use crate::source::shebang::ScriptFlags;
 use crate::source::span::{self, SourceMap, Span};
 use crate::source::syntax::MAX_NESTING;
 use crate::source::tokens::{identifier, string_literal};
-use crate::{ErrorCodes, ReturnShape, ReturnSite, Signature};
 
 /// What the walk found.
 #[derive(Debug, Default)]
 pub(crate) struct Walk {
     pub diagnostics: Vec<Diagnostic>,
-    pub returns: Vec<ReturnSite>,
-    /// A write command is reachable, or a command name is not a literal.
-    pub may_write: bool,
-    pub error_codes: ErrorCodes,
+    /// What the script's code does.
+    pub script: FunctionWalk,
     /// The main chunk itself (outside any function) uses `...`.
     pub chunk_varargs: bool,
-    pub review: Review,
-    pub key_prefixes: KeyPrefixes,
 }
 
 /// Runs the analysis: a first walk finds locals that are assigned again
@@ -67,6 +69,7 @@ pub(crate) fn run(
     signature: &Signature,
     flags: &ScriptFlags,
     header: &Header,
+    findings: Findings<'_>,
 ) -> Walk {
     let map = SourceMap::new(source);
     let context = Context {
@@ -78,6 +81,7 @@ pub(crate) fn run(
         tables: ["KEYS", "ARGV"],
         plan: None,
         resp: Resp::of_source(source),
+        findings,
     };
     walk_twice(context, ast).finish()
 }
@@ -115,11 +119,14 @@ pub(crate) struct LibraryWalk {
     pub functions: Vec<FunctionWalk>,
 }
 
-/// What one callback does.
+/// What the code behind one reply does: a script, or one callback of a
+/// library.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct FunctionWalk {
+    /// Every way it can end, in source order.
     pub returns: Vec<ReturnSite>,
     pub review: Review,
+    /// A write command is reachable, or a command name is not a literal.
     pub may_write: bool,
     pub error_codes: ErrorCodes,
     pub key_prefixes: KeyPrefixes,
@@ -133,6 +140,7 @@ pub(crate) fn run_library(
     plan: &Plan,
     library: &Signature,
     header: &Header,
+    findings: Findings<'_>,
 ) -> LibraryWalk {
     let map = SourceMap::new(source);
     let flags = ScriptFlags::default();
@@ -145,6 +153,7 @@ pub(crate) fn run_library(
         tables: ["KEYS", "ARGV"],
         plan: Some(plan),
         resp: Resp::of_source(source),
+        findings,
     };
     let mut analyzer = walk_twice(context, ast);
     let missing = std::mem::take(&mut analyzer.facts.missing);
@@ -154,7 +163,7 @@ pub(crate) fn run_library(
     // Code outside the callbacks (their helpers) runs when any of them
     // calls it: each callback can end with the replies it builds.
     for function in &mut functions {
-        function.error_codes.merge(&analyzer.facts.error_codes);
+        function.error_codes.merge(&analyzer.facts.unit.error_codes);
     }
     LibraryWalk {
         diagnostics: analyzer.facts.diagnostics,
@@ -162,8 +171,11 @@ pub(crate) fn run_library(
     }
 }
 
+/// The findings that observe a walk, each with its code.
+pub(crate) type Findings<'a> = &'a [(Code, &'a dyn Finding)];
+
 /// Read-only inputs of one analysis.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub(crate) struct Context<'a> {
     pub map: &'a SourceMap<'a>,
     pub signature: &'a Signature,
@@ -178,15 +190,19 @@ pub(crate) struct Context<'a> {
     pub plan: Option<&'a Plan>,
     /// The protocol its `redis.call` replies arrive in.
     pub resp: Resp,
+    /// The findings shown what the walk sees.
+    pub findings: Findings<'a>,
 }
 
-/// The call whose arguments may hold a function that is not simply run.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Guard {
-    /// `pcall`/`xpcall`: the function runs protected.
-    Pcall,
-    /// `setmetatable`: the function is a metamethod.
-    Metamethod,
+impl std::fmt::Debug for Context<'_> {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("Context")
+            .field("environment", &self.environment)
+            .field("tables", &self.tables)
+            .field("findings", &self.findings.len())
+            .finish_non_exhaustive()
+    }
 }
 
 /// Per-function state: whether `...` is allowed, and the types its
@@ -244,34 +260,29 @@ const PRECISE_LOOP_DEPTH: usize = 3;
 /// unknown.
 const LOOP_PASSES: usize = 3;
 
-/// One evaluated call argument or table element.
-#[derive(Debug, Clone)]
-pub(crate) struct Operand {
-    pub value: Value,
-    pub span: Span,
-    /// A trailing call or `...` whose number of values is unknown.
-    pub many: bool,
-}
-
 #[derive(Debug)]
 pub(crate) struct Analyzer<'a> {
-    pub context: Context<'a>,
+    context: Context<'a>,
     /// What the walk has found so far: what the analysis reports.
-    pub facts: Facts,
-    pub scopes: Scopes,
+    facts: Facts,
+    scopes: Scopes,
     /// Locals assigned after their declaration, and which of them from a
     /// closure (collected by the survey).
-    pub assignments_found: Assignments,
+    assignments_found: Assignments,
     /// Set by a call to `error`: the statement never completes.
-    pub raised: bool,
+    raised: bool,
     /// Set by each call: it may return any number of values.
-    pub last_call_many: bool,
+    last_call_many: bool,
     /// Inside the arguments of a `pcall`/`xpcall` or `setmetatable`: the
     /// number of functions around that call, and which call. A function
     /// written among a `pcall`'s arguments runs protected (what it raises,
     /// the call catches); one among `setmetatable`'s is a metamethod, which
     /// runs only when the table is used that way.
-    pub protected_from: Option<(usize, Guard)>,
+    protected_from: Option<(usize, Guard)>,
+    /// Where the `not` of a default guard is written (its byte offset),
+    /// while the condition holding it is walked: `if not ttl then ttl = 0
+    /// end`, a test the findings judge apart.
+    default_guard: Option<usize>,
     /// How many functions enclose the code whose `return` is the reply:
     /// none for a script, the callback for a library function.
     reply_depth: usize,
@@ -291,19 +302,9 @@ pub(crate) struct Analyzer<'a> {
 #[derive(Debug, Default)]
 pub(crate) struct Facts {
     pub diagnostics: Vec<Diagnostic>,
-    pub returns: Vec<ReturnSite>,
-    /// The unbounded reads already reported, by position (`line`,
-    /// `column`), with the index of their diagnostic: each is reported
-    /// once, however many uses it has.
-    pub unbounded_reads_reported: HashMap<(usize, usize), usize>,
-    pub may_write: bool,
-    pub error_codes: ErrorCodes,
+    /// What the code behind the reply being walked does.
+    pub unit: Unit,
     pub chunk_varargs: bool,
-    /// The facts of the script for its review (`--report`).
-    pub review: Review,
-    /// The prefixes keys are built from, which each call checks.
-    pub key_prefixes: KeyPrefixes,
-    pub params: ParamUsage,
     pub missing: MissingMembers,
     /// Globals the script tried to create: already reported, so reading
     /// them later is not reported again.
@@ -312,12 +313,46 @@ pub(crate) struct Facts {
     pub function_walks: Vec<FunctionWalk>,
 }
 
+/// What the code behind one reply does, as the walk finds it: the
+/// script's main chunk, or one registered callback of a library. A
+/// callback is walked from an empty one, which it gives back whole
+/// ([`Analyzer::walk_unit`]), so that every fact kept here is the
+/// callback's own.
+#[derive(Debug, Default)]
+pub(crate) struct Unit {
+    pub returns: Vec<ReturnSite>,
+    pub may_write: bool,
+    pub error_codes: ErrorCodes,
+    /// The facts for its review (`--report`).
+    pub review: Review,
+    /// The prefixes keys are built from, which each call checks.
+    pub key_prefixes: KeyPrefixes,
+    pub params: ParamUsage,
+}
+
+impl Unit {
+    /// What it does, its returns in source order.
+    fn finish(self) -> FunctionWalk {
+        let mut returns = self.returns;
+        sort_returns(&mut returns);
+        let mut review = self.review;
+        review.finish();
+        FunctionWalk {
+            returns,
+            review,
+            may_write: self.may_write,
+            error_codes: self.error_codes,
+            key_prefixes: self.key_prefixes,
+        }
+    }
+}
+
 impl Facts {
     /// How far the reports go now, to undo later ([`Self::forget_since`]).
     pub(super) fn mark(&self) -> Reported {
         Reported {
             diagnostics: self.diagnostics.len(),
-            returns: self.returns.len(),
+            returns: self.unit.returns.len(),
         }
     }
 
@@ -327,9 +362,7 @@ impl Facts {
     /// reports adds again (a command used, an error code, a key prefix).
     pub(super) fn forget_since(&mut self, mark: Reported) {
         self.diagnostics.truncate(mark.diagnostics);
-        self.returns.truncate(mark.returns);
-        self.unbounded_reads_reported
-            .retain(|_, index| *index < mark.diagnostics);
+        self.unit.returns.truncate(mark.returns);
     }
 }
 
@@ -343,6 +376,7 @@ impl<'a> Analyzer<'a> {
             raised: false,
             last_call_many: false,
             protected_from: None,
+            default_guard: None,
             reply_depth: 0,
             functions: Vec::new(),
             next_function_id: 0,
@@ -412,7 +446,7 @@ impl<'a> Analyzer<'a> {
             },
             (false, None) => LoopBound::Written(self.quote(written, "its condition")),
         };
-        self.facts.review.loop_site(LoopSite {
+        self.facts.unit.review.loop_site(LoopSite {
             line: at.line,
             column: at.column,
             kind,
@@ -420,9 +454,22 @@ impl<'a> Analyzer<'a> {
         });
     }
 
-    /// The code being walked runs in a loop of its function.
-    pub(crate) fn in_loop(&self) -> bool {
-        !self.loops.is_empty()
+    /// Shows every finding the moment `notify` describes, where the walk
+    /// is now.
+    fn observe(&mut self, notify: impl Fn(&dyn Finding, &mut Site<'_>)) {
+        let mut site = Site {
+            map: self.context.map,
+            signature: self.context.signature,
+            scopes: &self.scopes,
+            functions: self.functions.len(),
+            loops: self.loops.len(),
+            diagnostics: &mut self.facts.diagnostics,
+            code: Code::InternalError,
+        };
+        for &(code, finding) in self.context.findings {
+            site.code = code;
+            notify(finding, &mut site);
+        }
     }
 
     fn declare(&mut self, name: &str, declared_at: usize, value: Value) {
@@ -435,17 +482,24 @@ impl<'a> Analyzer<'a> {
         self.facts.diagnostics.extend(findings);
         let missing = std::mem::take(&mut self.facts.missing);
         self.facts.diagnostics.extend(missing.into_notes());
-        sort_returns(&mut self.facts.returns);
-        self.facts.review.finish();
         Walk {
             diagnostics: self.facts.diagnostics,
-            returns: self.facts.returns,
-            may_write: self.facts.may_write,
-            error_codes: self.facts.error_codes,
+            script: self.facts.unit.finish(),
             chunk_varargs: self.facts.chunk_varargs,
-            review: self.facts.review,
-            key_prefixes: self.facts.key_prefixes,
         }
+    }
+
+    /// Walks, with `walk`, the code behind another reply (a library's
+    /// callback) in `context`, from an empty [`Unit`]: returns its unit,
+    /// and leaves the walk's context and the outer unit as they were.
+    fn walk_unit(&mut self, context: Context<'a>, walk: impl FnOnce(&mut Self)) -> Unit {
+        let outer_context = std::mem::replace(&mut self.context, context);
+        let outer_unit = std::mem::take(&mut self.facts.unit);
+        let outer_reply_depth = self.reply_depth;
+        walk(self);
+        self.reply_depth = outer_reply_depth;
+        self.context = outer_context;
+        std::mem::replace(&mut self.facts.unit, outer_unit)
     }
 
     pub fn span(&self, token: &TokenReference) -> Span {
@@ -593,6 +647,7 @@ mod tests {
                 tables: ["KEYS", "ARGV"],
                 plan: None,
                 resp: Resp::of_source(source),
+                findings: crate::findings::ALL,
             };
             let (first, assignments) = survey(context, &ast);
             skipped += usize::from(first.scopes.agrees_with(&assignments));

@@ -3,15 +3,16 @@
 
 use std::collections::BTreeSet;
 
+use crate::domain::signature::DeclaredBy;
 use crate::domain::types::{DataRead, Kinds, Type};
 use crate::domain::value::{Param, Value};
 use crate::interp::Analyzer;
 use crate::model::sandbox::Environment;
 use crate::source::code::Code;
 use crate::source::diagnostic::Diagnostic;
+use crate::source::diagnostic::Parameter;
 use crate::source::span::Span;
 use crate::source::text::plural_or_no;
-use crate::{DeclaredBy, Parameter};
 
 /// How the script reads one of KEYS/ARGV.
 #[derive(Debug, Default)]
@@ -159,7 +160,7 @@ impl<'a> Analyzer<'a> {
 
     fn read_literal(&mut self, declared: Declared<'_>, literal: i64, span: Span) {
         let within = usize::try_from(literal).is_ok_and(|index| index <= declared.fixed);
-        let usage = self.facts.params.of(declared.param);
+        let usage = self.facts.unit.params.of(declared.param);
         usage.literal.insert(literal);
         if within {
             return;
@@ -203,7 +204,7 @@ impl<'a> Analyzer<'a> {
     /// parameters only, this is fine (`for i = 1, #KEYS` over two declared
     /// keys): it may read any of them, so none is reported unread.
     pub fn param_dynamic(&mut self, param: Param, span: Span) {
-        self.facts.params.of(param).dynamic.get_or_insert(span);
+        self.facts.unit.params.of(param).dynamic.get_or_insert(span);
     }
 
     /// Declared parameters never read, and variadic ones never iterated.
@@ -219,6 +220,7 @@ impl<'a> Analyzer<'a> {
             !declared.variadic
                 && self
                     .facts
+                    .unit
                     .params
                     .of_ref(param)
                     .literal
@@ -227,8 +229,8 @@ impl<'a> Analyzer<'a> {
         };
         let split = self.context.signature.declared_by == DeclaredBy::RustFunction;
         for (param, usage, other) in [
-            (Param::Keys, &self.facts.params.keys, Param::Argv),
-            (Param::Argv, &self.facts.params.argv, Param::Keys),
+            (Param::Keys, &self.facts.unit.params.keys, Param::Argv),
+            (Param::Argv, &self.facts.unit.params.argv, Param::Keys),
         ] {
             let declared = self.declared(param);
             let knock_on = split && past_the_split(other);

@@ -10,8 +10,9 @@
 //! 8.0.1; `tests/integration/server_refusals.rs` runs every rule on the
 //! live servers CI has.
 
+use crate::domain::operand::Operand;
 use crate::domain::value::Value;
-use crate::interp::{Analyzer, Operand};
+use crate::interp::Analyzer;
 use crate::model::commands;
 use crate::source::code::Code;
 use crate::source::span::Span;

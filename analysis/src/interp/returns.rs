@@ -2,11 +2,11 @@
 
 use full_moon::ast::Return;
 
-use crate::domain::types::Kinds;
+use crate::domain::analysis::{ReturnShape, ReturnSite};
 use crate::domain::value::{Reply, Value};
 use crate::interp::Analyzer;
+use crate::interp::observe::ReplyValue;
 use crate::source::span;
-use crate::{ReturnShape, ReturnSite};
 
 impl Analyzer<'_> {
     /// `return ...`: evaluated everywhere, recorded in the main chunk only
@@ -22,14 +22,6 @@ impl Analyzer<'_> {
             self.function_returned(&returned);
             return;
         }
-        // A returned table of a read that grows with the data (a length
-        // of it is small).
-        if let Some(first) = values
-            .first()
-            .filter(|first| first.ty().kinds.intersects(Kinds::TABLE))
-        {
-            self.check_unbounded_use(first, "the script returns it whole");
-        }
         let end = statement
             .returns()
             .iter()
@@ -40,17 +32,14 @@ impl Analyzer<'_> {
             .context
             .map
             .span_between(Some(statement.token().token().start_position()), end);
-        match values.first() {
-            Some(Value::Table(Some(table))) => self.sink().check_reply_elements(&table.values),
-            Some(value) => {
-                let first = statement
-                    .returns()
-                    .iter()
-                    .next()
-                    .map_or(span, |expression| self.context.map.expression(expression));
-                self.sink().check_reply_number(value, first);
-            }
-            None => {}
+        if let Some(value) = values.first() {
+            let first = statement
+                .returns()
+                .iter()
+                .next()
+                .map_or(span, |expression| self.context.map.expression(expression));
+            let reply = ReplyValue { value, span: first };
+            self.observe(|finding, site| finding.reply(site, &reply));
         }
         // Redis replies with the first value only.
         let shape = values.first().map_or(ReturnShape::Nil, shape_of);
@@ -58,7 +47,7 @@ impl Analyzer<'_> {
             Some(Value::Reply(Reply::Error(_, lone_word))) => lone_word.clone(),
             _ => None,
         };
-        self.facts.returns.push(ReturnSite {
+        self.facts.unit.returns.push(ReturnSite {
             line: span.line,
             column: span.column,
             width: span.width,

@@ -16,7 +16,8 @@
 //! table already refuses. `tests/integration/server_refusals.rs` checks the
 //! refusal on the live servers CI has.
 
-use crate::interp::{Analyzer, Operand};
+use crate::domain::operand::Operand;
+use crate::interp::Analyzer;
 use crate::model::commands::shapes::{SCRIPT_REFUSALS, ScriptRefusal};
 use crate::model::target::ReleaseSet;
 use crate::source::code::Code;
@@ -45,7 +46,7 @@ impl Analyzer<'_> {
             let written = operands
                 .iter()
                 .skip(1)
-                .map(|operand| (crate::interp::calls::literal_text(operand), operand.span))
+                .map(|operand| (crate::domain::operand::literal_text(operand), operand.span))
                 .take_while(|(text, _)| {
                     !text
                         .as_deref()
@@ -70,7 +71,7 @@ impl Analyzer<'_> {
             return;
         };
         let Some(index) =
-            crate::interp::calls::literal_text(operand).and_then(|text| text.parse::<i64>().ok())
+            crate::domain::operand::literal_text(operand).and_then(|text| text.parse::<i64>().ok())
         else {
             return;
         };

@@ -2,7 +2,8 @@
 //! bodies, branches and loops (each loop walked to a fixed point).
 
 use super::*;
-use crate::Severity;
+use crate::interp::loops::may_leave;
+use crate::interp::observe::{Branch, Forever, LoopWalked, Test, Whole, WholeUse};
 
 impl Analyzer<'_> {
     pub(super) fn walk_chunk(&mut self, ast: &Ast) {
@@ -10,7 +11,7 @@ impl Analyzer<'_> {
         // A library's top level registers functions: it is no reply.
         if !terminates && self.context.plan.is_none() {
             let span = self.end_of_chunk(ast);
-            self.facts.returns.push(ReturnSite {
+            self.facts.unit.returns.push(ReturnSite {
                 line: span.line,
                 column: span.column,
                 width: span.width,
@@ -45,7 +46,11 @@ impl Analyzer<'_> {
         let mut previous = None;
         for stmt in block.stmts() {
             if let Stmt::If(statement) = stmt {
-                self.check_single_command(statement, previous);
+                let branch = Branch {
+                    statement,
+                    previous,
+                };
+                self.observe(|finding, site| finding.branch(site, &branch));
             }
             terminates |= self.walk_stmt(stmt);
             previous = Some(stmt);
@@ -158,7 +163,7 @@ impl Analyzer<'_> {
                         match self.value_of(expression) {
                             Value::Str(member) => self.field_write(&base, &member, span, value),
                             key => {
-                                self.facts.error_codes.computed_field(&key, value);
+                                self.facts.unit.error_codes.computed_field(&key, value);
                                 // `t[#t + 1] = v`: an element of a local table.
                                 if let (Prefix::Name(table), []) = (target.prefix(), path) {
                                     self.table_written(table);
@@ -179,6 +184,7 @@ impl Analyzer<'_> {
     pub(super) fn field_write(&mut self, base: &Value, member: &str, span: Span, value: &Value) {
         if member == "err" {
             self.facts
+                .unit
                 .error_codes
                 .err_field(value, span, &mut self.facts.diagnostics);
         }
@@ -332,91 +338,70 @@ impl Analyzer<'_> {
         else {
             return;
         };
-        let outer = self.context;
-        self.context.signature = &registration.signature;
-        self.context.flags = &registration.flags;
-        self.context.environment = Environment::FunctionCall;
-        self.context.tables = [&registration.tables[0], &registration.tables[1]];
-        let outer_state = FunctionWalk {
-            returns: std::mem::take(&mut self.facts.returns),
-            review: std::mem::take(&mut self.facts.review),
-            may_write: std::mem::take(&mut self.facts.may_write),
-            error_codes: std::mem::take(&mut self.facts.error_codes),
-            key_prefixes: std::mem::take(&mut self.facts.key_prefixes),
+        let context = Context {
+            signature: &registration.signature,
+            flags: &registration.flags,
+            environment: Environment::FunctionCall,
+            tables: [&registration.tables[0], &registration.tables[1]],
+            ..self.context
         };
-        let outer_params = std::mem::take(&mut self.facts.params);
-        let outer_reply_depth = self.reply_depth;
-
-        let outer_values = self.scopes.snapshot();
-        let id = self.next_function_id;
-        self.next_function_id = self.next_function_id.wrapping_add(1);
-        self.functions.push(Function::new(id));
-        self.reply_depth = self.functions.len();
-        self.scopes.push();
-        for (position, parameter) in body.parameters().iter().enumerate() {
-            match parameter {
-                Parameter::Name(name) => {
-                    let value = match position {
-                        0 => Value::Params(crate::domain::value::Param::Keys),
-                        1 => Value::Params(crate::domain::value::Param::Argv),
-                        _ => Value::Unknown,
-                    };
-                    self.declare(identifier(name), offset(name), value);
-                }
-                Parameter::Ellipsis(_) => {
-                    if let Some(function) = self.functions.last_mut() {
-                        function.vararg = true;
+        let unit = self.walk_unit(context, |analyzer| {
+            let outer_values = analyzer.scopes.snapshot();
+            let id = analyzer.next_function_id;
+            analyzer.next_function_id = analyzer.next_function_id.wrapping_add(1);
+            analyzer.functions.push(Function::new(id));
+            analyzer.reply_depth = analyzer.functions.len();
+            analyzer.scopes.push();
+            for (position, parameter) in body.parameters().iter().enumerate() {
+                match parameter {
+                    Parameter::Name(name) => {
+                        let value = match position {
+                            0 => Value::Params(crate::domain::value::Param::Keys),
+                            1 => Value::Params(crate::domain::value::Param::Argv),
+                            _ => Value::Unknown,
+                        };
+                        analyzer.declare(identifier(name), offset(name), value);
                     }
+                    Parameter::Ellipsis(_) => {
+                        if let Some(function) = analyzer.functions.last_mut() {
+                            function.vararg = true;
+                        }
+                    }
+                    _ => {}
                 }
-                _ => {}
             }
-        }
-        if !self.walk_block(body.block()) {
-            let end = self.span(body.end_token());
-            self.facts.returns.push(ReturnSite {
-                line: end.line,
-                column: end.column,
-                width: end.width,
-                shape: ReturnShape::FallsOffEnd,
-                lone_error_word: None,
-            });
-        }
-        self.scopes.pop();
-        self.functions.pop();
-        self.scopes.restore(&outer_values);
-
-        if registration.declaration.is_some() {
-            for mut finding in self.param_findings() {
-                // About the declaration: placed at the registration.
-                finding.function = registration.declaration;
-                finding.line = registration.span.line;
-                finding.column = registration.span.column;
-                finding.width = registration.span.width;
-                self.facts.diagnostics.push(finding);
+            if !analyzer.walk_block(body.block()) {
+                let end = analyzer.span(body.end_token());
+                analyzer.facts.unit.returns.push(ReturnSite {
+                    line: end.line,
+                    column: end.column,
+                    width: end.width,
+                    shape: ReturnShape::FallsOffEnd,
+                    lone_error_word: None,
+                });
             }
-        }
-        let mut returns = std::mem::replace(&mut self.facts.returns, outer_state.returns);
-        sort_returns(&mut returns);
-        let mut review = std::mem::replace(&mut self.facts.review, outer_state.review);
-        review.finish();
-        let outcome = FunctionWalk {
-            returns,
-            review,
-            may_write: std::mem::replace(&mut self.facts.may_write, outer_state.may_write),
-            error_codes: std::mem::replace(&mut self.facts.error_codes, outer_state.error_codes),
-            key_prefixes: std::mem::replace(&mut self.facts.key_prefixes, outer_state.key_prefixes),
-        };
+            analyzer.scopes.pop();
+            analyzer.functions.pop();
+            analyzer.scopes.restore(&outer_values);
+            if registration.declaration.is_some() {
+                for mut finding in analyzer.param_findings() {
+                    // About the declaration: placed at the registration.
+                    finding.function = registration.declaration;
+                    finding.line = registration.span.line;
+                    finding.column = registration.span.column;
+                    finding.width = registration.span.width;
+                    analyzer.facts.diagnostics.push(finding);
+                }
+            }
+        });
         if self.facts.function_walks.len() <= index {
             self.facts
                 .function_walks
                 .resize_with(index + 1, FunctionWalk::default);
         }
         if let Some(slot) = self.facts.function_walks.get_mut(index) {
-            *slot = outcome;
+            *slot = unit.finish();
         }
-        self.facts.params = outer_params;
-        self.reply_depth = outer_reply_depth;
-        self.context = outer;
     }
 
     pub(super) fn walk_if(&mut self, statement: &If) -> bool {
@@ -433,11 +418,11 @@ impl Analyzer<'_> {
         let mut all_terminate = true;
         let lone = statement.else_if().is_none() && statement.else_block().is_none();
         for (condition, block) in branches {
-            let before = self.facts.diagnostics.len();
+            // `if not ttl then ttl = 0 end`: the findings judge its test apart.
+            let guard = default_guard(condition, block).filter(|_| lone);
+            let outer_guard = std::mem::replace(&mut self.default_guard, guard);
             let (_, terminates, otherwise) = self.guarded_block(condition, block);
-            if lone && assigns_a_default(condition, block) {
-                self.defensive_default(before, self.context.map.expression(condition));
-            }
+            self.default_guard = outer_guard;
             if !terminates {
                 ends.push(self.scopes.snapshot());
             }
@@ -463,33 +448,6 @@ impl Analyzer<'_> {
         terminates
     }
 
-    /// `if not x then x = default end` where `x` cannot be nil or false:
-    /// the test always fails, but the branch only gives a default that is
-    /// never needed, which is harmless (redis-py's lock extension does it
-    /// after `PTTL`). The `always_true` findings of the condition, reported
-    /// since `before`, become warnings.
-    fn defensive_default(&mut self, before: usize, condition: Span) {
-        let within = |diagnostic: &Diagnostic| {
-            diagnostic.line == condition.line
-                && diagnostic.column >= condition.column
-                && diagnostic.column < condition.column + condition.width
-        };
-        for diagnostic in self.facts.diagnostics.iter_mut().skip(before) {
-            if diagnostic.code == Code::AlwaysTrue
-                && diagnostic.severity == Severity::Error
-                && within(diagnostic)
-            {
-                diagnostic.severity = Severity::Warning;
-                diagnostic.notes.insert(
-                    0,
-                    "the branch only assigns a default, which is never needed".to_owned(),
-                );
-                diagnostic.help =
-                    Some("drop the `if`: the value is never nil or false here".to_owned());
-            }
-        }
-    }
-
     pub(super) fn walk_numeric_for(&mut self, numeric_for: &NumericFor) {
         let start = self.value_of(numeric_for.start());
         let end = self.value_of(numeric_for.end());
@@ -508,7 +466,7 @@ impl Analyzer<'_> {
             _ => end,
         };
         let forever = Forever::numeric_range(&start, &end, step.as_ref());
-        self.check_unbounded_use(&end, "a loop runs once per element");
+        self.observe_whole_use(&end, Whole::LoopBound);
         // Integer bounds and step give integer indices.
         let integral = |value: &Value| value.ty().kinds.within(Kinds::INTEGER);
         let index = if integral(&start) && step.as_ref().is_none_or(integral) {
@@ -527,9 +485,7 @@ impl Analyzer<'_> {
             analyzer.scopes.pop();
             terminates
         });
-        let endless = forever.is_some_and(|forever| {
-            self.check_endless_loop(forever, numeric_for.for_token(), numeric_for.block())
-        });
+        let endless = self.loop_walked(forever, numeric_for.for_token(), numeric_for.block());
         let last = numeric_for.step().unwrap_or_else(|| numeric_for.end());
         let range = self.context.map.span_between(
             Some(numeric_for.index_variable().token().start_position()),
@@ -541,7 +497,7 @@ impl Analyzer<'_> {
     pub(super) fn walk_generic_for(&mut self, generic_for: &GenericFor) {
         let operands = self.eval_list(generic_for.expressions().iter(), false);
         if let Some(iterated) = operands.first() {
-            self.check_unbounded_use(&iterated.value, "a loop iterates it");
+            self.observe_whole_use(&iterated.value, Whole::Iterated);
         }
         let iterated = match operands.first().map(|operand| &operand.value) {
             Some(Value::ParamIterator(param)) => Some(*param),
@@ -580,7 +536,8 @@ impl Analyzer<'_> {
             expressions.iter().last().and_then(span::expression_end),
         );
         let driven = operands.first().map(|operand| &operand.value);
-        self.record_loop(generic_for.for_token(), "for … in", false, driven, range);
+        let endless = self.loop_walked(None, generic_for.for_token(), generic_for.block());
+        self.record_loop(generic_for.for_token(), "for … in", endless, driven, range);
     }
 
     pub(super) fn walk_repeat(&mut self, repeat: &Repeat) -> bool {
@@ -594,7 +551,7 @@ impl Analyzer<'_> {
                 let value = analyzer.value_of(repeat.until());
                 analyzer.tested(&value);
                 let span = analyzer.context.map.expression(repeat.until());
-                analyzer.sink().check_truth(&value, repeat.until(), span);
+                analyzer.observe_condition(&value, repeat.until(), span, Test::Until);
                 until = Some(value);
                 let end = analyzer.scopes.snapshot();
                 analyzer.narrow(repeat.until(), true);
@@ -608,12 +565,8 @@ impl Analyzer<'_> {
             analyzer.scopes.pop();
             terminates
         });
-        let endless = until
-            .as_ref()
-            .and_then(Forever::until_condition)
-            .is_some_and(|forever| {
-                self.check_endless_loop(forever, repeat.repeat_token(), repeat.block())
-            });
+        let forever = until.as_ref().and_then(Forever::until_condition);
+        let endless = self.loop_walked(forever, repeat.repeat_token(), repeat.block());
         let condition = self.context.map.expression(repeat.until());
         self.record_loop(repeat.repeat_token(), "repeat", endless, None, condition);
         terminates && !breaks_out(repeat.block())
@@ -627,12 +580,32 @@ impl Analyzer<'_> {
             condition = value;
             terminates
         });
-        let endless = Forever::while_condition(&condition).is_some_and(|forever| {
-            self.check_endless_loop(forever, while_loop.while_token(), while_loop.block())
-        });
+        let forever = Forever::while_condition(&condition);
+        let endless = self.loop_walked(forever, while_loop.while_token(), while_loop.block());
         let written = self.context.map.expression(while_loop.condition());
         self.record_loop(while_loop.while_token(), "while", endless, None, written);
         condition == Value::Bool(Some(true)) && !breaks_out(while_loop.block())
+    }
+
+    /// Shows the findings the loop opened by `keyword`, with `body`, walked;
+    /// `forever` keeps it going when nothing else does. Returns whether it
+    /// never ends: `forever`, and nothing in its body leaves it.
+    fn loop_walked(
+        &mut self,
+        forever: Option<Forever>,
+        keyword: &TokenReference,
+        body: &Block,
+    ) -> bool {
+        let endless = forever.filter(|_| !may_leave(body));
+        let walked = LoopWalked { keyword, endless };
+        self.observe(|finding, site| finding.loop_walked(site, &walked));
+        endless.is_some()
+    }
+
+    /// Shows the findings `value` used whole, `how`.
+    pub(super) fn observe_whole_use(&mut self, value: &Value, how: Whole) {
+        let used = WholeUse { value, how };
+        self.observe(|finding, site| finding.whole_use(site, &used));
     }
 
     /// Walks a loop whose one pass is `pass` (from the values at the loop's
@@ -703,7 +676,7 @@ impl Analyzer<'_> {
         let value = self.value_of(condition);
         self.tested(&value);
         let span = self.context.map.expression(condition);
-        self.sink().check_truth(&value, condition, span);
+        self.observe_condition(&value, condition, span, Test::Branch);
         let before = self.scopes.snapshot();
         self.narrow(condition, false);
         let otherwise = self.scopes.snapshot();
@@ -747,29 +720,31 @@ fn calls_ipairs(expression: &Expression) -> bool {
 }
 
 /// `not x` tested, and the block only assigns to `x`: the shape of a
-/// default (`if not ttl then ttl = 0 end`).
-fn assigns_a_default(condition: &Expression, block: &Block) -> bool {
+/// default (`if not ttl then ttl = 0 end`). Returns where its `not` is
+/// written (the byte offset of the operator).
+fn default_guard(condition: &Expression, block: &Block) -> Option<usize> {
     let mut tested = condition;
     while let Expression::Parentheses { expression, .. } = tested {
         tested = expression;
     }
     let Expression::UnaryOperator {
-        unop: UnOp::Not(_),
+        unop: unop @ UnOp::Not(_),
         expression,
     } = tested
     else {
-        return false;
+        return None;
     };
     let Expression::Var(Var::Name(name)) = &**expression else {
-        return false;
+        return None;
     };
     let name = identifier(name);
-    block.last_stmt().is_none()
+    let only_assigns = block.last_stmt().is_none()
         && block.stmts().next().is_some()
         && block.stmts().all(|statement| match statement {
             Stmt::Assignment(assignment) => assignment.variables().iter().all(
                 |variable| matches!(variable, Var::Name(target) if identifier(target) == name),
             ),
             _ => false,
-        })
+        });
+    only_assigns.then(|| offset(unop.token()))
 }

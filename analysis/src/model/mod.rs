@@ -4,7 +4,6 @@
 //! servers and specification files by `scripts/gen-server-model.py`.
 
 pub(crate) mod argument_grammar;
-pub(crate) mod command_replies;
 pub mod commands;
 pub(crate) mod declared;
 pub mod sandbox;

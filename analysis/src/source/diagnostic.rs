@@ -6,6 +6,26 @@ use std::fmt::Write as _;
 
 pub use crate::source::code::Code;
 
+/// The environment variable that makes warnings fail the build (`1`),
+/// for a crate that wants every finding fixed or silenced.
+pub const DENY_WARNINGS_VARIABLE: &str = "REDIS_SCRIPT_DENY_WARNINGS";
+
+/// Whether a value of [`DENY_WARNINGS_VARIABLE`] turns warnings on:
+/// `1`, `true` or `yes`.
+pub fn denies_warnings(value: &str) -> bool {
+    matches!(value.trim(), "1" | "true" | "yes")
+}
+
+/// A declared parameter, for diagnostics about the parameter itself
+/// rather than a place in the script.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Parameter {
+    /// `KEYS[n]`, 1-based.
+    Key(usize),
+    /// `ARGV[n]`, 1-based.
+    Arg(usize),
+}
+
 /// How serious a diagnostic is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Severity {
@@ -46,7 +66,7 @@ pub struct Diagnostic {
     pub help: Option<String>,
     /// The declared parameter the finding is about, so that a declaration
     /// with named parameters can point at the name rather than the script.
-    pub parameter: Option<crate::Parameter>,
+    pub parameter: Option<Parameter>,
     /// In a library, the declared function the finding is about (its
     /// index among the declarations), so that the declaration can point
     /// at that function.
@@ -106,7 +126,7 @@ impl Diagnostic {
     }
 
     /// Marks the finding as being about a declared parameter.
-    pub fn about(mut self, parameter: crate::Parameter) -> Self {
+    pub fn about(mut self, parameter: Parameter) -> Self {
         self.parameter = Some(parameter);
         self
     }

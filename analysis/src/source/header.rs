@@ -1,10 +1,5 @@
 //! The leading comment block: documentation for the generated function.
 
-use crate::source::code::Code;
-use crate::source::diagnostic::Diagnostic;
-use crate::source::text::plural_or_no;
-use crate::{DeclaredBy, Signature};
-
 /// The comment block at the top of the script (after any shebang line).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Header {
@@ -38,26 +33,6 @@ impl Header {
         parse(source)
     }
 
-    /// The keys and arguments the header documents, as a signature:
-    /// `-- KEYS[2] = …` declares two keys, `-- ARGV[2..] = …` one argument
-    /// followed by a variadic list. `None` when it documents neither.
-    pub fn documented_signature(&self) -> Option<Signature> {
-        if self.keys.is_empty() && self.args.is_empty() {
-            return None;
-        }
-        let (keys, variadic_keys) = documented_count(&self.keys);
-        let (args, variadic_args) = documented_count(&self.args);
-        Some(Signature {
-            keys,
-            args,
-            variadic_keys,
-            variadic_args,
-            key_prefix_args: self.key_prefix_args(),
-            declared_by: DeclaredBy::Header,
-            ..Signature::default()
-        })
-    }
-
     /// The arguments the header calls a key prefix (`-- ARGV[1] = key
     /// prefix (hash-tagged)`): keys built by appending to them are
     /// checked like keys built from KEYS.
@@ -81,7 +56,7 @@ impl Header {
 
 /// The fixed count and whether a variadic list follows: the first
 /// variadic entry ends the fixed ones.
-fn documented_count(entries: &[ParamDoc]) -> (usize, bool) {
+pub(crate) fn documented_count(entries: &[ParamDoc]) -> (usize, bool) {
     match entries
         .iter()
         .filter(|entry| entry.variadic)
@@ -194,77 +169,11 @@ fn next_entry(text: &str) -> Option<usize> {
         })
 }
 
-/// Notes for header entries that document more keys or arguments than the
-/// Rust function (or the command line) declares.
-pub(crate) fn contradictions(header: &Header, signature: &Signature) -> Vec<Diagnostic> {
-    if signature.declared_by == DeclaredBy::Header {
-        return Vec::new();
-    }
-    let keys = header
-        .keys
-        .iter()
-        .filter(|entry| !signature.variadic_keys && entry.index > signature.keys)
-        .map(|entry| contradiction(entry, "KEYS", signature, "key"));
-    let args = header
-        .args
-        .iter()
-        .filter(|entry| !signature.variadic_args && entry.index > signature.args)
-        .map(|entry| contradiction(entry, "ARGV", signature, "argument"));
-    keys.chain(args).collect()
-}
-
-fn contradiction(entry: &ParamDoc, table: &str, signature: &Signature, noun: &str) -> Diagnostic {
-    let declared = if table == "KEYS" {
-        signature.keys
-    } else {
-        signature.args
-    };
-    let count = plural_or_no(declared, noun);
-    let written = if entry.variadic {
-        format!("{table}[{}..]", entry.index)
-    } else {
-        format!("{table}[{}]", entry.index)
-    };
-    let hint = match signature.declared_by {
-        DeclaredBy::CommandLine => {
-            let option = if table == "KEYS" { "--keys" } else { "--args" };
-            let wanted = if entry.variadic {
-                format!("{}+", entry.index.saturating_sub(1))
-            } else {
-                entry.index.to_string()
-            };
-            format!("pass `{option} {wanted}`, or fix the comment")
-        }
-        DeclaredBy::HostCall => "pass it in the call, or fix the comment".to_owned(),
-        DeclaredBy::Configuration => {
-            let setting = if table == "KEYS" { "keys" } else { "args" };
-            format!(
-                "set `{setting}` in the section of `redis-script.toml` for this file, or fix the comment"
-            )
-        }
-        _ => format!(
-            "declare {} in the Rust function (or a variadic {noun} parameter), or fix the comment",
-            plural_or_no(entry.index, noun)
-        ),
-    };
-    Diagnostic::warning(
-        Code::HeaderContradiction,
-        entry.line,
-        entry.column,
-        written.len(),
-        format!(
-            "the header documents `{written}`, but {} declares {count}",
-            signature.declared_by.subject()
-        ),
-    )
-    .with_help(hint)
-}
-
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    const SCRIPT: &str = "#!lua flags=no-writes\n-- Release a lock.\n--\n-- KEYS[1] = lock key\n-- ARGV[1]: owner token\n--[[ ARGV[2] - ttl ms ]]\n\nlocal x = 1\n-- not header\n";
+    pub(crate) const SCRIPT: &str = "#!lua flags=no-writes\n-- Release a lock.\n--\n-- KEYS[1] = lock key\n-- ARGV[1]: owner token\n--[[ ARGV[2] - ttl ms ]]\n\nlocal x = 1\n-- not header\n";
 
     #[test]
     fn reads_doc_lines_and_parameter_entries() {
@@ -312,88 +221,5 @@ mod tests {
             .collect();
         assert_eq!(keys, [(1, "lock")]);
         assert_eq!(args, [(1, "token"), (2, "ttl in ms")]);
-    }
-
-    #[test]
-    fn documents_a_signature() {
-        let documented = |source: &str| {
-            parse(source).documented_signature().map(|signature| {
-                (
-                    signature.keys,
-                    signature.variadic_keys,
-                    signature.args,
-                    signature.variadic_args,
-                )
-            })
-        };
-        assert_eq!(documented(SCRIPT), Some((1, false, 2, false)));
-        assert_eq!(
-            documented("-- KEYS[1] = lock\n-- KEYS[2..] = more locks\nreturn 1"),
-            Some((1, true, 0, false))
-        );
-        assert_eq!(
-            documented("-- ARGV[1...] = members\n-- ARGV[1..n] = same\nreturn 1"),
-            Some((0, false, 0, true))
-        );
-        assert_eq!(
-            documented("-- ARGV[3] = ttl, KEYS[2] = b\nreturn 1"),
-            Some((2, false, 3, false))
-        );
-        assert_eq!(documented("-- Just a description.\nreturn 1"), None);
-        assert_eq!(documented("return 1 -- KEYS[1] = too late"), None);
-        let signature = parse(SCRIPT).documented_signature();
-        assert_eq!(
-            signature.map(|signature| signature.declared_by),
-            Some(DeclaredBy::Header)
-        );
-    }
-
-    #[test]
-    fn command_line_contradictions_name_the_option() {
-        let header = parse("-- KEYS[1] = a\n-- KEYS[2..] = more\n-- ARGV[2] = ttl\nreturn 1");
-        let signature = Signature {
-            keys: 1,
-            args: 1,
-            declared_by: DeclaredBy::CommandLine,
-            ..Signature::default()
-        };
-        let found: Vec<_> = contradictions(&header, &signature)
-            .into_iter()
-            .map(|note| (note.text(), note.help.unwrap_or_default()))
-            .collect();
-        assert_eq!(
-            found,
-            [
-                (
-                    "the header documents `KEYS[2..]`, but the command line declares 1 key"
-                        .to_string(),
-                    "pass `--keys 1+`, or fix the comment".to_string()
-                ),
-                (
-                    "the header documents `ARGV[2]`, but the command line declares 1 argument"
-                        .to_string(),
-                    "pass `--args 2`, or fix the comment".to_string()
-                ),
-            ]
-        );
-    }
-
-    #[test]
-    fn notes_documented_parameters_beyond_the_signature() {
-        let header = parse(SCRIPT);
-        let signature = Signature {
-            keys: 1,
-            args: 1,
-            ..Signature::default()
-        };
-        let notes = contradictions(&header, &signature);
-        let [note] = notes.as_slice() else {
-            panic!("{notes:?}")
-        };
-        assert_eq!(
-            note.message,
-            "the header documents `ARGV[2]`, but the Rust function declares 1 argument"
-        );
-        assert_eq!(note.line, 6);
     }
 }

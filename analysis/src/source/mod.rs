@@ -2,6 +2,7 @@
 //! the header comment, the token helpers, and the diagnostics that point
 //! into the file. Nothing here knows the server or the walk.
 
+pub(crate) mod allow;
 pub(crate) mod code;
 pub(crate) mod diagnostic;
 pub(crate) mod header;

@@ -385,6 +385,48 @@ fn unknown_flag(flag: &str, column: usize, width: usize) -> Diagnostic {
     .with_help(hint)
 }
 
+/// The first line of a library given where a script is expected.
+pub(crate) fn given_as_script(source: &str, name: &str) -> Diagnostic {
+    let width = source.lines().next().map_or(1, |line| line.chars().count());
+    Diagnostic::error(
+        Code::WrongKindOfFile,
+        1,
+        1,
+        width,
+        format!(
+            "this file is a function library (`#!lua name={name}`), not a script: EVAL refuses `name=`, the library is loaded with FUNCTION LOAD and its functions are called with FCALL"
+        ),
+    )
+    .with_help(
+        "declare it with `#[redis_library(path = …)]` on a module holding one `#[function(keys = N)]` declaration per registered function",
+    )
+}
+
+/// A script given where a library is expected.
+pub(crate) fn given_as_library(source: &str) -> Diagnostic {
+    let width = source.lines().next().map_or(1, |line| line.chars().count());
+    Diagnostic::error(
+        Code::WrongKindOfFile,
+        1,
+        1,
+        width,
+        "this file is a script, not a function library: a library starts with `#!lua name=<library>` and registers its functions with `redis.register_function`",
+    )
+    .with_help(
+        "declare a script with `#[redis_script(path = …, keys = N)]`; to make this file a library, add the `#!lua name=…` line and register each function",
+    )
+}
+
+/// True when `source` starts the way a function library does
+/// (`#!lua name=…`), or has a shebang and registers functions (a library
+/// whose name is missing), so it is checked with [`analyze_library`](crate::analyze_library)
+/// rather than as a script.
+pub fn is_library(source: &str) -> bool {
+    let first_line = parse(source);
+    first_line.library_name.is_some()
+        || (first_line.flags.has_shebang && source.contains("register_function"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

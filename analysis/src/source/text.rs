@@ -1,4 +1,4 @@
-//! Counting words the same way in every message of the project: the
+//! Counting and listing words the same way in every message of the project: the
 //! analysis, the macros and the command-line checker.
 
 /// `count` and `noun`, made plural unless `count` is one: `1 key`,
@@ -19,6 +19,15 @@ pub fn plural_or_no(count: usize, noun: &str) -> String {
     } else {
         plural(count, noun)
     }
+}
+
+/// The items in backquotes, separated by commas: "`a`, `b`, `c`".
+pub fn quoted_list(items: &[&str]) -> String {
+    items
+        .iter()
+        .map(|item| format!("`{item}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 #[cfg(test)]

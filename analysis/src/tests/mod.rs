@@ -1306,7 +1306,9 @@ fn scripts_just_under_the_shallow_limit_fit_a_small_stack() {
     let deepest_shallow = |build: &dyn Fn(usize) -> String| {
         (1..)
             .map(build)
-            .take_while(|source| syntax::Prepared::new(source).depth() <= SHALLOW_NESTING)
+            .take_while(|source| {
+                syntax::Prepared::new(source).depth() <= crate::pipeline::SHALLOW_NESTING
+            })
             .last()
             .unwrap_or_default()
     };

@@ -1,12 +1,33 @@
 //! Opt-outs: `-- redis-script: allow(name, …)` comments, and the names a
 //! declaration allows for its whole script.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
-use super::Silenced;
 use crate::source::code::Code;
 use crate::source::diagnostic::Diagnostic;
 use crate::source::syntax::quick_scan::Comment;
+
+/// The findings silenced for a script: by name for the whole script, and
+/// by line.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Silenced {
+    everywhere: BTreeSet<String>,
+    lines: HashMap<usize, BTreeSet<String>>,
+}
+
+impl Silenced {
+    /// Whether `diagnostic` is a finding silenced where it is.
+    pub fn covers(&self, diagnostic: &Diagnostic) -> bool {
+        let Some(name) = diagnostic.finding() else {
+            return false;
+        };
+        self.everywhere.contains(name)
+            || self
+                .lines
+                .get(&diagnostic.line)
+                .is_some_and(|names| names.contains(name))
+    }
+}
 
 /// What opens an opt-out in a comment.
 const DIRECTIVE: &str = "redis-script:";
@@ -27,59 +48,11 @@ pub(crate) fn silenced(source: &str, declared: &[String]) -> (Silenced, Vec<Diag
     if !source.contains(DIRECTIVE) {
         return (silenced, errors);
     }
-    // Comments, with the line of the code they are about: their own line
-    // when code comes first on it, else the next line with code (`None`
-    // before any code: the header, about the whole script).
-    let (lexemes, comments) =
-        crate::source::syntax::quick_scan::scan(&crate::source::syntax::lexable(source));
-    let mut comments = comments.into_iter().peekable();
-    let mut last_code_line = None;
-    let mut pending: Vec<(usize, usize, String)> = Vec::new();
-    let mut directives: Vec<(Option<usize>, usize, usize, String)> = Vec::new();
-    // Each code lexeme, then the end of the file: the comments before it
-    // are placed first.
-    for lexeme in lexemes.iter().map(Some).chain([None]) {
-        let before = |comment: &Comment| {
-            lexeme.is_none_or(|lexeme| {
-                (comment.line, comment.byte_column) < (lexeme.line, lexeme.column)
-            })
-        };
-        while let Some(comment) = comments.next_if(before) {
-            if last_code_line == Some(comment.line) {
-                directives.push((
-                    Some(comment.line),
-                    comment.line,
-                    comment.column,
-                    comment.text,
-                ));
-            } else {
-                pending.push((comment.line, comment.column, comment.text));
-            }
-        }
-        let Some(lexeme) = lexeme else { break };
-        if last_code_line != Some(lexeme.line) {
-            let about = last_code_line.map(|_| lexeme.line);
-            directives.extend(
-                pending
-                    .drain(..)
-                    .map(|(at, column, text)| (about, at, column, text)),
-            );
-            last_code_line = Some(lexeme.line);
-        }
-    }
-    // Comments after the last code are about no line (but still read, so
-    // that a mistake in them is reported); in a file without code, they
-    // are its header.
-    let about = last_code_line.map(|_| 0);
-    directives.extend(
-        pending
-            .drain(..)
-            .map(|(at, column, text)| (about, at, column, text)),
-    );
-    for (about, line, column, text) in directives {
-        let Some(names) = allowed_names(&text) else {
+    for directive in directives(source) {
+        let Some(names) = allowed_names(&directive.comment.text) else {
             continue;
         };
+        let (line, column) = (directive.comment.line, directive.comment.column);
         let names = match names {
             Ok(names) => names,
             Err(message) => {
@@ -99,17 +72,89 @@ pub(crate) fn silenced(source: &str, declared: &[String]) -> (Silenced, Vec<Diag
                 errors.push(unknown(&name, line, column, 2));
                 continue;
             }
-            match about {
-                Some(code_line) => {
+            match directive.reach {
+                Reach::Line(code_line) => {
                     silenced.lines.entry(code_line).or_default().insert(name);
                 }
-                None => {
+                Reach::Script => {
                     silenced.everywhere.insert(name);
                 }
+                Reach::Nothing => {}
             }
         }
     }
     (silenced, errors)
+}
+
+/// What a comment is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reach {
+    /// The whole script: a comment before any code (its header).
+    Script,
+    /// One line of code: the comment's own line when code comes first on
+    /// it, else the next line with code.
+    Line(usize),
+    /// No code: a comment after the last line of code (read still, so
+    /// that a mistake in it is reported).
+    Nothing,
+}
+
+/// A comment, with what it is about.
+struct Directive {
+    comment: Comment,
+    reach: Reach,
+}
+
+/// Every comment of `source`, with what it is about, in order.
+fn directives(source: &str) -> Vec<Directive> {
+    let (lexemes, comments) =
+        crate::source::syntax::quick_scan::scan(&crate::source::syntax::lexable(source));
+    let mut comments = comments.into_iter().peekable();
+    let mut last_code_line = None;
+    // Comments on lines of their own, waiting for the next line of code.
+    let mut pending: Vec<Comment> = Vec::new();
+    let mut directives = Vec::new();
+    // Each code lexeme, then the end of the file: the comments before it
+    // are placed first.
+    for lexeme in lexemes.iter().map(Some).chain([None]) {
+        let before = |comment: &Comment| {
+            lexeme.is_none_or(|lexeme| {
+                (comment.line, comment.byte_column) < (lexeme.line, lexeme.column)
+            })
+        };
+        while let Some(comment) = comments.next_if(before) {
+            if last_code_line == Some(comment.line) {
+                let reach = Reach::Line(comment.line);
+                directives.push(Directive { comment, reach });
+            } else {
+                pending.push(comment);
+            }
+        }
+        let Some(lexeme) = lexeme else { break };
+        if last_code_line != Some(lexeme.line) {
+            let reach = match last_code_line {
+                Some(_) => Reach::Line(lexeme.line),
+                None => Reach::Script,
+            };
+            directives.extend(
+                pending
+                    .drain(..)
+                    .map(|comment| Directive { comment, reach }),
+            );
+            last_code_line = Some(lexeme.line);
+        }
+    }
+    // In a file without code, the comments are its header.
+    let reach = match last_code_line {
+        Some(_) => Reach::Nothing,
+        None => Reach::Script,
+    };
+    directives.extend(
+        pending
+            .into_iter()
+            .map(|comment| Directive { comment, reach }),
+    );
+    directives
 }
 
 /// The names of `allow(a, b)` in a comment's text; `None` when the comment

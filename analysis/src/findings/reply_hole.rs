@@ -1,55 +1,22 @@
-//! `reply_hole` and `fractional_reply`: what a script returns. Redis reads
-//! a returned table up to its first nil, so an element that may be nil cuts
-//! the reply there; and it truncates Lua numbers to integers, so `0.75`
-//! arrives as `0`.
+//! `reply_hole`: a returned table whose element may be nil. Redis reads a
+//! returned table up to its first nil, so the reply stops there and the
+//! elements after it are lost.
 
-use super::{Certainty, Sink};
+use super::Shown;
 use crate::domain::types::Kinds;
 use crate::domain::value::Value;
-use crate::source::code::Code;
-use crate::source::span::Span;
+use crate::interp::observe::{Certainty, Finding, ReplyValue, Site};
 
-impl Sink<'_> {
-    /// A value the script returns as its reply (or an element of it).
-    pub(crate) fn check_reply_number(&mut self, value: &Value, span: Span) {
-        let ty = value.ty();
-        if ty.is_unknown()
-            || !ty.kinds.intersects(Kinds::FRACTION)
-            || !ty.kinds.within(Kinds::NUMBER)
-        {
-            return;
-        }
-        // Sometimes a fraction: only when the script's own `/` or `^`
-        // makes one possible.
-        if !ty.kinds.within(Kinds::FRACTION) && !ty.divided {
-            return;
-        }
-        let shown = self.shown(span, "this value");
-        let (shown_named, shown_code) = (shown.named(), shown.code().to_owned());
-        let certainty = if ty.kinds.within(Kinds::FRACTION) {
-            Certainty::Always
-        } else {
-            Certainty::Sometimes
-        };
-        let may = match certainty {
-            Certainty::Always => "has a fraction",
-            Certainty::Sometimes => "may have a fraction (`/` and `^` make fractions)",
-        };
-        self.report(
-            Code::FractionalReply,
-            certainty,
-            span,
-            format!("{shown_named} {may}: Redis truncates a Lua number in a reply to an integer, and 0.75 arrives as 0"),
-            format!("return it as a string (`tostring({shown_code})`), or round it on purpose (`math.floor({shown_code})`)"),
-        );
-    }
+pub(crate) struct ReplyHole;
 
-    /// The elements of a table the script returns, built by a constructor:
-    /// the reply ends at the first nil.
-    pub(crate) fn check_reply_elements(&mut self, elements: &[(Value, Span)]) {
+impl Finding for ReplyHole {
+    fn reply(&self, site: &mut Site<'_>, reply: &ReplyValue<'_>) {
+        let Value::Table(Some(table)) = reply.value else {
+            return;
+        };
+        let elements = &table.values;
         let last = elements.len();
         for (position, (value, span)) in elements.iter().enumerate() {
-            self.check_reply_number(value, *span);
             let ty = value.ty();
             if ty.is_unknown() || !ty.kinds.intersects(Kinds::NIL) || position + 1 == last {
                 continue;
@@ -63,7 +30,7 @@ impl Sink<'_> {
             if later_always_nil {
                 continue;
             }
-            let shown = self.shown(*span, "this element");
+            let shown = Shown::of(site, *span, "this element");
             let (shown_named, shown_code) = (shown.named(), shown.code().to_owned());
             let lost = last - position - 1;
             let lost = if lost == 1 {
@@ -72,8 +39,7 @@ impl Sink<'_> {
                 format!("the {lost} elements after it are lost")
             };
             if ty.kinds.within(Kinds::NIL) {
-                self.report(
-                    Code::ReplyHole,
+                site.report(
                     Certainty::Always,
                     *span,
                     format!("element {} of the reply, {shown_named}, is always nil: Redis reads a table up to its first nil, so the reply stops here and {lost}", position + 1),
@@ -84,8 +50,7 @@ impl Sink<'_> {
             let Some(absence) = &ty.absence else {
                 continue;
             };
-            self.report(
-                Code::ReplyHole,
+            site.report(
                 Certainty::Sometimes,
                 *span,
                 format!(

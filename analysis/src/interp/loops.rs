@@ -1,35 +1,16 @@
-//! `endless_loop`: a loop that nothing ends. A script blocks its server
-//! while it runs; once it runs past `busy-reply-threshold` (formerly
-//! `lua-time-limit`) the server answers `BUSY` to every client until
-//! `SCRIPT KILL`, or `SHUTDOWN NOSAVE` once the script has written.
-//!
-//! A loop is endless when its condition can never end it (`while true`,
-//! `while 1`, `repeat … until false`, a numeric `for` to `math.huge`, or
-//! with a step of 0 from a start at or past its bound) and its body has no
-//! way out: no `break` of its own, no `return`, and no call that may raise
+//! Loops that never end: a condition that can never end the loop (`while
+//! true`, `repeat … until false`, a numeric `for` to `math.huge` or with a
+//! step of 0 from a start at or past its bound) and a body with no way
+//! out: no `break` of its own, no `return`, and no call that may raise
 //! (`error`, `assert`, or any function that is not a library member).
 
 use full_moon::ast::{Block, Call, FunctionCall, LastStmt, Prefix, Suffix};
-use full_moon::tokenizer::TokenReference;
 use full_moon::visitors::{Visit, Visitor};
 
-use super::Certainty;
 use crate::domain::types::Kinds;
 use crate::domain::value::Value;
-use crate::interp::Analyzer;
-use crate::source::code::Code;
-use crate::source::span::Span;
+use crate::interp::observe::Forever;
 use crate::source::tokens::identifier;
-
-/// What keeps a loop going, for the message.
-pub(crate) enum Forever {
-    /// A `while` whose condition is never false or nil.
-    While,
-    /// A `repeat` whose `until` is never true.
-    Repeat,
-    /// A numeric `for` to an infinite bound, or with a step of 0.
-    For,
-}
 
 impl Forever {
     /// `while` with this condition value never ends by its condition.
@@ -69,40 +50,8 @@ impl Forever {
     }
 }
 
-impl Analyzer<'_> {
-    /// The loop opened by `keyword`, which `forever` keeps going, with
-    /// `body`: an error when nothing in the body can leave it.
-    /// Returns whether it reported one.
-    pub(crate) fn check_endless_loop(
-        &mut self,
-        forever: Forever,
-        keyword: &TokenReference,
-        body: &Block,
-    ) -> bool {
-        if may_leave(body) {
-            return false;
-        }
-        let why = match forever {
-            Forever::While => "its condition is never false",
-            Forever::Repeat => "its `until` condition is never true",
-            Forever::For => "its range never ends",
-        };
-        let span: Span = self.span(keyword);
-        self.report(
-            Code::EndlessLoop,
-            Certainty::Always,
-            span,
-            format!(
-                "this loop never ends: {why}, and nothing in it breaks, returns or raises; the script runs until the server's busy-reply-threshold, then the server answers BUSY to every client until SCRIPT KILL (or SHUTDOWN NOSAVE once the script has written)"
-            ),
-            "give it an exit (`if not item then break end`) or a bound (`for i = 1, tonumber(ARGV[1]) do`)",
-        );
-        true
-    }
-}
-
 /// Whether running `body` may leave the loop it belongs to.
-fn may_leave(body: &Block) -> bool {
+pub(crate) fn may_leave(body: &Block) -> bool {
     let mut exits = Exits::default();
     body.visit(&mut exits);
     exits.found

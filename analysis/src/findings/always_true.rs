@@ -3,43 +3,56 @@
 
 use full_moon::ast::{Expression, UnOp};
 
-use super::{Certainty, Sink};
+use super::Shown;
 use crate::domain::types::Kinds;
-use crate::domain::value::Value;
-use crate::source::code::Code;
-use crate::source::span::Span;
+use crate::interp::observe::{Certainty, Condition, Finding, Site, Test};
 
-impl Sink<'_> {
-    /// `value`, the value of `expression`, decides a branch (`if`,
-    /// `while`, `until`, `not`, the left side of `and`).
-    pub(crate) fn check_truth(&mut self, value: &Value, expression: &Expression, span: Span) {
+pub(crate) struct AlwaysTrue;
+
+impl Finding for AlwaysTrue {
+    fn condition(&self, site: &mut Site<'_>, condition: &Condition<'_>) {
         // `while true do`, `while 1 do`: written on purpose.
-        if is_literal(expression) {
+        if is_literal(condition.expression) {
             return;
         }
-        let ty = value.ty();
+        let ty = condition.value.ty();
         if !ty.kinds_before_tests().within(Kinds::NUMBER) {
             return;
         }
-        let shown = self.shown(span, "this value");
+        let shown = Shown::of(site, condition.span, "this value");
         let (shown_named, shown_code) = (shown.named(), shown.code().to_owned());
         let compare = match ty.integers.as_deref() {
             Some([0, 1]) => format!("`{shown_code} == 1`"),
             _ => format!("`{shown_code} > 0` (or `~= 0`)"),
         };
+        let message = format!(
+            "{shown_named} is a number, so this test always passes: every number is true in Lua, 0 included"
+        );
+        if condition.test == Test::DefaultGuard {
+            // `if not ttl then ttl = 0 end` after a command that never
+            // answers nil: the default is never needed, which is harmless
+            // (redis-py's lock extension does it after `PTTL`).
+            site.report_with_note(
+                Certainty::Sometimes,
+                condition.span,
+                message,
+                "drop the `if`: the value is never nil or false here",
+                "the branch only assigns a default, which is never needed",
+            );
+            return;
+        }
         // A length tested for truth (`if #t then`) is the same mistake,
         // but scripts that make it usually test the elements they read
         // next, so it rarely changes what they do: a warning.
-        let certainty = if is_length(expression) {
+        let certainty = if is_length(condition.expression) {
             Certainty::Sometimes
         } else {
             Certainty::Always
         };
-        self.report(
-            Code::AlwaysTrue,
+        site.report(
             certainty,
-            span,
-            format!("{shown_named} is a number, so this test always passes: every number is true in Lua, 0 included"),
+            condition.span,
+            message,
             format!("compare it: {compare}"),
         );
     }

@@ -1,0 +1,105 @@
+//! Reads whose reply grows with the data: a whole collection (`SMEMBERS`,
+//! `HGETALL`), a whole index range (`LRANGE … 0 -1`), a range by score or
+//! by ID without its `LIMIT` or `COUNT`. How large a reply can grow is the
+//! server model's ([`ReplySize`]); the call's literal words decide the
+//! rest: a `LIMIT` or `COUNT` given, a range whose end is not `-1`, a bound
+//! from ARGV. The reply's type carries what is found, for the findings
+//! about what the script does with it.
+
+use std::rc::Rc;
+
+use crate::domain::operand::Operand;
+use crate::domain::types::UnboundedRead;
+use crate::domain::value::Value;
+use crate::model::commands::shapes::{self, ReplySize};
+use crate::model::target::ReleaseSet;
+use crate::source::span::Span;
+
+/// The read `redis.call(operands…)` of `command` on `releases`, when
+/// its reply grows with the data.
+pub(super) fn unbounded_read(
+    command: &str,
+    releases: ReleaseSet,
+    operands: &[Operand],
+    span: Span,
+) -> Option<Rc<UnboundedRead>> {
+    // Where the releases differ in grammar, only a size they agree on.
+    let mut sizes = shapes::shape(command)?
+        .forms_for(releases)
+        .map(|form| form.reply_size());
+    let size = sizes.next()?;
+    if sizes.any(|other| other != size) {
+        return None;
+    }
+    let literal = |operand: &Operand| match &operand.value {
+        Value::Str(text) => Some(text.clone()),
+        Value::Number(number) => Some(number.to_string()),
+        _ => None,
+    };
+    // An `unpack(…)` among the operands may hold any option.
+    if operands
+        .iter()
+        .any(|operand| operand.many || matches!(operand.value, Value::Spread(_)))
+    {
+        return None;
+    }
+    let given = |token: &str| {
+        operands
+            .iter()
+            .skip(1)
+            .any(|operand| literal(operand).is_some_and(|word| word.eq_ignore_ascii_case(token)))
+    };
+    let shown = command.to_ascii_uppercase();
+    let (reads, bound) = match size {
+        ReplySize::Bounded => return None,
+        ReplySize::Whole => (
+            "the whole collection",
+            format!(
+                "keep the collection small by design, or read it in pages from the client (`HSCAN`, `SSCAN`, `ZSCAN` with `COUNT`) instead of `{shown}`"
+            ),
+        ),
+        ReplySize::WholeUnless(token) if !given(token) => {
+            ("every element in its range", limit_hint(token))
+        }
+        ReplySize::WholeUnless(_) => return None,
+        ReplySize::IndexRange { start, stop, limit } => {
+            let index = |position: usize| {
+                operands
+                    .get(position + 1)
+                    .and_then(literal)
+                    .map(|word| (word.parse::<i64>().ok(), word))
+            };
+            match (index(start), index(stop)) {
+                // `0, -1`: from a fixed index to the end.
+                (Some((Some(start), _)), Some((Some(stop), _))) if start >= 0 && stop < 0 => (
+                    "every element from its start to the end",
+                    "bound the range: `0, tonumber(ARGV[n]) - 1` reads at most n elements"
+                        .to_owned(),
+                ),
+                // `'-inf'`, `'(5'`, `'[a'` at either end: by score or
+                // by name.
+                (Some((None, _)), _) | (_, Some((None, _))) => match limit {
+                    Some(token) if !given(token) => {
+                        ("every element in its range", limit_hint(token))
+                    }
+                    _ => return None,
+                },
+                _ => return None,
+            }
+        }
+    };
+    let span = operands.first().map_or(span, |operand| operand.span);
+    Some(Rc::new(UnboundedRead {
+        command: shown,
+        reads,
+        span,
+        bound,
+    }))
+}
+
+fn limit_hint(token: &str) -> String {
+    match token {
+        "LIMIT" => "add a bound: `'LIMIT', 0, tonumber(ARGV[n])`".to_owned(),
+        token => format!("add a bound: `'{token}', tonumber(ARGV[n])`"),
+    }
+}
