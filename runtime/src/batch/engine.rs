@@ -19,10 +19,12 @@
 //!   command's reply;
 //! - it went as `EVALSHA`s only and the node lacks the script (`NOSCRIPT`
 //!   to each: nothing ran): again, with the body;
-//! - its request failed: a connection refused sent nothing and goes again
-//!   (the slot map read again first); after any other failure its calls
-//!   may have run, and only a transaction of `exactly_once` calls goes
-//!   again (they replay what ran); otherwise done, with the failure.
+//! - its request failed: on connections of the batch's own, a connection
+//!   refused sent nothing and goes again (the slot map read again first;
+//!   the cluster connection reconnects by itself, as often as its
+//!   `retries` say); after any other failure its calls may have run, and
+//!   only a transaction of `exactly_once` calls goes again (they replay
+//!   what ran); otherwise done, with the failure.
 //!
 //! After a send that may have run, a later answer that says a call did not
 //! run is not the truth of the transaction: it ends with the earlier
@@ -311,8 +313,14 @@ impl SlotState {
         follow_up
     }
 
-    /// The request that carried the transaction failed with `error`.
-    fn failed(&mut self, error: &redis::RedisError, failure_retries: u32) -> FollowUp {
+    /// The request that carried the transaction failed with `error`;
+    /// `refused_again`: a refused connection is tried again.
+    fn failed(
+        &mut self,
+        error: &redis::RedisError,
+        failure_retries: u32,
+        refused_again: bool,
+    ) -> FollowUp {
         let mut follow_up = FollowUp {
             map_is_stale: true,
             wait: None,
@@ -320,7 +328,7 @@ impl SlotState {
         // The node a `MOVED` named may be the one that failed: the slot map
         // says where the slot is.
         self.moved = None;
-        if error.is_connection_refusal() && self.redirects < REDIRECTED_RETRIES {
+        if refused_again && error.is_connection_refusal() && self.redirects < REDIRECTED_RETRIES {
             // Nothing was sent: again, once the map is read again (a
             // replica may be taking over).
             follow_up.wait_at_least(self.redirects);
@@ -540,7 +548,11 @@ impl<'b> Engine<'b> {
     /// Takes the answer to `request`: each transaction's outcome, or why it
     /// goes again.
     pub(super) fn answered(&mut self, request: &Request, answer: redis::RedisResult<Vec<Value>>) {
-        let follows_ask = self.connections.per_node();
+        // Connections of the batch's own can send `ASKING`, and reconnect
+        // only when told to; the cluster connection reconnects and follows
+        // redirections of a failed request itself, as its `retries` say
+        // (with none, a redirection fails the request: nothing ran).
+        let own_connections = self.connections.per_node();
         let replies = match answer {
             Ok(replies) => replies,
             Err(error) => {
@@ -548,20 +560,13 @@ impl<'b> Engine<'b> {
                     let Some(state) = self.states.get_mut(part.slot) else {
                         continue;
                     };
-                    let follow_up = match redirection_of_failure(&error) {
-                        // redis-rs's cluster connection, not following a
-                        // redirection itself, fails the request with it.
-                        Some(redirected) => state.redirected(redirected, follows_ask, part.count),
-                        None => {
-                            let retries = self
-                                .slots
-                                .get(part.slot)
-                                .and_then(|transactions| transactions.get(state.current))
-                                .map_or(0, |group| group.failure_retries);
-                            state.failed(&error, retries)
-                        }
-                    };
-                    self.follow_up.merge(follow_up);
+                    let retries = self
+                        .slots
+                        .get(part.slot)
+                        .and_then(|transactions| transactions.get(state.current))
+                        .map_or(0, |group| group.failure_retries);
+                    self.follow_up
+                        .merge(state.failed(&error, retries, own_connections));
                 }
                 return;
             }
@@ -611,7 +616,7 @@ impl<'b> Engine<'b> {
                 Ok(Answered::Refused(values)) => state.finish(Ok(values)),
                 Ok(Answered::Redirected(redirected)) => {
                     self.follow_up
-                        .merge(state.redirected(redirected, follows_ask, part.count));
+                        .merge(state.redirected(redirected, own_connections, part.count));
                 }
                 Err(error) => state.finish(Err(error)),
             }
@@ -689,21 +694,6 @@ fn redirection(reply: &Value) -> Option<&redis::ServerError> {
         {
             Some(error)
         }
-        _ => None,
-    }
-}
-
-/// The redirection a failed request carries: redis-rs's cluster connection
-/// fails a request with it when it does not send the request again itself
-/// (`retries(0)`, or its retries spent).
-fn redirection_of_failure(error: &redis::RedisError) -> Option<redis::ServerError> {
-    let code = error.code()?;
-    if !server_code(code).is_some_and(ServerCode::redirects) {
-        return None;
-    }
-    let text = format!("-{code} {}\r\n", error.detail().unwrap_or_default());
-    match redis::parse_redis_value(text.as_bytes()) {
-        Ok(Value::ServerError(redirected)) => Some(redirected),
         _ => None,
     }
 }

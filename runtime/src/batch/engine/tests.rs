@@ -443,9 +443,12 @@ fn tryagain_and_clusterdown_wait_longer_each_time_then_refuse_each_command() {
     assert_eq!(outcomes(engine, handles), [Err(("refused", false)); 2]);
 }
 
+/// redis-rs's cluster connection follows a redirection of a request
+/// itself, as its `retries` say; with none left, it fails the request with
+/// the redirection, which the call ends with: nothing ran.
 #[test]
-fn a_redirection_the_cluster_connection_fails_the_request_with_is_followed() {
-    let (batch, _) = batch_of(&[(&APPEND, key_on(FIRST, 0))]);
+fn a_redirection_the_cluster_connection_fails_the_request_with_ends_it() {
+    let (batch, handles) = batch_of(&[(&APPEND, key_on(FIRST, 0))]);
     let mut engine = Engine::new(Connections::Cluster, &batch, None);
     let requests = send(&mut engine);
     let failure = server_error("MOVED 3999 127.0.0.1:7002")
@@ -453,8 +456,7 @@ fn a_redirection_the_cluster_connection_fails_the_request_with_is_followed() {
         .err()
         .unwrap_or_else(|| panic!("an error"));
     engine.answered(&requests[0], Err(failure));
-    let again = send(&mut engine);
-    assert_eq!(again[0].destination, Destination::Node(node(THIRD)));
+    assert_eq!(outcomes(engine, handles), [Err(("refused", false))]);
 }
 
 #[test]
@@ -515,6 +517,18 @@ fn a_refused_connection_goes_again_after_the_map_is_read_again_then_did_not_run(
         outcomes(engine, handles),
         [Err(("connection", false)), Ok(1)]
     );
+}
+
+#[test]
+fn the_cluster_connection_reconnects_by_itself_so_a_refused_connection_ends_at_once() {
+    let (batch, handles) = batch_of(&[(&APPEND, key_on(FIRST, 0))]);
+    let mut engine = Engine::new(Connections::Cluster, &batch, None);
+    let requests = send(&mut engine);
+    engine.answered(
+        &requests[0],
+        Err(io_failure(io::ErrorKind::ConnectionRefused)),
+    );
+    assert_eq!(outcomes(engine, handles), [Err(("connection", false))]);
 }
 
 #[test]
