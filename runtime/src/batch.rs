@@ -387,7 +387,9 @@ impl Batch {
     /// when it already ran, so after a connection failure or a timeout the
     /// whole batch is sent again, as each call would be on its own (up to
     /// the fewest `retries` among them, waiting 50 ms and doubling up to
-    /// 1 s). Running the same `Batch` again later is just as safe for them.
+    /// 1 s); when a later send is refused, the batch still ends saying its
+    /// calls may have run. Running the same `Batch` again later is just as
+    /// safe for them.
     pub async fn run<C>(&self, connection: &mut C) -> Result<Replies, Error>
     where
         C: ConnectionLike + ?Sized,
