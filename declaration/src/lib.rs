@@ -20,6 +20,7 @@
 mod builder;
 pub mod errors;
 mod parse;
+pub mod shown;
 
 pub use builder::{Count, Model, SignatureBuilder, library_signature, script_target};
 pub use parse::*;

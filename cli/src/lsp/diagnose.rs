@@ -13,6 +13,7 @@ use redis_script_analysis::{
     self as analysis, COMMANDS_VARIABLE, DENY_WARNINGS_VARIABLE, DeclaredCommands, Diagnostic,
     Header, Parameter, Severity, TARGET_VARIABLE, Target, TargetScope,
 };
+use redis_script_declaration::shown::type_text;
 use redis_script_declaration::{
     Declaration, LibraryDeclaration, Model, SignatureBuilder, library_signature, registered_name,
     script_target,
@@ -430,21 +431,8 @@ fn parameter_span(
 /// What hover says of each declared parameter.
 fn rust_parameters(declaration: &Declaration, function: Option<&str>) -> Vec<ParameterInfo> {
     let signature = &declaration.signature;
-    let text = |tokens: proc_macro2::TokenStream| {
-        tokens
-            .to_string()
-            .replace(" :", ":")
-            .replace("& ", "&")
-            .replace(" ,", ",")
-            .replace(" <", "<")
-            .replace("< ", "<")
-            .replace(" >", ">")
-            .replace("[ ", "[")
-            .replace(" ]", "]")
-    };
     let typed = |param: &redis_script_declaration::Param| {
-        let (ident, ty) = (&param.ident, &param.ty);
-        text(quote::quote!(#ident: #ty))
+        format!("{}: {}", param.ident, type_text(&param.ty))
     };
     let reply = &signature.reply;
     let declared = format!(
@@ -456,7 +444,7 @@ fn rust_parameters(declaration: &Declaration, function: Option<&str>) -> Vec<Par
             .map(typed)
             .collect::<Vec<_>>()
             .join(", "),
-        text(quote::quote!(#reply))
+        type_text(reply)
     );
     let owner = match function {
         Some(name) => format!("the library function `{name}`"),
