@@ -6,8 +6,9 @@ use std::sync::Arc;
 
 use redis_script_analysis::acl::AclRules;
 use redis_script_analysis::{
-    self as analysis, DeclaredBy, DeclaredCommands, Diagnostic, Header, Severity, Signature, Target,
+    self as analysis, DeclaredBy, Diagnostic, Header, Severity, Signature,
 };
+use redis_script_declaration::{Model, SignatureBuilder};
 
 use crate::assemble::{self, Assembled, Origin};
 use crate::config::{Config, FILE_NAME, IncludeSyntax, ScriptSettings};
@@ -279,8 +280,7 @@ pub struct ScriptOptions {
     dynamic_keys: bool,
     read_only: bool,
     key_prefix_args: std::collections::BTreeSet<usize>,
-    target: Target,
-    declared_commands: DeclaredCommands,
+    model: Model,
     allow: Vec<String>,
     includes: Option<IncludeSyntax>,
 }
@@ -304,16 +304,18 @@ impl ScriptOptions {
                 .union(&settings.key_prefix_args)
                 .copied()
                 .collect(),
-            target: options
-                .target
-                .clone()
-                .or_else(|| config.and_then(|config| config.target.clone()))
-                .unwrap_or_default(),
-            declared_commands: options
-                .declared_commands
-                .clone()
-                .or_else(|| config.and_then(|config| config.declared_commands.clone()))
-                .unwrap_or_default(),
+            model: Model {
+                target: options
+                    .target
+                    .clone()
+                    .or_else(|| config.and_then(|config| config.target.clone()))
+                    .unwrap_or_default(),
+                declared_commands: options
+                    .declared_commands
+                    .clone()
+                    .or_else(|| config.and_then(|config| config.declared_commands.clone()))
+                    .unwrap_or_default(),
+            },
             allow,
             includes: options
                 .includes
@@ -649,9 +651,10 @@ fn check_embedded(
 fn embedded_signature(script: &Embedded, header: &Header, options: &ScriptOptions) -> Signature {
     let documented = header.documented_signature();
     let from_header = |keys: bool| {
-        documented
-            .as_ref()
-            .map(|signature| count_of(signature, keys))
+        documented.as_ref().map(|signature| match keys {
+            true => Count::keys_of(signature),
+            false => Count::args_of(signature),
+        })
     };
     let signature = if let Some((keys, args)) = options.command_line {
         counted(keys, args, DeclaredBy::CommandLine)
@@ -709,13 +712,11 @@ fn read_counts(text: &str, table: &str) -> Count {
 /// registered function as FCALL runs it, with the keys and arguments each
 /// callback reads (the command line declares no functions).
 fn check_library(source: &str, options: &ScriptOptions) -> (Vec<Diagnostic>, AclRules) {
-    let library = Signature {
-        dynamic_keys: options.dynamic_keys,
-        target: options.target.clone(),
-        declared_commands: options.declared_commands.clone(),
-        allow: options.allow.clone(),
-        ..Signature::default()
-    };
+    let library = SignatureBuilder::default()
+        .dynamic_keys(options.dynamic_keys)
+        .model(options.model.clone())
+        .allow(options.allow.iter().cloned())
+        .build();
     let declaration = analysis::LibrarySignature {
         library,
         functions: Vec::new(),
@@ -736,16 +737,12 @@ pub fn signature_for(header: &Header, source: &str, options: &ScriptOptions) -> 
     let signature = if let Some((keys, args)) = options.command_line {
         counted(keys, args, DeclaredBy::CommandLine)
     } else if configured.0.is_some() || configured.1.is_some() {
-        let from_header = |count: Option<Count>, keys: bool| {
-            count.or_else(|| {
-                documented
-                    .as_ref()
-                    .map(|signature| count_of(signature, keys))
-            })
+        let from_header = |count: Option<Count>, counted: fn(&Signature) -> Count| {
+            count.or_else(|| documented.as_ref().map(counted))
         };
         let signature = counted(
-            from_header(configured.0, true),
-            from_header(configured.1, false),
+            from_header(configured.0, Count::keys_of),
+            from_header(configured.1, Count::args_of),
             DeclaredBy::Configuration,
         );
         // Counts that agree with the header leave the header the
@@ -757,10 +754,7 @@ pub fn signature_for(header: &Header, source: &str, options: &ScriptOptions) -> 
     } else if let Some(documented) = documented {
         documented
     } else if !mentions_parameters {
-        Signature {
-            declared_by: DeclaredBy::Header,
-            ..Signature::default()
-        }
+        SignatureBuilder::new(DeclaredBy::Header).build()
     } else {
         return None;
     };
@@ -769,62 +763,27 @@ pub fn signature_for(header: &Header, source: &str, options: &ScriptOptions) -> 
 
 /// The counts declared, with what else the options and the header say.
 fn with_options(signature: Signature, header: &Header, options: &ScriptOptions) -> Signature {
-    let key_prefix_args = header
-        .key_prefix_args()
-        .union(&options.key_prefix_args)
-        .copied()
-        .collect();
-    Signature {
-        allow_unused: options.allow_unused,
-        dynamic_keys: options.dynamic_keys,
-        key_prefix_args,
-        read_only: options.read_only,
-        target: options.target.clone(),
-        declared_commands: options.declared_commands.clone(),
-        allow: options.allow.clone(),
-        ..signature
-    }
-}
-
-/// A signature's key count (`keys`) or argument count.
-fn count_of(signature: &Signature, keys: bool) -> Count {
-    match keys {
-        true => Count {
-            fixed: signature.keys,
-            variadic: signature.variadic_keys,
-        },
-        false => Count {
-            fixed: signature.args,
-            variadic: signature.variadic_args,
-        },
-    }
+    SignatureBuilder::from_signature(signature)
+        .allow_unused(options.allow_unused)
+        .dynamic_keys(options.dynamic_keys)
+        .key_prefix_args(header.key_prefix_args())
+        .key_prefix_args(options.key_prefix_args.iter().copied())
+        .read_only(options.read_only)
+        .model(options.model.clone())
+        .allow(options.allow.iter().cloned())
+        .build()
 }
 
 fn same_counts(one: &Signature, other: &Signature) -> bool {
-    (one.keys, one.variadic_keys, one.args, one.variadic_args)
-        == (
-            other.keys,
-            other.variadic_keys,
-            other.args,
-            other.variadic_args,
-        )
+    (Count::keys_of(one), Count::args_of(one)) == (Count::keys_of(other), Count::args_of(other))
 }
 
+/// The counts given (none: 0), declared by `declared_by`.
 fn counted(keys: Option<Count>, args: Option<Count>, declared_by: DeclaredBy) -> Signature {
-    let (keys, variadic_keys) = split(keys);
-    let (args, variadic_args) = split(args);
-    Signature {
-        keys,
-        args,
-        variadic_keys,
-        variadic_args,
-        declared_by,
-        ..Signature::default()
-    }
-}
-
-fn split(count: Option<Count>) -> (usize, bool) {
-    count.map_or((0, false), |count| (count.fixed, count.variadic))
+    SignatureBuilder::new(declared_by)
+        .keys(keys.unwrap_or_default())
+        .args(args.unwrap_or_default())
+        .build()
 }
 
 fn undeclared(options: &ScriptOptions) -> Diagnostic {

@@ -6,9 +6,7 @@ use std::path::{Path, PathBuf};
 use crate::cargo_config;
 use crate::config::IncludeSyntax;
 
-use redis_script_analysis::{
-    COMMANDS_VARIABLE, Code, DeclaredCommands, TARGET_VARIABLE, Target, TargetScope,
-};
+use redis_script_analysis::{COMMANDS_VARIABLE, Code, DeclaredCommands, TARGET_VARIABLE, Target};
 
 pub const USAGE: &str = "\
 Usage: redis-script-check [OPTIONS] <PATH>...
@@ -164,17 +162,12 @@ pub struct Options {
 /// A target string, or the message naming where it came from. Messages
 /// about it say "this script targets …": each script is checked for it.
 fn target(source: &str, text: &str) -> Result<Target, String> {
-    Target::parse(text)
-        .map(|target| target.with_scope(TargetScope::Script))
-        .map_err(|error| format!("`{source}`: {error}"))
+    redis_script_declaration::script_target(text).map_err(|error| format!("`{source}`: {error}"))
 }
 
-/// `N` or `N+`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Count {
-    pub fixed: usize,
-    pub variadic: bool,
-}
+/// `N` or `N+`: the counts every declaration of a script gives the
+/// signature builder.
+pub use redis_script_declaration::Count;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Format {

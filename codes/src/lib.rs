@@ -1,7 +1,8 @@
 //! Redis error codes, as `redis-script` reads them, and the other rules
-//! its crates must share: how the source sent marks a script's errors
-//! ([`marks`]), the "did you mean" policy ([`suggest`]) and the layout of
-//! an exactly-once call ([`once`]).
+//! its crates must share: the codes the server answers with on its own and
+//! what each means ([`server`]), how the source sent marks a script's
+//! errors ([`marks`]), the "did you mean" policy ([`suggest`]) and the
+//! layout of an exactly-once call ([`once`]).
 //!
 //! An error reply is a code followed by a message: `CONFLICT expected 3
 //! found 4`. A script returns one with `redis.error_reply('CONFLICT …')` or
@@ -28,6 +29,7 @@
 
 pub mod marks;
 pub mod once;
+pub mod server;
 pub mod suggest;
 
 /// Whether `word` is an error code: an ASCII upper-case letter followed by
@@ -57,11 +59,14 @@ pub fn split_error_reply(message: &str) -> (&str, &str) {
     message.split_once(' ').unwrap_or((message, ""))
 }
 
-/// The server's answer to `EVALSHA` for a script it has not cached; clients
-/// then send the script's body with `EVAL`.
-pub const NOSCRIPT: &str = "NOSCRIPT";
+pub use server::{
+    ASK, EXECABORT, FUNCTION_NOT_FOUND, MOVED, NOPERM, NOSCRIPT, SERVER_CODES, ServerCode,
+    is_refusal, server_code,
+};
 
-/// An error code that clients act on by themselves, and what they do.
+/// An error code that clients act on by themselves, and what they do: a
+/// script replying with one would be sent again, and a script that writes
+/// would run twice.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Reserved {
     /// The code: `MOVED`.
@@ -71,47 +76,15 @@ pub struct Reserved {
     pub reason: &'static str,
 }
 
-/// The codes clients act on by themselves: a script replying with one
-/// would be sent again, and a script that writes would run twice.
-pub const RESERVED: &[Reserved] = &[
-    Reserved {
-        code: NOSCRIPT,
-        reason: "clients read it as \"the server has not cached this script\" and send the script again with EVAL",
-    },
-    Reserved {
-        code: "MOVED",
-        reason: "the redis-rs cluster connection follows it as a redirect and sends the script again",
-    },
-    Reserved {
-        code: "ASK",
-        reason: "the redis-rs cluster connection follows it as a redirect and sends the script again",
-    },
-    Reserved {
-        code: "TRYAGAIN",
-        reason: "the redis-rs cluster connection waits and sends the script again",
-    },
-    Reserved {
-        code: "CLUSTERDOWN",
-        reason: "the redis-rs cluster connection waits and sends the script again",
-    },
-    Reserved {
-        code: "MASTERDOWN",
-        reason: "the redis-rs cluster connection waits and sends the script again",
-    },
-    Reserved {
-        code: "LOADING",
-        reason: "the redis-rs cluster connection waits and sends the script again",
-    },
-    Reserved {
-        code: "READONLY",
-        reason: "the redis-rs cluster connection refreshes its slot map and sends the script again",
-    },
-];
-
-/// The entry of [`RESERVED`] for `code`, when clients act on it by
-/// themselves. Codes are compared exactly, as clients compare them.
-pub fn reserved(code: &str) -> Option<&'static Reserved> {
-    RESERVED.iter().find(|reserved| reserved.code == code)
+/// The code's entry when clients act on it by themselves (see
+/// [`ServerCode::clients_act`]). Codes are compared exactly, as clients
+/// compare them.
+pub fn reserved(code: &str) -> Option<Reserved> {
+    let entry = server_code(code)?;
+    Some(Reserved {
+        code: entry.code(),
+        reason: entry.clients_act()?,
+    })
 }
 
 #[cfg(test)]
@@ -158,13 +131,28 @@ mod tests {
     }
 
     #[test]
-    fn reserved_codes_are_codes_with_reasons() {
-        for entry in RESERVED {
-            assert!(is_error_code(entry.code), "{}", entry.code);
-            assert!(!entry.reason.is_empty(), "{}", entry.code);
-            assert_eq!(reserved(entry.code), Some(entry));
-        }
+    fn the_codes_clients_act_on_are_reserved() {
+        let reserved_codes: Vec<&str> = SERVER_CODES
+            .iter()
+            .filter_map(|entry| reserved(entry.code()))
+            .inspect(|entry| assert!(!entry.reason.is_empty(), "{}", entry.code))
+            .map(|entry| entry.code)
+            .collect();
+        assert_eq!(
+            reserved_codes,
+            [
+                NOSCRIPT,
+                "LOADING",
+                "READONLY",
+                "MASTERDOWN",
+                MOVED,
+                ASK,
+                "TRYAGAIN",
+                "CLUSTERDOWN"
+            ]
+        );
         assert_eq!(reserved(NOSCRIPT).map(|entry| entry.code), Some("NOSCRIPT"));
+        assert_eq!(reserved("BUSY"), None, "clients leave BUSY to the caller");
         assert_eq!(reserved("CONFLICT"), None);
         assert_eq!(reserved("moved"), None);
     }

@@ -1,6 +1,8 @@
 //! The declarations of `#[redis_script]` and `#[redis_library]`, read
 //! from their tokens: the attribute's arguments, the function signature,
-//! a library module's functions, and the analysis signature they declare.
+//! a library module's functions, and the analysis signature they declare,
+//! built by the one [`SignatureBuilder`] that the command-line checker's
+//! declarations (options, configuration, headers) go through too.
 //!
 //! The attribute reads them at compile time; the checker's language server
 //! reads them from a crate's sources, so that the editor and `cargo build`
@@ -15,51 +17,15 @@
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
+mod builder;
 pub mod errors;
 mod parse;
 pub mod shown;
 
+pub use builder::{Count, Model, SignatureBuilder, library_signature, script_target};
 pub use parse::*;
 
 use redis_script_analysis as lua;
-
-/// The keys, arguments and options a declaration gives the analysis; the
-/// target and the declared commands come from the crate's settings.
-pub fn lua_signature(declaration: &Declaration) -> lua::Signature {
-    let signature = &declaration.signature;
-    let count = |params: &[crate::Param]| {
-        let variadic = params.last().is_some_and(|param| param.variadic);
-        (params.len() - usize::from(variadic), variadic)
-    };
-    let (keys, variadic_keys) = count(signature.key_params());
-    let (args, variadic_args) = count(signature.arg_params());
-    let names = |params: &[crate::Param]| {
-        params
-            .iter()
-            .filter(|param| !param.variadic)
-            .map(|param| param.ident.to_string())
-            .collect()
-    };
-    lua::Signature {
-        key_names: names(signature.key_params()),
-        arg_names: names(signature.arg_params()),
-        keys,
-        args,
-        variadic_keys,
-        variadic_args,
-        allow_unused: declaration.options.allow_unused,
-        dynamic_keys: declaration.options.dynamic_keys,
-        key_prefix_args: signature
-            .arg_params()
-            .iter()
-            .enumerate()
-            .filter(|(_, param)| param.key_prefix.is_some())
-            .map(|(index, _)| index + 1)
-            .collect(),
-        allow: declaration.options.allow.clone(),
-        ..lua::Signature::default()
-    }
-}
 
 impl Declaration {
     /// The parameter sent as the `KEYS` or `ARGV` element a diagnostic is

@@ -4,7 +4,10 @@ use std::path::{Path, PathBuf};
 
 use crate::contract::{self, ContractCheck};
 use crate::errors::Errors;
-use crate::parse::{Declaration, LibraryDeclaration, lua_signature, registered_name};
+use crate::parse::{
+    Declaration, LibraryDeclaration, Model, SignatureBuilder, library_signature, registered_name,
+    script_target,
+};
 use redis_script_analysis as lua;
 
 /// Environment variable that overrides the directory `path` is relative to.
@@ -135,7 +138,7 @@ fn model_options(
     target_literal: Option<&syn::LitStr>,
     path_literal: &syn::LitStr,
     errors: &mut Errors,
-) -> (lua::Signature, Option<String>) {
+) -> (Model, Option<String>) {
     let target = target(target_literal, path_literal).unwrap_or_else(|error| {
         errors.push(error);
         lua::Target::any()
@@ -145,12 +148,11 @@ fn model_options(
             errors.push(error);
             (lua::DeclaredCommands::default(), None)
         });
-    let signature = lua::Signature {
+    let model = Model {
         target,
         declared_commands,
-        ..lua::Signature::default()
     };
-    (signature, declared_commands_path)
+    (model, declared_commands_path)
 }
 
 pub fn check(declaration: &Declaration) -> Result<CheckedScript, syn::Error> {
@@ -166,11 +168,9 @@ pub fn check(declaration: &Declaration) -> Result<CheckedScript, syn::Error> {
         path_literal,
         &mut errors,
     );
-    let signature = lua::Signature {
-        target: model.target,
-        declared_commands: model.declared_commands,
-        ..lua_signature(declaration)
-    };
+    let signature = SignatureBuilder::of_declaration(declaration)
+        .model(model)
+        .build();
     let analysis = lua::analyze(source, &signature);
     for diagnostic in failing(&analysis.diagnostics) {
         errors.push(match parameter_ident(declaration, diagnostic.parameter) {
@@ -226,11 +226,9 @@ fn target(
     path_literal: &syn::LitStr,
 ) -> Result<lua::Target, syn::Error> {
     if let Some(literal) = target_literal {
-        return lua::Target::parse(&literal.value())
-            .map(|target| target.with_scope(lua::TargetScope::Script))
-            .map_err(|error| {
-                syn::Error::new(literal.span(), format!("invalid `target`: {error}"))
-            });
+        return script_target(&literal.value()).map_err(|error| {
+            syn::Error::new(literal.span(), format!("invalid `target`: {error}"))
+        });
     }
     match std::env::var(TARGET_VARIABLE) {
         Ok(text) => lua::Target::parse(&text).map_err(|error| {
@@ -352,18 +350,9 @@ pub fn check_library(declaration: &LibraryDeclaration) -> Result<CheckedLibrary,
         relative, source, ..
     } = &file;
     let mut errors = Errors::default();
-    let (mut library, declared_commands_path) =
+    let (model, declared_commands_path) =
         model_options(declaration.target.as_ref(), path_literal, &mut errors);
-    library.allow.clone_from(&declaration.allow);
-    let functions: Vec<lua::DeclaredFunction> = declaration
-        .functions
-        .iter()
-        .map(|function| lua::DeclaredFunction {
-            name: registered_name(function),
-            signature: lua_signature(function),
-        })
-        .collect();
-    let analysis = lua::analyze_library(source, &lua::LibrarySignature { library, functions });
+    let analysis = lua::analyze_library(source, &library_signature(declaration, model));
     for diagnostic in failing(&analysis.diagnostics) {
         let function = diagnostic
             .function

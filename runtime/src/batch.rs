@@ -18,11 +18,16 @@ use crate::refusal;
 use crate::reply::render_reply;
 use crate::script::Script;
 use crate::telemetry;
+use redis_script_codes::{NOPERM, NOSCRIPT, is_refusal};
 
 #[cfg(feature = "cluster")]
-pub(crate) mod across_slots;
+pub(crate) mod cluster_connection;
 #[cfg(feature = "cluster")]
-pub(crate) mod per_node;
+mod engine;
+#[cfg(feature = "cluster")]
+pub(crate) mod node_connections;
+#[cfg(feature = "cluster")]
+mod transactions;
 
 /// Label used in errors about the batch as a whole.
 const BATCH: &str = "batch";
@@ -382,7 +387,9 @@ impl Batch {
     /// when it already ran, so after a connection failure or a timeout the
     /// whole batch is sent again, as each call would be on its own (up to
     /// the fewest `retries` among them, waiting 50 ms and doubling up to
-    /// 1 s). Running the same `Batch` again later is just as safe for them.
+    /// 1 s); when a later send is refused, the batch still ends saying its
+    /// calls may have run. Running the same `Batch` again later is just as
+    /// safe for them.
     pub async fn run<C>(&self, connection: &mut C) -> Result<Replies, Error>
     where
         C: ConnectionLike + ?Sized,
@@ -390,6 +397,7 @@ impl Batch {
         let retries = self.failure_retries();
         let runs = async {
             let mut retried = 0;
+            let mut sent_before = SentBefore::default();
             loop {
                 let (offset, count) = self.reply_window(self.entries.len());
                 let replies = connection
@@ -402,9 +410,10 @@ impl Batch {
                 {
                     return Err(Error::BatchAcrossSlots { keys });
                 }
-                let result = self.unpack(replies).and_then(|values| self.replies(values));
-                match result {
-                    Err(Error::Connection { .. } | Error::Timeout { .. }) if retried < retries => {
+                match replies {
+                    // A connection failure or a timeout, not an error reply.
+                    Err(error) if error.code().is_none() && retried < retries => {
+                        sent_before.sent_again_after(&error);
                         crate::timer::sleep(crate::retry::backoff(
                             FAILURE_RETRY_FIRST_DELAY,
                             FAILURE_RETRY_MAX_DELAY,
@@ -413,7 +422,10 @@ impl Batch {
                         .await;
                         retried += 1;
                     }
-                    result => return result,
+                    replies => {
+                        let replies = sent_before.truthful(replies);
+                        return self.unpack(replies).and_then(|values| self.replies(values));
+                    }
                 }
             }
         };
@@ -424,6 +436,23 @@ impl Batch {
                 .unwrap_or_else(|_| Err(deadline_passed(deadline)))
         };
         telemetry::traced(self.span(), bounded).await
+    }
+
+    /// Runs `sends`, the send loop of a pipeline across slots on a
+    /// cluster, within the batch's deadline and in its span: the replies
+    /// in the order queued.
+    #[cfg(feature = "cluster")]
+    async fn run_across_slots<'b>(
+        &self,
+        sends: impl std::future::Future<Output = engine::Engine<'b>>,
+    ) -> Result<Replies, Error> {
+        let run = async {
+            let engine = crate::timer::within(self.deadline, sends)
+                .await
+                .map_err(|_| deadline_passed(self.deadline))?;
+            Ok(engine.into_replies())
+        };
+        telemetry::traced(self.span(), run).await
     }
 
     /// A key of the first slot and one of another, when the calls are in
@@ -629,6 +658,60 @@ impl Batch {
     }
 }
 
+/// What a request of a batch came to: the replies of its commands, or why
+/// it failed.
+type Outcome = Result<Vec<Value>, redis::RedisError>;
+
+/// Whether a request sent again may have run before: only a request of
+/// nothing but calls of `exactly_once` scripts goes again after a failure
+/// that may have run (they replay what ran), and an answer to a later send
+/// that says a call did not run is then not the truth of the request.
+#[derive(Debug, Default)]
+struct SentBefore {
+    /// The first failure after which the request went again although that
+    /// send may have run.
+    may_have_run: Option<redis::RedisError>,
+}
+
+impl SentBefore {
+    /// The request goes again after it failed with `error`.
+    fn sent_again_after(&mut self, error: &redis::RedisError) {
+        if self.may_have_run.is_none()
+            && Error::from_failure(Origin::label(BATCH), error.clone()).may_have_executed()
+        {
+            self.may_have_run = Some(error.clone());
+        }
+    }
+
+    /// What the request ends with: `outcome`, unless it says that a call
+    /// did not run after a send that may have run; then the failure of
+    /// that send, which says the calls may have run.
+    fn truthful(&mut self, outcome: Outcome) -> Outcome {
+        match self.may_have_run.take() {
+            Some(earlier) if says_a_call_did_not_run(&outcome) => Err(earlier),
+            _ => outcome,
+        }
+    }
+}
+
+/// Whether `outcome` says that a call of it did not run: a failure that
+/// sent nothing (a refused connection), or a reply in the server's words of
+/// a refusal, among the replies or one level within them (a transaction's
+/// replies come within `EXEC`'s).
+fn says_a_call_did_not_run(outcome: &Outcome) -> bool {
+    let refusal = |value: &Value| {
+        matches!(value, Value::ServerError(error)
+            if is_refusal(error.code(), error.details().unwrap_or_default()))
+    };
+    match outcome {
+        Ok(values) => values.iter().any(|value| match value {
+            Value::Array(values) => values.iter().any(refusal),
+            value => refusal(value),
+        }),
+        Err(error) => !Error::from_failure(Origin::label(BATCH), error.clone()).may_have_executed(),
+    }
+}
+
 /// The error of a batch whose replies had not all arrived by its deadline:
 /// its calls may have run.
 fn deadline_passed(deadline: Duration) -> Error {
@@ -720,8 +803,8 @@ fn not_deployed_reply(
     let (code, detail) = (error.code(), error.details().unwrap_or_default());
     if script.library().is_none() {
         return match code {
-            "NOSCRIPT" => Some(not_deployed(script, None)),
-            "NOPERM" if refusal::names_command(detail, "eval") => {
+            NOSCRIPT => Some(not_deployed(script, None)),
+            NOPERM if refusal::names_command(detail, "eval") => {
                 refuse_loading(script);
                 Some(not_deployed(script, Some(format!("{code} {detail}"))))
             }
@@ -734,7 +817,7 @@ fn not_deployed_reply(
     match load {
         None => Some(not_deployed(script, None)),
         Some(Value::ServerError(refused))
-            if refused.code() == "NOPERM"
+            if refused.code() == NOPERM
                 && refusal::names_command(
                     refused.details().unwrap_or_default(),
                     "function|load",
@@ -980,5 +1063,59 @@ mod tests {
         }
         assert_eq!(other.failure_retries(), 0);
         assert_eq!(Batch::pipeline().failure_retries(), 0);
+    }
+
+    /// The failures of a request, as a connection reports them.
+    fn failed(kind: std::io::ErrorKind) -> Outcome {
+        Err(redis::RedisError::from(std::io::Error::from(kind)))
+    }
+
+    fn may_have_run(outcome: &Outcome) -> bool {
+        !says_a_call_did_not_run(outcome)
+    }
+
+    #[test]
+    fn after_a_send_that_may_have_run_no_answer_says_did_not_run() {
+        use std::io::ErrorKind::{ConnectionRefused, ConnectionReset, TimedOut};
+        let oom = || server_error("OOM command not allowed when used memory > 'maxmemory'.");
+        let noscript = || server_error("NOSCRIPT No matching script.");
+        for earlier in [ConnectionReset, TimedOut] {
+            for later in [
+                failed(ConnectionRefused),
+                Ok(vec![Value::Int(1), oom()]),
+                // A transaction's: within EXEC's reply.
+                Ok(vec![
+                    Value::Okay,
+                    Value::Array(vec![Value::Int(1), noscript()]),
+                ]),
+            ] {
+                let mut sent_before = SentBefore::default();
+                let Err(earlier) = failed(earlier) else {
+                    panic!("a failure");
+                };
+                sent_before.sent_again_after(&earlier);
+                let outcome = sent_before.truthful(later);
+                assert!(may_have_run(&outcome), "{outcome:?}");
+            }
+        }
+        // Replies that say every call ran stand; so does any answer when
+        // no send before may have run.
+        let mut sent_before = SentBefore::default();
+        if let Err(earlier) = failed(ConnectionReset) {
+            sent_before.sent_again_after(&earlier);
+        }
+        let ran = Ok(vec![
+            Value::Int(1),
+            server_error("WRONGTYPE Operation against a key"),
+        ]);
+        assert_eq!(sent_before.truthful(ran.clone()).ok(), ran.ok());
+        let mut sent_before = SentBefore::default();
+        if let Err(refused) = failed(ConnectionRefused) {
+            sent_before.sent_again_after(&refused);
+        }
+        assert!(!may_have_run(&sent_before.truthful(Ok(vec![oom()]))));
+        assert!(!may_have_run(
+            &sent_before.truthful(failed(ConnectionRefused))
+        ));
     }
 }

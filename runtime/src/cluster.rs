@@ -18,9 +18,9 @@
 //! ```
 
 #[cfg(feature = "cluster")]
-pub use crate::batch::across_slots::run_batch;
+pub use crate::batch::cluster_connection::run_batch;
 #[cfg(feature = "cluster")]
-pub use crate::batch::per_node::NodeConnections;
+pub use crate::batch::node_connections::NodeConnections;
 #[cfg(feature = "cluster")]
 pub use crate::deploy::deploy_cluster as deploy;
 pub use crate::error::KeySlot;

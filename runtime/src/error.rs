@@ -431,7 +431,7 @@ impl Error {
                 },
             };
         }
-        if refusal::is_server_refusal(code, detail) {
+        if redis_script_codes::is_refusal(code, detail) {
             return Self::Refused {
                 operation,
                 code: code.to_owned(),

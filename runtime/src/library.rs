@@ -162,7 +162,8 @@ pub(crate) fn load_error(
     code: &str,
     detail: &str,
 ) -> crate::Error {
-    use crate::refusal::{LoadRefusal, is_server_refusal, load_refusal};
+    use crate::refusal::{LoadRefusal, load_refusal};
+    use redis_script_codes::is_refusal;
     match load_refusal(code, detail) {
         LoadRefusal::LibraryExists => crate::Error::LibraryConflict {
             operation: script,
@@ -178,7 +179,7 @@ pub(crate) fn load_error(
         },
         // `OOM`, `READONLY`, `BUSY`, `NOPERM`…: refusals like any other,
         // retried as `RetryRefusals` says.
-        LoadRefusal::Other if is_server_refusal(code, detail) => crate::Error::Refused {
+        LoadRefusal::Other if is_refusal(code, detail) => crate::Error::Refused {
             operation: script,
             code: code.to_owned(),
             message: detail.to_owned(),

@@ -57,3 +57,18 @@ pub(crate) fn server_error(text: &str) -> Value {
         Err(error) => panic!("{text}: {error}"),
     }
 }
+
+/// A `CLUSTER SLOTS` range, `start` to `end`, served by the primary at
+/// 127.0.0.1 on `port`.
+#[cfg(feature = "cluster")]
+pub(crate) fn slot_range(start: i64, end: i64, port: u16) -> Value {
+    Value::Array(vec![
+        Value::Int(start),
+        Value::Int(end),
+        Value::Array(vec![
+            Value::BulkString(b"127.0.0.1".to_vec()),
+            Value::Int(i64::from(port)),
+            Value::BulkString(b"id".to_vec()),
+        ]),
+    ])
+}

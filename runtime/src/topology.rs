@@ -175,19 +175,7 @@ fn node_address(node: &Value) -> Option<(String, u16)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A `CLUSTER SLOTS` range served by the primary on `port`.
-    fn range(start: i64, end: i64, port: i64) -> Value {
-        Value::Array(vec![
-            Value::Int(start),
-            Value::Int(end),
-            Value::Array(vec![
-                Value::BulkString(b"127.0.0.1".to_vec()),
-                Value::Int(port),
-                Value::BulkString(b"id".to_vec()),
-            ]),
-        ])
-    }
+    use crate::test_support::slot_range as range;
 
     #[test]
     fn the_slot_map_finds_each_slot_s_primary() {

@@ -11,10 +11,13 @@ use lsp_types::{
 };
 use redis_script_analysis::{
     self as analysis, COMMANDS_VARIABLE, DENY_WARNINGS_VARIABLE, DeclaredCommands, Diagnostic,
-    Header, Parameter, Severity, Signature, TARGET_VARIABLE, Target, TargetScope,
+    Header, Parameter, Severity, TARGET_VARIABLE, Target, TargetScope,
 };
 use redis_script_declaration::shown::type_text;
-use redis_script_declaration::{Declaration, LibraryDeclaration, lua_signature, registered_name};
+use redis_script_declaration::{
+    Declaration, LibraryDeclaration, Model, SignatureBuilder, library_signature, registered_name,
+    script_target,
+};
 
 use super::rust_crate::{CrateDeclarations, DeclaredKind, RustSpan, crate_root, search_root};
 use super::text;
@@ -249,20 +252,17 @@ fn model(
     target: Option<&syn::LitStr>,
     settings: &CrateSettings,
     diagnostics: &mut Vec<lsp_types::Diagnostic>,
-) -> Signature {
+) -> Model {
     let target = match target {
-        Some(literal) => Target::parse(&literal.value())
-            .map(|target| target.with_scope(TargetScope::Script))
-            .unwrap_or_else(|error| {
-                diagnostics.push(top_error(format!("invalid `target`: {error}")));
-                Target::any()
-            }),
+        Some(literal) => script_target(&literal.value()).unwrap_or_else(|error| {
+            diagnostics.push(top_error(format!("invalid `target`: {error}")));
+            Target::any()
+        }),
         None => reported(&settings.target, diagnostics).unwrap_or_default(),
     };
-    Signature {
+    Model {
         target,
         declared_commands: reported(&settings.declared_commands, diagnostics).unwrap_or_default(),
-        ..Signature::default()
     }
 }
 
@@ -344,11 +344,9 @@ fn script(
         &mut diagnostics,
     );
     let target = model.target.clone();
-    let signature = Signature {
-        target: model.target,
-        declared_commands: model.declared_commands,
-        ..lua_signature(declaration)
-    };
+    let signature = SignatureBuilder::of_declaration(declaration)
+        .model(model)
+        .build();
     let found = analysis::analyze(text, &signature);
     let parameter_at = |diagnostic: &Diagnostic| {
         parameter_span(declaration, diagnostic.parameter, &declared_at.file)
@@ -389,18 +387,9 @@ fn library(
     settings: &CrateSettings,
 ) -> Verdict {
     let mut diagnostics = Vec::new();
-    let mut library = model(declaration.target.as_ref(), settings, &mut diagnostics);
-    library.allow.clone_from(&declaration.allow);
-    let target = library.target.clone();
-    let functions = declaration
-        .functions
-        .iter()
-        .map(|function| analysis::DeclaredFunction {
-            name: registered_name(function),
-            signature: lua_signature(function),
-        })
-        .collect();
-    let found = analysis::analyze_library(text, &analysis::LibrarySignature { library, functions });
+    let model = model(declaration.target.as_ref(), settings, &mut diagnostics);
+    let target = model.target.clone();
+    let found = analysis::analyze_library(text, &library_signature(declaration, model));
     let parameter_at = |diagnostic: &Diagnostic| {
         let function = declaration.functions.get(diagnostic.function?)?;
         // About the function itself: its name.

@@ -5,7 +5,7 @@ use std::io;
 use std::time::Duration;
 
 use redis::{Cmd, FromRedisValue, Pipeline, Value};
-use redis_script_codes::NOSCRIPT;
+use redis_script_codes::{FUNCTION_NOT_FOUND, NOPERM, NOSCRIPT, ServerCode, server_code};
 
 use super::{
     Answer, Call, FAILURE_RETRY_FIRST_DELAY, FAILURE_RETRY_MAX_DELAY, Options,
@@ -279,7 +279,7 @@ impl<'c, T: FromRedisValue, E> Attempts<'c, T, E> {
         };
         trace_load(script, &load);
         if let Value::ServerError(refused) = &load
-            && refused.code() == "NOPERM"
+            && refused.code() == NOPERM
         {
             refuse_loading(script);
             let refusal = format!("NOPERM {}", refused.details().unwrap_or_default());
@@ -307,7 +307,7 @@ impl<'c, T: FromRedisValue, E> Attempts<'c, T, E> {
     pub(super) fn unexpected_refusal(&self) -> Error {
         let script = self.call.script;
         let (code, message) = if script.is_function() {
-            ("ERR", refusal::FUNCTION_NOT_FOUND)
+            ("ERR", FUNCTION_NOT_FOUND)
         } else {
             (NOSCRIPT, "the server did not run the script sent with EVAL")
         };
@@ -358,7 +358,7 @@ impl<'c, T: FromRedisValue, E> Attempts<'c, T, E> {
                     },
                 ))
             }
-            Error::Refused { code, .. } if refusal::is_transient(code) => {
+            Error::Refused { code, .. } if server_code(code).is_some_and(ServerCode::passes) => {
                 match self.options.retry_refusals {
                     Some(policy) if self.refusal_retries < policy.retries() => {
                         let delay = policy.delay(self.refusal_retries);
@@ -410,14 +410,14 @@ pub(crate) fn not_found_after_load(script: &'static Script, load: &Value) -> Err
         _ => Error::Refused {
             operation: script.name(),
             code: "ERR".to_owned(),
-            message: refusal::FUNCTION_NOT_FOUND.to_owned(),
+            message: FUNCTION_NOT_FOUND.to_owned(),
         },
     }
 }
 
 /// Whether `error` is the server's refusal for lack of permission.
 fn is_permission_refusal(error: &Error) -> bool {
-    matches!(error, Error::Refused { code, .. } if code == "NOPERM")
+    matches!(error, Error::Refused { code, .. } if code == NOPERM)
 }
 
 /// `script` is not loaded and the call does not load it; `refusal` is the
