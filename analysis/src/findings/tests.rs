@@ -106,6 +106,35 @@ fn a_number_tested_for_truth_is_always_true() {
     silent("local n = tonumber(ARGV[1]) if not n then return 0 end return n");
 }
 
+/// `n and n < 1` guards a use of `n` against nil: for a number the guard
+/// is redundant, never wrong, since the right side decides (a fixed
+/// version of a shipped script does this after `HLEN`). Where the right
+/// side uses something else, the author meant the number's truth.
+#[test]
+fn a_nil_guard_before_a_use_of_the_same_value_is_no_finding() {
+    silent(
+        "local n = redis.call('HLEN', KEYS[1])
+if n and n < 1 then return 0 end
+return n",
+    );
+    silent(
+        "local n = redis.call('LLEN', KEYS[1])
+while n and n > 0 do n = n - 1 end",
+    );
+    silent(
+        "local n = redis.call('SCARD', KEYS[1])
+return n and tostring(n)",
+    );
+    assert_eq!(
+        findings(
+            "local n = redis.call('HLEN', KEYS[1])
+if n and ARGV[1] == 'x' then return 0 end
+return n"
+        ),
+        [("always_true", ERROR, 2)]
+    );
+}
+
 /// A default given to a number that cannot be nil (redis-py's lock
 /// extension, `if not expiration then expiration = 0 end` after `PTTL`)
 /// is harmless: a warning. A branch that does more, or an `else`, keeps

@@ -622,20 +622,32 @@ impl Analyzer<'_> {
         strictness: Strictness,
     ) {
         let strict = strictness == Strictness::Strict;
-        let keys = match &last.value {
-            Value::Spread(table) => table.table_type().and_then(|table| table.keys.as_deref()),
+        let table = match &last.value {
+            Value::Spread(table) => table.table_type(),
             _ => None,
         };
-        let Some(keys) = keys else {
-            self.check_keys(&candidates, operands, arguments, strict, false);
-            return;
+        // A table of keys and values in turn stands for two of its pairs.
+        let pairs = table
+            .and_then(|table| table.pairs.as_deref())
+            .filter(|pairs| pairs.complete)
+            .and_then(|pairs| Some([pairs.key.clone()?, pairs.value.clone()?]))
+            .map(|[key, value]| vec![key.clone(), value.clone(), key, value]);
+        let elements = match table.and_then(|table| table.keys.as_deref()) {
+            Some(keys) => keys.to_vec(),
+            None => match pairs {
+                Some(pairs) => pairs,
+                None => {
+                    self.check_keys(&candidates, operands, arguments, strict, false);
+                    return;
+                }
+            },
         };
         let before = operands.len() - 1;
         let mut spread = operands[..before].to_vec();
         let mut words = arguments[..before.min(arguments.len())].to_vec();
-        for key in keys {
+        for key in elements {
             spread.push(Operand {
-                value: key.clone(),
+                value: key,
                 span: last.span,
                 many: false,
             });
@@ -1253,10 +1265,15 @@ impl Analyzer<'_> {
                 self.table_changed(token);
                 return;
             }
-            self.table_written(token);
             // The element written comes last (`table.insert(t, [pos,] v)`,
-            // `rawset(t, k, v)`).
-            if let Some(written) = operands.get(1..).and_then(<[Operand]>::last) {
+            // `rawset(t, k, v)`); `table.insert(t, v)` appends it.
+            let written = operands.get(1..).and_then(<[Operand]>::last);
+            let appended = match (global, operands) {
+                ("table", [_, element]) if !element.many => Some(&element.value),
+                _ => None,
+            };
+            self.table_written(token, appended);
+            if let Some(written) = written {
                 self.table_holds(token, &written.value);
             }
         }

@@ -166,7 +166,8 @@ impl Analyzer<'_> {
                                 self.facts.unit.error_codes.computed_field(&key, value);
                                 // `t[#t + 1] = v`: an element of a local table.
                                 if let (Prefix::Name(table), []) = (target.prefix(), path) {
-                                    self.table_written(table);
+                                    let appended = appends_to(expression, table);
+                                    self.table_written(table, appended.then_some(value));
                                     self.table_holds(table, value);
                                 }
                             }
@@ -551,7 +552,7 @@ impl Analyzer<'_> {
                 let value = analyzer.value_of(repeat.until());
                 analyzer.tested(&value);
                 let span = analyzer.context.map.expression(repeat.until());
-                analyzer.observe_condition(&value, repeat.until(), span, Test::Until);
+                analyzer.observe_condition(&value, repeat.until(), span, Test::Until, None);
                 until = Some(value);
                 let end = analyzer.scopes.snapshot();
                 analyzer.narrow(repeat.until(), true);
@@ -676,7 +677,7 @@ impl Analyzer<'_> {
         let value = self.value_of(condition);
         self.tested(&value);
         let span = self.context.map.expression(condition);
-        self.observe_condition(&value, condition, span, Test::Branch);
+        self.observe_condition(&value, condition, span, Test::Branch, None);
         let before = self.scopes.snapshot();
         self.narrow(condition, false);
         let otherwise = self.scopes.snapshot();
@@ -688,6 +689,25 @@ impl Analyzer<'_> {
         self.facts.missing.pop_guards(pushed);
         (value, terminates, otherwise)
     }
+}
+
+/// Whether `index` is `#table + 1`, the index that appends to `table`.
+fn appends_to(index: &Expression, table: &TokenReference) -> bool {
+    let Expression::BinaryOperator {
+        lhs,
+        binop: BinOp::Plus(_),
+        rhs,
+    } = index
+    else {
+        return false;
+    };
+    let is_one = matches!(&**rhs, Expression::Number(token) if token.token().to_string() == "1");
+    let is_length = matches!(
+        &**lhs,
+        Expression::UnaryOperator { unop: UnOp::Hash(_), expression }
+            if matches!(&**expression, Expression::Var(Var::Name(name)) if identifier(name) == identifier(table))
+    );
+    is_one && is_length
 }
 
 /// True when the loop body has a `break` of its own (not of a nested loop).

@@ -1323,3 +1323,50 @@ fn scripts_just_under_the_shallow_limit_fit_a_small_stack() {
         assert_clean(&source, &signature(1, 0));
     }
 }
+
+/// A table filled with keys and values in turn spreads into `MSET` and
+/// `MSETNX` with a KEYS element at every key position (a lock library's
+/// multi-lock), but not into a command that takes every argument as a key.
+#[test]
+fn tables_of_keys_and_values_in_turn_go_to_mset() {
+    let signature = Signature {
+        variadic_keys: true,
+        variadic_args: true,
+        ..Signature::default()
+    };
+    let pairs = |fill: &str, command: &str| {
+        format!(
+            "local argv = {{}}\nfor i, key in ipairs(KEYS) do\n{fill}\nend\nreturn redis.call('{command}', unpack(argv))"
+        )
+    };
+    let appended = "  argv[#argv + 1] = key\n  argv[#argv + 1] = ARGV[i]";
+    let inserted = "  table.insert(argv, KEYS[i])\n  table.insert(argv, ARGV[i])";
+    for fill in [appended, inserted] {
+        for command in ["MSETNX", "MSET"] {
+            let found = errors(&pairs(fill, command), &signature);
+            assert_eq!(found, Vec::<String>::new(), "{command} of\n{fill}");
+        }
+        // Every argument of DEL is a key: the values are not.
+        let found = error_messages(&pairs(fill, "DEL"), &signature);
+        assert!(
+            found
+                .iter()
+                .any(|message| message.contains("does not come from KEYS")),
+            "{found:?}"
+        );
+    }
+    // A value first: the keys are at the even positions.
+    let swapped = "  argv[#argv + 1] = ARGV[i]\n  argv[#argv + 1] = key";
+    assert!(
+        error_messages(&pairs(swapped, "MSET"), &signature)
+            .iter()
+            .any(|message| message.contains("does not come from KEYS"))
+    );
+    // A write at another index than the end ends what is known.
+    let elsewhere = "  argv[#argv + 1] = key\n  argv[i] = ARGV[i]";
+    assert!(
+        error_messages(&pairs(elsewhere, "MSET"), &signature)
+            .iter()
+            .any(|message| message.contains("does not come from KEYS"))
+    );
+}
