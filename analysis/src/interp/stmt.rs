@@ -285,7 +285,18 @@ impl Analyzer<'_> {
         let outer = self.scopes.snapshot();
         let id = self.next_function_id;
         self.next_function_id = self.next_function_id.wrapping_add(1);
-        self.functions.push(Function::new(id));
+        let never_called = self
+            .context
+            .uncalled
+            .contains(&library::callback_offset(body))
+            || self
+                .functions
+                .last()
+                .is_some_and(|function| function.never_called);
+        self.functions.push(Function {
+            never_called,
+            ..Function::new(id)
+        });
         self.scopes.push();
         if let Some(method) = method {
             self.declare("self", offset(method), Value::Unknown);

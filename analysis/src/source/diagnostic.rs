@@ -120,6 +120,14 @@ impl Diagnostic {
     }
 
     /// Adds a note under the source excerpt.
+    /// The same problem on a line that never runs (in a function nothing
+    /// calls): a warning, with `why` after its notes.
+    pub fn never_run(mut self, why: impl Into<String>) -> Self {
+        self.severity = Severity::Warning;
+        self.notes.push(why.into());
+        self
+    }
+
     pub fn with_note(mut self, note: impl Into<String>) -> Self {
         self.notes.push(note.into());
         self

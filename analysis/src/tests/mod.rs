@@ -1370,3 +1370,38 @@ fn tables_of_keys_and_values_in_turn_go_to_mset() {
             .any(|message| message.contains("does not come from KEYS"))
     );
 }
+
+/// An undefined global read in a local function nothing refers to never
+/// runs: a warning that says so. Called, or reachable through a name, it
+/// fails every call that gets there: an error.
+#[test]
+fn undefined_globals_in_functions_never_called_are_warnings() {
+    let dead = "local function unused()\n  return undefined_thing + 1\nend\nreturn 1";
+    let analysis = analyze(dead, &signature(0, 0));
+    let [diagnostic] = analysis.diagnostics.as_slice() else {
+        panic!("{:?}", analysis.diagnostics)
+    };
+    assert_eq!(
+        (diagnostic.code, diagnostic.severity),
+        (Code::UndefinedGlobal, Severity::Warning)
+    );
+    assert!(
+        diagnostic
+            .notes
+            .iter()
+            .any(|note| note.contains("never called")),
+        "{diagnostic:?}"
+    );
+    for live in [
+        "local function used()\n  return undefined_thing + 1\nend\nreturn used()",
+        "local helper = function() return undefined_thing end\nreturn pcall(helper)",
+        "local function outer()\n  local function inner() return undefined_thing end\n  return inner()\nend\nreturn outer()",
+    ] {
+        assert!(
+            errors(live, &signature(0, 0))
+                .iter()
+                .any(|error| error.contains("`undefined_thing` is not defined")),
+            "{live}"
+        );
+    }
+}
