@@ -11,7 +11,7 @@
 //! so it reads an unknown value too.
 
 use std::cell::RefCell;
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 
 use crate::domain::value::Value;
 
@@ -42,6 +42,11 @@ pub(crate) struct Scopes {
     /// Locals read from a function nested in the one declaring them: the
     /// only reads whose value depends on `assignments.reassigned`.
     nested_reads: RefCell<HashSet<usize>>,
+    /// The keys (`KEYS[n]`, by `n`) known to exist here: the script wrote
+    /// them as strings (a `SET` succeeds, or fails `NX` because the key is
+    /// there) and nothing that may delete a key ran since. Scripts see no
+    /// key expire while they run.
+    existing_keys: BTreeSet<usize>,
 }
 
 /// What a name refers to.
@@ -56,20 +61,30 @@ pub(crate) enum Binding {
     Global,
 }
 
-/// The values of the locals visible at one point, in declaration order.
+/// What is known at one point: the values of the locals visible there, in
+/// declaration order, and the keys known to exist.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Snapshot(Vec<Value>);
+pub(crate) struct Snapshot {
+    values: Vec<Value>,
+    existing_keys: BTreeSet<usize>,
+}
 
 impl Snapshot {
     /// The values where control from `self` and `other` meets.
     pub fn join(&self, other: &Snapshot) -> Snapshot {
-        Snapshot(
-            self.0
+        Snapshot {
+            values: self
+                .values
                 .iter()
-                .zip(&other.0)
+                .zip(&other.values)
                 .map(|(a, b)| a.join(b))
                 .collect(),
-        )
+            existing_keys: self
+                .existing_keys
+                .intersection(&other.existing_keys)
+                .copied()
+                .collect(),
+        }
     }
 
     /// The join of every snapshot, or `None` without one.
@@ -85,13 +100,19 @@ impl Snapshot {
     /// Each value that differs from `other` made unknown: the values a
     /// loop settles on when its iterations keep changing them.
     pub fn widen(&self, other: &Snapshot) -> Snapshot {
-        Snapshot(
-            self.0
+        Snapshot {
+            values: self
+                .values
                 .iter()
-                .zip(&other.0)
+                .zip(&other.values)
                 .map(|(a, b)| if a == b { a.clone() } else { Value::Unknown })
                 .collect(),
-        )
+            existing_keys: self
+                .existing_keys
+                .intersection(&other.existing_keys)
+                .copied()
+                .collect(),
+        }
     }
 }
 
@@ -101,6 +122,7 @@ impl Scopes {
             blocks: vec![Vec::new()],
             assignments,
             nested_reads: RefCell::default(),
+            existing_keys: BTreeSet::new(),
         }
     }
 
@@ -214,21 +236,40 @@ impl Scopes {
 
     /// The values of the visible locals, to branch from.
     pub fn snapshot(&self) -> Snapshot {
-        Snapshot(
-            self.blocks
+        Snapshot {
+            values: self
+                .blocks
                 .iter()
                 .flatten()
                 .map(|local| local.value.clone())
                 .collect(),
-        )
+            existing_keys: self.existing_keys.clone(),
+        }
     }
 
     /// Gives the visible locals the values of `snapshot` (taken where the
     /// same locals were visible; extra values are ignored).
     pub fn restore(&mut self, snapshot: &Snapshot) {
-        for (local, value) in self.blocks.iter_mut().flatten().zip(&snapshot.0) {
+        for (local, value) in self.blocks.iter_mut().flatten().zip(&snapshot.values) {
             local.value = value.clone();
         }
+        self.existing_keys.clone_from(&snapshot.existing_keys);
+    }
+
+    /// Whether `KEYS[index]` is known to exist here.
+    pub fn key_exists(&self, index: usize) -> bool {
+        self.existing_keys.contains(&index)
+    }
+
+    /// `KEYS[index]` exists from here on.
+    pub fn key_written(&mut self, index: usize) {
+        self.existing_keys.insert(index);
+    }
+
+    /// From here on no key is known to exist: something ran that may
+    /// delete keys, or the code runs at another time (a function's body).
+    pub fn forget_existing_keys(&mut self) {
+        self.existing_keys.clear();
     }
 
     /// Every local name visible here, for suggestions.

@@ -929,3 +929,34 @@ fn bit_constants_wider_than_32_bits() {
     silent("return bit.tohex(0xFF, 16)");
     silent("return bit.band(ARGV[1], 0x100000000) -- redis-script: allow(bit_width)");
 }
+
+/// A key the script wrote as a string earlier on the path is there: `GET`
+/// of it is never false (a failed `SET … NX` means the key exists; scripts
+/// see no key expire while they run). A write in between, a condition on
+/// the `SET`, or a function body run at another time forget it.
+#[test]
+fn a_get_after_set_is_never_false() {
+    let after = |set: &str, between: &str| {
+        format!(
+            "local ok = redis.call({set})\nif not ok then\n{between}\n  local holder = redis.call('GET', KEYS[1])\n  return 'held by ' .. holder\nend\nreturn 'acquired'"
+        )
+    };
+    silent(&after("'SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]", ""));
+    silent(&after(
+        "'SET', KEYS[1], ARGV[1], 'NX'",
+        "  redis.call('GET', KEYS[2])",
+    ));
+    // A redundant test for the missing value is no finding either.
+    silent(
+        "redis.call('SET', KEYS[1], 'x')\nif redis.call('GET', KEYS[1]) == false then return 0 end\nreturn 1",
+    );
+    for unknown in [
+        after("'SET', KEYS[1], ARGV[1], 'XX'", ""),
+        after("'SET', KEYS[1], ARGV[1], 'NX'", "  redis.call('DEL', KEYS[2])"),
+        after("'SET', KEYS[2], ARGV[1], 'NX'", ""),
+        after("'SET', KEYS[1], ARGV[1], 'NX'", "  redis.call('SELECT', 1)"),
+        "redis.call('SET', KEYS[1], 'x')\nlocal function later() return 'v' .. redis.call('GET', KEYS[1]) end\nreturn later()".to_owned(),
+    ] {
+        assert_eq!(names(&unknown), ["nil_value"], "{unknown}");
+    }
+}

@@ -112,6 +112,18 @@ impl Analyzer<'_> {
         if let Value::Builtin { global, member } = &callee {
             self.track_table_writes(global, member.as_deref(), arguments, &operands);
         }
+        // A function of the script, or one a protected call runs, may
+        // delete keys.
+        let runs_script_code = match &callee {
+            Value::Builtin { global, member } => matches!(
+                (global.as_str(), member.as_deref()),
+                ("pcall" | "xpcall", None) | ("coroutine", Some("resume"))
+            ),
+            _ => true,
+        };
+        if runs_script_code {
+            self.scopes.forget_existing_keys();
+        }
         let result = match &callee {
             Value::Builtin { global, member } => {
                 self.builtin_call(global, member.as_deref(), &operands, span)
@@ -231,8 +243,16 @@ impl Analyzer<'_> {
             self.facts.unit.error_codes.forwards_command_errors();
         }
         let Some((name, releases)) = self.check_redis_call(operands, span, protected) else {
+            // A command the model does not know, or one named at run time,
+            // may delete keys.
+            self.scopes.forget_existing_keys();
             return Value::Unknown;
         };
+        let written_key = match operands.get(1).map(|operand| &operand.value) {
+            Some(Value::Key(Some(index))) => Some(*index),
+            _ => None,
+        };
+        let known_to_exist = written_key.is_some_and(|index| self.scopes.key_exists(index));
         let name_span = operands.first().map_or(span, |operand| operand.span);
         let command = operands
             .first()
@@ -250,6 +270,21 @@ impl Analyzer<'_> {
             what: format!("a value read from the reply of `{command}`"),
             line: name_span.line,
         });
+        if name == "get" && known_to_exist {
+            // The script wrote the key as a string earlier on this path: it
+            // is there. A test for its absence is redundant, not wrong.
+            reply = reply.without(Kinds::FALSY);
+            reply.unguarded = reply.unguarded | Kinds::FALSE;
+        }
+        match (creates_string(name, operands), written_key) {
+            (true, Some(index)) => self.scopes.key_written(index),
+            (true, None) => {}
+            // A write may delete them; `SELECT` names another database's.
+            (false, _) if may_write(name, releases) || name == "select" => {
+                self.scopes.forget_existing_keys();
+            }
+            (false, _) => {}
+        }
         reply.unbounded = reads::unbounded_read(name, releases, operands, span);
         if let Some(read) = &reply.unbounded {
             self.facts.unit.review.read(ReadSite {
@@ -1124,6 +1159,55 @@ fn formats_a_key(operands: &[Operand]) -> Option<crate::domain::keys::Derivation
         return None;
     }
     operands.get(1)?.value.derivation()
+}
+
+/// Whether a call of `name` with `operands` leaves its first key holding
+/// a string whatever it answers: a `SET` with no condition but `NX` (with
+/// `NX` it fails only because the key is there; `XX` and the `IF…`
+/// conditions may set nothing on an absent key), or a command that
+/// creates the string it updates.
+fn creates_string(name: &str, operands: &[Operand]) -> bool {
+    match name {
+        "set" => {
+            // After the key and the value: option words, each of `EX`,
+            // `PX`, `EXAT` and `PXAT` followed by its number.
+            let mut options = operands.iter().skip(3);
+            while let Some(option) = options.next() {
+                let word = match (&option.value, option.many) {
+                    (Value::Str(word), false) => word.to_ascii_uppercase(),
+                    _ => return false,
+                };
+                match word.as_str() {
+                    "EX" | "PX" | "EXAT" | "PXAT" => {
+                        if options.next().is_none_or(|argument| argument.many) {
+                            return false;
+                        }
+                    }
+                    "NX" | "GET" | "KEEPTTL" => {}
+                    _ => return false,
+                }
+            }
+            true
+        }
+        "setnx" | "setex" | "psetex" | "getset" | "incr" | "incrby" | "decr" | "decrby"
+        | "incrbyfloat" | "append" => true,
+        _ => false,
+    }
+}
+
+/// Whether some form of `name` on `releases` writes.
+fn may_write(name: &str, releases: ReleaseSet) -> bool {
+    commands::lookup(name).is_none_or(|entry| {
+        entry
+            .forms
+            .iter()
+            .filter(|form| !form.releases.intersection(releases).is_empty())
+            .any(|form| {
+                form.flags.intersects(
+                    commands::CommandFlags::WRITE.union(commands::CommandFlags::MAY_REPLICATE),
+                )
+            })
+    })
 }
 
 /// The value of a call of a sandbox function that has no effect on what

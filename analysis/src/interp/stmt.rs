@@ -297,6 +297,9 @@ impl Analyzer<'_> {
             never_called,
             ..Function::new(id)
         });
+        // The body runs when it is called, not here: no key is known to
+        // exist then.
+        self.scopes.forget_existing_keys();
         self.scopes.push();
         if let Some(method) = method {
             self.declare("self", offset(method), Value::Unknown);
@@ -359,6 +362,7 @@ impl Analyzer<'_> {
         };
         let unit = self.walk_unit(context, |analyzer| {
             let outer_values = analyzer.scopes.snapshot();
+            analyzer.scopes.forget_existing_keys();
             let id = analyzer.next_function_id;
             analyzer.next_function_id = analyzer.next_function_id.wrapping_add(1);
             analyzer.functions.push(Function::new(id));
