@@ -42,11 +42,12 @@ pub(crate) struct Scopes {
     /// Locals read from a function nested in the one declaring them: the
     /// only reads whose value depends on `assignments.reassigned`.
     nested_reads: RefCell<HashSet<usize>>,
-    /// The keys (`KEYS[n]`, by `n`) known to exist here: the script wrote
-    /// them as strings (a `SET` succeeds, or fails `NX` because the key is
-    /// there) and nothing that may delete a key ran since. Scripts see no
-    /// key expire while they run.
-    existing_keys: BTreeSet<usize>,
+    /// What is known to exist here, as written (a key's expression, or a
+    /// key's and a hash field's joined by [`FIELD_OF`]): the script wrote it
+    /// (a `SET` succeeds, or fails `NX` because the key is there; `HSET`)
+    /// and nothing that may delete anything ran since. Scripts see no key
+    /// expire while they run.
+    existing: BTreeSet<String>,
 }
 
 /// What a name refers to.
@@ -61,12 +62,16 @@ pub(crate) enum Binding {
     Global,
 }
 
+/// What joins a key's expression and a hash field's in a fact of
+/// existence.
+pub(crate) const FIELD_OF: char = '\u{0}';
+
 /// What is known at one point: the values of the locals visible there, in
-/// declaration order, and the keys known to exist.
+/// declaration order, and what is known to exist.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Snapshot {
     values: Vec<Value>,
-    existing_keys: BTreeSet<usize>,
+    existing: BTreeSet<String>,
 }
 
 impl Snapshot {
@@ -79,10 +84,10 @@ impl Snapshot {
                 .zip(&other.values)
                 .map(|(a, b)| a.join(b))
                 .collect(),
-            existing_keys: self
-                .existing_keys
-                .intersection(&other.existing_keys)
-                .copied()
+            existing: self
+                .existing
+                .intersection(&other.existing)
+                .cloned()
                 .collect(),
         }
     }
@@ -107,10 +112,10 @@ impl Snapshot {
                 .zip(&other.values)
                 .map(|(a, b)| if a == b { a.clone() } else { Value::Unknown })
                 .collect(),
-            existing_keys: self
-                .existing_keys
-                .intersection(&other.existing_keys)
-                .copied()
+            existing: self
+                .existing
+                .intersection(&other.existing)
+                .cloned()
                 .collect(),
         }
     }
@@ -122,7 +127,7 @@ impl Scopes {
             blocks: vec![Vec::new()],
             assignments,
             nested_reads: RefCell::default(),
-            existing_keys: BTreeSet::new(),
+            existing: BTreeSet::new(),
         }
     }
 
@@ -243,7 +248,7 @@ impl Scopes {
                 .flatten()
                 .map(|local| local.value.clone())
                 .collect(),
-            existing_keys: self.existing_keys.clone(),
+            existing: self.existing.clone(),
         }
     }
 
@@ -253,23 +258,34 @@ impl Scopes {
         for (local, value) in self.blocks.iter_mut().flatten().zip(&snapshot.values) {
             local.value = value.clone();
         }
-        self.existing_keys.clone_from(&snapshot.existing_keys);
+        self.existing.clone_from(&snapshot.existing);
     }
 
-    /// Whether `KEYS[index]` is known to exist here.
-    pub fn key_exists(&self, index: usize) -> bool {
-        self.existing_keys.contains(&index)
+    /// Whether `written` (a key's expression, or a key's and a field's
+    /// joined by [`FIELD_OF`]) is known to exist here.
+    pub fn exists(&self, written: &str) -> bool {
+        self.existing.contains(written)
     }
 
-    /// `KEYS[index]` exists from here on.
-    pub fn key_written(&mut self, index: usize) {
-        self.existing_keys.insert(index);
+    /// `written` exists from here on.
+    pub fn created(&mut self, written: String) {
+        self.existing.insert(written);
     }
 
-    /// From here on no key is known to exist: something ran that may
+    /// From here on nothing is known to exist: something ran that may
     /// delete keys, or the code runs at another time (a function's body).
-    pub fn forget_existing_keys(&mut self) {
-        self.existing_keys.clear();
+    pub fn forget_existing(&mut self) {
+        self.existing.clear();
+    }
+
+    /// The local `name` holds something else from here on: what was known
+    /// to exist by an expression naming it is no longer.
+    pub fn forget_existing_naming(&mut self, name: &str) {
+        self.existing.retain(|written| {
+            !written
+                .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .any(|word| word == name)
+        });
     }
 
     /// Every local name visible here, for suggestions.

@@ -950,7 +950,18 @@ fn a_get_after_set_is_never_false() {
     silent(
         "redis.call('SET', KEYS[1], 'x')\nif redis.call('GET', KEYS[1]) == false then return 0 end\nreturn 1",
     );
+    // A key built from a prefix, a local holding it, a hash field.
+    silent(
+        "redis.call('SET', KEYS[1] .. ARGV[1], ARGV[2])\nreturn 'v' .. redis.call('GET', KEYS[1] .. ARGV[1])",
+    );
+    silent(
+        "local job = KEYS[1] .. 'job:' .. ARGV[1]\nredis.call('HSET', job, 'payload', ARGV[2])\nreturn 'v' .. redis.call('HGET', job, 'payload')",
+    );
     for unknown in [
+        // The local names another key by the time it is read.
+        "local key = KEYS[1]\nredis.call('SET', key, 'x')\nkey = KEYS[2]\nreturn 'v' .. redis.call('GET', key)".to_owned(),
+        // Another field.
+        "redis.call('HSET', KEYS[1], 'a', 1)\nreturn 'v' .. redis.call('HGET', KEYS[1], 'b')".to_owned(),
         after("'SET', KEYS[1], ARGV[1], 'XX'", ""),
         after("'SET', KEYS[1], ARGV[1], 'NX'", "  redis.call('DEL', KEYS[2])"),
         after("'SET', KEYS[2], ARGV[1], 'NX'", ""),

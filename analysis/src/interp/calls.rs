@@ -9,6 +9,7 @@ use crate::domain::keys::KeySite;
 use crate::domain::operand::{Operand, after_name, literal_text};
 use crate::domain::replies::{Caller, reply_type};
 use crate::domain::review::ReadSite;
+use crate::domain::scope::{Binding, FIELD_OF};
 use crate::domain::types::{DataRead, Kinds, TableType, Type};
 use crate::domain::value::{Param, Reply, Value};
 use crate::interp::error_codes::error_code;
@@ -122,7 +123,7 @@ impl Analyzer<'_> {
             _ => true,
         };
         if runs_script_code {
-            self.scopes.forget_existing_keys();
+            self.scopes.forget_existing();
         }
         let result = match &callee {
             Value::Builtin { global, member } => {
@@ -245,14 +246,10 @@ impl Analyzer<'_> {
         let Some((name, releases)) = self.check_redis_call(operands, span, protected) else {
             // A command the model does not know, or one named at run time,
             // may delete keys.
-            self.scopes.forget_existing_keys();
+            self.scopes.forget_existing();
             return Value::Unknown;
         };
-        let written_key = match operands.get(1).map(|operand| &operand.value) {
-            Some(Value::Key(Some(index))) => Some(*index),
-            _ => None,
-        };
-        let known_to_exist = written_key.is_some_and(|index| self.scopes.key_exists(index));
+        let existing = self.existing_read(name, operands);
         let name_span = operands.first().map_or(span, |operand| operand.span);
         let command = operands
             .first()
@@ -270,21 +267,13 @@ impl Analyzer<'_> {
             what: format!("a value read from the reply of `{command}`"),
             line: name_span.line,
         });
-        if name == "get" && known_to_exist {
-            // The script wrote the key as a string earlier on this path: it
-            // is there. A test for its absence is redundant, not wrong.
+        if existing {
+            // The script wrote it earlier on this path: it is there. A
+            // test for its absence is redundant, not wrong.
             reply = reply.without(Kinds::FALSY);
             reply.unguarded = reply.unguarded | Kinds::FALSE;
         }
-        match (creates_string(name, operands), written_key) {
-            (true, Some(index)) => self.scopes.key_written(index),
-            (true, None) => {}
-            // A write may delete them; `SELECT` names another database's.
-            (false, _) if may_write(name, releases) || name == "select" => {
-                self.scopes.forget_existing_keys();
-            }
-            (false, _) => {}
-        }
+        self.record_creations(name, releases, operands);
         reply.unbounded = reads::unbounded_read(name, releases, operands, span);
         if let Some(read) = &reply.unbounded {
             self.facts.unit.review.read(ReadSite {
@@ -299,6 +288,94 @@ impl Analyzer<'_> {
             return Value::Typed(reply.join(&Type::of(Kinds::TABLE)));
         }
         Value::Typed(reply)
+    }
+
+    /// Whether `name` reads, at `operands`, what the script wrote earlier
+    /// on this path: `GET` of a key it set, `HGET` of a field it set.
+    fn existing_read(&self, name: &str, operands: &[Operand]) -> bool {
+        let written = |at: usize| {
+            operands
+                .get(at)
+                .and_then(|operand| self.stable_text(operand))
+        };
+        match name {
+            "get" => written(1).is_some_and(|key| self.scopes.exists(&key)),
+            "hget" => written(1)
+                .zip(written(2))
+                .is_some_and(|(key, field)| self.scopes.exists(&format!("{key}{FIELD_OF}{field}"))),
+            _ => false,
+        }
+    }
+
+    /// What a call of `name` with `operands` (on `releases`) creates for
+    /// what comes after it on this path: a string key, hash fields; any
+    /// other write may delete, and `SELECT` names another database's keys.
+    fn record_creations(&mut self, name: &str, releases: ReleaseSet, operands: &[Operand]) {
+        let written = |at: usize| {
+            operands
+                .get(at)
+                .and_then(|operand| self.stable_text(operand))
+        };
+        if creates_string(name, operands) {
+            if let Some(key) = written(1) {
+                self.scopes.created(key);
+            }
+            return;
+        }
+        if let Some(fields) = created_fields(name, operands.len()) {
+            let Some(key) = written(1) else {
+                return;
+            };
+            let fields: Vec<String> = fields.filter_map(written).collect();
+            for field in fields {
+                self.scopes.created(format!("{key}{FIELD_OF}{field}"));
+            }
+            return;
+        }
+        if may_write(name, releases) || name == "select" {
+            self.scopes.forget_existing();
+        }
+    }
+
+    /// The text of `operand` when it names the same value wherever it is
+    /// written on a path where none of its locals is assigned: literals,
+    /// `KEYS` and `ARGV` elements and locals joined by operators, with no
+    /// call and no global. What a path knows to exist is keyed by it.
+    fn stable_text(&self, operand: &Operand) -> Option<String> {
+        if operand.many {
+            return None;
+        }
+        let text = self.context.map.snippet(operand.span)?;
+        let mut in_string: Option<char> = None;
+        let mut word = String::new();
+        let mut names = Vec::new();
+        for c in text.chars().chain([' ']) {
+            match in_string {
+                Some(quote) if c == quote => in_string = None,
+                Some(_) => {}
+                None if c == '\'' || c == '"' => in_string = Some(c),
+                None if c == '(' || c == '{' || c == '[' && text.contains("[[") => return None,
+                None if c.is_ascii_alphanumeric() || c == '_' => word.push(c),
+                None => {
+                    if word
+                        .chars()
+                        .next()
+                        .is_some_and(|first| !first.is_ascii_digit())
+                    {
+                        names.push(std::mem::take(&mut word));
+                    }
+                    word.clear();
+                }
+            }
+        }
+        let stable = names.iter().all(|name| {
+            matches!(name.as_str(), "KEYS" | "ARGV")
+                || matches!(
+                    self.scopes.resolve(name, self.functions_depth()),
+                    Binding::Local { .. }
+                )
+        });
+        stable.then_some(text)
     }
 
     /// `redis.error_reply(message)`: an error reply, whose code the
@@ -1192,6 +1269,16 @@ fn creates_string(name: &str, operands: &[Operand]) -> bool {
         "setnx" | "setex" | "psetex" | "getset" | "incr" | "incrby" | "decr" | "decrby"
         | "incrbyfloat" | "append" => true,
         _ => false,
+    }
+}
+
+/// The operand indices of the hash fields a call of `name` with `count`
+/// operands creates (or updates, leaving them there): `HSET key f v f v`.
+fn created_fields(name: &str, count: usize) -> Option<impl Iterator<Item = usize>> {
+    match name {
+        "hset" | "hmset" => Some((2..count).step_by(2)),
+        "hsetnx" | "hincrby" | "hincrbyfloat" => Some((2..3).step_by(1)),
+        _ => None,
     }
 }
 

@@ -199,6 +199,7 @@ impl Analyzer<'_> {
             Binding::Local {
                 declared_at, depth, ..
             } => {
+                self.scopes.forget_existing_naming(name);
                 self.assignments_found.reassigned.insert(declared_at);
                 if depth != self.functions_depth() {
                     self.assignments_found.from_closures.insert(declared_at);
@@ -299,7 +300,7 @@ impl Analyzer<'_> {
         });
         // The body runs when it is called, not here: no key is known to
         // exist then.
-        self.scopes.forget_existing_keys();
+        self.scopes.forget_existing();
         self.scopes.push();
         if let Some(method) = method {
             self.declare("self", offset(method), Value::Unknown);
@@ -362,7 +363,7 @@ impl Analyzer<'_> {
         };
         let unit = self.walk_unit(context, |analyzer| {
             let outer_values = analyzer.scopes.snapshot();
-            analyzer.scopes.forget_existing_keys();
+            analyzer.scopes.forget_existing();
             let id = analyzer.next_function_id;
             analyzer.next_function_id = analyzer.next_function_id.wrapping_add(1);
             analyzer.functions.push(Function::new(id));
