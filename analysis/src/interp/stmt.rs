@@ -402,11 +402,14 @@ impl Analyzer<'_> {
             analyzer.scopes.restore(&outer_values);
             if registration.declaration.is_some() {
                 for mut finding in analyzer.param_findings() {
-                    // About the declaration: placed at the registration.
                     finding.function = registration.declaration;
-                    finding.line = registration.span.line;
-                    finding.column = registration.span.column;
-                    finding.width = registration.span.width;
+                    // About the declaration rather than a read: placed at
+                    // the registration.
+                    if finding.parameter.is_some() {
+                        finding.line = registration.span.line;
+                        finding.column = registration.span.column;
+                        finding.width = registration.span.width;
+                    }
                     analyzer.facts.diagnostics.push(finding);
                 }
             }

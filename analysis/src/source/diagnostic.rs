@@ -24,6 +24,9 @@ pub enum Parameter {
     Key(usize),
     /// `ARGV[n]`, 1-based.
     Arg(usize),
+    /// The declaration's split of its parameters into keys and arguments
+    /// (the Rust function's `keys = N`).
+    KeyCount,
 }
 
 /// How serious a diagnostic is.

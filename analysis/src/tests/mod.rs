@@ -1405,3 +1405,46 @@ fn undefined_globals_in_functions_never_called_are_warnings() {
         );
     }
 }
+
+/// Keys and arguments split at another place than the script reads them
+/// (one key too many declared, and an argument read past the end) is one
+/// mistake: reported once, about the split, with the split to declare.
+#[test]
+fn a_split_at_the_wrong_place_is_reported_once_about_the_split() {
+    let source = "return redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2])";
+    let declared = |declared_by| Signature {
+        keys: 2,
+        args: 1,
+        declared_by,
+        key_names: vec!["lock".to_owned(), "token".to_owned()],
+        arg_names: vec!["ttl_ms".to_owned()],
+        ..Signature::default()
+    };
+    let analysis = analyze(source, &declared(DeclaredBy::RustFunction));
+    let [diagnostic] = analysis.diagnostics.as_slice() else {
+        panic!("{:?}", analysis.diagnostics)
+    };
+    assert_eq!(diagnostic.parameter, Some(Parameter::KeyCount));
+    assert_eq!(
+        diagnostic.text(),
+        "`keys = 2` splits the parameters where the script does not: it reads keys up to `KEYS[1]` and arguments up to `ARGV[2]` (`token` is an argument)"
+    );
+    assert_eq!(diagnostic.help.as_deref(), Some("declare `keys = 1`"));
+    let command_line = analyze(source, &declared(DeclaredBy::CommandLine));
+    let [diagnostic] = command_line.diagnostics.as_slice() else {
+        panic!("{:?}", command_line.diagnostics)
+    };
+    assert!(
+        diagnostic
+            .text()
+            .starts_with("`--keys 2 --args 1` split the parameters")
+    );
+    assert_eq!(diagnostic.help.as_deref(), Some("pass `--keys 1 --args 2`"));
+    // Reads that fit no split: an index out of range, where it is read.
+    let past_both = "return redis.call('SET', KEYS[3], ARGV[2])";
+    assert!(
+        errors(past_both, &declared(DeclaredBy::RustFunction))
+            .iter()
+            .any(|error| error.contains("`KEYS[3]` is out of range"))
+    );
+}
