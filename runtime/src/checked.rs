@@ -95,7 +95,8 @@ pub trait ArgumentType {}
     label = "not a `redis_script::redis::aio::ConnectionLike`",
     note = "when this is a connection of another redis-rs version (`redis = \"0.32\"` in Cargo.toml), depend on `redis = \"1\"`, or open the connection through `redis_script::redis`, the version this crate re-exports",
     note = "for a pooled connection, pass the connection itself: `&mut *pooled`",
-    note = "a `redis::Client` is no connection but opens them: pass `&mut client.get_multiplexed_async_connection().await?`, or a `ConnectionManager` or cluster connection you keep"
+    note = "a `redis::Client` is no connection but opens them: pass `&mut client.get_multiplexed_async_connection().await?`, or a `ConnectionManager` or cluster connection you keep",
+    note = "a blocking `redis::Connection` is no async connection: call the script through its prepared call instead, `script_name::call(arguments…).invoke_blocking(&mut connection)`"
 )]
 pub trait AsyncConnection: redis::aio::ConnectionLike {}
 
