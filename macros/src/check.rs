@@ -155,7 +155,24 @@ fn model_options(
     (model, declared_commands_path)
 }
 
-pub fn check(declaration: &Declaration) -> Result<CheckedScript, syn::Error> {
+/// A declaration that failed its checks: the errors, and the warnings the
+/// script has besides, which a failing build shows as well (fixing the
+/// errors should not uncover them one build later).
+pub struct Failed {
+    pub errors: syn::Error,
+    pub warnings: Vec<String>,
+}
+
+impl From<syn::Error> for Failed {
+    fn from(errors: syn::Error) -> Self {
+        Failed {
+            errors,
+            warnings: Vec::new(),
+        }
+    }
+}
+
+pub fn check(declaration: &Declaration) -> Result<CheckedScript, Failed> {
     let path_literal = &declaration.options.path;
     let file = LuaFile::read(path_literal, "script")?;
     let LuaFile {
@@ -191,7 +208,12 @@ pub fn check(declaration: &Declaration) -> Result<CheckedScript, syn::Error> {
             format!("{reason} (`{relative}`)"),
         ));
     }
-    errors.finish()?;
+    if let Err(errors) = errors.finish() {
+        return Err(Failed {
+            errors,
+            warnings: notes(&analysis.diagnostics, relative, source),
+        });
+    }
 
     let exactly_once = declaration.options.exactly_once.is_some();
     let sent_source = lua::sent::script(source, &analysis, exactly_once);
@@ -343,7 +365,7 @@ pub struct CheckedFunction {
     pub facts: CheckedScript,
 }
 
-pub fn check_library(declaration: &LibraryDeclaration) -> Result<CheckedLibrary, syn::Error> {
+pub fn check_library(declaration: &LibraryDeclaration) -> Result<CheckedLibrary, Failed> {
     let path_literal = &declaration.path;
     let file = LuaFile::read(path_literal, "library")?;
     let LuaFile {
@@ -373,7 +395,12 @@ pub fn check_library(declaration: &LibraryDeclaration) -> Result<CheckedLibrary,
             None => syn::Error::new(path_literal.span(), diagnostic.render(relative, source)),
         });
     }
-    errors.finish()?;
+    if let Err(errors) = errors.finish() {
+        return Err(Failed {
+            errors,
+            warnings: notes(&analysis.diagnostics, relative, source),
+        });
+    }
 
     let sent = lua::sent::library(source, &analysis);
     let sha1 = sha1_hex(&sent.source);
@@ -386,7 +413,8 @@ pub fn check_library(declaration: &LibraryDeclaration) -> Result<CheckedLibrary,
             return Err(syn::Error::new(
                 function.signature.ident.span(),
                 format!("the library registers no function `{name}`"),
-            ));
+            )
+            .into());
         };
         checked.push(CheckedFunction {
             called_as: sent.function_name(&name),

@@ -348,6 +348,11 @@ impl WarningSite {
         }
     }
 
+    /// One warning per note.
+    pub fn warnings(&self, notes: &[String]) -> TokenStream {
+        notes.iter().map(|note| self.warning(note)).collect()
+    }
+
     /// A deprecation warning carrying `note` when the `const` expression
     /// `condition` is true; the code's name shows in the warning's first
     /// words.

@@ -59,10 +59,7 @@ fn typed_call(
     let rebuild_triggers = rebuild_triggers(declared_commands_path.as_deref(), absolute_path);
     let warning_site =
         contract::WarningSite::new(declaration.options.path.span(), &signature.attrs);
-    let warnings: TokenStream = notes
-        .iter()
-        .map(|note| warning_site.warning(note))
-        .collect();
+    let warnings = warning_site.warnings(notes);
     // A `const` item cannot name the function's generic parameters, so the
     // contract of a generic declaration is checked when it is decoded only.
     let checks_contract = signature.generics.params.is_empty();
@@ -607,10 +604,7 @@ pub fn library_module(declaration: &LibraryDeclaration, library: &CheckedLibrary
     let path = declaration.path.value();
     let warning_site =
         contract::WarningSite::new(declaration.path.span(), &declaration.module.attrs);
-    let warnings: TokenStream = notes
-        .iter()
-        .map(|note| warning_site.warning(note))
-        .collect();
+    let warnings = warning_site.warnings(notes);
     let rebuild_triggers = rebuild_triggers(declared_commands_path.as_deref(), absolute_path);
     let calls: TokenStream = declaration
         .functions

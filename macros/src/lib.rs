@@ -90,14 +90,19 @@ fn expand(
     }
     match check::check(&declaration) {
         Ok(script) => generate::script_function(&declaration, &script),
-        Err(errors) => {
-            let errors = errors.to_compile_error();
+        Err(failed) => {
+            let errors = failed.errors.to_compile_error();
+            let warnings = contract::WarningSite::new(
+                declaration.options.path.span(),
+                &declaration.signature.attrs,
+            )
+            .warnings(&failed.warnings);
             let fallback = generate::unreachable_function(
                 &declaration.signature,
                 declaration.options.errors.as_ref(),
                 declaration.options.exactly_once.is_some(),
             );
-            quote::quote! { #errors #fallback }
+            quote::quote! { #errors #warnings #fallback }
         }
     }
 }
@@ -158,15 +163,18 @@ fn expand_library(
     };
     match check::check_library(&declaration) {
         Ok(library) => generate::library_module(&declaration, &library),
-        Err(errors) => {
-            let errors = errors.to_compile_error();
+        Err(failed) => {
+            let errors = failed.errors.to_compile_error();
+            let warnings =
+                contract::WarningSite::new(declaration.path.span(), &declaration.module.attrs)
+                    .warnings(&failed.warnings);
             let functions: Vec<_> = declaration
                 .functions
                 .iter()
                 .map(|function| (&function.signature, function.options.errors.as_ref()))
                 .collect();
             let fallback = generate::unreachable_library(&declaration.module, &functions);
-            quote::quote! { #errors #fallback }
+            quote::quote! { #errors #warnings #fallback }
         }
     }
 }
