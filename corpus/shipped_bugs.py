@@ -290,11 +290,14 @@ def check(command: list[str], path: Path, bug: dict) -> list[dict]:
 
 def bug_lines(text: str, anchors: list[str]) -> set[int]:
     """The lines of the pre-fix script where the bug is: those holding one
-    of the entry's anchors (the bug's line, and where its value is used)."""
+    of the entry's anchors (the bug's line, and where its value is used);
+    an anchor starting with ^ is a regular expression for the whole line."""
     lines = set()
     for number, line in enumerate(text.split("\n"), start=1):
-        if any(anchor in line for anchor in anchors):
+        if any(re.fullmatch(anchor, line) if anchor.startswith("^") else anchor in line for anchor in anchors):
             lines.add(number)
+    if not lines:
+        raise SystemExit(f"no line of the pre-fix script holds {anchors}")
     return lines
 
 
