@@ -104,6 +104,8 @@ def literal(source: str, anchor: str, quote: str) -> str:
     """The string literal of `source` that holds `anchor`, delimited by
     `quote` (a JavaScript template literal, a Python triple-quoted string):
     the script as the host program sends it."""
+    if source.count(anchor) != 1:
+        raise SystemExit(f"the anchor {anchor!r} is in {source.count(anchor)} places of the source, not one")
     at = source.index(anchor)
     start = source.rindex(quote, 0, at) + len(quote)
     end = source.index(quote, at)
@@ -240,8 +242,9 @@ def argument(value):
 
 
 def outcome(server: Server, text: str, repro: dict) -> dict:
-    """FLUSHALL, the setup, the call (repeated `calls` times: the reply of
-    the last one), then the commands that read what it left."""
+    """FLUSHALL, the setup, the script's earlier calls (`before`), the call
+    (repeated `calls` times: the reply of the last one), then the commands
+    that read what it left."""
     connection = Connection(server.port, timeout=30)
     try:
         connection.command("FLUSHALL")
@@ -250,10 +253,13 @@ def outcome(server: Server, text: str, repro: dict) -> dict:
             reply = connection.command(*map(argument, command))
             if isinstance(reply, RedisError):
                 raise SystemExit(f"setup {command[:3]}... failed: {reply}")
-        keys = [argument(key) for key in repro.get("keys", [])]
-        args = [argument(arg) for arg in repro.get("args", [])]
-        for _ in range(repro.get("calls", 1)):
-            reply = connection.command("EVAL", text, len(keys), *keys, *args)
+        # Earlier calls of the script itself (a limiter's first hits), then
+        # the call under test, `calls` times.
+        runs = [(run["keys"], run["args"]) for run in repro.get("before", [])]
+        runs += [(repro.get("keys", []), repro.get("args", []))] * repro.get("calls", 1)
+        for keys, args in runs:
+            keys = [argument(key) for key in keys]
+            reply = connection.command("EVAL", text, len(keys), *keys, *map(argument, args))
         after = [plain(connection.command(*map(argument, command))) for command in repro.get("after", [])]
         return {"reply": plain(reply), "after": after}
     finally:
