@@ -135,23 +135,36 @@ class Server:
 
     def __init__(self, binary: str, cluster: bool):
         self.directory = tempfile.mkdtemp(prefix="shipped-")
+        # A port found free may be taken before the server binds it: try
+        # another one.
+        for _ in range(3):
+            if self.start(binary, cluster):
+                break
+        else:
+            shutil.rmtree(self.directory, ignore_errors=True)
+            raise SystemExit(f"{binary} did not start")
+
+    def start(self, binary: str, cluster: bool) -> bool:
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
             self.port = probe.getsockname()[1]
         command = [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
                    "--appendonly", "no", "--dir", self.directory, "--busy-reply-threshold", "5000"]
         if cluster:
-            command += ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"]
+            command += ["--cluster-enabled", "yes", "--cluster-config-file", f"nodes-{self.port}.conf"]
         self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        for _ in range(250):
+        for _ in range(750):
+            if self.process.poll() is not None:
+                return False
             try:
                 Connection(self.port).close()
                 break
             except OSError:
                 time.sleep(0.02)
         else:
-            self.stop()
-            raise SystemExit(f"{binary} did not start")
+            self.process.kill()
+            self.process.wait()
+            return False
         if cluster:
             connection = Connection(self.port)
             connection.command("CLUSTER", "ADDSLOTSRANGE", "0", "16383")
@@ -161,6 +174,7 @@ class Server:
                     break
                 time.sleep(0.02)
             connection.close()
+        return True
 
     def stop(self):
         self.process.kill()
@@ -241,7 +255,7 @@ def argument(value):
     return str(value)
 
 
-def outcome(server: Server, text: str, repro: dict) -> dict:
+def outcome(server: Server, text: str, repro: dict, side: str) -> dict:
     """FLUSHALL, the setup, the script's earlier calls (`before`), the call
     (repeated `calls` times: the reply of the last one), then the commands
     that read what it left."""
@@ -256,7 +270,10 @@ def outcome(server: Server, text: str, repro: dict) -> dict:
         # Earlier calls of the script itself (a limiter's first hits), then
         # the call under test, `calls` times.
         runs = [(run["keys"], run["args"]) for run in repro.get("before", [])]
-        runs += [(repro.get("keys", []), repro.get("args", []))] * repro.get("calls", 1)
+        # A fix that changed the call itself (a key that becomes an argument)
+        # gives each side the keys and arguments its own client passes.
+        call = repro.get("sides", {}).get(side, repro)
+        runs += [(call.get("keys", []), call.get("args", []))] * repro.get("calls", 1)
         for keys, args in runs:
             keys = [argument(key) for key in keys]
             reply = connection.command("EVAL", text, len(keys), *keys, *map(argument, args))
@@ -280,8 +297,11 @@ def checker_command(option: str | None) -> list[str]:
     return ["cargo", "run", "-q", "--release", "-p", "redis-script-check", "--"]
 
 
-def check(command: list[str], path: Path, bug: dict) -> list[dict]:
-    call = bug["call"]
+def check(command: list[str], path: Path, bug: dict, side: str) -> list[dict]:
+    """The checker's diagnostics for one side, with the keys and arguments
+    that side's client passes (`call`, or `call.pre` / `call.post` where
+    the fix changed the call)."""
+    call = bug["call"].get(side, bug["call"])
     options = bug.get("checker_options", DEFAULT_CHECKER_OPTIONS)
     run = subprocess.run(
         [*command, "--keys", str(call["keys"]), "--args", str(call["args"]), *options,
@@ -350,8 +370,8 @@ def main() -> int:
             if mode not in servers:
                 servers[mode] = Server(options.server, cluster=mode == "cluster")
             repro = bug["repro"]
-            pre = outcome(servers[mode], texts[bug["id"], "pre"], repro)
-            post = outcome(servers[mode], texts[bug["id"], "post"], repro)
+            pre = outcome(servers[mode], texts[bug["id"], "pre"], repro, "pre")
+            post = outcome(servers[mode], texts[bug["id"], "post"], repro, "post")
             problems = []
             if not satisfies(pre, repro["pre_observed"]):
                 problems.append(f"pre-fix does not misbehave as written: {json.dumps(pre)[:300]}")
@@ -380,8 +400,8 @@ def main() -> int:
     for bug in bugs:
         directory = OUT / bug["id"]
         lines = bug_lines(texts[bug["id"], "pre"], bug["at"])
-        pre = check(command, directory / "pre.lua", bug)
-        post = check(command, directory / "post.lua", bug)
+        pre = check(command, directory / "pre.lua", bug, "pre")
+        post = check(command, directory / "post.lua", bug, "post")
         hits = [d for d in pre if d["line"] in lines and d["severity"] in ("error", "warning")]
         hits.sort(key=lambda d: d["severity"] != "error")
         if hits:
