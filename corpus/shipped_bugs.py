@@ -95,7 +95,7 @@ def archive_members(path: Path) -> dict[str, str]:
     data = path.read_bytes()
     if path.name.endswith(".whl"):
         with zipfile.ZipFile(io.BytesIO(data)) as wheel:
-            return {n: wheel.read(n).decode() for n in wheel.namelist() if not n.endswith("/")}
+            return {n: wheel.read(n).decode(errors="replace") for n in wheel.namelist() if not n.endswith("/")}
     with tarfile.open(fileobj=io.BytesIO(data)) as tar:
         return {m.name: tar.extractfile(m).read().decode(errors="replace") for m in tar.getmembers() if m.isfile()}
 
