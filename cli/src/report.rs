@@ -145,6 +145,7 @@ fn diagnostic(path: &str, diagnostic: &Diagnostic) -> String {
     let parameter = match diagnostic.parameter {
         Some(Parameter::Key(index)) => string(&format!("KEYS[{index}]")),
         Some(Parameter::Arg(index)) => string(&format!("ARGV[{index}]")),
+        Some(Parameter::KeyCount) => string("keys"),
         None => "null".to_string(),
     };
     format!(

@@ -35,6 +35,16 @@ impl Declaration {
         match parameter {
             lua::Parameter::Key(index) => signature.key_params().get(index.checked_sub(1)?),
             lua::Parameter::Arg(index) => signature.arg_params().get(index.checked_sub(1)?),
+            lua::Parameter::KeyCount => None,
+        }
+    }
+
+    /// Where the declaration writes what a diagnostic about `parameter` is
+    /// about: the parameter's name, or `keys = N` for how it splits them.
+    pub fn parameter_span(&self, parameter: lua::Parameter) -> Option<proc_macro2::Span> {
+        match parameter {
+            lua::Parameter::KeyCount => Some(self.options.keys_span),
+            parameter => Some(self.parameter(parameter)?.ident.span()),
         }
     }
 

@@ -173,11 +173,11 @@ pub fn check(declaration: &Declaration) -> Result<CheckedScript, syn::Error> {
         .build();
     let analysis = lua::analyze(source, &signature);
     for diagnostic in failing(&analysis.diagnostics) {
-        errors.push(match parameter_ident(declaration, diagnostic.parameter) {
+        errors.push(match parameter_span(declaration, diagnostic.parameter) {
             // About a parameter rather than a place in the script: point at
-            // its name in the signature.
-            Some(ident) => syn::Error::new(
-                ident.span(),
+            // its name in the signature (or at `keys =`).
+            Some(span) => syn::Error::new(
+                span,
                 parameter_message(&format!("`{relative}`"), diagnostic),
             ),
             None => syn::Error::new(path_literal.span(), diagnostic.render(relative, source)),
@@ -283,11 +283,11 @@ fn declared_commands(
 }
 
 /// The Rust parameter a diagnostic is about.
-fn parameter_ident(
+fn parameter_span(
     declaration: &Declaration,
     parameter: Option<lua::Parameter>,
-) -> Option<&syn::Ident> {
-    Some(&declaration.parameter(parameter?)?.ident)
+) -> Option<proc_macro2::Span> {
+    declaration.parameter_span(parameter?)
 }
 
 /// The message of a diagnostic about a declared parameter; `reader` is
@@ -361,10 +361,8 @@ pub fn check_library(declaration: &LibraryDeclaration) -> Result<CheckedLibrary,
             Some(function) => {
                 let name = registered_name(function);
                 let reader = format!("function `{name}` of `{relative}`");
-                match parameter_ident(function, diagnostic.parameter) {
-                    Some(ident) => {
-                        syn::Error::new(ident.span(), parameter_message(&reader, diagnostic))
-                    }
+                match parameter_span(function, diagnostic.parameter) {
+                    Some(span) => syn::Error::new(span, parameter_message(&reader, diagnostic)),
                     // About the function itself: its name.
                     None => syn::Error::new(
                         function.name_span(),

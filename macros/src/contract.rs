@@ -52,6 +52,9 @@ enum CheckKind {
     Table,
     /// `return 1`: the reply type is not a struct, tuple or tagged enum.
     SingleValue,
+    /// `return nil`, `return false`, a missing key's reply, no `return`:
+    /// the reply type decodes nil.
+    Nil,
 }
 
 /// Where words known only to rustc go in a message: the reply type's field
@@ -126,6 +129,13 @@ pub fn checks(
     }
     for site in returns {
         checks.extend(element_checks(site, &reply_name, subject, &render));
+        if let Some((message, hint)) = nil_reply(&site.shape, &reply_name, subject) {
+            checks.push(ContractCheck {
+                kind: CheckKind::Nil,
+                message: render(site, message, hint),
+                second_message: None,
+            });
+        }
         match &site.shape {
             ReturnShape::Array {
                 elements,
@@ -370,6 +380,58 @@ impl WarningSite {
     }
 }
 
+/// What a reply of `shape` says and suggests when it is nil, or may be,
+/// and the reply type `reply_name` does not decode nil.
+fn nil_reply(shape: &ReturnShape, reply_name: &str, subject: &str) -> Option<(String, String)> {
+    let option = format!("declare the reply `Option<{reply_name}>`");
+    Some(match shape {
+        ReturnShape::Nil | ReturnShape::Value(lua::ValueKind::Nil) => (
+            format!(
+                "{subject} returns nil here, but `{reply_name}` cannot be decoded from nil: every call that gets here fails to decode"
+            ),
+            format!("{option}, or return a value of the type"),
+        ),
+        ReturnShape::FallsOffEnd => (
+            format!(
+                "{subject} can end here without a `return`, which replies nil, but `{reply_name}` cannot be decoded from nil"
+            ),
+            format!("{option}, or end every path with a `return`"),
+        ),
+        ReturnShape::Value(lua::ValueKind::Boolean(false)) => (
+            format!(
+                "{subject} returns `false` here, which Redis sends as nil, but `{reply_name}` cannot be decoded from nil"
+            ),
+            format!("{option}, or return a value of the type"),
+        ),
+        ReturnShape::Value(lua::ValueKind::MaybeNil) => (
+            format!(
+                "{subject} returns a value that may be nil or false here (a missing key's reply, for one), which arrives as nil, but `{reply_name}` cannot be decoded from nil: those calls fail to decode"
+            ),
+            match lua_default(reply_name) {
+                Some(default) => {
+                    format!(
+                        "{option}, or give the Lua a default of the type: `return … or {default}`"
+                    )
+                }
+                None => format!(
+                    "{option}, or give the Lua a default of the type (`return … or 0` for a number)"
+                ),
+            },
+        ),
+        _ => return None,
+    })
+}
+
+/// A Lua value that decodes into the Rust type `name`, for a default.
+fn lua_default(name: &str) -> Option<&'static str> {
+    match name {
+        "i8" | "i16" | "i32" | "i64" | "i128" | "isize" | "u8" | "u16" | "u32" | "u64" | "u128"
+        | "usize" | "f32" | "f64" => Some("0"),
+        "String" => Some("''"),
+        _ => None,
+    }
+}
+
 /// The element checks of a returned table: what each element is, as far
 /// as the analysis knows, against the field it decodes into.
 ///
@@ -484,6 +546,9 @@ pub fn assertions(
             },
             CheckKind::SingleValue => quote_spanned! {span=>
                 ::core::assert!(#private::accepts_single_value(#shape), #message);
+            },
+            CheckKind::Nil => quote_spanned! {span=>
+                ::core::assert!(<#reply as #private::ReplyShape>::ACCEPTS_NIL, #message);
             },
             CheckKind::ErrorCode { code } => match errors {
                 Some(errors) => {

@@ -93,6 +93,8 @@ impl<T: fmt::Debug> fmt::Debug for Json<T> {
 
 impl<T: DeserializeOwned> ReplyShape for Json<T> {
     const SHAPE: Shape = Shape::Any;
+    /// A nil reply is no JSON text: `Option<Json<T>>` takes it.
+    const ACCEPTS_NIL: bool = false;
 }
 
 impl<T: DeserializeOwned> FromRedisValue for Json<T> {

@@ -140,6 +140,14 @@ pub trait ReplyShape: redis::FromRedisValue {
     /// The elements whose field is a number, a string or a boolean, as
     /// `(tag, index)`: the attribute rejects a table returned there.
     const SCALAR_ELEMENTS: &'static [(&'static str, usize)] = &[];
+
+    /// Whether a nil reply decodes into this type. A script that can end
+    /// with nil (a missing key's `GET`, `return false`, no `return` at
+    /// all) is rejected for a type that does not take it. A type that
+    /// does not describe itself ([`Shape::Any`]) takes it, as far as the
+    /// checks go; the others do not unless they say so (`Option<T>`,
+    /// `bool`, which redis-rs decodes from nil as `false`).
+    const ACCEPTS_NIL: bool = matches!(Self::SHAPE, Shape::Any);
 }
 
 macro_rules! scalar_shape {
@@ -151,8 +159,14 @@ macro_rules! scalar_shape {
 }
 
 scalar_shape!(
-    i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize, f32, f64, bool, String,
+    i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize, f32, f64, String,
 );
+
+/// redis-rs decodes nil as `false`.
+impl ReplyShape for bool {
+    const SHAPE: Shape = Shape::Scalar { name: "bool" };
+    const ACCEPTS_NIL: bool = true;
+}
 
 /// `()` ignores the reply; `redis::Value` takes any.
 impl ReplyShape for () {
@@ -196,6 +210,7 @@ impl<T: ReplyShape> ReplyShape for Option<T> {
     const INTEGER_ELEMENTS: &'static [(&'static str, usize)] = T::INTEGER_ELEMENTS;
     const REQUIRED_ELEMENTS: &'static [(&'static str, usize)] = T::REQUIRED_ELEMENTS;
     const SCALAR_ELEMENTS: &'static [(&'static str, usize)] = T::SCALAR_ELEMENTS;
+    const ACCEPTS_NIL: bool = true;
 }
 
 impl<T: ReplyShape> ReplyShape for Box<T> {
@@ -203,6 +218,7 @@ impl<T: ReplyShape> ReplyShape for Box<T> {
     const INTEGER_ELEMENTS: &'static [(&'static str, usize)] = T::INTEGER_ELEMENTS;
     const REQUIRED_ELEMENTS: &'static [(&'static str, usize)] = T::REQUIRED_ELEMENTS;
     const SCALAR_ELEMENTS: &'static [(&'static str, usize)] = T::SCALAR_ELEMENTS;
+    const ACCEPTS_NIL: bool = T::ACCEPTS_NIL;
 }
 
 impl<T: ReplyShape> ReplyShape for std::sync::Arc<T> {
@@ -210,6 +226,7 @@ impl<T: ReplyShape> ReplyShape for std::sync::Arc<T> {
     const INTEGER_ELEMENTS: &'static [(&'static str, usize)] = T::INTEGER_ELEMENTS;
     const REQUIRED_ELEMENTS: &'static [(&'static str, usize)] = T::REQUIRED_ELEMENTS;
     const SCALAR_ELEMENTS: &'static [(&'static str, usize)] = T::SCALAR_ELEMENTS;
+    const ACCEPTS_NIL: bool = T::ACCEPTS_NIL;
 }
 
 macro_rules! tuple_shape {

@@ -434,3 +434,53 @@ async fn derived_types_work_in_plain_redis_pipelines() {
         }
     );
 }
+
+/// The compile-time check that rejects a non-`Option` reply type for a
+/// script that can end with nil, with the server as the oracle: each way
+/// a script ends with nil (a missing key's `GET`, `return false`, no
+/// `return` on the path taken) reaches the client as nil, which `i64`
+/// and `String` fail to decode and their `Option` decodes as `None`.
+#[tokio::test]
+async fn every_way_a_script_ends_with_nil_arrives_as_nil() {
+    use redis::FromRedisValue;
+    let server = RedisServer::start();
+    let mut connection = server.connection().await;
+    let scripts = [
+        (
+            "ui/replies/missing_key_into_integer.lua",
+            vec!["replies:absent"],
+            vec![],
+        ),
+        (
+            "ui/replies/false_into_string.lua",
+            vec!["replies:lock"],
+            vec!["not-the-owner"],
+        ),
+        (
+            "ui/replies/no_return_into_integer.lua",
+            vec!["replies:counter"],
+            vec!["-1"],
+        ),
+    ];
+    for (path, keys, args) in scripts {
+        let source =
+            std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path))
+                .expect("the compile-fail case's script");
+        let mut command = redis::cmd("EVAL");
+        command.arg(&source).arg(keys.len()).arg(&keys).arg(&args);
+        let reply: redis::Value = command.query_async(&mut connection).await.expect(path);
+        assert_eq!(reply, redis::Value::Nil, "{path}");
+        assert!(i64::from_redis_value(reply.clone()).is_err(), "{path}");
+        assert!(String::from_redis_value(reply.clone()).is_err(), "{path}");
+        assert_eq!(
+            Option::<i64>::from_redis_value(reply.clone()).ok(),
+            Some(None),
+            "{path}"
+        );
+        assert_eq!(
+            Option::<String>::from_redis_value(reply).ok(),
+            Some(None),
+            "{path}"
+        );
+    }
+}

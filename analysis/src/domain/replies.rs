@@ -124,6 +124,7 @@ pub(crate) fn lua_type(reply: &Reply, resp: Resp, caller: Caller<'_>) -> Type {
                 may_be_empty: true,
                 even_length: false,
                 keys: None,
+                pairs: None,
             });
             if three && matches!(reply, Reply::Set(_)) {
                 // `{set = {…}}`: the elements are a level down.
@@ -141,6 +142,7 @@ pub(crate) fn lua_type(reply: &Reply, resp: Resp, caller: Caller<'_>) -> Type {
                     may_be_empty: false,
                     even_length: false,
                     keys: None,
+                    pairs: None,
                 })
             } else {
                 first.join(&second)
@@ -151,6 +153,7 @@ pub(crate) fn lua_type(reply: &Reply, resp: Resp, caller: Caller<'_>) -> Type {
                 may_be_empty: true,
                 even_length: !three,
                 keys: None,
+                pairs: None,
             })
         }
         Reply::Tuple(items) => Type::table(TableType {
@@ -162,6 +165,7 @@ pub(crate) fn lua_type(reply: &Reply, resp: Resp, caller: Caller<'_>) -> Type {
             may_be_empty: items.is_empty(),
             even_length: false,
             keys: None,
+            pairs: None,
         }),
         Reply::Map { key, value } => {
             if three {
@@ -174,6 +178,7 @@ pub(crate) fn lua_type(reply: &Reply, resp: Resp, caller: Caller<'_>) -> Type {
                 may_be_empty: true,
                 even_length: true,
                 keys: None,
+                pairs: None,
             })
         }
         Reply::OneOf(alternatives) => alternatives

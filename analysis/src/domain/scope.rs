@@ -11,7 +11,7 @@
 //! so it reads an unknown value too.
 
 use std::cell::RefCell;
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 
 use crate::domain::value::Value;
 
@@ -42,6 +42,12 @@ pub(crate) struct Scopes {
     /// Locals read from a function nested in the one declaring them: the
     /// only reads whose value depends on `assignments.reassigned`.
     nested_reads: RefCell<HashSet<usize>>,
+    /// What is known to exist here, as written (a key's expression, or a
+    /// key's and a hash field's joined by [`FIELD_OF`]): the script wrote it
+    /// (a `SET` succeeds, or fails `NX` because the key is there; `HSET`)
+    /// and nothing that may delete anything ran since. Scripts see no key
+    /// expire while they run.
+    existing: BTreeSet<String>,
 }
 
 /// What a name refers to.
@@ -56,20 +62,34 @@ pub(crate) enum Binding {
     Global,
 }
 
-/// The values of the locals visible at one point, in declaration order.
+/// What joins a key's expression and a hash field's in a fact of
+/// existence.
+pub(crate) const FIELD_OF: char = '\u{0}';
+
+/// What is known at one point: the values of the locals visible there, in
+/// declaration order, and what is known to exist.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Snapshot(Vec<Value>);
+pub(crate) struct Snapshot {
+    values: Vec<Value>,
+    existing: BTreeSet<String>,
+}
 
 impl Snapshot {
     /// The values where control from `self` and `other` meets.
     pub fn join(&self, other: &Snapshot) -> Snapshot {
-        Snapshot(
-            self.0
+        Snapshot {
+            values: self
+                .values
                 .iter()
-                .zip(&other.0)
+                .zip(&other.values)
                 .map(|(a, b)| a.join(b))
                 .collect(),
-        )
+            existing: self
+                .existing
+                .intersection(&other.existing)
+                .cloned()
+                .collect(),
+        }
     }
 
     /// The join of every snapshot, or `None` without one.
@@ -85,13 +105,19 @@ impl Snapshot {
     /// Each value that differs from `other` made unknown: the values a
     /// loop settles on when its iterations keep changing them.
     pub fn widen(&self, other: &Snapshot) -> Snapshot {
-        Snapshot(
-            self.0
+        Snapshot {
+            values: self
+                .values
                 .iter()
-                .zip(&other.0)
+                .zip(&other.values)
                 .map(|(a, b)| if a == b { a.clone() } else { Value::Unknown })
                 .collect(),
-        )
+            existing: self
+                .existing
+                .intersection(&other.existing)
+                .cloned()
+                .collect(),
+        }
     }
 }
 
@@ -101,6 +127,7 @@ impl Scopes {
             blocks: vec![Vec::new()],
             assignments,
             nested_reads: RefCell::default(),
+            existing: BTreeSet::new(),
         }
     }
 
@@ -214,21 +241,51 @@ impl Scopes {
 
     /// The values of the visible locals, to branch from.
     pub fn snapshot(&self) -> Snapshot {
-        Snapshot(
-            self.blocks
+        Snapshot {
+            values: self
+                .blocks
                 .iter()
                 .flatten()
                 .map(|local| local.value.clone())
                 .collect(),
-        )
+            existing: self.existing.clone(),
+        }
     }
 
     /// Gives the visible locals the values of `snapshot` (taken where the
     /// same locals were visible; extra values are ignored).
     pub fn restore(&mut self, snapshot: &Snapshot) {
-        for (local, value) in self.blocks.iter_mut().flatten().zip(&snapshot.0) {
+        for (local, value) in self.blocks.iter_mut().flatten().zip(&snapshot.values) {
             local.value = value.clone();
         }
+        self.existing.clone_from(&snapshot.existing);
+    }
+
+    /// Whether `written` (a key's expression, or a key's and a field's
+    /// joined by [`FIELD_OF`]) is known to exist here.
+    pub fn exists(&self, written: &str) -> bool {
+        self.existing.contains(written)
+    }
+
+    /// `written` exists from here on.
+    pub fn created(&mut self, written: String) {
+        self.existing.insert(written);
+    }
+
+    /// From here on nothing is known to exist: something ran that may
+    /// delete keys, or the code runs at another time (a function's body).
+    pub fn forget_existing(&mut self) {
+        self.existing.clear();
+    }
+
+    /// The local `name` holds something else from here on: what was known
+    /// to exist by an expression naming it is no longer.
+    pub fn forget_existing_naming(&mut self, name: &str) {
+        self.existing.retain(|written| {
+            !written
+                .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .any(|word| word == name)
+        });
     }
 
     /// Every local name visible here, for suggestions.

@@ -207,6 +207,65 @@ pub(crate) struct TableType {
     /// ':b'}`, a helper's parameters), while nothing has changed its
     /// elements since: where its elements go as keys, these are checked.
     pub keys: Option<Rc<[crate::domain::value::Value]>>,
+    /// It holds keys and values in turn, appended one by one from empty
+    /// (`t[#t + 1] = KEYS[i]; t[#t + 1] = ARGV[i]`): its odd elements are
+    /// keys, as `MSET` and `MSETNX` take them.
+    pub pairs: Option<Rc<Pairs>>,
+}
+
+/// What a table of keys and values in turn holds: every key appended
+/// joined, every value joined; `None` before the first.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Pairs {
+    pub key: Option<crate::domain::value::Value>,
+    pub value: Option<crate::domain::value::Value>,
+    /// Its length is even: each key has its value.
+    pub complete: bool,
+}
+
+impl Pairs {
+    /// An empty table.
+    pub const EMPTY: Pairs = Pairs {
+        key: None,
+        value: None,
+        complete: true,
+    };
+
+    /// After appending `element`: a key when the last pair is complete,
+    /// its value otherwise. `None` when a pair would start with no key.
+    pub fn appended(&self, element: &crate::domain::value::Value) -> Option<Pairs> {
+        let joined = |known: &Option<crate::domain::value::Value>| match known {
+            Some(known) => known.join(element),
+            None => element.clone(),
+        };
+        if !self.complete {
+            return Some(Pairs {
+                key: self.key.clone(),
+                value: Some(joined(&self.value)),
+                complete: true,
+            });
+        }
+        element.is_key_like().then(|| Pairs {
+            key: Some(joined(&self.key)),
+            value: self.value.clone(),
+            complete: false,
+        })
+    }
+
+    /// What either holds, when both are in the same phase.
+    fn join(&self, other: &Pairs) -> Option<Pairs> {
+        let either = |a: &Option<crate::domain::value::Value>,
+                      b: &Option<crate::domain::value::Value>| match (a, b) {
+            (Some(a), Some(b)) => Some(a.join(b)),
+            (Some(one), None) | (None, Some(one)) => Some(one.clone()),
+            (None, None) => None,
+        };
+        (self.complete == other.complete).then(|| Pairs {
+            key: either(&self.key, &other.key),
+            value: either(&self.value, &other.value),
+            complete: self.complete,
+        })
+    }
 }
 
 impl TableType {
@@ -231,6 +290,10 @@ impl TableType {
                 .keys
                 .clone()
                 .filter(|keys| Some(keys) == other.keys.as_ref()),
+            pairs: match (&self.pairs, &other.pairs) {
+                (Some(a), Some(b)) => a.join(b).map(Rc::new),
+                _ => None,
+            },
         }
     }
 }

@@ -157,10 +157,12 @@ impl Value {
                         .map(|(value, _)| value.clone())
                         .collect()
                 });
+                let empty = shape.values.is_empty() && !shape.open_ended;
                 let mut table = Type::table(TableType {
-                    may_be_empty: shape.values.is_empty() && !shape.open_ended,
+                    may_be_empty: empty,
                     even_length: false,
                     keys,
+                    pairs: empty.then(|| std::rc::Rc::new(crate::domain::types::Pairs::EMPTY)),
                     ..TableType::default()
                 });
                 table.read_from = shape.read_from.clone();

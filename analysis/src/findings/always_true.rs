@@ -1,9 +1,10 @@
 //! `always_true`: a number tested for truth. Every number is true in Lua,
 //! 0 included, so `if redis.call('SISMEMBER', …) then` always runs.
 
-use full_moon::ast::{Expression, UnOp};
+use full_moon::ast::{Call, Expression, FunctionArgs, FunctionCall, Prefix, Suffix, UnOp, Var};
 
 use super::Shown;
+use crate::source::tokens::identifier;
 use crate::domain::types::Kinds;
 use crate::interp::observe::{Certainty, Condition, Finding, Site, Test};
 
@@ -13,6 +14,15 @@ impl Finding for AlwaysTrue {
     fn condition(&self, site: &mut Site<'_>, condition: &Condition<'_>) {
         // `while true do`, `while 1 do`: written on purpose.
         if is_literal(condition.expression) {
+            return;
+        }
+        // `n and n < 1`: a guard against nil before a use of the same
+        // value, redundant for a number but never wrong, since the right
+        // side decides.
+        if let Some(guarded) = condition.guarded
+            && let Some(name) = local_name(condition.expression)
+            && reads(guarded, name)
+        {
             return;
         }
         let ty = condition.value.ty();
@@ -56,6 +66,48 @@ impl Finding for AlwaysTrue {
             format!("compare it: {compare}"),
         );
     }
+}
+
+/// The name `expression` reads, when it is a name.
+fn local_name(expression: &Expression) -> Option<&str> {
+    match expression {
+        Expression::Var(Var::Name(token)) => Some(identifier(token)),
+        Expression::Parentheses { expression, .. } => local_name(expression),
+        _ => None,
+    }
+}
+
+/// Whether `expression` reads the name `name`.
+fn reads(expression: &Expression, name: &str) -> bool {
+    match expression {
+        Expression::Var(Var::Name(token)) => identifier(token) == name,
+        Expression::Var(Var::Expression(var)) => {
+            matches!(var.prefix(), Prefix::Name(token) if identifier(token) == name)
+                || matches!(var.prefix(), Prefix::Expression(inner) if reads(inner, name))
+        }
+        Expression::Parentheses { expression, .. }
+        | Expression::UnaryOperator { expression, .. } => reads(expression, name),
+        Expression::BinaryOperator { lhs, rhs, .. } => reads(lhs, name) || reads(rhs, name),
+        Expression::FunctionCall(call) => match call.prefix() {
+            Prefix::Name(token) => identifier(token) == name || call_arguments_read(call, name),
+            Prefix::Expression(inner) => reads(inner, name) || call_arguments_read(call, name),
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+/// Whether the arguments of `call`'s calls read the name `name`.
+fn call_arguments_read(call: &FunctionCall, name: &str) -> bool {
+    call.suffixes().any(|suffix| match suffix {
+        Suffix::Call(Call::AnonymousCall(arguments)) => match &**arguments {
+            FunctionArgs::Parentheses { arguments, .. } => {
+                arguments.iter().any(|argument| reads(argument, name))
+            }
+            _ => false,
+        },
+        _ => false,
+    })
 }
 
 fn is_length(expression: &Expression) -> bool {

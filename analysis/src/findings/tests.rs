@@ -106,6 +106,35 @@ fn a_number_tested_for_truth_is_always_true() {
     silent("local n = tonumber(ARGV[1]) if not n then return 0 end return n");
 }
 
+/// `n and n < 1` guards a use of `n` against nil: for a number the guard
+/// is redundant, never wrong, since the right side decides (a fixed
+/// version of a shipped script does this after `HLEN`). Where the right
+/// side uses something else, the author meant the number's truth.
+#[test]
+fn a_nil_guard_before_a_use_of_the_same_value_is_no_finding() {
+    silent(
+        "local n = redis.call('HLEN', KEYS[1])
+if n and n < 1 then return 0 end
+return n",
+    );
+    silent(
+        "local n = redis.call('LLEN', KEYS[1])
+while n and n > 0 do n = n - 1 end",
+    );
+    silent(
+        "local n = redis.call('SCARD', KEYS[1])
+return n and tostring(n)",
+    );
+    assert_eq!(
+        findings(
+            "local n = redis.call('HLEN', KEYS[1])
+if n and ARGV[1] == 'x' then return 0 end
+return n"
+        ),
+        [("always_true", ERROR, 2)]
+    );
+}
+
 /// A default given to a number that cannot be nil (redis-py's lock
 /// extension, `if not expiration then expiration = 0 end` after `PTTL`)
 /// is harmless: a warning. A branch that does more, or an `else`, keeps
@@ -899,4 +928,46 @@ fn bit_constants_wider_than_32_bits() {
     silent("local n = tonumber(ARGV[1])\nreturn bit.band(n * 2^40, n)");
     silent("return bit.tohex(0xFF, 16)");
     silent("return bit.band(ARGV[1], 0x100000000) -- redis-script: allow(bit_width)");
+}
+
+/// A key the script wrote as a string earlier on the path is there: `GET`
+/// of it is never false (a failed `SET … NX` means the key exists; scripts
+/// see no key expire while they run). A write in between, a condition on
+/// the `SET`, or a function body run at another time forget it.
+#[test]
+fn a_get_after_set_is_never_false() {
+    let after = |set: &str, between: &str| {
+        format!(
+            "local ok = redis.call({set})\nif not ok then\n{between}\n  local holder = redis.call('GET', KEYS[1])\n  return 'held by ' .. holder\nend\nreturn 'acquired'"
+        )
+    };
+    silent(&after("'SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]", ""));
+    silent(&after(
+        "'SET', KEYS[1], ARGV[1], 'NX'",
+        "  redis.call('GET', KEYS[2])",
+    ));
+    // A redundant test for the missing value is no finding either.
+    silent(
+        "redis.call('SET', KEYS[1], 'x')\nif redis.call('GET', KEYS[1]) == false then return 0 end\nreturn 1",
+    );
+    // A key built from a prefix, a local holding it, a hash field.
+    silent(
+        "redis.call('SET', KEYS[1] .. ARGV[1], ARGV[2])\nreturn 'v' .. redis.call('GET', KEYS[1] .. ARGV[1])",
+    );
+    silent(
+        "local job = KEYS[1] .. 'job:' .. ARGV[1]\nredis.call('HSET', job, 'payload', ARGV[2])\nreturn 'v' .. redis.call('HGET', job, 'payload')",
+    );
+    for unknown in [
+        // The local names another key by the time it is read.
+        "local key = KEYS[1]\nredis.call('SET', key, 'x')\nkey = KEYS[2]\nreturn 'v' .. redis.call('GET', key)".to_owned(),
+        // Another field.
+        "redis.call('HSET', KEYS[1], 'a', 1)\nreturn 'v' .. redis.call('HGET', KEYS[1], 'b')".to_owned(),
+        after("'SET', KEYS[1], ARGV[1], 'XX'", ""),
+        after("'SET', KEYS[1], ARGV[1], 'NX'", "  redis.call('DEL', KEYS[2])"),
+        after("'SET', KEYS[2], ARGV[1], 'NX'", ""),
+        after("'SET', KEYS[1], ARGV[1], 'NX'", "  redis.call('SELECT', 1)"),
+        "redis.call('SET', KEYS[1], 'x')\nlocal function later() return 'v' .. redis.call('GET', KEYS[1]) end\nreturn later()".to_owned(),
+    ] {
+        assert_eq!(names(&unknown), ["nil_value"], "{unknown}");
+    }
 }

@@ -9,6 +9,7 @@ use crate::domain::keys::KeySite;
 use crate::domain::operand::{Operand, after_name, literal_text};
 use crate::domain::replies::{Caller, reply_type};
 use crate::domain::review::ReadSite;
+use crate::domain::scope::{Binding, FIELD_OF};
 use crate::domain::types::{DataRead, Kinds, TableType, Type};
 use crate::domain::value::{Param, Reply, Value};
 use crate::interp::error_codes::error_code;
@@ -111,6 +112,18 @@ impl Analyzer<'_> {
         self.protected_from = outer;
         if let Value::Builtin { global, member } = &callee {
             self.track_table_writes(global, member.as_deref(), arguments, &operands);
+        }
+        // A function of the script, or one a protected call runs, may
+        // delete keys.
+        let runs_script_code = match &callee {
+            Value::Builtin { global, member } => matches!(
+                (global.as_str(), member.as_deref()),
+                ("pcall" | "xpcall", None) | ("coroutine", Some("resume"))
+            ),
+            _ => true,
+        };
+        if runs_script_code {
+            self.scopes.forget_existing();
         }
         let result = match &callee {
             Value::Builtin { global, member } => {
@@ -231,8 +244,12 @@ impl Analyzer<'_> {
             self.facts.unit.error_codes.forwards_command_errors();
         }
         let Some((name, releases)) = self.check_redis_call(operands, span, protected) else {
+            // A command the model does not know, or one named at run time,
+            // may delete keys.
+            self.scopes.forget_existing();
             return Value::Unknown;
         };
+        let existing = self.existing_read(name, operands);
         let name_span = operands.first().map_or(span, |operand| operand.span);
         let command = operands
             .first()
@@ -250,6 +267,13 @@ impl Analyzer<'_> {
             what: format!("a value read from the reply of `{command}`"),
             line: name_span.line,
         });
+        if existing {
+            // The script wrote it earlier on this path: it is there. A
+            // test for its absence is redundant, not wrong.
+            reply = reply.without(Kinds::FALSY);
+            reply.unguarded = reply.unguarded | Kinds::FALSE;
+        }
+        self.record_creations(name, releases, operands);
         reply.unbounded = reads::unbounded_read(name, releases, operands, span);
         if let Some(read) = &reply.unbounded {
             self.facts.unit.review.read(ReadSite {
@@ -264,6 +288,94 @@ impl Analyzer<'_> {
             return Value::Typed(reply.join(&Type::of(Kinds::TABLE)));
         }
         Value::Typed(reply)
+    }
+
+    /// Whether `name` reads, at `operands`, what the script wrote earlier
+    /// on this path: `GET` of a key it set, `HGET` of a field it set.
+    fn existing_read(&self, name: &str, operands: &[Operand]) -> bool {
+        let written = |at: usize| {
+            operands
+                .get(at)
+                .and_then(|operand| self.stable_text(operand))
+        };
+        match name {
+            "get" => written(1).is_some_and(|key| self.scopes.exists(&key)),
+            "hget" => written(1)
+                .zip(written(2))
+                .is_some_and(|(key, field)| self.scopes.exists(&format!("{key}{FIELD_OF}{field}"))),
+            _ => false,
+        }
+    }
+
+    /// What a call of `name` with `operands` (on `releases`) creates for
+    /// what comes after it on this path: a string key, hash fields; any
+    /// other write may delete, and `SELECT` names another database's keys.
+    fn record_creations(&mut self, name: &str, releases: ReleaseSet, operands: &[Operand]) {
+        let written = |at: usize| {
+            operands
+                .get(at)
+                .and_then(|operand| self.stable_text(operand))
+        };
+        if creates_string(name, operands) {
+            if let Some(key) = written(1) {
+                self.scopes.created(key);
+            }
+            return;
+        }
+        if let Some(fields) = created_fields(name, operands.len()) {
+            let Some(key) = written(1) else {
+                return;
+            };
+            let fields: Vec<String> = fields.filter_map(written).collect();
+            for field in fields {
+                self.scopes.created(format!("{key}{FIELD_OF}{field}"));
+            }
+            return;
+        }
+        if may_write(name, releases) || name == "select" {
+            self.scopes.forget_existing();
+        }
+    }
+
+    /// The text of `operand` when it names the same value wherever it is
+    /// written on a path where none of its locals is assigned: literals,
+    /// `KEYS` and `ARGV` elements and locals joined by operators, with no
+    /// call and no global. What a path knows to exist is keyed by it.
+    fn stable_text(&self, operand: &Operand) -> Option<String> {
+        if operand.many {
+            return None;
+        }
+        let text = self.context.map.snippet(operand.span)?;
+        let mut in_string: Option<char> = None;
+        let mut word = String::new();
+        let mut names = Vec::new();
+        for c in text.chars().chain([' ']) {
+            match in_string {
+                Some(quote) if c == quote => in_string = None,
+                Some(_) => {}
+                None if c == '\'' || c == '"' => in_string = Some(c),
+                None if c == '(' || c == '{' || c == '[' && text.contains("[[") => return None,
+                None if c.is_ascii_alphanumeric() || c == '_' => word.push(c),
+                None => {
+                    if word
+                        .chars()
+                        .next()
+                        .is_some_and(|first| !first.is_ascii_digit())
+                    {
+                        names.push(std::mem::take(&mut word));
+                    }
+                    word.clear();
+                }
+            }
+        }
+        let stable = names.iter().all(|name| {
+            matches!(name.as_str(), "KEYS" | "ARGV")
+                || matches!(
+                    self.scopes.resolve(name, self.functions_depth()),
+                    Binding::Local { .. }
+                )
+        });
+        stable.then_some(text)
     }
 
     /// `redis.error_reply(message)`: an error reply, whose code the
@@ -622,20 +734,32 @@ impl Analyzer<'_> {
         strictness: Strictness,
     ) {
         let strict = strictness == Strictness::Strict;
-        let keys = match &last.value {
-            Value::Spread(table) => table.table_type().and_then(|table| table.keys.as_deref()),
+        let table = match &last.value {
+            Value::Spread(table) => table.table_type(),
             _ => None,
         };
-        let Some(keys) = keys else {
-            self.check_keys(&candidates, operands, arguments, strict, false);
-            return;
+        // A table of keys and values in turn stands for two of its pairs.
+        let pairs = table
+            .and_then(|table| table.pairs.as_deref())
+            .filter(|pairs| pairs.complete)
+            .and_then(|pairs| Some([pairs.key.clone()?, pairs.value.clone()?]))
+            .map(|[key, value]| vec![key.clone(), value.clone(), key, value]);
+        let elements = match table.and_then(|table| table.keys.as_deref()) {
+            Some(keys) => keys.to_vec(),
+            None => match pairs {
+                Some(pairs) => pairs,
+                None => {
+                    self.check_keys(&candidates, operands, arguments, strict, false);
+                    return;
+                }
+            },
         };
         let before = operands.len() - 1;
         let mut spread = operands[..before].to_vec();
         let mut words = arguments[..before.min(arguments.len())].to_vec();
-        for key in keys {
+        for key in elements {
             spread.push(Operand {
-                value: key.clone(),
+                value: key,
                 span: last.span,
                 many: false,
             });
@@ -1114,6 +1238,65 @@ fn formats_a_key(operands: &[Operand]) -> Option<crate::domain::keys::Derivation
     operands.get(1)?.value.derivation()
 }
 
+/// Whether a call of `name` with `operands` leaves its first key holding
+/// a string whatever it answers: a `SET` with no condition but `NX` (with
+/// `NX` it fails only because the key is there; `XX` and the `IF…`
+/// conditions may set nothing on an absent key), or a command that
+/// creates the string it updates.
+fn creates_string(name: &str, operands: &[Operand]) -> bool {
+    match name {
+        "set" => {
+            // After the key and the value: option words, each of `EX`,
+            // `PX`, `EXAT` and `PXAT` followed by its number.
+            let mut options = operands.iter().skip(3);
+            while let Some(option) = options.next() {
+                let word = match (&option.value, option.many) {
+                    (Value::Str(word), false) => word.to_ascii_uppercase(),
+                    _ => return false,
+                };
+                match word.as_str() {
+                    "EX" | "PX" | "EXAT" | "PXAT" => {
+                        if options.next().is_none_or(|argument| argument.many) {
+                            return false;
+                        }
+                    }
+                    "NX" | "GET" | "KEEPTTL" => {}
+                    _ => return false,
+                }
+            }
+            true
+        }
+        "setnx" | "setex" | "psetex" | "getset" | "incr" | "incrby" | "decr" | "decrby"
+        | "incrbyfloat" | "append" => true,
+        _ => false,
+    }
+}
+
+/// The operand indices of the hash fields a call of `name` with `count`
+/// operands creates (or updates, leaving them there): `HSET key f v f v`.
+fn created_fields(name: &str, count: usize) -> Option<impl Iterator<Item = usize>> {
+    match name {
+        "hset" | "hmset" => Some((2..count).step_by(2)),
+        "hsetnx" | "hincrby" | "hincrbyfloat" => Some((2..3).step_by(1)),
+        _ => None,
+    }
+}
+
+/// Whether some form of `name` on `releases` writes.
+fn may_write(name: &str, releases: ReleaseSet) -> bool {
+    commands::lookup(name).is_none_or(|entry| {
+        entry
+            .forms
+            .iter()
+            .filter(|form| !form.releases.intersection(releases).is_empty())
+            .any(|form| {
+                form.flags.intersects(
+                    commands::CommandFlags::WRITE.union(commands::CommandFlags::MAY_REPLICATE),
+                )
+            })
+    })
+}
+
 /// The value of a call of a sandbox function that has no effect on what
 /// the walk records: what its type is, where that is known.
 fn library_value(global: &str, member: Option<&str>, operands: &[Operand]) -> Value {
@@ -1253,10 +1436,15 @@ impl Analyzer<'_> {
                 self.table_changed(token);
                 return;
             }
-            self.table_written(token);
             // The element written comes last (`table.insert(t, [pos,] v)`,
-            // `rawset(t, k, v)`).
-            if let Some(written) = operands.get(1..).and_then(<[Operand]>::last) {
+            // `rawset(t, k, v)`); `table.insert(t, v)` appends it.
+            let written = operands.get(1..).and_then(<[Operand]>::last);
+            let appended = match (global, operands) {
+                ("table", [_, element]) if !element.many => Some(&element.value),
+                _ => None,
+            };
+            self.table_written(token, appended);
+            if let Some(written) = written {
                 self.table_holds(token, &written.value);
             }
         }

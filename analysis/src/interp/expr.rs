@@ -169,7 +169,7 @@ impl Analyzer<'_> {
                 } else {
                     Test::Not
                 };
-                self.observe_condition(&value, operand, operand_span, test);
+                self.observe_condition(&value, operand, operand_span, test, None);
                 Value::Bool(None)
             }
         }
@@ -190,19 +190,22 @@ impl Analyzer<'_> {
     }
 
     /// Shows the findings `value`, the value of `expression` (at `span`),
-    /// tested for truth by `test`.
+    /// tested for truth by `test` (guarding `guarded`, the right side of an
+    /// `and`).
     pub(super) fn observe_condition(
         &mut self,
         value: &Value,
         expression: &Expression,
         span: Span,
         test: Test,
+        guarded: Option<&Expression>,
     ) {
         let condition = Condition {
             value,
             expression,
             span,
             test,
+            guarded,
         };
         self.observe(|finding, site| finding.condition(site, &condition));
     }
@@ -234,7 +237,7 @@ impl Analyzer<'_> {
         };
         self.observe(|finding, site| finding.operation(site, &operation));
         if let BinOp::And(_) = operator {
-            self.observe_condition(left, lhs, left_span, Test::And);
+            self.observe_condition(left, lhs, left_span, Test::And, Some(rhs));
         }
     }
 

@@ -222,7 +222,12 @@ impl Analyzer<'_> {
                 Value::Unknown
             }
             None => {
-                let diagnostic = self.missing_global(name, span, next_member);
+                let mut diagnostic = self.missing_global(name, span, next_member);
+                if self.functions.iter().any(|function| function.never_called) {
+                    diagnostic = diagnostic.never_run(
+                        "the function holding it is never called, so this line never runs",
+                    );
+                }
                 self.facts.diagnostics.push(diagnostic);
                 // A function reading `KEYS` meant its keys: reported once,
                 // not again as keys it never reads.

@@ -18,6 +18,7 @@ pub(crate) mod redis_api;
 pub(crate) mod returns;
 pub(crate) mod script_options;
 mod stmt;
+mod uncalled;
 
 use std::collections::HashSet;
 
@@ -72,6 +73,7 @@ pub(crate) fn run(
     findings: Findings<'_>,
 ) -> Walk {
     let map = SourceMap::new(source);
+    let uncalled = uncalled::uncalled_functions(ast);
     let context = Context {
         map: &map,
         signature,
@@ -82,6 +84,7 @@ pub(crate) fn run(
         plan: None,
         resp: Resp::of_source(source),
         findings,
+        uncalled: &uncalled,
     };
     walk_twice(context, ast).finish()
 }
@@ -144,6 +147,7 @@ pub(crate) fn run_library(
 ) -> LibraryWalk {
     let map = SourceMap::new(source);
     let flags = ScriptFlags::default();
+    let uncalled = uncalled::uncalled_functions(ast);
     let context = Context {
         map: &map,
         signature: library,
@@ -154,6 +158,7 @@ pub(crate) fn run_library(
         plan: Some(plan),
         resp: Resp::of_source(source),
         findings,
+        uncalled: &uncalled,
     };
     let mut analyzer = walk_twice(context, ast);
     let missing = std::mem::take(&mut analyzer.facts.missing);
@@ -192,6 +197,8 @@ pub(crate) struct Context<'a> {
     pub resp: Resp,
     /// The findings shown what the walk sees.
     pub findings: Findings<'a>,
+    /// Where the bodies of the local functions nothing refers to start.
+    pub uncalled: &'a HashSet<usize>,
 }
 
 impl std::fmt::Debug for Context<'_> {
@@ -219,11 +226,14 @@ struct Function {
     returned_key: Option<Option<Value>>,
     /// Keys built from its parameters, checked at its calls.
     key_uses: Vec<KeyUse>,
+    /// Nothing refers to it (or to a function around it): it never runs.
+    never_called: bool,
 }
 
 impl Function {
     fn new(id: u32) -> Self {
         Self {
+            never_called: false,
             id,
             vararg: false,
             returns: None,
@@ -648,6 +658,7 @@ mod tests {
                 plan: None,
                 resp: Resp::of_source(source),
                 findings: crate::findings::ALL,
+                uncalled: &uncalled::uncalled_functions(&ast),
             };
             let (first, assignments) = survey(context, &ast);
             skipped += usize::from(first.scopes.agrees_with(&assignments));

@@ -347,10 +347,20 @@ impl Analyzer<'_> {
     /// The local table `token` gets an element (`t[k] = v`,
     /// `table.insert(t, v)`): from here on it is not known to be empty.
     /// The keys it was constructed of are no longer known either.
-    pub fn table_written(&mut self, token: &TokenReference) {
+    /// An element of the local table `token` is written: `appended` when
+    /// it goes at its end (`t[#t + 1] = v`, `table.insert(t, v)`), which
+    /// keeps a table of keys and values in turn one.
+    pub fn table_written(&mut self, token: &TokenReference, appended: Option<&Value>) {
         self.change_table(token, |table| TableType {
             may_be_empty: false,
             keys: None,
+            pairs: appended.and_then(|element| {
+                table
+                    .pairs
+                    .as_ref()
+                    .and_then(|pairs| pairs.appended(element))
+                    .map(Rc::new)
+            }),
             ..table.clone()
         });
     }
@@ -360,6 +370,7 @@ impl Analyzer<'_> {
     pub fn table_changed(&mut self, token: &TokenReference) {
         self.change_table(token, |table| TableType {
             keys: None,
+            pairs: None,
             ..table.clone()
         });
     }

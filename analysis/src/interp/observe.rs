@@ -136,6 +136,8 @@ pub(crate) struct Condition<'e> {
     pub expression: &'e Expression,
     pub span: Span,
     pub test: Test,
+    /// For the left side of `and`, its right side: what the test guards.
+    pub guarded: Option<&'e Expression>,
 }
 
 /// What keeps a loop going, when nothing else does.

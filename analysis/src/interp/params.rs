@@ -12,7 +12,7 @@ use crate::source::code::Code;
 use crate::source::diagnostic::Diagnostic;
 use crate::source::diagnostic::Parameter;
 use crate::source::span::Span;
-use crate::source::text::plural_or_no;
+use crate::source::text::{plural, plural_or_no};
 
 /// How the script reads one of KEYS/ARGV.
 #[derive(Debug, Default)]
@@ -21,6 +21,9 @@ pub(crate) struct TableUsage {
     literal: BTreeSet<i64>,
     /// The first dynamic access.
     dynamic: Option<Span>,
+    /// Literal indices read past the declared ones, and where: reported
+    /// when the walk is done, which knows every read.
+    beyond: Vec<(i64, Span)>,
 }
 
 #[derive(Debug, Default)]
@@ -169,6 +172,13 @@ impl<'a> Analyzer<'a> {
             // Part of the slice; the slice as a whole still needs a loop.
             return;
         }
+        if !usage.beyond.iter().any(|(_, at)| *at == span) {
+            usage.beyond.push((literal, span));
+        }
+    }
+
+    /// `table[literal]`, read at `span`, past what is declared.
+    fn out_of_range(&self, declared: Declared<'_>, literal: i64, span: Span) -> Diagnostic {
         let table = declared.table();
         let noun = declared.noun();
         let declared_by = self.context.signature.declared_by;
@@ -189,7 +199,7 @@ impl<'a> Analyzer<'a> {
             ),
             (DeclaredBy::HostCall, _) => format!("pass {literal} {noun}s in the call"),
         };
-        self.facts.diagnostics.push(span.error(
+        span.error(
             Code::IndexOutOfRange,
             format!(
                 "`{table}[{literal}]` is out of range: {} declares {}",
@@ -197,7 +207,108 @@ impl<'a> Analyzer<'a> {
                 plural_or_no(declared.fixed, noun)
             ),
             format!("{remedy}, or the script must read one of the declared {noun}s"),
-        ));
+        )
+    }
+
+    /// Where the Rust function splits its parameters into keys and
+    /// arguments (`keys = N`) at another place than the script reads them:
+    /// the script reads past one side and not all of the other, and its
+    /// reads fit the parameters split where it reads them. That split is
+    /// the one mistake, reported at `keys =` rather than as an index out
+    /// of range and a parameter never read.
+    fn misplaced_split(&self) -> Option<Diagnostic> {
+        let signature = self.context.signature;
+        if signature.declared_by == DeclaredBy::Header
+            || signature.variadic_keys
+            || signature.variadic_args
+        {
+            return None;
+        }
+        let usage = &self.facts.unit.params;
+        let highest = |usage: &TableUsage| {
+            usage
+                .literal
+                .iter()
+                .filter_map(|&index| usize::try_from(index).ok())
+                .max()
+                .unwrap_or(0)
+        };
+        let (keys_read, args_read) = (highest(&usage.keys), highest(&usage.argv));
+        let (keys, args) = (signature.keys, signature.args);
+        let crosses =
+            (keys_read > keys && args_read < args) || (args_read > args && keys_read < keys);
+        if !crosses || keys_read + args_read > keys + args || usage.keys.dynamic.is_some() {
+            return None;
+        }
+        let [key_table, arg_table] = self.context.tables;
+        let moved: Vec<String> = if keys_read > keys {
+            signature
+                .arg_names
+                .iter()
+                .take(keys_read - keys)
+                .cloned()
+                .collect()
+        } else {
+            signature
+                .key_names
+                .iter()
+                .skip(keys_read)
+                .cloned()
+                .collect()
+        };
+        let moved = match moved.as_slice() {
+            [] => String::new(),
+            names => format!(
+                " (`{}` {} {})",
+                names.join("`, `"),
+                if names.len() == 1 { "is" } else { "are" },
+                match (keys_read > keys, names.len()) {
+                    (true, 1) => "a key",
+                    (true, _) => "keys",
+                    (false, 1) => "an argument",
+                    (false, _) => "arguments",
+                }
+            ),
+        };
+        let total = keys + args;
+        let (split, fix) = match signature.declared_by {
+            DeclaredBy::CommandLine => (
+                format!("`--keys {keys} --args {args}` split"),
+                format!("pass `--keys {keys_read} --args {}`", total - keys_read),
+            ),
+            DeclaredBy::Configuration => (
+                format!("`keys = {keys}` and `args = {args}` in `redis-script.toml` split"),
+                format!(
+                    "set `keys = {keys_read}` and `args = {}`",
+                    total - keys_read
+                ),
+            ),
+            DeclaredBy::HostCall => (
+                format!(
+                    "the call's {} and {} split",
+                    plural(keys, "key"),
+                    plural(args, "argument")
+                ),
+                format!("pass {} first", plural(keys_read, "key")),
+            ),
+            _ => (
+                format!("`keys = {keys}` splits"),
+                format!("declare `keys = {keys_read}`"),
+            ),
+        };
+        Some(
+            Span::TOP
+                .error(
+                    Code::IndexOutOfRange,
+                    format!(
+                        "{split} the parameters where the script does not: it reads keys {} and arguments {}{moved}",
+                        reads_up_to(key_table, keys_read),
+                        reads_up_to(arg_table, args_read),
+                    ),
+                    fix,
+                )
+                .about(Parameter::KeyCount),
+        )
     }
 
     /// KEYS/ARGV read in a way whose index is not a constant. With fixed
@@ -210,6 +321,19 @@ impl<'a> Analyzer<'a> {
     /// Declared parameters never read, and variadic ones never iterated.
     pub fn param_findings(&self) -> Vec<Diagnostic> {
         let mut findings = Vec::new();
+        let misplaced_split = self.misplaced_split();
+        let resplit = misplaced_split.is_some();
+        match misplaced_split {
+            Some(split) => findings.push(split),
+            None => {
+                for param in [Param::Keys, Param::Argv] {
+                    let declared = self.declared(param);
+                    for &(literal, span) in &self.facts.unit.params.of_ref(param).beyond {
+                        findings.push(self.out_of_range(declared, literal, span));
+                    }
+                }
+            }
+        }
         // The Rust function splits one parameter list into keys and
         // arguments (`keys = N`): a key read past the split leaves an
         // argument unread, and the reverse. The out-of-range error is the
@@ -227,7 +351,7 @@ impl<'a> Analyzer<'a> {
                     .iter()
                     .any(|&index| usize::try_from(index).is_ok_and(|index| index > declared.fixed))
         };
-        let split = self.context.signature.declared_by == DeclaredBy::RustFunction;
+        let split = self.context.signature.declared_by == DeclaredBy::RustFunction || resplit;
         for (param, usage, other) in [
             (Param::Keys, &self.facts.unit.params.keys, Param::Argv),
             (Param::Argv, &self.facts.unit.params.argv, Param::Keys),
@@ -310,6 +434,15 @@ impl<'a> Analyzer<'a> {
                 )
             })
             .collect()
+    }
+}
+
+/// "up to `KEYS[2]`", or "at no index", for the reads of `table` up to
+/// `highest`.
+fn reads_up_to(table: &str, highest: usize) -> String {
+    match highest {
+        0 => "at no index".to_owned(),
+        _ => format!("up to `{table}[{highest}]`"),
     }
 }
 

@@ -166,7 +166,8 @@ impl Analyzer<'_> {
                                 self.facts.unit.error_codes.computed_field(&key, value);
                                 // `t[#t + 1] = v`: an element of a local table.
                                 if let (Prefix::Name(table), []) = (target.prefix(), path) {
-                                    self.table_written(table);
+                                    let appended = appends_to(expression, table);
+                                    self.table_written(table, appended.then_some(value));
                                     self.table_holds(table, value);
                                 }
                             }
@@ -198,6 +199,7 @@ impl Analyzer<'_> {
             Binding::Local {
                 declared_at, depth, ..
             } => {
+                self.scopes.forget_existing_naming(name);
                 self.assignments_found.reassigned.insert(declared_at);
                 if depth != self.functions_depth() {
                     self.assignments_found.from_closures.insert(declared_at);
@@ -284,7 +286,21 @@ impl Analyzer<'_> {
         let outer = self.scopes.snapshot();
         let id = self.next_function_id;
         self.next_function_id = self.next_function_id.wrapping_add(1);
-        self.functions.push(Function::new(id));
+        let never_called = self
+            .context
+            .uncalled
+            .contains(&library::callback_offset(body))
+            || self
+                .functions
+                .last()
+                .is_some_and(|function| function.never_called);
+        self.functions.push(Function {
+            never_called,
+            ..Function::new(id)
+        });
+        // The body runs when it is called, not here: no key is known to
+        // exist then.
+        self.scopes.forget_existing();
         self.scopes.push();
         if let Some(method) = method {
             self.declare("self", offset(method), Value::Unknown);
@@ -347,6 +363,7 @@ impl Analyzer<'_> {
         };
         let unit = self.walk_unit(context, |analyzer| {
             let outer_values = analyzer.scopes.snapshot();
+            analyzer.scopes.forget_existing();
             let id = analyzer.next_function_id;
             analyzer.next_function_id = analyzer.next_function_id.wrapping_add(1);
             analyzer.functions.push(Function::new(id));
@@ -385,11 +402,14 @@ impl Analyzer<'_> {
             analyzer.scopes.restore(&outer_values);
             if registration.declaration.is_some() {
                 for mut finding in analyzer.param_findings() {
-                    // About the declaration: placed at the registration.
                     finding.function = registration.declaration;
-                    finding.line = registration.span.line;
-                    finding.column = registration.span.column;
-                    finding.width = registration.span.width;
+                    // About the declaration rather than a read: placed at
+                    // the registration.
+                    if finding.parameter.is_some() {
+                        finding.line = registration.span.line;
+                        finding.column = registration.span.column;
+                        finding.width = registration.span.width;
+                    }
                     analyzer.facts.diagnostics.push(finding);
                 }
             }
@@ -551,7 +571,7 @@ impl Analyzer<'_> {
                 let value = analyzer.value_of(repeat.until());
                 analyzer.tested(&value);
                 let span = analyzer.context.map.expression(repeat.until());
-                analyzer.observe_condition(&value, repeat.until(), span, Test::Until);
+                analyzer.observe_condition(&value, repeat.until(), span, Test::Until, None);
                 until = Some(value);
                 let end = analyzer.scopes.snapshot();
                 analyzer.narrow(repeat.until(), true);
@@ -676,7 +696,7 @@ impl Analyzer<'_> {
         let value = self.value_of(condition);
         self.tested(&value);
         let span = self.context.map.expression(condition);
-        self.observe_condition(&value, condition, span, Test::Branch);
+        self.observe_condition(&value, condition, span, Test::Branch, None);
         let before = self.scopes.snapshot();
         self.narrow(condition, false);
         let otherwise = self.scopes.snapshot();
@@ -688,6 +708,25 @@ impl Analyzer<'_> {
         self.facts.missing.pop_guards(pushed);
         (value, terminates, otherwise)
     }
+}
+
+/// Whether `index` is `#table + 1`, the index that appends to `table`.
+fn appends_to(index: &Expression, table: &TokenReference) -> bool {
+    let Expression::BinaryOperator {
+        lhs,
+        binop: BinOp::Plus(_),
+        rhs,
+    } = index
+    else {
+        return false;
+    };
+    let is_one = matches!(&**rhs, Expression::Number(token) if token.token().to_string() == "1");
+    let is_length = matches!(
+        &**lhs,
+        Expression::UnaryOperator { unop: UnOp::Hash(_), expression }
+            if matches!(&**expression, Expression::Var(Var::Name(name)) if identifier(name) == identifier(table))
+    );
+    is_one && is_length
 }
 
 /// True when the loop body has a `break` of its own (not of a nested loop).

@@ -156,8 +156,8 @@ codes! {
         "an argument a `redis.*` helper refuses (`redis.call()` without a command, `redis.setresp(4)`, `redis.log(99, m)`)";
 
     /// `redsi.call`, `count = 1`.
-    UndefinedGlobal = "RS030", "undefined_global", Error, false,
-        "a read of a global the sandbox does not define: the server raises";
+    UndefinedGlobal = "RS030", "undefined_global", ErrorOrWarning, false,
+        "a read of a global the sandbox does not define: the server raises (a warning in a local function nothing refers to, which never runs)";
     /// `print`, `os.time`, `server` on Redis.
     UnavailableGlobal = "RS031", "unavailable_global", Error, false,
         "a global that Lua has but scripts do not (`print`, `os.time`, `require`), that the target's servers lack, or that a library cannot use while it loads";

@@ -24,6 +24,9 @@ pub enum Parameter {
     Key(usize),
     /// `ARGV[n]`, 1-based.
     Arg(usize),
+    /// The declaration's split of its parameters into keys and arguments
+    /// (the Rust function's `keys = N`).
+    KeyCount,
 }
 
 /// How serious a diagnostic is.
@@ -120,6 +123,14 @@ impl Diagnostic {
     }
 
     /// Adds a note under the source excerpt.
+    /// The same problem on a line that never runs (in a function nothing
+    /// calls): a warning, with `why` after its notes.
+    pub fn never_run(mut self, why: impl Into<String>) -> Self {
+        self.severity = Severity::Warning;
+        self.notes.push(why.into());
+        self
+    }
+
     pub fn with_note(mut self, note: impl Into<String>) -> Self {
         self.notes.push(note.into());
         self

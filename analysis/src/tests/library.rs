@@ -141,10 +141,10 @@ fn keys_and_arguments_are_checked_per_function_under_their_own_names() {
     assert_eq!(
         errors(&source, &declaring(vec![function("f", 1, 2)])),
         [
+            // `keys[2]` is read past the split and `args[2]` is not read:
+            // the split is the root cause, reported alone (at `keys =`).
+            "2:25 [0] `keys = 1` splits the parameters where the script does not: it reads keys up to `keys[2]` and arguments up to `args[1]`",
             "2:25 [0] key parameter 1 (`keys[1]`) is never read by the script",
-            // `args[2]` is unread because `keys[2]` is read past the split:
-            // the out-of-range key is the root cause, reported alone.
-            "3:26 `keys[2]` is out of range: the Rust function declares 1 key",
         ]
     );
     // Parameters named otherwise are reported under their own names.

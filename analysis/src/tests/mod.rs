@@ -1323,3 +1323,128 @@ fn scripts_just_under_the_shallow_limit_fit_a_small_stack() {
         assert_clean(&source, &signature(1, 0));
     }
 }
+
+/// A table filled with keys and values in turn spreads into `MSET` and
+/// `MSETNX` with a KEYS element at every key position (a lock library's
+/// multi-lock), but not into a command that takes every argument as a key.
+#[test]
+fn tables_of_keys_and_values_in_turn_go_to_mset() {
+    let signature = Signature {
+        variadic_keys: true,
+        variadic_args: true,
+        ..Signature::default()
+    };
+    let pairs = |fill: &str, command: &str| {
+        format!(
+            "local argv = {{}}\nfor i, key in ipairs(KEYS) do\n{fill}\nend\nreturn redis.call('{command}', unpack(argv))"
+        )
+    };
+    let appended = "  argv[#argv + 1] = key\n  argv[#argv + 1] = ARGV[i]";
+    let inserted = "  table.insert(argv, KEYS[i])\n  table.insert(argv, ARGV[i])";
+    for fill in [appended, inserted] {
+        for command in ["MSETNX", "MSET"] {
+            let found = errors(&pairs(fill, command), &signature);
+            assert_eq!(found, Vec::<String>::new(), "{command} of\n{fill}");
+        }
+        // Every argument of DEL is a key: the values are not.
+        let found = error_messages(&pairs(fill, "DEL"), &signature);
+        assert!(
+            found
+                .iter()
+                .any(|message| message.contains("does not come from KEYS")),
+            "{found:?}"
+        );
+    }
+    // A value first: the keys are at the even positions.
+    let swapped = "  argv[#argv + 1] = ARGV[i]\n  argv[#argv + 1] = key";
+    assert!(
+        error_messages(&pairs(swapped, "MSET"), &signature)
+            .iter()
+            .any(|message| message.contains("does not come from KEYS"))
+    );
+    // A write at another index than the end ends what is known.
+    let elsewhere = "  argv[#argv + 1] = key\n  argv[i] = ARGV[i]";
+    assert!(
+        error_messages(&pairs(elsewhere, "MSET"), &signature)
+            .iter()
+            .any(|message| message.contains("does not come from KEYS"))
+    );
+}
+
+/// An undefined global read in a local function nothing refers to never
+/// runs: a warning that says so. Called, or reachable through a name, it
+/// fails every call that gets there: an error.
+#[test]
+fn undefined_globals_in_functions_never_called_are_warnings() {
+    let dead = "local function unused()\n  return undefined_thing + 1\nend\nreturn 1";
+    let analysis = analyze(dead, &signature(0, 0));
+    let [diagnostic] = analysis.diagnostics.as_slice() else {
+        panic!("{:?}", analysis.diagnostics)
+    };
+    assert_eq!(
+        (diagnostic.code, diagnostic.severity),
+        (Code::UndefinedGlobal, Severity::Warning)
+    );
+    assert!(
+        diagnostic
+            .notes
+            .iter()
+            .any(|note| note.contains("never called")),
+        "{diagnostic:?}"
+    );
+    for live in [
+        "local function used()\n  return undefined_thing + 1\nend\nreturn used()",
+        "local helper = function() return undefined_thing end\nreturn pcall(helper)",
+        "local function outer()\n  local function inner() return undefined_thing end\n  return inner()\nend\nreturn outer()",
+    ] {
+        assert!(
+            errors(live, &signature(0, 0))
+                .iter()
+                .any(|error| error.contains("`undefined_thing` is not defined")),
+            "{live}"
+        );
+    }
+}
+
+/// Keys and arguments split at another place than the script reads them
+/// (one key too many declared, and an argument read past the end) is one
+/// mistake: reported once, about the split, with the split to declare.
+#[test]
+fn a_split_at_the_wrong_place_is_reported_once_about_the_split() {
+    let source = "return redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2])";
+    let declared = |declared_by| Signature {
+        keys: 2,
+        args: 1,
+        declared_by,
+        key_names: vec!["lock".to_owned(), "token".to_owned()],
+        arg_names: vec!["ttl_ms".to_owned()],
+        ..Signature::default()
+    };
+    let analysis = analyze(source, &declared(DeclaredBy::RustFunction));
+    let [diagnostic] = analysis.diagnostics.as_slice() else {
+        panic!("{:?}", analysis.diagnostics)
+    };
+    assert_eq!(diagnostic.parameter, Some(Parameter::KeyCount));
+    assert_eq!(
+        diagnostic.text(),
+        "`keys = 2` splits the parameters where the script does not: it reads keys up to `KEYS[1]` and arguments up to `ARGV[2]` (`token` is an argument)"
+    );
+    assert_eq!(diagnostic.help.as_deref(), Some("declare `keys = 1`"));
+    let command_line = analyze(source, &declared(DeclaredBy::CommandLine));
+    let [diagnostic] = command_line.diagnostics.as_slice() else {
+        panic!("{:?}", command_line.diagnostics)
+    };
+    assert!(
+        diagnostic
+            .text()
+            .starts_with("`--keys 2 --args 1` split the parameters")
+    );
+    assert_eq!(diagnostic.help.as_deref(), Some("pass `--keys 1 --args 2`"));
+    // Reads that fit no split: an index out of range, where it is read.
+    let past_both = "return redis.call('SET', KEYS[3], ARGV[2])";
+    assert!(
+        errors(past_both, &declared(DeclaredBy::RustFunction))
+            .iter()
+            .any(|error| error.contains("`KEYS[3]` is out of range"))
+    );
+}

@@ -424,8 +424,7 @@ fn parameter_span(
     parameter: Option<Parameter>,
     file: &Path,
 ) -> Option<RustSpan> {
-    let param = declaration.parameter(parameter?)?;
-    Some(RustSpan::of(file, param.ident.span()))
+    Some(RustSpan::of(file, declaration.parameter_span(parameter?)?))
 }
 
 /// What hover says of each declared parameter.

@@ -1,0 +1,2 @@
+-- KEYS[1] = a counter that may not exist yet
+return redis.call('GET', KEYS[1])
