@@ -38,9 +38,45 @@ pub struct CheckedFile {
     /// The ACL rules calling it needs, for `--acl`; `None` for a script
     /// whose parameters are not declared.
     pub acl: Option<AclRules>,
-    /// For a script embedded in a host file: that file and the line the
-    /// script's text starts at.
-    pub embedded_in: Option<(String, usize)>,
+    /// For a script embedded in a host file: where, and which counts were
+    /// guessed.
+    pub embedded_in: Option<EmbeddedIn>,
+}
+
+/// Where a script embedded in a host file stands, and what its counts
+/// rest on.
+#[derive(Debug)]
+pub struct EmbeddedIn {
+    /// The host file.
+    pub path: String,
+    /// The host line the script's text starts at.
+    pub line: usize,
+    /// The counts nothing states (no call, configuration or header), which
+    /// the checker took from the indices the script reads.
+    pub guessed: Guessed,
+}
+
+/// Which of a script's two counts are guesses.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Guessed {
+    pub keys: bool,
+    pub args: bool,
+}
+
+impl Guessed {
+    pub fn any(self) -> bool {
+        self.keys || self.args
+    }
+
+    /// `keys`, `arguments`, or `keys and arguments`; empty when neither.
+    pub fn describe(self) -> &'static str {
+        match (self.keys, self.args) {
+            (true, true) => "keys and arguments",
+            (true, false) => "keys",
+            (false, true) => "arguments",
+            (false, false) => "",
+        }
+    }
 }
 
 /// A file a diagnostic can point into.
@@ -602,7 +638,7 @@ fn check_embedded(
     options: &ScriptOptions,
 ) -> CheckedFile {
     let header = Header::parse(&script.text);
-    let signature = embedded_signature(&script, &header, options);
+    let (signature, guessed) = embedded_signature(&script, &header, options);
     let analysis = analysis::analyze(&script.text, &signature);
     let acl = AclRules::of_script(&analysis, &signature);
     let (diagnostics, facts) = Facts::split(analysis);
@@ -631,7 +667,11 @@ fn check_embedded(
     let line = script.host_line(host_source);
     CheckedFile {
         path: format!("{host_path}:{line}"),
-        embedded_in: Some((host_path.to_owned(), line)),
+        embedded_in: Some(EmbeddedIn {
+            path: host_path.to_owned(),
+            line,
+            guessed,
+        }),
         includes: vec![SourceFile {
             path: host_path.to_owned(),
             source: host_source.to_owned(),
@@ -647,8 +687,12 @@ fn check_embedded(
 
 /// The counts of an embedded script: the command line's; else, side by
 /// side, what the call passes, the configuration, the header, and where
-/// none says, the indices the script reads.
-fn embedded_signature(script: &Embedded, header: &Header, options: &ScriptOptions) -> Signature {
+/// none says, the indices the script reads, a guess said as such.
+fn embedded_signature(
+    script: &Embedded,
+    header: &Header,
+    options: &ScriptOptions,
+) -> (Signature, Guessed) {
     let documented = header.documented_signature();
     let from_header = |keys: bool| {
         documented.as_ref().map(|signature| match keys {
@@ -656,26 +700,34 @@ fn embedded_signature(script: &Embedded, header: &Header, options: &ScriptOption
             false => Count::args_of(signature),
         })
     };
-    let signature = if let Some((keys, args)) = options.command_line {
-        counted(keys, args, DeclaredBy::CommandLine)
-    } else {
-        let stated = script.keys.is_some() || script.args.is_some();
-        let configured = options.settings.keys.is_some() || options.settings.args.is_some();
-        let side = |host: Option<Count>, configured: Option<Count>, keys: bool, table: &str| {
-            host.or(configured)
-                .or_else(|| from_header(keys))
-                .unwrap_or_else(|| read_counts(&script.text, table))
-        };
-        let keys = side(script.keys, options.settings.keys, true, "KEYS");
-        let args = side(script.args, options.settings.args, false, "ARGV");
-        let declared_by = match (stated, configured, &documented) {
-            (false, false, Some(_)) => DeclaredBy::Header,
-            (false, true, _) => DeclaredBy::Configuration,
-            _ => DeclaredBy::HostCall,
-        };
-        counted(Some(keys), Some(args), declared_by)
+    if let Some((keys, args)) = options.command_line {
+        let signature = counted(keys, args, DeclaredBy::CommandLine);
+        return (with_options(signature, header, options), Guessed::default());
+    }
+    let stated = script.keys.is_some() || script.args.is_some();
+    let configured = options.settings.keys.is_some() || options.settings.args.is_some();
+    // A count and whether it is a guess.
+    let side = |host: Option<Count>, configured: Option<Count>, keys: bool, table: &str| match host
+        .or(configured)
+        .or_else(|| from_header(keys))
+    {
+        Some(count) => (count, false),
+        None => (read_counts(&script.text, table), true),
     };
-    with_options(signature, header, options)
+    let (keys, keys_guessed) = side(script.keys, options.settings.keys, true, "KEYS");
+    let (args, args_guessed) = side(script.args, options.settings.args, false, "ARGV");
+    let guessed = Guessed {
+        keys: keys_guessed,
+        args: args_guessed,
+    };
+    let declared_by = match (stated, configured, &documented) {
+        (true, _, _) => DeclaredBy::HostCall,
+        (false, true, _) => DeclaredBy::Configuration,
+        (false, false, Some(_)) => DeclaredBy::Header,
+        (false, false, None) => DeclaredBy::ScriptReads,
+    };
+    let signature = counted(Some(keys), Some(args), declared_by);
+    (with_options(signature, header, options), guessed)
 }
 
 /// What a script reads of `KEYS` or `ARGV`: up to its highest literal
