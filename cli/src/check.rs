@@ -10,8 +10,8 @@ use redis_script_analysis::{
 };
 use redis_script_declaration::{Model, SignatureBuilder};
 
-use crate::assemble::{self, Assembled, Origin};
-use crate::config::{Config, FILE_NAME, IncludeSyntax, ScriptSettings};
+use crate::assemble::{self, Assembled, Includes, Origin};
+use crate::config::{Config, FILE_NAME, ScriptSettings};
 use crate::embedded::{self, Embedded, Host};
 use crate::options::{Count, Options};
 
@@ -153,6 +153,9 @@ pub struct CheckRun {
     /// Where host files build a script at run time (`path:line`): not
     /// checked.
     pub built_at_run_time: Vec<String>,
+    /// How many scripts had include lines that no configuration said how
+    /// to read, read as bullmq's loader reads them.
+    pub includes_detected: usize,
 }
 
 impl CheckRun {
@@ -318,7 +321,7 @@ pub struct ScriptOptions {
     key_prefix_args: std::collections::BTreeSet<usize>,
     model: Model,
     allow: Vec<String>,
-    includes: Option<IncludeSyntax>,
+    includes: Includes,
 }
 
 impl ScriptOptions {
@@ -353,9 +356,11 @@ impl ScriptOptions {
                     .unwrap_or_default(),
             },
             allow,
-            includes: options
-                .includes
-                .or(config.and_then(|config| config.includes)),
+            includes: Includes::from(
+                options
+                    .includes
+                    .or(config.and_then(|config| config.includes)),
+            ),
             settings,
         }
     }
@@ -425,6 +430,7 @@ pub fn check_all(scripts: &[Found], options: &Options) -> CheckRun {
         if !found.named && fragments.contains(&script.fragments[0].identity) {
             continue;
         }
+        outcome.includes_detected += usize::from(script.includes_detected);
         outcome.scripts.push(check(script, &script_options));
     }
     report_shared_lines_once(&mut outcome.scripts);
@@ -521,11 +527,34 @@ fn check(script: Assembled, options: &ScriptOptions) -> CheckedFile {
             None => (false, None, vec![undeclared(options)], None, None),
         }
     };
-    let mut located: Vec<Located> = script
-        .problems
-        .iter()
+    let mut problems = script.problems.clone();
+    let mut diagnostics = diagnostics;
+    if script.includes_detected && script.include_missing {
+        // The missing file may define what the script reads and does not
+        // define: with include lines no configuration asked for, one error
+        // at the line beats one per name it might have defined.
+        let before = diagnostics.len();
+        diagnostics.retain(|diagnostic| diagnostic.code != analysis::Code::UndefinedGlobal);
+        let withheld = before - diagnostics.len();
+        if withheld > 0 {
+            if let Some((_, problem)) = problems
+                .iter_mut()
+                .find(|(_, problem)| problem.code == analysis::Code::UnresolvedInclude)
+            {
+                let uses = match withheld {
+                    1 => "1 use of a name the script does not define is".to_owned(),
+                    _ => format!("{withheld} uses of names the script does not define are"),
+                };
+                problem.notes.push(format!(
+                    "{uses} not reported: the file it cannot include may define them"
+                ));
+            }
+        }
+    }
+    let mut located: Vec<Located> = problems
+        .into_iter()
         .map(|(fragment, diagnostic)| Located {
-            diagnostic: diagnostic.clone(),
+            diagnostic,
             file: fragment.checked_sub(1),
         })
         .collect();

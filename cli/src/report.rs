@@ -61,6 +61,13 @@ pub fn human(outcome: &CheckRun, deny_warnings: bool) -> String {
             outcome.built_at_run_time.join(", ")
         );
     }
+    if outcome.includes_detected > 0 {
+        let _ = writeln!(
+            out,
+            "includes: the `--- @include` lines of {} were read as bullmq's loader reads them, as no configuration says how: say so with `includes = \"bullmq\"` in `redis-script.toml`, or `--includes bullmq`",
+            plural(outcome.includes_detected, "script")
+        );
+    }
     let guessed: Vec<String> = outcome
         .scripts
         .iter()
