@@ -71,10 +71,11 @@ pub struct Assembled {
     /// No configuration names an include syntax, and the script (or a file
     /// it includes) has include lines, read as bullmq's loader reads them.
     pub includes_detected: bool,
-    /// An include line whose file is not in the text (not found, not
-    /// readable, a path mapping or a pattern): names the script reads
-    /// without defining them may be that file's.
-    pub include_missing: bool,
+    /// The first include line whose file is not in the text (not found,
+    /// not readable, a path mapping or a pattern), as its index in
+    /// `problems`: names the script reads without defining them may be
+    /// that file's.
+    pub missing_include: Option<usize>,
 }
 
 impl Assembled {
@@ -118,7 +119,7 @@ pub fn assemble(
             lines: Vec::new(),
             problems: Vec::new(),
             includes_detected: false,
-            include_missing: false,
+            missing_include: None,
         },
         includes,
         emitted: HashSet::new(),
@@ -214,7 +215,7 @@ impl Builder {
                 self.assembled.includes_detected = true;
             }
             let Some(target) = self.resolve(index, line_number, column, &here, reference) else {
-                self.assembled.include_missing = true;
+                self.note_missing_include();
                 continue;
             };
             let key = identity(&target);
@@ -256,7 +257,6 @@ impl Builder {
                     self.emit(child, stack);
                 }
                 Err(error) => {
-                    self.assembled.include_missing = true;
                     self.problem(
                         index,
                         line_number,
@@ -265,6 +265,7 @@ impl Builder {
                         format!("the include `{reference}` cannot be read: {error}"),
                         "the path is relative to this file's directory, with `.lua` added when it has no extension",
                     );
+                    self.note_missing_include();
                 }
             }
         }
@@ -321,6 +322,12 @@ impl Builder {
             return None;
         }
         Some(target)
+    }
+
+    /// The problem just reported leaves an included file out of the text.
+    fn note_missing_include(&mut self) {
+        let last = self.assembled.problems.len().checked_sub(1);
+        self.assembled.missing_include = self.assembled.missing_include.or(last);
     }
 
     fn push_line(&mut self, fragment: usize, line: usize, text: &str) {
@@ -548,9 +555,9 @@ mod tests {
             main.text,
             "local function inc() return 1 end\nreturn inc()\n"
         );
-        assert!(main.includes_detected && !main.include_missing);
+        assert!(main.includes_detected && main.missing_include.is_none());
         let broken = read("broken.lua", Includes::Detected);
-        assert!(broken.includes_detected && broken.include_missing);
+        assert!(broken.includes_detected && broken.missing_include == Some(0));
         assert_eq!(broken.problems.len(), 1);
         assert!(!read("plain.lua", Includes::Detected).includes_detected);
         // Asked for, the same text, and nothing detected.

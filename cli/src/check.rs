@@ -529,27 +529,8 @@ fn check(script: Assembled, options: &ScriptOptions) -> CheckedFile {
     };
     let mut problems = script.problems.clone();
     let mut diagnostics = diagnostics;
-    if script.includes_detected && script.include_missing {
-        // The missing file may define what the script reads and does not
-        // define: with include lines no configuration asked for, one error
-        // at the line beats one per name it might have defined.
-        let before = diagnostics.len();
-        diagnostics.retain(|diagnostic| diagnostic.code != analysis::Code::UndefinedGlobal);
-        let withheld = before - diagnostics.len();
-        if withheld > 0 {
-            if let Some((_, problem)) = problems
-                .iter_mut()
-                .find(|(_, problem)| problem.code == analysis::Code::UnresolvedInclude)
-            {
-                let uses = match withheld {
-                    1 => "1 use of a name the script does not define is".to_owned(),
-                    _ => format!("{withheld} uses of names the script does not define are"),
-                };
-                problem.notes.push(format!(
-                    "{uses} not reported: the file it cannot include may define them"
-                ));
-            }
-        }
+    if let Some(missing) = script.missing_include.filter(|_| script.includes_detected) {
+        withhold_undefined_names(&mut diagnostics, problems.get_mut(missing).map(|(_, p)| p));
     }
     let mut located: Vec<Located> = problems
         .into_iter()
@@ -582,6 +563,25 @@ fn check(script: Assembled, options: &ScriptOptions) -> CheckedFile {
         facts,
         acl,
         embedded_in: None,
+    }
+}
+
+/// With include lines no configuration asked for and one whose file is
+/// missing, the names the script reads without defining may be that
+/// file's: one error at the include (`missing`), saying how many uses it
+/// leaves unreported, rather than one per name.
+fn withhold_undefined_names(diagnostics: &mut Vec<Diagnostic>, missing: Option<&mut Diagnostic>) {
+    let before = diagnostics.len();
+    diagnostics.retain(|diagnostic| diagnostic.code != analysis::Code::UndefinedGlobal);
+    let uses = match before - diagnostics.len() {
+        0 => return,
+        1 => "1 use of a name the script does not define is".to_owned(),
+        withheld => format!("{withheld} uses of names the script does not define are"),
+    };
+    if let Some(missing) = missing {
+        missing.notes.push(format!(
+            "{uses} not reported: the file it cannot include may define them"
+        ));
     }
 }
 
