@@ -827,31 +827,17 @@ impl<'a> Finder<'a> {
         literals: &[Literal],
         names: &HashMap<String, usize>,
     ) -> HashMap<String, usize> {
-        let mut objects: HashMap<String, Option<usize>> = HashMap::new();
         let no_objects = HashMap::new();
-        for call in calls.iter().filter(|call| self.constructs_script(**call)) {
-            let Some(use_) = self.api_use(*call) else {
-                continue;
-            };
-            let Some(index) = self.script_literal(use_.script, literals, names, &no_objects) else {
-                continue;
-            };
-            let Some(name) = self.bound_name(*call) else {
-                continue;
-            };
-            objects
-                .entry(name)
-                .and_modify(|bound| {
-                    if *bound != Some(index) {
-                        *bound = None;
-                    }
-                })
-                .or_insert(Some(index));
-        }
-        objects
-            .into_iter()
-            .filter_map(|(name, index)| index.map(|index| (name, index)))
-            .collect()
+        bound_once(
+            calls
+                .iter()
+                .filter(|call| self.constructs_script(**call))
+                .filter_map(|call| {
+                    let use_ = self.api_use(*call)?;
+                    let index = self.script_literal(use_.script, literals, names, &no_objects)?;
+                    Some((self.bound_name(*call)?, index))
+                }),
+        )
     }
 
     /// The name an expression's value is assigned to or declared as.
@@ -950,23 +936,12 @@ impl<'a> Finder<'a> {
 
     /// Names bound to one literal each (a name bound to two is left out).
     fn names(&self, literals: &[Literal]) -> HashMap<String, usize> {
-        let mut names: HashMap<String, Option<usize>> = HashMap::new();
-        for (index, literal) in literals.iter().enumerate() {
-            if let Some(owner) = &literal.owner {
-                names
-                    .entry(owner.clone())
-                    .and_modify(|bound| {
-                        if *bound != Some(index) {
-                            *bound = None;
-                        }
-                    })
-                    .or_insert(Some(index));
-            }
-        }
-        names
-            .into_iter()
-            .filter_map(|(name, index)| index.map(|index| (name, index)))
-            .collect()
+        bound_once(
+            literals
+                .iter()
+                .enumerate()
+                .filter_map(|(index, literal)| Some((literal.owner.clone()?, index))),
+        )
     }
 
     fn collect_calls<'tree>(&self, node: Node<'tree>, out: &mut Vec<Node<'tree>>) {
@@ -1282,6 +1257,26 @@ impl<'a> Finder<'a> {
     }
 }
 
+/// Each name bound to one literal (by index); a name bound to two is left
+/// out, since which one a use means is not known.
+fn bound_once(bindings: impl IntoIterator<Item = (String, usize)>) -> HashMap<String, usize> {
+    let mut bound: HashMap<String, Option<usize>> = HashMap::new();
+    for (name, index) in bindings {
+        bound
+            .entry(name)
+            .and_modify(|known| {
+                if *known != Some(index) {
+                    *known = None;
+                }
+            })
+            .or_insert(Some(index));
+    }
+    bound
+        .into_iter()
+        .filter_map(|(name, index)| index.map(|index| (name, index)))
+        .collect()
+}
+
 fn ancestor<'tree>(node: Node<'tree>, kinds: &[&str]) -> Option<Node<'tree>> {
     let mut current = node.parent();
     while let Some(parent) = current {
@@ -1453,33 +1448,31 @@ mod tests {
             )
         };
         let stated = |call: &str| counts(Host::Python, &class(call));
-        assert_eq!(
-            stated("extend_script(keys=[self.name], args=[ms, 'x'])"),
-            [(Some(1), Some(2))]
-        );
-        // In `Script.__call__`'s order, and a list left out passes none.
-        assert_eq!(
-            stated("extend_script([self.name], [ms])"),
-            [(Some(1), Some(1))]
-        );
-        assert_eq!(
-            stated("extend_script(keys=[self.name])"),
-            [(Some(1), Some(0))]
-        );
-        assert_eq!(
-            stated("extend_script(args=[ms], keys=[a, b], client=pipe)"),
-            [(Some(2), Some(1))]
-        );
-        assert_eq!(
-            stated("cast(Script, self.extend_script)(keys=(self.name,), args=(ms,))"),
-            [(Some(1), Some(1))]
-        );
-        // Lists known only at run time state nothing.
-        assert_eq!(
-            stated("extend_script(keys=keys, args=[ms])"),
-            [(None, Some(1))]
-        );
-        assert_eq!(stated("extend_script(**options)"), [(None, None)]);
+        for (call, keys, args) in [
+            (
+                "extend_script(keys=[self.name], args=[ms, 'x'])",
+                Some(1),
+                Some(2),
+            ),
+            // In `Script.__call__`'s order, and a list left out passes none.
+            ("extend_script([self.name], [ms])", Some(1), Some(1)),
+            ("extend_script(keys=[self.name])", Some(1), Some(0)),
+            (
+                "extend_script(args=[ms], keys=[a, b], client=pipe)",
+                Some(2),
+                Some(1),
+            ),
+            (
+                "cast(Script, self.extend_script)(keys=(self.name,), args=(ms,))",
+                Some(1),
+                Some(1),
+            ),
+            // Lists known only at run time state nothing.
+            ("extend_script(keys=keys, args=[ms])", None, Some(1)),
+            ("extend_script(**options)", None, None),
+        ] {
+            assert_eq!(stated(call), [(keys, args)], "{call}");
+        }
         // A name bound to two scripts is neither.
         let two = "A = \"return redis.call('GET', KEYS[1])\"\nB = \"return redis.call('DEL', KEYS[1])\"\ns = r.register_script(A)\ns = r.register_script(B)\ns(keys=[k], args=[a])\n";
         assert_eq!(counts(Host::Python, two), [(None, None), (None, None)]);

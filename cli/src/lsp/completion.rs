@@ -315,26 +315,25 @@ mod tests {
 
     #[test]
     fn says_when_each_command_came_and_what_replaces_a_deprecated_one() {
-        let get = items("redis.call('GET", "redis-7.2");
-        assert_eq!(
-            item(&get, "GET").and_then(|item| item.detail.as_deref()),
-            Some("since Redis 1.0.0")
-        );
-        let get = items("redis.call('GET", "valkey-8.1");
-        assert_eq!(
-            item(&get, "GET").and_then(|item| item.detail.as_deref()),
-            Some("since Valkey 1.0.0")
-        );
+        for (typed, target, label, detail) in [
+            ("GET", "redis-7.2", "GET", "since Redis 1.0.0"),
+            ("GET", "valkey-8.1", "GET", "since Valkey 1.0.0"),
+            ("GET", "any", "GETEX", "since Redis and Valkey 6.2.0"),
+            (
+                "HGETEX",
+                "redis-7.4,redis-8.0",
+                "HGETEX",
+                "since Redis 8.0.0; the target has it on Redis 8.0",
+            ),
+        ] {
+            let offered = items(&format!("redis.call('{typed}"), target);
+            assert_eq!(
+                item(&offered, label).and_then(|item| item.detail.as_deref()),
+                Some(detail),
+                "{label} on {target}"
+            );
+        }
         let get = items("redis.call('GET", "any");
-        assert_eq!(
-            item(&get, "GETEX").and_then(|item| item.detail.as_deref()),
-            Some("since Redis and Valkey 6.2.0")
-        );
-        let hgetex = items("redis.call('HGETEX", "redis-7.4,redis-8.0");
-        assert_eq!(
-            item(&hgetex, "HGETEX").and_then(|item| item.detail.as_deref()),
-            Some("since Redis 8.0.0; the target has it on Redis 8.0")
-        );
         let getset = item(&get, "GETSET").expect("GETSET");
         assert_eq!(getset.tags, Some(vec![CompletionItemTag::DEPRECATED]));
         assert_eq!(
