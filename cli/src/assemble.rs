@@ -3,6 +3,11 @@
 //! own includes resolved the same way, each file once). The analysis reads
 //! the whole text; each of its lines remembers the file and line it came
 //! from, so that a diagnostic points into the file that holds the line.
+//!
+//! Without a configured include syntax, bullmq's include lines are still
+//! read the way its loader reads them: a script holding one works only as
+//! the loader sends it, and read as written it calls functions it never
+//! defines, one error each.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -35,6 +40,23 @@ pub enum Origin {
     Include { by: usize, line: usize },
 }
 
+/// How a script's include lines are read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Includes {
+    /// `--includes` or the configuration's `includes` names the syntax.
+    Configured(IncludeSyntax),
+    /// Nothing names one: bullmq's lines are read as its loader reads
+    /// them, the only syntax the checker knows, and the run says so.
+    Detected,
+}
+
+impl Includes {
+    /// The command line's or the configuration's syntax, else detection.
+    pub fn from(configured: Option<IncludeSyntax>) -> Includes {
+        configured.map_or(Includes::Detected, Includes::Configured)
+    }
+}
+
 /// The script's text as sent, and where each line came from.
 #[derive(Debug)]
 pub struct Assembled {
@@ -46,6 +68,14 @@ pub struct Assembled {
     /// What the loader would refuse (an include not found, a cycle), each
     /// in the fragment holding the include.
     pub problems: Vec<(usize, Diagnostic)>,
+    /// No configuration names an include syntax, and the script (or a file
+    /// it includes) has include lines, read as bullmq's loader reads them.
+    pub includes_detected: bool,
+    /// The first include line whose file is not in the text (not found,
+    /// not readable, a path mapping or a pattern), as its index in
+    /// `problems`: names the script reads without defining them may be
+    /// that file's.
+    pub missing_include: Option<usize>,
 }
 
 impl Assembled {
@@ -74,7 +104,7 @@ pub fn assemble(
     shown: &str,
     source: String,
     prelude: &[PathBuf],
-    includes: Option<IncludeSyntax>,
+    includes: Includes,
 ) -> Assembled {
     let mut builder = Builder {
         assembled: Assembled {
@@ -88,6 +118,8 @@ pub fn assemble(
             }],
             lines: Vec::new(),
             problems: Vec::new(),
+            includes_detected: false,
+            missing_include: None,
         },
         includes,
         emitted: HashSet::new(),
@@ -122,7 +154,7 @@ pub fn assemble(
 
 struct Builder {
     assembled: Assembled,
-    includes: Option<IncludeSyntax>,
+    includes: Includes,
     /// Files already in the text: an include of one adds nothing.
     emitted: HashSet<PathBuf>,
     /// The directory the script was shown under, to show includes likewise.
@@ -171,14 +203,19 @@ impl Builder {
         for (number, line) in source.split_inclusive('\n').enumerate() {
             let line_number = number + 1;
             let directive = match self.includes {
-                Some(IncludeSyntax::Bullmq) => bullmq_include(line),
-                None => None,
+                Includes::Configured(IncludeSyntax::Bullmq) | Includes::Detected => {
+                    bullmq_include(line)
+                }
             };
             let Some((reference, column)) = directive else {
                 self.push_line(index, line_number, line);
                 continue;
             };
+            if self.includes == Includes::Detected {
+                self.assembled.includes_detected = true;
+            }
             let Some(target) = self.resolve(index, line_number, column, &here, reference) else {
+                self.note_missing_include();
                 continue;
             };
             let key = identity(&target);
@@ -212,18 +249,24 @@ impl Builder {
             match std::fs::read(&target) {
                 Ok(bytes) => {
                     let text = String::from_utf8_lossy(&bytes).into_owned();
-                    let origin = Origin::Include { by: index, line: line_number };
+                    let origin = Origin::Include {
+                        by: index,
+                        line: line_number,
+                    };
                     let child = self.add(&target, key, text, origin);
                     self.emit(child, stack);
                 }
-                Err(error) => self.problem(
-                    index,
-                    line_number,
-                    column,
-                    reference.len() + 2,
-                    format!("the include `{reference}` cannot be read: {error}"),
-                    "the path is relative to this file's directory, with `.lua` added when it has no extension",
-                ),
+                Err(error) => {
+                    self.problem(
+                        index,
+                        line_number,
+                        column,
+                        reference.len() + 2,
+                        format!("the include `{reference}` cannot be read: {error}"),
+                        "the path is relative to this file's directory, with `.lua` added when it has no extension",
+                    );
+                    self.note_missing_include();
+                }
             }
         }
         stack.pop();
@@ -279,6 +322,12 @@ impl Builder {
             return None;
         }
         Some(target)
+    }
+
+    /// The problem just reported leaves an included file out of the text.
+    fn note_missing_include(&mut self) {
+        let last = self.assembled.problems.len().checked_sub(1);
+        self.assembled.missing_include = self.assembled.missing_include.or(last);
     }
 
     fn push_line(&mut self, fragment: usize, line: usize, text: &str) {
@@ -402,7 +451,7 @@ mod tests {
             &format!("cmds/{script}"),
             source,
             &prelude,
-            Some(IncludeSyntax::Bullmq),
+            Includes::Configured(IncludeSyntax::Bullmq),
         )
     }
 
@@ -482,6 +531,39 @@ mod tests {
         assert!(found[2].2.contains("already included"));
         assert!(found[3].2.contains("path mapping"));
         assert!(found[4].2.contains("pattern"));
+        let _ = std::fs::remove_dir_all(root);
+    }
+
+    #[test]
+    fn include_lines_no_configuration_names_are_read_as_bullmq_reads_them() {
+        let root = tree(
+            "detected",
+            &[
+                ("main.lua", "--- @include \"inc\"\nreturn inc()\n"),
+                ("inc.lua", "local function inc() return 1 end\n"),
+                ("broken.lua", "--- @include \"gone\"\nreturn gone()\n"),
+                ("plain.lua", "return 1\n"),
+            ],
+        );
+        let read = |script: &str, includes: Includes| {
+            let file = root.join(script);
+            let source = std::fs::read_to_string(&file).expect("read");
+            assemble(&file, script, source, &[], includes)
+        };
+        let main = read("main.lua", Includes::Detected);
+        assert_eq!(
+            main.text,
+            "local function inc() return 1 end\nreturn inc()\n"
+        );
+        assert!(main.includes_detected && main.missing_include.is_none());
+        let broken = read("broken.lua", Includes::Detected);
+        assert!(broken.includes_detected && broken.missing_include == Some(0));
+        assert_eq!(broken.problems.len(), 1);
+        assert!(!read("plain.lua", Includes::Detected).includes_detected);
+        // Asked for, the same text, and nothing detected.
+        let configured = read("main.lua", Includes::Configured(IncludeSyntax::Bullmq));
+        assert_eq!(configured.text, main.text);
+        assert!(!configured.includes_detected);
         let _ = std::fs::remove_dir_all(root);
     }
 

@@ -10,8 +10,8 @@ use redis_script_analysis::{
 };
 use redis_script_declaration::{Model, SignatureBuilder};
 
-use crate::assemble::{self, Assembled, Origin};
-use crate::config::{Config, FILE_NAME, IncludeSyntax, ScriptSettings};
+use crate::assemble::{self, Assembled, Includes, Origin};
+use crate::config::{Config, FILE_NAME, ScriptSettings};
 use crate::embedded::{self, Embedded, Host};
 use crate::options::{Count, Options};
 
@@ -38,9 +38,45 @@ pub struct CheckedFile {
     /// The ACL rules calling it needs, for `--acl`; `None` for a script
     /// whose parameters are not declared.
     pub acl: Option<AclRules>,
-    /// For a script embedded in a host file: that file and the line the
-    /// script's text starts at.
-    pub embedded_in: Option<(String, usize)>,
+    /// For a script embedded in a host file: where, and which counts were
+    /// guessed.
+    pub embedded_in: Option<EmbeddedIn>,
+}
+
+/// Where a script embedded in a host file stands, and what its counts
+/// rest on.
+#[derive(Debug)]
+pub struct EmbeddedIn {
+    /// The host file.
+    pub path: String,
+    /// The host line the script's text starts at.
+    pub line: usize,
+    /// The counts nothing states (no call, configuration or header), which
+    /// the checker took from the indices the script reads.
+    pub guessed: Guessed,
+}
+
+/// Which of a script's two counts are guesses.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Guessed {
+    pub keys: bool,
+    pub args: bool,
+}
+
+impl Guessed {
+    pub fn any(self) -> bool {
+        self.keys || self.args
+    }
+
+    /// `keys`, `arguments`, or `keys and arguments`; empty when neither.
+    pub fn describe(self) -> &'static str {
+        match (self.keys, self.args) {
+            (true, true) => "keys and arguments",
+            (true, false) => "keys",
+            (false, true) => "arguments",
+            (false, false) => "",
+        }
+    }
 }
 
 /// A file a diagnostic can point into.
@@ -117,6 +153,9 @@ pub struct CheckRun {
     /// Where host files build a script at run time (`path:line`): not
     /// checked.
     pub built_at_run_time: Vec<String>,
+    /// How many scripts had include lines that no configuration said how
+    /// to read, read as bullmq's loader reads them.
+    pub includes_detected: usize,
 }
 
 impl CheckRun {
@@ -282,7 +321,7 @@ pub struct ScriptOptions {
     key_prefix_args: std::collections::BTreeSet<usize>,
     model: Model,
     allow: Vec<String>,
-    includes: Option<IncludeSyntax>,
+    includes: Includes,
 }
 
 impl ScriptOptions {
@@ -317,9 +356,11 @@ impl ScriptOptions {
                     .unwrap_or_default(),
             },
             allow,
-            includes: options
-                .includes
-                .or(config.and_then(|config| config.includes)),
+            includes: Includes::from(
+                options
+                    .includes
+                    .or(config.and_then(|config| config.includes)),
+            ),
             settings,
         }
     }
@@ -389,6 +430,7 @@ pub fn check_all(scripts: &[Found], options: &Options) -> CheckRun {
         if !found.named && fragments.contains(&script.fragments[0].identity) {
             continue;
         }
+        outcome.includes_detected += usize::from(script.includes_detected);
         outcome.scripts.push(check(script, &script_options));
     }
     report_shared_lines_once(&mut outcome.scripts);
@@ -485,11 +527,15 @@ fn check(script: Assembled, options: &ScriptOptions) -> CheckedFile {
             None => (false, None, vec![undeclared(options)], None, None),
         }
     };
-    let mut located: Vec<Located> = script
-        .problems
-        .iter()
+    let mut problems = script.problems.clone();
+    let mut diagnostics = diagnostics;
+    if let Some(missing) = script.missing_include.filter(|_| script.includes_detected) {
+        withhold_undefined_names(&mut diagnostics, problems.get_mut(missing).map(|(_, p)| p));
+    }
+    let mut located: Vec<Located> = problems
+        .into_iter()
         .map(|(fragment, diagnostic)| Located {
-            diagnostic: diagnostic.clone(),
+            diagnostic,
             file: fragment.checked_sub(1),
         })
         .collect();
@@ -517,6 +563,25 @@ fn check(script: Assembled, options: &ScriptOptions) -> CheckedFile {
         facts,
         acl,
         embedded_in: None,
+    }
+}
+
+/// With include lines no configuration asked for and one whose file is
+/// missing, the names the script reads without defining may be that
+/// file's: one error at the include (`missing`), saying how many uses it
+/// leaves unreported, rather than one per name.
+fn withhold_undefined_names(diagnostics: &mut Vec<Diagnostic>, missing: Option<&mut Diagnostic>) {
+    let before = diagnostics.len();
+    diagnostics.retain(|diagnostic| diagnostic.code != analysis::Code::UndefinedGlobal);
+    let uses = match before - diagnostics.len() {
+        0 => return,
+        1 => "1 use of a name the script does not define is".to_owned(),
+        withheld => format!("{withheld} uses of names the script does not define are"),
+    };
+    if let Some(missing) = missing {
+        missing.notes.push(format!(
+            "{uses} not reported: the file it cannot include may define them"
+        ));
     }
 }
 
@@ -602,7 +667,7 @@ fn check_embedded(
     options: &ScriptOptions,
 ) -> CheckedFile {
     let header = Header::parse(&script.text);
-    let signature = embedded_signature(&script, &header, options);
+    let (signature, guessed) = embedded_signature(&script, &header, options);
     let analysis = analysis::analyze(&script.text, &signature);
     let acl = AclRules::of_script(&analysis, &signature);
     let (diagnostics, facts) = Facts::split(analysis);
@@ -631,7 +696,11 @@ fn check_embedded(
     let line = script.host_line(host_source);
     CheckedFile {
         path: format!("{host_path}:{line}"),
-        embedded_in: Some((host_path.to_owned(), line)),
+        embedded_in: Some(EmbeddedIn {
+            path: host_path.to_owned(),
+            line,
+            guessed,
+        }),
         includes: vec![SourceFile {
             path: host_path.to_owned(),
             source: host_source.to_owned(),
@@ -647,8 +716,12 @@ fn check_embedded(
 
 /// The counts of an embedded script: the command line's; else, side by
 /// side, what the call passes, the configuration, the header, and where
-/// none says, the indices the script reads.
-fn embedded_signature(script: &Embedded, header: &Header, options: &ScriptOptions) -> Signature {
+/// none says, the indices the script reads, a guess said as such.
+fn embedded_signature(
+    script: &Embedded,
+    header: &Header,
+    options: &ScriptOptions,
+) -> (Signature, Guessed) {
     let documented = header.documented_signature();
     let from_header = |keys: bool| {
         documented.as_ref().map(|signature| match keys {
@@ -656,26 +729,34 @@ fn embedded_signature(script: &Embedded, header: &Header, options: &ScriptOption
             false => Count::args_of(signature),
         })
     };
-    let signature = if let Some((keys, args)) = options.command_line {
-        counted(keys, args, DeclaredBy::CommandLine)
-    } else {
-        let stated = script.keys.is_some() || script.args.is_some();
-        let configured = options.settings.keys.is_some() || options.settings.args.is_some();
-        let side = |host: Option<Count>, configured: Option<Count>, keys: bool, table: &str| {
-            host.or(configured)
-                .or_else(|| from_header(keys))
-                .unwrap_or_else(|| read_counts(&script.text, table))
-        };
-        let keys = side(script.keys, options.settings.keys, true, "KEYS");
-        let args = side(script.args, options.settings.args, false, "ARGV");
-        let declared_by = match (stated, configured, &documented) {
-            (false, false, Some(_)) => DeclaredBy::Header,
-            (false, true, _) => DeclaredBy::Configuration,
-            _ => DeclaredBy::HostCall,
-        };
-        counted(Some(keys), Some(args), declared_by)
+    if let Some((keys, args)) = options.command_line {
+        let signature = counted(keys, args, DeclaredBy::CommandLine);
+        return (with_options(signature, header, options), Guessed::default());
+    }
+    let stated = script.keys.is_some() || script.args.is_some();
+    let configured = options.settings.keys.is_some() || options.settings.args.is_some();
+    // A count and whether it is a guess.
+    let side = |host: Option<Count>, configured: Option<Count>, keys: bool, table: &str| match host
+        .or(configured)
+        .or_else(|| from_header(keys))
+    {
+        Some(count) => (count, false),
+        None => (read_counts(&script.text, table), true),
     };
-    with_options(signature, header, options)
+    let (keys, keys_guessed) = side(script.keys, options.settings.keys, true, "KEYS");
+    let (args, args_guessed) = side(script.args, options.settings.args, false, "ARGV");
+    let guessed = Guessed {
+        keys: keys_guessed,
+        args: args_guessed,
+    };
+    let declared_by = match (stated, configured, &documented) {
+        (true, _, _) => DeclaredBy::HostCall,
+        (false, true, _) => DeclaredBy::Configuration,
+        (false, false, Some(_)) => DeclaredBy::Header,
+        (false, false, None) => DeclaredBy::ScriptReads,
+    };
+    let signature = counted(Some(keys), Some(args), declared_by);
+    (with_options(signature, header, options), guessed)
 }
 
 /// What a script reads of `KEYS` or `ARGV`: up to its highest literal

@@ -160,20 +160,19 @@ pub fn scripts(host: Host, source: &str) -> Found {
     let names = finder.names(&literals);
     let mut found: HashMap<usize, Embedded> = HashMap::new();
     let mut stated: HashMap<usize, (Stated, Stated)> = HashMap::new();
-    // Literals passed to a script API, directly or by name.
+    // Literals passed to a script API, directly or by name, and script
+    // objects called by the name they are bound to.
     let mut calls = Vec::new();
     finder.collect_calls(tree.root_node(), &mut calls);
+    let objects = finder.script_objects(&calls, &literals, &names);
     for call in calls {
-        let Some(use_) = finder.api_use(call) else {
+        let Some(use_) = finder
+            .api_use(call)
+            .or_else(|| finder.python_object_call(call, &objects))
+        else {
             continue;
         };
-        let literal = match finder.literal_of(use_.script, &literals) {
-            Some(index) => Some(index),
-            None => finder
-                .reference_name(use_.script)
-                .and_then(|name| names.get(&name).copied()),
-        };
-        let Some(index) = literal else {
+        let Some(index) = finder.script_literal(use_.script, &literals, &names, &objects) else {
             continue;
         };
         let Some(script) = &literals[index].decoded else {
@@ -800,6 +799,115 @@ impl<'a> Finder<'a> {
         None
     }
 
+    /// The literal a script API's script argument (or receiver) is: the
+    /// literal itself, a name bound to it, or a name bound to a script
+    /// object made of it.
+    fn script_literal(
+        &self,
+        script: Node<'_>,
+        literals: &[Literal],
+        names: &HashMap<String, usize>,
+        objects: &HashMap<String, usize>,
+    ) -> Option<usize> {
+        self.literal_of(script, literals).or_else(|| {
+            let name = self.reference_name(script)?;
+            names.get(&name).or_else(|| objects.get(&name)).copied()
+        })
+    }
+
+    /// Script objects bound to a name, each to the literal it was made of:
+    /// `self.extend_script = self.redis.register_script(EXTEND)` binds
+    /// `extend_script`, `legacy := redigo.NewScript(1, src)` binds
+    /// `legacy`. The literal may be named itself (`EXTEND`), so the object's
+    /// name is not the literal's owner. A name bound to two scripts is left
+    /// out.
+    fn script_objects(
+        &self,
+        calls: &[Node<'_>],
+        literals: &[Literal],
+        names: &HashMap<String, usize>,
+    ) -> HashMap<String, usize> {
+        let no_objects = HashMap::new();
+        bound_once(
+            calls
+                .iter()
+                .filter(|call| self.constructs_script(**call))
+                .filter_map(|call| {
+                    let use_ = self.api_use(*call)?;
+                    let index = self.script_literal(use_.script, literals, names, &no_objects)?;
+                    Some((self.bound_name(*call)?, index))
+                }),
+        )
+    }
+
+    /// The name an expression's value is assigned to or declared as.
+    fn bound_name(&self, expression: Node<'_>) -> Option<String> {
+        let mut parent = expression.parent()?;
+        while matches!(
+            parent.kind(),
+            "parenthesized_expression" | "expression_list" | "await" | "await_expression"
+        ) {
+            parent = parent.parent()?;
+        }
+        self.assigned_name(parent)
+    }
+
+    /// redis-py's script object called by its name:
+    /// `self.extend_script(keys=[…], args=[…])`, or with the two lists in
+    /// that order (`Script.__call__(keys, args, client)`); a list left out
+    /// passes none. A typing cast around the name (`cast(Script,
+    /// self.extend_script)(…)`) is seen through.
+    fn python_object_call<'tree>(
+        &self,
+        call: Node<'tree>,
+        objects: &HashMap<String, usize>,
+    ) -> Option<ApiUse<'tree>> {
+        if self.host != Host::Python {
+            return None;
+        }
+        let mut callee = call.child_by_field_name("function")?;
+        while let Some((name, arguments)) = self.call_parts(callee) {
+            match (name.as_str(), arguments.as_slice()) {
+                ("cast", [_, value]) => callee = *value,
+                _ => break,
+            }
+        }
+        if !objects.contains_key(&self.reference_name(callee)?) {
+            return None;
+        }
+        let (_, arguments) = self.call_parts(call)?;
+        // `*lists` or `**options`: which list is which is not known.
+        if arguments
+            .iter()
+            .any(|node| matches!(node.kind(), "list_splat" | "dictionary_splat"))
+        {
+            return Some(ApiUse::of(callee, None, None));
+        }
+        let keyword = |name: &str| {
+            arguments
+                .iter()
+                .filter(|node| node.kind() == "keyword_argument")
+                .find(|node| {
+                    node.child_by_field_name("name")
+                        .is_some_and(|key| self.text(key) == name)
+                })
+                .and_then(|node| node.child_by_field_name("value"))
+        };
+        let positional: Vec<Node<'tree>> = arguments
+            .iter()
+            .copied()
+            .filter(|node| node.kind() != "keyword_argument")
+            .collect();
+        let count = |name: &str, position: usize| match keyword(name)
+            .or_else(|| positional.get(position).copied())
+        {
+            None => Some(0),
+            Some(list) if list.kind() == "none" => Some(0),
+            Some(list) => self.element_count(list),
+        };
+        Some(ApiUse::of(callee, count("keys", 0), count("args", 1)))
+    }
+
     /// The last name of an identifier, attribute, member or constant
     /// reference (`self.LUA`, `Lock::RELEASE`, `LuaScripts::size()`).
     fn reference_name(&self, node: Node<'_>) -> Option<String> {
@@ -828,23 +936,12 @@ impl<'a> Finder<'a> {
 
     /// Names bound to one literal each (a name bound to two is left out).
     fn names(&self, literals: &[Literal]) -> HashMap<String, usize> {
-        let mut names: HashMap<String, Option<usize>> = HashMap::new();
-        for (index, literal) in literals.iter().enumerate() {
-            if let Some(owner) = &literal.owner {
-                names
-                    .entry(owner.clone())
-                    .and_modify(|bound| {
-                        if *bound != Some(index) {
-                            *bound = None;
-                        }
-                    })
-                    .or_insert(Some(index));
-            }
-        }
-        names
-            .into_iter()
-            .filter_map(|(name, index)| index.map(|index| (name, index)))
-            .collect()
+        bound_once(
+            literals
+                .iter()
+                .enumerate()
+                .filter_map(|(index, literal)| Some((literal.owner.clone()?, index))),
+        )
     }
 
     fn collect_calls<'tree>(&self, node: Node<'tree>, out: &mut Vec<Node<'tree>>) {
@@ -1160,6 +1257,26 @@ impl<'a> Finder<'a> {
     }
 }
 
+/// Each name bound to one literal (by index); a name bound to two is left
+/// out, since which one a use means is not known.
+fn bound_once(bindings: impl IntoIterator<Item = (String, usize)>) -> HashMap<String, usize> {
+    let mut bound: HashMap<String, Option<usize>> = HashMap::new();
+    for (name, index) in bindings {
+        bound
+            .entry(name)
+            .and_modify(|known| {
+                if *known != Some(index) {
+                    *known = None;
+                }
+            })
+            .or_insert(Some(index));
+    }
+    bound
+        .into_iter()
+        .filter_map(|(name, index)| index.map(|index| (name, index)))
+        .collect()
+}
+
 fn ancestor<'tree>(node: Node<'tree>, kinds: &[&str]) -> Option<Node<'tree>> {
     let mut current = node.parent();
     while let Some(parent) = current {
@@ -1312,6 +1429,59 @@ mod tests {
         assert_eq!(found.scripts[0].keys.map(|count| count.fixed), Some(1));
         assert_eq!(found.scripts[0].host_line(source), 5);
         assert_eq!(found.built_at_run_time, [10]);
+    }
+
+    /// Each script's stated (keys, args), fixed counts only.
+    fn counts(host: Host, source: &str) -> Vec<(Option<usize>, Option<usize>)> {
+        scripts(host, source)
+            .scripts
+            .iter()
+            .map(|script| (script.keys.map(|c| c.fixed), script.args.map(|c| c.fixed)))
+            .collect()
+    }
+
+    #[test]
+    fn a_script_object_called_through_its_attribute_gives_the_counts() {
+        let class = |call: &str| {
+            format!(
+                "EXTEND = \"\"\"return redis.call('PEXPIRE', KEYS[1], ARGV[1])\"\"\"\n\nclass Lock:\n    def __init__(self, r):\n        self.extend_script = r.register_script(EXTEND)\n\n    def extend(self, ms):\n        return self.{call}\n"
+            )
+        };
+        let stated = |call: &str| counts(Host::Python, &class(call));
+        for (call, keys, args) in [
+            (
+                "extend_script(keys=[self.name], args=[ms, 'x'])",
+                Some(1),
+                Some(2),
+            ),
+            // In `Script.__call__`'s order, and a list left out passes none.
+            ("extend_script([self.name], [ms])", Some(1), Some(1)),
+            ("extend_script(keys=[self.name])", Some(1), Some(0)),
+            (
+                "extend_script(args=[ms], keys=[a, b], client=pipe)",
+                Some(2),
+                Some(1),
+            ),
+            (
+                "cast(Script, self.extend_script)(keys=(self.name,), args=(ms,))",
+                Some(1),
+                Some(1),
+            ),
+            // Lists known only at run time state nothing.
+            ("extend_script(keys=keys, args=[ms])", None, Some(1)),
+            ("extend_script(**options)", None, None),
+        ] {
+            assert_eq!(stated(call), [(keys, args)], "{call}");
+        }
+        // A name bound to two scripts is neither.
+        let two = "A = \"return redis.call('GET', KEYS[1])\"\nB = \"return redis.call('DEL', KEYS[1])\"\ns = r.register_script(A)\ns = r.register_script(B)\ns(keys=[k], args=[a])\n";
+        assert_eq!(counts(Host::Python, two), [(None, None), (None, None)]);
+    }
+
+    #[test]
+    fn a_go_script_object_made_of_a_named_literal_gives_the_counts() {
+        let source = "package l\n\nconst src = `return redis.call('GET', KEYS[1])`\n\nvar get = redis.NewScript(src)\n\nfunc f() { get.Run(ctx, rdb, []string{k}, a, b) }\n";
+        assert_eq!(counts(Host::Go, source), [(Some(1), Some(2))]);
     }
 
     #[test]

@@ -54,7 +54,9 @@ Options:
                        directory or the nearest parent
       --includes <S>   resolve includes written in syntax S before checking:
                        bullmq (`--- @include \"file\"`, as bullmq's and bull's
-                       loaders); a configuration's `includes` says the same
+                       loaders); a configuration's `includes` says the same;
+                       without either, bullmq's lines are read so all the
+                       same, and the run says it did
       --embedded       in directories, also read Go, Python, JavaScript,
                        TypeScript, Ruby and PHP sources for the scripts
                        their string literals hold (files named on the

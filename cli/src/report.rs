@@ -61,6 +61,33 @@ pub fn human(outcome: &CheckRun, deny_warnings: bool) -> String {
             outcome.built_at_run_time.join(", ")
         );
     }
+    if outcome.includes_detected > 0 {
+        let _ = writeln!(
+            out,
+            "includes: the `--- @include` lines of {} were read as bullmq's loader reads them, as no configuration says how: say so with `includes = \"bullmq\"` in `redis-script.toml`, or `--includes bullmq`",
+            plural(outcome.includes_detected, "script")
+        );
+    }
+    let guessed: Vec<String> = outcome
+        .scripts
+        .iter()
+        .filter_map(|script| {
+            let embedded = script.embedded_in.as_ref()?;
+            embedded
+                .guessed
+                .any()
+                .then(|| format!("{} ({})", script.path, embedded.guessed.describe()))
+        })
+        .collect();
+    if !guessed.is_empty() {
+        // A count no call states is the highest index read: it can never
+        // be out of range, so the user should know which were guessed.
+        let _ = writeln!(
+            out,
+            "counts guessed from the indices read (nothing states them): {}",
+            guessed.join(", ")
+        );
+    }
     out
 }
 
@@ -82,10 +109,21 @@ pub fn json(outcome: &CheckRun) -> String {
     }
     for script in &outcome.scripts {
         let embedded_in = match &script.embedded_in {
-            Some((path, line)) => format!(
-                ", \"embedded_in\": {{\"path\": {}, \"line\": {line}}}",
-                string(path)
-            ),
+            Some(embedded) => {
+                let guessed: Vec<&str> = [
+                    (embedded.guessed.keys, "\"keys\""),
+                    (embedded.guessed.args, "\"args\""),
+                ]
+                .into_iter()
+                .filter_map(|(guessed, name)| guessed.then_some(name))
+                .collect();
+                format!(
+                    ", \"embedded_in\": {{\"path\": {}, \"line\": {}}}, \"guessed\": [{}]",
+                    string(&embedded.path),
+                    embedded.line,
+                    guessed.join(", ")
+                )
+            }
             None => String::new(),
         };
         files.push(format!(
@@ -133,6 +171,7 @@ fn signature(signature: &Signature) -> String {
         DeclaredBy::CommandLine => "command-line",
         DeclaredBy::Configuration => "configuration",
         DeclaredBy::HostCall => "host-call",
+        DeclaredBy::ScriptReads => "script-reads",
     };
     format!(
         "{{\"keys\": {}, \"variadic_keys\": {}, \"args\": {}, \"variadic_args\": {}, \"declared_by\": \"{declared_by}\"}}",

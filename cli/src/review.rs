@@ -41,26 +41,15 @@ fn section(out: &mut String, script: &CheckedFile) {
         findings(out, script);
         return;
     };
-    // The header's first paragraph says what the script is for.
-    let summary: Vec<&str> = facts
-        .header
-        .doc
-        .iter()
-        .map(|line| line.trim())
-        // The keys and arguments have rows of their own.
-        .filter(|line| !line.starts_with("KEYS[") && !line.starts_with("ARGV["))
-        .skip_while(|line| line.is_empty())
-        .take_while(|line| !line.is_empty() && !starts_label(line))
-        .collect();
-    if !summary.is_empty() {
-        let _ = writeln!(out, "{}\n", summary.join(" "));
+    if let Some(summary) = summary(&facts.header.doc) {
+        let _ = writeln!(out, "{summary}\n");
     }
     let _ = writeln!(out, "| check | what the analysis found |\n| --- | --- |");
     let rows = [
         ("keys", keys(script, facts)),
         ("arguments", arguments(script, facts)),
         ("writes", writes(facts)),
-        ("retry safety", retry_safety(facts)),
+        ("retry safety", retry_safety(&facts.header.doc)),
         ("loops", loops(facts)),
         ("reads that grow with the data", growing_reads(facts)),
         ("replies", replies(facts)),
@@ -175,13 +164,8 @@ fn writes(facts: &Facts) -> String {
 }
 
 /// The header's `Retry safety:` line, which the project's scripts keep.
-fn retry_safety(facts: &Facts) -> String {
-    let doc = &facts.header.doc;
-    let Some(start) = doc.iter().position(|line| {
-        line.trim_start()
-            .to_ascii_lowercase()
-            .starts_with("retry safety:")
-    }) else {
+fn retry_safety(doc: &[String]) -> String {
+    let Some(start) = doc.iter().position(|line| is_retry_safety(line)) else {
         return "not stated: say in the header whether a call may be sent twice (`Retry safety: …`), or declare it `exactly_once`".to_owned();
     };
     // The statement runs on until a blank line or the next `Label:`.
@@ -200,8 +184,38 @@ fn retry_safety(facts: &Facts) -> String {
     statement
 }
 
+/// The header's first paragraph, which says what the script is for, on one
+/// line; `None` when the header has none.
+///
+/// Its first line is the summary's whatever it holds: `Fixed-window rate
+/// limiter: at most …` reads like a `Label:` line but opens the paragraph.
+/// Only `Retry safety:` is left for its own row. A `Label:` line after the
+/// first (`Used by: …` with no blank line before it) ends the summary.
+fn summary(doc: &[String]) -> Option<String> {
+    let mut lines = doc
+        .iter()
+        .map(|line| line.trim())
+        // The keys and arguments have rows of their own.
+        .filter(|line| !line.starts_with("KEYS[") && !line.starts_with("ARGV["))
+        .skip_while(|line| line.is_empty());
+    let first = lines.next().filter(|line| !is_retry_safety(line))?;
+    let rest = lines.take_while(|line| !line.is_empty() && !starts_label(line));
+    Some(
+        std::iter::once(first)
+            .chain(rest)
+            .collect::<Vec<_>>()
+            .join(" "),
+    )
+}
+
+fn is_retry_safety(line: &str) -> bool {
+    line.trim_start()
+        .to_ascii_lowercase()
+        .starts_with("retry safety:")
+}
+
 /// `Used by: …`, `Invariant: …`: a header line that starts a statement of
-/// its own.
+/// its own, when it is not the first of a paragraph.
 fn starts_label(line: &str) -> bool {
     line.split_once(':').is_some_and(|(label, _)| {
         (1..=3).contains(&label.split_whitespace().count())
@@ -371,5 +385,49 @@ fn lines_list(lines: &[usize]) -> String {
         Some((last, [])) => format!("line {last}"),
         Some((last, rest)) => format!("lines {} and {last}", rest.join(", ")),
         None => "no line".to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc(lines: &[&str]) -> Vec<String> {
+        lines.iter().map(|line| (*line).to_owned()).collect()
+    }
+
+    #[test]
+    fn a_summary_whose_first_line_has_a_colon_is_kept() {
+        let header = doc(&[
+            "Fixed-window rate limiter: at most `limit` admissions per window.",
+            "",
+            "KEYS[1] = the window's counter",
+            "",
+            "Invariant: the counter never outlives its window.",
+        ]);
+        assert_eq!(
+            summary(&header).as_deref(),
+            Some("Fixed-window rate limiter: at most `limit` admissions per window.")
+        );
+    }
+
+    #[test]
+    fn a_label_after_the_first_line_ends_the_summary() {
+        let header = doc(&[
+            "Touch a session: refresh the session hash",
+            "and the user's session index.",
+            "Used by: the gateway.",
+        ]);
+        assert_eq!(
+            summary(&header).as_deref(),
+            Some("Touch a session: refresh the session hash and the user's session index.")
+        );
+    }
+
+    #[test]
+    fn a_header_opening_with_its_retry_safety_has_no_summary() {
+        let header = doc(&["Retry safety: safe to retry.", "", "KEYS[1] = lock"]);
+        assert_eq!(summary(&header), None);
+        assert_eq!(retry_safety(&header), "safe to retry.");
     }
 }

@@ -528,6 +528,39 @@ fn the_review_report_reads_well() {
     }
 }
 
+/// Each script of the project's library opens its review with what its
+/// header's first line says, a line reading `Rate limiter: …` included.
+#[test]
+fn every_review_opens_with_the_headers_summary() {
+    let report = run_in(&workspace(), &["--report", "lua"]);
+    assert_eq!(report.status, 0, "{}", report.stderr);
+    let mut reviewed = 0;
+    for entry in std::fs::read_dir(workspace().join("lua")).expect("lua directory") {
+        let path = entry.expect("entry").path();
+        let source = std::fs::read_to_string(&path).expect("script");
+        let Some(first) = source
+            .lines()
+            .next()
+            .and_then(|line| line.strip_prefix("-- "))
+        else {
+            continue; // a library, which has no review
+        };
+        let name = path.file_name().expect("file name").to_string_lossy();
+        let section = report
+            .stdout
+            .split(&format!("## `lua/{name}`\n\n"))
+            .nth(1)
+            .expect("the script's section");
+        assert!(
+            section.starts_with(first),
+            "lua/{name} opens with {:?}, not its header's {first:?}",
+            section.lines().next()
+        );
+        reviewed += 1;
+    }
+    assert!(reviewed >= 10, "only {reviewed} scripts reviewed");
+}
+
 /// `--acl` on the project's scripts and library, on a script that builds
 /// keys from a prefix argument and on one that takes a key read from
 /// data, as a deployer reads them: compared with `tests/snapshots/acl.txt`

@@ -79,20 +79,75 @@ error[RS020]: unknown Redis command `INCRR`: the call fails at run time
 checked 2 scripts: 2 errors
 "
     );
-    // Without the configuration's `includes`, the include lines are
-    // comments and the functions they bring are undefined.
-    let plain = run(&[
-        "--config",
-        "limiter/redis-script.toml",
-        "queue/pushJob-2.lua",
-    ]);
+}
+
+/// Include lines that no configuration asks for are read as bullmq's
+/// loader reads them, with the same diagnostics as `includes = "bullmq"`
+/// gives, and the run says once how to ask for it; where an include names
+/// no file, the names the script reads without defining are not reported
+/// one by one, the include's error says so.
+#[test]
+fn include_lines_without_a_configuration_are_resolved_and_said_once() {
+    let unconfigured = copy_of("queue", "unconfigured");
+    std::fs::remove_file(unconfigured.join("redis-script.toml")).expect("remove");
+    std::fs::write(
+        unconfigured.join("ackJob-1.lua"),
+        "-- KEYS[1] = job\n--- @include \"includes/gone\"\nreturn gone(KEYS[1]) + gone(KEYS[1])\n",
+    )
+    .expect("write");
+    let found = run_in(&unconfigured, &["--target", "redis-7.2", "."]);
+    assert_eq!(found.status, 1, "{}", found.stderr);
     assert!(
-        plain
-            .stdout
-            .contains("error[RS030]: `pushAndCount` is not defined"),
-        "{}",
-        plain.stdout
+        !found.stdout.contains("RS030"),
+        "undefined names: {}",
+        found.stdout
     );
+    assert!(
+        found.stdout.contains(
+            "\
+error[RS007]: the include `includes/gone` names no file (looked for `./includes/gone.lua`)
+ --> ./ackJob-1.lua:2:14
+  |
+2 | --- @include \"includes/gone\"
+  |              ^^^^^^^^^^^^^^^
+  |
+  = note: 2 uses of names the script does not define are not reported: the file it cannot include may define them
+"
+        ),
+        "{}",
+        found.stdout
+    );
+    // The included files are parts of scripts, not scripts.
+    assert!(
+        found.stdout.ends_with(
+            "\
+checked 3 scripts: 3 errors
+includes: the `--- @include` lines of 3 scripts were read as bullmq's loader reads them, as no configuration says how: say so with `includes = \"bullmq\"` in `redis-script.toml`, or `--includes bullmq`
+"
+        ),
+        "{}",
+        found.stdout
+    );
+    // As the configuration would have them, the summary aside.
+    let json = |arguments: &[&str]| {
+        let mut all = vec!["--format", "json", "--target", "redis-7.2"];
+        all.extend_from_slice(arguments);
+        run_in(&unconfigured, &all).stdout
+    };
+    let pushed = json(&["pushJob-2.lua"]);
+    assert_eq!(pushed, json(&["--includes", "bullmq", "pushJob-2.lua"]));
+    assert!(pushed.contains("\"errors\": 1"), "{pushed}");
+    // Told how includes are read, the checker reads them so and says nothing.
+    let configured = run_in(
+        &unconfigured,
+        &["--includes", "bullmq", "--target", "redis-7.2", "."],
+    );
+    assert!(
+        !configured.stdout.contains("includes:"),
+        "{}",
+        configured.stdout
+    );
+    let _ = std::fs::remove_dir_all(unconfigured);
 }
 
 /// A file named on the command line is checked even when other scripts

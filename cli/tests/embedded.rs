@@ -25,8 +25,10 @@ fn scripts_in_host_files_are_checked_at_their_host_lines() {
 
 /// Each script's counts come from its call where the call states them
 /// (`NewScript(1, …)`, `[]string{…}`, `eval(src, 1, …)`, `keys: […]`,
-/// `numberOfKeys`), else from what the script reads; its line is where its
-/// text starts.
+/// `numberOfKeys`, a redis-py script object's `keys=[…], args=[…]`), else
+/// from what the script reads, which the report calls a guess
+/// (`script-reads`, and `guessed` for each count no call states); its line
+/// is where its text starts.
 #[test]
 fn the_calls_give_the_counts() {
     let found = run_in(
@@ -41,28 +43,31 @@ fn the_calls_give_the_counts() {
         .map(|file| {
             let signature = &file["signature"];
             format!(
-                "{} {}/{}",
+                "{} {}/{} {} {}",
                 file["path"].as_str().expect("a path"),
                 signature["keys"],
-                signature["args"]
+                signature["args"],
+                signature["declared_by"].as_str().expect("declared by"),
+                file["guessed"]
             )
         })
         .collect();
     assert_eq!(
         files,
         [
-            "embedded/LuaScripts.php:7 2/0",
-            "embedded/LuaScripts.php:13 1/0",
-            "embedded/counter.tsx:3 1/0",
-            "embedded/limiter.py:3 1/1",
-            "embedded/limiter.py:12 1/0",
-            "embedded/limiter.ts:2 1/2",
-            "embedded/lock.go:7 1/2",
-            "embedded/lock.go:13 1/2",
-            "embedded/lock.go:17 1/0",
-            "embedded/lock.go:21 1/0",
-            "embedded/queue.rb:3 1/1",
-            "embedded/queue.rb:12 1/1",
+            "embedded/LuaScripts.php:7 2/0 host-call []",
+            "embedded/LuaScripts.php:13 1/0 script-reads [\"keys\",\"args\"]",
+            "embedded/counter.tsx:3 1/0 host-call [\"args\"]",
+            "embedded/extend.py:2 1/3 host-call []",
+            "embedded/limiter.py:3 1/1 script-reads [\"keys\",\"args\"]",
+            "embedded/limiter.py:12 1/0 host-call []",
+            "embedded/limiter.ts:2 1/2 host-call [\"args\"]",
+            "embedded/lock.go:7 1/2 host-call []",
+            "embedded/lock.go:13 1/2 host-call []",
+            "embedded/lock.go:17 1/0 host-call [\"args\"]",
+            "embedded/lock.go:21 1/0 host-call []",
+            "embedded/queue.rb:3 1/1 script-reads [\"keys\",\"args\"]",
+            "embedded/queue.rb:12 1/1 host-call []",
         ]
     );
     assert_eq!(
@@ -74,7 +79,7 @@ fn the_calls_give_the_counts() {
         ])
     );
     assert_eq!(
-        report["files"][6]["embedded_in"],
+        report["files"][7]["embedded_in"],
         serde_json::json!({"path": "embedded/lock.go", "line": 7})
     );
 }
@@ -94,5 +99,42 @@ fn a_named_host_file_is_read_and_one_without_lua_yields_nothing() {
         without_flag.stderr.contains("no .lua file in `embedded`"),
         "{}",
         without_flag.stderr
+    );
+}
+
+/// A script no call, configuration or header gives counts to is checked
+/// against the indices it reads, and the report says so: in the summary,
+/// and in a finding those counts decide.
+#[test]
+fn guessed_counts_are_said_to_be_guesses() {
+    let directory = Path::new(env!("CARGO_TARGET_TMPDIR")).join("embedded-guessed");
+    std::fs::create_dir_all(&directory).expect("a scratch directory");
+    std::fs::write(
+        directory.join("gap.go"),
+        "package gap\n\nvar get = redis.NewScript(`return redis.call('GET', KEYS[2])`)\n",
+    )
+    .expect("write gap.go");
+    let found = run_in(&directory, &["gap.go"]);
+    assert_eq!(found.status, 1, "{}", found.stderr);
+    assert!(
+        found.stdout.contains(
+            "help: use KEYS[1] in the script, or stop passing it in the call; no call states how many keys it passes, so the checker takes the highest index the script reads (state the count with `keys = N` for this file in `redis-script.toml`)"
+        ),
+        "{}",
+        found.stdout
+    );
+    assert!(
+        found.stdout.ends_with(
+            "checked 1 script: 1 error\ncounts guessed from the indices read (nothing states them): gap.go:3 (keys and arguments)\n"
+        ),
+        "{}",
+        found.stdout
+    );
+    let json = run_in(&directory, &["--format", "json", "gap.go"]);
+    assert!(
+        json.stdout.contains("\"declared_by\": \"script-reads\"")
+            && json.stdout.contains("\"guessed\": [\"keys\", \"args\"]"),
+        "{}",
+        json.stdout
     );
 }

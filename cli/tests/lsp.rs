@@ -197,11 +197,27 @@ fn completion_offers_what_the_target_has() {
             .filter_map(|item| item["label"].as_str().map(str::to_owned))
             .collect();
         client.stop();
-        labels
+        (labels, items)
     };
-    let on_8 = labels("redis-8.0");
+    let (on_8, items) = labels("redis-8.0");
     assert!(on_8.contains(&"HGETEX".to_owned()), "{on_8:?}");
-    let on_7 = labels("redis-7.2");
+    // What a script cannot call is not offered; each command says the
+    // release that introduced it, and a deprecated one what replaces it.
+    assert!(!on_8.contains(&"MULTI".to_owned()), "{on_8:?}");
+    let offered = |label: &str| {
+        items
+            .as_array()
+            .and_then(|items| items.iter().find(|item| item["label"] == label))
+            .cloned()
+            .unwrap_or(Value::Null)
+    };
+    assert_eq!(offered("HGETALL")["detail"], "since Redis 2.0.0");
+    assert_eq!(offered("HMSET")["tags"], json!([1]));
+    assert_eq!(
+        offered("HMSET")["detail"],
+        "since Redis 2.0.0; deprecated since 4.0.0: use `HSET` with multiple field-value pairs"
+    );
+    let (on_7, _) = labels("redis-7.2");
     assert!(on_7.contains(&"HGETALL".to_owned()), "{on_7:?}");
     assert!(!on_7.contains(&"HGETEX".to_owned()), "{on_7:?}");
 }

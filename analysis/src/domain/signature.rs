@@ -63,9 +63,15 @@ pub enum DeclaredBy {
     /// (a section's `keys` and `args`).
     Configuration,
     /// A script embedded in another language's source: the counts its
-    /// call passes (`redis.NewScript(1, …)`, `eval(src, 2, …)`), and where
-    /// the call states none, the indices the script reads.
+    /// call passes (`redis.NewScript(1, …)`, `eval(src, 2, …)`); where the
+    /// call states only one of them, the other is the indices the script
+    /// reads.
     HostCall,
+    /// A script embedded in another language's source whose counts
+    /// nothing states (no call, configuration or header): a guess, the
+    /// indices the script reads. It cannot be out of range; an index read
+    /// past one never read says the call passes the one never read.
+    ScriptReads,
 }
 
 impl DeclaredBy {
@@ -77,6 +83,7 @@ impl DeclaredBy {
             DeclaredBy::CommandLine => "the command line",
             DeclaredBy::Configuration => "the configuration",
             DeclaredBy::HostCall => "the call in the host file",
+            DeclaredBy::ScriptReads => "the indices the script reads",
         }
     }
 }
@@ -144,7 +151,9 @@ fn contradiction(entry: &ParamDoc, table: &str, signature: &Signature, noun: &st
             };
             format!("pass `{option} {wanted}`, or fix the comment")
         }
-        DeclaredBy::HostCall => "pass it in the call, or fix the comment".to_owned(),
+        DeclaredBy::HostCall | DeclaredBy::ScriptReads => {
+            "pass it in the call, or fix the comment".to_owned()
+        }
         DeclaredBy::Configuration => {
             let setting = if table == "KEYS" { "keys" } else { "args" };
             format!(

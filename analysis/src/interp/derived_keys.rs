@@ -107,7 +107,9 @@ impl Analyzer<'_> {
                             format!("write `-- {args}[{index}] = key prefix` in the header")
                         }
                         DeclaredBy::CommandLine => format!("pass `--key-prefix-args {index}`"),
-                        DeclaredBy::Configuration | DeclaredBy::HostCall => {
+                        DeclaredBy::Configuration
+                        | DeclaredBy::HostCall
+                        | DeclaredBy::ScriptReads => {
                             format!("add {index} to `key_prefix_args` in `redis-script.toml`")
                         }
                     };

@@ -198,6 +198,10 @@ impl<'a> Analyzer<'a> {
                 declared.setting()
             ),
             (DeclaredBy::HostCall, _) => format!("pass {literal} {noun}s in the call"),
+            (DeclaredBy::ScriptReads, _) => format!(
+                "state the count the call passes (`{} = {literal}` for this file in `redis-script.toml`)",
+                declared.setting()
+            ),
         };
         span.error(
             Code::IndexOutOfRange,
@@ -418,6 +422,12 @@ impl<'a> Analyzer<'a> {
                     (DeclaredBy::HostCall, _) => format!(
                         "use {table}[{index}] in the script, or stop passing it in the call"
                     ),
+                    // The script reads a later index, so the call passes
+                    // this one too; the count itself is a guess.
+                    (DeclaredBy::ScriptReads, _) => format!(
+                        "use {table}[{index}] in the script, or stop passing it in the call; no call states how many {noun}s it passes, so the checker takes the highest index the script reads (state the count with `{} = N` for this file in `redis-script.toml`)",
+                        declared.setting()
+                    ),
                     (DeclaredBy::Configuration, _) => format!(
                         "use {table}[{index}] in the script, set a smaller `{}` in `redis-script.toml`, or opt out with `allow_unused = true` there",
                         declared.setting()
@@ -472,6 +482,11 @@ fn unread_slice(declared: Declared<'_>, declared_by: DeclaredBy) -> Diagnostic {
         ),
         DeclaredBy::HostCall => (
             "the call passes".to_string(),
+            String::new(),
+            format!("pass only the {noun}s it reads"),
+        ),
+        DeclaredBy::ScriptReads => (
+            "the indices the script reads give".to_string(),
             String::new(),
             format!("pass only the {noun}s it reads"),
         ),

@@ -4,7 +4,7 @@
 
 use lsp_types::{Hover, HoverContents, MarkupContent, MarkupKind, Position, Range};
 use redis_script_analysis::commands::shapes;
-use redis_script_analysis::commands::{self, CommandEntry};
+use redis_script_analysis::commands::{self, CommandEntry, CommandFlags};
 use redis_script_analysis::target::ReleaseSet;
 use redis_script_analysis::{Target, reply_lua_types};
 
@@ -124,6 +124,17 @@ pub fn command(entry: &'static CommandEntry, target: &Target) -> String {
             deprecation.since, deprecation.replaced_by
         ));
     }
+    let refused = refused_in_scripts(entry, has);
+    if !refused.is_empty() {
+        let on = if refused == has {
+            "the target's servers".to_owned()
+        } else {
+            titles(refused).join(", ")
+        };
+        lines.push(format!(
+            "**Refused in scripts** on {on}: the server marks it `noscript`."
+        ));
+    }
     if let Some(command) = has.releases().next().and_then(|(index, _)| entry.on(index)) {
         lines.push(match (command.is_write(), command.is_readonly()) {
             (true, _) => {
@@ -162,12 +173,45 @@ pub fn command(entry: &'static CommandEntry, target: &Target) -> String {
 
 /// The target's releases lacking the command, by title.
 fn missing_on(entry: &CommandEntry, releases: ReleaseSet) -> String {
-    let missing: Vec<String> = releases
+    let missing = releases
         .releases()
         .filter(|(index, _)| !entry.releases().contains(*index))
+        .fold(ReleaseSet::NONE, |set, (index, _)| {
+            set.union(ReleaseSet::only(index))
+        });
+    titles(missing).join(", ")
+}
+
+/// The releases' titles (`Redis 7.0`), in the model's order.
+pub(super) fn titles(releases: ReleaseSet) -> Vec<String> {
+    releases
+        .releases()
         .map(|(_, release)| release.title())
-        .collect();
-    missing.join(", ")
+        .collect()
+}
+
+/// Those of `releases` that refuse the command in scripts: its form there
+/// is flagged `noscript`, or, for a command with subcommands (`CONFIG`,
+/// `CLIENT`), every subcommand the release has is.
+pub(super) fn refused_in_scripts(entry: &CommandEntry, releases: ReleaseSet) -> ReleaseSet {
+    releases
+        .releases()
+        .filter(|(index, _)| {
+            let refuses = |entry: &CommandEntry| {
+                entry
+                    .form_on(*index)
+                    .is_some_and(|form| form.flags.contains(CommandFlags::NOSCRIPT))
+            };
+            let mut subcommands = entry
+                .subcommands
+                .iter()
+                .filter(|sub| sub.form_on(*index).is_some())
+                .peekable();
+            refuses(entry) || (subcommands.peek().is_some() && subcommands.all(refuses))
+        })
+        .fold(ReleaseSet::NONE, |set, (index, _)| {
+            set.union(ReleaseSet::only(index))
+        })
 }
 
 #[cfg(test)]
@@ -189,6 +233,18 @@ mod tests {
         let card = command(commands::lookup("hgetex").expect("HGETEX"), &redis_7_2);
         assert!(
             card.contains("**Not on the target `redis-7.2`**: the model has it since Redis 8.0"),
+            "{card}"
+        );
+        // A name completion leaves out says why when typed anyway.
+        let card = command(commands::lookup("multi").expect("MULTI"), &redis_7_2);
+        assert!(
+            card.contains("**Refused in scripts** on the target's servers"),
+            "{card}"
+        );
+        let redis_7 = Target::parse("redis-7.0,redis-7.2").expect("a target");
+        let card = command(commands::lookup("blpop").expect("BLPOP"), &redis_7);
+        assert!(
+            card.contains("**Refused in scripts** on Redis 7.0:"),
             "{card}"
         );
     }
