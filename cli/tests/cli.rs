@@ -259,7 +259,7 @@ fn directories_are_searched_recursively_in_order() {
     assert!(
         found
             .stdout
-            .ends_with("  \"errors\": 18,\n  \"warnings\": 5\n}\n"),
+            .ends_with("  \"errors\": 18,\n  \"warnings\": 6\n}\n"),
         "{}",
         found.stdout
     );

@@ -62,8 +62,8 @@ async fn drop_matching(cursor: &str, pattern: &str) -> String;
     path = "../cli/tests/fixtures/keys_from_data/unpack.lua",
     keys = 1,
     dynamic_keys,
-    // The sets are small here; the finding is not what this test is about.
-    allow(unbounded_read)
+    // The sets are small here; the findings are not what this test is about.
+    allow(unbounded_read, unbounded_unpack)
 )]
 async fn drop_all_members(index: &str) -> i64;
 
@@ -71,8 +71,8 @@ async fn drop_all_members(index: &str) -> i64;
     path = "../cli/tests/fixtures/keys_from_data/collected.lua",
     keys = 1,
     dynamic_keys,
-    // The sets are small here; the finding is not what this test is about.
-    allow(unbounded_read)
+    // The sets are small here; the findings are not what this test is about.
+    allow(unbounded_read, unbounded_unpack)
 )]
 async fn drop_sessions(index: &str) -> i64;
 

@@ -66,4 +66,5 @@ mod servers;
 mod single_command;
 mod slots;
 mod telemetry;
+mod unbounded_unpack;
 mod workflows;

@@ -171,6 +171,17 @@ pub(crate) struct UnboundedRead {
     pub bound: String,
 }
 
+/// Why a table's length is set by the data or by an argument, not by the
+/// request's own length (as `KEYS` and `ARGV` are): the reply of a range
+/// whose end the script computes, a table filled in a loop that runs once
+/// per element of the data or up to a computed count.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Growth {
+    /// For a message, after "a table that": "gets an element on each pass
+    /// of the loop at line 17, which runs up to `amount`".
+    pub why: String,
+}
+
 /// Where a value that is no key of the call was read: a command's reply,
 /// a decoded payload, an element of ARGV past the fixed ones; for the key
 /// check ("a value read from the reply of `GET` at line 2"). A key name
@@ -181,6 +192,9 @@ pub(crate) struct DataRead {
     pub what: String,
     /// Where it is read.
     pub line: usize,
+    /// It is an element of `ARGV`: the request holds it, so the caller
+    /// sizes what is made of such elements.
+    pub in_request: bool,
 }
 
 impl DataRead {
@@ -326,6 +340,12 @@ pub(crate) struct Type {
     /// It holds (or measures, or iterates) the reply of a read that grows
     /// with the data.
     pub unbounded: Option<Rc<UnboundedRead>>,
+    /// For tables (and their lengths): how many elements it holds is set by
+    /// the data or an argument, for a reason other than `unbounded`.
+    pub grows: Option<Rc<Growth>>,
+    /// For numbers: the result of `math.min`, with which scripts cap a
+    /// count; a loop up to it does not run as often as the data says.
+    pub capped: bool,
     /// The kinds it had before the script's own tests narrowed it. A test
     /// that the narrowed kinds decide but these do not repeats an earlier
     /// guard (`if not id or id == false`): redundant, not a bug.
@@ -347,6 +367,8 @@ impl Type {
             odd: false,
             length_of: None,
             unbounded: None,
+            grows: None,
+            capped: false,
             unguarded: kinds,
             read_from: None,
         }
@@ -448,6 +470,8 @@ impl Type {
                 .length_of
                 .filter(|table| other.length_of == Some(*table)),
             unbounded: self.unbounded.clone().or_else(|| other.unbounded.clone()),
+            grows: self.grows.clone().or_else(|| other.grows.clone()),
+            capped: self.capped && other.capped,
             unguarded: self.unguarded | other.unguarded,
             read_from: self.read_from.clone().or_else(|| other.read_from.clone()),
         }

@@ -644,7 +644,7 @@ fn reads_that_grow_with_the_data() {
     );
     warned("return redis.call('HGETALL', KEYS[1])", 1);
     warned(
-        "local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])\nif #due > 0 then redis.call('ZREM', KEYS[1], unpack(due)) end",
+        "local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])\nfor i = 1, #due, 100 do redis.call('ZREM', KEYS[1], unpack(due, i, math.min(i + 99, #due))) end",
         1,
     );
     warned(
@@ -672,6 +672,71 @@ fn reads_that_grow_with_the_data() {
         "local members = redis.call('SMEMBERS', KEYS[1])\nif #members == 0 then return 0 end\nreturn 1",
     );
     silent("return redis.call('HGETALL', KEYS[1]) -- redis-script: allow(unbounded_read)");
+}
+
+#[test]
+fn unpacks_of_tables_the_data_sizes() {
+    let warned = |script: &str, line: usize| {
+        assert_eq!(
+            findings(script),
+            [("unbounded_unpack", WARNING, line)],
+            "{script}"
+        );
+    };
+    // A whole read, at the `unpack` rather than at the read.
+    warned(
+        "local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])\nif #due > 0 then redis.call('ZREM', KEYS[1], unpack(due)) end",
+        2,
+    );
+    warned(
+        "local active = redis.call('LRANGE', KEYS[1], 0, -1)\nif next(active) then redis.call('SADD', KEYS[2], unpack(active)) end",
+        2,
+    );
+    // A range whose end the script computes.
+    warned(
+        "local jobs = redis.call('ZRANGE', KEYS[1], 0, tonumber(ARGV[1]) - 1)\nif #jobs > 0 then redis.call('ZREM', KEYS[1], unpack(jobs)) end",
+        2,
+    );
+    // Filled in a loop up to a count from an argument or the data.
+    warned(
+        "local n = tonumber(ARGV[1])\nlocal t = {}\nfor i = 1, n do t[i] = ARGV[2] .. i end\nif #t > 0 then redis.call('LPUSH', KEYS[1], unpack(t)) end",
+        4,
+    );
+    warned(
+        "local gap = math.floor((tonumber(ARGV[1]) - tonumber(redis.call('GET', KEYS[2]) or '0')) / 60)\nlocal points = {}\nfor i = 1, gap do points[#points + 1] = 0 end\nif #points > 0 then redis.call('LPUSH', KEYS[1], unpack(points)) end",
+        4,
+    );
+    // Filled once per element of a whole read, through a table that grows.
+    warned(
+        "local ids = redis.call('SMEMBERS', KEYS[1]) -- redis-script: allow(unbounded_read)\nlocal found = {}\nfor _, id in ipairs(ids) do table.insert(found, 'job:' .. id) end\nif #found > 0 then redis.call('DEL', unpack(found)) end",
+        4,
+    );
+    // In ranges, of the request's own elements, of literals and of capped
+    // counts: nothing the data sizes (`empty_unpack` may still speak).
+    let quiet = |script: &str| {
+        assert!(!names(script).contains(&"unbounded_unpack"), "{script}");
+    };
+    quiet(
+        "local ids = redis.call('SMEMBERS', KEYS[1]) -- redis-script: allow(unbounded_read)\nfor i = 1, #ids, 1000 do redis.call('SADD', KEYS[2], unpack(ids, i, math.min(i + 999, #ids))) end",
+    );
+    quiet("return redis.call('DEL', unpack(KEYS))");
+    quiet(
+        "local t = {}\nfor i = 2, #ARGV do t[#t + 1] = ARGV[i] end\nreturn redis.call('HMGET', KEYS[1], unpack(t))",
+    );
+    quiet(
+        "local t = {}\nfor i = 1, 10 do t[i] = i end\nreturn redis.call('LPUSH', KEYS[1], unpack(t))",
+    );
+    quiet(
+        "local n = math.min(tonumber(ARGV[1]), 1000)\nlocal t = {}\nfor i = 1, n do t[i] = i end\nreturn redis.call('LPUSH', KEYS[1], unpack(t))",
+    );
+    quiet("return redis.call('LPUSH', KEYS[1], unpack(redis.call('LRANGE', KEYS[2], 0, 99)))");
+    // A table made anew on each pass holds one pass's elements.
+    quiet(
+        "for _, id in ipairs(redis.call('SMEMBERS', KEYS[1])) do -- redis-script: allow(unbounded_read)\n  local batch = {}\n  for i = 1, 10 do batch[i] = id .. i end\n  redis.call('DEL', unpack(batch))\nend",
+    );
+    quiet(
+        "local all = redis.call('LRANGE', KEYS[1], 0, -1) -- redis-script: allow(unbounded_read)\nredis.call('SADD', KEYS[2], unpack(all)) -- redis-script: allow(unbounded_unpack)",
+    );
 }
 
 #[test]

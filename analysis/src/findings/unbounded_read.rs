@@ -8,7 +8,8 @@
 //! Which reads grow with the data is a fact of the walk (each reply's type
 //! carries it, from the server model and the call's literal words); a read
 //! whose result the script only tests or measures is not reported: the
-//! finding is about work. Each read is reported once, at the read.
+//! finding is about work. Each read is reported once, at the read. A read
+//! passed whole to `unpack` is `unbounded_unpack`'s, at the `unpack`.
 
 use crate::domain::types::Kinds;
 use crate::domain::value::Value;
@@ -21,7 +22,9 @@ impl Finding for UnboundedRead {
         let how = match used.how {
             Whole::LoopBound => "a loop runs once per element",
             Whole::Iterated => "a loop iterates it",
-            Whole::Unpacked => "`unpack` passes every element as an argument",
+            // `unbounded_unpack` reports it at the `unpack`: the call
+            // fails before the work matters.
+            Whole::Unpacked => return,
             Whole::UnpackedInRanges => {
                 "`unpack` passes its elements as arguments, a range at a time"
             }

@@ -177,7 +177,7 @@ impl Analyzer<'_> {
                 self.register_function(span);
                 Value::Unknown
             }
-            ("unpack", None) | ("table", Some("unpack")) => self.unpack(operands),
+            ("unpack", None) | ("table", Some("unpack")) => self.unpack(operands, span),
             ("rawset", None) => self.rawset(operands, span),
             ("tonumber", None) => tonumber(self, operands),
             ("getmetatable", None) => first.map_or(Value::Unknown, |base| self.metatable_of(base)),
@@ -209,6 +209,7 @@ impl Analyzer<'_> {
                         member.unwrap_or_default()
                     ),
                     line: span.line,
+                    in_request: false,
                 }))
             }
             // After `redis.setresp(3)`, a map reply is `{map = {…}}`: its
@@ -266,6 +267,7 @@ impl Analyzer<'_> {
         let mut reply = reply_type(name, releases, self.context.resp, caller).read_from(DataRead {
             what: format!("a value read from the reply of `{command}`"),
             line: name_span.line,
+            in_request: false,
         });
         if existing {
             // The script wrote it earlier on this path: it is there. A
@@ -275,6 +277,9 @@ impl Analyzer<'_> {
         }
         self.record_creations(name, releases, operands);
         reply.unbounded = reads::unbounded_read(name, releases, operands, span);
+        if reply.unbounded.is_none() {
+            reply.grows = reads::computed_size(name, releases, operands, name_span);
+        }
         if let Some(read) = &reply.unbounded {
             self.facts.unit.review.read(ReadSite {
                 line: read.span.line,
@@ -394,7 +399,7 @@ impl Analyzer<'_> {
     }
 
     /// `unpack(t)` or `unpack(t, from, to)`: the elements of `t`, spread.
-    fn unpack(&mut self, operands: &[Operand]) -> Value {
+    fn unpack(&mut self, operands: &[Operand], span: Span) -> Value {
         let first = operands.first().map(|operand| &operand.value);
         if let Some(table) = first {
             // `unpack(t, from, to)` in a loop over ranges still passes
@@ -403,7 +408,7 @@ impl Analyzer<'_> {
                 0..=2 => Whole::Unpacked,
                 _ => Whole::UnpackedInRanges,
             };
-            self.observe_whole_use(table, how);
+            self.observe_whole_use(table, how, span);
         }
         let mut spread = self.spread_table(first);
         if operands.len() > 2 {
@@ -1307,6 +1312,11 @@ fn library_value(global: &str, member: Option<&str>, operands: &[Operand]) -> Va
             Value::DerivedKey(derivation)
         }
         ("math", Some("floor" | "ceil")) => Value::Typed(Type::of(Kinds::INTEGER)),
+        // `math.min(n, limit)`: the script caps a count.
+        ("math", Some("min")) => Value::Typed(Type {
+            capped: true,
+            ..Type::of(Kinds::NUMBER)
+        }),
         ("string", Some("len" | "byte")) | ("table", Some("getn" | "maxn")) => {
             Value::Typed(Type::of(Kinds::INTEGER))
         }
@@ -1322,11 +1332,12 @@ fn library_value(global: &str, member: Option<&str>, operands: &[Operand]) -> Va
             // data whose elements are data too.
             Some(value) => {
                 let ty = value.ty();
-                if ty.unbounded.is_none() && ty.read_from.is_none() {
+                if ty.unbounded.is_none() && ty.grows.is_none() && ty.read_from.is_none() {
                     return Value::Unknown;
                 }
                 Value::Typed(Type {
                     unbounded: ty.unbounded,
+                    grows: ty.grows,
                     read_from: ty.read_from,
                     ..Type::unknown()
                 })
@@ -1443,6 +1454,9 @@ impl Analyzer<'_> {
                 ("table", [_, element]) if !element.many => Some(&element.value),
                 _ => None,
             };
+            if let (Some(written), "table") = (written, global) {
+                self.grows_in_loop(token, &written.value);
+            }
             self.table_written(token, appended);
             if let Some(written) = written {
                 self.table_holds(token, &written.value);

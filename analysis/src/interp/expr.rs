@@ -147,6 +147,7 @@ impl Analyzer<'_> {
                 Value::Typed(Type {
                     even,
                     unbounded: ty.unbounded,
+                    grows: ty.grows,
                     ..Type::of(Kinds::INTEGER)
                 })
             }

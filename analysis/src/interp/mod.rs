@@ -248,6 +248,20 @@ impl Function {
 #[derive(Debug, Default)]
 struct Loop {
     exits: Vec<Snapshot>,
+    /// Set when the loop runs once per element of the data or up to a
+    /// count the script computes.
+    growing: Option<GrowingLoop>,
+}
+
+/// A loop whose number of passes the data or an argument sets: a table
+/// declared before it that gets an element on each pass grows with them.
+#[derive(Debug, Clone)]
+struct GrowingLoop {
+    /// The offset of its keyword.
+    starts_at: usize,
+    /// Why its table grows: "gets an element on each pass of the loop at
+    /// line 17, which runs up to `amount`".
+    growth: std::rc::Rc<crate::domain::types::Growth>,
 }
 
 /// Where a loop ends, besides its `break`s.

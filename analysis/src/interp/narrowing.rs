@@ -333,7 +333,11 @@ impl Analyzer<'_> {
         }
     }
 
-    fn narrow_declared(&mut self, declared_at: usize, narrowing: impl Fn(&Type) -> Type) {
+    pub(super) fn narrow_declared(
+        &mut self,
+        declared_at: usize,
+        narrowing: impl Fn(&Type) -> Type,
+    ) {
         let Some(value) = self.scopes.value_at(declared_at, self.functions_depth()) else {
             return;
         };
@@ -396,6 +400,7 @@ impl Analyzer<'_> {
                 Rc::new(DataRead {
                     what,
                     line: self.span(token).line,
+                    in_request: matches!(value, Value::Arg(_)),
                 })
             }),
             _ => value.data_read(),
@@ -414,7 +419,7 @@ impl Analyzer<'_> {
         });
     }
 
-    fn local_declaration(&self, token: &TokenReference) -> Option<usize> {
+    pub(super) fn local_declaration(&self, token: &TokenReference) -> Option<usize> {
         match self
             .scopes
             .resolve(identifier(token), self.functions_depth())

@@ -179,6 +179,8 @@ pub(crate) enum Whole {
 pub(crate) struct WholeUse<'e> {
     pub value: &'e Value,
     pub how: Whole,
+    /// Where: the `unpack(…)` call, or the expression the loop runs over.
+    pub span: Span,
 }
 
 /// The script's reply.

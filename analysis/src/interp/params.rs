@@ -121,6 +121,7 @@ impl<'a> Analyzer<'a> {
                 Value::Typed(Type::of(Kinds::STRING | Kinds::NIL).read_from(DataRead {
                     what: format!("{}[{literal}], an argument", self.context.tables[1]),
                     line: span.line,
+                    in_request: true,
                 }))
             }
             (Param::Argv, Some(literal)) => Value::Arg(usize::try_from(literal).ok()),
@@ -129,6 +130,7 @@ impl<'a> Analyzer<'a> {
                 Value::Typed(Type::of(Kinds::STRING | Kinds::NIL).read_from(DataRead {
                     what: format!("an element of {}", self.context.tables[1]),
                     line: span.line,
+                    in_request: true,
                 }))
             }
             (Param::Keys, literal) => {

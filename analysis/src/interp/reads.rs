@@ -9,7 +9,7 @@
 use std::rc::Rc;
 
 use crate::domain::operand::Operand;
-use crate::domain::types::UnboundedRead;
+use crate::domain::types::{Growth, UnboundedRead};
 use crate::domain::value::Value;
 use crate::model::commands::shapes::{self, ReplySize};
 use crate::model::target::ReleaseSet;
@@ -95,6 +95,68 @@ pub(super) fn unbounded_read(
         span,
         bound,
     }))
+}
+
+/// The read `redis.call(operands…)` of `command` on `releases`, when how
+/// many elements it returns is set by a value the script computes: a
+/// range from a fixed index to a computed one (`ZRANGE key 0, max - 1`),
+/// or a computed `LIMIT` or `COUNT`. Such a reply is as long as the
+/// argument or the data says, which `unpack` cannot always take.
+pub(super) fn computed_size(
+    command: &str,
+    releases: ReleaseSet,
+    operands: &[Operand],
+    span: Span,
+) -> Option<Rc<Growth>> {
+    let mut sizes = shapes::shape(command)?
+        .forms_for(releases)
+        .map(|form| form.reply_size());
+    let size = sizes.next()?;
+    if sizes.any(|other| other != size) {
+        return None;
+    }
+    // Neither a literal nor an `unpack(…)`, which may hold anything.
+    let computed = |operand: &Operand| {
+        !operand.many
+            && !matches!(
+                operand.value,
+                Value::Number(_) | Value::Str(_) | Value::Spread(_)
+            )
+    };
+    let shown = command.to_ascii_uppercase();
+    let line = span.line;
+    let sized = match size {
+        ReplySize::IndexRange { start, stop, .. } => {
+            let start = operands.get(start + 1)?;
+            let stop = operands.get(stop + 1)?;
+            let fixed_start = match &start.value {
+                Value::Number(number) => *number >= 0.0,
+                Value::Str(text) => text.parse::<i64>().is_ok_and(|index| index >= 0),
+                _ => false,
+            };
+            fixed_start && computed(stop)
+        }
+        ReplySize::WholeUnless(token) => {
+            // The count follows the token (`COUNT n`) or its offset
+            // (`LIMIT offset count`).
+            let at = operands.iter().position(|operand| {
+                operand
+                    .value
+                    .as_str()
+                    .is_some_and(|word| word.eq_ignore_ascii_case(token))
+            })?;
+            let count = operands.get(at + if token == "LIMIT" { 2 } else { 1 })?;
+            computed(count)
+        }
+        ReplySize::Bounded | ReplySize::Whole => false,
+    };
+    sized.then(|| {
+        Rc::new(Growth {
+            why: format!(
+                "is the reply of `{shown}` at line {line}, whose length a value the script computes sets"
+            ),
+        })
+    })
 }
 
 fn limit_hint(token: &str) -> String {

@@ -2,6 +2,7 @@
 //! bodies, branches and loops (each loop walked to a fixed point).
 
 use super::*;
+use crate::domain::types::Growth;
 use crate::interp::loops::may_leave;
 use crate::interp::observe::{Branch, Forever, LoopWalked, Test, Whole, WholeUse};
 
@@ -166,6 +167,9 @@ impl Analyzer<'_> {
                                 self.facts.unit.error_codes.computed_field(&key, value);
                                 // `t[#t + 1] = v`: an element of a local table.
                                 if let (Prefix::Name(table), []) = (target.prefix(), path) {
+                                    if !matches!(key, Value::Number(_)) {
+                                        self.grows_in_loop(table, value);
+                                    }
                                     let appended = appends_to(expression, table);
                                     self.table_written(table, appended.then_some(value));
                                     self.table_holds(table, value);
@@ -486,7 +490,7 @@ impl Analyzer<'_> {
             _ => end,
         };
         let forever = Forever::numeric_range(&start, &end, step.as_ref());
-        self.observe_whole_use(&end, Whole::LoopBound);
+        self.observe_whole_use(&end, Whole::LoopBound, end_span);
         // Integer bounds and step give integer indices.
         let integral = |value: &Value| value.ty().kinds.within(Kinds::INTEGER);
         let index = if integral(&start) && step.as_ref().is_none_or(integral) {
@@ -498,7 +502,10 @@ impl Analyzer<'_> {
             Value::ComputedNumber
         };
         let variable = numeric_for.index_variable();
-        self.walk_loop(Exit::AtHead(None), |analyzer| {
+        let growing = self
+            .count_growth(numeric_for.end(), &end)
+            .map(|runs| self.growing_loop(numeric_for.for_token(), &runs));
+        self.walk_loop(Exit::AtHead(None), growing, |analyzer| {
             analyzer.scopes.push();
             analyzer.declare(identifier(variable), offset(variable), index.clone());
             let terminates = analyzer.walk_block(numeric_for.block());
@@ -517,7 +524,7 @@ impl Analyzer<'_> {
     pub(super) fn walk_generic_for(&mut self, generic_for: &GenericFor) {
         let operands = self.eval_list(generic_for.expressions().iter(), false);
         if let Some(iterated) = operands.first() {
-            self.observe_whole_use(&iterated.value, Whole::Iterated);
+            self.observe_whole_use(&iterated.value, Whole::Iterated, iterated.span);
         }
         let iterated = match operands.first().map(|operand| &operand.value) {
             Some(Value::ParamIterator(param)) => Some(*param),
@@ -534,7 +541,11 @@ impl Analyzer<'_> {
             .iter()
             .next()
             .is_some_and(calls_ipairs);
-        self.walk_loop(Exit::AtHead(None), |analyzer| {
+        let growing = operands
+            .first()
+            .and_then(|operand| iterates_growth(&operand.value))
+            .map(|runs| self.growing_loop(generic_for.for_token(), &runs));
+        self.walk_loop(Exit::AtHead(None), growing, |analyzer| {
             analyzer.scopes.push();
             for (position, name) in generic_for.names().iter().enumerate() {
                 let value = match (position, iterated, &data) {
@@ -562,7 +573,7 @@ impl Analyzer<'_> {
 
     pub(super) fn walk_repeat(&mut self, repeat: &Repeat) -> bool {
         let mut until = None;
-        let terminates = self.walk_loop(Exit::InPass, |analyzer| {
+        let terminates = self.walk_loop(Exit::InPass, None, |analyzer| {
             // The until-condition sees the body's locals: the loop ends
             // where it holds, and goes on where it does not.
             analyzer.scopes.push();
@@ -594,12 +605,16 @@ impl Analyzer<'_> {
 
     pub(super) fn walk_while(&mut self, while_loop: &While) -> bool {
         let mut condition = Value::Unknown;
-        self.walk_loop(Exit::AtHead(Some(while_loop.condition())), |analyzer| {
-            let (value, terminates, _) =
-                analyzer.guarded_block(while_loop.condition(), while_loop.block());
-            condition = value;
-            terminates
-        });
+        self.walk_loop(
+            Exit::AtHead(Some(while_loop.condition())),
+            None,
+            |analyzer| {
+                let (value, terminates, _) =
+                    analyzer.guarded_block(while_loop.condition(), while_loop.block());
+                condition = value;
+                terminates
+            },
+        );
         let forever = Forever::while_condition(&condition);
         let endless = self.loop_walked(forever, while_loop.while_token(), while_loop.block());
         let written = self.context.map.expression(while_loop.condition());
@@ -622,9 +637,86 @@ impl Analyzer<'_> {
         endless.is_some()
     }
 
+    /// How often a numeric `for` running to `end` (written `written`) runs,
+    /// when the data or an argument sets it: "runs up to `amount`, a count
+    /// the script computes". `None` for a literal, a length (of a table
+    /// that does not grow, or of `KEYS`, `ARGV`, `...`) and a count the
+    /// script caps with `math.min`.
+    fn count_growth(&self, written: &Expression, end: &Value) -> Option<String> {
+        let ty = end.ty();
+        if let Some(read) = &ty.unbounded {
+            return Some(format!(
+                "runs once per element of the reply of `{}` at line {}",
+                read.command, read.span.line
+            ));
+        }
+        if let Some(growth) = &ty.grows {
+            return Some(format!(
+                "runs up to the length of a table that {}",
+                growth.why
+            ));
+        }
+        if matches!(end, Value::Number(_)) || ty.length_of.is_some() || ty.capped {
+            return None;
+        }
+        let text: String = self
+            .context
+            .map
+            .snippet(self.context.map.expression(written))?
+            .split_whitespace()
+            .collect();
+        let bounded = ["#", "table.getn(", "math.min(", "select("]
+            .iter()
+            .any(|start| text.starts_with(start));
+        (!bounded).then(|| format!("runs up to `{text}`, a count the script computes"))
+    }
+
+    /// The loop opened by `keyword`, which `runs` as often as the data or
+    /// an argument says.
+    fn growing_loop(&self, keyword: &TokenReference, runs: &str) -> GrowingLoop {
+        let line = self.context.map.token(keyword).line;
+        GrowingLoop {
+            starts_at: offset(keyword),
+            growth: std::rc::Rc::new(Growth {
+                why: format!(
+                    "gets an element on each pass of the loop at line {line}, which {runs}"
+                ),
+            }),
+        }
+    }
+
+    /// The local table `token` gets `element` at a place the loop's pass
+    /// decides (`t[#t + 1] = v`, `t[i] = v`, `table.insert(t, v)`): inside
+    /// a loop that the data or an argument runs, opened after the table
+    /// was declared, the table grows with them. Elements of `KEYS` and
+    /// `ARGV` do not: the request holds them already, so the caller sizes
+    /// the table.
+    pub(super) fn grows_in_loop(&mut self, token: &TokenReference, element: &Value) {
+        let from_request = element.ty().read_from.is_some_and(|read| read.in_request);
+        if from_request || matches!(element, Value::Key(_) | Value::Arg(_)) {
+            return;
+        }
+        let Some(declared_at) = self.local_declaration(token) else {
+            return;
+        };
+        let Some(growth) = self
+            .loops
+            .iter()
+            .filter_map(|opened| opened.growing.as_ref())
+            .find(|growing| growing.starts_at > declared_at)
+            .map(|growing| growing.growth.clone())
+        else {
+            return;
+        };
+        self.narrow_declared(declared_at, |ty| Type {
+            grows: Some(growth.clone()),
+            ..ty.clone()
+        });
+    }
+
     /// Shows the findings `value` used whole, `how`.
-    pub(super) fn observe_whole_use(&mut self, value: &Value, how: Whole) {
-        let used = WholeUse { value, how };
+    pub(super) fn observe_whole_use(&mut self, value: &Value, how: Whole, span: Span) {
+        let used = WholeUse { value, how, span };
         self.observe(|finding, site| finding.whole_use(site, &used));
     }
 
@@ -636,15 +728,20 @@ impl Analyzer<'_> {
     pub(super) fn walk_loop(
         &mut self,
         exit: Exit<'_>,
+        growing: Option<GrowingLoop>,
         mut pass: impl FnMut(&mut Self) -> bool,
     ) -> bool {
+        let opened = || Loop {
+            exits: Vec::new(),
+            growing: growing.clone(),
+        };
         let entry = self.scopes.snapshot();
         let mut head = entry.clone();
         let precise = self.loops.len() < PRECISE_LOOP_DEPTH;
         let passes = if precise { LOOP_PASSES } else { 1 };
         for done in 0..passes {
             let reported = self.facts.mark();
-            self.loops.push(Loop::default());
+            self.loops.push(opened());
             self.scopes.restore(&head);
             let terminates = pass(self);
             let end = (!terminates).then(|| self.scopes.snapshot());
@@ -663,7 +760,7 @@ impl Analyzer<'_> {
                 next
             };
         }
-        self.loops.push(Loop::default());
+        self.loops.push(opened());
         self.scopes.restore(&head);
         let terminates = pass(self);
         let mut exits = self
@@ -786,4 +883,18 @@ fn default_guard(condition: &Expression, block: &Block) -> Option<usize> {
             _ => false,
         });
     only_assigns.then(|| offset(unop.token()))
+}
+
+/// How often a generic `for` over `iterated` runs, when the data sets it.
+fn iterates_growth(iterated: &Value) -> Option<String> {
+    let ty = iterated.ty();
+    if let Some(read) = &ty.unbounded {
+        return Some(format!(
+            "runs once per element of the reply of `{}` at line {}",
+            read.command, read.span.line
+        ));
+    }
+    ty.grows
+        .as_ref()
+        .map(|growth| format!("runs once per element of a table that {}", growth.why))
 }

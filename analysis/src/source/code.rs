@@ -254,6 +254,9 @@ codes! {
     /// `bit.band(flags, 0x100000000)`.
     BitWidth = "RS116", "bit_width", Error, true,
         "a constant the `bit` library cannot take as written (wider than 32 bits, a fraction, a shift of 32 or more): it keeps the low 32 bits, rounds, or shifts by the count's low 5 bits";
+    /// `redis.call('SADD', KEYS[1], unpack(redis.call('SMEMBERS', KEYS[2])))`.
+    UnboundedUnpack = "RS117", "unbounded_unpack", Warning, true,
+        "`unpack` of a whole table whose length the data or an argument sets: from about 8000 elements on, the call fails with \"too many results to unpack\"";
 }
 
 impl Code {
