@@ -477,6 +477,29 @@ impl Type {
         }
     }
 
+    /// A table of `count` elements of the type its elements have: each
+    /// position known, none of them past the end. The elements lose why
+    /// they may be false (a missing field): scripts read fields that
+    /// exist by design, and a default there is noise; a test for nil that
+    /// false passes is what the kinds still show.
+    pub fn with_length(mut self, count: usize) -> Type {
+        let Some(table) = self.table.as_deref() else {
+            return self;
+        };
+        let Some(elements) = table.elements.clone().map(|elements| Type {
+            absence: None,
+            ..elements
+        }) else {
+            return self;
+        };
+        self.table = Some(Rc::new(TableType {
+            positions: vec![elements; count],
+            may_be_empty: false,
+            ..table.clone()
+        }));
+        self
+    }
+
     /// The type where a test found the value true.
     pub fn truthy(&self) -> Type {
         Type {

@@ -80,6 +80,38 @@ fn equality_the_types_decide() {
 }
 
 #[test]
+fn replies_of_one_element_per_argument_have_no_nil_within_them() {
+    // `HMGET` answers one element per field: false for a missing one, never
+    // nil; a test for nil holds for it too.
+    let found = findings(
+        "local fields = redis.call('HMGET', KEYS[1], 'weight', 'owner')\nif fields[2] ~= nil then return fields[2] end\nreturn ''",
+    );
+    assert_eq!(found, [("constant_equality", ERROR, 2)]);
+    assert_eq!(
+        names(
+            "local values = redis.call('MGET', KEYS[1], KEYS[2])\nif values[1] == nil then return 0 end\nreturn 1"
+        ),
+        ["constant_equality"]
+    );
+    // Past the end, at an index the script computes, or after an
+    // `unpack(…)` of fields: nil is possible.
+    silent(
+        "local fields = redis.call('HMGET', KEYS[1], 'a', 'b')\nif fields[3] == nil then return 0 end\nreturn 1",
+    );
+    silent(
+        "local fields = redis.call('HMGET', KEYS[1], 'a', 'b')\nlocal i = tonumber(ARGV[1])\nif fields[i] == nil then return 0 end\nreturn 1",
+    );
+    silent(
+        "local names = {'a', 'b'}\nlocal fields = redis.call('HMGET', KEYS[1], unpack(names))\nif fields[1] == nil then return 0 end\nreturn 1",
+    );
+    // A missing field's false is no finding of its own: fields are read
+    // that exist by design.
+    silent(
+        "local fields = redis.call('HMGET', KEYS[1], 'limit', 'used')\nreturn tonumber(fields[1]) - tonumber(fields[2])",
+    );
+}
+
+#[test]
 fn a_number_tested_for_truth_is_always_true() {
     assert_eq!(
         findings("if redis.call('EXISTS', KEYS[1]) then return 1 end"),

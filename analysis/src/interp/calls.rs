@@ -280,6 +280,9 @@ impl Analyzer<'_> {
         if reply.unbounded.is_none() {
             reply.grows = reads::computed_size(name, releases, operands, name_span);
         }
+        if let Some(count) = reads::one_per_argument(name, releases, operands) {
+            reply = reply.with_length(count);
+        }
         if let Some(read) = &reply.unbounded {
             self.facts.unit.review.read(ReadSite {
                 line: read.span.line,

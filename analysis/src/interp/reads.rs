@@ -159,6 +159,44 @@ pub(super) fn computed_size(
     })
 }
 
+/// How many elements the reply of `redis.call(operands…)` of `command`
+/// has, for a command that answers one element per argument of a list it
+/// ends with (`MGET key …`, `HMGET key field …`, `SMISMEMBER key member
+/// …`): the arguments given to that list, when none is an `unpack(…)`.
+/// Its elements are then never nil, only false where the server has none.
+pub(super) fn one_per_argument(
+    command: &str,
+    releases: ReleaseSet,
+    operands: &[Operand],
+) -> Option<usize> {
+    if operands.iter().any(|operand| operand.many) {
+        return None;
+    }
+    let mut lists = shapes::shape(command)?.forms_for(releases).map(|form| {
+        let (last, before) = form.arguments.split_last()?;
+        let listed = last.multiple
+            && last.token.is_none()
+            && !matches!(
+                last.kind,
+                shapes::ArgumentKind::Block(_) | shapes::ArgumentKind::OneOf(_)
+            )
+            && before
+                .iter()
+                .all(|argument| !argument.optional && !argument.multiple);
+        let array = matches!(form.reply, shapes::Reply::Array(_));
+        (listed && array && form.reply_size() == ReplySize::Bounded).then_some(before.len())
+    });
+    let fixed = lists.next()??;
+    if lists.any(|other| other != Some(fixed)) {
+        return None;
+    }
+    // The command's name, then the fixed arguments, then the list.
+    operands
+        .len()
+        .checked_sub(1 + fixed)
+        .filter(|count| *count > 0)
+}
+
 fn limit_hint(token: &str) -> String {
     match token {
         "LIMIT" => "add a bound: `'LIMIT', 0, tonumber(ARGV[n])`".to_owned(),
