@@ -254,6 +254,9 @@ codes! {
     /// `bit.band(flags, 0x100000000)`.
     BitWidth = "RS116", "bit_width", Error, true,
         "a constant the `bit` library cannot take as written (wider than 32 bits, a fraction, a shift of 32 or more): it keeps the low 32 bits, rounds, or shifts by the count's low 5 bits";
+    /// `redis.call('PEXPIRE', KEYS[1], KEYS[2])`, `if KEYS[2] ~= '' then`.
+    KeyAsValue = "RS118", "key_as_value", ErrorOrWarning, true,
+        "a `KEYS` element that is not a key: a number a command takes (never used as a key), or an empty name tested as a flag (`KEYS[2] ~= ''`): Redis Cluster hashes every `KEYS` element for the call's slot and refuses the call with CROSSSLOT";
 }
 
 impl Code {
