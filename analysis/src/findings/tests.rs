@@ -1019,9 +1019,7 @@ fn a_keys_element_passed_only_as_a_number() {
     );
     // A script that counts its keys may be passed this one sometimes.
     assert_eq!(
-        keys_as_values(
-            "if #KEYS > 1 then redis.call('EXPIRE', KEYS[1], KEYS[2]) end\nreturn 1"
-        ),
+        keys_as_values("if #KEYS > 1 then redis.call('EXPIRE', KEYS[1], KEYS[2]) end\nreturn 1"),
         [(WARNING, 1, 49)]
     );
 }
@@ -1069,7 +1067,9 @@ fn a_keys_element_that_is_a_key_somewhere_is_left_alone() {
         []
     );
     assert_eq!(
-        keys_as_values("local ms = tonumber(KEYS[2])\nreturn redis.call('PEXPIRE', KEYS[1], KEYS[2])"),
+        keys_as_values(
+            "local ms = tonumber(KEYS[2])\nreturn redis.call('PEXPIRE', KEYS[1], KEYS[2])"
+        ),
         []
     );
     // KEYS used whole, or at a computed index: any element may go anywhere.
@@ -1080,7 +1080,9 @@ fn a_keys_element_that_is_a_key_somewhere_is_left_alone() {
         []
     );
     assert_eq!(
-        keys_as_values("redis.call('EXPIRE', KEYS[1], KEYS[2])\nreturn redis.call('DEL', unpack(KEYS))"),
+        keys_as_values(
+            "redis.call('EXPIRE', KEYS[1], KEYS[2])\nreturn redis.call('DEL', unpack(KEYS))"
+        ),
         []
     );
     // A local assigned again names something else.
