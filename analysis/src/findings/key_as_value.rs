@@ -38,7 +38,8 @@ impl Finding for KeyAsValue {
             }
             _ => return,
         };
-        let named = format!("KEYS[{index}]");
+        let [keys, args] = site.tables().map(str::to_owned);
+        let named = format!("{keys}[{index}]");
         let comparison = Shown::of(site, span, "this comparison").named();
         let shown = Shown::of(site, element.span, "the element");
         // Through a local naming the element, the line to change is the
@@ -51,7 +52,7 @@ impl Finding for KeyAsValue {
         });
         let consequence = "an empty name is still a key to Redis Cluster, which hashes it to slot 0, so whenever the caller passes it the call is refused with CROSSSLOT (unless all its other keys are in slot 0 too)";
         let help = format!(
-            "always pass the real key in {named} and say whether to use it with an argument (`ARGV[n] == '1'`); or, when the script never uses the key, do not pass it in KEYS at all"
+            "always pass the real key in {named} and say whether to use it with an argument (`{args}[n] == '1'`); or, when the script never uses the key, do not pass it in {keys} at all"
         );
         let (at, message) = match declared {
             Some((name, at)) => (
@@ -78,9 +79,10 @@ impl Finding for KeyAsValue {
     /// An element passed only as a number, which no command takes as a
     /// key: every call of the script is refused on Redis Cluster.
     fn key_elements(&self, site: &mut Site<'_>, elements: &KeyElements) {
+        let [keys, args] = site.tables().map(str::to_owned);
         for used in elements.numbers_never_keys() {
             let index = used.index;
-            let element = format!("KEYS[{index}]");
+            let element = format!("{keys}[{index}]");
             let shown = Shown::of(site, used.span, "this argument");
             let subject = match shown.code() {
                 text if text == element => format!("`{element}`"),
@@ -91,17 +93,17 @@ impl Finding for KeyAsValue {
             let (certainty, refused) = if elements.counted {
                 (Certainty::Sometimes, "every call that passes it")
             } else {
-                (Certainty::Always, "every call of the script")
+                (Certainty::Always, "every call")
             };
             site.report(
                 certainty,
                 used.span,
                 format!(
-                    "{subject} is the `{}` of `{}`, a number, and no command of the script takes {element} as a key: Redis Cluster hashes every KEYS element for the call's slot, so this number hashes to a slot of its own and {refused} is refused with CROSSSLOT",
+                    "{subject} is the `{}` of `{}`, a number, and no command takes {element} as a key: Redis Cluster hashes every element of {keys} for the call's slot, so this number hashes to a slot of its own and {refused} is refused with CROSSSLOT",
                     used.argument, used.command
                 ),
                 format!(
-                    "pass the number in ARGV (`ARGV[n]`) and only key names in KEYS: move it out of {element}"
+                    "pass the number in {args} (`{args}[n]`) and only key names in {keys}: move it out of {element}"
                 ),
             );
         }

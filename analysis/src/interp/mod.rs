@@ -473,6 +473,7 @@ impl<'a> Analyzer<'a> {
         let mut site = Site {
             map: self.context.map,
             signature: self.context.signature,
+            tables: self.context.tables,
             scopes: &self.scopes,
             functions: self.functions.len(),
             loops: self.loops.len(),

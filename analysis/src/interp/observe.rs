@@ -260,6 +260,7 @@ pub(crate) struct Runnable {
 pub(crate) struct Site<'s> {
     pub(super) map: &'s SourceMap<'s>,
     pub(super) signature: &'s Signature,
+    pub(super) tables: [&'s str; 2],
     pub(super) scopes: &'s Scopes,
     pub(super) functions: usize,
     pub(super) loops: usize,
@@ -278,6 +279,12 @@ impl Site<'_> {
     /// function whose callback is being walked).
     pub fn signature(&self) -> &Signature {
         self.signature
+    }
+
+    /// What the code calls its keys and arguments: `KEYS` and `ARGV`, or
+    /// a library function's parameters (`keys`, `args`).
+    pub fn tables(&self) -> [&str; 2] {
+        self.tables
     }
 
     /// Whether the code being walked runs in a loop of its function.
