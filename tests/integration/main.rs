@@ -54,6 +54,7 @@ mod faults;
 mod forged_refusals;
 mod functions;
 mod key_oracle;
+mod keys_as_values;
 mod keys_from_data;
 mod preload;
 mod read_only_fallback;

@@ -10,6 +10,7 @@
 use std::collections::BTreeSet;
 
 use crate::domain::value::Value;
+use crate::source::span::Span;
 
 /// A parameter of a function written in the script: the function's walk
 /// (each walk of a function body gets its own number) and the parameter's
@@ -173,5 +174,98 @@ impl KeySite {
             ),
             None => format!("key argument `{shown}` of `{command}`"),
         }
+    }
+}
+
+/// How the code behind one reply uses the elements of KEYS it reads at
+/// literal indices, for the findings about KEYS elements that are not
+/// keys. Every read of an element is either followed to where it ends (a
+/// command's argument, one side of `==` or `~=`, a local that names it,
+/// whose own reads are reads again) or escapes where the walk cannot see
+/// what becomes of it (a function's argument, a table, `..`, a `return`):
+/// only an element whose every read is followed is known not to be used
+/// as a key.
+///
+/// Its sets are keyed by byte offsets, so that the passes of a loop, which
+/// read the same expressions again, add nothing new.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct KeyElements {
+    /// Some element is read at an index computed at run time, or KEYS is
+    /// used whole (`unpack(KEYS)`, a loop over it): any element may go
+    /// anywhere.
+    pub opaque: bool,
+    /// The script reads how many keys it is passed (`#KEYS`): an element
+    /// may be passed to some calls only.
+    pub counted: bool,
+    /// Each read of an element: its index and the expression's span.
+    reads: BTreeSet<(usize, SpanAt)>,
+    /// The reads the walk follows to their end.
+    followed: BTreeSet<(usize, SpanAt)>,
+    /// The elements a command takes as a key (or builds a key from).
+    taken: BTreeSet<usize>,
+    /// Where an element is passed as a number.
+    numbers: Vec<NumberUse>,
+}
+
+/// A span, ordered by where it starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct SpanAt(usize, usize, usize, usize);
+
+impl SpanAt {
+    fn of(span: Span) -> Self {
+        SpanAt(span.offset, span.line, span.column, span.width)
+    }
+}
+
+/// An element of KEYS passed to a command where every form the call may
+/// meet takes a number (`PEXPIRE key milliseconds`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct NumberUse {
+    /// Its position in KEYS, from 1.
+    pub index: usize,
+    /// The argument as written.
+    pub span: Span,
+    /// The command, as messages show it (`PEXPIRE`).
+    pub command: String,
+    /// The argument's name in the command's grammar (`milliseconds`).
+    pub argument: &'static str,
+}
+
+impl KeyElements {
+    /// `KEYS[index]` (or a local naming it) read at `span`.
+    pub(crate) fn read(&mut self, index: usize, span: Span) {
+        self.reads.insert((index, SpanAt::of(span)));
+    }
+
+    /// The read at `span` ends where the walk sees it all.
+    pub(crate) fn follow(&mut self, index: usize, span: Span) {
+        self.followed.insert((index, SpanAt::of(span)));
+    }
+
+    /// A command takes the element as a key, or builds one from it.
+    pub(crate) fn take(&mut self, index: usize) {
+        self.taken.insert(index);
+    }
+
+    pub(crate) fn number(&mut self, used: NumberUse) {
+        if !self.numbers.contains(&used) {
+            self.numbers.push(used);
+        }
+    }
+
+    /// The places an element is passed as a number, for the elements that
+    /// are never a key: no command takes them as one, and every read of
+    /// them is followed. Nothing when any element may go anywhere.
+    pub(crate) fn numbers_never_keys(&self) -> impl Iterator<Item = &NumberUse> {
+        self.numbers.iter().filter(move |used| {
+            !self.opaque && !self.taken.contains(&used.index) && self.all_followed(used.index)
+        })
+    }
+
+    fn all_followed(&self, index: usize) -> bool {
+        self.reads
+            .iter()
+            .filter(|(at, _)| *at == index)
+            .all(|read| self.followed.contains(read))
     }
 }

@@ -64,6 +64,7 @@ findings! {
     single_command::SingleCommand,
     endless_loop::EndlessLoop,
     bit_width::BitWidth,
+    key_as_value::KeyAsValue,
 }
 
 #[cfg(test)]

@@ -1068,3 +1068,192 @@ fn a_get_after_set_is_never_false() {
         assert_eq!(names(&unknown), ["nil_value"], "{unknown}");
     }
 }
+
+/// `(severity, line, column)` of each `key_as_value` finding of `source`,
+/// checked with 6 keys and 3 arguments.
+fn keys_as_values(source: &str) -> Vec<(Severity, usize, usize)> {
+    let signature = Signature {
+        keys: 6,
+        args: 3,
+        allow_unused: true,
+        ..Signature::default()
+    };
+    analyze(source, &signature)
+        .diagnostics
+        .iter()
+        .filter(|diagnostic| diagnostic.code == Code::KeyAsValue)
+        .map(|diagnostic| (diagnostic.severity, diagnostic.line, diagnostic.column))
+        .collect()
+}
+
+#[test]
+fn a_keys_element_passed_only_as_a_number() {
+    // The lock's signal expiry passed in KEYS (python-redis-lock 3.5.0).
+    let unlock = "if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end\n\
+                  redis.call('DEL', KEYS[2])\n\
+                  redis.call('LPUSH', KEYS[2], 1)\n\
+                  redis.call('PEXPIRE', KEYS[2], KEYS[3])\n\
+                  return redis.call('DEL', KEYS[1])";
+    assert_eq!(keys_as_values(unlock), [(ERROR, 4, 32)]);
+    // Through a local, as a score, as an increment.
+    assert_eq!(
+        keys_as_values("local ttl = KEYS[2]\nreturn redis.call('EXPIRE', KEYS[1], ttl)"),
+        [(ERROR, 2, 38)]
+    );
+    assert_eq!(
+        keys_as_values("return redis.call('HINCRBY', KEYS[1], ARGV[1], KEYS[2])"),
+        [(ERROR, 1, 48)]
+    );
+    // `ZADD key [NX|XX] … score member`: an operand known only at run time
+    // may be an option there, so nothing is placed.
+    assert_eq!(
+        keys_as_values("return redis.call('ZADD', KEYS[1], KEYS[2], ARGV[1])"),
+        []
+    );
+    assert_eq!(
+        keys_as_values("return redis.call('INCRBY', KEYS[1], KEYS[2])"),
+        [(ERROR, 1, 38)]
+    );
+    // A script that counts its keys may be passed this one sometimes.
+    assert_eq!(
+        keys_as_values("if #KEYS > 1 then redis.call('EXPIRE', KEYS[1], KEYS[2]) end\nreturn 1"),
+        [(WARNING, 1, 49)]
+    );
+}
+
+#[test]
+fn a_keys_element_that_is_a_key_somewhere_is_left_alone() {
+    // Stored as a value and used as a key.
+    assert_eq!(
+        keys_as_values("redis.call('SADD', KEYS[1], KEYS[2])\nredis.call('DEL', KEYS[2])"),
+        []
+    );
+    assert_eq!(
+        keys_as_values("redis.call('EXPIRE', KEYS[1], KEYS[2])\nreturn redis.call('GET', KEYS[2])"),
+        []
+    );
+    // A key built from it.
+    assert_eq!(
+        keys_as_values(
+            "redis.call('EXPIRE', KEYS[1], KEYS[2])\nreturn redis.call('GET', KEYS[2] .. ':x')"
+        ),
+        []
+    );
+    // Passed to a function that uses it as a key, or whose use is unknown.
+    assert_eq!(
+        keys_as_values(
+            "local function drop(k) redis.call('DEL', k) end\nredis.call('EXPIRE', KEYS[1], KEYS[2])\ndrop(KEYS[2])"
+        ),
+        []
+    );
+    assert_eq!(
+        keys_as_values(
+            "local function f(k) return k end\nredis.call('EXPIRE', KEYS[1], KEYS[2])\nreturn f(KEYS[2])"
+        ),
+        []
+    );
+    // Into a table, returned, tested for truth, converted.
+    assert_eq!(
+        keys_as_values(
+            "local t = {KEYS[2]}\nredis.call('EXPIRE', KEYS[1], KEYS[2])\nreturn redis.call('DEL', unpack(t))"
+        ),
+        []
+    );
+    assert_eq!(
+        keys_as_values("redis.call('EXPIRE', KEYS[1], KEYS[2])\nreturn KEYS[2]"),
+        []
+    );
+    assert_eq!(
+        keys_as_values(
+            "local ms = tonumber(KEYS[2])\nreturn redis.call('PEXPIRE', KEYS[1], KEYS[2])"
+        ),
+        []
+    );
+    // KEYS used whole, or at a computed index: any element may go anywhere.
+    assert_eq!(
+        keys_as_values(
+            "redis.call('EXPIRE', KEYS[1], KEYS[2])\nfor i = 1, #KEYS do redis.call('DEL', KEYS[i]) end"
+        ),
+        []
+    );
+    assert_eq!(
+        keys_as_values(
+            "redis.call('EXPIRE', KEYS[1], KEYS[2])\nreturn redis.call('DEL', unpack(KEYS))"
+        ),
+        []
+    );
+    // A local assigned again names something else.
+    assert_eq!(
+        keys_as_values(
+            "local k = KEYS[2]\nredis.call('EXPIRE', KEYS[1], KEYS[2])\nif ARGV[1] then k = k .. ':x' end\nreturn redis.call('DEL', k)"
+        ),
+        []
+    );
+    // A string position (a member, a value) may hold a key's name.
+    assert_eq!(
+        keys_as_values("return redis.call('SADD', KEYS[1], KEYS[2])"),
+        []
+    );
+    // A command the model does not know may take it as a key.
+    assert_eq!(
+        keys_as_values("local c = ARGV[1]\nreturn redis.call(c, KEYS[1], KEYS[2])"),
+        []
+    );
+}
+
+#[test]
+fn a_keys_element_tested_against_the_empty_string() {
+    // bullmq's drain: the delayed set passed as '' when not drained.
+    assert_eq!(
+        keys_as_values(
+            "if KEYS[3] ~= \"\" then\n  redis.call('DEL', KEYS[3])\nend\nreturn redis.call('DEL', KEYS[1])"
+        ),
+        [(WARNING, 1, 4)]
+    );
+    // Through a local: reported where it takes the element from KEYS.
+    assert_eq!(
+        keys_as_values(
+            "local parent = KEYS[2]\nif parent ~= '' then redis.call('SADD', parent, ARGV[1]) end\nif parent == '' then return 0 end\nreturn 1"
+        ),
+        [(WARNING, 1, 7)]
+    );
+    assert_eq!(
+        keys_as_values("if '' == KEYS[2] then return 0 end\nreturn redis.call('GET', KEYS[2])"),
+        [(WARNING, 1, 4)]
+    );
+    // Other comparisons, ARGV, a computed index, a count of keys.
+    assert_eq!(
+        keys_as_values("if ARGV[1] ~= '' then return redis.call('GET', KEYS[1]) end"),
+        []
+    );
+    assert_eq!(
+        keys_as_values("if KEYS[1] == 'x' then return 1 end\nreturn redis.call('GET', KEYS[1])"),
+        []
+    );
+    assert_eq!(
+        keys_as_values(
+            "for i = 1, #KEYS do if KEYS[i] ~= '' then redis.call('DEL', KEYS[i]) end end"
+        ),
+        []
+    );
+    assert_eq!(
+        keys_as_values("if #KEYS == 0 then return 0 end\nreturn redis.call('GET', KEYS[1])"),
+        []
+    );
+}
+
+#[test]
+fn keys_as_values_yield_to_opt_outs() {
+    assert_eq!(
+        keys_as_values(
+            "return redis.call('EXPIRE', KEYS[1], KEYS[2]) -- redis-script: allow(key_as_value)"
+        ),
+        []
+    );
+    assert_eq!(
+        keys_as_values(
+            "-- redis-script: allow(key_as_value)\nif KEYS[2] ~= '' then return redis.call('GET', KEYS[2]) end"
+        ),
+        []
+    );
+}

@@ -505,6 +505,7 @@ impl Analyzer<'_> {
             .copied()
             .flatten()
             .map_or_else(|| "the command".to_owned(), str::to_ascii_uppercase);
+        self.command_elements(known, &shown, operands, &arguments);
         let call = CommandCall {
             shown: &shown,
             operands,
@@ -1132,6 +1133,10 @@ impl Analyzer<'_> {
                 .iter()
                 .filter(|position| position.is_key())
             {
+                // A key in any form the call may meet.
+                if let Some(operand) = operands.get(position.index) {
+                    self.element_taken(&operand.value);
+                }
                 match uses.iter_mut().find(|(at, _)| *at == position.index) {
                     Some((_, flags)) => *flags = flags.union(position.flags),
                     None => uses.push((position.index, position.flags)),

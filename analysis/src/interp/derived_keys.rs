@@ -34,6 +34,7 @@ impl Analyzer<'_> {
     /// Errors only with `report` (and no opt-out).
     pub(crate) fn check_key(&mut self, value: &Value, span: Span, site: &KeySite, report: bool) {
         let report = report && !self.keys_opted_out();
+        self.element_taken(value);
         match value {
             Value::Parameter(parameter) => self.defer_key_use(key_use(*parameter, false, site)),
             Value::Key(index) => self.taken(TakenKey::Key(*index), site),
@@ -183,6 +184,7 @@ impl Analyzer<'_> {
             };
             match (passed.derivation(), key_use.prefix) {
                 (Some(derivation), true) => {
+                    self.element_taken(&passed);
                     for origin in derivation.origins() {
                         self.check_origin(*origin, span, &site, report);
                     }

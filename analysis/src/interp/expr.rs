@@ -45,7 +45,11 @@ impl Analyzer<'_> {
             Expression::Number(token) => number(token),
             Expression::String(token) => Value::Str(string_literal(self.context.map, token)),
             Expression::Symbol(token) => self.symbol(token),
-            Expression::Var(Var::Name(token)) => self.read_name(token, None),
+            Expression::Var(Var::Name(token)) => {
+                let value = self.read_name(token, None);
+                self.element_read(&value, self.span(token));
+                value
+            }
             Expression::Var(Var::Expression(variable)) => {
                 let suffixes: Vec<&Suffix> = variable.suffixes().collect();
                 self.eval_chain(variable.prefix(), &suffixes)
@@ -74,6 +78,12 @@ impl Analyzer<'_> {
         let right = self.value_of(rhs);
         self.scopes.restore(&before);
         self.facts.missing.pop_guards(pushed);
+        if matches!(operator, BinOp::TwoEqual(_) | BinOp::TildeEqual(_)) {
+            // A comparison gives a boolean: the elements compared go no
+            // further.
+            self.element_followed(&left, self.context.map.expression(lhs));
+            self.element_followed(&right, self.context.map.expression(rhs));
+        }
         if matches!(
             operator,
             BinOp::And(_) | BinOp::Or(_) | BinOp::TwoEqual(_) | BinOp::TildeEqual(_)
@@ -143,7 +153,10 @@ impl Analyzer<'_> {
                 self.observe_unary(operator, &value, operand_span, span);
                 let ty = value.ty();
                 let even = ty.table_type().is_some_and(|table| table.even_length);
-                self.settle(value, span);
+                // `#KEYS` counts the elements: none of them goes anywhere.
+                if let Value::Params(param) = value {
+                    self.param_counted(param, span);
+                }
                 Value::Typed(Type {
                     even,
                     unbounded: ty.unbounded,
@@ -299,9 +312,11 @@ impl Analyzer<'_> {
             Prefix::Expression(expression) => self.context.map.expression(expression),
             _ => Span::TOP,
         };
+        self.element_read(&value, base_span);
         for suffix in suffixes {
             let span = self.context.map.chain(prefix, suffix);
             value = self.apply_suffix(value, suffix, base_span, span);
+            self.element_read(&value, span);
             base_span = span;
         }
         value

@@ -8,6 +8,7 @@ pub(crate) mod derived_keys;
 pub(crate) mod error_codes;
 mod expr;
 pub(crate) mod globals;
+mod key_elements;
 pub(crate) mod library;
 mod loops;
 pub(crate) mod narrowing;
@@ -30,7 +31,7 @@ use full_moon::ast::{
 use full_moon::tokenizer::{Symbol, TokenReference, TokenType};
 
 use crate::domain::analysis::{ErrorCodes, ReturnShape, ReturnSite};
-use crate::domain::keys::{KeyPrefixes, KeyUse, ParameterId};
+use crate::domain::keys::{KeyElements, KeyPrefixes, KeyUse, ParameterId};
 use crate::domain::operand::Operand;
 use crate::domain::replies::Resp;
 use crate::domain::review::{LoopBound, LoopSite, Review};
@@ -352,6 +353,8 @@ pub(crate) struct Unit {
     /// The prefixes keys are built from, which each call checks.
     pub key_prefixes: KeyPrefixes,
     pub params: ParamUsage,
+    /// Where the elements of KEYS go.
+    pub key_elements: KeyElements,
 }
 
 impl Unit {
@@ -484,6 +487,7 @@ impl<'a> Analyzer<'a> {
         let mut site = Site {
             map: self.context.map,
             signature: self.context.signature,
+            tables: self.context.tables,
             scopes: &self.scopes,
             functions: self.functions.len(),
             loops: self.loops.len(),
@@ -501,7 +505,16 @@ impl<'a> Analyzer<'a> {
         self.scopes.declare(name, declared_at, depth, value);
     }
 
+    /// Shows every finding where the elements of KEYS went in the code
+    /// behind the reply just walked.
+    fn observe_key_elements(&mut self) {
+        let elements = std::mem::take(&mut self.facts.unit.key_elements);
+        self.observe(|finding, site| finding.key_elements(site, &elements));
+        self.facts.unit.key_elements = elements;
+    }
+
     fn finish(mut self) -> Walk {
+        self.observe_key_elements();
         let findings = self.param_findings();
         self.facts.diagnostics.extend(findings);
         let missing = std::mem::take(&mut self.facts.missing);

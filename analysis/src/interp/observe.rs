@@ -3,7 +3,8 @@
 //! The walk names no finding. Where its values meet what a finding can be
 //! about (an operator, a tested condition, a loop, a command call, a call
 //! of a sandbox function, a value used whole, the reply, an undefined
-//! global read inside a protected function, an `if` statement), it describes the moment as an event and
+//! global read inside a protected function, an `if` statement, where the
+//! elements of KEYS went), it describes the moment as an event and
 //! hands it to every registered [`Finding`], with a [`Site`]: a read-only
 //! view of the walk's state there, and the report the finding writes to.
 //! A finding implements the hooks it needs; the others do nothing.
@@ -16,6 +17,7 @@
 use full_moon::ast::{BinOp, Expression, If, Stmt, UnOp};
 use full_moon::tokenizer::TokenReference;
 
+use crate::domain::keys::KeyElements;
 use crate::domain::operand::Operand;
 use crate::domain::scope::{Binding, Scopes};
 use crate::domain::signature::Signature;
@@ -60,6 +62,10 @@ pub(crate) trait Finding: Sync {
 
     /// An `if` statement, before it is walked.
     fn branch(&self, _site: &mut Site<'_>, _branch: &Branch<'_>) {}
+
+    /// The code behind one reply (the script, or a library function's
+    /// callback), walked to its end: where the elements of KEYS went.
+    fn key_elements(&self, _site: &mut Site<'_>, _elements: &KeyElements) {}
 }
 
 /// How sure a finding is.
@@ -256,6 +262,7 @@ pub(crate) struct Runnable {
 pub(crate) struct Site<'s> {
     pub(super) map: &'s SourceMap<'s>,
     pub(super) signature: &'s Signature,
+    pub(super) tables: [&'s str; 2],
     pub(super) scopes: &'s Scopes,
     pub(super) functions: usize,
     pub(super) loops: usize,
@@ -276,6 +283,12 @@ impl Site<'_> {
         self.signature
     }
 
+    /// What the code calls its keys and arguments: `KEYS` and `ARGV`, or
+    /// a library function's parameters (`keys`, `args`).
+    pub fn tables(&self) -> [&str; 2] {
+        self.tables
+    }
+
     /// Whether the code being walked runs in a loop of its function.
     pub fn in_loop(&self) -> bool {
         self.loops > 0
@@ -284,6 +297,17 @@ impl Site<'_> {
     /// What `name` means here: a local (with its value) or a global.
     pub fn resolve(&self, name: &str) -> Binding {
         self.scopes.resolve(name, self.functions)
+    }
+
+    /// Where the local `name` visible here is declared: its name in the
+    /// declaration. `None` for a global.
+    pub fn declaration(&self, name: &str) -> Option<Span> {
+        match self.resolve(name) {
+            Binding::Local { declared_at, .. } => {
+                Some(self.map.at_offset(declared_at, name.chars().count()))
+            }
+            Binding::Global => None,
+        }
     }
 
     /// Whether this finding has already reported at `span` (where the

@@ -321,7 +321,20 @@ impl<'a> Analyzer<'a> {
     /// parameters only, this is fine (`for i = 1, #KEYS` over two declared
     /// keys): it may read any of them, so none is reported unread.
     pub fn param_dynamic(&mut self, param: Param, span: Span) {
+        self.param_counted(param, span);
+        if param == Param::Keys {
+            // Any element may go anywhere.
+            self.facts.unit.key_elements.opaque = true;
+        }
+    }
+
+    /// `#KEYS`/`#ARGV` at `span`: a read of the count, which may stand
+    /// for any element as [`Self::param_dynamic`] says, but passes none.
+    pub fn param_counted(&mut self, param: Param, span: Span) {
         self.facts.unit.params.of(param).dynamic.get_or_insert(span);
+        if param == Param::Keys {
+            self.facts.unit.key_elements.counted = true;
+        }
     }
 
     /// Declared parameters never read, and variadic ones never iterated.

@@ -232,6 +232,15 @@ impl Analyzer<'_> {
                 None => value,
             };
             self.declare(identifier(name), offset(name), value);
+            // The local names the element: its own reads are followed.
+            if let (Some(operand), Binding::Local { value, .. }) = (
+                operands.get(position),
+                self.scopes
+                    .resolve(identifier(name), self.functions_depth()),
+            ) && value == operand.value
+            {
+                self.element_followed(&operand.value, operand.span);
+            }
         }
     }
 
@@ -404,6 +413,7 @@ impl Analyzer<'_> {
             analyzer.scopes.pop();
             analyzer.functions.pop();
             analyzer.scopes.restore(&outer_values);
+            analyzer.observe_key_elements();
             if registration.declaration.is_some() {
                 for mut finding in analyzer.param_findings() {
                     finding.function = registration.declaration;

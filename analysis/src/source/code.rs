@@ -257,6 +257,9 @@ codes! {
     /// `redis.call('SADD', KEYS[1], unpack(redis.call('SMEMBERS', KEYS[2])))`.
     UnboundedUnpack = "RS117", "unbounded_unpack", Warning, true,
         "`unpack` of a whole table whose length the data or an argument sets: from about 8000 elements on, the call fails with \"too many results to unpack\"";
+    /// `redis.call('PEXPIRE', KEYS[1], KEYS[2])`, `if KEYS[2] ~= '' then`.
+    KeyAsValue = "RS118", "key_as_value", ErrorOrWarning, true,
+        "a `KEYS` element that is not a key: a number a command takes (never used as a key), or an empty name tested as a flag (`KEYS[2] ~= ''`): Redis Cluster hashes every `KEYS` element for the call's slot and refuses the call with CROSSSLOT";
 }
 
 impl Code {

@@ -171,6 +171,26 @@ impl<'a> SourceMap<'a> {
         }
     }
 
+    /// The span of `chars` characters from the byte `offset` (where a
+    /// declaration's name starts), on its line.
+    pub fn at_offset(&self, offset: usize, chars: usize) -> Span {
+        let index = self
+            .line_starts
+            .partition_point(|&start| start <= offset)
+            .saturating_sub(1);
+        let start = self.line_starts.get(index).copied().unwrap_or(0);
+        let column = self
+            .source
+            .get(start..offset)
+            .map_or(1, |text| text.chars().count() + 1);
+        Span {
+            line: index + 1,
+            column,
+            width: chars.max(1),
+            offset,
+        }
+    }
+
     /// A span from two positions; a multi-line range underlines the rest
     /// of its first line.
     pub fn between(&self, start: Position, end: Position) -> Span {
