@@ -132,6 +132,9 @@ pub(crate) struct Absence {
     pub source: String,
     /// When it is nil or false: "when the key does not exist".
     pub when: String,
+    /// Which of nil and false it explains: a test that rules them out
+    /// rules the reason out too.
+    pub kinds: Kinds,
 }
 
 /// When a local that one path leaves nil is nil.
@@ -147,6 +150,7 @@ impl Absence {
         Absence {
             source: "it".to_owned(),
             when: UNSET_ON_SOME_PATH.to_owned(),
+            kinds: Kinds::NIL,
         }
     }
 
@@ -416,9 +420,15 @@ impl Type {
 
     /// The type with the reason it may be nil or false.
     pub fn absent(mut self, source: impl Into<String>, when: impl Into<String>) -> Self {
+        let kinds = match self.kinds.intersection(Kinds::FALSY) {
+            // Unknown values: both.
+            none if none.is_empty() => Kinds::FALSY,
+            some => some,
+        };
         self.absence = Some(Rc::new(Absence {
             source: source.into(),
             when: when.into(),
+            kinds,
         }));
         self
     }
@@ -523,7 +533,11 @@ impl Type {
     pub fn without(&self, kinds: Kinds) -> Type {
         let mut narrowed = self.clone();
         narrowed.kinds = self.kinds.without(kinds);
-        if !narrowed.kinds.intersects(Kinds::FALSY) {
+        let explained = self
+            .absence
+            .as_ref()
+            .is_some_and(|absence| narrowed.kinds.intersects(absence.kinds));
+        if !narrowed.kinds.intersects(Kinds::FALSY) || !explained {
             narrowed.absence = None;
         }
         narrowed

@@ -75,13 +75,19 @@ fn check(site: &mut Site<'_>, used: Side<'_>, operation: &str, span: Span) {
         return;
     }
     let ty = used.value.ty();
-    if ty.is_unknown() || !ty.kinds.intersects(Kinds::FALSY) {
+    // An unknown value is no finding, unless something says why it may be
+    // nil (a function whose one path returns nil).
+    if (ty.is_unknown() && ty.absence.is_none()) || !ty.kinds.intersects(Kinds::FALSY) {
         return;
     }
     let shown = Shown::of(site, used.span, "this value");
     let (shown_named, shown_code) = (shown.named(), shown.code().to_owned());
     let expression = Shown::of(site, span, "the expression").named();
-    let absent = ty.kinds.intersection(Kinds::FALSY);
+    let absent = if ty.is_unknown() {
+        Kinds::NIL
+    } else {
+        ty.kinds.intersection(Kinds::FALSY)
+    };
     let (what, lua_type) = if absent == Kinds::FALSE {
         ("false", "a boolean value")
     } else if absent == Kinds::NIL {

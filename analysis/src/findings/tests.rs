@@ -80,6 +80,32 @@ fn equality_the_types_decide() {
 }
 
 #[test]
+fn a_function_that_returns_nil_on_one_path_gives_nil_to_its_calls() {
+    // The other paths return what its parameters are: nil stays the known
+    // reason, whatever they hold.
+    let capacity = "local capacity = function (limit, used)\n  if limit ~= nil then\n    return limit - used\n  end\n  return nil\nend\n";
+    assert_eq!(
+        findings(&format!(
+            "{capacity}local left = capacity(tonumber(ARGV[1]), 0)\nredis.call('PUBLISH', KEYS[1], 'capacity:' .. left)"
+        )),
+        [("nil_value", WARNING, 8)]
+    );
+    // Tested, defaulted, or no nil path: nothing to say.
+    silent(&format!(
+        "{capacity}local left = capacity(tonumber(ARGV[1]), 0)\nif left ~= nil then redis.call('PUBLISH', KEYS[1], 'capacity:' .. left) end"
+    ));
+    silent(&format!(
+        "{capacity}local left = capacity(tonumber(ARGV[1]), 0)\nif left ~= nil and left > 0 then return left end\nreturn 0"
+    ));
+    silent(&format!(
+        "{capacity}redis.call('PUBLISH', KEYS[1], 'capacity:' .. (capacity(tonumber(ARGV[1]), 0) or ''))"
+    ));
+    silent(
+        "local twice = function (n) return n * 2 end\nreturn 'x' .. twice(tonumber(ARGV[1]) or 0)",
+    );
+}
+
+#[test]
 fn replies_of_one_element_per_argument_have_no_nil_within_them() {
     // `HMGET` answers one element per field: false for a missing one, never
     // nil; a test for nil holds for it too.

@@ -418,7 +418,16 @@ impl<'a> Analyzer<'a> {
         if let Some(function) = self.functions.last_mut() {
             let ty = returned.ty();
             function.returns = Some(match function.returns.take() {
-                Some(returns) => returns.join(&ty),
+                Some(returns) => {
+                    // A path that gives nil or false (a `return nil`) stays
+                    // a reason its calls may give it, whatever the other
+                    // paths return: the call takes that path sometimes.
+                    let absence = returns.absence.clone().or_else(|| ty.absence.clone());
+                    Type {
+                        absence,
+                        ..returns.join(&ty)
+                    }
+                }
                 None => ty,
             });
             let key = returned.derivation().map(|_| returned.clone());

@@ -3,6 +3,7 @@
 use full_moon::ast::Return;
 
 use crate::domain::analysis::{ReturnShape, ReturnSite};
+use crate::domain::types::{Kinds, Type};
 use crate::domain::value::{Reply, Value};
 use crate::interp::Analyzer;
 use crate::interp::observe::ReplyValue;
@@ -17,8 +18,18 @@ impl Analyzer<'_> {
             values.push(self.value_of(expression));
         }
         if !self.in_main_chunk() {
-            // A function's return: the summary its calls take.
-            let returned = values.first().cloned().unwrap_or(Value::Nil);
+            // A function's return: the summary its calls take. A nil
+            // written as such says why its calls may give nil.
+            let returned = match values.first() {
+                Some(Value::Nil) | None => {
+                    let line = self.context.map.token(statement.token()).line;
+                    Value::Typed(Type::of(Kinds::NIL).absent(
+                        "the function it comes from",
+                        format!("returns nil at line {line}"),
+                    ))
+                }
+                Some(value) => value.clone(),
+            };
             self.function_returned(&returned);
             return;
         }
