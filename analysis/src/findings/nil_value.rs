@@ -8,7 +8,7 @@ use full_moon::ast::{BinOp, UnOp};
 use super::{Shown, ordering_raises};
 use crate::domain::types::Kinds;
 use crate::domain::value::Value;
-use crate::interp::observe::{Certainty, Finding, Operation, Side, Site};
+use crate::interp::observe::{Certainty, Finding, Operation, SandboxCall, Side, Site};
 use crate::source::span::Span;
 
 pub(crate) struct NilValue;
@@ -45,7 +45,7 @@ impl Finding for NilValue {
                     _ => return,
                 };
                 for side in [left, right] {
-                    check(site, side, doing, span);
+                    check(site, side, &raised(doing, side.value), span);
                 }
             }
             Operation::Unary {
@@ -53,23 +53,87 @@ impl Finding for NilValue {
                 operand,
                 span,
             } => match operator {
-                UnOp::Hash(_) => check(site, operand, "get the length of", span),
-                UnOp::Minus(_) => check(site, operand, "perform arithmetic on", span),
+                UnOp::Hash(_) => check(site, operand, &raised("get the length of", operand.value), span),
+                UnOp::Minus(_) => check(site, operand, &raised("perform arithmetic on", operand.value), span),
                 _ => {}
             },
             Operation::Suffix {
                 value,
                 called,
                 span,
-            } => check(site, value, if called { "call" } else { "index" }, span),
+            } => {
+                let doing = if called { "call" } else { "index" };
+                check(site, value, &raised(doing, value.value), span);
+            }
+        }
+    }
+
+    /// A library function that raises for a nil or false argument where
+    /// it takes a string or a number (`cjson.decode(false)`).
+    fn sandbox_call(&self, site: &mut Site<'_>, call: &SandboxCall<'_>) {
+        let Some(member) = call.member else {
+            return;
+        };
+        let checked = match (call.global, member) {
+            ("cjson", "decode") | ("cmsgpack", "unpack") => 1,
+            (
+                "string",
+                "len" | "sub" | "upper" | "lower" | "rep" | "reverse" | "byte" | "find"
+                | "match" | "gmatch" | "gsub",
+            ) => 1,
+            ("math", "floor" | "ceil" | "abs" | "sqrt" | "exp" | "log" | "log10") => 1,
+            ("bit", _) => call.operands.len(),
+            _ => return,
+        };
+        for (position, operand) in call.operands.iter().take(checked).enumerate() {
+            if operand.many {
+                continue;
+            }
+            let side = Side {
+                value: &operand.value,
+                span: operand.span,
+            };
+            let expected = match call.global {
+                "math" | "bit" => "number",
+                _ => "string",
+            };
+            let raises = format!(
+                "bad argument #{} to '{member}' ({expected} expected, got {})",
+                position + 1,
+                lua_type_name(&operand.value),
+            );
+            check(site, side, &raises, call.span);
         }
     }
 }
 
-/// `used` is used by `operation` ("perform arithmetic on", "concatenate",
-/// "compare", "index", "call", "get the length of") in the expression at
-/// `span`.
-fn check(site: &mut Site<'_>, used: Side<'_>, operation: &str, span: Span) {
+/// What Lua raises when an operator (`doing`: "concatenate") meets `value`
+/// nil or false: "attempt to concatenate … (a nil value)".
+fn raised(doing: &str, value: &Value) -> String {
+    if doing == "compare" {
+        return "attempt to compare".to_owned();
+    }
+    let article = match lua_type_name(value) {
+        "boolean" => "a boolean value",
+        _ => "a nil value",
+    };
+    format!("attempt to {doing} … ({article})")
+}
+
+/// Lua's name of the type of a nil or false `value`: "nil" where it may be
+/// nil, "boolean" where only false.
+fn lua_type_name(value: &Value) -> &'static str {
+    let ty = value.ty();
+    if !ty.is_unknown() && ty.kinds.intersection(Kinds::FALSY) == Kinds::FALSE {
+        "boolean"
+    } else {
+        "nil"
+    }
+}
+
+/// `used` is used in the expression at `span`, which raises `lua_error`
+/// when it is nil or false.
+fn check(site: &mut Site<'_>, used: Side<'_>, lua_error: &str, span: Span) {
     // Missing library members have findings of their own.
     if matches!(used.value, Value::Missing(_)) {
         return;
@@ -88,17 +152,12 @@ fn check(site: &mut Site<'_>, used: Side<'_>, operation: &str, span: Span) {
     } else {
         ty.kinds.intersection(Kinds::FALSY)
     };
-    let (what, lua_type) = if absent == Kinds::FALSE {
-        ("false", "a boolean value")
+    let what = if absent == Kinds::FALSE {
+        "false"
     } else if absent == Kinds::NIL {
-        ("nil", "a nil value")
+        "nil"
     } else {
-        ("nil or false", "a nil value")
-    };
-    let lua_error = if operation == "compare" {
-        "attempt to compare".to_owned()
-    } else {
-        format!("attempt to {operation} … ({lua_type})")
+        "nil or false"
     };
     if ty.kinds.within(Kinds::FALSY) {
         site.report(

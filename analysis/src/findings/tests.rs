@@ -295,6 +295,31 @@ fn nil_values_in_operations() {
 }
 
 #[test]
+fn nil_values_into_library_functions_that_take_strings_or_numbers() {
+    // `cjson.decode(false)` raises "bad argument #1 to 'decode'".
+    let found = findings(
+        "local raw = redis.call('GET', KEYS[1])\nlocal job = cjson.decode(raw)\nreturn job.id",
+    );
+    assert_eq!(found, [("nil_value", WARNING, 2)]);
+    assert_eq!(
+        findings("local raw\nreturn string.len(raw)"),
+        [("nil_value", ERROR, 2)]
+    );
+    assert_eq!(
+        names("local n = tonumber(redis.call('GET', KEYS[1]))\nreturn math.floor(n)"),
+        ["nil_value"]
+    );
+    // Guarded, defaulted, or a function that takes nil (`tostring`).
+    silent(
+        "local raw = redis.call('GET', KEYS[1])\nif raw then return cjson.decode(raw).id end\nreturn ''",
+    );
+    silent(
+        "local raw = redis.call('GET', KEYS[1]) or '{}'\nreturn cjson.encode(cjson.decode(raw))",
+    );
+    silent("return tostring(redis.call('GET', KEYS[1]))");
+}
+
+#[test]
 fn replies_cut_by_nils_and_truncated_fractions() {
     assert_eq!(findings("return {1, nil, 3}"), [("reply_hole", ERROR, 1)]);
     silent("return {1, 2, nil}");

@@ -165,6 +165,7 @@ impl Analyzer<'_> {
                 global,
                 member,
                 operands,
+                span,
             };
             self.observe(|finding, site| finding.sandbox_call(site, &call));
         }

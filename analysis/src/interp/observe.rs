@@ -222,6 +222,8 @@ pub(crate) struct SandboxCall<'e> {
     /// The member called (`band`), if any.
     pub member: Option<&'e str>,
     pub operands: &'e [Operand],
+    /// The whole call.
+    pub span: Span,
 }
 
 /// A checked `redis.call` or `redis.pcall`.
