@@ -60,7 +60,7 @@ pub use domain::library::{
 };
 pub use domain::replies::reply_lua_types;
 pub use domain::review::{CommandUse, KeyTaken, LoopBound, LoopSite, ReadSite, Review, TakenKey};
-pub use domain::signature::{DeclaredBy, Signature};
+pub use domain::signature::{ArgType, DeclaredBy, SentAs, Signature};
 pub use model::declared::{COMMANDS_VARIABLE, DeclarationError, DeclaredCommands};
 pub use model::target::{TARGET_VARIABLE, Target, TargetError, TargetScope};
 pub use pipeline::library::analyze_library;

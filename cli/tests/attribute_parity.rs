@@ -242,14 +242,32 @@ fn function_parameters(tokens: &[TokenTree]) -> Option<Vec<Parameter>> {
 /// `error: [RS001] <lua>:L:C: message` and the warnings it shows as
 /// deprecation notes.
 fn attribute_diagnostics(stderr: &str, lua: &str) -> BTreeSet<Placed> {
+    attribute_diagnostics_of(stderr, lua, true)
+}
+
+/// The same, without what only a Rust declaration knows (an argument's
+/// type), which the command line cannot be told.
+fn attribute_diagnostics_without_rust_types(stderr: &str, lua: &str) -> BTreeSet<Placed> {
+    attribute_diagnostics_of(stderr, lua, false)
+}
+
+fn attribute_diagnostics_of(stderr: &str, lua: &str, rust_types: bool) -> BTreeSet<Placed> {
     let note = "warning: use of deprecated constant `_::redis_script_note`: ";
-    stderr
-        .lines()
-        .filter_map(|line| {
+    let lines: Vec<&str> = stderr.lines().collect();
+    lines
+        .iter()
+        .enumerate()
+        .filter_map(|(at, line)| {
             let (rest, error) = match line.strip_prefix("error: ") {
                 Some(rest) => (rest, true),
                 None => (line.strip_prefix(note)?, false),
             };
+            let mut block = lines[at + 1..]
+                .iter()
+                .take_while(|next| next.starts_with(' '));
+            if !rust_types && block.any(|next| next.contains("is the Rust parameter")) {
+                return None;
+            }
             let (code, rest) = rest.strip_prefix('[')?.split_once("] ")?;
             placed(code, rest.strip_prefix(lua)?.strip_prefix(':')?, error)
         })
@@ -384,7 +402,7 @@ fn the_command_line_reports_what_the_attribute_reports() {
             if declared.refused || declared.library != redis_script_analysis::is_library(&lua) {
                 continue;
             }
-            let mut attribute = attribute_diagnostics(&stderr, &declared.lua);
+            let mut attribute = attribute_diagnostics_without_rust_types(&stderr, &declared.lua);
             if declared.library {
                 // Which functions the Rust side declares, the command line
                 // cannot be told.

@@ -139,6 +139,18 @@ impl SignatureBuilder {
             .allow(declaration.options.allow.iter().cloned());
         builder.signature.key_names = names(signature.key_params());
         builder.signature.arg_names = names(signature.arg_params());
+        builder.signature.arg_types = signature
+            .arg_params()
+            .iter()
+            .filter(|param| !param.variadic)
+            .map(|param| {
+                let rust = crate::shown::type_text(&param.ty);
+                lua::ArgType {
+                    sent: lua::SentAs::of_rust_type(&rust),
+                    rust,
+                }
+            })
+            .collect();
         builder
     }
 

@@ -62,6 +62,7 @@ mod replies;
 mod reply_conversions;
 mod reply_metatables;
 mod restricted_users;
+mod sent_arguments;
 mod server_refusals;
 mod servers;
 mod single_command;

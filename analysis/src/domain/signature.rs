@@ -44,9 +44,96 @@ pub struct Signature {
     pub key_names: Vec<String>,
     /// The names of the fixed argument parameters, in order.
     pub arg_names: Vec<String>,
+    /// The Rust types of the fixed argument parameters, in order, where
+    /// the declaration has them: what each sends the script.
+    pub arg_types: Vec<ArgType>,
     /// Value findings silenced for the whole script (the attribute's
     /// `allow(…)`, the command line's `--allow`): see [`Code::findings`].
     pub allow: Vec<String>,
+}
+
+/// The Rust type of an argument parameter, and the text the script
+/// receives for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArgType {
+    /// As written: `bool`, `&str`, `u64`.
+    pub rust: String,
+    pub sent: SentAs,
+}
+
+/// The text redis-rs sends for a value of a Rust type, as the script reads
+/// it in `ARGV`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SentAs {
+    /// `bool`: `"1"` or `"0"`.
+    Bool,
+    /// A signed integer: its decimal digits (`"-42"`).
+    SignedInteger,
+    /// An unsigned integer: its decimal digits (`"42"`).
+    UnsignedInteger,
+    /// `f32` or `f64`: the shortest text that reads back as the same
+    /// number (`"1.0"`, `"0.1"`, `"1e21"`, `"NaN"`, `"inf"`).
+    Float,
+    /// Text or bytes the caller chooses, or a type the checker does not
+    /// know: any text.
+    Any,
+}
+
+impl SentAs {
+    /// What redis-rs sends for the type written `rust` (`bool`, `&str`,
+    /// `u64`, `std::primitive::f64`): the last segment decides.
+    pub fn of_rust_type(rust: &str) -> SentAs {
+        let name = rust
+            .trim_start_matches('&')
+            .rsplit("::")
+            .next()
+            .unwrap_or_default()
+            .trim();
+        match name {
+            "bool" => SentAs::Bool,
+            "i8" | "i16" | "i32" | "i64" | "i128" | "isize" => SentAs::SignedInteger,
+            "u8" | "u16" | "u32" | "u64" | "u128" | "usize" => SentAs::UnsignedInteger,
+            "f32" | "f64" => SentAs::Float,
+            _ => SentAs::Any,
+        }
+    }
+
+    /// Whether `text` is a value of this type can be sent as.
+    pub fn admits(self, text: &str) -> bool {
+        let digits = |text: &str| {
+            !text.is_empty()
+                && text.bytes().all(|byte| byte.is_ascii_digit())
+                && (text == "0" || !text.starts_with('0'))
+        };
+        match self {
+            SentAs::Bool => text == "1" || text == "0",
+            SentAs::UnsignedInteger => digits(text),
+            SentAs::SignedInteger => match text.strip_prefix('-') {
+                Some(magnitude) => magnitude != "0" && digits(magnitude),
+                None => digits(text),
+            },
+            // The shortest round-trip text always has a `.` or an
+            // exponent, apart from the names of the special values.
+            SentAs::Float => {
+                matches!(text, "NaN" | "inf" | "-inf")
+                    || (text.parse::<f64>().is_ok_and(f64::is_finite)
+                        && (text.contains('.') || text.contains('e')))
+            }
+            SentAs::Any => true,
+        }
+    }
+
+    /// For a message: what is sent, "\"1\" or \"0\"".
+    pub fn describe(self) -> &'static str {
+        match self {
+            SentAs::Bool => "\"1\" or \"0\"",
+            SentAs::SignedInteger | SentAs::UnsignedInteger => "its decimal digits (\"42\")",
+            SentAs::Float => {
+                "its shortest decimal text, with a `.` or an exponent (\"1.0\", \"0.25\")"
+            }
+            SentAs::Any => "its text",
+        }
+    }
 }
 
 /// Who declares a script's keys and arguments.

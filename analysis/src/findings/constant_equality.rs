@@ -7,7 +7,8 @@ use full_moon::ast::BinOp;
 use super::{Shown, describe};
 use crate::domain::types::Kinds;
 use crate::domain::value::Value;
-use crate::interp::observe::{Certainty, Finding, Operation, Site};
+use crate::interp::observe::{Certainty, Finding, Operation, Side, Site};
+use crate::source::span::Span;
 
 pub(crate) struct ConstantEquality;
 
@@ -23,6 +24,9 @@ impl Finding for ConstantEquality {
             return;
         };
         let equal = matches!(operator, BinOp::TwoEqual(_));
+        if never_sent(site, left, right, span, equal) || never_sent(site, right, left, span, equal) {
+            return;
+        }
         let (a, b) = (left.value.ty().kinds, right.value.ty().kinds);
         if a.is_unknown() || b.is_unknown() || a.is_empty() || b.is_empty() {
             return;
@@ -90,4 +94,50 @@ impl Finding for ConstantEquality {
         };
         site.report(Certainty::Always, span, message, hint);
     }
+}
+
+/// `argument == 'literal'` where `argument` is an element of ARGV whose
+/// Rust parameter never sends that text (`enabled: bool` sends "1" or
+/// "0", never "true"): reported, and true.
+fn never_sent(site: &mut Site<'_>, argument: Side<'_>, literal: Side<'_>, span: Span, equal: bool) -> bool {
+    let (Value::Arg(Some(index)), Value::Str(text)) = (argument.value, literal.value) else {
+        return false;
+    };
+    let signature = site.signature();
+    let Some(declared) = index.checked_sub(1).and_then(|at| signature.arg_types.get(at)) else {
+        return false;
+    };
+    if declared.sent.admits(text) {
+        return false;
+    }
+    let parameter = match signature.arg_names.get(index - 1) {
+        Some(name) => format!("`{name}: {}`", declared.rust),
+        None => format!("a `{}`", declared.rust),
+    };
+    let (sent, rust) = (declared.sent, declared.rust.clone());
+    let shown_named = Shown::of(site, span, "this comparison").named();
+    let argument_code = Shown::of(site, argument.span, "the argument").code().to_owned();
+    let outcome = if equal { "false" } else { "true" };
+    let hint = match sent {
+        crate::domain::signature::SentAs::Bool => format!(
+            "compare with what a `bool` sends: `{argument_code} == '1'`"
+        ),
+        crate::domain::signature::SentAs::Float => format!(
+            "compare numbers: `tonumber({argument_code}) == {text}`"
+        ),
+        _ if text.parse::<f64>().is_ok() => format!(
+            "compare numbers: `tonumber({argument_code}) == {text}`"
+        ),
+        _ => format!("pass a `&str` if the caller sends words, or compare with a value a `{rust}` sends"),
+    };
+    site.report(
+        Certainty::Always,
+        span,
+        format!(
+            "{shown_named} is always {outcome}: the argument is the Rust parameter {parameter}, which redis-rs sends as {}, never '{text}'",
+            sent.describe()
+        ),
+        hint,
+    );
+    true
 }

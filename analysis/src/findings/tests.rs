@@ -106,6 +106,102 @@ fn a_function_that_returns_nil_on_one_path_gives_nil_to_its_calls() {
 }
 
 #[test]
+fn arguments_compared_with_text_their_rust_type_never_sends() {
+    use crate::{ArgType, SentAs};
+    let typed = |source: &str, types: &[&str]| {
+        let signature = Signature {
+            keys: 1,
+            args: types.len(),
+            allow_unused: true,
+            arg_names: (1..=types.len()).map(|n| format!("p{n}")).collect(),
+            arg_types: types
+                .iter()
+                .map(|rust| ArgType {
+                    rust: (*rust).to_owned(),
+                    sent: SentAs::of_rust_type(rust),
+                })
+                .collect(),
+            ..Signature::default()
+        };
+        analyze(source, &signature)
+            .diagnostics
+            .iter()
+            .filter_map(|diagnostic| {
+                diagnostic
+                    .finding()
+                    .map(|name| (name, diagnostic.severity, diagnostic.line))
+            })
+            .collect::<Vec<_>>()
+    };
+    let never = [("constant_equality", ERROR, 2)];
+    // A `bool` sends "1" or "0".
+    assert_eq!(
+        typed(
+            "local enabled = ARGV[1]\nif enabled == 'true' then return 1 end\nreturn 0",
+            &["bool"]
+        ),
+        never
+    );
+    assert_eq!(
+        typed(
+            "local _ = 0\nif ARGV[1] ~= 'false' then return 1 end\nreturn 0",
+            &["bool"]
+        ),
+        never
+    );
+    // An integer sends its digits; a float always a `.` or an exponent.
+    assert_eq!(
+        typed(
+            "local _ = 0\nif ARGV[1] == 'all' then return 1 end\nreturn 0",
+            &["u64"]
+        ),
+        never
+    );
+    assert_eq!(
+        typed(
+            "local _ = 0\nif ARGV[1] == '-1' then return 1 end\nreturn 0",
+            &["u32"]
+        ),
+        never
+    );
+    assert_eq!(
+        typed(
+            "local _ = 0\nif ARGV[1] == '1' then return 1 end\nreturn 0",
+            &["f64"]
+        ),
+        never
+    );
+    // What the type does send, text of any kind, and unknown types.
+    for (source, types) in [
+        (
+            "if ARGV[1] == '1' then return 1 end return 0",
+            &["bool"][..],
+        ),
+        ("if ARGV[1] == '-1' then return 1 end return 0", &["i64"]),
+        ("if ARGV[1] == '1.5' then return 1 end return 0", &["f64"]),
+        ("if ARGV[1] == 'true' then return 1 end return 0", &["&str"]),
+        (
+            "if ARGV[1] == 'true' then return 1 end return 0",
+            &["MyFlag"],
+        ),
+        (
+            "if ARGV[2] == 'true' then return 1 end return 0",
+            &["bool", "String"],
+        ),
+    ] {
+        assert_eq!(typed(source, types), [], "{source} with {types:?}");
+    }
+    // Opted out.
+    assert_eq!(
+        typed(
+            "if ARGV[1] == 'true' then return 1 end -- redis-script: allow(constant_equality)\nreturn 0",
+            &["bool"]
+        ),
+        []
+    );
+}
+
+#[test]
 fn replies_of_one_element_per_argument_have_no_nil_within_them() {
     // `HMGET` answers one element per field: false for a missing one, never
     // nil; a test for nil holds for it too.
