@@ -13,7 +13,13 @@ fn findings(source: &str) -> Vec<(&'static str, Severity, usize)> {
         allow_unused: true,
         ..Signature::default()
     };
-    analyze(source, &signature)
+    findings_with(source, &signature)
+}
+
+/// `(finding, severity, line)` of every value finding of `source`, checked
+/// with `signature`.
+fn findings_with(source: &str, signature: &Signature) -> Vec<(&'static str, Severity, usize)> {
+    analyze(source, signature)
         .diagnostics
         .iter()
         .filter_map(|diagnostic| {
@@ -29,6 +35,12 @@ fn names(source: &str) -> Vec<&'static str> {
         .into_iter()
         .map(|(name, _, _)| name)
         .collect()
+}
+
+/// `finding` is the one finding of `script`, a warning at `line`.
+#[track_caller]
+fn warned(finding: &str, script: &str, line: usize) {
+    assert_eq!(findings(script), [(finding, WARNING, line)], "{script}");
 }
 
 #[track_caller]
@@ -123,15 +135,7 @@ fn arguments_compared_with_text_their_rust_type_never_sends() {
                 .collect(),
             ..Signature::default()
         };
-        analyze(source, &signature)
-            .diagnostics
-            .iter()
-            .filter_map(|diagnostic| {
-                diagnostic
-                    .finding()
-                    .map(|name| (name, diagnostic.severity, diagnostic.line))
-            })
-            .collect::<Vec<_>>()
+        findings_with(source, &signature)
     };
     let never = [("constant_equality", ERROR, 2)];
     // A `bool` sends "1" or "0".
@@ -806,13 +810,7 @@ fn commands_that_walk_the_keyspace_or_act_on_the_server() {
 
 #[test]
 fn reads_that_grow_with_the_data() {
-    let warned = |script: &str, line: usize| {
-        assert_eq!(
-            findings(script),
-            [("unbounded_read", WARNING, line)],
-            "{script}"
-        );
-    };
+    let warned = |script: &str, line: usize| warned("unbounded_read", script, line);
     warned(
         "for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do redis.call('HDEL', KEYS[2], id) end",
         1,
@@ -855,13 +853,7 @@ fn reads_that_grow_with_the_data() {
 
 #[test]
 fn unpacks_of_tables_the_data_sizes() {
-    let warned = |script: &str, line: usize| {
-        assert_eq!(
-            findings(script),
-            [("unbounded_unpack", WARNING, line)],
-            "{script}"
-        );
-    };
+    let warned = |script: &str, line: usize| warned("unbounded_unpack", script, line);
     // A whole read, at the `unpack` rather than at the read.
     warned(
         "local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])\nif #due > 0 then redis.call('ZREM', KEYS[1], unpack(due)) end",

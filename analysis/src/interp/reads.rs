@@ -23,14 +23,7 @@ pub(super) fn unbounded_read(
     operands: &[Operand],
     span: Span,
 ) -> Option<Rc<UnboundedRead>> {
-    // Where the releases differ in grammar, only a size they agree on.
-    let mut sizes = shapes::shape(command)?
-        .forms_for(releases)
-        .map(|form| form.reply_size());
-    let size = sizes.next()?;
-    if sizes.any(|other| other != size) {
-        return None;
-    }
+    let size = agreed_size(command, releases)?;
     let literal = |operand: &Operand| match &operand.value {
         Value::Str(text) => Some(text.clone()),
         Value::Number(number) => Some(number.to_string()),
@@ -108,13 +101,7 @@ pub(super) fn computed_size(
     operands: &[Operand],
     span: Span,
 ) -> Option<Rc<Growth>> {
-    let mut sizes = shapes::shape(command)?
-        .forms_for(releases)
-        .map(|form| form.reply_size());
-    let size = sizes.next()?;
-    if sizes.any(|other| other != size) {
-        return None;
-    }
+    let size = agreed_size(command, releases)?;
     // Neither a literal nor an `unpack(…)`, which may hold anything.
     let computed = |operand: &Operand| {
         !operand.many
@@ -195,6 +182,16 @@ pub(super) fn one_per_argument(
         .len()
         .checked_sub(1 + fixed)
         .filter(|count| *count > 0)
+}
+
+/// How large the reply of `command` can grow on `releases`; where the
+/// releases differ in grammar, only a size they agree on.
+fn agreed_size(command: &str, releases: ReleaseSet) -> Option<ReplySize> {
+    let mut sizes = shapes::shape(command)?
+        .forms_for(releases)
+        .map(|form| form.reply_size());
+    let size = sizes.next()?;
+    sizes.all(|other| other == size).then_some(size)
 }
 
 fn limit_hint(token: &str) -> String {
