@@ -28,13 +28,28 @@ impl Finding for UnboundedUnpack {
             (None, Some(growth)) => growth.why.clone(),
             (None, None) => return,
         };
+        // The table as the call names it, for the help: `unpack(active)`.
+        let table = site
+            .map()
+            .snippet(used.span)
+            .and_then(|call| {
+                let inner = call.split_once('(')?.1.strip_suffix(')')?.trim().to_owned();
+                let simple = !inner.is_empty()
+                    && inner
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_');
+                simple.then_some(inner)
+            })
+            .unwrap_or_else(|| "t".to_owned());
         site.report(
             Certainty::Sometimes,
             used.span,
             format!(
                 "`unpack` passes every element of a table that {why}: from about 8000 elements on, Lua's stack cannot hold them and the call fails with \"too many results to unpack\""
             ),
-            "pass it in batches: `for i = 1, #t, 1000 do … unpack(t, i, math.min(i + 999, #t)) … end`, or bound what fills the table",
+            format!(
+                "pass it in batches: `for i = 1, #{table}, 1000 do … unpack({table}, i, math.min(i + 999, #{table})) … end`, or bound what fills the table"
+            ),
         );
     }
 }
