@@ -157,26 +157,41 @@ class Server:
         self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         for _ in range(750):
             if self.process.poll() is not None:
-                return False
+                return self.give_up()
             try:
                 Connection(self.port).close()
                 break
             except OSError:
                 time.sleep(0.02)
         else:
-            self.process.kill()
-            self.process.wait()
-            return False
-        if cluster:
+            return self.give_up()
+        try:
             connection = Connection(self.port)
-            connection.command("CLUSTER", "ADDSLOTSRANGE", "0", "16383")
-            for _ in range(250):
-                info = connection.command("CLUSTER", "INFO")
-                if isinstance(info, bytes) and b"cluster_state:ok" in info:
-                    break
-                time.sleep(0.02)
+            # Another process may have taken the port: the server that
+            # answers must be this one.
+            info = connection.command("INFO", "server")
+            ours = isinstance(info, bytes) and f"process_id:{self.process.pid}\r".encode() in info
+            if not ours:
+                connection.close()
+                return self.give_up()
+            if cluster:
+                connection.command("CLUSTER", "ADDSLOTSRANGE", "0", "16383")
+                for _ in range(250):
+                    info = connection.command("CLUSTER", "INFO")
+                    if isinstance(info, bytes) and b"cluster_state:ok" in info:
+                        break
+                    time.sleep(0.02)
             connection.close()
+        except OSError:
+            return self.give_up()
         return True
+
+    def give_up(self) -> bool:
+        """Stops a server that did not start as this one, for another try."""
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait()
+        return False
 
     def stop(self):
         self.process.kill()
