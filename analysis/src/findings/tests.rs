@@ -395,6 +395,26 @@ fn nil_values_in_operations() {
 }
 
 #[test]
+fn a_value_compared_with_false_is_false_where_that_test_does_not_guard_it() {
+    let fields = "local fields = redis.call('HMGET', KEYS[1], 'opts', 'parent')\nlocal parent = fields[2]\n";
+    // The first branch tests it; the second uses it untested.
+    assert_eq!(
+        findings(&format!(
+            "{fields}if ARGV[1] == 'a' and parent ~= false then\n  return cjson.decode(parent).id\nelseif ARGV[1] == 'b' then\n  return cjson.decode(parent).id\nend\nreturn ''"
+        )),
+        [("nil_value", WARNING, 6)]
+    );
+    // Guarded on every path, or never compared with false: nothing.
+    silent(&format!(
+        "{fields}if parent ~= false then\n  return cjson.decode(parent).id\nend\nreturn ''"
+    ));
+    silent(&format!(
+        "{fields}if parent == false then return '' end\nreturn cjson.decode(parent).id"
+    ));
+    silent(&format!("{fields}return cjson.decode(parent).id"));
+}
+
+#[test]
 fn nil_values_into_library_functions_that_take_strings_or_numbers() {
     // `cjson.decode(false)` raises "bad argument #1 to 'decode'".
     let found = findings(

@@ -5,6 +5,7 @@ use full_moon::ast::{BinOp, Call, Expression, FunctionArgs, Index, Prefix, Suffi
 use full_moon::tokenizer::{Symbol, TokenReference, TokenType};
 
 use crate::domain::scope::Binding;
+use crate::domain::types::Kinds;
 use crate::domain::value::{MissingMember, Param, Value};
 use crate::interp::Analyzer;
 use crate::interp::observe::GuardedGlobalRead;
@@ -181,12 +182,33 @@ impl Analyzer<'_> {
     pub fn read_name(&mut self, token: &TokenReference, next_member: Option<&str>) -> Value {
         let name = identifier(token);
         match self.scopes.resolve(name, self.functions_depth()) {
-            Binding::Local { value, .. } => value,
+            Binding::Local {
+                value, declared_at, ..
+            } => self.compared_elsewhere(name, declared_at, value),
             Binding::Global => {
                 let span = self.span(token);
                 self.global_read(name, span, next_member)
             }
         }
+    }
+
+    /// The value of the local `name`, read where the script's comparison
+    /// of it with `false` (an earlier line) does not guard it: that
+    /// comparison is the reason it may be false, when nothing else says.
+    fn compared_elsewhere(&self, name: &str, declared_at: usize, value: Value) -> Value {
+        let Some(line) = self.compared_with_false.get(&declared_at) else {
+            return value;
+        };
+        let ty = value.ty();
+        if ty.is_unknown() || ty.absence.is_some() || !ty.kinds.intersects(Kinds::FALSE) {
+            return value;
+        }
+        Value::Typed(ty.absent(
+            format!("`{name}`"),
+            format!(
+                "is compared with false at line {line}, and that test does not guard this line"
+            ),
+        ))
     }
 
     fn global_read(&mut self, name: &str, span: Span, next_member: Option<&str>) -> Value {

@@ -316,6 +316,11 @@ pub(crate) struct Analyzer<'a> {
     next_function_id: u32,
     /// The loops around the code being walked, innermost last.
     loops: Vec<Loop>,
+    /// Locals the script compares with `false` (`x ~= false`), by
+    /// declaration, with the line of the first comparison: the script
+    /// knows they may be false, so a use the comparison does not guard
+    /// says why it may be.
+    compared_with_false: std::collections::BTreeMap<usize, usize>,
     depth: usize,
     too_deep: bool,
 }
@@ -408,6 +413,7 @@ impl<'a> Analyzer<'a> {
             functions: Vec::new(),
             next_function_id: 0,
             loops: Vec::new(),
+            compared_with_false: std::collections::BTreeMap::new(),
             depth: 0,
             too_deep: false,
         }

@@ -29,6 +29,7 @@ enum Compared {
 impl Analyzer<'_> {
     /// Narrows the locals `condition` tests to where it is `truth`.
     pub fn narrow(&mut self, condition: &Expression, truth: bool) {
+        self.note_false_comparisons(condition);
         match condition {
             Expression::Parentheses { expression, .. } => self.narrow(expression, truth),
             Expression::UnaryOperator {
@@ -71,6 +72,37 @@ impl Analyzer<'_> {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// Records the locals `condition` compares with `false`, on either side
+    /// of `and`, `or` and `not`.
+    fn note_false_comparisons(&mut self, condition: &Expression) {
+        let compared = match condition {
+            Expression::Parentheses { expression, .. }
+            | Expression::UnaryOperator {
+                unop: UnOp::Not(_),
+                expression,
+            } => return self.note_false_comparisons(expression),
+            Expression::BinaryOperator { lhs, binop, rhs } => match binop {
+                BinOp::And(_) | BinOp::Or(_) => {
+                    self.note_false_comparisons(lhs);
+                    return self.note_false_comparisons(rhs);
+                }
+                BinOp::TwoEqual(_) | BinOp::TildeEqual(_) => {
+                    match (local_name(lhs), local_name(rhs)) {
+                        (Some(local), None) if is_false(rhs) => local,
+                        (None, Some(local)) if is_false(lhs) => local,
+                        _ => return,
+                    }
+                }
+                _ => return,
+            },
+            _ => return,
+        };
+        if let Some(declared_at) = self.local_declaration(compared) {
+            let line = self.span(compared).line;
+            self.compared_with_false.entry(declared_at).or_insert(line);
         }
     }
 
@@ -478,4 +510,13 @@ fn local_argument<'e>(expression: &'e Expression, path: &[&str]) -> Option<&'e T
     let mut arguments = arguments.iter();
     let local = local_name(arguments.next()?)?;
     arguments.next().is_none().then_some(local)
+}
+
+/// `false`, written as such.
+fn is_false(expression: &Expression) -> bool {
+    matches!(
+        expression,
+        Expression::Symbol(token)
+            if matches!(token.token_type(), TokenType::Symbol { symbol: Symbol::False })
+    )
 }
