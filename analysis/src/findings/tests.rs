@@ -396,7 +396,8 @@ fn nil_values_in_operations() {
 
 #[test]
 fn a_value_compared_with_false_is_false_where_that_test_does_not_guard_it() {
-    let fields = "local fields = redis.call('HMGET', KEYS[1], 'opts', 'parent')\nlocal parent = fields[2]\n";
+    let fields =
+        "local fields = redis.call('HMGET', KEYS[1], 'opts', 'parent')\nlocal parent = fields[2]\n";
     // The first branch tests it; the second uses it untested.
     assert_eq!(
         findings(&format!(
@@ -412,6 +413,28 @@ fn a_value_compared_with_false_is_false_where_that_test_does_not_guard_it() {
         "{fields}if parent == false then return '' end\nreturn cjson.decode(parent).id"
     ));
     silent(&format!("{fields}return cjson.decode(parent).id"));
+}
+
+#[test]
+fn an_element_compared_with_nil_may_still_be_false() {
+    // `HMGET` answers false for a missing field, which `~= nil` passes.
+    let weights = "local ids = cjson.decode(ARGV[1])\nlocal weights = redis.call('HMGET', KEYS[1], unpack(ids))\nlocal total = 0\n";
+    assert_eq!(
+        findings(&format!(
+            "{weights}for i = 1, #ids do\n  if weights[i] ~= nil then\n    total = total + tonumber(weights[i])\n  end\nend\nreturn total"
+        )),
+        [("nil_value", WARNING, 6)]
+    );
+    // Tested for truth, defaulted, or never compared with nil: nothing.
+    silent(&format!(
+        "{weights}for i = 1, #ids do\n  if weights[i] then\n    total = total + tonumber(weights[i])\n  end\nend\nreturn total"
+    ));
+    silent(&format!(
+        "{weights}for i = 1, #ids do\n  if weights[i] ~= nil then\n    total = total + (tonumber(weights[i]) or 0)\n  end\nend\nreturn total"
+    ));
+    silent(&format!(
+        "{weights}for i = 1, #ids do\n  total = total + tonumber(weights[i])\nend\nreturn total"
+    ));
 }
 
 #[test]

@@ -319,6 +319,12 @@ impl Analyzer<'_> {
             self.element_read(&value, span);
             base_span = span;
         }
+        if let (Prefix::Name(table), [Suffix::Index(Index::Brackets { expression, .. })]) =
+            (prefix, suffixes)
+            && let Expression::Var(Var::Name(index)) = &**expression
+        {
+            value = self.element_read_after_nil_test(table, index, value);
+        }
         value
     }
 

@@ -321,6 +321,10 @@ pub(crate) struct Analyzer<'a> {
     /// knows they may be false, so a use the comparison does not guard
     /// says why it may be.
     compared_with_false: std::collections::BTreeMap<usize, usize>,
+    /// Elements `t[i]` (of local tables, at local indices) the script
+    /// compares with `nil`, by the two declarations, with the line: a test
+    /// that an element which may be `false` passes.
+    element_compared_with_nil: std::collections::BTreeMap<(usize, usize), usize>,
     depth: usize,
     too_deep: bool,
 }
@@ -414,6 +418,7 @@ impl<'a> Analyzer<'a> {
             next_function_id: 0,
             loops: Vec::new(),
             compared_with_false: std::collections::BTreeMap::new(),
+            element_compared_with_nil: std::collections::BTreeMap::new(),
             depth: 0,
             too_deep: false,
         }

@@ -90,6 +90,15 @@ impl Analyzer<'_> {
                     return self.note_false_comparisons(rhs);
                 }
                 BinOp::TwoEqual(_) | BinOp::TildeEqual(_) => {
+                    let element = match (local_element(lhs), local_element(rhs)) {
+                        (Some(element), None) if is_nil(rhs) => Some(element),
+                        (None, Some(element)) if is_nil(lhs) => Some(element),
+                        _ => None,
+                    };
+                    if let Some((table, index)) = element {
+                        self.note_element_compared_with_nil(table, index);
+                        return;
+                    }
                     match (local_name(lhs), local_name(rhs)) {
                         (Some(local), None) if is_false(rhs) => local,
                         (None, Some(local)) if is_false(lhs) => local,
@@ -104,6 +113,51 @@ impl Analyzer<'_> {
             let line = self.span(compared).line;
             self.compared_with_false.entry(declared_at).or_insert(line);
         }
+    }
+
+    fn note_element_compared_with_nil(&mut self, table: &TokenReference, index: &TokenReference) {
+        if let (Some(table_at), Some(index_at)) =
+            (self.local_declaration(table), self.local_declaration(index))
+        {
+            let line = self.span(table).line;
+            self.element_compared_with_nil
+                .entry((table_at, index_at))
+                .or_insert(line);
+        }
+    }
+
+    /// The element `table[index]` read as `value`: where the script compares
+    /// that element with nil and it may be false, the comparison (which
+    /// false passes) is why it may be.
+    pub(super) fn element_read_after_nil_test(
+        &self,
+        table: &TokenReference,
+        index: &TokenReference,
+        value: Value,
+    ) -> Value {
+        let (Some(table_at), Some(index_at)) =
+            (self.local_declaration(table), self.local_declaration(index))
+        else {
+            return value;
+        };
+        let Some(line) = self.element_compared_with_nil.get(&(table_at, index_at)) else {
+            return value;
+        };
+        let ty = value.ty();
+        if ty.is_unknown() || !ty.kinds.intersects(Kinds::FALSE) {
+            return value;
+        }
+        let shown = format!("`{}[{}]`", identifier(table), identifier(index));
+        Value::Typed(
+            Type {
+                absence: None,
+                ..ty
+            }
+            .absent(
+                shown,
+                format!("is compared with nil at line {line}, a test that false passes"),
+            ),
+        )
     }
 
     /// `lhs == rhs` is `truth`.
@@ -519,4 +573,21 @@ fn is_false(expression: &Expression) -> bool {
         Expression::Symbol(token)
             if matches!(token.token_type(), TokenType::Symbol { symbol: Symbol::False })
     )
+}
+
+/// `t[i]`, a local table at a local index.
+fn local_element(expression: &Expression) -> Option<(&TokenReference, &TokenReference)> {
+    let Expression::Var(Var::Expression(variable)) = expression else {
+        return None;
+    };
+    let Prefix::Name(table) = variable.prefix() else {
+        return None;
+    };
+    let mut suffixes = variable.suffixes();
+    match (suffixes.next(), suffixes.next()) {
+        (Some(Suffix::Index(Index::Brackets { expression, .. })), None) => {
+            Some((table, local_name(expression)?))
+        }
+        _ => None,
+    }
 }
