@@ -93,7 +93,12 @@ async fn pcall_caught(counter: &str, message: &str) -> Value;
 #[redis_script(path = "lua/forged/coroutine_caught.lua", keys = 1)]
 async fn coroutine_caught(counter: &str, message: &str) -> Value;
 
-#[redis_script(path = "lua/forged/index_metatable.lua", keys = 1)]
+#[redis_script(
+    path = "lua/forged/index_metatable.lua",
+    keys = 1,
+    // The metatable is the forgery this test is about.
+    allow(returned_metatable)
+)]
 async fn index_metatable(counter: &str, message: &str) -> Value;
 
 #[redis_script(path = "lua/forged/raise_direct.lua", keys = 1)]

@@ -235,19 +235,36 @@ const LIBRARY_FILE: &str = include_str!("../lua/metatables/raising_index_lib.lua
 
 /// Counts its runs, then returns `{err = 'BOOM the script returned
 /// this error'}` with a metatable whose `__index` writes and raises.
-#[redis_script(path = "lua/metatables/raising_index.lua", keys = 1)]
+#[redis_script(
+    path = "lua/metatables/raising_index.lua",
+    keys = 1,
+    // The metatable is what this test is about.
+    allow(returned_metatable)
+)]
 async fn raising_index(counter: &str) -> i64;
 
 /// The same, exactly once.
-#[redis_script(path = "lua/metatables/raising_index.lua", keys = 1, exactly_once)]
+#[redis_script(
+    path = "lua/metatables/raising_index.lua",
+    keys = 1,
+    exactly_once,
+    allow(returned_metatable)
+)]
 async fn raising_index_once(counter: &str) -> i64;
 
 /// Counts its runs, then returns `{runs, <that error table>}`.
-#[redis_script(path = "lua/metatables/nested_raising_index.lua", keys = 1)]
+#[redis_script(
+    path = "lua/metatables/nested_raising_index.lua",
+    keys = 1,
+    allow(returned_metatable)
+)]
 async fn nested_raising_index(counter: &str) -> Value;
 
 /// The two scripts as library functions.
-#[redis_library(path = "lua/metatables/raising_index_lib.lua")]
+#[redis_library(
+    path = "lua/metatables/raising_index_lib.lua",
+    allow(returned_metatable)
+)]
 mod raising_index_lib {
     #[function(keys = 1)]
     pub async fn raising_index(counter: &str) -> i64;

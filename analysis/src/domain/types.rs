@@ -350,6 +350,8 @@ pub(crate) struct Type {
     /// For numbers: the result of `math.min`, with which scripts cap a
     /// count; a loop up to it does not run as often as the data says.
     pub capped: bool,
+    /// For tables: `setmetatable` gave it a metatable.
+    pub metatable: bool,
     /// The kinds it had before the script's own tests narrowed it. A test
     /// that the narrowed kinds decide but these do not repeats an earlier
     /// guard (`if not id or id == false`): redundant, not a bug.
@@ -373,6 +375,7 @@ impl Type {
             unbounded: None,
             grows: None,
             capped: false,
+            metatable: false,
             unguarded: kinds,
             read_from: None,
         }
@@ -482,6 +485,7 @@ impl Type {
             unbounded: self.unbounded.clone().or_else(|| other.unbounded.clone()),
             grows: self.grows.clone().or_else(|| other.grows.clone()),
             capped: self.capped && other.capped,
+            metatable: self.metatable || other.metatable,
             unguarded: self.unguarded | other.unguarded,
             read_from: self.read_from.clone().or_else(|| other.read_from.clone()),
         }

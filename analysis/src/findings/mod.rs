@@ -56,6 +56,7 @@ findings! {
     nil_value::NilValue,
     fractional_reply::FractionalReply,
     reply_hole::ReplyHole,
+    returned_metatable::ReturnedMetatable,
     unbounded_unpack::UnboundedUnpack,
     unbounded_read::UnboundedRead,
     keyspace_walk::KeyspaceWalk,

@@ -438,6 +438,30 @@ fn an_element_compared_with_nil_may_still_be_false() {
 }
 
 #[test]
+fn replies_that_are_or_hold_tables_with_metatables() {
+    let mt = "local mt = {__index = function() error('boom') end}\n";
+    for (reply, line) in [
+        ("return setmetatable({err = 'BOOM'}, mt)", 2),
+        ("local t = {1, 2}\nsetmetatable(t, mt)\nreturn t", 4),
+        ("return {1, setmetatable({err = 'BOOM'}, mt)}", 2),
+    ] {
+        assert_eq!(
+            findings(&format!("{mt}{reply}")),
+            [("returned_metatable", WARNING, line)],
+            "{reply}"
+        );
+    }
+    // A metatable on a table that is not returned, or a plain copy.
+    silent(&format!("{mt}local t = setmetatable({{}}, mt)\nreturn 1"));
+    silent(&format!(
+        "{mt}local t = setmetatable({{}}, mt)\nreturn {{rawget(t, 1) or 0}}"
+    ));
+    silent(&format!(
+        "{mt}return setmetatable({{err = 'BOOM'}}, mt) -- redis-script: allow(returned_metatable)"
+    ));
+}
+
+#[test]
 fn nil_values_into_library_functions_that_take_strings_or_numbers() {
     // `cjson.decode(false)` raises "bad argument #1 to 'decode'".
     let found = findings(

@@ -1438,6 +1438,17 @@ impl Analyzer<'_> {
         arguments: &FunctionArgs,
         operands: &[Operand],
     ) {
+        if let (("setmetatable", None), FunctionArgs::Parentheses { arguments, .. }) =
+            ((global, member), arguments)
+            && let Some(full_moon::ast::Expression::Var(full_moon::ast::Var::Name(token))) =
+                arguments.iter().next()
+        {
+            self.narrow_local(token, |ty| Type {
+                metatable: true,
+                ..ty.clone()
+            });
+            return;
+        }
         let writes = matches!(
             (global, member),
             ("table", Some("insert")) | ("rawset", None)

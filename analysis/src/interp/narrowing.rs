@@ -413,7 +413,11 @@ impl Analyzer<'_> {
 
     /// Replaces the value of the local `token` by `narrowing` of its type,
     /// unless that changes nothing (the value keeps what else it knows).
-    fn narrow_local(&mut self, token: &TokenReference, narrowing: impl Fn(&Type) -> Type) {
+    pub(super) fn narrow_local(
+        &mut self,
+        token: &TokenReference,
+        narrowing: impl Fn(&Type) -> Type,
+    ) {
         if let Some(declared_at) = self.local_declaration(token) {
             self.narrow_declared(declared_at, narrowing);
         }

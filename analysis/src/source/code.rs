@@ -260,6 +260,9 @@ codes! {
     /// `redis.call('PEXPIRE', KEYS[1], KEYS[2])`, `if KEYS[2] ~= '' then`.
     KeyAsValue = "RS118", "key_as_value", ErrorOrWarning, true,
         "a `KEYS` element that is not a key: a number a command takes (never used as a key), or an empty name tested as a flag (`KEYS[2] ~= ''`): Redis Cluster hashes every `KEYS` element for the call's slot and refuses the call with CROSSSLOT";
+    /// `return setmetatable({err = 'x'}, mt)`.
+    ReturnedMetatable = "RS119", "returned_metatable", Warning, true,
+        "a reply that is or holds a table with a metatable: the server converts it after the script has ended, on some releases through `__index` (a raise there ends the server process)";
 }
 
 impl Code {
