@@ -5,6 +5,7 @@
 use full_moon::ast::BinOp;
 
 use super::{Shown, describe};
+use crate::domain::signature::SentAs;
 use crate::domain::types::Kinds;
 use crate::domain::value::Value;
 use crate::interp::observe::{Certainty, Finding, Operation, Side, Site};
@@ -119,10 +120,10 @@ fn never_sent(site: &mut Site<'_>, argument: Side<'_>, literal: Side<'_>, span: 
     let argument_code = Shown::of(site, argument.span, "the argument").code().to_owned();
     let outcome = if equal { "false" } else { "true" };
     let hint = match sent {
-        crate::domain::signature::SentAs::Bool => format!(
+        SentAs::Bool => format!(
             "compare with what a `bool` sends: `{argument_code} == '1'`"
         ),
-        crate::domain::signature::SentAs::Float => format!(
+        SentAs::Float => format!(
             "compare numbers: `tonumber({argument_code}) == {text}`"
         ),
         _ if text.parse::<f64>().is_ok() => format!(

@@ -22,29 +22,14 @@ impl Finding for FractionalArgument {
         };
         let (operands, words, spread_from) = after_name(name, call.operands, call.words);
         // The operands every form the call may meet takes as an integer.
-        let mut integers: Option<Vec<(usize, &'static str)>> = None;
-        for form in forms {
-            let here: Vec<(usize, &'static str)> =
-                argument_grammar::place(form.arguments, words, spread_from)
-                    .into_iter()
-                    .filter(|placed| {
-                        matches!(
-                            placed.argument.kind,
-                            ArgumentKind::Integer | ArgumentKind::UnixTime
-                        )
-                    })
-                    .map(|placed| (placed.operand, placed.argument.name))
-                    .collect();
-            integers = Some(match integers {
-                None => here,
-                Some(before) => before
-                    .into_iter()
-                    .filter(|item| here.contains(item))
-                    .collect(),
-            });
-        }
+        let integers = argument_grammar::placed_in_every_form(
+            &forms,
+            words,
+            spread_from,
+            &[ArgumentKind::Integer, ArgumentKind::UnixTime],
+        );
         let command = name.replace('|', " ").to_ascii_uppercase();
-        for (index, argument) in integers.unwrap_or_default() {
+        for (index, argument) in integers {
             let Some(operand) = operands.get(index) else {
                 continue;
             };

@@ -75,30 +75,17 @@ impl Analyzer<'_> {
             return;
         };
         let (after, words, spread_from) = after_name(name, operands, words);
-        // The operands every form takes as a number, with the argument's
-        // name.
-        let mut numbers: Option<Vec<(usize, &'static str)>> = None;
-        for form in forms {
-            let here: Vec<(usize, &'static str)> =
-                argument_grammar::place(form.arguments, words, spread_from)
-                    .into_iter()
-                    .filter(|placed| {
-                        matches!(
-                            placed.argument.kind,
-                            ArgumentKind::Integer | ArgumentKind::Double | ArgumentKind::UnixTime
-                        )
-                    })
-                    .map(|placed| (placed.operand, placed.argument.name))
-                    .collect();
-            numbers = Some(match numbers {
-                None => here,
-                Some(before) => before
-                    .into_iter()
-                    .filter(|item| here.contains(item))
-                    .collect(),
-            });
-        }
-        for (at, argument) in numbers.unwrap_or_default() {
+        let numbers = argument_grammar::placed_in_every_form(
+            &forms,
+            words,
+            spread_from,
+            &[
+                ArgumentKind::Integer,
+                ArgumentKind::Double,
+                ArgumentKind::UnixTime,
+            ],
+        );
+        for (at, argument) in numbers {
             let Some(operand) = after.get(at) else {
                 continue;
             };

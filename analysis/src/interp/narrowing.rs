@@ -531,9 +531,19 @@ fn local_name(expression: &Expression) -> Option<&TokenReference> {
 }
 
 fn is_nil(expression: &Expression) -> bool {
+    is_symbol(expression, Symbol::Nil)
+}
+
+/// `false`, written as such.
+fn is_false(expression: &Expression) -> bool {
+    is_symbol(expression, Symbol::False)
+}
+
+fn is_symbol(expression: &Expression, symbol: Symbol) -> bool {
     matches!(
         expression,
-        Expression::Symbol(token) if matches!(token.token_type(), TokenType::Symbol { symbol: Symbol::Nil })
+        Expression::Symbol(token)
+            if matches!(token.token_type(), TokenType::Symbol { symbol: written } if *written == symbol)
     )
 }
 
@@ -568,15 +578,6 @@ fn local_argument<'e>(expression: &'e Expression, path: &[&str]) -> Option<&'e T
     let mut arguments = arguments.iter();
     let local = local_name(arguments.next()?)?;
     arguments.next().is_none().then_some(local)
-}
-
-/// `false`, written as such.
-fn is_false(expression: &Expression) -> bool {
-    matches!(
-        expression,
-        Expression::Symbol(token)
-            if matches!(token.token_type(), TokenType::Symbol { symbol: Symbol::False })
-    )
 }
 
 /// `t[i]`, a local table at a local index.

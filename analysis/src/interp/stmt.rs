@@ -655,10 +655,7 @@ impl Analyzer<'_> {
     fn count_growth(&self, written: &Expression, end: &Value) -> Option<String> {
         let ty = end.ty();
         if let Some(read) = &ty.unbounded {
-            return Some(format!(
-                "runs once per element of the reply of `{}` at line {}",
-                read.command, read.span.line
-            ));
+            return Some(once_per_element_of(read));
         }
         if let Some(growth) = &ty.grows {
             return Some(format!(
@@ -899,12 +896,17 @@ fn default_guard(condition: &Expression, block: &Block) -> Option<usize> {
 fn iterates_growth(iterated: &Value) -> Option<String> {
     let ty = iterated.ty();
     if let Some(read) = &ty.unbounded {
-        return Some(format!(
-            "runs once per element of the reply of `{}` at line {}",
-            read.command, read.span.line
-        ));
+        return Some(once_per_element_of(read));
     }
     ty.grows
         .as_ref()
         .map(|growth| format!("runs once per element of a table that {}", growth.why))
+}
+
+/// How often a loop over the whole reply of `read` runs.
+fn once_per_element_of(read: &crate::domain::types::UnboundedRead) -> String {
+    format!(
+        "runs once per element of the reply of `{}` at line {}",
+        read.command, read.span.line
+    )
 }

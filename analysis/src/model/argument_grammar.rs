@@ -12,7 +12,7 @@
 //! and [`broken_groups`] says when the call gives it a count that is no
 //! whole number of groups.
 
-use crate::model::commands::shapes::{Argument, ArgumentKind};
+use crate::model::commands::shapes::{Argument, ArgumentKind, ShapeForm};
 
 /// One operand the matcher placed: its index among the operands given and
 /// the argument it fills.
@@ -39,6 +39,33 @@ pub(crate) fn place(
     };
     matcher.sequence(grammar);
     matcher.placed
+}
+
+/// The operands `words` (as for [`place`]) that every one of `forms`
+/// places at an argument of one of `kinds`, with that argument's name: the
+/// operands a call takes as, say, a number whichever form it meets.
+pub(crate) fn placed_in_every_form(
+    forms: &[&'static ShapeForm],
+    words: &[Option<&str>],
+    spread_from: Option<usize>,
+    kinds: &[ArgumentKind],
+) -> Vec<(usize, &'static str)> {
+    let mut common: Option<Vec<(usize, &'static str)>> = None;
+    for form in forms {
+        let here: Vec<(usize, &'static str)> = place(form.arguments, words, spread_from)
+            .into_iter()
+            .filter(|placed| kinds.contains(&placed.argument.kind))
+            .map(|placed| (placed.operand, placed.argument.name))
+            .collect();
+        common = Some(match common {
+            None => here,
+            Some(before) => before
+                .into_iter()
+                .filter(|item| here.contains(item))
+                .collect(),
+        });
+    }
+    common.unwrap_or_default()
 }
 
 /// A call whose trailing repeated group of values (`field value` of
