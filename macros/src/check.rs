@@ -45,6 +45,9 @@ pub struct CheckedScript {
     pub header: lua::Header,
     /// Assertions tying the script's replies to the Rust types.
     pub contract: Vec<ContractCheck>,
+    /// Assertions tying what the script reads from its `Json<T>`
+    /// arguments to each `T`.
+    pub json: Vec<crate::json_contract::JsonCheck>,
     /// Rendered notes: findings worth a warning, not an error.
     pub notes: Vec<String>,
     /// Every way the script can reply.
@@ -231,6 +234,12 @@ pub fn check(declaration: &Declaration) -> Result<CheckedScript, Failed> {
             &declaration.signature.reply,
             declaration.options.errors.as_ref(),
             "the script",
+            relative,
+            source,
+        ),
+        json: crate::json_contract::checks(
+            &analysis.json_reads,
+            &declaration.signature,
             relative,
             source,
         ),
@@ -434,6 +443,9 @@ pub fn check_library(declaration: &LibraryDeclaration) -> Result<CheckedLibrary,
                     relative,
                     source,
                 ),
+                // Library functions read `args`, which the analysis does
+                // not follow into `cjson.decode` yet.
+                json: Vec::new(),
                 notes: Vec::new(),
                 returns: registered.returns.clone(),
                 error_codes: registered.error_codes.clone(),

@@ -48,6 +48,7 @@ fn typed_call(
         allow_cross_slot_keys,
         header,
         contract,
+        json,
         notes,
         returns,
         error_codes,
@@ -76,7 +77,8 @@ fn typed_call(
         let unraised = declaration.options.errors.as_ref().map(|errors| {
             contract::unraised_code_warning(error_codes, errors, &path, &warning_site)
         });
-        quote! { #assertions #unreturned #unraised }
+        let json = crate::json_contract::assertions(json, span);
+        quote! { #assertions #json #unreturned #unraised }
     } else {
         TokenStream::new()
     };

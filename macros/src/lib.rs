@@ -20,6 +20,7 @@ mod context;
 mod contract;
 mod derive;
 mod generate;
+mod json_contract;
 
 use redis_script_declaration as parse;
 use redis_script_declaration::errors;

@@ -154,6 +154,9 @@ pub mod __private_v3 {
         tagged_shape, unknown_code_message, unknown_tag_message, unraised_code, unreturned_variant,
         variant,
     };
+    pub use crate::shape::json_checks::{
+        JsonProbe, JsonUse, NoJsonShape, json_path_problem, json_use_problem,
+    };
     pub use crate::{Call, CallId, Error, Failure, Library, ReplyShape, Script, ScriptError};
     pub use redis;
 }

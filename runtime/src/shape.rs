@@ -26,10 +26,14 @@
 //! ```
 
 pub(crate) mod checks;
+mod json;
+pub(crate) mod json_checks;
 #[cfg(test)]
 mod tests;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+
+pub use json::{JsonField, JsonObject, JsonShape, JsonType, Written};
 
 /// What a Rust reply type accepts, as far as it can be known at compile
 /// time. The code `#[redis_script]` generates compares it with the

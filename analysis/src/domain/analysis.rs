@@ -2,6 +2,7 @@
 //! it writes, every way it ends and the shape of each reply, the error
 //! codes it can end with, and the facts its review and its calls use.
 
+use crate::domain::json::JsonRead;
 use crate::domain::keys::KeyPrefixes;
 use crate::domain::review::Review;
 use crate::source::diagnostic::{Diagnostic, Severity};
@@ -33,6 +34,9 @@ pub struct Analysis {
     /// What a reviewer checks: commands, loops and their bounds, reads
     /// that grow with the data.
     pub review: Review,
+    /// What the script reads from its `Json<T>` arguments, and how it
+    /// uses each part: the attribute checks them against `T`.
+    pub json_reads: Vec<JsonRead>,
 }
 
 /// The codes of the error replies a script can end with (returned, or

@@ -5,6 +5,7 @@
 //! aside, which point into the source). Nothing here walks.
 
 pub(crate) mod analysis;
+pub(crate) mod json;
 pub(crate) mod keys;
 pub(crate) mod library;
 pub(crate) mod operand;

@@ -74,6 +74,9 @@ pub enum SentAs {
     /// `f32` or `f64`: the shortest text that reads back as the same
     /// number (`"1.0"`, `"0.1"`, `"1e21"`, `"NaN"`, `"inf"`).
     Float,
+    /// `Json<T>`: the JSON text `serde_json` writes for the value, which
+    /// the script reads with `cjson.decode`.
+    Json,
     /// Text or bytes the caller chooses, or a type the checker does not
     /// know: any text.
     Any,
@@ -83,17 +86,15 @@ impl SentAs {
     /// What redis-rs sends for the type written `rust` (`bool`, `&str`,
     /// `u64`, `std::primitive::f64`): the last segment decides.
     pub fn of_rust_type(rust: &str) -> SentAs {
-        let name = rust
-            .trim_start_matches('&')
-            .rsplit("::")
-            .next()
-            .unwrap_or_default()
-            .trim();
+        let rust = rust.trim_start_matches('&');
+        let (path, generics) = rust.split_once('<').unwrap_or((rust, ""));
+        let name = path.rsplit("::").next().unwrap_or_default().trim();
         match name {
             "bool" => SentAs::Bool,
             "i8" | "i16" | "i32" | "i64" | "i128" | "isize" => SentAs::SignedInteger,
             "u8" | "u16" | "u32" | "u64" | "u128" | "usize" => SentAs::UnsignedInteger,
             "f32" | "f64" => SentAs::Float,
+            "Json" if !generics.is_empty() => SentAs::Json,
             _ => SentAs::Any,
         }
     }
@@ -119,7 +120,7 @@ impl SentAs {
                     || (text.parse::<f64>().is_ok_and(f64::is_finite)
                         && (text.contains('.') || text.contains('e')))
             }
-            SentAs::Any => true,
+            SentAs::Json | SentAs::Any => true,
         }
     }
 
@@ -131,6 +132,7 @@ impl SentAs {
             SentAs::Float => {
                 "its shortest decimal text, with a `.` or an exponent (\"1.0\", \"0.25\")"
             }
+            SentAs::Json => "its JSON text",
             SentAs::Any => "its text",
         }
     }

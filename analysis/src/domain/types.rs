@@ -12,6 +12,8 @@
 use std::fmt;
 use std::rc::Rc;
 
+use crate::domain::json::{JsonOrigin, JsonStep};
+
 /// Which of Lua's values a value may be.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub(crate) struct Kinds(u16);
@@ -359,6 +361,9 @@ pub(crate) struct Type {
     /// It may have been read from data (a reply, a decoded payload, an
     /// element of one), and from where.
     pub read_from: Option<Rc<DataRead>>,
+    /// It is a `Json<T>` argument decoded by `cjson.decode`, or a part of
+    /// one: which, and where in it.
+    pub json: Option<Rc<JsonOrigin>>,
 }
 
 impl Type {
@@ -378,6 +383,7 @@ impl Type {
             metatable: false,
             unguarded: kinds,
             read_from: None,
+            json: None,
         }
     }
 
@@ -488,6 +494,10 @@ impl Type {
             metatable: self.metatable || other.metatable,
             unguarded: self.unguarded | other.unguarded,
             read_from: self.read_from.clone().or_else(|| other.read_from.clone()),
+            json: self
+                .json
+                .clone()
+                .filter(|json| Some(json) == other.json.as_ref()),
         }
     }
 
@@ -579,5 +589,15 @@ impl Type {
             part.read_from.clone_from(&self.read_from);
         }
         part
+    }
+
+    /// The part of a decoded `Json<T>` argument one `step` into this one.
+    pub fn json_part(&self, step: JsonStep) -> Option<Rc<JsonOrigin>> {
+        self.json.as_ref().map(|origin| {
+            Rc::new(JsonOrigin {
+                argument: origin.argument,
+                path: origin.path.then(step),
+            })
+        })
     }
 }

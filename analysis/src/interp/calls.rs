@@ -204,14 +204,18 @@ impl Analyzer<'_> {
             ("cjson", Some("decode"))
             | ("cmsgpack", Some("unpack" | "unpack_limit" | "unpack_one")) => {
                 self.facts.unit.error_codes.forwards_unknown();
-                Value::Typed(Type::unknown().read_from(DataRead {
+                let mut decoded = Type::unknown().read_from(DataRead {
                     what: format!(
                         "a value decoded by `{global}.{}`",
                         member.unwrap_or_default()
                     ),
                     line: span.line,
                     in_request: false,
-                }))
+                });
+                if global == "cjson" {
+                    decoded.json = self.json_argument_decoded(operands);
+                }
+                Value::Typed(decoded)
             }
             // After `redis.setresp(3)`, a map reply is `{map = {…}}`: its
             // inner table may hold an `err` field read from the data.

@@ -167,6 +167,11 @@ impl Analyzer<'_> {
             UnOp::Minus(_) => {
                 let value = self.value_of(operand);
                 self.observe_unary(operator, &value, operand_span, span);
+                self.json_used(
+                    &value,
+                    crate::domain::json::JsonUse::Arithmetic,
+                    operand_span,
+                );
                 match value.as_number() {
                     Some(number) => Value::Number(-number),
                     None if value.ty().kinds.within(Kinds::INTEGER) => {
@@ -222,6 +227,7 @@ impl Analyzer<'_> {
             guarded,
         };
         self.observe(|finding, site| finding.condition(site, &condition));
+        self.json_used(value, crate::domain::json::JsonUse::Tested, span);
     }
 
     /// Shows the findings `lhs <operator> rhs`, whose sides hold `left`
@@ -250,6 +256,7 @@ impl Analyzer<'_> {
             span,
         };
         self.observe(|finding, site| finding.operation(site, &operation));
+        self.json_operands((lhs, left), operator, (rhs, right));
         if let BinOp::And(_) = operator {
             self.observe_condition(left, lhs, left_span, Test::And, Some(rhs));
         }
@@ -360,6 +367,10 @@ impl Analyzer<'_> {
                     self.param_dynamic(param, span);
                     return Value::Unknown;
                 }
+                let key = Value::Str(identifier(name).to_owned());
+                if let Some(part) = self.json_member(&value, &key, base_span, span) {
+                    return part;
+                }
                 // A field of data is data too.
                 if let Value::Typed(ty) = &value
                     && ty.read_from.is_some()
@@ -370,6 +381,9 @@ impl Analyzer<'_> {
             }
             Suffix::Index(Index::Brackets { expression, .. }) => {
                 let key = self.value_of(expression);
+                if let Some(part) = self.json_member(&value, &key, base_span, span) {
+                    return part;
+                }
                 match (value, key) {
                     (Value::Params(param), key) => self.param_index(param, &key, span),
                     (base @ Value::Builtin { .. }, Value::Str(member)) => {

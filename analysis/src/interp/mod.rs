@@ -8,6 +8,7 @@ pub(crate) mod derived_keys;
 pub(crate) mod error_codes;
 mod expr;
 pub(crate) mod globals;
+mod json_reads;
 mod key_elements;
 pub(crate) mod library;
 mod loops;
@@ -134,6 +135,7 @@ pub(crate) struct FunctionWalk {
     pub may_write: bool,
     pub error_codes: ErrorCodes,
     pub key_prefixes: KeyPrefixes,
+    pub json_reads: Vec<crate::domain::json::JsonRead>,
 }
 
 /// Walks a library: its top level as `FUNCTION LOAD` runs it, each
@@ -364,6 +366,8 @@ pub(crate) struct Unit {
     pub params: ParamUsage,
     /// Where the elements of KEYS go.
     pub key_elements: KeyElements,
+    /// What it reads from its `Json<T>` arguments.
+    pub json_reads: Vec<crate::domain::json::JsonRead>,
 }
 
 impl Unit {
@@ -379,6 +383,7 @@ impl Unit {
             may_write: self.may_write,
             error_codes: self.error_codes,
             key_prefixes: self.key_prefixes,
+            json_reads: crate::domain::json::deduplicated(self.json_reads),
         }
     }
 }

@@ -123,6 +123,7 @@ fn analyze_here(source: &str, prepared: &Prepared, signature: &Signature) -> Ana
             analysis.error_codes = script.error_codes;
             analysis.review = script.review;
             analysis.key_prefixes = script.key_prefixes;
+            analysis.json_reads = script.json_reads;
             analysis.read_only = flags.no_writes || !script.may_write;
             analysis.chunk_varargs = outcome.chunk_varargs;
         }

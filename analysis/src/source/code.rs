@@ -189,6 +189,9 @@ codes! {
     /// An error variant no error reply carries.
     UnraisedErrorCode = "RS044", "unraised_error_code", Warning, false,
         "a variant of the error type whose code no error reply of the script carries";
+    /// `cjson.decode(ARGV[1]).jobid` of a `Json<Job>` that writes `jobId`.
+    JsonArgument = "RS045", "json_argument", Error, false,
+        "a read of a `Json<T>` argument that `T`'s JSON never satisfies: a field serde does not write, a comparison that never holds, an operation that raises, an `Option` tested where `None` is `null`";
 
     /// `#!lua name=…`.
     LibraryName = "RS050", "library_name", Error, false,

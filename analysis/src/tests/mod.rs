@@ -4,6 +4,7 @@
 
 mod codes_guide;
 mod derived_keys;
+mod json_reads;
 mod layers;
 mod library;
 mod proptests;

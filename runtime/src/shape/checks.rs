@@ -260,14 +260,14 @@ pub struct CheckMessage {
 const CHECK_MESSAGE_CAPACITY: usize = 8 * 1024;
 
 impl CheckMessage {
-    const fn new() -> Self {
+    pub(super) const fn new() -> Self {
         Self {
             bytes: [0; CHECK_MESSAGE_CAPACITY],
             len: 0,
         }
     }
 
-    const fn push(mut self, text: &str) -> Self {
+    pub(super) const fn push(mut self, text: &str) -> Self {
         let text = text.as_bytes();
         if self.len + text.len() > CHECK_MESSAGE_CAPACITY {
             return self;

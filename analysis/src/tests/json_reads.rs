@@ -1,0 +1,106 @@
+//! What the analysis reports of the `Json<T>` arguments a script decodes.
+
+use super::*;
+
+/// The reads of `source` as `ARGV[n] path use @line:column`, with the
+/// first argument a `Json<Job>` and the second a `&str`.
+fn reads(source: &str) -> Vec<String> {
+    let signature = Signature {
+        keys: 1,
+        args: 2,
+        allow_unused: true,
+        arg_names: vec!["job".to_owned(), "name".to_owned()],
+        arg_types: ["Json<Job>", "&str"]
+            .iter()
+            .map(|rust| ArgType {
+                rust: (*rust).to_owned(),
+                sent: SentAs::of_rust_type(rust),
+            })
+            .collect(),
+        ..Signature::default()
+    };
+    analyze(source, &signature)
+        .json_reads
+        .iter()
+        .map(|read| {
+            format!(
+                "ARGV[{}]{} {:?} @{}:{}",
+                read.argument, read.path, read.used, read.line, read.column
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn json_types_are_recognised_whatever_their_path() {
+    assert_eq!(SentAs::of_rust_type("Json<Job>"), SentAs::Json);
+    assert_eq!(
+        SentAs::of_rust_type("redis_script::Json<jobs::Job>"),
+        SentAs::Json
+    );
+    assert_eq!(SentAs::of_rust_type("&Json < Vec<u8> >"), SentAs::Json);
+    assert_eq!(SentAs::of_rust_type("JsonText"), SentAs::Any);
+    assert_eq!(SentAs::of_rust_type("Vec<Json<Job>>"), SentAs::Any);
+}
+
+#[test]
+fn fields_of_a_decoded_argument_are_followed_through_locals() {
+    assert_eq!(
+        reads(
+            "local job = cjson.decode(ARGV[1])\nlocal tries = job.attempts + 1\nredis.call('SET', KEYS[1], job['jobId'] .. ':' .. tries)\nreturn job.tags[1]"
+        ),
+        // Indexing a part read further is covered by the longer read.
+        [
+            "ARGV[1].attempts Read @2:15",
+            "ARGV[1].attempts Arithmetic @2:15",
+            "ARGV[1].jobId Read @3:28",
+            "ARGV[1].jobId Concatenated @3:28",
+            "ARGV[1].tags Read @4:8",
+            "ARGV[1].tags[i] Read @4:8",
+        ]
+    );
+}
+
+#[test]
+fn comparisons_and_tests_name_the_literal() {
+    assert_eq!(
+        reads(
+            "local job = cjson.decode(ARGV[1])\nif job.done == 'true' then return 1 end\nif not job.note then return 2 end\nif 3 < job.attempts then return 3 end\nreturn 0"
+        ),
+        [
+            "ARGV[1].done Read @2:4",
+            "ARGV[1].done ComparedWith(String) @2:4",
+            "ARGV[1].note Read @3:8",
+            "ARGV[1].note Tested @3:8",
+            "ARGV[1].attempts Read @4:8",
+            "ARGV[1].attempts Ordered @4:8",
+        ]
+    );
+}
+
+#[test]
+fn a_part_compared_with_cjson_null_is_not_reported_as_tested() {
+    let found = reads(
+        "local job = cjson.decode(ARGV[1])\nif job.note and job.note ~= cjson.null then return job.note end\nreturn ''",
+    );
+    assert!(
+        !found.iter().any(|read| read.contains("Tested")),
+        "{found:#?}"
+    );
+    assert!(found.contains(&"ARGV[1].note ComparedWith(JsonNull) @2:17".to_owned()));
+}
+
+#[test]
+fn other_arguments_and_other_decoders_are_not_followed() {
+    assert!(reads("local v = cjson.decode(ARGV[2])\nreturn v.x + 1").is_empty());
+    assert!(reads("local v = cmsgpack.unpack(ARGV[1])\nreturn v.x + 1").is_empty());
+    assert!(reads("local v = cjson.decode(redis.call('GET', KEYS[1]))\nreturn v.x + 1").is_empty());
+}
+
+#[test]
+fn a_computed_key_is_an_indexing_only() {
+    assert_eq!(
+        reads("local job = cjson.decode(ARGV[1])\nlocal field = ARGV[2]\nreturn job[field]"),
+        ["ARGV[1] Indexed @3:8"]
+    );
+}

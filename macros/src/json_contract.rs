@@ -1,0 +1,216 @@
+//! What the script reads from its `Json<T>` arguments, checked against
+//! `T` at compile time.
+//!
+//! The attribute sees `T`'s name only. For each path the script reads
+//! from a decoded argument, and each use of a part, it emits a `const`
+//! assertion that the compiler evaluates against the shape
+//! `#[derive(JsonShape)]` publishes (`JsonShape::JSON`). A `T` without
+//! that derive is not checked: the assertions find no shape and hold.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{quote, quote_spanned};
+use syn::{GenericArgument, PathArguments, Type};
+
+use redis_script_analysis::{self as lua, Diagnostic, JsonRead, JsonStep, JsonUse, LiteralKind};
+use redis_script_declaration::FunctionSignature;
+
+/// Where words known only to rustc go in a message: why `T` does not
+/// allow the read.
+const FILLED_IN: char = '\u{1}';
+
+/// One assertion about one read of a `Json<T>` argument.
+pub struct JsonCheck {
+    /// `T`.
+    json_type: Type,
+    /// A field name per step, `None` for an element.
+    path: Vec<Option<String>>,
+    /// `None`: the path must find something; else this use must work.
+    used: Option<JsonUse>,
+    /// The rendered diagnostic, with [`FILLED_IN`] where the reason goes.
+    message: String,
+}
+
+/// The checks for `reads`, for the `Json<T>` parameters of `signature`.
+pub fn checks(
+    reads: &[JsonRead],
+    signature: &FunctionSignature,
+    path: &str,
+    source: &str,
+) -> Vec<JsonCheck> {
+    let mut checks = Vec::new();
+    let mut paths_checked: Vec<(usize, &lua::JsonPath)> = Vec::new();
+    for read in reads {
+        let Some((param, json_type)) = json_parameter(signature, read.argument) else {
+            continue;
+        };
+        let shown = format!("{param}{}", read.path);
+        let parameter = format!(
+            "the argument `{param}: {}` (ARGV[{}])",
+            type_text(&json_type),
+            read.argument
+        );
+        let render = |message: String, help: &str| {
+            Diagnostic::error(
+                lua::Code::JsonArgument,
+                read.line,
+                read.column,
+                read.width,
+                message,
+            )
+            .with_help(help.to_owned())
+            .render(path, source)
+        };
+        let steps: Vec<Option<String>> = read
+            .path
+            .0
+            .iter()
+            .map(|step| match step {
+                JsonStep::Field(name) => Some(name.clone()),
+                JsonStep::Element => None,
+            })
+            .collect();
+        if !paths_checked.contains(&(read.argument, &read.path)) {
+            paths_checked.push((read.argument, &read.path));
+            checks.push(JsonCheck {
+                json_type: json_type.clone(),
+                path: steps.clone(),
+                used: None,
+                message: render(
+                    format!("the script reads `{shown}` of {parameter}, but {FILLED_IN}"),
+                    "read what serde writes for the type (its field names after `rename` and `rename_all`), or change the type",
+                ),
+            });
+        }
+        let Some((verb, help)) = described(read.used) else {
+            continue;
+        };
+        checks.push(JsonCheck {
+            json_type,
+            path: steps,
+            used: Some(read.used),
+            message: render(
+                format!(
+                    "the script {}, part of {parameter}, but {FILLED_IN}",
+                    verb.replace('_', &format!("`{shown}`"))
+                ),
+                help,
+            ),
+        });
+    }
+    checks
+}
+
+/// How a message says `used` ("`_`" stands for the part), and its help;
+/// `None` for a plain read, which only the path check covers.
+fn described(used: JsonUse) -> Option<(&'static str, &'static str)> {
+    const NULL_HELP: &str = "compare with `cjson.null` (`part ~= cjson.null`), or add `#[serde(skip_serializing_if = \"Option::is_none\")]` to the field: serde then leaves `None` out, and the script reads nil";
+    const OPERATION_HELP: &str =
+        "use the part as the JSON type serde writes for it, or change its type in the Rust struct";
+    const COMPARISON_HELP: &str = "compare with a literal of the part's JSON type (cjson decodes numbers as numbers and booleans as booleans), or convert it first (`tostring(…)`)";
+    Some(match used {
+        JsonUse::Read => return None,
+        JsonUse::Indexed => ("reads a field of _", OPERATION_HELP),
+        JsonUse::Arithmetic => ("does arithmetic on _", OPERATION_HELP),
+        JsonUse::Concatenated => ("concatenates _", OPERATION_HELP),
+        JsonUse::Ordered => ("compares _ with `<` or `>`", OPERATION_HELP),
+        JsonUse::Tested => ("tests _ for truth", NULL_HELP),
+        JsonUse::ComparedWith(LiteralKind::Nil) => ("compares _ with nil", NULL_HELP),
+        JsonUse::ComparedWith(LiteralKind::Boolean) => {
+            ("compares _ with a boolean", COMPARISON_HELP)
+        }
+        JsonUse::ComparedWith(LiteralKind::Number) => ("compares _ with a number", COMPARISON_HELP),
+        JsonUse::ComparedWith(LiteralKind::String) => ("compares _ with a string", COMPARISON_HELP),
+        JsonUse::ComparedWith(LiteralKind::JsonNull) => return None,
+    })
+}
+
+/// The name of the parameter sent as `ARGV[argument]` and the `T` of its
+/// `Json<T>` type, when it is one and no spread comes before it.
+fn json_parameter(signature: &FunctionSignature, argument: usize) -> Option<(String, Type)> {
+    let params = signature.arg_params();
+    let index = argument.checked_sub(1)?;
+    if params.iter().take(index).any(|param| param.variadic) {
+        return None;
+    }
+    let param = params.get(index)?;
+    Some((param.ident.to_string(), json_inner(&param.ty)?))
+}
+
+/// `T` of `Json<T>`, `&Json<T>`, `redis_script::Json<T>`.
+fn json_inner(ty: &Type) -> Option<Type> {
+    match ty {
+        Type::Reference(reference) => json_inner(&reference.elem),
+        Type::Paren(inner) => json_inner(&inner.elem),
+        Type::Group(inner) => json_inner(&inner.elem),
+        Type::Path(path) if path.qself.is_none() => {
+            let last = path.path.segments.last()?;
+            if last.ident != "Json" {
+                return None;
+            }
+            let PathArguments::AngleBracketed(arguments) = &last.arguments else {
+                return None;
+            };
+            match arguments.args.first()? {
+                GenericArgument::Type(inner) if arguments.args.len() == 1 => Some(inner.clone()),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+fn type_text(ty: &Type) -> String {
+    format!("Json<{}>", quote!(#ty).to_string().replace(' ', ""))
+}
+
+/// The `const` items asserting `checks`.
+pub fn assertions(checks: &[JsonCheck], span: Span) -> TokenStream {
+    let private = crate::private();
+    let asserts = checks.iter().map(|check| {
+        let json_type = &check.json_type;
+        let (before, after) = check
+            .message
+            .split_once(FILLED_IN)
+            .unwrap_or((check.message.as_str(), ""));
+        let steps = check.path.iter().map(|step| match step {
+            Some(name) => quote!(::core::option::Option::Some(#name)),
+            None => quote!(::core::option::Option::None),
+        });
+        let path = quote!(&[#(#steps),*]);
+        let problem = match check.used {
+            None => quote! { #private::json_path_problem(shape, #path, #before, #after) },
+            Some(used) => {
+                let used = syn::Ident::new(use_name(used), span);
+                quote! { #private::json_use_problem(shape, #path, #private::JsonUse::#used, #before, #after) }
+            }
+        };
+        quote_spanned! {span=>
+            const _: () = {
+                use #private::NoJsonShape as _;
+                // Nested rather than chained: the caller's crate may be of
+                // an edition without `let` chains.
+                if let ::core::option::Option::Some(shape) = #private::JsonProbe::<#json_type>::SHAPE {
+                    if let ::core::option::Option::Some(problem) = #problem {
+                        ::core::panic!("{}", problem.as_str());
+                    }
+                }
+            };
+        }
+    });
+    quote! { #(#asserts)* }
+}
+
+/// The runtime's name for `used`.
+fn use_name(used: JsonUse) -> &'static str {
+    match used {
+        JsonUse::Read | JsonUse::Indexed => "Indexed",
+        JsonUse::Arithmetic => "Arithmetic",
+        JsonUse::Concatenated => "Concatenated",
+        JsonUse::Ordered => "Ordered",
+        JsonUse::Tested => "Tested",
+        JsonUse::ComparedWith(LiteralKind::Nil | LiteralKind::JsonNull) => "ComparedWithNil",
+        JsonUse::ComparedWith(LiteralKind::Boolean) => "ComparedWithBoolean",
+        JsonUse::ComparedWith(LiteralKind::Number) => "ComparedWithNumber",
+        JsonUse::ComparedWith(LiteralKind::String) => "ComparedWithString",
+    }
+}

@@ -1,0 +1,500 @@
+//! The `const fn` checks of what a script reads from a `Json<T>`
+//! argument against `T`'s [`JsonType`]: the attribute's assertions call
+//! them, one per path the script reads and one per use of a part.
+
+use super::checks::{CheckMessage, NearMiss, str_eq};
+use super::json::{JsonField, JsonObject, JsonShape, JsonType, Written};
+
+/// What the script does with a part of a decoded argument (the
+/// analysis' `JsonUse`, as the assertions name it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JsonUse {
+    /// `part.field`, `part[k]`.
+    Indexed,
+    /// `+`, `-`, `*`, `/`, `%`, `^`.
+    Arithmetic,
+    /// `..`.
+    Concatenated,
+    /// `<`, `<=`, `>`, `>=`.
+    Ordered,
+    /// `== nil`, `~= nil`.
+    ComparedWithNil,
+    /// `== true`, `~= false`.
+    ComparedWithBoolean,
+    /// `== 5`.
+    ComparedWithNumber,
+    /// `== 'text'`.
+    ComparedWithString,
+    /// `if part then`, `not part`, `part and …`, `part or …`.
+    Tested,
+}
+
+/// `T`'s [`JsonType`] when `T` implements [`JsonShape`], else `None`:
+/// `JsonProbe::<T>::SHAPE`, with [`NoJsonShape`] in scope. The
+/// assertions check the reads of a `Json<T>` argument only when `T`
+/// describes itself.
+///
+/// ```
+/// use redis_script::__private_v3::{JsonProbe, NoJsonShape as _};
+/// use redis_script::shape::{JsonShape, JsonType};
+/// struct Described;
+/// impl JsonShape for Described {
+///     const JSON: JsonType = JsonType::Bool;
+/// }
+/// struct Opaque;
+/// const OF_DESCRIBED: bool = JsonProbe::<Described>::SHAPE.is_some();
+/// const OF_OPAQUE: bool = JsonProbe::<Opaque>::SHAPE.is_some();
+/// assert!(OF_DESCRIBED && !OF_OPAQUE);
+/// ```
+#[derive(Debug)]
+pub struct JsonProbe<T: ?Sized>(core::marker::PhantomData<T>);
+
+impl<T: JsonShape + ?Sized> JsonProbe<T> {
+    /// `T`'s shape.
+    pub const SHAPE: Option<&'static JsonType> = Some(&T::JSON);
+}
+
+/// The fallback of [`JsonProbe::SHAPE`] for a type without a shape.
+pub trait NoJsonShape {
+    /// No shape.
+    const SHAPE: Option<&'static JsonType> = None;
+}
+
+impl<T: ?Sized> NoJsonShape for JsonProbe<T> {}
+
+/// A part reached by a path: its JSON type, and whether serde_json writes
+/// it on every value.
+#[derive(Clone, Copy)]
+struct Reached {
+    ty: &'static JsonType,
+    written: Written,
+}
+
+/// Where a path leads: a part, a part the shape does not describe
+/// (anything may be there), or a step that finds nothing, with why.
+// Evaluated at compile time only: its size costs nothing at run time.
+#[allow(clippy::large_enum_variant)]
+enum Walk {
+    Part(Reached),
+    Unknown,
+    Nothing(CheckMessage),
+}
+
+/// Why `path` (a field name per step, `None` for an element `[i]`) finds
+/// nothing in a value of `shape`, between `before` and `after`; `None`
+/// when it may find something.
+///
+/// ```
+/// use redis_script::__private_v3::{CheckMessage, json_path_problem};
+/// use redis_script::shape::JsonType;
+/// const VEC: JsonType = JsonType::Array(&JsonType::Integer);
+/// const FINE: bool = json_path_problem(&VEC, &[None], "", "").is_none();
+/// const PROBLEM: Option<CheckMessage> = json_path_problem(&VEC, &[Some("id")], "but ", ".");
+/// assert!(FINE);
+/// assert_eq!(
+///     PROBLEM.map(|message| message.as_str().to_owned()).as_deref(),
+///     Some("but the part before `id` is a JSON array, whose field \"id\" is always nil."),
+/// );
+/// ```
+pub const fn json_path_problem(
+    shape: &'static JsonType,
+    path: &[Option<&str>],
+    before: &str,
+    after: &str,
+) -> Option<CheckMessage> {
+    match walk(shape, path) {
+        Walk::Nothing(why) => Some(
+            CheckMessage::new()
+                .push(before)
+                .push(why.as_str())
+                .push(after),
+        ),
+        Walk::Part(_) | Walk::Unknown => None,
+    }
+}
+
+/// Why `used` of the part `path` reaches raises or never holds, between
+/// `before` and `after`; `None` when it may work, or when the path finds
+/// nothing ([`json_path_problem`] reports that).
+///
+/// ```
+/// use redis_script::__private_v3::{CheckMessage, JsonUse, json_use_problem};
+/// const FLAG: redis_script::shape::JsonType = redis_script::shape::JsonType::Bool;
+/// const PROBLEM: Option<CheckMessage> =
+///     json_use_problem(&FLAG, &[], JsonUse::ComparedWithString, "", "");
+/// assert_eq!(
+///     PROBLEM.map(|message| message.as_str().to_owned()).as_deref(),
+///     Some("it is a JSON boolean, which cjson decodes as a Lua boolean: it never equals a string"),
+/// );
+/// ```
+pub const fn json_use_problem(
+    shape: &'static JsonType,
+    path: &[Option<&str>],
+    used: JsonUse,
+    before: &str,
+    after: &str,
+) -> Option<CheckMessage> {
+    let Walk::Part(reached) = walk(shape, path) else {
+        return None;
+    };
+    let (inner, nullable) = match reached.ty {
+        JsonType::Nullable(inner) => (*inner, true),
+        other => (other, false),
+    };
+    let null_written = nullable && matches!(reached.written, Written::Always);
+    let message = CheckMessage::new().push(before);
+    let message =
+        match used {
+            JsonUse::Tested if null_written => null_message(message)
+                .push(", a value Lua finds true: the test passes for `None` too"),
+            JsonUse::ComparedWithNil if null_written => null_message(message)
+                .push(", not nil: the comparison with nil never holds for `None`"),
+            JsonUse::Tested | JsonUse::ComparedWithNil => return None,
+            JsonUse::Indexed => match inner {
+                JsonType::Bool | JsonType::Integer | JsonType::Number | JsonType::String => {
+                    described(message.push("it is "), inner).push(", which has no fields")
+                }
+                _ => return None,
+            },
+            JsonUse::Arithmetic | JsonUse::Concatenated | JsonUse::Ordered => match inner {
+                JsonType::Bool | JsonType::Array(_) | JsonType::Map(_) | JsonType::Object(_) => {
+                    let operation = match used {
+                        JsonUse::Arithmetic => "arithmetic on it",
+                        JsonUse::Concatenated => "concatenating it",
+                        _ => "comparing it with `<` or `>`",
+                    };
+                    described(message.push("it is "), inner)
+                        .push(", which cjson decodes as a Lua ")
+                        .push(lua_type(inner))
+                        .push(": ")
+                        .push(operation)
+                        .push(" raises an error")
+                }
+                _ => return None,
+            },
+            JsonUse::ComparedWithBoolean => match inner {
+                JsonType::Bool | JsonType::Any => return None,
+                _ => never_equals(message, inner, "a boolean"),
+            },
+            JsonUse::ComparedWithNumber => match inner {
+                JsonType::Integer | JsonType::Number | JsonType::Any => return None,
+                _ => never_equals(message, inner, "a number"),
+            },
+            JsonUse::ComparedWithString => match inner {
+                JsonType::String | JsonType::Any => return None,
+                _ => never_equals(message, inner, "a string"),
+            },
+        };
+    Some(message.push(after))
+}
+
+const fn null_message(message: CheckMessage) -> CheckMessage {
+    message.push(
+        "it is an `Option` that serde writes as `null` when `None`, and cjson decodes `null` as `cjson.null`",
+    )
+}
+
+const fn never_equals(message: CheckMessage, ty: &JsonType, literal: &str) -> CheckMessage {
+    described(message.push("it is "), ty)
+        .push(", which cjson decodes as a Lua ")
+        .push(lua_type(ty))
+        .push(": it never equals ")
+        .push(literal)
+}
+
+const fn walk(shape: &'static JsonType, path: &[Option<&str>]) -> Walk {
+    let mut reached = Reached {
+        ty: shape,
+        written: Written::Always,
+    };
+    let mut step = 0;
+    while step < path.len() {
+        // Indexing `cjson.null` raises, but only for `None`: the use
+        // checks speak of null where it matters.
+        let ty = match reached.ty {
+            JsonType::Nullable(inner) => *inner,
+            other => other,
+        };
+        reached = match (ty, path[step]) {
+            (JsonType::Any, _) => return Walk::Unknown,
+            (JsonType::Object(object), Some(name)) => match field(object, name) {
+                Some(field) => match field.written {
+                    Written::Never => {
+                        return Walk::Nothing(
+                            CheckMessage::new()
+                                .push("`")
+                                .push(object.name)
+                                .push("` never writes \"")
+                                .push(field.name)
+                                .push("\" (serde skips it when serializing): it is always nil"),
+                        );
+                    }
+                    written => Reached {
+                        ty: field.ty,
+                        written,
+                    },
+                },
+                None if object.open => return Walk::Unknown,
+                None => return Walk::Nothing(unknown_field(object, name)),
+            },
+            (JsonType::Map(value), Some(_)) | (JsonType::Array(value), None) => Reached {
+                ty: value,
+                written: Written::Sometimes,
+            },
+            // cjson decodes object keys as strings: `t[1]` finds nothing,
+            // but a map's keys are the caller's to know.
+            (JsonType::Map(_), None) => return Walk::Unknown,
+            (JsonType::Object(object), None) => {
+                return Walk::Nothing(
+                    CheckMessage::new()
+                        .push("`")
+                        .push(object.name)
+                        .push("` is a JSON object, decoded as a table with string keys: an element `[i]` of it is always nil"),
+                );
+            }
+            (JsonType::Array(_), Some(name)) => {
+                return Walk::Nothing(
+                    CheckMessage::new()
+                        .push("the part before `")
+                        .push(name)
+                        .push("` is a JSON array, whose field \"")
+                        .push(name)
+                        .push("\" is always nil"),
+                );
+            }
+            (scalar, _) => {
+                return Walk::Nothing(
+                    described(CheckMessage::new().push("the part it indexes is "), scalar)
+                        .push(", which has no fields"),
+                );
+            }
+        };
+        step += 1;
+    }
+    Walk::Part(reached)
+}
+
+/// The field of `object` serde_json writes under `name`.
+const fn field(object: &'static JsonObject, name: &str) -> Option<&'static JsonField> {
+    let mut index = 0;
+    while index < object.fields.len() {
+        if str_eq(object.fields[index].name, name) {
+            return Some(&object.fields[index]);
+        }
+        index += 1;
+    }
+    None
+}
+
+/// "`Job` has no field "jobid": it writes "jobId", "attempts" and "note";
+/// did you mean "jobId"?"
+const fn unknown_field(object: &'static JsonObject, name: &str) -> CheckMessage {
+    let mut message = CheckMessage::new()
+        .push("`")
+        .push(object.name)
+        .push("` has no field \"")
+        .push(name)
+        .push("\", so it is always nil");
+    let mut near = NearMiss::new(name);
+    let mut written = 0;
+    let mut index = 0;
+    while index < object.fields.len() {
+        let field = &object.fields[index];
+        index += 1;
+        if matches!(field.written, Written::Never) {
+            continue;
+        }
+        near = near.consider(field.name);
+        message = match written {
+            0 => message.push(": serde writes \""),
+            _ if is_last_written(object.fields, index) => message.push("\" and \""),
+            _ => message.push("\", \""),
+        };
+        message = message.push(field.name);
+        written += 1;
+    }
+    if written > 0 {
+        message = message.push("\"");
+    }
+    match near.best {
+        Some((_, best)) => message.push("; did you mean \"").push(best).push("\"?"),
+        None => message,
+    }
+}
+
+/// No field from `from` on is written.
+const fn is_last_written(fields: &[JsonField], from: usize) -> bool {
+    let mut index = from;
+    while index < fields.len() {
+        if !matches!(fields[index].written, Written::Never) {
+            return false;
+        }
+        index += 1;
+    }
+    true
+}
+
+const fn described(message: CheckMessage, ty: &JsonType) -> CheckMessage {
+    match ty {
+        JsonType::Any => message.push("any JSON value"),
+        JsonType::Bool => message.push("a JSON boolean"),
+        JsonType::Integer => message.push("a JSON integer"),
+        JsonType::Number => message.push("a JSON number"),
+        JsonType::String => message.push("a JSON string"),
+        JsonType::Array(_) => message.push("a JSON array"),
+        JsonType::Map(_) => message.push("a JSON object (a map)"),
+        JsonType::Object(object) => message
+            .push("a JSON object (`")
+            .push(object.name)
+            .push("`)"),
+        JsonType::Nullable(inner) => described(message, inner).push(" or null"),
+    }
+}
+
+/// What cjson decodes a value of `ty` as.
+const fn lua_type(ty: &JsonType) -> &'static str {
+    match ty {
+        JsonType::Bool => "boolean",
+        JsonType::Integer | JsonType::Number => "number",
+        JsonType::String => "string",
+        JsonType::Array(_) | JsonType::Map(_) | JsonType::Object(_) => "table",
+        JsonType::Nullable(_) | JsonType::Any => "value",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NOTE: JsonType = JsonType::Nullable(&JsonType::String);
+    const TAGS: JsonType = JsonType::Array(&JsonType::String);
+    const JOB: JsonType = JsonType::Object(&JsonObject {
+        name: "Job",
+        fields: &[
+            JsonField {
+                name: "jobId",
+                accepts: &["jobId"],
+                ty: &JsonType::String,
+                written: Written::Always,
+                required: true,
+            },
+            JsonField {
+                name: "attempts",
+                accepts: &["attempts"],
+                ty: &JsonType::Integer,
+                written: Written::Always,
+                required: true,
+            },
+            JsonField {
+                name: "note",
+                accepts: &["note"],
+                ty: &NOTE,
+                written: Written::Always,
+                required: false,
+            },
+            JsonField {
+                name: "hint",
+                accepts: &["hint"],
+                ty: &NOTE,
+                written: Written::Sometimes,
+                required: false,
+            },
+            JsonField {
+                name: "tags",
+                accepts: &["tags"],
+                ty: &TAGS,
+                written: Written::Always,
+                required: true,
+            },
+            JsonField {
+                name: "secret",
+                accepts: &[],
+                ty: &JsonType::String,
+                written: Written::Never,
+                required: false,
+            },
+        ],
+        open: false,
+        deny_unknown_fields: false,
+    });
+
+    fn path_problem(path: &[Option<&str>]) -> Option<String> {
+        json_path_problem(&JOB, path, "<", ">").map(|message| message.as_str().to_owned())
+    }
+
+    fn use_problem(path: &[Option<&str>], used: JsonUse) -> Option<String> {
+        json_use_problem(&JOB, path, used, "", "").map(|message| message.as_str().to_owned())
+    }
+
+    #[test]
+    fn a_field_serde_does_not_write_is_named_with_the_ones_it_does() {
+        assert_eq!(path_problem(&[Some("jobId")]), None);
+        assert_eq!(path_problem(&[Some("tags"), None]), None);
+        assert_eq!(
+            path_problem(&[Some("jobid")]).as_deref(),
+            Some(
+                "<`Job` has no field \"jobid\", so it is always nil: serde writes \"jobId\", \"attempts\", \"note\", \"hint\" and \"tags\"; did you mean \"jobId\"?>"
+            )
+        );
+        assert_eq!(
+            path_problem(&[Some("secret")]).as_deref(),
+            Some(
+                "<`Job` never writes \"secret\" (serde skips it when serializing): it is always nil>"
+            )
+        );
+        assert!(
+            path_problem(&[Some("tags"), Some("first")])
+                .is_some_and(|text| text.contains("JSON array"))
+        );
+        assert!(
+            path_problem(&[Some("attempts"), Some("x")])
+                .is_some_and(|text| text.contains("a JSON integer, which has no fields"))
+        );
+        assert!(path_problem(&[None]).is_some_and(|text| text.contains("an element `[i]`")));
+    }
+
+    #[test]
+    fn uses_the_json_type_cannot_take_are_explained() {
+        assert_eq!(use_problem(&[Some("attempts")], JsonUse::Arithmetic), None);
+        assert_eq!(use_problem(&[Some("jobId")], JsonUse::Arithmetic), None);
+        assert_eq!(
+            use_problem(&[Some("tags")], JsonUse::Concatenated).as_deref(),
+            Some(
+                "it is a JSON array, which cjson decodes as a Lua table: concatenating it raises an error"
+            )
+        );
+        assert_eq!(
+            use_problem(&[Some("attempts")], JsonUse::ComparedWithString).as_deref(),
+            Some(
+                "it is a JSON integer, which cjson decodes as a Lua number: it never equals a string"
+            )
+        );
+        assert_eq!(
+            use_problem(&[Some("attempts")], JsonUse::ComparedWithNumber),
+            None
+        );
+        assert!(use_problem(&[Some("note")], JsonUse::ComparedWithNumber).is_some());
+        assert_eq!(
+            use_problem(&[Some("note")], JsonUse::ComparedWithString),
+            None
+        );
+        // A missing path is the path check's to report.
+        assert_eq!(use_problem(&[Some("nope")], JsonUse::Arithmetic), None);
+    }
+
+    #[test]
+    fn an_option_written_as_null_is_true_and_not_nil() {
+        let tested = use_problem(&[Some("note")], JsonUse::Tested);
+        assert!(
+            tested
+                .as_deref()
+                .is_some_and(|text| text.contains("a value Lua finds true")),
+            "{tested:?}"
+        );
+        assert!(use_problem(&[Some("note")], JsonUse::ComparedWithNil).is_some());
+        // Left out when `None`: nil, as the script expects.
+        assert_eq!(use_problem(&[Some("hint")], JsonUse::Tested), None);
+        assert_eq!(use_problem(&[Some("hint")], JsonUse::ComparedWithNil), None);
+        assert_eq!(use_problem(&[Some("jobId")], JsonUse::Tested), None);
+    }
+}
