@@ -54,7 +54,9 @@ pub use model::{commands, sandbox, target};
 pub use source::{suggest, text};
 
 pub use domain::analysis::{Analysis, ErrorCodes, ReturnShape, ReturnSite, ValueKind};
-pub use domain::json::{JsonPath, JsonRead, JsonStep, JsonUse, LiteralKind};
+pub use domain::json::{
+    EncodedField, EncodedKind, JsonEncoded, JsonPath, JsonRead, JsonStep, JsonUse, LiteralKind,
+};
 pub use domain::keys::KeyPrefixes;
 pub use domain::library::{
     DeclaredFunction, LibraryAnalysis, LibrarySignature, RegisteredFunction,

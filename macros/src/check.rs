@@ -237,12 +237,21 @@ pub fn check(declaration: &Declaration) -> Result<CheckedScript, Failed> {
             relative,
             source,
         ),
-        json: crate::json_contract::checks(
-            &analysis.json_reads,
-            &declaration.signature,
-            relative,
-            source,
-        ),
+        json: {
+            let mut checks = crate::json_contract::checks(
+                &analysis.json_reads,
+                &declaration.signature,
+                relative,
+                source,
+            );
+            checks.extend(crate::json_contract::reply_checks(
+                &analysis.returns,
+                &declaration.signature.reply,
+                relative,
+                source,
+            ));
+            checks
+        },
         notes: notes(&analysis.diagnostics, relative, source),
         header: analysis.header,
         returns: analysis.returns,

@@ -18,16 +18,30 @@ use redis_script_declaration::FunctionSignature;
 /// allow the read.
 const FILLED_IN: char = '\u{1}';
 
-/// One assertion about one read of a `Json<T>` argument.
+/// One assertion about one read of a `Json<T>` argument, or about the
+/// table a reply declared `Json<T>` encodes.
 pub struct JsonCheck {
     /// `T`.
     json_type: Type,
-    /// A field name per step, `None` for an element.
-    path: Vec<Option<String>>,
-    /// `None`: the path must find something; else this use must work.
-    used: Option<JsonUse>,
+    kind: CheckKind,
     /// The rendered diagnostic, with [`FILLED_IN`] where the reason goes.
     message: String,
+}
+
+enum CheckKind {
+    /// The path (a field name per step, `None` for an element) finds
+    /// something.
+    Path(Vec<Option<String>>),
+    /// This use of the part at the path works.
+    Use(Vec<Option<String>>, JsonUse),
+    /// serde reads the encoded field `name`, of this kind.
+    Field {
+        name: String,
+        kind: lua::EncodedKind,
+    },
+    /// The encoded table, with only these fields, has every field `T`
+    /// requires.
+    Missing(Vec<String>),
 }
 
 /// The checks for `reads`, for the `Json<T>` parameters of `signature`.
@@ -73,8 +87,7 @@ pub fn checks(
             paths_checked.push((read.argument, &read.path));
             checks.push(JsonCheck {
                 json_type: json_type.clone(),
-                path: steps.clone(),
-                used: None,
+                kind: CheckKind::Path(steps.clone()),
                 message: render(
                     format!("the script reads `{shown}` of {parameter}, but {FILLED_IN}"),
                     "read what serde writes for the type (its field names after `rename` and `rename_all`), or change the type",
@@ -86,8 +99,7 @@ pub fn checks(
         };
         checks.push(JsonCheck {
             json_type,
-            path: steps,
-            used: Some(read.used),
+            kind: CheckKind::Use(steps, read.used),
             message: render(
                 format!(
                     "the script {}, part of {parameter}, but {FILLED_IN}",
@@ -163,6 +175,83 @@ fn type_text(ty: &Type) -> String {
     format!("Json<{}>", quote!(#ty).to_string().replace(' ', ""))
 }
 
+/// The checks of the tables the script encodes into a reply declared
+/// `Json<T>` or `Option<Json<T>>`.
+pub fn reply_checks(
+    returns: &[lua::ReturnSite],
+    reply: &Type,
+    path: &str,
+    source: &str,
+) -> Vec<JsonCheck> {
+    let Some(json_type) = option_inner(reply).and_then(json_inner) else {
+        return Vec::new();
+    };
+    let declared = type_text(&json_type);
+    let render = |line, column, width, message: String, help: &str| {
+        Diagnostic::error(lua::Code::ReplyType, line, column, width, message)
+            .with_help(help.to_owned())
+            .render(path, source)
+    };
+    let mut checks = Vec::new();
+    for site in returns {
+        let Some(encoded) = &site.encoded else {
+            continue;
+        };
+        for field in &encoded.fields {
+            if field.kind == lua::EncodedKind::Unknown {
+                continue;
+            }
+            checks.push(JsonCheck {
+                json_type: json_type.clone(),
+                kind: CheckKind::Field {
+                    name: field.name.clone(),
+                    kind: field.kind,
+                },
+                message: render(
+                    field.line,
+                    field.column,
+                    field.width,
+                    format!(
+                        "the script encodes the field \"{}\" into the reply `{declared}`, but {FILLED_IN}",
+                        field.name
+                    ),
+                    "write the value serde reads for the field (`tonumber(…)` for a number, `tostring(…)` for a string), or change the field's type",
+                ),
+            });
+        }
+        if encoded.complete {
+            checks.push(JsonCheck {
+                json_type: json_type.clone(),
+                kind: CheckKind::Missing(
+                    encoded.fields.iter().map(|field| field.name.clone()).collect(),
+                ),
+                message: render(
+                    site.line,
+                    site.column,
+                    site.width,
+                    format!("the script encodes a table into the reply `{declared}`, but {FILLED_IN}"),
+                    "set each required field in the table the script encodes, or make it optional (`Option<…>`, `#[serde(default)]`)",
+                ),
+            });
+        }
+    }
+    checks
+}
+
+/// `T` of `Option<T>`, or the type itself.
+fn option_inner(ty: &Type) -> Option<&Type> {
+    if let Type::Path(path) = ty
+        && path.qself.is_none()
+        && let Some(last) = path.path.segments.last()
+        && last.ident == "Option"
+        && let PathArguments::AngleBracketed(arguments) = &last.arguments
+        && let Some(GenericArgument::Type(inner)) = arguments.args.first()
+    {
+        return Some(inner);
+    }
+    Some(ty)
+}
+
 /// The `const` items asserting `checks`.
 pub fn assertions(checks: &[JsonCheck], span: Span) -> TokenStream {
     let private = crate::private();
@@ -172,16 +261,29 @@ pub fn assertions(checks: &[JsonCheck], span: Span) -> TokenStream {
             .message
             .split_once(FILLED_IN)
             .unwrap_or((check.message.as_str(), ""));
-        let steps = check.path.iter().map(|step| match step {
-            Some(name) => quote!(::core::option::Option::Some(#name)),
-            None => quote!(::core::option::Option::None),
-        });
-        let path = quote!(&[#(#steps),*]);
-        let problem = match check.used {
-            None => quote! { #private::json_path_problem(shape, #path, #before, #after) },
-            Some(used) => {
-                let used = syn::Ident::new(use_name(used), span);
+        let steps = |path: &[Option<String>]| {
+            let steps = path.iter().map(|step| match step {
+                Some(name) => quote!(::core::option::Option::Some(#name)),
+                None => quote!(::core::option::Option::None),
+            });
+            quote!(&[#(#steps),*])
+        };
+        let problem = match &check.kind {
+            CheckKind::Path(path) => {
+                let path = steps(path);
+                quote! { #private::json_path_problem(shape, #path, #before, #after) }
+            }
+            CheckKind::Use(path, used) => {
+                let path = steps(path);
+                let used = syn::Ident::new(use_name(*used), span);
                 quote! { #private::json_use_problem(shape, #path, #private::JsonUse::#used, #before, #after) }
+            }
+            CheckKind::Field { name, kind } => {
+                let kind = syn::Ident::new(&format!("{kind:?}"), span);
+                quote! { #private::json_field_problem(shape, #name, #private::EncodedKind::#kind, #before, #after) }
+            }
+            CheckKind::Missing(present) => {
+                quote! { #private::json_missing_fields(shape, &[#(#present),*], #before, #after) }
             }
         };
         quote_spanned! {span=>

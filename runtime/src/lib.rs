@@ -155,7 +155,8 @@ pub mod __private_v3 {
         variant,
     };
     pub use crate::shape::json_checks::{
-        JsonProbe, JsonUse, NoJsonShape, json_path_problem, json_use_problem,
+        EncodedKind, JsonProbe, JsonUse, NoJsonShape, json_field_problem, json_missing_fields,
+        json_path_problem, json_use_problem,
     };
     pub use crate::{Call, CallId, Error, Failure, Library, ReplyShape, Script, ScriptError};
     pub use redis;

@@ -2,7 +2,7 @@
 //! it writes, every way it ends and the shape of each reply, the error
 //! codes it can end with, and the facts its review and its calls use.
 
-use crate::domain::json::JsonRead;
+use crate::domain::json::{JsonEncoded, JsonRead};
 use crate::domain::keys::KeyPrefixes;
 use crate::domain::review::Review;
 use crate::source::diagnostic::{Diagnostic, Severity};
@@ -84,6 +84,8 @@ pub struct ReturnSite {
     /// For `redis.error_reply('WORD')` with a one-word message: the word,
     /// which the server sends as `ERR WORD` (its code is then `ERR`).
     pub lone_error_word: Option<String>,
+    /// For `return cjson.encode(t)`: the fields of `t`, where known.
+    pub encoded: Option<JsonEncoded>,
 }
 
 /// What a reply looks like, as far as the source tells.

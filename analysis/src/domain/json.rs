@@ -104,6 +104,58 @@ pub struct JsonRead {
     pub width: usize,
 }
 
+/// A value the script encodes with `cjson.encode`: the fields of the
+/// table, as far as the walk knows them (none for a value it does not
+/// follow). The attribute checks them against `T` where the reply is
+/// declared `Json<T>`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct JsonEncoded {
+    /// Its named fields, each as last written on some path.
+    pub fields: Vec<EncodedField>,
+    /// No other field can be there: the table was built from a
+    /// constructor and named fields only, and never left the script's
+    /// sight (passed to a function, aliased).
+    pub complete: bool,
+}
+
+/// One named field of a [`JsonEncoded`] table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EncodedField {
+    pub name: String,
+    pub kind: EncodedKind,
+    /// It is set on every path to the encoding; otherwise some path
+    /// leaves it out.
+    pub always: bool,
+    /// Where its value is written.
+    pub line: usize,
+    pub column: usize,
+    pub width: usize,
+}
+
+/// What cjson writes for a field's value, where its Lua type is known.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EncodedKind {
+    /// A number with no fraction: a JSON integer.
+    Integer,
+    /// A number literal with a fraction (`2.5`).
+    Fraction,
+    /// A number that may have a fraction.
+    Number,
+    /// A string.
+    String,
+    /// `true` or `false`.
+    Boolean,
+    /// A string, or `false` where a command found nothing (`GET` of a
+    /// missing key): JSON `false` then.
+    StringOrFalse,
+    /// A table: an array or an object.
+    Table,
+    /// Nothing: the field is left out.
+    Nil,
+    /// Not known.
+    Unknown,
+}
+
 /// Keeps one use of each kind per path, the first in the source: a
 /// loop's silent passes and repeated reads add the same fact again.
 ///

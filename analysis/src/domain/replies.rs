@@ -125,6 +125,7 @@ pub(crate) fn lua_type(reply: &Reply, resp: Resp, caller: Caller<'_>) -> Type {
                 even_length: false,
                 keys: None,
                 pairs: None,
+                fields: None,
             });
             if three && matches!(reply, Reply::Set(_)) {
                 // `{set = {…}}`: the elements are a level down.
@@ -143,6 +144,7 @@ pub(crate) fn lua_type(reply: &Reply, resp: Resp, caller: Caller<'_>) -> Type {
                     even_length: false,
                     keys: None,
                     pairs: None,
+                    fields: None,
                 })
             } else {
                 first.join(&second)
@@ -154,6 +156,7 @@ pub(crate) fn lua_type(reply: &Reply, resp: Resp, caller: Caller<'_>) -> Type {
                 even_length: !three,
                 keys: None,
                 pairs: None,
+                fields: None,
             })
         }
         Reply::Tuple(items) => Type::table(TableType {
@@ -166,6 +169,7 @@ pub(crate) fn lua_type(reply: &Reply, resp: Resp, caller: Caller<'_>) -> Type {
             even_length: false,
             keys: None,
             pairs: None,
+            fields: None,
         }),
         Reply::Map { key, value } => {
             if three {
@@ -179,6 +183,7 @@ pub(crate) fn lua_type(reply: &Reply, resp: Resp, caller: Caller<'_>) -> Type {
                 even_length: true,
                 keys: None,
                 pairs: None,
+                fields: None,
             })
         }
         Reply::OneOf(alternatives) => alternatives

@@ -12,7 +12,7 @@
 use std::fmt;
 use std::rc::Rc;
 
-use crate::domain::json::{JsonOrigin, JsonStep};
+use crate::domain::json::{JsonEncoded, JsonOrigin, JsonStep};
 
 /// Which of Lua's values a value may be.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -231,6 +231,87 @@ pub(crate) struct TableType {
     /// (`t[#t + 1] = KEYS[i]; t[#t + 1] = ARGV[i]`): its odd elements are
     /// keys, as `MSET` and `MSETNX` take them.
     pub pairs: Option<Rc<Pairs>>,
+    /// Its named fields (`{id = …}`, `t.id = …`), while every write to it
+    /// is one the walk sees: what `cjson.encode` writes of it.
+    pub fields: Option<Rc<TableFields>>,
+}
+
+/// The named fields of a table, as the constructor and the assignments
+/// since made them.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct TableFields {
+    pub known: Vec<KnownField>,
+    /// No other field is set: no key was computed at run time, and the
+    /// array part is empty.
+    pub complete: bool,
+}
+
+/// One named field of [`TableFields`].
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct KnownField {
+    pub name: String,
+    pub ty: Type,
+    /// Where its value is written.
+    pub span: crate::source::span::Span,
+    /// Set on every path here.
+    pub always: bool,
+}
+
+impl TableFields {
+    /// The fields after `name = ty`, written at `span`.
+    pub fn with(&self, name: &str, ty: Type, span: crate::source::span::Span) -> TableFields {
+        let mut known: Vec<KnownField> = self
+            .known
+            .iter()
+            .filter(|field| field.name != name)
+            .cloned()
+            .collect();
+        known.push(KnownField {
+            name: name.to_owned(),
+            ty,
+            span,
+            always: true,
+        });
+        TableFields {
+            known,
+            complete: self.complete,
+        }
+    }
+
+    /// What either holds: a field only one side sets is not always set.
+    fn join(&self, other: &TableFields) -> TableFields {
+        let mut known: Vec<KnownField> = self
+            .known
+            .iter()
+            .map(
+                |field| match other.known.iter().find(|o| o.name == field.name) {
+                    Some(same) => KnownField {
+                        ty: field.ty.join(&same.ty),
+                        always: field.always && same.always,
+                        ..field.clone()
+                    },
+                    None => KnownField {
+                        always: false,
+                        ..field.clone()
+                    },
+                },
+            )
+            .collect();
+        known.extend(
+            other
+                .known
+                .iter()
+                .filter(|field| !self.known.iter().any(|mine| mine.name == field.name))
+                .map(|field| KnownField {
+                    always: false,
+                    ..field.clone()
+                }),
+        );
+        TableFields {
+            known,
+            complete: self.complete && other.complete,
+        }
+    }
 }
 
 /// What a table of keys and values in turn holds: every key appended
@@ -314,6 +395,11 @@ impl TableType {
                 (Some(a), Some(b)) => a.join(b).map(Rc::new),
                 _ => None,
             },
+            fields: match (&self.fields, &other.fields) {
+                (Some(a), Some(b)) if a == b => Some(a.clone()),
+                (Some(a), Some(b)) => Some(Rc::new(a.join(b))),
+                _ => None,
+            },
         }
     }
 }
@@ -364,6 +450,9 @@ pub(crate) struct Type {
     /// It is a `Json<T>` argument decoded by `cjson.decode`, or a part of
     /// one: which, and where in it.
     pub json: Option<Rc<JsonOrigin>>,
+    /// For strings: the text `cjson.encode` made of a table whose fields
+    /// are known.
+    pub encoded: Option<Rc<JsonEncoded>>,
 }
 
 impl Type {
@@ -384,6 +473,7 @@ impl Type {
             unguarded: kinds,
             read_from: None,
             json: None,
+            encoded: None,
         }
     }
 
@@ -498,6 +588,10 @@ impl Type {
                 .json
                 .clone()
                 .filter(|json| Some(json) == other.json.as_ref()),
+            encoded: self
+                .encoded
+                .clone()
+                .filter(|encoded| Some(encoded) == other.encoded.as_ref()),
         }
     }
 

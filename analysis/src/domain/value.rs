@@ -118,6 +118,10 @@ pub(crate) struct TableShape {
     /// Where its first element was read from data, when every element (a
     /// trailing call's included) may be.
     pub read_from: Option<std::rc::Rc<DataRead>>,
+    /// Its named fields (`name = value`, `['name'] = value`), in order.
+    pub fields: Vec<(String, Value, Span)>,
+    /// Some key is computed at run time (`[k] = v`).
+    pub computed_keys: bool,
 }
 
 impl Value {
@@ -158,11 +162,21 @@ impl Value {
                         .collect()
                 });
                 let empty = shape.values.is_empty() && !shape.open_ended;
+                let fields = shape.fields.iter().fold(
+                    crate::domain::types::TableFields {
+                        known: Vec::new(),
+                        complete: !shape.computed_keys
+                            && shape.values.is_empty()
+                            && !shape.open_ended,
+                    },
+                    |fields, (name, value, span)| fields.with(name, value.ty(), *span),
+                );
                 let mut table = Type::table(TableType {
                     may_be_empty: empty,
                     even_length: false,
                     keys,
                     pairs: empty.then(|| std::rc::Rc::new(crate::domain::types::Pairs::EMPTY)),
+                    fields: Some(std::rc::Rc::new(fields)),
                     ..TableType::default()
                 });
                 table.read_from = shape.read_from.clone();

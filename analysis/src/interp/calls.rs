@@ -233,6 +233,11 @@ impl Analyzer<'_> {
                 ));
                 Value::Unknown
             }
+            // JSON text: the fields of the table, where the walk knows them.
+            ("cjson", Some("encode")) => Value::Typed(Type {
+                encoded: Some(self.encoded_table(operands).unwrap_or_default()),
+                ..Type::of(Kinds::STRING)
+            }),
             ("type", None) => {
                 if let Some(value) = first {
                     self.tested(value);
@@ -481,6 +486,7 @@ impl Analyzer<'_> {
             width: span.width,
             shape: ReturnShape::Error(code),
             lone_error_word,
+            encoded: None,
         });
     }
 

@@ -475,6 +475,8 @@ impl Analyzer<'_> {
     pub(super) fn eval_table(&mut self, table: &TableConstructor) -> Value {
         let mut array = Vec::new();
         let mut reply = None;
+        let mut named = Vec::new();
+        let mut computed_keys = false;
         let fields: Vec<&Field> = table.fields().iter().collect();
         let count = fields.len();
         for (position, field) in fields.into_iter().enumerate() {
@@ -496,6 +498,7 @@ impl Analyzer<'_> {
                     if let Some(field_reply) = self.reply_field(identifier(key), &value, span) {
                         reply = Some(field_reply);
                     }
+                    named.push((identifier(key).to_owned(), value, span));
                 }
                 Field::ExpressionKey {
                     key,
@@ -510,8 +513,12 @@ impl Analyzer<'_> {
                             if let Some(field_reply) = self.reply_field(&name, &value, span) {
                                 reply = Some(field_reply);
                             }
+                            named.push((name, value, span));
                         }
-                        key => self.facts.unit.error_codes.computed_field(&key, &value),
+                        key => {
+                            self.facts.unit.error_codes.computed_field(&key, &value);
+                            computed_keys = true;
+                        }
                     }
                 }
                 _ => {}
@@ -544,6 +551,8 @@ impl Analyzer<'_> {
                 .collect(),
             open_ended,
             read_from,
+            fields: named,
+            computed_keys,
         })))
     }
 }

@@ -9,6 +9,7 @@ pub(crate) mod error_codes;
 mod expr;
 pub(crate) mod globals;
 mod json_reads;
+mod json_tables;
 mod key_elements;
 pub(crate) mod library;
 mod loops;
@@ -76,6 +77,7 @@ pub(crate) fn run(
 ) -> Walk {
     let map = SourceMap::new(source);
     let uncalled = uncalled::uncalled_functions(ast);
+    let escaping_tables = json_tables::escaping_tables(ast);
     let context = Context {
         map: &map,
         signature,
@@ -87,6 +89,7 @@ pub(crate) fn run(
         resp: Resp::of_source(source),
         findings,
         uncalled: &uncalled,
+        escaping_tables: &escaping_tables,
     };
     walk_twice(context, ast).finish()
 }
@@ -162,6 +165,7 @@ pub(crate) fn run_library(
         resp: Resp::of_source(source),
         findings,
         uncalled: &uncalled,
+        escaping_tables: &json_tables::escaping_tables(ast),
     };
     let mut analyzer = walk_twice(context, ast);
     let missing = std::mem::take(&mut analyzer.facts.missing);
@@ -202,6 +206,9 @@ pub(crate) struct Context<'a> {
     pub findings: Findings<'a>,
     /// Where the bodies of the local functions nothing refers to start.
     pub uncalled: &'a HashSet<usize>,
+    /// The names of locals whose tables may change where the walk does
+    /// not look.
+    pub escaping_tables: &'a HashSet<String>,
 }
 
 impl std::fmt::Debug for Context<'_> {
@@ -711,6 +718,7 @@ mod tests {
                 resp: Resp::of_source(source),
                 findings: crate::findings::ALL,
                 uncalled: &uncalled::uncalled_functions(&ast),
+                escaping_tables: &json_tables::escaping_tables(&ast),
             };
             let (first, assignments) = survey(context, &ast);
             skipped += usize::from(first.scopes.agrees_with(&assignments));

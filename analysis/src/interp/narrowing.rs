@@ -470,7 +470,11 @@ impl Analyzer<'_> {
     }
 
     /// What the local `token` is known to hold, as a table, after `change`.
-    fn change_table(&mut self, token: &TokenReference, change: impl Fn(&TableType) -> TableType) {
+    pub(super) fn change_table(
+        &mut self,
+        token: &TokenReference,
+        change: impl Fn(&TableType) -> TableType,
+    ) {
         self.narrow_local(token, |ty| match ty.table_type() {
             Some(table) => Type {
                 table: Some(Rc::new(change(table))),

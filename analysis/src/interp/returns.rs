@@ -58,12 +58,17 @@ impl Analyzer<'_> {
             Some(Value::Reply(Reply::Error(_, lone_word))) => lone_word.clone(),
             _ => None,
         };
+        let encoded = match values.first() {
+            Some(Value::Typed(ty)) => ty.encoded.as_deref().cloned(),
+            _ => None,
+        };
         self.facts.unit.returns.push(ReturnSite {
             line: span.line,
             column: span.column,
             width: span.width,
             shape,
             lone_error_word,
+            encoded,
         });
     }
 }

@@ -18,6 +18,7 @@ impl Analyzer<'_> {
                 width: span.width,
                 shape: ReturnShape::FallsOffEnd,
                 lone_error_word: None,
+                encoded: None,
             });
         }
     }
@@ -156,15 +157,30 @@ impl Analyzer<'_> {
                 };
                 let base = self.eval_chain(target.prefix(), path);
                 let span = self.context.map.chain(target.prefix(), last);
+                let local_table = match (target.prefix(), path) {
+                    (Prefix::Name(table), []) => Some(table),
+                    _ => None,
+                };
                 match last {
                     Suffix::Index(Index::Dot { name, .. }) => {
                         self.field_write(&base, identifier(name), span, value);
+                        if let Some(table) = local_table {
+                            self.table_field_written(table, identifier(name), value, span);
+                        }
                     }
                     Suffix::Index(Index::Brackets { expression, .. }) => {
                         match self.value_of(expression) {
-                            Value::Str(member) => self.field_write(&base, &member, span, value),
+                            Value::Str(member) => {
+                                self.field_write(&base, &member, span, value);
+                                if let Some(table) = local_table {
+                                    self.table_field_written(table, &member, value, span);
+                                }
+                            }
                             key => {
                                 self.facts.unit.error_codes.computed_field(&key, value);
+                                if let Some(table) = local_table {
+                                    self.table_fields_unknown(table);
+                                }
                                 // `t[#t + 1] = v`: an element of a local table.
                                 if let (Prefix::Name(table), []) = (target.prefix(), path) {
                                     if !matches!(key, Value::Number(_)) {
@@ -408,6 +424,7 @@ impl Analyzer<'_> {
                     width: end.width,
                     shape: ReturnShape::FallsOffEnd,
                     lone_error_word: None,
+                    encoded: None,
                 });
             }
             analyzer.scopes.pop();

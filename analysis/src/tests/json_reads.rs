@@ -104,3 +104,93 @@ fn a_computed_key_is_an_indexing_only() {
         ["ARGV[1] Indexed @3:8"]
     );
 }
+
+/// The fields of the table the script's first `return` encodes, as
+/// `name:kind` (`?` where some path leaves it out), and whether no other
+/// field can be there.
+fn encoded(source: &str) -> Option<(Vec<String>, bool)> {
+    let analysis = analyze(source, &signature(1, 2));
+    let encoded = analysis.returns.first()?.encoded.clone()?;
+    Some((
+        encoded
+            .fields
+            .iter()
+            .map(|field| {
+                format!(
+                    "{}:{:?}{}",
+                    field.name,
+                    field.kind,
+                    if field.always { "" } else { "?" }
+                )
+            })
+            .collect(),
+        encoded.complete,
+    ))
+}
+
+fn fields(names: &[&str], complete: bool) -> Option<(Vec<String>, bool)> {
+    Some((
+        names.iter().map(|name| (*name).to_owned()).collect(),
+        complete,
+    ))
+}
+
+#[test]
+fn an_encoded_constructor_has_its_fields_and_their_kinds() {
+    assert_eq!(
+        encoded(
+            "return cjson.encode({id = ARGV[1], count = 3, ratio = 0.5, done = true, tags = {}})"
+        ),
+        fields(
+            &[
+                "id:String",
+                "count:Integer",
+                "ratio:Fraction",
+                "done:Boolean",
+                "tags:Table"
+            ],
+            true
+        )
+    );
+    assert_eq!(
+        encoded("return cjson.encode({value = redis.call('GET', KEYS[1])})"),
+        fields(&["value:StringOrFalse"], true)
+    );
+    // An array part or a computed key: other fields may be there.
+    assert_eq!(
+        encoded("return cjson.encode({ARGV[1], id = 1})"),
+        fields(&["id:Integer"], false)
+    );
+    assert_eq!(
+        encoded("return cjson.encode({[ARGV[1]] = 1, id = 1})"),
+        fields(&["id:Integer"], false)
+    );
+}
+
+#[test]
+fn a_local_table_gets_the_fields_written_to_it_on_every_path() {
+    assert_eq!(
+        encoded(
+            "local t = {id = ARGV[1]}\nt.count = redis.call('INCR', KEYS[1])\nif ARGV[2] == 'x' then t.extra = 'y' end\nt['id'] = 5\nreturn cjson.encode(t)"
+        ),
+        fields(&["count:Integer", "extra:String?", "id:Integer"], true)
+    );
+    assert_eq!(
+        encoded("local t = {id = 1}\nt[ARGV[1]] = 2\nreturn cjson.encode(t)"),
+        fields(&[], false)
+    );
+}
+
+#[test]
+fn a_table_that_leaves_the_walks_sight_is_not_described() {
+    assert_eq!(encoded("return redis.call('GET', KEYS[1])"), None);
+    for source in [
+        "local t = {id = 1}\nfill(t)\nreturn cjson.encode(t)",
+        "local t = {id = 1}\nlocal u = t\nu.extra = 2\nreturn cjson.encode(t)",
+        "local t = {id = 1}\nt:fill()\nreturn cjson.encode(t)",
+        "local t = {id = 1}\ntable.insert(t, 2)\nreturn cjson.encode(t)",
+        "local t = {inner = {id = 1}}\nreturn cjson.encode(t.inner)",
+    ] {
+        assert_eq!(encoded(source), fields(&[], false), "{source}");
+    }
+}

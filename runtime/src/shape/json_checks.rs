@@ -362,6 +362,192 @@ const fn lua_type(ty: &JsonType) -> &'static str {
     }
 }
 
+/// What cjson writes for a field of a table the script encodes (the
+/// analysis' `EncodedKind`, as the assertions name it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EncodedKind {
+    /// A number with no fraction.
+    Integer,
+    /// A number literal with a fraction.
+    Fraction,
+    /// A number that may have a fraction.
+    Number,
+    /// A string.
+    String,
+    /// A boolean.
+    Boolean,
+    /// A string, or `false` where a command found nothing.
+    StringOrFalse,
+    /// A table.
+    Table,
+    /// nil: cjson leaves the field out.
+    Nil,
+}
+
+/// Why serde_json cannot read the field `name`, which the script encodes
+/// as `kind`, into `shape` (a struct's object), between `before` and
+/// `after`; `None` when it may.
+///
+/// ```
+/// use redis_script::__private_v3::{CheckMessage, EncodedKind, json_field_problem};
+/// use redis_script::shape::JsonType;
+/// // Not a struct: the fields are not checked.
+/// const PROBLEM: Option<CheckMessage> =
+///     json_field_problem(&JsonType::Any, "count", EncodedKind::String, "", "");
+/// assert!(PROBLEM.is_none());
+/// ```
+pub const fn json_field_problem(
+    shape: &'static JsonType,
+    name: &str,
+    kind: EncodedKind,
+    before: &str,
+    after: &str,
+) -> Option<CheckMessage> {
+    let JsonType::Object(object) = shape else {
+        return None;
+    };
+    let message = CheckMessage::new().push(before);
+    let Some(field) = read_field(object, name) else {
+        if object.deny_unknown_fields {
+            return Some(
+                unknown_field(object, name)
+                    .push(", and it denies unknown fields (`#[serde(deny_unknown_fields)]`)")
+                    .push(after),
+            );
+        }
+        return None;
+    };
+    let (target, nullable) = match field.ty {
+        JsonType::Nullable(inner) => (*inner, true),
+        other => (other, false),
+    };
+    let fits = match (kind, target) {
+        (_, JsonType::Any) => true,
+        (EncodedKind::Nil, _) => !field.required,
+        (EncodedKind::Integer, JsonType::Integer | JsonType::Number) => true,
+        (EncodedKind::Fraction, JsonType::Number) => true,
+        (EncodedKind::Number, JsonType::Integer | JsonType::Number) => true,
+        (EncodedKind::String, JsonType::String) => true,
+        (EncodedKind::Boolean, JsonType::Bool) => true,
+        (EncodedKind::StringOrFalse, JsonType::Bool) => false,
+        (EncodedKind::Table, JsonType::Array(_) | JsonType::Map(_) | JsonType::Object(_)) => true,
+        _ => false,
+    };
+    if fits {
+        return None;
+    }
+    let message = match kind {
+        EncodedKind::Nil => message
+            .push("it is nil, so cjson leaves it out, and `")
+            .push(object.name)
+            .push("` requires it"),
+        EncodedKind::StringOrFalse if matches!(target, JsonType::String) => message
+            .push("it is `false` where the command finds nothing, which cjson writes as `false`, and serde reads `")
+            .push(object.name)
+            .push(".")
+            .push(field.name)
+            .push("` only from a string")
+            .push(if nullable { " or null (use `or cjson.null`)" } else { " (use `or ''`, or make the field an `Option` and use `or cjson.null`)" }),
+        _ => described(
+            message
+                .push("cjson writes ")
+                .push(written_as(kind))
+                .push(", and serde reads `")
+                .push(object.name)
+                .push(".")
+                .push(field.name)
+                .push("` from "),
+            field.ty,
+        ),
+    };
+    Some(message.push(after))
+}
+
+/// Why serde_json cannot read a table with only the fields `present`
+/// into `shape`: the required fields it lacks, between `before` and
+/// `after`; `None` when it has them all.
+///
+/// ```
+/// use redis_script::__private_v3::{CheckMessage, json_missing_fields};
+/// use redis_script::shape::JsonType;
+/// const PROBLEM: Option<CheckMessage> = json_missing_fields(&JsonType::Any, &["id"], "", "");
+/// assert!(PROBLEM.is_none());
+/// ```
+pub const fn json_missing_fields(
+    shape: &'static JsonType,
+    present: &[&str],
+    before: &str,
+    after: &str,
+) -> Option<CheckMessage> {
+    let JsonType::Object(object) = shape else {
+        return None;
+    };
+    let mut message = CheckMessage::new().push(before);
+    let mut missing = 0;
+    let mut index = 0;
+    while index < object.fields.len() {
+        let field = &object.fields[index];
+        index += 1;
+        if !field.required || field.accepts.is_empty() || accepts_any(field, present) {
+            continue;
+        }
+        message = match missing {
+            0 => message.push("`").push(object.name).push("` requires \""),
+            _ => message.push("\", \""),
+        };
+        message = message.push(field.accepts[0]);
+        missing += 1;
+    }
+    if missing == 0 {
+        return None;
+    }
+    Some(
+        message
+            .push("\", which the table does not set: serde_json fails with \"missing field\"")
+            .push(after),
+    )
+}
+
+/// Whether serde reads `field` from one of the keys `present`.
+const fn accepts_any(field: &JsonField, present: &[&str]) -> bool {
+    let mut index = 0;
+    while index < present.len() {
+        let mut name = 0;
+        while name < field.accepts.len() {
+            if str_eq(field.accepts[name], present[index]) {
+                return true;
+            }
+            name += 1;
+        }
+        index += 1;
+    }
+    false
+}
+
+/// The field of `object` serde_json reads from the key `name`.
+const fn read_field(object: &'static JsonObject, name: &str) -> Option<&'static JsonField> {
+    let mut index = 0;
+    while index < object.fields.len() {
+        if accepts_any(&object.fields[index], &[name]) {
+            return Some(&object.fields[index]);
+        }
+        index += 1;
+    }
+    None
+}
+
+const fn written_as(kind: EncodedKind) -> &'static str {
+    match kind {
+        EncodedKind::Integer => "a JSON integer",
+        EncodedKind::Fraction => "a JSON number with a fraction",
+        EncodedKind::Number => "a JSON number",
+        EncodedKind::String | EncodedKind::StringOrFalse => "a JSON string",
+        EncodedKind::Boolean => "a JSON boolean",
+        EncodedKind::Table => "a JSON array or object",
+        EncodedKind::Nil => "nothing",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -496,5 +682,45 @@ mod tests {
         assert_eq!(use_problem(&[Some("hint")], JsonUse::Tested), None);
         assert_eq!(use_problem(&[Some("hint")], JsonUse::ComparedWithNil), None);
         assert_eq!(use_problem(&[Some("jobId")], JsonUse::Tested), None);
+    }
+
+    fn field_problem(name: &str, kind: EncodedKind) -> Option<String> {
+        json_field_problem(&JOB, name, kind, "", "").map(|message| message.as_str().to_owned())
+    }
+
+    #[test]
+    fn an_encoded_field_of_another_json_type_is_named_with_what_serde_reads() {
+        assert_eq!(field_problem("attempts", EncodedKind::Integer), None);
+        assert_eq!(field_problem("attempts", EncodedKind::Number), None);
+        assert_eq!(
+            field_problem("attempts", EncodedKind::String).as_deref(),
+            Some("cjson writes a JSON string, and serde reads `Job.attempts` from a JSON integer")
+        );
+        assert!(field_problem("attempts", EncodedKind::Fraction).is_some());
+        assert!(field_problem("jobId", EncodedKind::Integer).is_some());
+        assert!(
+            field_problem("jobId", EncodedKind::StringOrFalse)
+                .is_some_and(|text| text.contains("use `or ''`"))
+        );
+        assert_eq!(field_problem("note", EncodedKind::Nil), None);
+        assert!(field_problem("jobId", EncodedKind::Nil).is_some());
+        assert_eq!(field_problem("tags", EncodedKind::Table), None);
+        assert!(field_problem("tags", EncodedKind::String).is_some());
+        // serde ignores fields it does not know.
+        assert_eq!(field_problem("extra", EncodedKind::String), None);
+    }
+
+    #[test]
+    fn the_required_fields_a_complete_table_lacks_are_listed() {
+        let missing = |present: &[&str]| {
+            json_missing_fields(&JOB, present, "", "").map(|message| message.as_str().to_owned())
+        };
+        assert_eq!(missing(&["jobId", "attempts", "tags"]), None);
+        assert_eq!(
+            missing(&["jobId"]).as_deref(),
+            Some(
+                "`Job` requires \"attempts\", \"tags\", which the table does not set: serde_json fails with \"missing field\""
+            )
+        );
     }
 }
