@@ -72,7 +72,7 @@ pub use batch::Batch;
 pub use call::{Call, DEFAULT_DEADLINE, Invocation};
 pub use checked::AsyncConnection;
 pub use deploy::{Deployed, OnConflict};
-pub use error::{Error, KeyPrefixProblem, ScriptLocation};
+pub use error::{ArgumentProblem, Error, KeyPrefixProblem, ScriptLocation};
 pub use exactly_once::{CallId, ExactlyOnce};
 #[cfg(feature = "json")]
 pub use json::Json;
@@ -89,6 +89,9 @@ pub use redis_script_macros::{redis_library, redis_script};
 pub use retry::RetryRefusals;
 pub use script::Script;
 pub use script_error::{Failure, ScriptError};
+#[doc = include_str!("doc/json_shape.md")]
+pub use redis_script_macros::JsonShape;
+pub use shape::JsonShape;
 pub use shape::ReplyShape;
 
 /// Guides: what the checks prove and how to read them. Each page is
@@ -147,7 +150,8 @@ pub mod __private_v3 {
     pub use crate::exactly_once::exactly_once;
     pub use crate::library::new_library;
     pub use crate::script::{new_function, new_script, with_exactly_once, with_key_prefixes};
-    pub use crate::shape::Shape;
+    pub use crate::shape::json::{JsonProbe, NoJsonShape, json_field, json_object};
+    pub use crate::shape::{JsonField, JsonObject, JsonShape, JsonType, Shape, Written};
     pub use crate::shape::checks::{
         CheckMessage, accepts_array, accepts_bare, accepts_single_value, accepts_table,
         accepts_tag, array_mismatch, array_shape, contains_code, has_element, has_tag, str_eq,

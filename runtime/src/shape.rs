@@ -26,10 +26,13 @@
 //! ```
 
 pub(crate) mod checks;
+pub(crate) mod json;
 #[cfg(test)]
 mod tests;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+
+pub use json::{JsonField, JsonObject, JsonShape, JsonType, Written};
 
 /// What a Rust reply type accepts, as far as it can be known at compile
 /// time. The code `#[redis_script]` generates compares it with the
