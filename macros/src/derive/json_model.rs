@@ -29,7 +29,9 @@ pub enum JsonData<'a> {
     Struct(Style, Vec<JsonField<'a>>),
     /// An enum: whether serde writes each variant as its name alone (every
     /// variant a unit, none written another way).
-    Enum { names_only: bool },
+    Enum {
+        names_only: bool,
+    },
     /// A union: its `union` keyword.
     Union(Span),
 }
@@ -123,7 +125,10 @@ impl JsonField<'_> {
         if self.attrs.skip_deserializing {
             return Vec::new();
         }
-        let name = match (&self.attrs.rename.deserialize, container.rename_all.deserialize) {
+        let name = match (
+            &self.attrs.rename.deserialize,
+            container.rename_all.deserialize,
+        ) {
             (Some(name), _) => name.clone(),
             (None, Some(rule)) => rule.apply_to_field(&self.rust_name()),
             (None, None) => self.rust_name(),

@@ -343,7 +343,7 @@ fn json_shape_attributes(attributes: &[Attribute], place: Place, errors: &mut Er
     any
 }
 
-/// "unknown `#[json_shape]` argument `anything`: did you mean `any`?"
+/// "unknown `#[json_shape]` argument `anny`: did you mean `any`?"
 fn unknown_argument(path: &syn::Path) -> String {
     let name = path
         .get_ident()
@@ -453,7 +453,10 @@ mod tests {
                 ],
             ),
             ("a", ["a", "A", "A", "a", "a", "A", "a", "A"]),
-            ("z42", ["z42", "Z42", "Z42", "z42", "z42", "Z42", "z42", "Z42"]),
+            (
+                "z42",
+                ["z42", "Z42", "Z42", "z42", "z42", "Z42", "z42", "Z42"],
+            ),
             (
                 "retry_after_2x",
                 [
@@ -522,13 +525,15 @@ mod tests {
         assert_eq!(attrs.tag.as_deref(), Some("type"));
         assert!(!attrs.transparent && !attrs.converted && !attrs.untagged);
 
-        let attributes: Vec<Attribute> = vec![
-            syn::parse_quote!(#[serde(rename_all = "SCREAMING-KEBAB-CASE", into = "String")]),
-        ];
+        let attributes: Vec<Attribute> =
+            vec![syn::parse_quote!(#[serde(rename_all = "SCREAMING-KEBAB-CASE", into = "String")])];
         let mut errors = Errors::default();
         let attrs = ContainerAttrs::read(&attributes, &mut errors);
         let both = Some(RenameRule::ScreamingKebabCase);
-        assert_eq!((attrs.rename_all.serialize, attrs.rename_all.deserialize), (both, both));
+        assert_eq!(
+            (attrs.rename_all.serialize, attrs.rename_all.deserialize),
+            (both, both)
+        );
         assert!(attrs.converted);
     }
 
@@ -549,7 +554,8 @@ mod tests {
         let (attrs, _) = field(&[syn::parse_quote!(#[serde(skip, with = "m", flatten)])]);
         assert!(attrs.skip_serializing && attrs.skip_deserializing && attrs.flatten);
         assert!(attrs.serialize_with && attrs.deserialize_with);
-        let (attrs, _) = field(&[syn::parse_quote!(#[serde(rename = "x", deserialize_with = "f")])]);
+        let (attrs, _) =
+            field(&[syn::parse_quote!(#[serde(rename = "x", deserialize_with = "f")])]);
         assert_eq!(attrs.rename.serialize.as_deref(), Some("x"));
         assert_eq!(attrs.rename.deserialize.as_deref(), Some("x"));
         assert!(attrs.deserialize_with && !attrs.serialize_with);
@@ -558,7 +564,7 @@ mod tests {
     #[test]
     fn json_shape_mistakes() {
         let (attrs, errors) = field(&[
-            syn::parse_quote!(#[json_shape(anything, any, unchecked = true)]),
+            syn::parse_quote!(#[json_shape(anny, any, unchecked = true)]),
             syn::parse_quote!(#[json_shape]),
             syn::parse_quote!(#[json_shape(any)]),
         ]);
@@ -566,7 +572,7 @@ mod tests {
         assert_eq!(
             errors,
             [
-                "unknown `#[json_shape]` argument `anything`: did you mean `any`? (`#[json_shape(any)]` leaves the field's JSON unchecked)",
+                "unknown `#[json_shape]` argument `anny`: did you mean `any`? (`#[json_shape(any)]` leaves the field's JSON unchecked)",
                 "unknown `#[json_shape]` argument `unchecked`: the only one is `any`, as in `#[json_shape(any)]`, which leaves the field's JSON unchecked",
                 "write the argument in parentheses: `#[json_shape(any)]`",
                 "duplicate `any`: say it once",

@@ -39,6 +39,21 @@ pub enum JsonType {
     Nullable(&'static JsonType),
 }
 
+impl JsonType {
+    /// Whether `null` is one of its values ([`JsonType::Nullable`]): serde
+    /// reads a missing field of such a type as `None`.
+    ///
+    /// ```
+    /// use redis_script::shape::{JsonShape, JsonType};
+    ///
+    /// assert!(<Option<u8> as JsonShape>::JSON.is_nullable());
+    /// assert!(!JsonType::Integer.is_nullable());
+    /// ```
+    pub const fn is_nullable(&self) -> bool {
+        matches!(self, Self::Nullable(_))
+    }
+}
+
 /// A struct's JSON object.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
@@ -373,3 +388,6 @@ json_tuple! {
     (A, B, C, D, E)
     (A, B, C, D, E, F)
 }
+
+#[cfg(all(test, feature = "json"))]
+mod tests;

@@ -6,8 +6,8 @@
 //! JSON; an enum of unit variants written by name is a string; anything
 //! else serde writes in a form not described here is `Any`.
 
-use proc_macro2::TokenStream;
-use quote::{quote, quote_spanned};
+use proc_macro2::{TokenStream, TokenTree};
+use quote::{ToTokens as _, quote, quote_spanned};
 use syn::spanned::Spanned as _;
 
 use crate::derive::ast::Style;
@@ -31,7 +31,9 @@ fn implementation(container: &JsonContainer<'_>, json: &TokenStream, bounds: boo
     let mut generics = container.generics.clone();
     if bounds {
         for parameter in generics.type_params_mut() {
-            parameter.bounds.push(syn::parse_quote!(#private::JsonShape));
+            parameter
+                .bounds
+                .push(syn::parse_quote!(#private::JsonShape));
         }
     }
     let (impl_generics, _, where_clause) = generics.split_for_impl();
@@ -59,9 +61,9 @@ fn json(container: &JsonContainer<'_>) -> TokenStream {
         JsonData::Struct(style, fields) => {
             if attrs.transparent {
                 // Serde's one field that is not skipped.
-                let field = fields
-                    .iter()
-                    .find(|field| !(field.attrs.skip_serializing && field.attrs.skip_deserializing));
+                let field = fields.iter().find(|field| {
+                    !(field.attrs.skip_serializing && field.attrs.skip_deserializing)
+                });
                 return field.map_or(any, JsonField::json);
             }
             match (style, fields.as_slice()) {
@@ -100,7 +102,7 @@ fn object(container: &JsonContainer<'_>, fields: &[JsonField<'_>]) -> TokenStrea
             open = true;
             continue;
         }
-        listed.push(field.entry(attrs));
+        listed.push(field.entry(attrs, container.ident));
     }
     let deny = attrs.deny_unknown_fields;
     quote! {
@@ -117,8 +119,16 @@ impl JsonField<'_> {
     /// The field's value: its type's JSON, spanned on the type so that a
     /// type without `JsonShape` is reported there.
     fn json(&self) -> TokenStream {
+        self.json_within(None)
+    }
+
+    /// [`Self::json`] of a field of the struct `container`: a field whose
+    /// type names the struct itself (`next: Option<Box<Node>>`) is not
+    /// checked, since a constant cannot hold itself.
+    fn json_within(&self, container: Option<&syn::Ident>) -> TokenStream {
         let private = crate::private();
-        if self.unchecked() {
+        let recursive = container.is_some_and(|ident| mentions(self.ty.to_token_stream(), ident));
+        if self.unchecked() || recursive {
             return quote!(#private::JsonType::Any);
         }
         let ty = self.ty;
@@ -126,11 +136,15 @@ impl JsonField<'_> {
     }
 
     /// `json_field(name, accepts, &ty, written, required)`.
-    fn entry(&self, container: &crate::derive::serde_attr::ContainerAttrs) -> TokenStream {
+    fn entry(
+        &self,
+        container: &crate::derive::serde_attr::ContainerAttrs,
+        ident: &syn::Ident,
+    ) -> TokenStream {
         let private = crate::private();
         let name = self.written_name(container);
         let accepts = self.read_names(container);
-        let json = self.json();
+        let json = self.json_within(Some(ident));
         let written = if self.attrs.skip_serializing {
             quote!(Never)
         } else if self.attrs.skip_serializing_if {
@@ -143,7 +157,9 @@ impl JsonField<'_> {
                 let required = !missing;
                 quote!(#required)
             }
-            None => quote!(!::core::matches!(#json, #private::JsonType::Nullable(_))),
+            // A method call, not a `match`: the constant's parts must be
+            // promotable to `'static`.
+            None => quote!(!#private::JsonType::is_nullable(&#json)),
         };
         quote! {
             #private::json_field(
@@ -154,5 +170,29 @@ impl JsonField<'_> {
                 #required,
             )
         }
+    }
+}
+
+/// Whether `tokens` (a field's type) name `ident` or `Self`.
+fn mentions(tokens: TokenStream, ident: &syn::Ident) -> bool {
+    tokens.into_iter().any(|token| match token {
+        TokenTree::Ident(name) => name == *ident || name == "Self",
+        TokenTree::Group(group) => mentions(group.stream(), ident),
+        TokenTree::Punct(_) | TokenTree::Literal(_) => false,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recursive_fields_are_found_by_name() {
+        let node: syn::Ident = syn::parse_quote!(Node);
+        let mentions_node = |ty: TokenStream| mentions(ty, &node);
+        assert!(mentions_node(quote!(Option<Box<Node>>)));
+        assert!(mentions_node(quote!(Vec<crate::tree::Node<T>>)));
+        assert!(mentions_node(quote!(HashMap<String, (Self, u8)>)));
+        assert!(!mentions_node(quote!(Option<Box<Nodes>>)));
     }
 }
