@@ -207,23 +207,11 @@ pub enum Error {
     /// failed). A batch holding the call refuses it when it is added.
     ///
     /// ```
-    /// # #[cfg(feature = "json")] {
-    /// use std::collections::HashMap;
-    /// use redis_script::{Error, Json, redis_script};
-    ///
-    /// #[redis_script(path = "../lua/set_json.lua", keys = 1)]
-    /// async fn set_json(document: &str, value: Json<HashMap<(u8, u8), u8>>) -> ();
-    ///
-    /// # async fn demo(conn: &mut redis::aio::MultiplexedConnection) {
-    /// let grid = HashMap::from([((0, 0), 1)]);
-    /// match set_json(conn, "grid:{7}", Json(grid)).await {
-    ///     Err(Error::Argument { parameter, problem, .. }) => {
-    ///         assert_eq!(parameter, "ARGV[1]");
-    ///         eprintln!("not sent: {problem}");
-    ///     }
-    ///     other => panic!("{other:?}"),
+    /// # fn handle(error: redis_script::Error) {
+    /// if let redis_script::Error::Argument { parameter, problem, .. } = &error {
+    ///     // `ARGV[2] not sent: serde_json cannot write this `Json<…>` as JSON: key must be a string`
+    ///     eprintln!("{parameter} not sent: {problem}");
     /// }
-    /// # }
     /// # }
     /// ```
     #[error("`{operation}`: {parameter} could not be encoded, nothing was sent: {problem}")]

@@ -73,7 +73,7 @@ use crate::shape::{ReplyShape, Shape};
 ///
 /// /// Stores the job's payload once; the length of the waiting list, or 0.
 /// #[redis_script(path = "../lua/enqueue_job.lua", keys = 1)]
-/// async fn enqueue_job(#[key_prefix] queue: &str, id: &str, payload: Json<&Email>) -> i64;
+/// async fn enqueue_job(queue: &str, id: &str, payload: Json<&Email>) -> i64;
 ///
 /// # async fn demo(conn: &mut redis::aio::MultiplexedConnection) -> Result<(), redis_script::Error> {
 /// let email = Email { to: "ada@example.com".into(), template_id: 7 };

@@ -182,15 +182,15 @@ impl JsonObject {
     /// ```
     /// use redis_script::shape::{JsonField, JsonObject, JsonType, Written};
     ///
-    /// let object = JsonObject::new(
+    /// const JOB: JsonObject = JsonObject::new(
     ///     "Job",
     ///     &[JsonField::new("jobId", &["jobId", "id"], &JsonType::String, Written::Always, true)],
     ///     false,
     ///     false,
     /// );
-    /// assert!(object.written("jobId").is_some());
-    /// assert!(object.written("id").is_none());
-    /// assert!(object.read("id").is_some());
+    /// assert!(JOB.written("jobId").is_some());
+    /// assert!(JOB.written("id").is_none());
+    /// assert!(JOB.read("id").is_some());
     /// ```
     pub fn written(&self, key: &str) -> Option<&'static JsonField> {
         self.fields
