@@ -1,14 +1,19 @@
-//! `#[derive(ScriptReply)]` and `#[derive(ScriptError)]`.
+//! `#[derive(ScriptReply)]`, `#[derive(ScriptError)]` and
+//! `#[derive(JsonShape)]`.
 //!
-//! Both work in steps kept apart: [`ast`] reads the item into a model (its
+//! Each works in steps kept apart: [`ast`] reads the item into a model (its
 //! helper attributes through [`attr`], the one reader of them), [`valid`]
 //! checks the model and reports every mistake, and [`expand`] generates the
 //! impls. On any error a derive still emits impls that compile, next to the
 //! errors, so that uses of the type do not pile up follow-on errors.
+//! `JsonShape` reads serde's attributes ([`serde_attr`]) into a model of
+//! its own ([`json_model`]), the keys serde writes and reads.
 
 mod ast;
 mod attr;
 mod expand;
+mod json_model;
+mod serde_attr;
 mod valid;
 
 use proc_macro2::TokenStream;
@@ -50,6 +55,24 @@ pub fn script_error(input: TokenStream) -> TokenStream {
             fallback: expand::script_error::fallback,
         },
     )
+}
+
+/// `#[derive(JsonShape)]`: parse, check, generate, as the others.
+pub fn json_shape(input: TokenStream) -> TokenStream {
+    let input = match syn::parse2::<syn::DeriveInput>(input) {
+        Ok(input) => input,
+        Err(error) => return error.to_compile_error(),
+    };
+    let container = json_model::JsonContainer::from_ast(&input);
+    let mut errors = Errors::default();
+    valid::json_shape(&container, &mut errors);
+    match errors.into_tokens() {
+        None => expand::json_shape::impls(&container),
+        Some(errors) => {
+            let fallback = expand::json_shape::fallback(&container);
+            quote! { #errors #fallback }
+        }
+    }
 }
 
 fn derive(input: TokenStream, derive: &Derive) -> TokenStream {

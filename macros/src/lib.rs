@@ -69,6 +69,18 @@ pub fn derive_script_error(item: TokenStream) -> TokenStream {
     derive::script_error(item.into()).into()
 }
 
+/// Derives `redis_script::JsonShape`: the JSON serde writes for the type
+/// and reads into it (field names after serde's renames, which fields may
+/// be missing or absent), for the compile-time checks of scripts that
+/// `cjson.decode` a `Json<T>` argument or return `cjson.encode(...)`.
+///
+/// Reads `#[serde(...)]` as serde's derives do; `#[json_shape(any)]` on a
+/// field leaves its JSON unchecked. See the `redis-script` crate.
+#[proc_macro_derive(JsonShape, attributes(json_shape, serde))]
+pub fn derive_json_shape(item: TokenStream) -> TokenStream {
+    derive::json_shape(item.into()).into()
+}
+
 fn expand(
     attribute: proc_macro2::TokenStream,
     item: proc_macro2::TokenStream,

@@ -268,7 +268,9 @@ impl Batch {
         self
     }
 
-    /// Queues a script call. Its own keys must share one cluster slot
+    /// Queues a script call. Its arguments must have been encoded
+    /// ([`Error::Argument`] otherwise, and nothing is queued); its own keys
+    /// must share one cluster slot
     /// ([`Error::CrossSlot`] otherwise, and nothing is queued); in a
     /// transaction, that of the batch's other calls too. A pipeline's calls
     /// may be in any slots: [`crate::cluster::run_batch`] sends them to
@@ -284,6 +286,7 @@ impl Batch {
     ) -> Result<Handle<T, E>, Error> {
         let call = call.into_call();
         let script = call.script();
+        call.check_arguments()?;
         let slot = call.slot()?;
         if let Some(slot) = slot {
             // The key's text is kept only for error messages: render it

@@ -56,6 +56,9 @@ pub struct Call<T, E = Error> {
     /// What the key prefixes the script builds keys from say about the
     /// call's slot.
     prefixes: PrefixCheck,
+    /// The first argument that could not be encoded: the call fails with
+    /// it before sending.
+    argument_problem: Option<Box<(String, crate::ArgumentProblem)>>,
     /// The call's id, for a script declared `exactly_once`.
     call_id: Option<CallId>,
     /// The reply type's shape, when it describes itself, for the reply tag
@@ -253,6 +256,7 @@ fn start<T, E>(script: &'static Script, keys: Keys, call_id: Option<CallId>) -> 
         record,
         routing,
         prefixes,
+        argument_problem: None,
         call_id,
         reply_shape: None,
         reply: PhantomData,
@@ -293,9 +297,21 @@ pub fn set_reply_shape<T, E>(call: &mut Call<T, E>, shape: fn() -> Shape) {
     call.reply_shape = Some(shape);
 }
 
-/// Used by generated code: appends one ARGV parameter.
+/// Used by generated code: appends one ARGV parameter. A [`Json`] value
+/// serde_json cannot write leaves the call failing with
+/// [`Error::Argument`] before anything is sent.
+///
+/// [`Json`]: crate::Json
 pub fn push_argument<T, E, A: redis::ToRedisArgs>(call: &mut Call<T, E>, argument: &A) {
+    #[cfg(feature = "json")]
+    crate::json::watch_arguments();
+    #[cfg(feature = "json")]
+    let first = call.encoded.count();
     argument.write_redis_args(&mut call.encoded);
+    #[cfg(feature = "json")]
+    if let Some((index, problem)) = crate::json::argument_failure() {
+        call.argument_failed(first, index, problem);
+    }
 }
 
 /// Used by generated code: appends the ARGV parameter at `position`
@@ -490,6 +506,30 @@ impl<T, E> Call<T, E> {
             None => (evalsha_name(self.script), self.script.sha1()),
         };
         (name, self.render(name, second))
+    }
+
+    /// Records that the argument written from element `first` of the
+    /// encoded list failed (its `index`th `Json` value, for a variadic
+    /// parameter): the first such problem is the call's error.
+    #[cold]
+    #[inline(never)]
+    fn argument_failed(&mut self, first: usize, index: usize, problem: crate::ArgumentProblem) {
+        if self.argument_problem.is_none() {
+            let position = (first + index).saturating_sub(self.key_count) + 1;
+            self.argument_problem = Some(Box::new((format!("ARGV[{position}]"), problem)));
+        }
+    }
+
+    /// `Err(Error::Argument)` when an argument could not be encoded.
+    pub(crate) fn check_arguments(&self) -> Result<(), Error> {
+        match self.argument_problem.as_deref() {
+            None => Ok(()),
+            Some((parameter, problem)) => Err(Error::Argument {
+                operation: self.script.name(),
+                parameter: parameter.clone(),
+                problem: problem.clone(),
+            }),
+        }
     }
 
     /// `Err(Error::CrossSlot)` when the keys hash to different cluster

@@ -24,6 +24,7 @@ use crate::script::Script;
 /// | [`CrossSlot`](Error::CrossSlot) | the keys hash to different cluster slots; nothing was sent | `false` |
 /// | [`BatchAcrossSlots`](Error::BatchAcrossSlots) | a pipeline whose calls are in several cluster slots was sent on a connection that sends a batch to one node; nothing was sent | `false` |
 /// | [`KeyPrefix`](Error::KeyPrefix) | a prefix the script builds keys from has no hash tag, or names no routable slot; nothing was sent | `false` |
+/// | [`Argument`](Error::Argument) | an argument could not be encoded (a [`Json`](crate::Json) value serde_json cannot write); nothing was sent | `false` |
 /// | [`LibraryConflict`](Error::LibraryConflict) | another version of the function's library is loaded; it was left in place | `false` |
 /// | [`FunctionNameTaken`](Error::FunctionNameTaken) | another library registers a function of the same name, so the library could not be loaded | `false` |
 /// | [`LoadFailed`](Error::LoadFailed) | `FUNCTION LOAD` of the function's library failed | `false` |
@@ -198,6 +199,30 @@ pub enum Error {
         parameter: String,
         /// What is wrong with it.
         reason: KeyPrefixProblem,
+    },
+
+    /// An argument of the call could not be encoded, so nothing was sent:
+    /// serde_json could not write a [`Json`](crate::Json) argument (a map
+    /// whose keys are not strings or numbers, a `Serialize` impl that
+    /// failed). A batch holding the call refuses it when it is added.
+    ///
+    /// ```
+    /// # fn handle(error: redis_script::Error) {
+    /// if let redis_script::Error::Argument { parameter, problem, .. } = &error {
+    ///     // `ARGV[2] not sent: serde_json cannot write this `Json<…>` as JSON: key must be a string`
+    ///     eprintln!("{parameter} not sent: {problem}");
+    /// }
+    /// # }
+    /// ```
+    #[error("`{operation}`: {parameter} could not be encoded, nothing was sent: {problem}")]
+    #[non_exhaustive]
+    Argument {
+        /// The script's or function's name.
+        operation: &'static str,
+        /// Which parameter: `ARGV[2]`.
+        parameter: String,
+        /// What went wrong.
+        problem: ArgumentProblem,
     },
 
     /// A library of the same name but with other code (another version) is
@@ -482,6 +507,7 @@ impl Error {
             | Self::Decode { operation, .. }
             | Self::CrossSlot { operation, .. }
             | Self::KeyPrefix { operation, .. }
+            | Self::Argument { operation, .. }
             | Self::LibraryConflict { operation, .. }
             | Self::FunctionNameTaken { operation, .. }
             | Self::LoadFailed { operation, .. }
@@ -517,6 +543,7 @@ impl Error {
             | Self::CrossSlot { .. }
             | Self::BatchAcrossSlots { .. }
             | Self::KeyPrefix { .. }
+            | Self::Argument { .. }
             | Self::LibraryConflict { .. }
             | Self::FunctionNameTaken { .. }
             | Self::LoadFailed { .. }
@@ -558,7 +585,7 @@ impl Error {
     }
 
     /// The variant's name in snake case (`refused`, `script`,
-    /// `connection`, `timeout`, `decode`, `cross_slot`, `key_prefix`, `library_conflict`,
+    /// `connection`, `timeout`, `decode`, `cross_slot`, `key_prefix`, `argument`, `library_conflict`,
     /// `function_name_taken`, `load_failed`, `not_deployed`, `foreign_handle`, `batch_across_slots`):
     /// the `error.type`
     /// of a call's span and the `kind` label of its error metric.
@@ -572,6 +599,7 @@ impl Error {
             Self::CrossSlot { .. } => "cross_slot",
             Self::BatchAcrossSlots { .. } => "batch_across_slots",
             Self::KeyPrefix { .. } => "key_prefix",
+            Self::Argument { .. } => "argument",
             Self::LibraryConflict { .. } => "library_conflict",
             Self::FunctionNameTaken { .. } => "function_name_taken",
             Self::LoadFailed { .. } => "load_failed",
@@ -624,6 +652,41 @@ impl fmt::Display for KeyPrefixProblem {
                 "names the slot of a call without keys: a cluster routes a script by its KEYS, so pass at least one key in the prefix's slot"
             }
         })
+    }
+}
+
+/// Why an argument could not be encoded: the `problem` of
+/// [`Error::Argument`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ArgumentProblem {
+    /// serde_json could not write the value of a [`Json`](crate::Json)
+    /// argument.
+    #[non_exhaustive]
+    Json {
+        /// The argument's type, without module paths: `Json<Job>`.
+        type_name: String,
+        /// serde_json's message: `key must be a string`.
+        message: String,
+    },
+}
+
+impl ArgumentProblem {
+    /// A [`Json`](crate::Json) argument of type `type_name` that
+    /// serde_json could not write, with its message.
+    pub(crate) fn json(type_name: String, message: String) -> Self {
+        Self::Json { type_name, message }
+    }
+}
+
+impl fmt::Display for ArgumentProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Json { type_name, message } => write!(
+                f,
+                "serde_json cannot write this `{type_name}` as JSON: {message}"
+            ),
+        }
     }
 }
 

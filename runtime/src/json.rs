@@ -1,16 +1,22 @@
-//! `Json<T>`: a reply the script built with `cjson.encode(...)`.
+//! `Json<T>`: an argument the script reads with `cjson.decode(ARGV[n])`,
+//! and a reply it built with `cjson.encode(...)`.
 
+use std::cell::{Cell, RefCell};
 use std::fmt;
 use std::ops::{Deref, DerefMut};
 
-use redis::{FromRedisValue, ParsingError, Value};
+use redis::{FromRedisValue, ParsingError, RedisWrite, ToRedisArgs, Value};
+use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::error::DISPLAY_LIMIT;
+use crate::error::{ArgumentProblem, DISPLAY_LIMIT};
 use crate::reply::render_reply;
 use crate::shape::{ReplyShape, Shape};
 
-/// A reply holding JSON text, decoded into `T` with `serde_json`.
+/// JSON text: an argument encoded from `T`, or a reply decoded into `T`,
+/// with `serde_json`.
+///
+/// # As a reply
 ///
 /// Declare it as the return type of a script that ends with
 /// `return cjson.encode(value)`. `T` implements `serde::Deserialize`
@@ -49,6 +55,51 @@ use crate::shape::{ReplyShape, Shape};
 /// let reply = Value::BulkString(br#"{"count":3}"#.to_vec());
 /// let decoded: Json<serde_json::Value> = FromRedisValue::from_redis_value(reply).unwrap();
 /// assert_eq!(decoded["count"], 3);
+/// ```
+///
+/// # As an argument
+///
+/// A parameter `payload: Json<T>`, for `T: serde::Serialize`, is sent as
+/// the text `serde_json::to_string` writes, which the script reads with
+/// `cjson.decode(ARGV[n])`. Derive [`JsonShape`](macro@crate::JsonShape)
+/// on `T` too, so that the script's reads of its fields can be checked:
+///
+/// ```no_run
+/// use redis_script::{Json, redis_script};
+///
+/// #[derive(serde::Serialize, redis_script::JsonShape)]
+/// #[serde(rename_all = "camelCase")]
+/// struct Email { to: String, template_id: u32 }
+///
+/// /// Stores the job's payload once; the length of the waiting list, or 0.
+/// #[redis_script(path = "../lua/enqueue_job.lua", keys = 1)]
+/// async fn enqueue_job(queue: &str, id: &str, payload: Json<&Email>) -> i64;
+///
+/// # async fn demo(conn: &mut redis::aio::MultiplexedConnection) -> Result<(), redis_script::Error> {
+/// let email = Email { to: "ada@example.com".into(), template_id: 7 };
+/// // ARGV[2] is {"to":"ada@example.com","templateId":7}
+/// enqueue_job(conn, "queue:{emails}:", "job-1", Json(&email)).await?;
+/// # Ok(()) }
+/// ```
+///
+/// `Json<&T>` sends a borrowed value without moving it. serde_json may
+/// fail to write a value (a map whose keys are neither strings nor
+/// numbers, a `Serialize` impl that returns an error): then the call
+/// sends nothing and fails with [`Error::Argument`](crate::Error::Argument),
+/// naming the parameter (`ARGV[2]`) and serde_json's message; a
+/// [`Batch`](crate::Batch) refuses the call when it is added. Outside a
+/// script call (in a plain redis-rs command), a value serde_json cannot
+/// write is sent as what it wrote before it failed: empty, or cut inside
+/// an object, array or string, never JSON, so `cjson.decode` of it raises.
+///
+/// ```
+/// use redis::ToRedisArgs;
+/// use redis_script::Json;
+///
+/// #[derive(serde::Serialize)]
+/// struct Point { x: i32, y: i32 }
+///
+/// assert_eq!(Json(Point { x: 1, y: -2 }).to_redis_args(), [br#"{"x":1,"y":-2}"#.to_vec()]);
 /// ```
 #[derive(Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Json<T>(pub T);
@@ -121,6 +172,71 @@ impl<T: DeserializeOwned> FromRedisValue for Json<T> {
     fn from_redis_value(value: Value) -> Result<Self, ParsingError> {
         Self::from_redis_value_ref(&value)
     }
+}
+
+/// The text serde_json writes, as one argument.
+impl<T: Serialize> ToRedisArgs for Json<T> {
+    fn write_redis_args<W: ?Sized + RedisWrite>(&self, out: &mut W) {
+        WRITES.set(WRITES.get().wrapping_add(1));
+        let mut writer = out.writer_for_next_arg();
+        if let Err(error) = serde_json::to_writer(&mut writer, &self.0) {
+            drop(writer);
+            record_failure::<T>(&error);
+        }
+    }
+
+    fn num_of_args(&self) -> usize {
+        1
+    }
+}
+
+// A failure to write a `Json` argument, kept for the call that is
+// encoding it: `ToRedisArgs` cannot return an error, so the impl above
+// records it here and `push_argument` (on the same thread, in the same
+// synchronous step) takes it right after the write.
+thread_local! {
+    /// `Json` arguments written since [`watch_arguments`].
+    static WRITES: Cell<usize> = const { Cell::new(0) };
+    /// Set by a failure since [`watch_arguments`].
+    static FAILED: Cell<bool> = const { Cell::new(false) };
+    /// The first failure since [`watch_arguments`]: how many `Json`
+    /// arguments were written before it, and what went wrong.
+    static FAILURE: RefCell<Option<(usize, ArgumentProblem)>> = const { RefCell::new(None) };
+}
+
+/// Out of line: the usual argument writes.
+#[cold]
+#[inline(never)]
+fn record_failure<T>(error: &serde_json::Error) {
+    if FAILED.replace(true) {
+        return;
+    }
+    let problem = ArgumentProblem::json(
+        format!("Json<{}>", short_type_name::<T>()),
+        error.to_string(),
+    );
+    let before = WRITES.get().saturating_sub(1);
+    FAILURE.with(|failure| *failure.borrow_mut() = Some((before, problem)));
+}
+
+/// Starts watching the writes of one argument: forgets any earlier
+/// failure (of a write outside a call, which no call took).
+#[inline]
+pub(crate) fn watch_arguments() {
+    WRITES.set(0);
+    FAILED.set(false);
+}
+
+/// The failure of a write since [`watch_arguments`], if any: how many
+/// `Json` values the argument wrote before the failing one (for a
+/// variadic parameter), and the problem.
+#[inline]
+pub(crate) fn argument_failure() -> Option<(usize, ArgumentProblem)> {
+    if !FAILED.get() {
+        return None;
+    }
+    FAILED.set(false);
+    FAILURE.with(|failure| failure.borrow_mut().take())
 }
 
 fn decode<T: DeserializeOwned>(text: &[u8]) -> Result<Json<T>, ParsingError> {

@@ -72,7 +72,7 @@ pub use batch::Batch;
 pub use call::{Call, DEFAULT_DEADLINE, Invocation};
 pub use checked::AsyncConnection;
 pub use deploy::{Deployed, OnConflict};
-pub use error::{Error, KeyPrefixProblem, ScriptLocation};
+pub use error::{ArgumentProblem, Error, KeyPrefixProblem, ScriptLocation};
 pub use exactly_once::{CallId, ExactlyOnce};
 #[cfg(feature = "json")]
 pub use json::Json;
@@ -81,6 +81,8 @@ pub use preload::{preload, preload_blocking};
 /// The redis-rs version the calls take connections of, for crates that
 /// would otherwise have to keep their own `redis` dependency in step.
 pub use redis;
+#[doc = include_str!("doc/json_shape.md")]
+pub use redis_script_macros::JsonShape;
 #[doc = include_str!("doc/script_error.md")]
 pub use redis_script_macros::ScriptError;
 #[doc = include_str!("doc/script_reply.md")]
@@ -89,6 +91,7 @@ pub use redis_script_macros::{redis_library, redis_script};
 pub use retry::RetryRefusals;
 pub use script::Script;
 pub use script_error::{Failure, ScriptError};
+pub use shape::JsonShape;
 pub use shape::ReplyShape;
 
 /// Guides: what the checks prove and how to read them. Each page is
@@ -147,17 +150,18 @@ pub mod __private_v3 {
     pub use crate::exactly_once::exactly_once;
     pub use crate::library::new_library;
     pub use crate::script::{new_function, new_script, with_exactly_once, with_key_prefixes};
-    pub use crate::shape::Shape;
     pub use crate::shape::checks::{
         CheckMessage, accepts_array, accepts_bare, accepts_single_value, accepts_table,
         accepts_tag, array_mismatch, array_shape, contains_code, has_element, has_tag, str_eq,
         tagged_shape, unknown_code_message, unknown_tag_message, unraised_code, unreturned_variant,
         variant,
     };
+    pub use crate::shape::json::{JsonProbe, NoJsonShape, json_field, json_object};
     pub use crate::shape::json_checks::{
-        EncodedKind, JsonProbe, JsonUse, NoJsonShape, json_field_problem, json_missing_fields,
-        json_path_problem, json_use_problem,
+        EncodedKind, JsonUse, json_field_problem, json_missing_fields, json_path_problem,
+        json_use_problem,
     };
+    pub use crate::shape::{JsonField, JsonObject, JsonShape, JsonType, Shape, Written};
     pub use crate::{Call, CallId, Error, Failure, Library, ReplyShape, Script, ScriptError};
     pub use redis;
 }

@@ -26,7 +26,7 @@
 //! ```
 
 pub(crate) mod checks;
-mod json;
+pub(crate) mod json;
 pub(crate) mod json_checks;
 #[cfg(test)]
 mod tests;

@@ -221,7 +221,7 @@ fn screaming_snake_case(ident: &Ident) -> String {
 
 /// Whether `ty` is spelled `Option<…>` (also `std::option::Option<…>`).
 /// Type aliases of `Option` are not recognised.
-fn is_option(ty: &Type) -> bool {
+pub(super) fn is_option(ty: &Type) -> bool {
     match ty {
         Type::Path(path) if path.qself.is_none() => {
             path.path.segments.last().is_some_and(|segment| {

@@ -7,6 +7,7 @@ use syn::spanned::Spanned as _;
 
 use super::ast::{Container, Data, Fields, Style, Variant};
 use super::attr::{ERROR_CODE, Helper, REPLY};
+use super::json_model::{JsonContainer, JsonData};
 use crate::errors::Errors;
 
 /// `#[derive(ScriptReply)]`.
@@ -205,6 +206,21 @@ fn unique_labels(variants: &[&Variant<'_>], helper: &Helper, errors: &mut Errors
                 helper.what,
                 variant.label.value,
                 helper.placeholder(),
+            ),
+        ));
+    }
+}
+
+/// `#[derive(JsonShape)]`: its own attribute's mistakes and a union.
+/// Serde's attributes are serde's to check.
+pub fn json_shape(container: &JsonContainer<'_>, errors: &mut Errors) {
+    report(&container.attribute_errors, errors);
+    if let JsonData::Union(union_token) = container.data {
+        errors.push(syn::Error::new(
+            union_token,
+            format!(
+                "`JsonShape` cannot be derived for a union: serde writes no JSON for one (it derives `Serialize` for structs and enums only); describe a struct or an enum, or implement `JsonShape` for `{}` by hand",
+                container.name()
             ),
         ));
     }

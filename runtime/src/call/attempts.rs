@@ -111,7 +111,11 @@ impl<'c, T: FromRedisValue, E> Attempts<'c, T, E> {
     }
 
     pub(super) fn start(&mut self) -> Next<T> {
-        if let Err(error) = self.call.check_slots() {
+        if let Err(error) = self
+            .call
+            .check_arguments()
+            .and_then(|()| self.call.check_slots())
+        {
             return self.done(Err(error));
         }
         self.send_again()

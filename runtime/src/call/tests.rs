@@ -598,3 +598,91 @@ fn an_unknown_read_only_command_makes_only_its_script_fall_back() {
     assert_eq!(texts(&other.command())[0], "EVALSHA_RO", "another script");
     assert_eq!(texts(&other.eval_command())[0], "EVAL_RO");
 }
+
+/// A `Json` argument serde_json cannot write (a map with tuple keys) fails
+/// the call before sending, naming its ARGV position; the other
+/// arguments keep their places, and a write outside a call is forgotten
+/// by the next call.
+#[cfg(feature = "json")]
+#[test]
+fn unwritable_json_arguments_fail_the_call_before_sending() {
+    use std::collections::HashMap;
+
+    use redis::ToRedisArgs as _;
+
+    use crate::{ArgumentProblem, Json};
+
+    let unwritable = Json(HashMap::from([((1u8, 2u8), 3u8)]));
+    // Outside a call: what serde_json wrote before failing, never JSON.
+    let outside = unwritable.to_redis_args();
+    assert_eq!(outside.len(), 1);
+    assert!(serde_json::from_slice::<serde_json::Value>(&outside[0]).is_err());
+
+    let mut call = start_call::<i64, Error>(&SCRIPT, keys(&["{q}:a", "{q}:b"]));
+    push_argument(&mut call, &"x");
+    push_argument(&mut call, &Json(vec![1, 2]));
+    assert!(call.check_arguments().is_ok());
+    push_argument(&mut call, &unwritable);
+    push_argument(&mut call, &7u32);
+    push_argument(&mut call, &Json(HashMap::from([((0u8, 0u8), 0u8)])));
+    let sent = arguments(&call.command());
+    assert_eq!(sent.len(), 3 + 2 + 5, "every argument keeps its place");
+    assert_eq!(sent[5], b"x");
+    assert_eq!(sent[6], b"[1,2]");
+    assert_eq!(sent[8], b"7");
+    let error = call.check_arguments().unwrap_err();
+    match &error {
+        Error::Argument {
+            operation,
+            parameter,
+            problem: ArgumentProblem::Json { type_name, message },
+        } => {
+            assert_eq!(*operation, SCRIPT.name());
+            assert_eq!(parameter, "ARGV[3]", "the first failure");
+            assert_eq!(type_name, "Json<HashMap<(u8, u8), u8>>");
+            assert_eq!(message, "key must be a string");
+        }
+        other => panic!("expected Error::Argument, got {other:?}"),
+    }
+    assert!(!error.may_have_executed());
+    assert_eq!(error.kind(), "argument");
+    assert_eq!(
+        error.to_string(),
+        format!(
+            "`{}`: ARGV[3] could not be encoded, nothing was sent: serde_json cannot write this `Json<HashMap<(u8, u8), u8>>` as JSON: key must be a string",
+            SCRIPT.name()
+        )
+    );
+
+    // A variadic parameter names its failing element.
+    let mut call = start_call::<i64, Error>(&SCRIPT, keys(&["{q}:a"]));
+    push_argument(&mut call, &"x");
+    let variadic = vec![
+        Json(HashMap::new()),
+        Json(HashMap::from([((0u8, 0u8), 0u8)])),
+    ];
+    push_argument(&mut call, &variadic);
+    match call.check_arguments() {
+        Err(Error::Argument { parameter, .. }) => assert_eq!(parameter, "ARGV[3]"),
+        other => panic!("expected Error::Argument, got {other:?}"),
+    }
+
+    // A failure outside a call does not leak into the next one.
+    let _ = unwritable.to_redis_args();
+    let mut call = start_call::<i64, Error>(&SCRIPT, keys(&["{q}:a"]));
+    push_argument(&mut call, &1u8);
+    assert!(call.check_arguments().is_ok());
+}
+
+/// The batch refuses a call whose argument failed, and queues nothing.
+#[cfg(feature = "json")]
+#[test]
+fn a_batch_refuses_a_call_whose_argument_failed() {
+    use std::collections::HashMap;
+
+    let mut call = start_call::<i64, Error>(&SCRIPT, keys(&["{q}:a"]));
+    push_argument(&mut call, &crate::Json(HashMap::from([((1u8, 2u8), 3u8)])));
+    let mut batch = crate::Batch::pipeline();
+    assert!(matches!(batch.add(call), Err(Error::Argument { .. })));
+    assert!(batch.is_empty());
+}

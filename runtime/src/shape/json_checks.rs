@@ -3,7 +3,7 @@
 //! them, one per path the script reads and one per use of a part.
 
 use super::checks::{CheckMessage, NearMiss, str_eq};
-use super::json::{JsonField, JsonObject, JsonShape, JsonType, Written};
+use super::json::{JsonField, JsonObject, JsonType, Written};
 
 /// What the script does with a part of a decoded argument (the
 /// analysis' `JsonUse`, as the assertions name it).
@@ -28,39 +28,6 @@ pub enum JsonUse {
     /// `if part then`, `not part`, `part and …`, `part or …`.
     Tested,
 }
-
-/// `T`'s [`JsonType`] when `T` implements [`JsonShape`], else `None`:
-/// `JsonProbe::<T>::SHAPE`, with [`NoJsonShape`] in scope. The
-/// assertions check the reads of a `Json<T>` argument only when `T`
-/// describes itself.
-///
-/// ```
-/// use redis_script::__private_v3::{JsonProbe, NoJsonShape as _};
-/// use redis_script::shape::{JsonShape, JsonType};
-/// struct Described;
-/// impl JsonShape for Described {
-///     const JSON: JsonType = JsonType::Bool;
-/// }
-/// struct Opaque;
-/// const OF_DESCRIBED: bool = JsonProbe::<Described>::SHAPE.is_some();
-/// const OF_OPAQUE: bool = JsonProbe::<Opaque>::SHAPE.is_some();
-/// assert!(OF_DESCRIBED && !OF_OPAQUE);
-/// ```
-#[derive(Debug)]
-pub struct JsonProbe<T: ?Sized>(core::marker::PhantomData<T>);
-
-impl<T: JsonShape + ?Sized> JsonProbe<T> {
-    /// `T`'s shape.
-    pub const SHAPE: Option<&'static JsonType> = Some(&T::JSON);
-}
-
-/// The fallback of [`JsonProbe::SHAPE`] for a type without a shape.
-pub trait NoJsonShape {
-    /// No shape.
-    const SHAPE: Option<&'static JsonType> = None;
-}
-
-impl<T: ?Sized> NoJsonShape for JsonProbe<T> {}
 
 /// A part reached by a path: its JSON type, and whether serde_json writes
 /// it on every value.
