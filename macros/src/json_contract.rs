@@ -89,7 +89,7 @@ pub fn checks(
                 json_type: json_type.clone(),
                 kind: CheckKind::Path(steps.clone()),
                 message: render(
-                    format!("the script reads `{shown}` of {parameter}, but {FILLED_IN}"),
+                    format!("the script reads `{shown}` from {parameter}, but {FILLED_IN}"),
                     "read what serde writes for the type (its field names after `rename` and `rename_all`), or change the type",
                 ),
             });
@@ -101,37 +101,38 @@ pub fn checks(
             json_type,
             kind: CheckKind::Use(steps, read.used),
             message: render(
-                format!(
-                    "the script {}, part of {parameter}, but {FILLED_IN}",
-                    verb.replace('_', &format!("`{shown}`"))
-                ),
-                help,
+                format!("`{shown}`, read from {parameter}, {verb}, but {FILLED_IN}"),
+                &help.replace("{part}", &shown),
             ),
         });
     }
     checks
 }
 
-/// How a message says `used` ("`_`" stands for the part), and its help;
-/// `None` for a plain read, which only the path check covers.
+/// How a message says `used` of a part, and its help (where `{part}`
+/// stands for the part); `None` for a plain read, which the path check covers.
 fn described(used: JsonUse) -> Option<(&'static str, &'static str)> {
-    const NULL_HELP: &str = "compare with `cjson.null` (`part ~= cjson.null`), or add `#[serde(skip_serializing_if = \"Option::is_none\")]` to the field: serde then leaves `None` out, and the script reads nil";
+    const NULL_HELP: &str = "compare with `cjson.null` (`{part} ~= cjson.null`), or add `#[serde(skip_serializing_if = \"Option::is_none\")]` to the field: serde then leaves `None` out, and the script reads nil";
     const OPERATION_HELP: &str =
         "use the part as the JSON type serde writes for it, or change its type in the Rust struct";
-    const COMPARISON_HELP: &str = "compare with a literal of the part's JSON type (cjson decodes numbers as numbers and booleans as booleans), or convert it first (`tostring(…)`)";
+    const COMPARISON_HELP: &str = "compare with a literal of the part's JSON type (cjson decodes numbers as numbers and booleans as booleans), or convert it first (`tostring({part})`)";
     Some(match used {
         JsonUse::Read => return None,
-        JsonUse::Indexed => ("reads a field of _", OPERATION_HELP),
-        JsonUse::Arithmetic => ("does arithmetic on _", OPERATION_HELP),
-        JsonUse::Concatenated => ("concatenates _", OPERATION_HELP),
-        JsonUse::Ordered => ("compares _ with `<` or `>`", OPERATION_HELP),
-        JsonUse::Tested => ("tests _ for truth", NULL_HELP),
-        JsonUse::ComparedWith(LiteralKind::Nil) => ("compares _ with nil", NULL_HELP),
+        JsonUse::Indexed => ("is indexed", OPERATION_HELP),
+        JsonUse::Arithmetic => ("is used in arithmetic", OPERATION_HELP),
+        JsonUse::Concatenated => ("is concatenated", OPERATION_HELP),
+        JsonUse::Ordered => ("is compared with `<` or `>`", OPERATION_HELP),
+        JsonUse::Tested => ("is tested for truth", NULL_HELP),
+        JsonUse::ComparedWith(LiteralKind::Nil) => ("is compared with nil", NULL_HELP),
         JsonUse::ComparedWith(LiteralKind::Boolean) => {
-            ("compares _ with a boolean", COMPARISON_HELP)
+            ("is compared with a boolean", COMPARISON_HELP)
         }
-        JsonUse::ComparedWith(LiteralKind::Number) => ("compares _ with a number", COMPARISON_HELP),
-        JsonUse::ComparedWith(LiteralKind::String) => ("compares _ with a string", COMPARISON_HELP),
+        JsonUse::ComparedWith(LiteralKind::Number) => {
+            ("is compared with a number", COMPARISON_HELP)
+        }
+        JsonUse::ComparedWith(LiteralKind::String) => {
+            ("is compared with a string", COMPARISON_HELP)
+        }
         JsonUse::ComparedWith(LiteralKind::JsonNull) => return None,
     })
 }

@@ -449,30 +449,54 @@ pub const fn json_missing_fields(
     let JsonType::Object(object) = shape else {
         return None;
     };
-    let mut message = CheckMessage::new().push(before);
-    let mut missing = 0;
+    let missing = missing_count(object.fields, present);
+    if missing == 0 {
+        return None;
+    }
+    let mut message = CheckMessage::new()
+        .push(before)
+        .push("`")
+        .push(object.name)
+        .push("` requires \"");
+    let mut listed = 0;
     let mut index = 0;
     while index < object.fields.len() {
         let field = &object.fields[index];
         index += 1;
-        if !field.required || field.accepts.is_empty() || accepts_any(field, present) {
+        if !is_missing(field, present) {
             continue;
         }
-        message = match missing {
-            0 => message.push("`").push(object.name).push("` requires \""),
+        message = match listed {
+            0 => message,
+            _ if listed + 1 == missing => message.push("\" and \""),
             _ => message.push("\", \""),
         };
         message = message.push(field.accepts[0]);
-        missing += 1;
-    }
-    if missing == 0 {
-        return None;
+        listed += 1;
     }
     Some(
         message
             .push("\", which the table does not set: serde_json fails with \"missing field\"")
             .push(after),
     )
+}
+
+/// A required field serde reads from none of the keys `present`.
+const fn is_missing(field: &JsonField, present: &[&str]) -> bool {
+    field.required && !field.accepts.is_empty() && !accepts_any(field, present)
+}
+
+/// How many of `fields` are missing.
+const fn missing_count(fields: &[JsonField], present: &[&str]) -> usize {
+    let mut count = 0;
+    let mut index = 0;
+    while index < fields.len() {
+        if is_missing(&fields[index], present) {
+            count += 1;
+        }
+        index += 1;
+    }
+    count
 }
 
 /// Whether serde reads `field` from one of the keys `present`.
@@ -686,7 +710,7 @@ mod tests {
         assert_eq!(
             missing(&["jobId"]).as_deref(),
             Some(
-                "`Job` requires \"attempts\", \"tags\", which the table does not set: serde_json fails with \"missing field\""
+                "`Job` requires \"attempts\" and \"tags\", which the table does not set: serde_json fails with \"missing field\""
             )
         );
     }

@@ -1,0 +1,16 @@
+use redis_script::{Json, redis_script};
+
+#[derive(serde::Serialize, serde::Deserialize, redis_script::JsonShape)]
+#[serde(rename_all = "camelCase")]
+struct Job {
+    job_id: String,
+    attempts: u32,
+    done: bool,
+    note: Option<String>,
+    tags: Vec<String>,
+}
+
+#[redis_script(path = "ui/json/reply_field_type.lua", keys = 1)]
+async fn load_job(job: &str) -> Json<Job>;
+
+fn main() {}
