@@ -18,14 +18,14 @@ use crate::errors::Errors;
 /// (Rust writes them in snake case).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RenameRule {
-    LowerCase,
-    UpperCase,
-    PascalCase,
-    CamelCase,
-    SnakeCase,
-    ScreamingSnakeCase,
-    KebabCase,
-    ScreamingKebabCase,
+    Lower,
+    Upper,
+    Pascal,
+    Camel,
+    Snake,
+    ScreamingSnake,
+    Kebab,
+    ScreamingKebab,
 }
 
 impl RenameRule {
@@ -33,14 +33,14 @@ impl RenameRule {
     /// (serde reports that one).
     pub fn from_name(name: &str) -> Option<Self> {
         Some(match name {
-            "lowercase" => Self::LowerCase,
-            "UPPERCASE" => Self::UpperCase,
-            "PascalCase" => Self::PascalCase,
-            "camelCase" => Self::CamelCase,
-            "snake_case" => Self::SnakeCase,
-            "SCREAMING_SNAKE_CASE" => Self::ScreamingSnakeCase,
-            "kebab-case" => Self::KebabCase,
-            "SCREAMING-KEBAB-CASE" => Self::ScreamingKebabCase,
+            "lowercase" => Self::Lower,
+            "UPPERCASE" => Self::Upper,
+            "PascalCase" => Self::Pascal,
+            "camelCase" => Self::Camel,
+            "snake_case" => Self::Snake,
+            "SCREAMING_SNAKE_CASE" => Self::ScreamingSnake,
+            "kebab-case" => Self::Kebab,
+            "SCREAMING-KEBAB-CASE" => Self::ScreamingKebab,
             _ => return None,
         })
     }
@@ -48,12 +48,12 @@ impl RenameRule {
     /// The key serde uses for a field named `field` (snake case).
     pub fn apply_to_field(self, field: &str) -> String {
         match self {
-            Self::LowerCase | Self::SnakeCase => field.to_owned(),
-            Self::UpperCase | Self::ScreamingSnakeCase => field.to_ascii_uppercase(),
-            Self::PascalCase => words_joined(field, true),
-            Self::CamelCase => words_joined(field, false),
-            Self::KebabCase => field.replace('_', "-"),
-            Self::ScreamingKebabCase => field.to_ascii_uppercase().replace('_', "-"),
+            Self::Lower | Self::Snake => field.to_owned(),
+            Self::Upper | Self::ScreamingSnake => field.to_ascii_uppercase(),
+            Self::Pascal => words_joined(field, true),
+            Self::Camel => words_joined(field, false),
+            Self::Kebab => field.replace('_', "-"),
+            Self::ScreamingKebab => field.to_ascii_uppercase().replace('_', "-"),
         }
     }
 }
@@ -479,14 +479,14 @@ mod tests {
             ),
         ];
         let rules = [
-            LowerCase,
-            UpperCase,
-            PascalCase,
-            CamelCase,
-            SnakeCase,
-            ScreamingSnakeCase,
-            KebabCase,
-            ScreamingKebabCase,
+            Lower,
+            Upper,
+            Pascal,
+            Camel,
+            Snake,
+            ScreamingSnake,
+            Kebab,
+            ScreamingKebab,
         ];
         for (name, expected) in table {
             for (rule, expected) in rules.iter().zip(expected) {
@@ -494,14 +494,14 @@ mod tests {
             }
         }
         for (name, rule) in [
-            ("lowercase", LowerCase),
-            ("UPPERCASE", UpperCase),
-            ("PascalCase", PascalCase),
-            ("camelCase", CamelCase),
-            ("snake_case", SnakeCase),
-            ("SCREAMING_SNAKE_CASE", ScreamingSnakeCase),
-            ("kebab-case", KebabCase),
-            ("SCREAMING-KEBAB-CASE", ScreamingKebabCase),
+            ("lowercase", Lower),
+            ("UPPERCASE", Upper),
+            ("PascalCase", Pascal),
+            ("camelCase", Camel),
+            ("snake_case", Snake),
+            ("SCREAMING_SNAKE_CASE", ScreamingSnake),
+            ("kebab-case", Kebab),
+            ("SCREAMING-KEBAB-CASE", ScreamingKebab),
         ] {
             assert_eq!(RenameRule::from_name(name), Some(rule));
         }
@@ -519,8 +519,8 @@ mod tests {
         let mut errors = Errors::default();
         let attrs = ContainerAttrs::read(&attributes, &mut errors);
         assert!(messages(errors).is_empty());
-        assert_eq!(attrs.rename_all.serialize, Some(RenameRule::CamelCase));
-        assert_eq!(attrs.rename_all.deserialize, Some(RenameRule::KebabCase));
+        assert_eq!(attrs.rename_all.serialize, Some(RenameRule::Camel));
+        assert_eq!(attrs.rename_all.deserialize, Some(RenameRule::Kebab));
         assert!(attrs.default && attrs.deny_unknown_fields);
         assert_eq!(attrs.tag.as_deref(), Some("type"));
         assert!(!attrs.transparent && !attrs.converted && !attrs.untagged);
@@ -529,7 +529,7 @@ mod tests {
             vec![syn::parse_quote!(#[serde(rename_all = "SCREAMING-KEBAB-CASE", into = "String")])];
         let mut errors = Errors::default();
         let attrs = ContainerAttrs::read(&attributes, &mut errors);
-        let both = Some(RenameRule::ScreamingKebabCase);
+        let both = Some(RenameRule::ScreamingKebab);
         assert_eq!(
             (attrs.rename_all.serialize, attrs.rename_all.deserialize),
             (both, both)
