@@ -82,7 +82,7 @@ impl Generator {
         Job {
             job_id: format!("{index}:{}", self.text()),
             attempts,
-            note: (index % 2 == 0).then(|| self.text()),
+            note: index.is_multiple_of(2).then(|| self.text()),
             tags: (0..self.below(4)).map(|_| self.text()).collect(),
             max_attempts: match index % 3 {
                 0 => u32::MAX,

@@ -18,42 +18,48 @@ use crate::errors::Errors;
 /// (Rust writes them in snake case).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RenameRule {
-    LowerCase,
-    UpperCase,
-    PascalCase,
-    CamelCase,
-    SnakeCase,
-    ScreamingSnakeCase,
-    KebabCase,
-    ScreamingKebabCase,
+    Lower,
+    Upper,
+    Pascal,
+    Camel,
+    Snake,
+    ScreamingSnake,
+    Kebab,
+    ScreamingKebab,
 }
+
+/// Each rule under the name serde gives it, in the order of serde's
+/// documentation.
+const RENAME_RULES: [(&str, RenameRule); 8] = [
+    ("lowercase", RenameRule::Lower),
+    ("UPPERCASE", RenameRule::Upper),
+    ("PascalCase", RenameRule::Pascal),
+    ("camelCase", RenameRule::Camel),
+    ("snake_case", RenameRule::Snake),
+    ("SCREAMING_SNAKE_CASE", RenameRule::ScreamingSnake),
+    ("kebab-case", RenameRule::Kebab),
+    ("SCREAMING-KEBAB-CASE", RenameRule::ScreamingKebab),
+];
 
 impl RenameRule {
     /// The rule serde names `name`; `None` for a name it does not know
     /// (serde reports that one).
     pub fn from_name(name: &str) -> Option<Self> {
-        Some(match name {
-            "lowercase" => Self::LowerCase,
-            "UPPERCASE" => Self::UpperCase,
-            "PascalCase" => Self::PascalCase,
-            "camelCase" => Self::CamelCase,
-            "snake_case" => Self::SnakeCase,
-            "SCREAMING_SNAKE_CASE" => Self::ScreamingSnakeCase,
-            "kebab-case" => Self::KebabCase,
-            "SCREAMING-KEBAB-CASE" => Self::ScreamingKebabCase,
-            _ => return None,
-        })
+        RENAME_RULES
+            .iter()
+            .find(|(written, _)| *written == name)
+            .map(|&(_, rule)| rule)
     }
 
     /// The key serde uses for a field named `field` (snake case).
     pub fn apply_to_field(self, field: &str) -> String {
         match self {
-            Self::LowerCase | Self::SnakeCase => field.to_owned(),
-            Self::UpperCase | Self::ScreamingSnakeCase => field.to_ascii_uppercase(),
-            Self::PascalCase => words_joined(field, true),
-            Self::CamelCase => words_joined(field, false),
-            Self::KebabCase => field.replace('_', "-"),
-            Self::ScreamingKebabCase => field.to_ascii_uppercase().replace('_', "-"),
+            Self::Lower | Self::Snake => field.to_owned(),
+            Self::Upper | Self::ScreamingSnake => field.to_ascii_uppercase(),
+            Self::Pascal => words_joined(field, true),
+            Self::Camel => words_joined(field, false),
+            Self::Kebab => field.replace('_', "-"),
+            Self::ScreamingKebab => field.to_ascii_uppercase().replace('_', "-"),
         }
     }
 }
@@ -155,58 +161,31 @@ impl ContainerAttrs {
     /// reported into `errors`.
     pub fn read(attributes: &[Attribute], errors: &mut Errors) -> Self {
         let mut attrs = Self::default();
-        for attribute in attributes {
-            if attribute.path().is_ident("serde") {
-                // A malformed attribute is serde's to report.
-                let _ = attribute.parse_nested_meta(|meta| attrs.serde_meta(&meta));
-            }
-        }
-        json_shape_attributes(attributes, Place::Container, errors);
-        attrs
-    }
-
-    fn serde_meta(&mut self, meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
-        let Some(key) = meta.path.get_ident().map(ToString::to_string) else {
-            return skip_value(meta);
-        };
-        match key.as_str() {
+        for_each_serde_key(attributes, |key, meta| match key {
             "rename_all" => {
                 let names = both_ways(meta)?;
                 let rule = |name: Option<String>| name.as_deref().and_then(RenameRule::from_name);
                 if let Some(rule) = rule(names.serialize) {
-                    self.rename_all.serialize = Some(rule);
+                    attrs.rename_all.serialize = Some(rule);
                 }
                 if let Some(rule) = rule(names.deserialize) {
-                    self.rename_all.deserialize = Some(rule);
+                    attrs.rename_all.deserialize = Some(rule);
                 }
                 Ok(())
             }
-            "default" => {
-                self.default = true;
-                skip_value(meta)
-            }
-            "deny_unknown_fields" => {
-                self.deny_unknown_fields = true;
-                Ok(())
-            }
-            "transparent" => {
-                self.transparent = true;
-                Ok(())
-            }
-            "from" | "try_from" | "into" | "remote" => {
-                self.converted = true;
-                skip_value(meta)
-            }
             "tag" => {
-                self.tag = Some(string_value(meta)?);
+                attrs.tag = Some(string_value(meta)?);
                 Ok(())
             }
-            "untagged" => {
-                self.untagged = true;
-                Ok(())
-            }
+            "default" => set(&mut attrs.default, meta),
+            "deny_unknown_fields" => set(&mut attrs.deny_unknown_fields, meta),
+            "transparent" => set(&mut attrs.transparent, meta),
+            "from" | "try_from" | "into" | "remote" => set(&mut attrs.converted, meta),
+            "untagged" => set(&mut attrs.untagged, meta),
             _ => skip_value(meta),
-        }
+        });
+        json_shape_attributes(attributes, Place::Container, errors);
+        attrs
     }
 }
 
@@ -216,79 +195,66 @@ impl FieldAttrs {
     /// reported into `errors`).
     pub fn read(attributes: &[Attribute], place: Place, errors: &mut Errors) -> Self {
         let mut attrs = Self::default();
-        for attribute in attributes {
-            if attribute.path().is_ident("serde") {
-                let _ = attribute.parse_nested_meta(|meta| attrs.serde_meta(&meta));
-            }
-        }
-        attrs.any = json_shape_attributes(attributes, place, errors);
-        attrs
-    }
-
-    fn serde_meta(&mut self, meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
-        let Some(key) = meta.path.get_ident().map(ToString::to_string) else {
-            return skip_value(meta);
-        };
-        match key.as_str() {
+        for_each_serde_key(attributes, |key, meta| match key {
             "rename" => {
                 let names = both_ways(meta)?;
                 if names.serialize.is_some() {
-                    self.rename.serialize = names.serialize;
+                    attrs.rename.serialize = names.serialize;
                 }
                 if names.deserialize.is_some() {
-                    self.rename.deserialize = names.deserialize;
+                    attrs.rename.deserialize = names.deserialize;
                 }
                 Ok(())
             }
             "alias" => {
-                self.aliases.push(string_value(meta)?);
+                attrs.aliases.push(string_value(meta)?);
                 Ok(())
-            }
-            "default" => {
-                self.default = true;
-                skip_value(meta)
             }
             "skip" => {
-                self.skip_serializing = true;
-                self.skip_deserializing = true;
-                Ok(())
-            }
-            "skip_serializing" => {
-                self.skip_serializing = true;
-                Ok(())
-            }
-            "skip_deserializing" => {
-                self.skip_deserializing = true;
-                Ok(())
-            }
-            "skip_serializing_if" => {
-                self.skip_serializing_if = true;
-                skip_value(meta)
-            }
-            "flatten" => {
-                self.flatten = true;
-                Ok(())
+                attrs.skip_serializing = true;
+                set(&mut attrs.skip_deserializing, meta)
             }
             "with" => {
-                self.serialize_with = true;
-                self.deserialize_with = true;
-                skip_value(meta)
+                attrs.serialize_with = true;
+                set(&mut attrs.deserialize_with, meta)
             }
-            "serialize_with" => {
-                self.serialize_with = true;
-                skip_value(meta)
-            }
-            "deserialize_with" => {
-                self.deserialize_with = true;
-                skip_value(meta)
-            }
-            "untagged" => {
-                self.untagged = true;
-                Ok(())
-            }
+            "default" => set(&mut attrs.default, meta),
+            "skip_serializing" => set(&mut attrs.skip_serializing, meta),
+            "skip_deserializing" => set(&mut attrs.skip_deserializing, meta),
+            "skip_serializing_if" => set(&mut attrs.skip_serializing_if, meta),
+            "flatten" => set(&mut attrs.flatten, meta),
+            "serialize_with" => set(&mut attrs.serialize_with, meta),
+            "deserialize_with" => set(&mut attrs.deserialize_with, meta),
+            "untagged" => set(&mut attrs.untagged, meta),
             _ => skip_value(meta),
+        });
+        attrs.any = json_shape_attributes(attributes, place, errors);
+        attrs
+    }
+}
+
+/// Calls `read` with each key of the `#[serde(...)]` attributes among
+/// `attributes` (`rename` in `rename = "x"`). A malformed attribute is
+/// serde's to report: reading it stops there, keeping what came before.
+fn for_each_serde_key(
+    attributes: &[Attribute],
+    mut read: impl FnMut(&str, &ParseNestedMeta<'_>) -> syn::Result<()>,
+) {
+    for attribute in attributes {
+        if attribute.path().is_ident("serde") {
+            let _ = attribute.parse_nested_meta(|meta| match meta.path.get_ident() {
+                Some(key) => read(&key.to_string(), &meta),
+                None => skip_value(&meta),
+            });
         }
     }
+}
+
+/// A key whose presence says it all (`flatten`, `default`, or
+/// `skip_serializing_if = "…"`, whose value does not matter here).
+fn set(flag: &mut bool, meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
+    *flag = true;
+    skip_value(meta)
 }
 
 /// Reads the `#[json_shape(...)]` attributes among `attributes`: whether
@@ -428,7 +394,6 @@ mod tests {
     /// them (its own case tests, extended).
     #[test]
     fn every_case_convention() {
-        use RenameRule::*;
         let table: &[(&str, [&str; 8])] = &[
             // lowercase, UPPERCASE, PascalCase, camelCase, snake_case,
             // SCREAMING_SNAKE_CASE, kebab-case, SCREAMING-KEBAB-CASE
@@ -478,31 +443,13 @@ mod tests {
                 ],
             ),
         ];
-        let rules = [
-            LowerCase,
-            UpperCase,
-            PascalCase,
-            CamelCase,
-            SnakeCase,
-            ScreamingSnakeCase,
-            KebabCase,
-            ScreamingKebabCase,
-        ];
+        let rules = RENAME_RULES.map(|(_, rule)| rule);
         for (name, expected) in table {
             for (rule, expected) in rules.iter().zip(expected) {
                 assert_eq!(rule.apply_to_field(name), *expected, "{rule:?} of {name}");
             }
         }
-        for (name, rule) in [
-            ("lowercase", LowerCase),
-            ("UPPERCASE", UpperCase),
-            ("PascalCase", PascalCase),
-            ("camelCase", CamelCase),
-            ("snake_case", SnakeCase),
-            ("SCREAMING_SNAKE_CASE", ScreamingSnakeCase),
-            ("kebab-case", KebabCase),
-            ("SCREAMING-KEBAB-CASE", ScreamingKebabCase),
-        ] {
+        for (name, rule) in RENAME_RULES {
             assert_eq!(RenameRule::from_name(name), Some(rule));
         }
         assert_eq!(RenameRule::from_name("Camel"), None);
@@ -519,8 +466,8 @@ mod tests {
         let mut errors = Errors::default();
         let attrs = ContainerAttrs::read(&attributes, &mut errors);
         assert!(messages(errors).is_empty());
-        assert_eq!(attrs.rename_all.serialize, Some(RenameRule::CamelCase));
-        assert_eq!(attrs.rename_all.deserialize, Some(RenameRule::KebabCase));
+        assert_eq!(attrs.rename_all.serialize, Some(RenameRule::Camel));
+        assert_eq!(attrs.rename_all.deserialize, Some(RenameRule::Kebab));
         assert!(attrs.default && attrs.deny_unknown_fields);
         assert_eq!(attrs.tag.as_deref(), Some("type"));
         assert!(!attrs.transparent && !attrs.converted && !attrs.untagged);
@@ -529,7 +476,7 @@ mod tests {
             vec![syn::parse_quote!(#[serde(rename_all = "SCREAMING-KEBAB-CASE", into = "String")])];
         let mut errors = Errors::default();
         let attrs = ContainerAttrs::read(&attributes, &mut errors);
-        let both = Some(RenameRule::ScreamingKebabCase);
+        let both = Some(RenameRule::ScreamingKebab);
         assert_eq!(
             (attrs.rename_all.serialize, attrs.rename_all.deserialize),
             (both, both)
