@@ -212,7 +212,13 @@ fn typed_call(
     let reply = &signature.reply;
     // The contract's `ReplyShape` bound already reports a reply type that
     // does not decode, with the same fix.
-    let probe = if checks_contract && contract::need_reply_shape(contract) {
+    // A script that replies with JSON text: a type that does not decode
+    // is refused with the fix, `Json<T>`, rather than the reply-shape
+    // bound's `ScriptReply`.
+    let replies_json = returns.iter().any(|site| site.encoded.is_some());
+    let probe = if replies_json {
+        quote_spanned!(reply.span()=> checked_json)
+    } else if checks_contract && contract::need_reply_shape(contract) {
         quote_spanned!(reply.span()=> checked_by_shape)
     } else {
         quote_spanned!(reply.span()=> checked)

@@ -44,6 +44,15 @@ impl<T> Probe<T> {
 )]
 pub trait ReplyType {}
 
+/// The reply type of a script that returns `cjson.encode(…)`: the same
+/// bound as [`ReplyType`], whose refusal names [`Json`](crate::Json).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be decoded from a script's reply",
+    label = "the script replies with JSON text (`cjson.encode`), which `{Self}` does not decode",
+    note = "declare the reply `Json<{Self}>` (`redis_script::Json`), which decodes the text with serde_json into a `{Self}` that derives `serde::Deserialize`; derive `redis_script::JsonShape` as well, and the table the script encodes is checked against `{Self}` at build time"
+)]
+pub trait JsonReplyType {}
+
 /// A key parameter.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be sent as a key",
@@ -113,6 +122,9 @@ pub trait Decodable<T> {
     /// [`Self::checked`], for a reply type the contract assertions already
     /// require to be a [`ReplyShape`].
     fn checked_by_shape(self) -> Decodes<T>;
+
+    /// [`Self::checked`], for a script that replies with JSON text.
+    fn checked_json(self) -> Decodes<T>;
 }
 
 impl<T: FromRedisValue> Decodable<T> for Probe<T> {
@@ -123,6 +135,11 @@ impl<T: FromRedisValue> Decodable<T> for Probe<T> {
 
     #[inline(always)]
     fn checked_by_shape(self) -> Decodes<T> {
+        Decodes(PhantomData)
+    }
+
+    #[inline(always)]
+    fn checked_json(self) -> Decodes<T> {
         Decodes(PhantomData)
     }
 }
@@ -138,6 +155,11 @@ pub trait Undecodable<T> {
     /// so the contract's `T: ReplyShape` is the one error, and the fix
     /// (`#[derive(ScriptReply)]`) is not given twice.
     fn checked_by_shape(&self) -> DoesNotDecode<T>;
+
+    /// Reports that `T` does not decode, naming `Json<T>`.
+    fn checked_json(&self) -> DoesNotDecode<T>
+    where
+        T: JsonReplyType;
 }
 
 impl<T> Undecodable<T> for Probe<T> {
@@ -149,6 +171,13 @@ impl<T> Undecodable<T> for Probe<T> {
     }
 
     fn checked_by_shape(&self) -> DoesNotDecode<T> {
+        DoesNotDecode(PhantomData)
+    }
+
+    fn checked_json(&self) -> DoesNotDecode<T>
+    where
+        T: JsonReplyType,
+    {
         DoesNotDecode(PhantomData)
     }
 }
