@@ -53,6 +53,7 @@ mod fault_kit;
 mod faults;
 mod forged_refusals;
 mod functions;
+mod json_oracle;
 mod json_round_trip;
 mod key_oracle;
 mod keys_as_values;

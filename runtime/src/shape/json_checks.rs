@@ -396,7 +396,9 @@ pub const fn json_field_problem(
         (EncodedKind::Number, JsonType::Integer | JsonType::Number) => true,
         (EncodedKind::String, JsonType::String) => true,
         (EncodedKind::Boolean, JsonType::Bool) => true,
-        (EncodedKind::StringOrFalse, JsonType::Bool) => false,
+        // `false` reads as a `bool`: only the string, where the command
+        // found something, fails; which one comes is the data's to say.
+        (EncodedKind::StringOrFalse, JsonType::Bool) => true,
         (EncodedKind::Table, JsonType::Array(_) | JsonType::Map(_) | JsonType::Object(_)) => true,
         _ => false,
     };
