@@ -429,6 +429,8 @@ fn checked_kind(kind: EncodedKind) -> Option<CheckedKind> {
         EncodedKind::StringOrFalse => CheckedKind::StringOrFalse,
         EncodedKind::Table => CheckedKind::Table,
         EncodedKind::Nil => CheckedKind::Nil,
+        EncodedKind::Null => CheckedKind::Null,
+        EncodedKind::NumberOrNil => CheckedKind::NumberOrNil,
         EncodedKind::Unknown => return None,
     })
 }

@@ -152,6 +152,10 @@ pub enum EncodedKind {
     Table,
     /// Nothing: the field is left out.
     Nil,
+    /// `cjson.null`: JSON `null`.
+    Null,
+    /// A number, or nil (`tonumber(ARGV[1])`): left out when nil.
+    NumberOrNil,
     /// Not known.
     Unknown,
 }

@@ -169,7 +169,7 @@ impl Value {
                             && shape.values.is_empty()
                             && !shape.open_ended,
                     },
-                    |fields, (name, value, span)| fields.with(name, value.ty(), *span),
+                    |fields, (name, value, span)| fields.with(name, value.field_type(), *span),
                 );
                 let mut table = Type::table(TableType {
                     may_be_empty: empty,
@@ -183,6 +183,20 @@ impl Value {
                 Value::Typed(table)
             }
             other => other,
+        }
+    }
+
+    /// Its type as a field of a table that `cjson.encode` may write:
+    /// `cjson.null` is the userdata it writes as `null`, which nothing
+    /// else in a script's tables is.
+    pub fn field_type(&self) -> Type {
+        match self {
+            Value::Builtin { global, member }
+                if global == "cjson" && member.as_deref() == Some("null") =>
+            {
+                Type::of(Kinds::OTHER)
+            }
+            other => other.ty(),
         }
     }
 

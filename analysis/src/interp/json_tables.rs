@@ -35,7 +35,7 @@ impl Analyzer<'_> {
         value: &Value,
         span: Span,
     ) {
-        let ty = value.ty();
+        let ty = value.field_type();
         self.change_table(table, |held| crate::domain::types::TableType {
             fields: held
                 .fields
@@ -98,6 +98,7 @@ fn encoded_kind(ty: &Type) -> EncodedKind {
     }
     for (within, kind) in [
         (Kinds::NIL, EncodedKind::Nil),
+        (Kinds::OTHER, EncodedKind::Null),
         (Kinds::INTEGER, EncodedKind::Integer),
         (Kinds::FRACTION, EncodedKind::Fraction),
         (Kinds::NUMBER, EncodedKind::Number),
@@ -111,6 +112,9 @@ fn encoded_kind(ty: &Type) -> EncodedKind {
     }
     if kinds.within(Kinds::STRING | Kinds::FALSE) && ty.absence.is_some() {
         return EncodedKind::StringOrFalse;
+    }
+    if kinds.within(Kinds::NUMBER | Kinds::NIL) {
+        return EncodedKind::NumberOrNil;
     }
     EncodedKind::Unknown
 }

@@ -349,6 +349,10 @@ pub enum EncodedKind {
     Table,
     /// nil: cjson leaves the field out.
     Nil,
+    /// `cjson.null`.
+    Null,
+    /// A number, or nil (left out).
+    NumberOrNil,
 }
 
 /// Why serde_json cannot read the field `name`, which the script encodes
@@ -391,6 +395,11 @@ pub const fn json_field_problem(
     let fits = match (kind, target) {
         (_, JsonType::Any) => true,
         (EncodedKind::Nil, _) => !field.required,
+        (EncodedKind::Null, _) => nullable,
+        // A number fits a number; nil fits where the field may be missing,
+        // and the number does not: which one comes is the data's to say.
+        (EncodedKind::NumberOrNil, JsonType::Integer | JsonType::Number) => true,
+        (EncodedKind::NumberOrNil, _) => !field.required,
         (EncodedKind::Integer, JsonType::Integer | JsonType::Number) => true,
         (EncodedKind::Fraction, JsonType::Number) => true,
         (EncodedKind::Number, JsonType::Integer | JsonType::Number) => true,
@@ -538,6 +547,8 @@ const fn written_as(kind: EncodedKind) -> &'static str {
         EncodedKind::Boolean => "a JSON boolean",
         EncodedKind::Table => "a JSON array or object",
         EncodedKind::Nil => "nothing",
+        EncodedKind::Null => "`null`",
+        EncodedKind::NumberOrNil => "a JSON number (or leaves the field out)",
     }
 }
 
@@ -701,6 +712,17 @@ mod tests {
         assert!(field_problem("tags", EncodedKind::String).is_some());
         // serde ignores fields it does not know.
         assert_eq!(field_problem("extra", EncodedKind::String), None);
+        // `cjson.null` reads only as an `Option`.
+        assert_eq!(field_problem("note", EncodedKind::Null), None);
+        assert!(
+            field_problem("jobId", EncodedKind::Null)
+                .is_some_and(|text| text.starts_with("cjson writes `null`"))
+        );
+        // A number or nil: a number field takes both; an optional one
+        // takes the nil only, which may be all that comes.
+        assert_eq!(field_problem("attempts", EncodedKind::NumberOrNil), None);
+        assert_eq!(field_problem("note", EncodedKind::NumberOrNil), None);
+        assert!(field_problem("jobId", EncodedKind::NumberOrNil).is_some());
     }
 
     #[test]
