@@ -57,11 +57,14 @@ pub fn checks(
         let Some((param, json_type)) = json_parameter(signature, read.argument) else {
             continue;
         };
-        let shown = format!("{param}{}", read.path);
+        let declared = type_text(&json_type);
+        let shown = match read.used {
+            JsonUse::TextAsNumber => format!("ARGV[{}]", read.argument),
+            _ => format!("{param}{}", read.path),
+        };
         let parameter = format!(
             "the argument `{param}: {}` (ARGV[{}])",
-            type_text(&json_type),
-            read.argument
+            declared, read.argument
         );
         let render = |message: String, help: &str| {
             Diagnostic::error(
@@ -83,7 +86,9 @@ pub fn checks(
                 JsonStep::Element => None,
             })
             .collect();
-        if !paths_checked.contains(&(read.argument, &read.path)) {
+        // The text itself: no path to find.
+        let text_use = read.used == JsonUse::TextAsNumber;
+        if !text_use && !paths_checked.contains(&(read.argument, &read.path)) {
             paths_checked.push((read.argument, &read.path));
             checks.push(JsonCheck {
                 json_type: json_type.clone(),
@@ -101,7 +106,12 @@ pub fn checks(
             json_type,
             kind: CheckKind::Use(steps, read.used),
             message: render(
-                format!("`{shown}`, read from {parameter}, {verb}, but {FILLED_IN}"),
+                match read.used {
+                    JsonUse::TextAsNumber => format!(
+                        "`{shown}`, the JSON text of the argument `{param}: {declared}`, {verb}, but {FILLED_IN}"
+                    ),
+                    _ => format!("`{shown}`, read from {parameter}, {verb}, but {FILLED_IN}"),
+                },
                 &help.replace("{part}", &shown),
             ),
         });
@@ -134,6 +144,10 @@ fn described(used: JsonUse) -> Option<(&'static str, &'static str)> {
             ("is compared with a string", COMPARISON_HELP)
         }
         JsonUse::ComparedWith(LiteralKind::JsonNull) => return None,
+        JsonUse::TextAsNumber => (
+            "is used as a number before it is decoded",
+            "decode it first: `cjson.decode({part})`",
+        ),
     })
 }
 
@@ -311,6 +325,7 @@ fn use_name(used: JsonUse) -> &'static str {
         JsonUse::Concatenated => "Concatenated",
         JsonUse::Ordered => "Ordered",
         JsonUse::Tested => "Tested",
+        JsonUse::TextAsNumber => "TextAsNumber",
         JsonUse::ComparedWith(LiteralKind::Nil | LiteralKind::JsonNull) => "ComparedWithNil",
         JsonUse::ComparedWith(LiteralKind::Boolean) => "ComparedWithBoolean",
         JsonUse::ComparedWith(LiteralKind::Number) => "ComparedWithNumber",

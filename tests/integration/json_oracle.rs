@@ -196,6 +196,7 @@ fn claim_of(read: &JsonRead) -> Option<Claim> {
             (CheckedUse::ComparedWithString, Claim::NeverEqual)
         }
         JsonUse::ComparedWith(_) => return None,
+        JsonUse::TextAsNumber => (CheckedUse::TextAsNumber, Claim::Raises),
     };
     json_use_problem(shape, &path, used, "", "").map(|_| claim)
 }
@@ -257,6 +258,80 @@ async fn what_the_checker_says_of_a_json_argument_happens_on_the_server() {
         claims >= 40,
         "only {claims} claims: the generator no longer reaches the checks"
     );
+}
+
+#[tokio::test]
+async fn json_text_the_checker_says_is_no_number_is_none_on_the_server() {
+    use redis_script::shape::JsonType;
+    let server = RedisServer::start();
+    let mut connection = server.connection().await;
+    let document = serde_json::to_string(&documents()[0]).expect("a Doc is JSON");
+    // Each argument type's shape, and texts serde_json writes for it.
+    let cases: [(&str, &JsonType, Vec<String>); 7] = [
+        ("Doc", &Doc::JSON, vec![document]),
+        (
+            "Vec<String>",
+            &<Vec<String>>::JSON,
+            vec!["[]".into(), "[\"1\"]".into()],
+        ),
+        ("bool", &bool::JSON, vec!["true".into(), "false".into()]),
+        (
+            "String",
+            &String::JSON,
+            vec!["\"12\"".into(), "\"\"".into()],
+        ),
+        ("u32", &u32::JSON, vec!["12".into(), "0".into()]),
+        ("f64", &f64::JSON, vec!["1.5".into(), "-0.0".into()]),
+        (
+            "Option<u32>",
+            &<Option<u32>>::JSON,
+            vec!["null".into(), "7".into()],
+        ),
+    ];
+    let mut claims = 0;
+    for (rust, shape, texts) in cases {
+        for script in [
+            "return tostring(tonumber(ARGV[1]))",
+            "return tostring(ARGV[1] + 0)",
+        ] {
+            let signature = Signature {
+                keys: 0,
+                args: 1,
+                arg_types: vec![ArgType {
+                    rust: format!("Json<{rust}>"),
+                    sent: SentAs::Json,
+                }],
+                ..Signature::default()
+            };
+            let reads = analyze(script, &signature).json_reads;
+            assert!(
+                reads.iter().any(|read| read.used == JsonUse::TextAsNumber),
+                "{script}: {reads:?}"
+            );
+            let claimed = json_use_problem(shape, &[], CheckedUse::TextAsNumber, "", "").is_some();
+            for text in &texts {
+                let outcome = redis::cmd("EVAL")
+                    .arg(script)
+                    .arg(0)
+                    .arg(text)
+                    .query_async::<String>(&mut connection)
+                    .await;
+                if claimed {
+                    claims += 1;
+                    assert!(
+                        matches!(outcome.as_deref(), Ok("nil") | Err(_)),
+                        "`{rust}` sent as {text}: the checker says its text is no number, but {script} gave {outcome:?}"
+                    );
+                }
+            }
+            assert_eq!(
+                claimed,
+                matches!(rust, "Doc" | "Vec<String>" | "bool" | "String"),
+                "{rust}"
+            );
+        }
+    }
+    assert!(claims > 0);
 }
 
 /// Whether the path reads nil (or raises) on every document.

@@ -78,6 +78,10 @@ pub enum JsonUse {
     /// Tested for truth (`if part then`, `not part`, `part and …`): JSON
     /// `null` decodes as `cjson.null`, which is true.
     Tested,
+    /// The argument's JSON text itself, not decoded, used as a number
+    /// (`tonumber(ARGV[1])`, `ARGV[1] + 0`): only the text of a number is
+    /// one. The path is empty.
+    TextAsNumber,
 }
 
 /// The kind of a literal a decoded value is compared with.

@@ -180,7 +180,12 @@ impl Analyzer<'_> {
             }
             ("unpack", None) | ("table", Some("unpack")) => self.unpack(operands, span),
             ("rawset", None) => self.rawset(operands, span),
-            ("tonumber", None) => tonumber(self, operands),
+            ("tonumber", None) => {
+                if let Some(operand) = operands.first() {
+                    self.json_text_as_number(&operand.value, operand.span);
+                }
+                tonumber(self, operands)
+            }
             ("getmetatable", None) => first.map_or(Value::Unknown, |base| self.metatable_of(base)),
             ("error", None) => {
                 self.raise(first, span);

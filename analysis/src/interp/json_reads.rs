@@ -67,6 +67,28 @@ impl Analyzer<'_> {
         Some(part)
     }
 
+    /// `value`, written at `span`, used as a number: when it is the text
+    /// of a `Json<T>` argument, not decoded, that is a use of its text.
+    pub(super) fn json_text_as_number(&mut self, value: &Value, span: Span) {
+        let Value::Arg(Some(argument)) = value else {
+            return;
+        };
+        let json = argument
+            .checked_sub(1)
+            .and_then(|at| self.context.signature.arg_types.get(at))
+            .is_some_and(|declared| declared.sent == SentAs::Json);
+        if json {
+            self.facts.unit.json_reads.push(JsonRead {
+                argument: *argument,
+                path: JsonPath::default(),
+                used: JsonUse::TextAsNumber,
+                line: span.line,
+                column: span.column,
+                width: span.width,
+            });
+        }
+    }
+
     /// Notes `used` of `value`, written at `span`, when it is a part of a
     /// decoded argument.
     pub(super) fn json_used(&mut self, value: &Value, used: JsonUse, span: Span) {
@@ -101,7 +123,11 @@ impl Analyzer<'_> {
             | BinOp::Star(_)
             | BinOp::Slash(_)
             | BinOp::Percent(_)
-            | BinOp::Caret(_) => JsonUse::Arithmetic,
+            | BinOp::Caret(_) => {
+                self.json_text_as_number(left, left_span);
+                self.json_text_as_number(right, right_span);
+                JsonUse::Arithmetic
+            }
             BinOp::TwoDots(_) => JsonUse::Concatenated,
             BinOp::LessThan(_)
             | BinOp::LessThanEqual(_)

@@ -27,6 +27,8 @@ pub enum JsonUse {
     ComparedWithString,
     /// `if part then`, `not part`, `part and …`, `part or …`.
     Tested,
+    /// `tonumber(ARGV[n])`, `ARGV[n] + 0`: the JSON text, not decoded.
+    TextAsNumber,
 }
 
 /// A part reached by a path: its JSON type, and whether serde_json writes
@@ -117,6 +119,15 @@ pub const fn json_use_problem(
             JsonUse::ComparedWithNil if null_written => null_message(message)
                 .push(", not nil: the comparison with nil never holds for `None`"),
             JsonUse::Tested | JsonUse::ComparedWithNil => return None,
+            JsonUse::TextAsNumber => match inner {
+                JsonType::Bool
+                | JsonType::String
+                | JsonType::Array(_)
+                | JsonType::Map(_)
+                | JsonType::Object(_) => described(message.push("it is the text of "), inner)
+                    .push(", which is never a number: `tonumber` gives nil, and arithmetic raises"),
+                _ => return None,
+            },
             JsonUse::Indexed => match inner {
                 JsonType::Bool | JsonType::Integer | JsonType::Number | JsonType::String => {
                     described(message.push("it is "), inner).push(", which has no fields")
