@@ -295,3 +295,132 @@ impl<'b> Rounds<'b> {
         (self.values, self.failed, self.lost)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Error;
+    use crate::call::start_call;
+    use crate::script::Script;
+    use crate::test_support::{ONCE, keys, server_error};
+
+    /// A second script, of another SHA1 than the fixtures'.
+    static OTHER: Script = crate::script::new_script(
+        "other",
+        "lua/other.lua",
+        "return 2",
+        "7a1b2c3d4e5f60718293a4b5c6d7e8f901234567",
+        false,
+        false,
+    );
+
+    fn noscript() -> Value {
+        server_error("NOSCRIPT No matching script. Please use EVAL.")
+    }
+
+    /// A pipeline of `script` calls (`Some`) and plain commands (`None`).
+    fn pipeline(order: &[Option<&'static Script>]) -> Batch {
+        let mut batch = Batch::pipeline();
+        for (index, script) in order.iter().enumerate() {
+            match script {
+                Some(script) => {
+                    if let Err(error) = batch.add(start_call::<i64, Error>(script, keys(&["{k}"])))
+                    {
+                        panic!("{error}");
+                    }
+                }
+                None => {
+                    let _: super::super::Handle<i64> =
+                        batch.add_command(redis::cmd("INCR").arg(index).to_owned());
+                }
+            }
+        }
+        batch
+    }
+
+    /// The first word of each command of `request`.
+    fn names(request: &Pipeline) -> Vec<String> {
+        request
+            .cmd_iter()
+            .map(|command| match command.args_iter().next() {
+                Some(redis::Arg::Simple(name)) => String::from_utf8_lossy(name).into_owned(),
+                _ => String::new(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn each_script_s_body_goes_once_and_known_scripts_go_without() {
+        let batch = pipeline(&[Some(&ONCE), None, Some(&OTHER), Some(&ONCE), Some(&OTHER)]);
+        let mut rounds = Rounds::new(&batch);
+        let request = rounds.request().unwrap_or_default();
+        assert_eq!(
+            names(&request),
+            ["EVAL", "INCR", "EVAL", "EVALSHA", "EVALSHA"]
+        );
+
+        let known = KnownScripts::default();
+        let batch = pipeline(&[Some(&ONCE), Some(&OTHER)]).known_scripts(&known);
+        let mut rounds = Rounds::new(&batch);
+        rounds.answered(vec![Value::Int(1), Value::Int(1)]);
+        assert!(known.contains(ONCE.sha1()) && known.contains(OTHER.sha1()));
+        let mut rounds = Rounds::new(&batch);
+        let request = rounds.request().unwrap_or_default();
+        assert_eq!(names(&request), ["EVALSHA", "EVALSHA"]);
+        // A NOSCRIPT forgets the script.
+        rounds.answered(vec![Value::Int(1), noscript()]);
+        assert!(!known.contains(OTHER.sha1()));
+    }
+
+    #[test]
+    fn calls_cut_off_by_a_flush_go_again_in_order_when_nothing_after_ran() {
+        let batch = pipeline(&[Some(&ONCE), Some(&OTHER), Some(&ONCE), Some(&OTHER)]);
+        let mut rounds = Rounds::new(&batch);
+        let _ = rounds.request();
+        rounds.answered(vec![Value::Int(1), Value::Int(2), noscript(), noscript()]);
+        let again = rounds.request().unwrap_or_default();
+        // Again, each with its body: the first call of each script runs
+        // whatever the cache holds.
+        assert_eq!(names(&again), ["EVAL", "EVAL"]);
+        rounds.answered(vec![Value::Int(3), Value::Int(4)]);
+        assert!(rounds.request().is_none());
+        let (values, failed, lost) = rounds.finish();
+        assert_eq!(values, (1..=4).map(Value::Int).collect::<Vec<_>>());
+        assert!(failed.iter().all(Option::is_none));
+        assert!(lost.iter().all(Option::is_none));
+    }
+
+    #[test]
+    fn calls_cut_off_by_a_flush_end_as_lost_when_a_later_command_ran() {
+        let batch = pipeline(&[Some(&ONCE), Some(&ONCE), None, Some(&ONCE)]);
+        let mut rounds = Rounds::new(&batch);
+        let _ = rounds.request();
+        rounds.answered(vec![Value::Int(1), noscript(), Value::Int(7), noscript()]);
+        assert!(rounds.request().is_none(), "nothing goes again");
+        let (_, _, lost) = rounds.finish();
+        assert_eq!(lost, [None, Some(1), None, Some(1)]);
+        let error = Error::ScriptCacheLost {
+            operation: ONCE.name(),
+            sha1: ONCE.sha1(),
+            ran_after: 1,
+        };
+        assert!(!error.may_have_executed());
+        assert!(error.to_string().contains("did not run"), "{error}");
+    }
+
+    #[test]
+    fn a_request_that_goes_again_and_fails_fails_only_its_calls() {
+        let batch = pipeline(&[Some(&ONCE), Some(&ONCE)]);
+        let mut rounds = Rounds::new(&batch);
+        let _ = rounds.request();
+        rounds.answered(vec![Value::Int(1), noscript()]);
+        assert_eq!(rounds.pending(), 1);
+        rounds.failed(redis::RedisError::from(std::io::Error::from(
+            std::io::ErrorKind::ConnectionReset,
+        )));
+        let (values, failed, _) = rounds.finish();
+        assert_eq!(values.first(), Some(&Value::Int(1)));
+        assert!(failed.first().is_some_and(Option::is_none));
+        assert!(failed.get(1).is_some_and(Option::is_some));
+    }
+}
