@@ -1,13 +1,13 @@
-//! What a pipeline pays for carrying every script body: `Batch::pipeline()`
-//! (each call an `EVAL` with the body, immune to `SCRIPT FLUSH` between its
-//! commands) against a pipeline of `EVALSHA` (what a pipeline that sends
-//! each body once costs on a warm server) and `Batch::transaction()` (body
-//! once, atomic).
+//! What a pipeline pays for its script bodies: `Batch::pipeline()` with
+//! `KnownScripts` (no body on a warm server), without (the body once, in
+//! the first call), and cold (after `SCRIPT FLUSH`, one body per script),
+//! against a hand-written pipeline of `EVALSHA` and `Batch::transaction()`
+//! (body once, atomic).
 
 use std::time::Instant;
 
 use redis::aio::MultiplexedConnection;
-use redis_script::Batch;
+use redis_script::{Batch, KnownScripts};
 
 use crate::BoxError;
 use crate::measure::{Samples, Summary};
@@ -19,8 +19,14 @@ pub const CALLS_PER_BATCH: usize = 32;
 /// The ways a batch of [`CALLS_PER_BATCH`] transfers is sent.
 #[derive(Debug, Clone, Copy)]
 enum Shape {
-    /// `Batch::pipeline()`: every call `EVAL` with the body.
-    PipelineWithBodies,
+    /// `Batch::pipeline().known_scripts(…)`, warm: every call `EVALSHA`.
+    PipelineKnown,
+    /// `Batch::pipeline()`: the first call `EVAL` with the body.
+    PipelineBodyOnce,
+    /// `Batch::pipeline().known_scripts(…)` after a `SCRIPT FLUSH` (not
+    /// timed) before each batch: the first call answers `NOSCRIPT`, and
+    /// the calls go again with one body.
+    PipelineKnownCold,
     /// `redis::Pipeline` of `EVALSHA`, no fallback: fails on a cold server.
     PipelineOfEvalsha,
     /// `Batch::transaction()`: `MULTI`, one `EVAL`, `EVALSHA`s, `EXEC`.
@@ -28,15 +34,21 @@ enum Shape {
 }
 
 impl Shape {
-    const ALL: [Shape; 3] = [
-        Shape::PipelineWithBodies,
+    const ALL: [Shape; 5] = [
+        Shape::PipelineKnown,
+        Shape::PipelineBodyOnce,
+        Shape::PipelineKnownCold,
         Shape::PipelineOfEvalsha,
         Shape::Transaction,
     ];
 
     fn label(self) -> &'static str {
         match self {
-            Shape::PipelineWithBodies => "`Batch::pipeline()`: `EVAL` + body per call",
+            Shape::PipelineKnown => "`Batch::pipeline().known_scripts(…)`, warm: no body",
+            Shape::PipelineBodyOnce => "`Batch::pipeline()`: body once, first call `EVAL`",
+            Shape::PipelineKnownCold => {
+                "`Batch::pipeline().known_scripts(…)`, cold (after `SCRIPT FLUSH`): `EVALSHA`s, `NOSCRIPT`, again with one body"
+            }
             Shape::PipelineOfEvalsha => "`redis::Pipeline` of `EVALSHA` (fails after a flush)",
             Shape::Transaction => "`Batch::transaction()`: body once, `MULTI`/`EXEC`",
         }
@@ -53,9 +65,13 @@ pub struct BatchRow {
 
 type TransferHandle = redis_script::batch::Handle<(i64, i64)>;
 
-fn batch(shape: Shape) -> Result<(Batch, redis::Pipeline, Vec<TransferHandle>), BoxError> {
+fn batch(
+    shape: Shape,
+    known: &KnownScripts,
+) -> Result<(Batch, redis::Pipeline, Vec<TransferHandle>), BoxError> {
     let mut batch = match shape {
         Shape::Transaction => Batch::transaction(),
+        Shape::PipelineKnown | Shape::PipelineKnownCold => Batch::pipeline().known_scripts(known),
         _ => Batch::pipeline(),
     };
     let mut plain = redis::Pipeline::new();
@@ -74,8 +90,9 @@ pub async fn measure(
     batches: usize,
 ) -> Result<Vec<BatchRow>, BoxError> {
     let mut prepared = Vec::new();
+    let known = KnownScripts::default();
     for shape in Shape::ALL {
-        let (batch, plain, handles) = batch(shape)?;
+        let (batch, plain, handles) = batch(shape, &known)?;
         let request_bytes = match shape {
             Shape::PipelineOfEvalsha => plain.get_packed_pipeline().len(),
             _ => batch_bytes(shape)?,
@@ -85,6 +102,12 @@ pub async fn measure(
     let mut samples: Vec<Samples> = Shape::ALL.iter().map(|_| Samples::default()).collect();
     for round in 0..batches {
         for (index, (shape, batch, plain, _, handles)) in prepared.iter_mut().enumerate() {
+            if let Shape::PipelineKnownCold = shape {
+                let () = redis::cmd("SCRIPT")
+                    .arg("FLUSH")
+                    .query_async(connection)
+                    .await?;
+            }
             let start = Instant::now();
             match shape {
                 Shape::PipelineOfEvalsha => {
@@ -129,7 +152,7 @@ fn batch_bytes(shape: Shape) -> Result<usize, BoxError> {
     }
     for index in 0..CALLS_PER_BATCH {
         let call = transfer::call(SOURCE, DESTINATION, AMOUNT);
-        let first_use_only = matches!(shape, Shape::Transaction) && index > 0;
+        let first_use_only = index > 0 || matches!(shape, Shape::PipelineKnown);
         let command = if first_use_only {
             call.command()
         } else {
@@ -137,5 +160,15 @@ fn batch_bytes(shape: Shape) -> Result<usize, BoxError> {
         };
         pipeline.add_command(command);
     }
-    Ok(pipeline.get_packed_pipeline().len())
+    let mut bytes = pipeline.get_packed_pipeline().len();
+    if let Shape::PipelineKnownCold = shape {
+        // Before the calls again with one body (`pipeline`), the
+        // `EVALSHA`s that answered `NOSCRIPT`.
+        let mut first = redis::Pipeline::new();
+        for _ in 0..CALLS_PER_BATCH {
+            first.add_command(transfer::call(SOURCE, DESTINATION, AMOUNT).command());
+        }
+        bytes += first.get_packed_pipeline().len();
+    }
+    Ok(bytes)
 }

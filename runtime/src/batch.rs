@@ -20,6 +20,7 @@ use crate::script::Script;
 use crate::telemetry;
 use redis_script_codes::{NOPERM, NOSCRIPT, is_refusal};
 
+mod bodies;
 #[cfg(feature = "cluster")]
 pub(crate) mod cluster_connection;
 #[cfg(feature = "cluster")]
@@ -38,6 +39,8 @@ const COMMAND: &str = "command";
 /// a handle cannot read the replies of another batch.
 static NEXT_BATCH: AtomicU64 = AtomicU64::new(1);
 
+pub use bodies::KnownScripts;
+
 /// Several script calls and commands sent in one round trip.
 ///
 /// A batch never fails with `NOSCRIPT` and never reorders commands:
@@ -46,11 +49,16 @@ static NEXT_BATCH: AtomicU64 = AtomicU64::new(1);
 ///   is sent as `EVAL` with the body (which also caches it), later uses as
 ///   `EVALSHA`: nothing can flush the cache between them, since the server
 ///   runs the transaction as one;
-/// - in a [`pipeline`](Batch::pipeline) every script call is sent as
-///   `EVAL` with its body: a pipeline is not atomic, and a `SCRIPT FLUSH`
-///   (or a failover) between two of its commands would make a later
-///   `EVALSHA` fail. The server hashes each body again (cheap next to the
-///   round trip this saves; see the benchmark, `bench/README.md`).
+/// - in a [`pipeline`](Batch::pipeline) too, except that a script the
+///   server is known to have ([`Batch::known_scripts`]) is sent with no
+///   body at all. A pipeline is not atomic: a `SCRIPT FLUSH` (or a
+///   restart, or a failover) between two of its commands makes a later
+///   `EVALSHA` answer `NOSCRIPT`, and that call did not run. When nothing
+///   queued after the first such call ran, those calls go again, in their
+///   order, with the body; otherwise they end with
+///   [`Error::ScriptCacheLost`], which says they did not run. A pipeline
+///   never runs a call twice, nor out of the order queued (see the
+///   [runtime guide](crate::guide::runtime)).
 ///
 /// A function of a library (`FCALL`) is preceded, before the first call of
 /// each library in the batch, by a `FUNCTION LOAD` of that library's code
@@ -125,6 +133,8 @@ pub struct Batch {
     loads: Vec<(&'static Library, usize)>,
     /// `MULTI`/`EXEC`: the first use of a script caches it for the rest.
     atomic: bool,
+    /// What the server answered before ([`Batch::known_scripts`]).
+    known: Option<KnownScripts>,
     /// SHA1s of the scripts already sent with their body in this batch.
     bodies_sent: Vec<&'static str>,
     /// The slot of the batch's first keyed call, and that call's first key.
@@ -206,6 +216,7 @@ impl Batch {
             other_slot: None,
             loads: Vec::new(),
             atomic: false,
+            known: None,
             bodies_sent: Vec::new(),
             slot: None,
             deadline: DEFAULT_DEADLINE,
@@ -247,6 +258,25 @@ impl Batch {
     /// ```
     pub fn without_loading(mut self) -> Self {
         self.loads_nothing = true;
+        self
+    }
+
+    /// Sends, in a pipeline on one server ([`Batch::run`],
+    /// [`Batch::run_blocking`]), the calls of the scripts `known` says the
+    /// server has as `EVALSHA`, with no body at all, and records in
+    /// `known` what the server answered. Give each server its own
+    /// [`KnownScripts`], shared by every batch sent there. Without it, a
+    /// pipeline carries each script's body once, in its first call. A
+    /// transaction, which carries each body once, and a pipeline across
+    /// slots on a cluster, which goes through its own paths, do not use
+    /// it.
+    ///
+    /// When the server lost a script since (a `SCRIPT FLUSH`, a restart, a
+    /// failover), its calls answer `NOSCRIPT` and go again with the body
+    /// when nothing queued after them ran; otherwise they end with
+    /// [`Error::ScriptCacheLost`] (they did not run).
+    pub fn known_scripts(mut self, known: &KnownScripts) -> Self {
+        self.known = Some(known.clone());
         self
     }
 
@@ -401,11 +431,12 @@ impl Batch {
         let runs = async {
             let mut retried = 0;
             let mut sent_before = SentBefore::default();
+            let mut rounds = (!self.atomic).then(|| bodies::Rounds::new(self));
+            let first = rounds.as_mut().and_then(bodies::Rounds::request);
+            let request = first.as_ref().unwrap_or(&self.pipeline);
             loop {
                 let (offset, count) = self.reply_window(self.entries.len());
-                let replies = connection
-                    .req_packed_commands(&self.pipeline, offset, count)
-                    .await;
+                let replies = connection.req_packed_commands(request, offset, count).await;
                 // redis-rs's cluster connection refuses, before sending, a
                 // pipeline whose commands are in several slots.
                 if let (Err(error), Some(keys)) = (&replies, self.across_slots())
@@ -426,8 +457,22 @@ impl Batch {
                         retried += 1;
                     }
                     replies => {
-                        let replies = sent_before.truthful(replies);
-                        return self.unpack(replies).and_then(|values| self.replies(values));
+                        let values = self.unpack(sent_before.truthful(replies))?;
+                        let Some(mut rounds) = rounds else {
+                            return self.replies(values);
+                        };
+                        if values.len() != rounds.pending() {
+                            return self.replies(values);
+                        }
+                        rounds.answered(values);
+                        // The calls a flush cut off, again (see `bodies`).
+                        while let Some(again) = rounds.request() {
+                            match connection.req_packed_commands(&again, 0, again.len()).await {
+                                Ok(values) => rounds.answered(values),
+                                Err(error) => rounds.failed(error),
+                            }
+                        }
+                        return self.replies_of_rounds(rounds);
                     }
                 }
             }
@@ -532,10 +577,41 @@ impl Batch {
                 return self.run_blocking_loads_first(connection);
             }
             let (offset, count) = self.reply_window(self.entries.len());
-            let packed = self.pipeline.get_packed_pipeline();
-            self.unpack(connection.req_packed_commands(&packed, offset, count))
-                .and_then(|values| self.replies(values))
+            if self.atomic {
+                let packed = self.pipeline.get_packed_pipeline();
+                return self
+                    .unpack(connection.req_packed_commands(&packed, offset, count))
+                    .and_then(|values| self.replies(values));
+            }
+            let mut rounds = bodies::Rounds::new(self);
+            let mut first = true;
+            while let Some(request) = rounds.request() {
+                let packed = request.get_packed_pipeline();
+                let outcome = connection.req_packed_commands(&packed, 0, request.len());
+                if std::mem::take(&mut first) {
+                    let values = self.unpack(outcome)?;
+                    if values.len() != rounds.pending() {
+                        return self.replies(values);
+                    }
+                    rounds.answered(values);
+                } else {
+                    match outcome {
+                        Ok(values) => rounds.answered(values),
+                        Err(error) => rounds.failed(error),
+                    }
+                }
+            }
+            self.replies_of_rounds(rounds)
         })
+    }
+
+    /// The replies of a pipeline sent in rounds (see `bodies`).
+    fn replies_of_rounds(&self, rounds: bodies::Rounds<'_>) -> Result<Replies, Error> {
+        let (values, failed, lost) = rounds.finish();
+        let mut replies = self.replies(values)?;
+        replies.failed = failed;
+        replies.lost = lost;
+        Ok(replies)
     }
 
     fn run_blocking_loads_first<C>(&self, connection: &mut C) -> Result<Replies, Error>
@@ -641,6 +717,7 @@ impl Batch {
         Ok(Replies {
             batch: self.id,
             failed: vec![None; values.len()],
+            lost: vec![None; values.len()],
             values,
             entries: self.entries.clone(),
             load_of,
@@ -742,6 +819,9 @@ pub struct Replies {
     /// Per queued command: the failure of the request that carried it
     /// (on a cluster, a slot's group can fail alone), when it has no reply.
     failed: Vec<Option<redis::RedisError>>,
+    /// Per queued command: it answered `NOSCRIPT` after a flush and was not
+    /// sent again, since this many commands queued after it had run.
+    lost: Vec<Option<usize>>,
 }
 
 impl Replies {
@@ -766,6 +846,13 @@ impl Replies {
         let origin = script.map_or(Origin::label(COMMAND), Origin::script);
         if let Some(Some(failure)) = self.failed.get(handle.index) {
             return Err(E::from(Error::from_failure(origin, failure.clone())));
+        }
+        if let (Some(Some(ran_after)), Some(script)) = (self.lost.get(handle.index), script) {
+            return Err(E::from(Error::ScriptCacheLost {
+                operation: script.name(),
+                sha1: script.sha1(),
+                ran_after: *ran_after,
+            }));
         }
         let value = self
             .values

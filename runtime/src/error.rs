@@ -29,6 +29,7 @@ use crate::script::Script;
 /// | [`FunctionNameTaken`](Error::FunctionNameTaken) | another library registers a function of the same name, so the library could not be loaded | `false` |
 /// | [`LoadFailed`](Error::LoadFailed) | `FUNCTION LOAD` of the function's library failed | `false` |
 /// | [`NotDeployed`](Error::NotDeployed) | the script (or the function's library) is not loaded, and the call may not load it: it was asked not to ([`Invocation::without_loading`](crate::Invocation::without_loading)), or the server refused the load (`NOPERM`) | `false` |
+/// | [`ScriptCacheLost`](Error::ScriptCacheLost) | a pipeline's `EVALSHA` found the server's script cache without the script (flushed, restarted, failed over), and later commands of the pipeline had run, so it was not sent again | `false` |
 /// | [`ForeignHandle`](Error::ForeignHandle) | a batch handle was read from another batch's replies | `true` |
 ///
 /// A refusal is told apart from the script's own errors by construction:
@@ -313,6 +314,31 @@ pub enum Error {
         refusal: Option<String>,
     },
 
+    /// A call of a [`Batch::pipeline`](crate::Batch::pipeline) went as
+    /// `EVALSHA` and the server answered `NOSCRIPT`: its script cache lost
+    /// the script (a `SCRIPT FLUSH`, a restart or a failover), during the
+    /// pipeline or since the script was last seen there. Nothing of the
+    /// call ran. Commands queued after the first such call had run
+    /// (`ran_after` of them), so sending the call again would run it after
+    /// them, out of the order queued: it was not sent again. Run it again
+    /// if that order does not matter, or queue the calls whose order
+    /// matters in a [`Batch::transaction`](crate::Batch::transaction),
+    /// which no flush can cut (see the [runtime
+    /// guide](crate::guide::runtime)).
+    #[error(
+        "`{operation}` did not run: the server's script cache lost it (SHA1 {sha1}) during the pipeline (SCRIPT FLUSH, restart or failover), and {ran_after} command(s) queued after it had already run, so it was not sent again out of order: run it again, or use `Batch::transaction()` for calls whose order matters"
+    )]
+    #[non_exhaustive]
+    ScriptCacheLost {
+        /// Name of the script.
+        operation: &'static str,
+        /// The SHA1 the call sent `EVALSHA` for.
+        sha1: &'static str,
+        /// How many commands queued after the first call that found no
+        /// script had run.
+        ran_after: usize,
+    },
+
     /// A [`Handle`](crate::batch::Handle) was read from the replies of another
     /// batch: a handle belongs to the batch that made it, and reads only
     /// that batch's replies. The handle's call may have run with its own
@@ -511,7 +537,8 @@ impl Error {
             | Self::LibraryConflict { operation, .. }
             | Self::FunctionNameTaken { operation, .. }
             | Self::LoadFailed { operation, .. }
-            | Self::NotDeployed { operation, .. } => operation,
+            | Self::NotDeployed { operation, .. }
+            | Self::ScriptCacheLost { operation, .. } => operation,
             Self::ForeignHandle { .. } | Self::BatchAcrossSlots { .. } => "batch",
         }
     }
@@ -547,7 +574,8 @@ impl Error {
             | Self::LibraryConflict { .. }
             | Self::FunctionNameTaken { .. }
             | Self::LoadFailed { .. }
-            | Self::NotDeployed { .. } => false,
+            | Self::NotDeployed { .. }
+            | Self::ScriptCacheLost { .. } => false,
             Self::Connection {
                 may_have_executed, ..
             } => *may_have_executed,
@@ -604,6 +632,7 @@ impl Error {
             Self::FunctionNameTaken { .. } => "function_name_taken",
             Self::LoadFailed { .. } => "load_failed",
             Self::NotDeployed { .. } => "not_deployed",
+            Self::ScriptCacheLost { .. } => "script_cache_lost",
             Self::ForeignHandle { .. } => "foreign_handle",
         }
     }

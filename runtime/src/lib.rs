@@ -68,7 +68,7 @@ mod timer;
 #[cfg(feature = "cluster")]
 mod topology;
 
-pub use batch::Batch;
+pub use batch::{Batch, KnownScripts};
 pub use call::{Call, DEFAULT_DEADLINE, Invocation};
 pub use checked::AsyncConnection;
 pub use deploy::{Deployed, OnConflict};

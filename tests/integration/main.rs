@@ -51,6 +51,7 @@ mod exactly_once_faults;
 mod failover;
 mod fault_kit;
 mod faults;
+mod flush_storm;
 mod forged_refusals;
 mod functions;
 mod json_oracle;

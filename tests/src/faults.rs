@@ -32,3 +32,11 @@ pub async fn read_log(log: &str, id: &str) -> Option<i64>;
     exactly_once(retries = 10)
 )]
 pub async fn log_call_once(counter: &str, log: &str, first: &str, id: &str) -> i64;
+
+/// Appends `id` to the list `order`; the list's length after it.
+#[redis_script(path = "lua/faults/append_id.lua", keys = 1)]
+pub async fn append_id(order: &str, id: &str) -> i64;
+
+/// [`append_id`] with another body, so another SHA1.
+#[redis_script(path = "lua/faults/append_id_again.lua", keys = 1)]
+pub async fn append_id_again(order: &str, id: &str) -> i64;

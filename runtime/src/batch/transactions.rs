@@ -14,6 +14,7 @@ use std::collections::HashMap;
 
 use redis::{Cmd, Pipeline, Value};
 
+use super::bodies::{as_evalsha, is_eval};
 use super::{Batch, Entry, Outcome, Replies};
 
 /// What one command of a slot's transaction is.
@@ -185,37 +186,6 @@ impl Batch {
     }
 }
 
-/// Whether `command` is an `EVAL` (a script call sent with its body).
-fn is_eval(command: &Cmd) -> bool {
-    matches!(command.args_iter().next(), Some(redis::Arg::Simple(name)) if name == b"EVAL")
-}
-
-/// A pipeline's script call, queued as `EVAL <body> <numkeys> …`, as
-/// `EVALSHA <sha1> <numkeys> …`; `None` for any other command.
-pub(super) fn as_evalsha(queued: &Cmd, sha1: &str) -> Option<Cmd> {
-    let mut args = queued.args_iter();
-    match (args.next(), args.next()) {
-        (Some(redis::Arg::Simple(name)), Some(_)) if name == b"EVAL" => {
-            let (count, size) = args.clone().fold(
-                (2, "EVALSHA".len() + sha1.len()),
-                |(count, size), arg| match arg {
-                    redis::Arg::Simple(bytes) => (count + 1, size + bytes.len()),
-                    _ => (count, size),
-                },
-            );
-            let mut evalsha = Cmd::with_capacity(count, size);
-            evalsha.arg("EVALSHA").arg(sha1);
-            for arg in args {
-                if let redis::Arg::Simple(bytes) = arg {
-                    evalsha.arg(bytes);
-                }
-            }
-            Some(evalsha)
-        }
-        _ => None,
-    }
-}
-
 /// The batch's replies, in the order queued, from the outcome of each
 /// transaction sent (each slot's, in any order).
 pub(super) fn replies_of<'g>(
@@ -277,6 +247,7 @@ pub(super) fn replies_of<'g>(
         values,
         entries: batch.entries.clone(),
         load_of,
+        lost: vec![None; failed.len()],
         failed,
     }
 }
