@@ -5,6 +5,8 @@
 
 use std::fmt;
 
+use crate::source::text::is_lua_name;
+
 /// One step from a decoded value into a part of it.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum JsonStep {
@@ -32,21 +34,13 @@ impl fmt::Display for JsonPath {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for step in &self.0 {
             match step {
-                JsonStep::Field(name) if is_identifier(name) => write!(f, ".{name}")?,
+                JsonStep::Field(name) if is_lua_name(name) => write!(f, ".{name}")?,
                 JsonStep::Field(name) => write!(f, "[{name:?}]")?,
                 JsonStep::Element => f.write_str("[i]")?,
             }
         }
         Ok(())
     }
-}
-
-fn is_identifier(name: &str) -> bool {
-    let mut characters = name.chars();
-    characters
-        .next()
-        .is_some_and(|first| first.is_ascii_alphabetic() || first == '_')
-        && characters.all(|character| character.is_ascii_alphanumeric() || character == '_')
 }
 
 /// Where a decoded value comes from: the `ARGV` position of a `Json<T>`

@@ -5,6 +5,7 @@
 //! hashes to its own slot: a number a command takes, or an empty name that
 //! stands for "no key" (slot 0).
 
+use crate::source::text::is_lua_name;
 use full_moon::ast::BinOp;
 
 use super::Shown;
@@ -46,7 +47,7 @@ impl Finding for KeyAsValue {
         // one that takes the element from KEYS.
         let declared = site.map().snippet(element.span).and_then(|text| {
             let name = text.trim();
-            is_name(name)
+            is_lua_name(name)
                 .then(|| site.declaration(name).map(|at| (name.to_owned(), at)))
                 .flatten()
         });
@@ -110,11 +111,3 @@ impl Finding for KeyAsValue {
     }
 }
 
-/// Whether `text` is a Lua name (a local's, when it resolves to one).
-fn is_name(text: &str) -> bool {
-    let mut chars = text.chars();
-    chars
-        .next()
-        .is_some_and(|first| first.is_ascii_alphabetic() || first == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-}

@@ -9,6 +9,7 @@
 //! and their tables are not checked. Names are compared as written,
 //! across scopes, which keeps the answer on the side of "may change".
 
+use crate::source::text::is_lua_name;
 use std::collections::HashSet;
 use std::rc::Rc;
 
@@ -65,7 +66,8 @@ impl Analyzer<'_> {
                 .map
                 .snippet(operand.span)
                 .is_some_and(|written| {
-                    is_name(&written) && !self.context.escaping_tables.contains(written.as_str())
+                    is_lua_name(&written)
+                        && !self.context.escaping_tables.contains(written.as_str())
                 });
         if !seen_whole {
             return None;
@@ -117,14 +119,6 @@ fn encoded_kind(ty: &Type) -> EncodedKind {
         return EncodedKind::NumberOrNil;
     }
     EncodedKind::Unknown
-}
-
-fn is_name(text: &str) -> bool {
-    let mut characters = text.chars();
-    characters
-        .next()
-        .is_some_and(|first| first.is_ascii_alphabetic() || first == '_')
-        && characters.all(|character| character.is_ascii_alphanumeric() || character == '_')
 }
 
 /// The names of locals whose table may change where the walk does not
