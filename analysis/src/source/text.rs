@@ -30,6 +30,16 @@ pub fn quoted_list(items: &[&str]) -> String {
         .join(", ")
 }
 
+/// Whether `text` is a Lua name: a letter or `_`, then letters, digits and
+/// `_` (what may follow a `.` in `t.name`, or be a local).
+pub fn is_lua_name(text: &str) -> bool {
+    let mut characters = text.chars();
+    characters
+        .next()
+        .is_some_and(|first| first.is_ascii_alphabetic() || first == '_')
+        && characters.all(|character| character.is_ascii_alphanumeric() || character == '_')
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -43,14 +53,4 @@ mod tests {
         assert_eq!(plural_or_no(1, "key"), "1 key");
         assert_eq!(plural_or_no(3, "key"), "3 keys");
     }
-}
-
-/// Whether `text` is a Lua name: a letter or `_`, then letters, digits and
-/// `_` (what may follow a `.` in `t.name`, or be a local).
-pub fn is_lua_name(text: &str) -> bool {
-    let mut characters = text.chars();
-    characters
-        .next()
-        .is_some_and(|first| first.is_ascii_alphabetic() || first == '_')
-        && characters.all(|character| character.is_ascii_alphanumeric() || character == '_')
 }
