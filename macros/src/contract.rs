@@ -404,6 +404,13 @@ fn form_check(
 ) -> Option<ContractCheck> {
     let (command, texts): (Option<&str>, Vec<&str>) = match (&site.form, &site.shape) {
         (Some(lua::ReplyForm::FieldValues { command, key }), _) => {
+            // A hash's fields and values are strings; other maps hold
+            // numbers and arrays too (`XINFO STREAM`).
+            let map = if command == "HGETALL" {
+                "`HashMap<String, String>` (or `Vec<(String, String)>`)"
+            } else {
+                "`HashMap<String, redis::Value>`"
+            };
             let fix = match key.as_deref().filter(|_| command == "HGETALL") {
                 Some(_) => FILLED_IN.to_string(),
                 None => String::new(),
@@ -415,9 +422,7 @@ fn form_check(
                     format!(
                         "{subject} returns the reply of `{command}`, field names and values in turn (`name, value, name, value, …`), but `{reply_name}` is decoded by position: a call fails to decode unless the count happens to match, and then names land where values belong"
                     ),
-                    format!(
-                        "declare the reply `HashMap<String, String>` (or `Vec<(String, String)>`){fix}"
-                    ),
+                    format!("declare the reply {map}{fix}"),
                 ),
                 second_message: None,
             });
