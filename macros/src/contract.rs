@@ -144,7 +144,7 @@ pub fn checks(
                 second_message: None,
             });
         }
-        checks.extend(form_check(site, &reply_name, subject, &render));
+        checks.extend(form_check(site, reply, &reply_name, subject, &render));
         match &site.shape {
             ReturnShape::Array {
                 elements,
@@ -398,6 +398,7 @@ impl WarningSite {
 /// form of the reply: a command's map sent flat, a status.
 fn form_check(
     site: &ReturnSite,
+    reply: &Type,
     reply_name: &str,
     subject: &str,
     render: &impl Fn(&ReturnSite, String, String) -> String,
@@ -434,6 +435,12 @@ fn form_check(
         (None, ReturnShape::Status(Some(text))) => (None, vec![text.as_str()]),
         _ => return None,
     };
+    // Only the numbers and `bool` refuse a status; a check on any other
+    // type would require it to be a `ReplyShape` (a type decoded by hand
+    // need not be) for nothing.
+    if !number_or_bool(reply) {
+        return None;
+    }
     // redis-rs decodes a status into a number by parsing its text: only
     // texts that are no number fail (`inf` and `nan` are floats).
     let failing: Vec<&str> = texts
@@ -474,6 +481,46 @@ fn form_check(
         ),
         second_message: None,
     })
+}
+
+/// Whether `ty` is, as written, a Rust number or `bool`, or an `Option`,
+/// `Box` or `Arc` of one.
+fn number_or_bool(ty: &Type) -> bool {
+    let Type::Path(path) = ty else {
+        return false;
+    };
+    let Some(last) = path.path.segments.last() else {
+        return false;
+    };
+    let name = last.ident.to_string();
+    match (&last.arguments, name.as_str()) {
+        (syn::PathArguments::None, _) => matches!(
+            name.as_str(),
+            "i8" | "i16"
+                | "i32"
+                | "i64"
+                | "i128"
+                | "isize"
+                | "u8"
+                | "u16"
+                | "u32"
+                | "u64"
+                | "u128"
+                | "usize"
+                | "f32"
+                | "f64"
+                | "bool"
+        ),
+        (syn::PathArguments::AngleBracketed(arguments), "Option" | "Box" | "Arc") => {
+            match arguments.args.first() {
+                Some(syn::GenericArgument::Type(inner)) if arguments.args.len() == 1 => {
+                    number_or_bool(inner)
+                }
+                _ => false,
+            }
+        }
+        _ => false,
+    }
 }
 
 /// What a reply of `shape` says and suggests when it is nil, or may be,
