@@ -84,30 +84,26 @@ fn a_changed_or_handed_over_map_is_no_reply_form() {
 
 #[test]
 fn status_replies_of_commands() {
-    assert_eq!(
-        forms("return redis.call('SET', KEYS[1], ARGV[1])"),
-        [status("SET", &["OK"])]
-    );
-    assert_eq!(
-        forms("return redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX')"),
-        [status("SET", &["OK"])]
-    );
-    assert_eq!(
-        forms("local ok = redis.call('SET', KEYS[1], ARGV[1], 'EX', 10)\nreturn ok"),
-        [status("SET", &["OK"])]
-    );
-    assert_eq!(
-        forms("return redis.call('MSET', KEYS[1], ARGV[1], KEYS[2], ARGV[2])"),
-        [status("MSET", &["OK"])]
-    );
-    assert_eq!(
-        forms("return redis.call('LTRIM', KEYS[1], 0, 99)"),
-        [status("LTRIM", &["OK"])]
-    );
-    assert_eq!(
-        forms("return redis.call('RENAME', KEYS[1], KEYS[2])"),
-        [status("RENAME", &["OK"])]
-    );
+    for (source, command) in [
+        ("return redis.call('SET', KEYS[1], ARGV[1])", "SET"),
+        // Options in any order, as servers take them; `NX` adds nil.
+        (
+            "return redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX')",
+            "SET",
+        ),
+        (
+            "local ok = redis.call('SET', KEYS[1], ARGV[1], 'EX', 10)\nreturn ok",
+            "SET",
+        ),
+        (
+            "return redis.call('MSET', KEYS[1], ARGV[1], KEYS[2], ARGV[2])",
+            "MSET",
+        ),
+        ("return redis.call('LTRIM', KEYS[1], 0, 99)", "LTRIM"),
+        ("return redis.call('RENAME', KEYS[1], KEYS[2])", "RENAME"),
+    ] {
+        assert_eq!(forms(source), [status(command, &["OK"])], "{source}");
+    }
 }
 
 #[test]
