@@ -53,7 +53,7 @@ pub use emit::{acl, exactly_once, sent};
 pub use model::{commands, sandbox, target};
 pub use source::{suggest, text};
 
-pub use domain::analysis::{Analysis, ErrorCodes, ReturnShape, ReturnSite, ValueKind};
+pub use domain::analysis::{Analysis, ErrorCodes, ReplyForm, ReturnShape, ReturnSite, ValueKind};
 pub use domain::json::{
     EncodedField, EncodedKind, JsonEncoded, JsonPath, JsonRead, JsonStep, JsonUse, LiteralKind,
 };

@@ -55,6 +55,14 @@ enum CheckKind {
     /// `return nil`, `return false`, a missing key's reply, no `return`:
     /// the reply type decodes nil.
     Nil,
+    /// A command's reply of field names and values in turn (`HGETALL`):
+    /// the reply type is no positional struct, tuple or tagged enum. The
+    /// help is completed (the `HMGET` that returns the struct's fields in
+    /// order, from `key`) where it holds [`FILLED_IN`].
+    FieldValues { key: Option<String> },
+    /// A status reply: `+OK` (`ok`), which redis-rs reads apart, and
+    /// texts that are not numbers (`text`): the reply type decodes them.
+    Status { ok: bool, text: bool },
 }
 
 /// Where words known only to rustc go in a message: the reply type's field
@@ -136,6 +144,7 @@ pub fn checks(
                 second_message: None,
             });
         }
+        checks.extend(form_check(site, reply, &reply_name, subject, &render));
         match &site.shape {
             ReturnShape::Array {
                 elements,
@@ -385,6 +394,135 @@ impl WarningSite {
     }
 }
 
+/// The check of what a site replies against what redis-rs decodes, by the
+/// form of the reply: a command's map sent flat, a status.
+fn form_check(
+    site: &ReturnSite,
+    reply: &Type,
+    reply_name: &str,
+    subject: &str,
+    render: &impl Fn(&ReturnSite, String, String) -> String,
+) -> Option<ContractCheck> {
+    let (command, texts): (Option<&str>, Vec<&str>) = match (&site.form, &site.shape) {
+        (Some(lua::ReplyForm::FieldValues { command, key }), _) => {
+            // A hash's fields and values are strings; other maps hold
+            // numbers and arrays too (`XINFO STREAM`).
+            let map = if command == "HGETALL" {
+                "`HashMap<String, String>` (or `Vec<(String, String)>`)"
+            } else {
+                "`HashMap<String, redis::Value>`"
+            };
+            let fix = match key.as_deref().filter(|_| command == "HGETALL") {
+                Some(_) => FILLED_IN.to_string(),
+                None => String::new(),
+            };
+            return Some(ContractCheck {
+                kind: CheckKind::FieldValues { key: key.clone() },
+                message: render(
+                    site,
+                    format!(
+                        "{subject} returns the reply of `{command}`, field names and values in turn (`name, value, name, value, …`), but `{reply_name}` is decoded by position: a call fails to decode unless the count happens to match, and then names land where values belong"
+                    ),
+                    format!("declare the reply {map}{fix}"),
+                ),
+                second_message: None,
+            });
+        }
+        (Some(lua::ReplyForm::Status { command, texts }), _) => (
+            Some(command.as_str()),
+            texts.iter().map(String::as_str).collect(),
+        ),
+        (None, ReturnShape::Status(Some(text))) => (None, vec![text.as_str()]),
+        _ => return None,
+    };
+    // Only the numbers and `bool` refuse a status; a check on any other
+    // type would require it to be a `ReplyShape` (a type decoded by hand
+    // need not be) for nothing.
+    if !number_or_bool(reply) {
+        return None;
+    }
+    // redis-rs decodes a status into a number by parsing its text: only
+    // texts that are no number fail (`inf` and `nan` are floats).
+    let failing: Vec<&str> = texts
+        .into_iter()
+        .filter(|text| text.parse::<f64>().is_err() && text.parse::<i128>().is_err())
+        .collect();
+    if failing.is_empty() {
+        return None;
+    }
+    let ok = failing.contains(&"OK");
+    let text = failing.iter().any(|text| *text != "OK");
+    let shown = failing
+        .iter()
+        .map(|text| format!("`{text}`"))
+        .collect::<Vec<_>>()
+        .join(" or ");
+    let message = match command {
+        Some(command) => format!(
+            "{subject} returns the reply of `{command}` here, the status {shown}, but `{reply_name}` cannot be decoded from it: each call that ends here with it fails to decode"
+        ),
+        None => format!(
+            "{subject} returns the status reply {shown} here, but `{reply_name}` cannot be decoded from it: each call that ends here fails to decode"
+        ),
+    };
+    let string = if reply_name.starts_with("Option<") {
+        "Option<String>"
+    } else {
+        "String"
+    };
+    Some(ContractCheck {
+        kind: CheckKind::Status { ok, text },
+        message: render(
+            site,
+            message,
+            format!(
+                "declare the reply `{string}` (a status arrives as its text), or `()` to ignore it, or return a number"
+            ),
+        ),
+        second_message: None,
+    })
+}
+
+/// Whether `ty` is, as written, a Rust number or `bool`, or an `Option`,
+/// `Box` or `Arc` of one.
+fn number_or_bool(ty: &Type) -> bool {
+    let Type::Path(path) = ty else {
+        return false;
+    };
+    let Some(last) = path.path.segments.last() else {
+        return false;
+    };
+    let name = last.ident.to_string();
+    match (&last.arguments, name.as_str()) {
+        (syn::PathArguments::None, _) => matches!(
+            name.as_str(),
+            "i8" | "i16"
+                | "i32"
+                | "i64"
+                | "i128"
+                | "isize"
+                | "u8"
+                | "u16"
+                | "u32"
+                | "u64"
+                | "u128"
+                | "usize"
+                | "f32"
+                | "f64"
+                | "bool"
+        ),
+        (syn::PathArguments::AngleBracketed(arguments), "Option" | "Box" | "Arc") => {
+            match arguments.args.first() {
+                Some(syn::GenericArgument::Type(inner)) if arguments.args.len() == 1 => {
+                    number_or_bool(inner)
+                }
+                _ => false,
+            }
+        }
+        _ => false,
+    }
+}
+
 /// What a reply of `shape` says and suggests when it is nil, or may be,
 /// and the reply type `reply_name` does not decode nil.
 fn nil_reply(shape: &ReturnShape, reply_name: &str, subject: &str) -> Option<(String, String)> {
@@ -554,6 +692,29 @@ pub fn assertions(
             },
             CheckKind::Nil => quote_spanned! {span=>
                 ::core::assert!(<#reply as #private::ReplyShape>::ACCEPTS_NIL, #message);
+            },
+            CheckKind::FieldValues { .. } if !check.message.contains(FILLED_IN) => {
+                quote_spanned! {span=>
+                    ::core::assert!(#private::accepts_field_values(#shape), #message);
+                }
+            }
+            CheckKind::FieldValues { key } => {
+                let (before, after) = split_filled_in(&check.message);
+                let key = key.as_deref().unwrap_or_default();
+                quote_spanned! {span=>
+                    if !#private::accepts_field_values(#shape) {
+                        ::core::panic!("{}", #private::hmget_fix(
+                            #shape, <#reply as #private::ReplyShape>::FIELD_NAMES, #key, #before, #after,
+                        ).as_str());
+                    }
+                }
+            }
+            CheckKind::Status { ok, text } => quote_spanned! {span=>
+                ::core::assert!(
+                    (!#ok || <#reply as #private::ReplyShape>::ACCEPTS_OK)
+                        && (!#text || <#reply as #private::ReplyShape>::ACCEPTS_STATUS),
+                    #message
+                );
             },
             CheckKind::ErrorCode { code } => match errors {
                 Some(errors) => {

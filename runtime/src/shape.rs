@@ -152,6 +152,25 @@ pub trait ReplyShape: redis::FromRedisValue {
     /// checks go; the others do not unless they say so (`Option<T>`,
     /// `bool`, which redis-rs decodes from nil as `false`).
     const ACCEPTS_NIL: bool = matches!(Self::SHAPE, Shape::Any);
+
+    /// Whether the status reply `+OK` decodes into this type (redis-rs
+    /// reads it as `Value::Okay`). A script that ends with it (`return
+    /// redis.call('SET', k, v)`, `redis.status_reply('OK')`) is rejected
+    /// for a type that does not take it. `true` unless the type says
+    /// otherwise: only the numbers refuse it.
+    const ACCEPTS_OK: bool = true;
+
+    /// Whether a status reply whose text is not a number (`+QUEUED`,
+    /// `+PONG`; redis-rs reads it as `Value::SimpleString`) decodes into
+    /// this type. `true` unless the type says otherwise: the numbers
+    /// decode a status only by parsing its text, `bool` only from `1` and
+    /// `0`.
+    const ACCEPTS_STATUS: bool = true;
+
+    /// The names of a struct's fields, in the order they are decoded, for
+    /// messages (the `HMGET` that returns them in that order); empty for
+    /// other types.
+    const FIELD_NAMES: &'static [&'static str] = &[];
 }
 
 macro_rules! scalar_shape {
@@ -162,14 +181,35 @@ macro_rules! scalar_shape {
     };
 }
 
-scalar_shape!(
-    i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize, f32, f64, String,
+// What redis-rs 1.x (`types.rs`, `FromRedisValue`) does with a status
+// reply: it parses `+OK` as `Value::Okay` and any other status as
+// `Value::SimpleString(text)`. `String` takes both (`Okay` as "OK");
+// `bool` takes `Okay` as `true` and a `SimpleString` only when it is "1"
+// or "0"; every integer and float type refuses `Okay` ("Response type not
+// convertible to numeric") and parses a `SimpleString`'s text, so only a
+// text that is not a number fails (`"inf"` and `"nan"` parse as floats).
+macro_rules! number_shape {
+    ($($ty:ty),* $(,)?) => {
+        $(impl ReplyShape for $ty {
+            const SHAPE: Shape = Shape::Scalar { name: stringify!($ty) };
+            const ACCEPTS_OK: bool = false;
+            const ACCEPTS_STATUS: bool = false;
+        })*
+    };
+}
+
+number_shape!(
+    i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize, f32, f64,
 );
 
-/// redis-rs decodes nil as `false`.
+scalar_shape!(String);
+
+/// redis-rs decodes nil as `false`, `+OK` as `true`, and no other status
+/// that is not a number.
 impl ReplyShape for bool {
     const SHAPE: Shape = Shape::Scalar { name: "bool" };
     const ACCEPTS_NIL: bool = true;
+    const ACCEPTS_STATUS: bool = false;
 }
 
 /// `()` ignores the reply; `redis::Value` takes any.
@@ -215,6 +255,9 @@ impl<T: ReplyShape> ReplyShape for Option<T> {
     const REQUIRED_ELEMENTS: &'static [(&'static str, usize)] = T::REQUIRED_ELEMENTS;
     const SCALAR_ELEMENTS: &'static [(&'static str, usize)] = T::SCALAR_ELEMENTS;
     const ACCEPTS_NIL: bool = true;
+    const ACCEPTS_OK: bool = T::ACCEPTS_OK;
+    const ACCEPTS_STATUS: bool = T::ACCEPTS_STATUS;
+    const FIELD_NAMES: &'static [&'static str] = T::FIELD_NAMES;
 }
 
 impl<T: ReplyShape> ReplyShape for Box<T> {
@@ -223,6 +266,9 @@ impl<T: ReplyShape> ReplyShape for Box<T> {
     const REQUIRED_ELEMENTS: &'static [(&'static str, usize)] = T::REQUIRED_ELEMENTS;
     const SCALAR_ELEMENTS: &'static [(&'static str, usize)] = T::SCALAR_ELEMENTS;
     const ACCEPTS_NIL: bool = T::ACCEPTS_NIL;
+    const ACCEPTS_OK: bool = T::ACCEPTS_OK;
+    const ACCEPTS_STATUS: bool = T::ACCEPTS_STATUS;
+    const FIELD_NAMES: &'static [&'static str] = T::FIELD_NAMES;
 }
 
 impl<T: ReplyShape> ReplyShape for std::sync::Arc<T> {
@@ -231,6 +277,9 @@ impl<T: ReplyShape> ReplyShape for std::sync::Arc<T> {
     const REQUIRED_ELEMENTS: &'static [(&'static str, usize)] = T::REQUIRED_ELEMENTS;
     const SCALAR_ELEMENTS: &'static [(&'static str, usize)] = T::SCALAR_ELEMENTS;
     const ACCEPTS_NIL: bool = T::ACCEPTS_NIL;
+    const ACCEPTS_OK: bool = T::ACCEPTS_OK;
+    const ACCEPTS_STATUS: bool = T::ACCEPTS_STATUS;
+    const FIELD_NAMES: &'static [&'static str] = T::FIELD_NAMES;
 }
 
 macro_rules! tuple_shape {

@@ -63,6 +63,7 @@ mod preload;
 mod read_only_fallback;
 mod replies;
 mod reply_conversions;
+mod reply_forms;
 mod reply_metatables;
 mod restricted_users;
 mod sent_arguments;

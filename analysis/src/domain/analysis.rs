@@ -86,6 +86,35 @@ pub struct ReturnSite {
     pub lone_error_word: Option<String>,
     /// For `return cjson.encode(t)`: the fields of `t`, where known.
     pub encoded: Option<JsonEncoded>,
+    /// For a command's reply returned as it came (`return
+    /// redis.call('HGETALL', KEYS[1])`, or through a local no write
+    /// changed): the form the server model gives it on every release the
+    /// script targets, when that form decides what the reply decodes into.
+    pub form: Option<ReplyForm>,
+}
+
+/// The form of a command's reply that the contract checks compare with
+/// the declared reply type: each is one redis-rs decodes only into some
+/// types, whatever the data.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReplyForm {
+    /// Field names and values in turn (`HGETALL`, and every reply the
+    /// model describes as a map, sent flat by RESP2): no positional struct
+    /// or tagged enum takes it.
+    FieldValues {
+        /// The command as written, upper case (`HGETALL`).
+        command: String,
+        /// Its key argument as written (`KEYS[1]`), for the suggested fix.
+        key: Option<String>,
+    },
+    /// A status reply (`+OK`) or, on some calls, nil: `SET`, `MSET`,
+    /// `LTRIM`, `SET … NX`.
+    Status {
+        /// The command as written, upper case (`SET`).
+        command: String,
+        /// Every status text it may reply with.
+        texts: Vec<String>,
+    },
 }
 
 /// What a reply looks like, as far as the source tells.

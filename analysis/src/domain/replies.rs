@@ -11,8 +11,10 @@
 //! a double `{double = n}`, a map `{map = {…}}`, a set `{set = {…}}`, a big
 //! number `{big_number = '…'}`.
 
+use crate::domain::analysis::ReplyForm;
 use crate::domain::types::{Kinds, TableType, Type};
-use crate::model::commands::shapes::{self, Reply};
+use crate::model::argument_grammar::options_given;
+use crate::model::commands::shapes::{self, Reply, ShapeForm};
 use crate::model::target::ReleaseSet;
 
 /// Which protocol the script's calls speak.
@@ -227,4 +229,91 @@ pub fn reply_lua_types(command: &str, release: &str, resp3: bool) -> Option<Vec<
     let caller = Caller { command, key: None };
     let ty = reply_type(command, ReleaseSet::only(index), resp, caller);
     (!ty.is_unknown()).then(|| ty.kinds.lua_types())
+}
+
+/// Commands whose reply is a status or nil unless the call passes a word
+/// that brings another reply: `SET … GET` replies the old value (a bulk
+/// string) instead of `OK`.
+const REPLY_SWITCHES: &[(&str, &str)] = &[("set", "GET")];
+
+/// The form of what `redis.call` of `name` (lowercase, `parent|sub`)
+/// replies with `words` (the literal texts of the operands after the
+/// command's name, `None` for a value known at run time; `spread_from`
+/// the first `unpack(…)` or trailing call among them), when it is the
+/// same on every release of `releases` and decides which Rust types decode
+/// it: a status (or nil), or a map sent flat (RESP2 only: after
+/// `redis.setresp(3)` it is `{map = …}`). `None` when any form or any
+/// alternative of one may be something else, or depends on arguments the
+/// call does not spell out.
+pub(crate) fn reply_form(
+    name: &str,
+    releases: ReleaseSet,
+    resp: Resp,
+    caller: Caller<'_>,
+    words: &[Option<&str>],
+    spread_from: Option<usize>,
+) -> Option<ReplyForm> {
+    let forms = shapes::shape(name)?.forms_covering(releases)?;
+    let mut statuses: Vec<String> = Vec::new();
+    let mut maps = false;
+    for form in forms {
+        let switch = REPLY_SWITCHES
+            .iter()
+            .find(|(command, _)| *command == name)
+            .map(|(_, token)| *token);
+        // Without the switching word, its alternatives are not sent.
+        let switched_off =
+            switch.is_some_and(|token| token_surely_absent(form, token, words, spread_from));
+        let mut alternatives = Vec::new();
+        leaves(form.reply, &mut alternatives);
+        for alternative in alternatives {
+            match alternative {
+                Reply::Null(_) => {}
+                Reply::BulkString if switched_off => {}
+                Reply::Status(Some(text)) => {
+                    if !statuses.iter().any(|known| known == text) {
+                        statuses.push((*text).to_owned());
+                    }
+                }
+                Reply::Map { .. } if resp == Resp::Two => maps = true,
+                _ => return None,
+            }
+        }
+    }
+    match (statuses.is_empty(), maps) {
+        (false, false) => Some(ReplyForm::Status {
+            command: caller.command.to_owned(),
+            texts: statuses,
+        }),
+        (true, true) => Some(ReplyForm::FieldValues {
+            command: caller.command.to_owned(),
+            key: caller.key.map(str::to_owned),
+        }),
+        _ => None,
+    }
+}
+
+/// The alternatives of `reply`, `OneOf`s flattened.
+fn leaves(reply: &'static Reply, found: &mut Vec<&'static Reply>) {
+    match reply {
+        Reply::OneOf(alternatives) => {
+            for alternative in *alternatives {
+                leaves(alternative, found);
+            }
+        }
+        other => found.push(other),
+    }
+}
+
+/// Whether the call surely does not pass the word `token` on `form`:
+/// every operand after the required values is a literal option word of
+/// the grammar or the value after one, and none is that word.
+fn token_surely_absent(
+    form: &ShapeForm,
+    token: &str,
+    words: &[Option<&str>],
+    spread_from: Option<usize>,
+) -> bool {
+    options_given(form.arguments, words, spread_from)
+        .is_some_and(|given| !given.iter().any(|word| word.eq_ignore_ascii_case(token)))
 }

@@ -12,6 +12,7 @@
 use std::fmt;
 use std::rc::Rc;
 
+use crate::domain::analysis::ReplyForm;
 use crate::domain::json::{JsonEncoded, JsonOrigin, JsonStep};
 
 /// Which of Lua's values a value may be.
@@ -453,6 +454,11 @@ pub(crate) struct Type {
     /// For strings: the text `cjson.encode` made of a table whose fields
     /// are known.
     pub encoded: Option<Rc<JsonEncoded>>,
+    /// It is a command's reply as the server sent it, of a form that
+    /// decides which Rust types decode it (a flat map, a status): kept
+    /// while nothing changes the value, for the contract checks of a
+    /// `return`.
+    pub reply_form: Option<Rc<ReplyForm>>,
 }
 
 impl Type {
@@ -474,6 +480,7 @@ impl Type {
             read_from: None,
             json: None,
             encoded: None,
+            reply_form: None,
         }
     }
 
@@ -592,6 +599,12 @@ impl Type {
                 .encoded
                 .clone()
                 .filter(|encoded| Some(encoded) == other.encoded.as_ref()),
+            // Either value may be returned: the form holds only when both
+            // are the same reply.
+            reply_form: self
+                .reply_form
+                .clone()
+                .filter(|form| Some(form) == other.reply_form.as_ref()),
         }
     }
 

@@ -7,7 +7,7 @@ use full_moon::ast::FunctionArgs;
 use crate::domain::analysis::{ReturnShape, ReturnSite};
 use crate::domain::keys::KeySite;
 use crate::domain::operand::{Operand, after_name, literal_text};
-use crate::domain::replies::{Caller, reply_type};
+use crate::domain::replies::{Caller, reply_form, reply_type};
 use crate::domain::review::ReadSite;
 use crate::domain::scope::{Binding, FIELD_OF};
 use crate::domain::types::{DataRead, Kinds, TableType, Type};
@@ -284,6 +284,18 @@ impl Analyzer<'_> {
             line: name_span.line,
             in_request: false,
         });
+        let texts: Vec<Option<String>> = operands.iter().map(literal_text).collect();
+        let texts: Vec<Option<&str>> = texts.iter().map(Option::as_deref).collect();
+        let (_, words, spread_from) = after_name(name, operands, &texts);
+        reply.reply_form = reply_form(
+            name,
+            releases,
+            self.context.resp,
+            caller,
+            words,
+            spread_from,
+        )
+        .map(std::rc::Rc::new);
         if existing {
             // The script wrote it earlier on this path: it is there. A
             // test for its absence is redundant, not wrong.
@@ -492,6 +504,7 @@ impl Analyzer<'_> {
             shape: ReturnShape::Error(code),
             lone_error_word,
             encoded: None,
+            form: None,
         });
     }
 

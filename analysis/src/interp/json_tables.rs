@@ -14,7 +14,8 @@ use std::collections::HashSet;
 use std::rc::Rc;
 
 use full_moon::ast::{
-    Assignment, Ast, Call, Expression, FunctionArgs, FunctionCall, Index, Prefix, Suffix, UnOp, Var,
+    Assignment, Ast, Call, Expression, FunctionArgs, FunctionBody, FunctionCall, Index, Prefix,
+    Return, Suffix, UnOp, Var,
 };
 use full_moon::tokenizer::TokenReference;
 use full_moon::visitors::{Visit, Visitor};
@@ -125,7 +126,24 @@ fn encoded_kind(ty: &Type) -> EncodedKind {
 /// look: every name mentioned other than as `name.field`, `name[key]`,
 /// `#name`, `cjson.encode(name)` or in its `local` declaration.
 pub(crate) fn escaping_tables(ast: &Ast) -> HashSet<String> {
-    let mut mentions = Mentions::default();
+    mentioned_unseen(ast, Mentions::default())
+}
+
+/// [`escaping_tables`], where the script's own `return t` (outside any
+/// function) is no escape either: it ends the script, and what a command
+/// replied is compared with the reply type only while no other mention
+/// may have changed it.
+pub(crate) fn escaping_replies(ast: &Ast) -> HashSet<String> {
+    mentioned_unseen(
+        ast,
+        Mentions {
+            chunk_returns_harmless: true,
+            ..Mentions::default()
+        },
+    )
+}
+
+fn mentioned_unseen(ast: &Ast, mut mentions: Mentions) -> HashSet<String> {
     ast.nodes().visit(&mut mentions);
     mentions
         .mentioned
@@ -141,6 +159,10 @@ struct Mentions {
     mentioned: Vec<(String, usize)>,
     /// The mentions that neither change the table nor let it go.
     harmless: HashSet<usize>,
+    /// `return t` in the main chunk counts as harmless.
+    chunk_returns_harmless: bool,
+    /// How many function bodies the visit is in.
+    depth: usize,
 }
 
 fn offset(token: &TokenReference) -> usize {
@@ -195,6 +217,23 @@ impl Visitor for Mentions {
             expression,
         } = expression
             && let Expression::Var(Var::Name(token)) = &**expression
+        {
+            self.harmless.insert(offset(token));
+        }
+    }
+
+    fn visit_function_body(&mut self, _: &FunctionBody) {
+        self.depth += 1;
+    }
+
+    fn visit_function_body_end(&mut self, _: &FunctionBody) {
+        self.depth = self.depth.saturating_sub(1);
+    }
+
+    fn visit_return(&mut self, statement: &Return) {
+        if self.chunk_returns_harmless
+            && self.depth == 0
+            && let Some(Expression::Var(Var::Name(token))) = statement.returns().iter().next()
         {
             self.harmless.insert(offset(token));
         }

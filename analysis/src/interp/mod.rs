@@ -78,6 +78,7 @@ pub(crate) fn run(
     let map = SourceMap::new(source);
     let uncalled = uncalled::uncalled_functions(ast);
     let escaping_tables = json_tables::escaping_tables(ast);
+    let escaping_replies = json_tables::escaping_replies(ast);
     let context = Context {
         map: &map,
         signature,
@@ -90,6 +91,7 @@ pub(crate) fn run(
         findings,
         uncalled: &uncalled,
         escaping_tables: &escaping_tables,
+        escaping_replies: &escaping_replies,
     };
     walk_twice(context, ast).finish()
 }
@@ -166,6 +168,9 @@ pub(crate) fn run_library(
         findings,
         uncalled: &uncalled,
         escaping_tables: &json_tables::escaping_tables(ast),
+        // A library's replies are returned in function bodies, where a
+        // `return t` lets the table go like any other mention.
+        escaping_replies: &json_tables::escaping_tables(ast),
     };
     let mut analyzer = walk_twice(context, ast);
     let missing = std::mem::take(&mut analyzer.facts.missing);
@@ -209,6 +214,9 @@ pub(crate) struct Context<'a> {
     /// The names of locals whose tables may change where the walk does
     /// not look.
     pub escaping_tables: &'a HashSet<String>,
+    /// The same, where the script's own `return t` is no escape: the
+    /// locals whose command reply may have changed before it is returned.
+    pub escaping_replies: &'a HashSet<String>,
 }
 
 impl std::fmt::Debug for Context<'_> {
@@ -719,6 +727,7 @@ mod tests {
                 findings: crate::findings::ALL,
                 uncalled: &uncalled::uncalled_functions(&ast),
                 escaping_tables: &json_tables::escaping_tables(&ast),
+                escaping_replies: &json_tables::escaping_replies(&ast),
             };
             let (first, assignments) = survey(context, &ast);
             skipped += usize::from(first.scopes.agrees_with(&assignments));

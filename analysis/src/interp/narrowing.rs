@@ -475,12 +475,17 @@ impl Analyzer<'_> {
         token: &TokenReference,
         change: impl Fn(&TableType) -> TableType,
     ) {
+        // A written table is no longer the reply a command sent.
         self.narrow_local(token, |ty| match ty.table_type() {
             Some(table) => Type {
                 table: Some(Rc::new(change(table))),
+                reply_form: None,
                 ..ty.clone()
             },
-            None => ty.clone(),
+            None => Type {
+                reply_form: None,
+                ..ty.clone()
+            },
         });
     }
 

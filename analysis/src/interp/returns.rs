@@ -1,13 +1,14 @@
 //! Return sites and the shape of what each one replies.
 
-use full_moon::ast::Return;
+use full_moon::ast::{Expression, Return, Var};
 
-use crate::domain::analysis::{ReturnShape, ReturnSite};
+use crate::domain::analysis::{ReplyForm, ReturnShape, ReturnSite};
 use crate::domain::types::{Kinds, Type};
 use crate::domain::value::{Reply, Value};
 use crate::interp::Analyzer;
 use crate::interp::observe::ReplyValue;
 use crate::source::span;
+use crate::source::tokens::identifier;
 
 impl Analyzer<'_> {
     /// `return ...`: evaluated everywhere, recorded in the main chunk only
@@ -62,6 +63,10 @@ impl Analyzer<'_> {
             Some(Value::Typed(ty)) => ty.encoded.as_deref().cloned(),
             _ => None,
         };
+        let form = match (values.first(), statement.returns().iter().next()) {
+            (Some(Value::Typed(ty)), Some(expression)) => self.returned_form(ty, expression),
+            _ => None,
+        };
         self.facts.unit.returns.push(ReturnSite {
             line: span.line,
             column: span.column,
@@ -69,7 +74,28 @@ impl Analyzer<'_> {
             shape,
             lone_error_word,
             encoded,
+            form,
         });
+    }
+
+    /// The form of a command's reply returned as it came: the value is
+    /// the reply (or nil), and no code the walk does not see may have
+    /// changed it (a local handed to a function, aliased, or a method's
+    /// receiver).
+    fn returned_form(&self, ty: &Type, expression: &Expression) -> Option<ReplyForm> {
+        let form = ty.reply_form.as_deref()?;
+        // A test may have narrowed it to its nil: then it is no reply of
+        // that form. (The model's kinds may be wider than the form: `SET`
+        // without `GET` never replies a string, which its type still has.)
+        if !ty.kinds.intersects(Kinds::TABLE) {
+            return None;
+        }
+        if let Expression::Var(Var::Name(name)) = expression
+            && self.context.escaping_replies.contains(identifier(name))
+        {
+            return None;
+        }
+        Some(form.clone())
     }
 }
 

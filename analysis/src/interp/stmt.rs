@@ -19,6 +19,7 @@ impl Analyzer<'_> {
                 shape: ReturnShape::FallsOffEnd,
                 lone_error_word: None,
                 encoded: None,
+                form: None,
             });
         }
     }
@@ -425,6 +426,7 @@ impl Analyzer<'_> {
                     shape: ReturnShape::FallsOffEnd,
                     lone_error_word: None,
                     encoded: None,
+                    form: None,
                 });
             }
             analyzer.scopes.pop();

@@ -102,6 +102,67 @@ pub(crate) fn broken_groups(
     matcher.broken
 }
 
+/// The option words (`NX`, `GET`, `EX`) `words` (as for [`place`]) pass
+/// after the required values the grammar starts with (`key value` of
+/// `SET`), in any order, as servers take them: `None` when some operand
+/// there is no literal option word of the grammar (a value where an option
+/// may stand, which may be any word), or `spread_from` says an
+/// `unpack(…)` may pass more.
+pub(crate) fn options_given(
+    grammar: &'static [Argument],
+    words: &[Option<&str>],
+    spread_from: Option<usize>,
+) -> Option<Vec<&'static str>> {
+    if spread_from.is_some() {
+        return None;
+    }
+    let leading = grammar
+        .iter()
+        .take_while(|argument| {
+            !argument.optional
+                && !argument.multiple
+                && argument.token.is_none()
+                && argument.kind.is_value()
+        })
+        .count();
+    let mut options = Vec::new();
+    for argument in grammar.get(leading..).unwrap_or_default() {
+        option_words(argument, &mut options);
+    }
+    let mut given = Vec::new();
+    let mut rest = words.get(leading..)?.iter();
+    while let Some(word) = rest.next() {
+        let word = (*word)?;
+        let (token, takes_value) = options
+            .iter()
+            .find(|(token, _)| token.eq_ignore_ascii_case(word))?;
+        given.push(*token);
+        if *takes_value {
+            rest.next()?;
+        }
+    }
+    Some(given)
+}
+
+/// The words that start an option of `argument` (through alternatives and
+/// untokened groups), each with whether one value follows it. A tokened
+/// group or a repeated option is left out: a call that passes it is not
+/// decided.
+fn option_words(argument: &'static Argument, found: &mut Vec<(&'static str, bool)>) {
+    match (argument.token, argument.kind) {
+        (Some(_), ArgumentKind::OneOf(_) | ArgumentKind::Block(_)) => {}
+        (Some(_), _) if argument.multiple => {}
+        (Some(token), ArgumentKind::PureToken) => found.push((token, false)),
+        (Some(token), _) => found.push((token, true)),
+        (None, ArgumentKind::OneOf(inner) | ArgumentKind::Block(inner)) => {
+            for member in inner {
+                option_words(member, found);
+            }
+        }
+        (None, _) => {}
+    }
+}
+
 struct Matcher<'w> {
     words: &'w [Option<&'w str>],
     next: usize,

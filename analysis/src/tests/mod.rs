@@ -8,6 +8,7 @@ mod json_reads;
 mod layers;
 mod library;
 mod proptests;
+mod reply_forms;
 mod server_rules;
 mod target_checks;
 

@@ -246,6 +246,69 @@ pub const fn accepts_single_value(shape: &Shape) -> bool {
     matches!(shape, Shape::Any | Shape::Scalar { .. })
 }
 
+/// Whether `shape` takes field names and values in turn (`HGETALL`'s
+/// reply): not a struct or tuple, which redis-rs decodes by position, nor
+/// a tagged enum. [`Shape::Any`] (`HashMap`, `Vec<(String, String)>`) and
+/// [`Shape::Scalar`] (refused by other checks, if at all) pass.
+///
+/// ```
+/// use redis_script::__private_v3::{ReplyShape, accepts_field_values, array_shape};
+/// use std::collections::HashMap;
+/// const _: () = assert!(!accepts_field_values(&array_shape("Profile", 2, 2)));
+/// const _: () = assert!(accepts_field_values(&<HashMap<String, String> as ReplyShape>::SHAPE));
+/// ```
+pub const fn accepts_field_values(shape: &Shape) -> bool {
+    !matches!(shape, Shape::Array { .. } | Shape::Tagged { .. })
+}
+
+/// `before`, then, for a struct or tuple, how `HMGET` returns its fields
+/// in order from the hash at `key` (naming them from `fields`, its
+/// [`FIELD_NAMES`](super::ReplyShape::FIELD_NAMES), when it has names),
+/// then `after`.
+///
+/// ```
+/// use redis_script::__private_v3::{array_shape, hmget_fix};
+/// const PROFILE: redis_script::shape::Shape = array_shape("Profile", 2, 2);
+/// const TEXT: &str = hmget_fix(&PROFILE, &["name", "email"], "KEYS[1]", "declare a map", ".").as_str();
+/// assert_eq!(
+///     TEXT,
+///     "declare a map, or return the fields in the order of `Profile` with `HMGET`: `return redis.call('HMGET', KEYS[1], 'name', 'email')`."
+/// );
+/// ```
+pub const fn hmget_fix(
+    shape: &Shape,
+    fields: &[&str],
+    key: &str,
+    before: &str,
+    after: &str,
+) -> CheckMessage {
+    let mut text = CheckMessage::new().push(before);
+    let Shape::Array { name, max, .. } = shape else {
+        return text.push(after);
+    };
+    text = if str_eq(name, "tuple") {
+        text.push(", or return the values in the tuple's order with `HMGET`: `return redis.call('HMGET', ")
+    } else {
+        text.push(", or return the fields in the order of `")
+            .push(name)
+            .push("` with `HMGET`: `return redis.call('HMGET', ")
+    };
+    text = text.push(key);
+    if fields.is_empty() {
+        let mut index = 0;
+        while index < *max {
+            text = text.push(", 'field").push_count(index + 1).push("'");
+            index += 1;
+        }
+    }
+    let mut index = 0;
+    while index < fields.len() {
+        text = text.push(", '").push(fields[index]).push("'");
+        index += 1;
+    }
+    text.push(")`").push(after)
+}
+
 /// The text of a failed compile-time check, assembled in a `const`: the
 /// attribute renders the diagnostic (file, line, source excerpt, hint)
 /// around a phrase only the reply type's constants can fill in, such as

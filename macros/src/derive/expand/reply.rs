@@ -226,6 +226,16 @@ pub fn impls(container: &Container<'_>) -> TokenStream {
         required,
         scalars,
     } = lists;
+    // A named struct's fields, for the `HMGET` a message suggests.
+    let field_names: Vec<String> = match &container.data {
+        Data::Struct(_, fields) if matches!(fields.style, Style::Named) => fields
+            .fields
+            .iter()
+            .filter_map(|field| field.ident)
+            .map(|ident| ident.to_string().trim_start_matches("r#").to_owned())
+            .collect(),
+        _ => Vec::new(),
+    };
     quote! {
         #[automatically_derived]
         impl #impl_generics #private::redis::FromRedisValue for #ident #type_generics #decode_where {
@@ -250,6 +260,7 @@ pub fn impls(container: &Container<'_>) -> TokenStream {
             const INTEGER_ELEMENTS: &'static [(&'static str, usize)] = &[#(#integers),*];
             const REQUIRED_ELEMENTS: &'static [(&'static str, usize)] = &[#(#required),*];
             const SCALAR_ELEMENTS: &'static [(&'static str, usize)] = &[#(#scalars),*];
+            const FIELD_NAMES: &'static [&'static str] = &[#(#field_names),*];
         }
     }
 }
