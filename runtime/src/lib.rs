@@ -151,10 +151,10 @@ pub mod __private_v3 {
     pub use crate::library::new_library;
     pub use crate::script::{new_function, new_script, with_exactly_once, with_key_prefixes};
     pub use crate::shape::checks::{
-        CheckMessage, accepts_array, accepts_bare, accepts_field_values, accepts_single_value,
-        accepts_table, accepts_tag, array_mismatch, array_shape, contains_code, has_element,
-        has_tag, hmget_fix, str_eq, tagged_shape, unknown_code_message, unknown_tag_message,
-        unraised_code, unreturned_variant, variant,
+        CheckMessage, NoReplyShape, ShapeProbe, accepts_array, accepts_bare, accepts_field_values,
+        accepts_single_value, accepts_table, accepts_tag, array_mismatch, array_shape,
+        contains_code, has_element, has_tag, hmget_fix, str_eq, tagged_shape, unknown_code_message,
+        unknown_tag_message, unraised_code, unreturned_variant, variant,
     };
     pub use crate::shape::json::{JsonProbe, NoJsonShape, json_field, json_object};
     pub use crate::shape::json_checks::{

@@ -206,3 +206,56 @@ fn refused_reply_forms_fail_to_decode_and_the_fixes_decode() {
     );
     assert!(refusals >= 40, "only {refusals} refusals checked");
 }
+
+/// A profile decoded by field name from `HGETALL`'s names and values, by
+/// hand: the map check asks for no `ReplyShape` of it.
+#[derive(Debug, PartialEq)]
+struct ProfileByName {
+    name: String,
+    email: String,
+}
+
+impl redis::FromRedisValue for ProfileByName {
+    fn from_redis_value(value: redis::Value) -> Result<Self, redis::ParsingError> {
+        let fields: std::collections::HashMap<String, String> =
+            redis::FromRedisValue::from_redis_value(value)?;
+        let field = |name: &str| {
+            fields
+                .get(name)
+                .cloned()
+                .ok_or_else(|| redis::ParsingError::from(format!("no field {name}")))
+        };
+        Ok(Self {
+            name: field("name")?,
+            email: field("email")?,
+        })
+    }
+}
+
+#[redis_script::redis_script(path = "lua/replies/profile_fields.lua", keys = 1)]
+async fn profile_fields(profile: &str) -> ProfileByName;
+
+#[tokio::test]
+async fn a_hand_written_type_reads_a_map_by_name() {
+    let server = RedisServer::start();
+    let mut connection = server.connection().await;
+    let () = redis::cmd("HSET")
+        .arg("profile:{1}")
+        .arg("email")
+        .arg("ada@example.com")
+        .arg("name")
+        .arg("ada")
+        .query_async(&mut connection)
+        .await
+        .expect("HSET");
+    let profile = profile_fields(&mut connection, "profile:{1}")
+        .await
+        .expect("the profile decodes by name");
+    assert_eq!(
+        profile,
+        ProfileByName {
+            name: "ada".into(),
+            email: "ada@example.com".into()
+        }
+    );
+}

@@ -597,3 +597,36 @@ pub const fn variant(
         unit,
     }
 }
+
+/// `T`'s [`Shape`] and field names when `T` implements
+/// [`ReplyShape`](super::ReplyShape), else none: `ShapeProbe::<T>::SHAPE`,
+/// with [`NoReplyShape`] in scope. The checks a hand-written
+/// `FromRedisValue` type cannot fail (it may decode a map by name) ask
+/// through it, so they never require the trait.
+///
+/// ```
+/// use redis_script::__private_v3::{NoReplyShape as _, ShapeProbe};
+/// struct HandWritten;
+/// const KNOWN: bool = ShapeProbe::<u64>::SHAPE.is_some();
+/// const UNKNOWN: bool = ShapeProbe::<HandWritten>::SHAPE.is_some();
+/// assert!(KNOWN && !UNKNOWN);
+/// ```
+#[derive(Debug)]
+pub struct ShapeProbe<T: ?Sized>(core::marker::PhantomData<T>);
+
+impl<T: super::ReplyShape> ShapeProbe<T> {
+    /// `T`'s shape.
+    pub const SHAPE: Option<&'static Shape> = Some(&T::SHAPE);
+    /// `T`'s field names.
+    pub const FIELD_NAMES: &'static [&'static str] = T::FIELD_NAMES;
+}
+
+/// The fallback of [`ShapeProbe`]: no shape known.
+pub trait NoReplyShape {
+    /// No shape: `T` does not implement `ReplyShape`.
+    const SHAPE: Option<&'static Shape> = None;
+    /// No field names.
+    const FIELD_NAMES: &'static [&'static str] = &[];
+}
+
+impl<T: ?Sized> NoReplyShape for ShapeProbe<T> {}
