@@ -403,7 +403,7 @@ fn form_check(
     subject: &str,
     render: &impl Fn(&ReturnSite, String, String) -> String,
 ) -> Option<ContractCheck> {
-    let (command, texts): (Option<&str>, Vec<&str>) = match (&site.form, &site.shape) {
+    let (origin, texts): (TextOrigin<'_>, Vec<&str>) = match (&site.form, &site.shape) {
         (Some(lua::ReplyForm::FieldValues { command, key }), _) => {
             // A hash's fields and values are strings; other maps hold
             // numbers and arrays too (`XINFO STREAM`).
@@ -429,10 +429,14 @@ fn form_check(
             });
         }
         (Some(lua::ReplyForm::Status { command, texts }), _) => (
-            Some(command.as_str()),
+            TextOrigin::Command(command.as_str()),
             texts.iter().map(String::as_str).collect(),
         ),
-        (None, ReturnShape::Status(Some(text))) => (None, vec![text.as_str()]),
+        (None, ReturnShape::Status(Some(text))) => (TextOrigin::Status, vec![text.as_str()]),
+        // A string returned whole is read the same way as a status.
+        (None, ReturnShape::Value(lua::ValueKind::String(Some(text)))) => {
+            (TextOrigin::String, vec![text.as_str()])
+        }
         _ => return None,
     };
     // Only the numbers and `bool` refuse a status; a check on any other
@@ -457,11 +461,14 @@ fn form_check(
         .map(|text| format!("`{text}`"))
         .collect::<Vec<_>>()
         .join(" or ");
-    let message = match command {
-        Some(command) => format!(
+    let message = match origin {
+        TextOrigin::String => format!(
+            "{subject} returns the string {shown} here, but `{reply_name}` cannot be decoded from it: it is not a number, so each call that ends here fails to decode"
+        ),
+        TextOrigin::Command(command) => format!(
             "{subject} returns the reply of `{command}` here, the status {shown}, but `{reply_name}` cannot be decoded from it: each call that ends here with it fails to decode"
         ),
-        None => format!(
+        TextOrigin::Status => format!(
             "{subject} returns the status reply {shown} here, but `{reply_name}` cannot be decoded from it: each call that ends here fails to decode"
         ),
     };
@@ -475,12 +482,26 @@ fn form_check(
         message: render(
             site,
             message,
-            format!(
-                "declare the reply `{string}` (a status arrives as its text), or `()` to ignore it, or return a number"
-            ),
+            match origin {
+                TextOrigin::String => format!("declare the reply `{string}`, or return a number"),
+                _ => format!(
+                    "declare the reply `{string}` (a status arrives as its text), or `()` to ignore it, or return a number"
+                ),
+            },
         ),
         second_message: None,
     })
+}
+
+/// Where a returned text comes from, for the message.
+#[derive(Clone, Copy)]
+enum TextOrigin<'a> {
+    /// A command's status reply, returned as it came.
+    Command(&'a str),
+    /// `redis.status_reply('…')` or `{ok = '…'}`.
+    Status,
+    /// A string literal, sent as a bulk string.
+    String,
 }
 
 /// Whether `ty` is, as written, a Rust number or `bool`, or an `Option`,

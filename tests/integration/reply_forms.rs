@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use redis::Value;
 use redis_script::__private_v3::accepts_field_values;
 use redis_script::{ReplyShape, ScriptReply};
-use redis_script_analysis::{ReplyForm, ReturnShape, ReturnSite, Signature, analyze};
+use redis_script_analysis::{ReplyForm, ReturnShape, ReturnSite, Signature, ValueKind, analyze};
 use redis_script_test::RedisServer;
 
 /// A struct with named fields, decoded by position.
@@ -74,6 +74,11 @@ const CASES: &[Case] = &[
     case("{ok = 'PONG'}", &[]),
     case("{ok = '12'}", &[]),
     case("{ok = 'inf'}", &[]),
+    // String literals returned whole: read as a status is.
+    case("'too many'", &[]),
+    case("'12'", &[]),
+    case("'-0.5'", &[]),
+    case("''", &[]),
     case("redis.call('HGETALL', KEYS[1])", &[]),
     case(
         "redis.call('HGETALL', KEYS[1])",
@@ -96,6 +101,7 @@ fn refused<T: ReplyShape>(site: &ReturnSite) -> bool {
         (Some(ReplyForm::FieldValues { .. }), _) => return !accepts_field_values(&T::SHAPE),
         (Some(ReplyForm::Status { texts, .. }), _) => texts.iter().map(String::as_str).collect(),
         (None, ReturnShape::Status(Some(text))) => vec![text.as_str()],
+        (None, ReturnShape::Value(ValueKind::String(Some(text)))) => vec![text.as_str()],
         _ => return false,
     };
     let failing: Vec<&str> = texts
