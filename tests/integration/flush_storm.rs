@@ -194,3 +194,109 @@ async fn pipelines_in_a_flush_storm_never_run_twice_lie_or_reorder() {
         "a pipeline of scripts only sends its cut-off calls again"
     );
 }
+
+/// Exactly-once calls (each with its call id) among plain commands, in
+/// pipelines during the storm, each pipeline sent twice as a client does
+/// after a timeout: every request runs at most once across both sends; a
+/// call told it succeeded ran once, and both sends got the first run's
+/// reply; a call told it did not run, did not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exactly_once_calls_in_a_flush_storm_run_at_most_once() {
+    use redis_script::CallId;
+    use redis_script_tests::faults::log_call_once;
+
+    const ROUNDS: usize = 120;
+    const CALLS: usize = 12;
+    let server = RedisServer::start();
+    let mut connection = server.connection().await;
+    let mut flusher = server.connection().await;
+    let stop = Arc::new(AtomicBool::new(false));
+    let storm = {
+        let stop = Arc::clone(&stop);
+        tokio::spawn(async move {
+            let mut flushes = 0_u64;
+            while !stop.load(Ordering::Relaxed) {
+                let flushed: redis::RedisResult<()> = redis::cmd("SCRIPT")
+                    .arg("FLUSH")
+                    .query_async(&mut flusher)
+                    .await;
+                flushed.expect("SCRIPT FLUSH");
+                flushes += 1;
+                tokio::time::sleep(Duration::from_millis(2)).await;
+            }
+            flushes
+        })
+    };
+    let (counter, log, first) = ("{once}:counter", "{once}:log", "{once}:first");
+    let (mut succeeded, mut not_run) = (0, 0);
+    for round in 0..ROUNDS {
+        let mut told: HashMap<String, Vec<Result<i64, bool>>> = HashMap::new();
+        for _send in 0..2 {
+            let mut batch = Batch::pipeline();
+            let mut handles = Vec::with_capacity(CALLS);
+            for index in 0..CALLS {
+                let id = format!("{round}:{index}");
+                if index % 3 == 2 {
+                    let _: Handle<i64> =
+                        batch.add_command(redis::cmd("INCR").arg("{once}:plain").to_owned());
+                }
+                let call = log_call_once::call_with_id(
+                    CallId::new(format!("storm-{id}")),
+                    counter,
+                    log,
+                    first,
+                    &id,
+                );
+                handles.push((id, batch.add(call).expect("one slot")));
+            }
+            let mut replies = batch.run(&mut connection).await.expect("the pipeline runs");
+            for (id, handle) in handles {
+                let outcome = replies
+                    .take(handle)
+                    .map_err(|error| error.may_have_executed());
+                told.entry(id).or_default().push(outcome);
+            }
+        }
+        for (id, outcomes) in told {
+            let runs: Option<i64> = redis::cmd("HGET")
+                .arg(log)
+                .arg(&id)
+                .query_async(&mut connection)
+                .await
+                .expect("HGET");
+            let runs = runs.unwrap_or(0);
+            assert!(runs <= 1, "{id} ran {runs} times: {outcomes:?}");
+            let first_reply: Option<i64> = redis::cmd("HGET")
+                .arg(first)
+                .arg(&id)
+                .query_async(&mut connection)
+                .await
+                .expect("HGET");
+            for outcome in &outcomes {
+                match outcome {
+                    Ok(reply) => {
+                        succeeded += 1;
+                        assert_eq!(
+                            Some(*reply),
+                            first_reply,
+                            "{id}: told {reply}, but the run it had replied {first_reply:?}"
+                        );
+                    }
+                    Err(false) => not_run += 1,
+                    Err(true) => {
+                        panic!("{id}: a healthy server's pipeline call may have run: {outcomes:?}")
+                    }
+                }
+            }
+            if outcomes.iter().all(|outcome| matches!(outcome, Err(false))) {
+                assert_eq!(runs, 0, "{id}: told it did not run, but it ran");
+            }
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    let flushes = storm.await.expect("the storm ends");
+    println!(
+        "{flushes} flushes; exactly-once calls: {succeeded} replies, {not_run} told they did not run"
+    );
+    assert!(flushes > 0 && succeeded > 0);
+}
