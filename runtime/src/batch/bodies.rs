@@ -423,4 +423,19 @@ mod tests {
         assert!(failed.first().is_some_and(Option::is_none));
         assert!(failed.get(1).is_some_and(Option::is_some));
     }
+
+    #[test]
+    fn a_later_script_s_first_call_after_the_cut_keeps_the_cut_calls_from_going_again() {
+        // ONCE, ONCE, OTHER: a flush after the first call cuts the second
+        // (an EVALSHA); OTHER's first call carries its body and runs, so
+        // sending the second ONCE again would run it after OTHER.
+        let batch = pipeline(&[Some(&ONCE), Some(&ONCE), Some(&OTHER)]);
+        let mut rounds = Rounds::new(&batch);
+        let request = rounds.request().unwrap_or_default();
+        assert_eq!(names(&request), ["EVAL", "EVALSHA", "EVAL"]);
+        rounds.answered(vec![Value::Int(1), noscript(), Value::Int(2)]);
+        assert!(rounds.request().is_none(), "nothing goes again");
+        let (_, _, lost) = rounds.finish();
+        assert_eq!(lost, [None, Some(1), None]);
+    }
 }
