@@ -631,6 +631,7 @@ fn explanation_options(code: redis_script_analysis::Code) -> Option<&'static [&'
         Code::WrongKindOfFile
         | Code::InternalError
         | Code::ReplyType
+        | Code::JsonArgument
         | Code::UnreturnedVariant
         | Code::UnraisedErrorCode
         | Code::UnregisteredFunction
