@@ -162,8 +162,13 @@ pub enum EncodedKind {
 /// loop's silent passes and repeated reads add the same fact again.
 ///
 /// A test for truth of a part the script also compares with `cjson.null`
-/// is left out: the script handles `null` there.
-pub(crate) fn deduplicated(mut reads: Vec<JsonRead>) -> Vec<JsonRead> {
+/// is left out: the script handles `null` there. So is a read of a part
+/// the script writes itself (`written`, by argument), or of anything in
+/// it: what it finds there may be the script's own.
+pub(crate) fn deduplicated(
+    mut reads: Vec<JsonRead>,
+    written: &[(usize, JsonPath)],
+) -> Vec<JsonRead> {
     let null_checked: Vec<(usize, JsonPath)> = reads
         .iter()
         .filter(|read| read.used == JsonUse::ComparedWith(LiteralKind::JsonNull))
@@ -181,6 +186,12 @@ pub(crate) fn deduplicated(mut reads: Vec<JsonRead>) -> Vec<JsonRead> {
                 *argument == read.argument
                     && path.0.len() > read.path.0.len()
                     && path.0.starts_with(&read.path.0)
+            })
+    });
+    reads.retain(|read| {
+        read.used == JsonUse::TextAsNumber
+            || !written.iter().any(|(argument, path)| {
+                *argument == read.argument && read.path.0.starts_with(&path.0)
             })
     });
     reads.retain(|read| {
@@ -223,11 +234,14 @@ mod tests {
             column: 1,
             width: 2,
         };
-        let kept = deduplicated(vec![
-            read(4, JsonUse::Read),
-            read(2, JsonUse::Read),
-            read(3, JsonUse::Arithmetic),
-        ]);
+        let kept = deduplicated(
+            vec![
+                read(4, JsonUse::Read),
+                read(2, JsonUse::Read),
+                read(3, JsonUse::Arithmetic),
+            ],
+            &[],
+        );
         assert_eq!(
             kept.iter()
                 .map(|read| (read.line, read.used))

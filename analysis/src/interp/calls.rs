@@ -1485,6 +1485,9 @@ impl Analyzer<'_> {
         if !writes && !reorders {
             return;
         }
+        if let Some(table) = operands.first() {
+            self.json_part_written(&table.value, None);
+        }
         let FunctionArgs::Parentheses { arguments, .. } = arguments else {
             return;
         };

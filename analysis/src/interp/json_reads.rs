@@ -67,6 +67,26 @@ impl Analyzer<'_> {
         Some(part)
     }
 
+    /// `base.name = …` (`name` given) or a write the analysis cannot name
+    /// (`base[k] = …`, `rawset`, `table.insert`) on a part of a decoded
+    /// argument: what the script reads there is then its own, not what
+    /// serde wrote, and is not checked against `T`.
+    pub(super) fn json_part_written(&mut self, base: &Value, name: Option<&str>) {
+        let Value::Typed(ty) = base else {
+            return;
+        };
+        let written = match name {
+            Some(name) => ty.json_part(JsonStep::Field(name.to_owned())),
+            None => ty.json.clone(),
+        };
+        if let Some(origin) = written {
+            self.facts
+                .unit
+                .json_written
+                .push((origin.argument, origin.path.clone()));
+        }
+    }
+
     /// `value`, written at `span`, used as a number: when it is the text
     /// of a `Json<T>` argument, not decoded, that is a use of its text.
     pub(super) fn json_text_as_number(&mut self, value: &Value, span: Span) {

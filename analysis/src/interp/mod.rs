@@ -383,6 +383,8 @@ pub(crate) struct Unit {
     pub key_elements: KeyElements,
     /// What it reads from its `Json<T>` arguments.
     pub json_reads: Vec<crate::domain::json::JsonRead>,
+    /// The parts of decoded arguments it writes itself, by argument.
+    pub json_written: Vec<(usize, crate::domain::json::JsonPath)>,
 }
 
 impl Unit {
@@ -398,7 +400,7 @@ impl Unit {
             may_write: self.may_write,
             error_codes: self.error_codes,
             key_prefixes: self.key_prefixes,
-            json_reads: crate::domain::json::deduplicated(self.json_reads),
+            json_reads: crate::domain::json::deduplicated(self.json_reads, &self.json_written),
         }
     }
 }

@@ -164,6 +164,7 @@ impl Analyzer<'_> {
                 };
                 match last {
                     Suffix::Index(Index::Dot { name, .. }) => {
+                        self.json_part_written(&base, Some(identifier(name)));
                         self.field_write(&base, identifier(name), span, value);
                         if let Some(table) = local_table {
                             self.table_field_written(table, identifier(name), value, span);
@@ -172,12 +173,14 @@ impl Analyzer<'_> {
                     Suffix::Index(Index::Brackets { expression, .. }) => {
                         match self.value_of(expression) {
                             Value::Str(member) => {
+                                self.json_part_written(&base, Some(&member));
                                 self.field_write(&base, &member, span, value);
                                 if let Some(table) = local_table {
                                     self.table_field_written(table, &member, value, span);
                                 }
                             }
                             key => {
+                                self.json_part_written(&base, None);
                                 self.facts.unit.error_codes.computed_field(&key, value);
                                 if let Some(table) = local_table {
                                     self.table_fields_unknown(table);

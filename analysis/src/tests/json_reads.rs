@@ -194,3 +194,32 @@ fn a_table_that_leaves_the_walks_sight_is_not_described() {
         assert_eq!(encoded(source), fields(&[], false), "{source}");
     }
 }
+
+#[test]
+fn parts_the_script_writes_itself_are_not_checked() {
+    // A field the script adds, read back (even in a loop, before the write).
+    assert_eq!(
+        reads("local job = cjson.decode(ARGV[1])\njob.extra = 1\nreturn job.extra + job.attempts"),
+        [
+            "ARGV[1].attempts Read @3:20",
+            "ARGV[1].attempts Arithmetic @3:20"
+        ]
+    );
+    assert_eq!(
+        reads(
+            "local job = cjson.decode(ARGV[1])\nfor i = 1, 3 do\n  if not job.seen then job.seen = {} end\n  job.seen[i] = true\nend\nreturn #job.seen"
+        ),
+        Vec::<String>::new()
+    );
+    // A key the analysis cannot name: anything in the part may be new.
+    assert!(reads("local job = cjson.decode(ARGV[1])\njob[ARGV[2]] = 1\nreturn job.x").is_empty());
+    assert_eq!(
+        reads(
+            "local job = cjson.decode(ARGV[1])\ntable.insert(job.tags, 'x')\nreturn job.tags[1] .. job.id"
+        ),
+        ["ARGV[1].id Read @3:23", "ARGV[1].id Concatenated @3:23"]
+    );
+    assert!(
+        reads("local job = cjson.decode(ARGV[1])\nrawset(job, 'x', 1)\nreturn job.x").is_empty()
+    );
+}
