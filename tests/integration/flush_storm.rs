@@ -123,29 +123,49 @@ fn check(
     }
 }
 
+/// Another client sending `SCRIPT FLUSH` every few milliseconds, until
+/// stopped.
+struct Storm {
+    stop: Arc<AtomicBool>,
+    task: tokio::task::JoinHandle<u64>,
+}
+
+impl Storm {
+    fn start(mut flusher: redis::aio::MultiplexedConnection) -> Storm {
+        let stop = Arc::new(AtomicBool::new(false));
+        let task = tokio::spawn({
+            let stop = Arc::clone(&stop);
+            async move {
+                let mut flushes = 0_u64;
+                while !stop.load(Ordering::Relaxed) {
+                    let flushed: redis::RedisResult<()> = redis::cmd("SCRIPT")
+                        .arg("FLUSH")
+                        .query_async(&mut flusher)
+                        .await;
+                    flushed.expect("SCRIPT FLUSH");
+                    flushes += 1;
+                    // Pacing: a flush every few milliseconds.
+                    tokio::time::sleep(Duration::from_millis(2)).await;
+                }
+                flushes
+            }
+        });
+        Storm { stop, task }
+    }
+
+    /// Stops it: how many flushes it sent.
+    async fn stop(self) -> u64 {
+        self.stop.store(true, Ordering::Relaxed);
+        self.task.await.expect("the storm ends")
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pipelines_in_a_flush_storm_never_run_twice_lie_or_reorder() {
     let server = RedisServer::start();
     let mut connection = server.connection().await;
-    let mut flusher = server.connection().await;
-    let stop = Arc::new(AtomicBool::new(false));
-    let storm = {
-        let stop = Arc::clone(&stop);
-        tokio::spawn(async move {
-            let mut flushes = 0_u64;
-            while !stop.load(Ordering::Relaxed) {
-                let flushed: redis::RedisResult<()> = redis::cmd("SCRIPT")
-                    .arg("FLUSH")
-                    .query_async(&mut flusher)
-                    .await;
-                flushed.expect("SCRIPT FLUSH");
-                flushes += 1;
-                // Pacing: a flush every few milliseconds.
-                tokio::time::sleep(Duration::from_millis(2)).await;
-            }
-            flushes
-        })
-    };
+    let flusher = server.connection().await;
+    let storm = Storm::start(flusher);
     let known = KnownScripts::default();
     let mut counts = Counts::default();
     let mut scripts_only = Counts::default();
@@ -174,8 +194,7 @@ async fn pipelines_in_a_flush_storm_never_run_twice_lie_or_reorder() {
         };
         check(counts, calls, replies, &ran);
     }
-    stop.store(true, Ordering::Relaxed);
-    let flushes = storm.await.expect("the storm ends");
+    let flushes = storm.stop().await;
     println!("{flushes} flushes; with plain commands: {counts:?}; scripts only: {scripts_only:?}");
     for counts in [&counts, &scripts_only] {
         assert_eq!(
@@ -209,24 +228,8 @@ async fn exactly_once_calls_in_a_flush_storm_run_at_most_once() {
     const CALLS: usize = 12;
     let server = RedisServer::start();
     let mut connection = server.connection().await;
-    let mut flusher = server.connection().await;
-    let stop = Arc::new(AtomicBool::new(false));
-    let storm = {
-        let stop = Arc::clone(&stop);
-        tokio::spawn(async move {
-            let mut flushes = 0_u64;
-            while !stop.load(Ordering::Relaxed) {
-                let flushed: redis::RedisResult<()> = redis::cmd("SCRIPT")
-                    .arg("FLUSH")
-                    .query_async(&mut flusher)
-                    .await;
-                flushed.expect("SCRIPT FLUSH");
-                flushes += 1;
-                tokio::time::sleep(Duration::from_millis(2)).await;
-            }
-            flushes
-        })
-    };
+    let flusher = server.connection().await;
+    let storm = Storm::start(flusher);
     let (counter, log, first) = ("{once}:counter", "{once}:log", "{once}:first");
     let (mut succeeded, mut not_run) = (0, 0);
     for round in 0..ROUNDS {
@@ -293,8 +296,7 @@ async fn exactly_once_calls_in_a_flush_storm_run_at_most_once() {
             }
         }
     }
-    stop.store(true, Ordering::Relaxed);
-    let flushes = storm.await.expect("the storm ends");
+    let flushes = storm.stop().await;
     println!(
         "{flushes} flushes; exactly-once calls: {succeeded} replies, {not_run} told they did not run"
     );
