@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use crate::patience::scaled;
 use redis::{Cmd, ConnectionAddr, FromRedisValue, IntoConnectionInfo, Value};
 
 /// How long the harness waits to connect to one of its own servers.
@@ -27,10 +28,10 @@ pub(crate) fn client(port: u16) -> redis::Client {
 /// Connects to `127.0.0.1:port` with bounded connect and I/O timeouts.
 pub(crate) fn connect(port: u16) -> Result<redis::Connection, String> {
     let con = client(port)
-        .get_connection_with_timeout(CONNECT_TIMEOUT)
+        .get_connection_with_timeout(scaled(CONNECT_TIMEOUT))
         .map_err(|e| format!("cannot connect to 127.0.0.1:{port}: {e}"))?;
-    con.set_read_timeout(Some(IO_TIMEOUT))
-        .and_then(|()| con.set_write_timeout(Some(IO_TIMEOUT)))
+    con.set_read_timeout(Some(scaled(IO_TIMEOUT)))
+        .and_then(|()| con.set_write_timeout(Some(scaled(IO_TIMEOUT))))
         .map_err(|e| format!("cannot set timeouts on 127.0.0.1:{port}: {e}"))?;
     Ok(con)
 }

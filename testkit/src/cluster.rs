@@ -9,6 +9,7 @@ use std::thread::sleep;
 use std::time::{Duration, Instant};
 
 use crate::admin::{self, SlotRange};
+use crate::patience::scaled;
 use crate::{RedisServer, redis_cli_binary};
 
 /// Upper bound on `redis-cli --cluster create` (or `valkey-cli`).
@@ -146,14 +147,15 @@ impl RedisCluster {
         let mut child = command
             .spawn()
             .unwrap_or_else(|e| panic!("cannot run {shown}: {e}"));
-        let deadline = Instant::now() + CREATE_TIMEOUT;
+        let limit = scaled(CREATE_TIMEOUT);
+        let deadline = Instant::now() + limit;
         let status = loop {
             match child.try_wait() {
                 Ok(Some(status)) => break Ok(status),
                 Ok(None) if Instant::now() >= deadline => {
                     let _ = child.kill();
                     let _ = child.wait();
-                    break Err(format!("still running after {CREATE_TIMEOUT:?}, killed"));
+                    break Err(format!("still running after {limit:?}, killed"));
                 }
                 Ok(None) => sleep(POLL_INTERVAL),
                 Err(e) => break Err(format!("cannot wait for it: {e}")),
@@ -191,10 +193,11 @@ impl RedisCluster {
                 Ok(()) => return,
                 Err(problems) => problems,
             };
-            if began.elapsed() >= HEALTHY_TIMEOUT {
+            if began.elapsed() >= scaled(HEALTHY_TIMEOUT) {
                 panic!(
-                    "the cluster was not healthy after {HEALTHY_TIMEOUT:?}:\n  {}\nnodes: {:#?}\n\
+                    "the cluster was not healthy after {:?}:\n  {}\nnodes: {:#?}\n\
                      {} --cluster create said:\n{}",
+                    scaled(HEALTHY_TIMEOUT),
                     problems.join("\n  "),
                     self.nodes,
                     self.cli_name,
@@ -350,11 +353,12 @@ impl RedisCluster {
                 panic!("the primary of slot {slot} (port {primary}) has no replica")
             });
         let () = admin::query_or_panic(replica.port(), redis::cmd("CLUSTER").arg("FAILOVER"));
-        let deadline = Instant::now() + FAILOVER_TIMEOUT;
+        let limit = scaled(FAILOVER_TIMEOUT);
+        let deadline = Instant::now() + limit;
         while replica.info("replication").get("role").map(String::as_str) != Some("master") {
             assert!(
                 Instant::now() < deadline,
-                "port {} did not take over slot {slot} within {FAILOVER_TIMEOUT:?}",
+                "port {} did not take over slot {slot} within {limit:?}",
                 replica.port()
             );
             sleep(Duration::from_millis(20));
@@ -477,7 +481,8 @@ impl RedisCluster {
     /// If the cluster cannot be reached.
     pub async fn connection(&self) -> redis::cluster_async::ClusterConnection {
         let urls = self.urls();
-        let client = redis::cluster::ClusterClient::new(urls.clone())
+        let client = crate::patience::cluster_builder(urls.clone())
+            .build()
             .unwrap_or_else(|e| panic!("cannot build a cluster client for {urls:?}: {e}"));
         match client.get_async_connection().await {
             Ok(con) => con,

@@ -7,6 +7,7 @@ use std::sync::{Condvar, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 use crate::RedisServer;
+use crate::patience::scaled;
 use crate::state::State;
 
 /// How many databases the shared server has: tests of one binary take them
@@ -82,7 +83,8 @@ impl External {
     /// A database no other test holds, waiting for one while all are
     /// taken.
     fn lease(&self) -> u32 {
-        let deadline = Instant::now() + LEASE_PATIENCE;
+        let patience = scaled(LEASE_PATIENCE);
+        let deadline = Instant::now() + patience;
         let mut free = self.free.lock().unwrap_or_else(PoisonError::into_inner);
         loop {
             if let Some(index) = free.pop() {
@@ -93,7 +95,7 @@ impl External {
                 panic!(
                     "every database {DATABASES_VARIABLE} gives on {} has been taken for {} s: run fewer tests at once (`--test-threads`) or give more databases",
                     self.url,
-                    LEASE_PATIENCE.as_secs()
+                    patience.as_secs()
                 );
             }
             free = self
@@ -273,7 +275,11 @@ impl TestDb {
     ///
     /// If the server does not answer.
     pub async fn connection(&self) -> redis::aio::MultiplexedConnection {
-        match self.client().get_multiplexed_async_connection().await {
+        match self
+            .client()
+            .get_multiplexed_async_connection_with_config(&crate::patience::connection_config())
+            .await
+        {
             Ok(connection) => connection,
             Err(error) => panic!("cannot connect to {}: {error}", self.url()),
         }

@@ -174,6 +174,7 @@ mod counting;
 mod database;
 mod identity;
 mod namespace;
+pub mod patience;
 mod ports;
 mod server;
 mod state;

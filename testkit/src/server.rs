@@ -12,6 +12,7 @@ use std::thread::sleep;
 use std::time::{Duration, Instant};
 
 use crate::identity::parse_identity;
+use crate::patience::scaled;
 use crate::watchdog::Watchdog;
 use crate::{ServerFlavor, ServerVersion, admin, ports, redis_server_binary};
 
@@ -175,7 +176,7 @@ impl RedisServer {
                     ));
                 }
             }
-            if began.elapsed() > START_BUDGET {
+            if began.elapsed() > scaled(START_BUDGET) {
                 break;
             }
         }
@@ -224,7 +225,11 @@ impl RedisServer {
     ///
     /// If the server cannot be reached, with the log tail.
     pub async fn connection(&self) -> redis::aio::MultiplexedConnection {
-        match self.client().get_multiplexed_async_connection().await {
+        match self
+            .client()
+            .get_multiplexed_async_connection_with_config(&crate::patience::connection_config())
+            .await
+        {
             Ok(con) => con,
             Err(e) => panic!(
                 "cannot open an async connection to {}: {e}\nlast lines of {}:\n{}",
@@ -259,7 +264,10 @@ impl RedisServer {
             .set_password(password);
         let client = redis::Client::open(info.set_redis_settings(credentials))
             .unwrap_or_else(|e| panic!("cannot build a client for {}: {e}", self.url()));
-        match client.get_multiplexed_async_connection().await {
+        match client
+            .get_multiplexed_async_connection_with_config(&crate::patience::connection_config())
+            .await
+        {
             Ok(con) => con,
             Err(e) => panic!("cannot connect to {} as `{user}`: {e}", self.url()),
         }
@@ -540,7 +548,8 @@ impl RedisServer {
         }
         self.watchdog = Watchdog::guard(pid, &self.dir);
 
-        let deadline = Instant::now() + READY_TIMEOUT;
+        let limit = scaled(READY_TIMEOUT);
+        let deadline = Instant::now() + limit;
         loop {
             let exited = match self.child_slot().as_mut().map(Child::try_wait) {
                 Some(Ok(None)) => None,
@@ -592,7 +601,7 @@ impl RedisServer {
             if Instant::now() >= deadline {
                 self.stop();
                 return Err(Failure::Retry(format!(
-                    "no PONG from pid {pid} within {READY_TIMEOUT:?} (last problem: {last_problem})"
+                    "no PONG from pid {pid} within {limit:?} (last problem: {last_problem})"
                 )));
             }
             sleep(POLL_INTERVAL);

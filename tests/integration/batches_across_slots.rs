@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use redis::cluster_async::ClusterConnection;
 use redis_script::batch::Replies;
 use redis_script::{Batch, Error, cluster, redis_script};
+use redis_script_test::patience;
 use redis_script_test::{RedisCluster, RedisServer, Stats};
 
 // The functions tests' library: its calls mix into batches across slots.
@@ -784,7 +785,7 @@ async fn answers_are_true(
 /// (redis-rs `retries(0)`, as the runtime guide advises for scripts that
 /// must run at most once): what reaches the batch is what happened.
 async fn at_most_once(urls: Vec<String>) -> redis::cluster_async::ClusterConnection {
-    redis::cluster::ClusterClientBuilder::new(urls)
+    patience::cluster_builder(urls)
         .retries(0)
         .build()
         .expect("a cluster client")
@@ -943,7 +944,8 @@ async fn through_a_primary_killed(
     .await;
     // A fresh connection reads the lists where they are now.
     let urls = cluster.lock().expect("the cluster").urls();
-    let mut reader = redis::cluster::ClusterClient::new(urls)
+    let mut reader = patience::cluster_builder(urls)
+        .build()
         .expect("a cluster client")
         .get_async_connection()
         .await

@@ -5,6 +5,7 @@
 use redis::Commands;
 use redis_script::{Batch, Error, Failure, preload_blocking};
 use redis_script_examples::workflows::versioned::{VersionError, WriteOutcome, versioned_set};
+use redis_script_test::patience;
 use redis_script_test::{RedisCluster, RedisServer, Stats};
 use redis_script_tests::{release_lock, transfer};
 
@@ -107,7 +108,9 @@ fn blocking_batches_and_preload() {
 #[test]
 fn blocking_call_on_the_synchronous_cluster_connection() {
     let cluster = RedisCluster::start(3, 1);
-    let client = redis::cluster::ClusterClient::new(cluster.urls()).expect("cluster client");
+    let client = patience::cluster_builder(cluster.urls())
+        .build()
+        .expect("cluster client");
     let mut connection = client.get_connection().expect("cluster connection");
     let () = connection.set("{c}:from", 10).expect("SET");
     cluster.script_flush();

@@ -3,6 +3,7 @@
 
 use redis::aio::ConnectionLike;
 use redis_script::Error;
+use redis_script_test::patience;
 use redis_script_test::{RedisCluster, RedisServer, Stats};
 use redis_script_tests::{get, release_lock, transfer};
 
@@ -177,9 +178,10 @@ async fn script_errors_carry_the_script_name_and_code<C: ConnectionLike + Send>(
 #[tokio::test]
 async fn connection_manager_runs_scripts() {
     let server = RedisServer::start();
-    let mut manager = redis::aio::ConnectionManager::new(server.client())
-        .await
-        .expect("connection manager");
+    let mut manager =
+        redis::aio::ConnectionManager::new_with_config(server.client(), patience::manager_config())
+            .await
+            .expect("connection manager");
     set(&mut manager, "{m}:from", 5).await;
     let balances = transfer(&mut manager, "{m}:from", "{m}:to", 5)
         .await

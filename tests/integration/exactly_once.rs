@@ -10,6 +10,7 @@ use std::time::Duration;
 use redis::Value;
 use redis::aio::ConnectionLike;
 use redis_script::{CallId, Error, ScriptReply, redis_script};
+use redis_script_test::patience;
 use redis_script_test::{RedisServer, Stats};
 use redis_script_tests::get;
 
@@ -292,7 +293,7 @@ async fn every_reply_shape_replays_as_it_was_sent_resp2_and_resp3() {
     replays_every_shape(&mut server.connection().await, "resp2").await;
     let resp3 = redis::Client::open(format!("{}?protocol=resp3", server.url()))
         .expect("RESP3 client")
-        .get_multiplexed_async_connection()
+        .get_multiplexed_async_connection_with_config(&patience::connection_config())
         .await
         .expect("RESP3 connection");
     replays_every_shape(&mut resp3.clone(), "resp3").await;

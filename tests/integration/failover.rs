@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use redis_script::cluster::key_slot;
+use redis_script_test::patience;
 use redis_script_test::{RedisCluster, RedisServer, Stats};
 use redis_script_tests::transfer;
 
@@ -15,9 +16,10 @@ const PAUSE: Duration = Duration::from_millis(100);
 #[tokio::test]
 async fn standalone_restart_is_handled_by_the_noscript_fallback() {
     let mut server = RedisServer::start();
-    let mut manager = redis::aio::ConnectionManager::new(server.client())
-        .await
-        .expect("connection manager");
+    let mut manager =
+        redis::aio::ConnectionManager::new_with_config(server.client(), patience::manager_config())
+            .await
+            .expect("connection manager");
     let () = redis::cmd("SET")
         .arg("{r}:a")
         .arg(5)

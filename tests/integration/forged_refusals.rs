@@ -29,6 +29,7 @@ use redis_script::__private_v3::{Keys, push_argument, start_call, start_call_wit
 use redis_script::{Batch, Call, CallId, Deployed, Error, OnConflict, RetryRefusals, Script};
 use redis_script::{redis_library, redis_script};
 use redis_script_analysis::Signature;
+use redis_script_test::patience;
 use redis_script_test::{RedisCluster, RedisServer, Stats};
 use redis_script_tests::get;
 
@@ -329,9 +330,10 @@ async fn a_raise_past_the_servers_suffix_is_marked_too() {
 #[tokio::test]
 async fn every_connection_kind_reads_the_marks() {
     let server = RedisServer::start();
-    let mut manager = redis::aio::ConnectionManager::new(server.client())
-        .await
-        .expect("ConnectionManager");
+    let mut manager =
+        redis::aio::ConnectionManager::new_with_config(server.client(), patience::manager_config())
+            .await
+            .expect("ConnectionManager");
     let mut blocking = server.client().get_connection().expect("connection");
     let routes: [(&str, MakeCall, Ends); 2] = [
         ("raise_table_sort", raise_table_sort::call, Ends::Raised(7)),

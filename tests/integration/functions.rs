@@ -10,6 +10,7 @@ use redis::Value;
 use redis::aio::ConnectionLike;
 use redis_script::cluster::{self, key_slot};
 use redis_script::{Batch, Deployed, Error, OnConflict, redis_library};
+use redis_script_test::patience;
 use redis_script_test::{CountingConnection, RedisCluster, RedisServer, Stats};
 
 /// The library under test (a variant of the workflow's `lua/quota_lib.lua`
@@ -228,9 +229,10 @@ async fn cold_call_loads_the_library_in_its_second_round_trip() {
     // The same through a ConnectionManager.
     function_flush(&server);
     server.reset_stats();
-    let mut manager = redis::aio::ConnectionManager::new(server.client())
-        .await
-        .expect("connection manager");
+    let mut manager =
+        redis::aio::ConnectionManager::new_with_config(server.client(), patience::manager_config())
+            .await
+            .expect("connection manager");
     let reply = fixed_window_allow(&mut manager, "quota:{c}", 5, 60)
         .await
         .expect("cold call through a connection manager");
@@ -717,7 +719,9 @@ fn blocking_calls_batches_and_deploy() {
 #[test]
 fn blocking_calls_on_the_synchronous_cluster_connection() {
     let cluster = RedisCluster::start(3, 1);
-    let client = redis::cluster::ClusterClient::new(cluster.urls()).expect("cluster client");
+    let client = patience::cluster_builder(cluster.urls())
+        .build()
+        .expect("cluster client");
     let mut connection = client.get_connection().expect("cluster connection");
     cluster.reset_stats();
 

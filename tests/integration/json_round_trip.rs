@@ -10,6 +10,7 @@ use std::collections::HashMap;
 
 use redis::aio::ConnectionLike;
 use redis_script::{ArgumentProblem, Batch, Error, Json, JsonShape, redis_script};
+use redis_script_test::patience;
 use redis_script_test::{RedisServer, Stats};
 use serde::{Deserialize, Serialize};
 
@@ -220,9 +221,10 @@ on_both_backends!(
 #[tokio::test]
 async fn a_connection_manager_sends_and_reads_json() {
     let server = RedisServer::start();
-    let mut manager = redis::aio::ConnectionManager::new(server.client())
-        .await
-        .expect("connection manager");
+    let mut manager =
+        redis::aio::ConnectionManager::new_with_config(server.client(), patience::manager_config())
+            .await
+            .expect("connection manager");
     every_job_comes_back_exactly(&mut manager, &server).await;
     an_unwritable_argument_sends_nothing(&mut manager, &server).await;
 }

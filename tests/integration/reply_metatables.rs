@@ -30,6 +30,7 @@ use std::time::{Duration, Instant};
 use redis::Value;
 use redis::aio::ConnectionLike;
 use redis_script::{Error, redis_library, redis_script};
+use redis_script_test::patience;
 use redis_script_test::{RedisCluster, RedisServer, ServerFlavor};
 
 /// The script of the report: an error table whose `__index` raises.
@@ -427,9 +428,10 @@ async fn a_multiplexed_connection_keeps_the_server_up() {
 #[tokio::test]
 async fn a_connection_manager_keeps_the_server_up() {
     let server = RedisServer::start();
-    let mut manager = redis::aio::ConnectionManager::new(server.client())
-        .await
-        .expect("connection manager");
+    let mut manager =
+        redis::aio::ConnectionManager::new_with_config(server.client(), patience::manager_config())
+            .await
+            .expect("connection manager");
     every_call_keeps_the_servers_up(&mut manager, &[&server], "ConnectionManager").await;
 }
 

@@ -8,6 +8,7 @@ use std::time::Duration;
 use redis::aio::{ConnectionLike, MultiplexedConnection};
 use redis_script::cluster::key_slot;
 use redis_script_examples::workflows::counter::{counter_increment, increment_with_watch};
+use redis_script_test::patience;
 use redis_script_test::{RedisCluster, TestDb};
 
 const WORKERS: usize = 10;
@@ -23,7 +24,7 @@ async fn watch_and_lua_counters_both_reach_1000_on_a_standalone_server() {
         own_connections.push(db.connection().await);
     }
     let shared = db.connection().await;
-    tokio::time::timeout(TIMEOUT, async {
+    tokio::time::timeout(patience::scaled(TIMEOUT), async {
         watch_workers(own_connections, "counter:{standalone}:watch").await;
         assert_counter(&shared, "counter:{standalone}:watch").await;
         lua_workers(&shared, "counter:{standalone}:lua").await;
@@ -45,7 +46,7 @@ async fn watch_and_lua_counters_both_reach_1000_on_a_cluster() {
         own_connections.push(owner.connection().await);
     }
     let shared = cluster.connection().await;
-    tokio::time::timeout(TIMEOUT, async {
+    tokio::time::timeout(patience::scaled(TIMEOUT), async {
         watch_workers(own_connections, watched).await;
         assert_counter(&shared, watched).await;
         lua_workers(&shared, "counter:{cluster}:lua").await;

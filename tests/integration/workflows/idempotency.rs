@@ -11,6 +11,7 @@ use redis::aio::ConnectionLike;
 use redis_script::Failure;
 use redis_script_examples::owner_token;
 use redis_script_examples::workflows::idempotency::{Claim, CompleteError, claim, complete};
+use redis_script_test::patience;
 use redis_script_test::{RedisCluster, TestDb};
 use tokio::sync::Barrier;
 use tokio::time::timeout;
@@ -105,7 +106,7 @@ where
         }));
     }
     for task in tasks {
-        timeout(LIMIT, task)
+        timeout(patience::scaled(LIMIT), task)
             .await
             .expect("duplicate timed out")
             .expect("duplicate panicked");
@@ -182,7 +183,7 @@ where
     );
 
     // After the lease ran out, a duplicate takes the request over.
-    let taken = timeout(LIMIT, async {
+    let taken = timeout(patience::scaled(LIMIT), async {
         loop {
             match claim(&mut connection, key, &second, LEASE)
                 .await

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use redis::aio::ConnectionLike;
 use redis_script_examples::workflows::lock::Lock;
+use redis_script_test::patience;
 use redis_script_test::{RedisCluster, TestDb};
 use tokio::sync::Barrier;
 use tokio::time::timeout;
@@ -115,7 +116,7 @@ where
         }));
     }
     for task in tasks {
-        timeout(LIMIT, task)
+        timeout(patience::scaled(LIMIT), task)
             .await
             .expect("contender timed out")
             .expect("contender panicked");
@@ -171,7 +172,7 @@ where
         }));
     }
     for task in tasks {
-        let (acquired, extended, released) = timeout(LIMIT, task)
+        let (acquired, extended, released) = timeout(patience::scaled(LIMIT), task)
             .await
             .expect("intruder timed out")
             .expect("intruder panicked");
@@ -238,7 +239,7 @@ where
         .expect("acquire")
         .expect("free lock");
     // Wait until Redis expired it (no timing assertion: just poll).
-    timeout(LIMIT, async {
+    timeout(patience::scaled(LIMIT), async {
         while stored_token(&mut connection, key).await.is_some() {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
@@ -259,7 +260,7 @@ where
     }
     let mut winners = Vec::new();
     for task in tasks {
-        if let Some(lock) = timeout(LIMIT, task)
+        if let Some(lock) = timeout(patience::scaled(LIMIT), task)
             .await
             .expect("contender timed out")
             .expect("contender panicked")

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use redis::aio::ConnectionLike;
 use redis_script_examples::workflows::quota::{Decision, quota_lib};
+use redis_script_test::patience;
 use redis_script_test::{RedisCluster, TestDb};
 
 const REQUESTS: usize = 1_000;
@@ -38,7 +39,7 @@ async fn burst<C>(connections: &[C], counter: &'static str)
 where
     C: ConnectionLike + Clone + Send + Sync + 'static,
 {
-    tokio::time::timeout(TIMEOUT, async {
+    tokio::time::timeout(patience::scaled(TIMEOUT), async {
         let mut tasks = tokio::task::JoinSet::new();
         for request in 0..REQUESTS {
             let mut connection = connections[request % connections.len()].clone();

@@ -10,6 +10,7 @@ use redis::aio::ConnectionLike;
 use redis_script_examples::workflows::rate_limit::{
     Decision, rate_limit_fixed, rate_limit_sliding, request_id,
 };
+use redis_script_test::patience;
 use redis_script_test::{RedisCluster, TestDb, concurrently};
 
 const REQUESTS: usize = 1_000;
@@ -42,7 +43,7 @@ async fn run_all<C>(connections: &[C])
 where
     C: ConnectionLike + Clone + Send + Sync + 'static,
 {
-    tokio::time::timeout(TIMEOUT, async {
+    tokio::time::timeout(patience::scaled(TIMEOUT), async {
         fixed_window_burst(connections, "rl:{tenant-fixed}:api").await;
         sliding_window_burst(connections, "rl:{tenant-sliding}:api").await;
         sliding_window_retry_is_idempotent(&connections[0], "rl:{tenant-retry}:api").await;

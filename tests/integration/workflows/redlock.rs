@@ -8,6 +8,7 @@ use std::time::Duration;
 use redis::aio::MultiplexedConnection;
 use redis_script_examples::workflows::redlock::Redlock;
 use redis_script_test::RedisServer;
+use redis_script_test::patience;
 use tokio::time::timeout;
 
 const NODES: usize = 5;
@@ -136,7 +137,7 @@ async fn contend(nodes: &[MultiplexedConnection], key: &'static str) -> usize {
         }));
     }
     for task in tasks {
-        timeout(LIMIT, task)
+        timeout(patience::scaled(LIMIT), task)
             .await
             .expect("client timed out")
             .expect("client panicked");

@@ -10,6 +10,7 @@ use redis::aio::ConnectionLike;
 use redis_script::Error;
 use redis_script::cluster::key_slot;
 use redis_script_examples::workflows::session::{index_key, session_key, session_touch, touch};
+use redis_script_test::patience;
 use redis_script_test::{RedisCluster, RedisServer, Stats};
 
 const SESSIONS: usize = 10;
@@ -21,7 +22,7 @@ const TIMEOUT: Duration = Duration::from_secs(30);
 async fn session_touch_keeps_hash_and_index_in_step_on_a_standalone_server() {
     let server = RedisServer::start();
     let connection = server.connection().await;
-    tokio::time::timeout(TIMEOUT, async {
+    tokio::time::timeout(patience::scaled(TIMEOUT), async {
         concurrent_touches(&connection, "ada").await;
         expired_sessions_leave_the_index(&connection, "brian").await;
         untagged_keys_fail_before_sending(&connection, &server).await;
@@ -34,7 +35,7 @@ async fn session_touch_keeps_hash_and_index_in_step_on_a_standalone_server() {
 async fn session_touch_keeps_hash_and_index_in_step_on_a_cluster() {
     let cluster = RedisCluster::start(3, 1);
     let connection = cluster.connection().await;
-    tokio::time::timeout(TIMEOUT, async {
+    tokio::time::timeout(patience::scaled(TIMEOUT), async {
         concurrent_touches(&connection, "ada").await;
         expired_sessions_leave_the_index(&connection, "brian").await;
         untagged_keys_fail_before_sending(&connection, &cluster).await;

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use redis::aio::ConnectionLike;
 use redis_script_examples::workflows::transfer::{balance_key, pay};
+use redis_script_test::patience;
 use redis_script_test::{RedisCluster, TestDb};
 
 const PAYMENTS: usize = 200;
@@ -54,7 +55,7 @@ where
         .query_async(&mut connection)
         .await
         .expect("MSET");
-    tokio::time::timeout(TIMEOUT, async {
+    tokio::time::timeout(patience::scaled(TIMEOUT), async {
         let mut tasks = tokio::task::JoinSet::new();
         for copy in 0..COPIES {
             for payment in 0..PAYMENTS {

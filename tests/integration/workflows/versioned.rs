@@ -10,6 +10,7 @@ use redis_script::Failure;
 use redis_script_examples::workflows::versioned::{
     VersionError, Versioned, WriteOutcome, get_versioned, set_versioned, update,
 };
+use redis_script_test::patience;
 use redis_script_test::{RedisCluster, TestDb};
 use tokio::sync::Barrier;
 use tokio::time::timeout;
@@ -74,7 +75,7 @@ where
     let mut winners = Vec::new();
     let mut conflicts = 0;
     for task in tasks {
-        let (writer, result) = timeout(LIMIT, task)
+        let (writer, result) = timeout(patience::scaled(LIMIT), task)
             .await
             .expect("writer timed out")
             .expect("writer panicked");
@@ -128,7 +129,7 @@ where
     let mut versions = BTreeSet::new();
     let mut total_conflicts = 0;
     for task in tasks {
-        let (outcome, conflicts) = timeout(LIMIT, task)
+        let (outcome, conflicts) = timeout(patience::scaled(LIMIT), task)
             .await
             .expect("writer timed out")
             .expect("writer panicked")
