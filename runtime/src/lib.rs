@@ -50,6 +50,8 @@ mod decode;
 mod deploy;
 mod error;
 mod exactly_once;
+#[cfg(test)]
+mod guide_links;
 #[cfg(feature = "json")]
 mod json;
 mod library;
@@ -96,37 +98,53 @@ pub use shape::ReplyShape;
 
 /// Guides: what the checks prove and how to read them. Each page is
 /// reference material for one topic; the crate root has the overview.
+///
+/// The pages are read on the code host too, so their links to items are
+/// reference links defined twice: at the end of each page for the code host
+/// (a page or a source file), and first, in `intra_doc_links.md`, for
+/// rustdoc. Markdown takes the first definition of a label.
 pub mod guide {
+    #[doc = include_str!("doc/guide/intra_doc_links.md")]
     #[doc = include_str!("doc/guide/generated.md")]
     pub mod generated {}
 
+    #[doc = include_str!("doc/guide/intra_doc_links.md")]
     #[doc = include_str!("doc/guide/functions.md")]
     pub mod functions {}
 
+    #[doc = include_str!("doc/guide/intra_doc_links.md")]
     #[doc = include_str!("doc/guide/exactly_once.md")]
     pub mod exactly_once {}
 
+    #[doc = include_str!("doc/guide/intra_doc_links.md")]
     #[doc = include_str!("doc/guide/checks.md")]
     pub mod checks {}
 
+    #[doc = include_str!("doc/guide/intra_doc_links.md")]
     #[doc = include_str!("doc/guide/codes.md")]
     pub mod codes {}
 
+    #[doc = include_str!("doc/guide/intra_doc_links.md")]
     #[doc = include_str!("doc/guide/runtime.md")]
     pub mod runtime {}
 
+    #[doc = include_str!("doc/guide/intra_doc_links.md")]
     #[doc = include_str!("doc/guide/observability.md")]
     pub mod observability {}
 
+    #[doc = include_str!("doc/guide/intra_doc_links.md")]
     #[doc = include_str!("doc/guide/values.md")]
     pub mod values {}
 
+    #[doc = include_str!("doc/guide/intra_doc_links.md")]
     #[doc = include_str!("doc/guide/safety.md")]
     pub mod safety {}
 
+    #[doc = include_str!("doc/guide/intra_doc_links.md")]
     #[doc = include_str!("doc/guide/cluster.md")]
     pub mod cluster {}
 
+    #[doc = include_str!("doc/guide/intra_doc_links.md")]
     #[doc = include_str!("doc/guide/least_privilege.md")]
     pub mod least_privilege {}
 }
