@@ -72,7 +72,7 @@ pub use batch::{Batch, KnownScripts};
 pub use call::{Call, DEFAULT_DEADLINE, Invocation};
 pub use checked::AsyncConnection;
 pub use deploy::{Deployed, OnConflict};
-pub use error::{ArgumentProblem, Error, KeyPrefixProblem, ScriptLocation};
+pub use error::{ArgumentProblem, Error, KeyPrefixProblem, ScriptLocation, ServerFeature};
 pub use exactly_once::{CallId, ExactlyOnce};
 #[cfg(feature = "json")]
 pub use json::Json;

@@ -1,7 +1,9 @@
 //! Every kind of loop the `endless_loop` finding names really blocks the
 //! server: past `busy-reply-threshold` another client gets `BUSY`, until
 //! `SCRIPT KILL` ends the script. So the finding's wording is proven, and
-//! each example is one the analysis reports.
+//! each example is one the analysis reports. The servers start with
+//! `--lua-time-limit`, the name Redis 6.x knows the setting by and later
+//! releases keep beside `busy-reply-threshold`.
 
 use std::thread;
 use std::time::{Duration, Instant};
@@ -48,7 +50,7 @@ fn answers_busy(other: &mut redis::Connection) -> bool {
 
 #[test]
 fn every_endless_loop_the_checker_reports_makes_the_server_answer_busy() {
-    let server = RedisServer::start_with(&["--busy-reply-threshold", "50"]);
+    let server = RedisServer::start_with(&["--lua-time-limit", "50"]);
     let client = server.client();
     let mut other = client.get_connection().expect("connection");
     for source in ENDLESS {
@@ -93,7 +95,7 @@ fn a_wrapped_script_is_killed_and_says_it_ran() {
 
     use crate::built;
 
-    let server = RedisServer::start_with(&["--busy-reply-threshold", "50"]);
+    let server = RedisServer::start_with(&["--lua-time-limit", "50"]);
     let client = server.client();
     let mut other = client.get_connection().expect("connection");
     let signature = Signature {
