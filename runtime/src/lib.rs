@@ -129,6 +129,9 @@ pub mod guide {
 
     #[doc = include_str!("doc/guide/least_privilege.md")]
     pub mod least_privilege {}
+
+    #[doc = include_str!("doc/guide/servers.md")]
+    pub mod servers {}
 }
 
 /// Items used by the code `#[redis_script]` and the derives generate. Not a

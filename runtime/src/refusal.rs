@@ -197,6 +197,47 @@ mod tests {
         }
     }
 
+    /// A script whose first line is `#!lua`, as Redis 6.0.9 and 6.2.5
+    /// refuse it, and one without.
+    #[test]
+    fn a_compile_error_at_the_shebang_is_missing_script_flags() {
+        static FLAGGED: Script = crate::script::new_script(
+            "flagged",
+            "lua/flagged.lua",
+            "#!lua flags=no-writes\nreturn 1",
+            "0000000000000000000000000000000000000000",
+            true,
+            false,
+        );
+        static PLAIN: Script = crate::script::new_script(
+            "plain",
+            "lua/plain.lua",
+            "return 1",
+            "0000000000000000000000000000000000000000",
+            true,
+            false,
+        );
+        let refused =
+            "Error compiling script (new function): user_script:1: unexpected symbol near '#'";
+        assert_eq!(
+            missing_feature(Some(&FLAGGED), "ERR", refused),
+            Some(ServerFeature::ScriptFlags)
+        );
+        assert_eq!(missing_feature(Some(&PLAIN), "ERR", refused), None);
+        let elsewhere =
+            "Error compiling script (new function): user_script:2: unexpected symbol near '#'";
+        assert_eq!(missing_feature(Some(&FLAGGED), "ERR", elsewhere), None);
+        assert_eq!(
+            missing_feature(
+                Some(&FLAGGED),
+                "ERR",
+                "unknown command `FCALL`, with args beginning with: "
+            ),
+            None,
+            "a script is never sent with FCALL"
+        );
+    }
+
     #[test]
     fn function_load_errors_are_told_apart() {
         // As Redis 7.0.15 and Valkey 8.1.8 word them.

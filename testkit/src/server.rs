@@ -764,6 +764,20 @@ pub(crate) fn executable_version(binary: &Path) -> Option<(ServerFlavor, ServerV
     version
 }
 
+/// The family and version of the server executable the tests start
+/// ([`redis_server_binary`]), from its `--version` line, before any
+/// server runs: for a test that proves something only some releases have
+/// (Redis Functions, script flags, `EVALSHA_RO` came with Redis 7.0), and
+/// on the others proves the error a user gets there instead. `None` when
+/// the executable prints no version the testkit can read.
+///
+/// # Panics
+///
+/// If no server executable is installed, as [`redis_server_binary`] does.
+pub fn server_executable_version() -> Option<(ServerFlavor, ServerVersion)> {
+    executable_version(&redis_server_binary())
+}
+
 /// Reads `Redis server v=6.2.5 sha=…` or `Valkey server v=9.1.2 sha=…`.
 fn parse_version_line(line: &str) -> Option<(ServerFlavor, ServerVersion)> {
     let flavor = if line.starts_with("Redis server ") {
