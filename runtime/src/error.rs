@@ -29,6 +29,7 @@ use crate::script::Script;
 /// | [`FunctionNameTaken`](Error::FunctionNameTaken) | another library registers a function of the same name, so the library could not be loaded | `false` |
 /// | [`LoadFailed`](Error::LoadFailed) | `FUNCTION LOAD` of the function's library failed | `false` |
 /// | [`NotDeployed`](Error::NotDeployed) | the script (or the function's library) is not loaded, and the call may not load it: it was asked not to ([`Invocation::without_loading`](crate::Invocation::without_loading)), or the server refused the load (`NOPERM`) | `false` |
+/// | [`Unsupported`](Error::Unsupported) | the server lacks what the call needs, which a later release added: Redis Functions, or the `#!lua` line of script flags (both Redis 7.0) | `false` |
 /// | [`ScriptCacheLost`](Error::ScriptCacheLost) | a pipeline's `EVALSHA` found the server's script cache without the script (flushed, restarted, failed over), and later commands of the pipeline had run, so it was not sent again | `false` |
 /// | [`ForeignHandle`](Error::ForeignHandle) | a batch handle was read from another batch's replies | `true` |
 ///
@@ -314,6 +315,36 @@ pub enum Error {
         refusal: Option<String>,
     },
 
+    /// The server lacks what the call needs, a feature a later release
+    /// added ([`ServerFeature`]): Redis Functions (`FUNCTION`, `FCALL`) for
+    /// a function of a library, or the `#!lua` line of script flags for a
+    /// script that starts with one; Redis 7.0 added both, so Redis 6.0 and
+    /// 6.2 answer this way. Nothing ran, and the call was not sent again:
+    /// the same server would refuse it again.
+    ///
+    /// ```
+    /// # fn handle(error: redis_script::Error) {
+    /// use redis_script::{Error, ServerFeature};
+    ///
+    /// if let Error::Unsupported { feature: ServerFeature::Functions, .. } = &error {
+    ///     eprintln!("this server predates {}: {error}", error.operation());
+    /// }
+    /// # }
+    /// ```
+    #[error(
+        "`{operation}` needs {feature}, which this server does not have ({}); it did not run: the server answered {refusal}",
+        feature.since()
+    )]
+    #[non_exhaustive]
+    Unsupported {
+        /// The script's or function's name; for a deploy, the library's.
+        operation: &'static str,
+        /// What the server lacks.
+        feature: ServerFeature,
+        /// The server's answer, code first.
+        refusal: String,
+    },
+
     /// A call of a [`Batch::pipeline`](crate::Batch::pipeline) went as
     /// `EVALSHA` and the server answered `NOSCRIPT`: its script cache lost
     /// the script (a `SCRIPT FLUSH`, a restart or a failover), during the
@@ -482,6 +513,13 @@ impl Error {
                 },
             };
         }
+        if let Some(feature) = refusal::missing_feature(origin.script, code, detail) {
+            return Self::Unsupported {
+                operation,
+                feature,
+                refusal: format!("{code} {detail}"),
+            };
+        }
         if redis_script_codes::is_refusal(code, detail) {
             return Self::Refused {
                 operation,
@@ -538,6 +576,7 @@ impl Error {
             | Self::FunctionNameTaken { operation, .. }
             | Self::LoadFailed { operation, .. }
             | Self::NotDeployed { operation, .. }
+            | Self::Unsupported { operation, .. }
             | Self::ScriptCacheLost { operation, .. } => operation,
             Self::ForeignHandle { .. } | Self::BatchAcrossSlots { .. } => "batch",
         }
@@ -575,6 +614,7 @@ impl Error {
             | Self::FunctionNameTaken { .. }
             | Self::LoadFailed { .. }
             | Self::NotDeployed { .. }
+            | Self::Unsupported { .. }
             | Self::ScriptCacheLost { .. } => false,
             Self::Connection {
                 may_have_executed, ..
@@ -614,7 +654,8 @@ impl Error {
 
     /// The variant's name in snake case (`refused`, `script`,
     /// `connection`, `timeout`, `decode`, `cross_slot`, `key_prefix`, `argument`, `library_conflict`,
-    /// `function_name_taken`, `load_failed`, `not_deployed`, `foreign_handle`, `batch_across_slots`):
+    /// `function_name_taken`, `load_failed`, `not_deployed`, `unsupported`, `script_cache_lost`,
+    /// `foreign_handle`, `batch_across_slots`):
     /// the `error.type`
     /// of a call's span and the `kind` label of its error metric.
     pub fn kind(&self) -> &'static str {
@@ -632,6 +673,7 @@ impl Error {
             Self::FunctionNameTaken { .. } => "function_name_taken",
             Self::LoadFailed { .. } => "load_failed",
             Self::NotDeployed { .. } => "not_deployed",
+            Self::Unsupported { .. } => "unsupported",
             Self::ScriptCacheLost { .. } => "script_cache_lost",
             Self::ForeignHandle { .. } => "foreign_handle",
         }
@@ -656,6 +698,44 @@ pub struct KeySlot {
     pub key: String,
     /// Its hash slot.
     pub slot: u16,
+}
+
+/// A feature of the servers that some releases lack: what
+/// [`Error::Unsupported`] names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ServerFeature {
+    /// Redis Functions: `FUNCTION LOAD`, `FCALL` and `FCALL_RO`, which a
+    /// `#[redis_library]` function needs.
+    Functions,
+    /// Script flags: a script's first line `#!lua flags=…` (or a bare
+    /// `#!lua`), which a server without them reads as Lua and cannot
+    /// compile.
+    ScriptFlags,
+}
+
+impl ServerFeature {
+    /// The releases that added the feature; an operator may also have
+    /// renamed its commands away on a later one.
+    pub const fn since(self) -> &'static str {
+        match self {
+            Self::Functions => {
+                "Redis Functions came with Redis 7.0 and Valkey 7.2, unless an operator renamed their commands away"
+            }
+            Self::ScriptFlags => {
+                "script flags came with Redis 7.0 and Valkey 7.2: remove the `#!lua` line to run the script on Redis 6.x"
+            }
+        }
+    }
+}
+
+impl fmt::Display for ServerFeature {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Functions => "Redis Functions (`FUNCTION LOAD`, `FCALL`)",
+            Self::ScriptFlags => "script flags (its first line is `#!lua …`)",
+        })
+    }
 }
 
 /// Why a key prefix cannot keep the keys built from it in the call's slot:

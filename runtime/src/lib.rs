@@ -74,7 +74,7 @@ pub use batch::{Batch, KnownScripts};
 pub use call::{Call, DEFAULT_DEADLINE, Invocation};
 pub use checked::AsyncConnection;
 pub use deploy::{Deployed, OnConflict};
-pub use error::{ArgumentProblem, Error, KeyPrefixProblem, ScriptLocation};
+pub use error::{ArgumentProblem, Error, KeyPrefixProblem, ScriptLocation, ServerFeature};
 pub use exactly_once::{CallId, ExactlyOnce};
 #[cfg(feature = "json")]
 pub use json::Json;
@@ -147,6 +147,9 @@ pub mod guide {
     #[doc = include_str!("doc/guide/intra_doc_links.md")]
     #[doc = include_str!("doc/guide/least_privilege.md")]
     pub mod least_privilege {}
+
+    #[doc = include_str!("doc/guide/servers.md")]
+    pub mod servers {}
 }
 
 /// Items used by the code `#[redis_script]` and the derives generate. Not a

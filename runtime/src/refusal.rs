@@ -6,9 +6,52 @@
 
 use redis_script_codes::FUNCTION_NOT_FOUND;
 
+use crate::error::ServerFeature;
+use crate::script::Script;
+
 /// Whether an error reply to `FCALL` is the server's "no such function".
 pub(crate) fn is_function_not_found(code: &str, detail: &str) -> bool {
     code == "ERR" && detail == FUNCTION_NOT_FOUND
+}
+
+/// The command an `unknown command` refusal names, lower case, as Redis
+/// 7.0 and later (`unknown command 'FCALL', with args beginning with: …`)
+/// and Redis 6.x (with backquotes: `` unknown command `FCALL`, … ``) word it.
+pub(crate) fn unknown_command(code: &str, detail: &str) -> Option<String> {
+    if code != "ERR" {
+        return None;
+    }
+    let rest = detail.strip_prefix("unknown command ")?;
+    let quote = rest.chars().next().filter(|c| *c == '\'' || *c == '`')?;
+    let name = rest[1..].split(quote).next()?;
+    Some(name.to_ascii_lowercase())
+}
+
+/// What the server lacks, when `code` and `detail`, its unmarked answer to
+/// a request for `script` (`None`: a request of no script's, such as a
+/// deploy), say it has no such feature: an unknown `FCALL` or `FUNCTION`
+/// (Redis before 7.0 has no Functions; an unknown `FCALL_RO` alone makes a
+/// call fall back to `FCALL` first), or a script starting with a `#!lua`
+/// line that the server could not compile at that line's `#` (Redis
+/// before 7.0 reads the line as Lua).
+pub(crate) fn missing_feature(
+    script: Option<&Script>,
+    code: &str,
+    detail: &str,
+) -> Option<ServerFeature> {
+    match script {
+        Some(script) if !script.is_function() => {
+            let compile_error_at_shebang = code == "ERR"
+                && script.source().starts_with("#!")
+                && detail.starts_with("Error compiling script")
+                && detail.contains("user_script:1:")
+                && detail.ends_with("near '#'");
+            compile_error_at_shebang.then_some(ServerFeature::ScriptFlags)
+        }
+        _ => unknown_command(code, detail)
+            .filter(|command| command == "fcall" || command == "function")
+            .map(|_| ServerFeature::Functions),
+    }
 }
 
 /// Whether a `NOPERM` refusal's text names the command `command` (lower
@@ -103,6 +146,96 @@ mod tests {
             "User app has no permissions to run the 'evalsha' command",
             "eval"
         ));
+    }
+
+    #[test]
+    fn unknown_commands_are_read_in_each_releases_quotes() {
+        for (detail, command) in [
+            // Redis 7.0.15 and later, Valkey.
+            (
+                "unknown command 'FCALL', with args beginning with: 'f' ",
+                Some("fcall"),
+            ),
+            // Redis 6.0.9 and 6.2.5.
+            (
+                "unknown command `EVALSHA_RO`, with args beginning with: `abc`, ",
+                Some("evalsha_ro"),
+            ),
+            (
+                "unknown command `FUNCTION`, with args beginning with: `LIST`, ",
+                Some("function"),
+            ),
+            ("unknown command", None),
+            ("unknown subcommand 'X'", None),
+        ] {
+            assert_eq!(
+                unknown_command("ERR", detail).as_deref(),
+                command,
+                "{detail}"
+            );
+        }
+        assert_eq!(unknown_command("NOPERM", "unknown command 'FCALL'"), None);
+        for (detail, feature) in [
+            (
+                "unknown command `FCALL`, with args beginning with: ",
+                Some(ServerFeature::Functions),
+            ),
+            (
+                "unknown command 'FUNCTION', with args beginning with: ",
+                Some(ServerFeature::Functions),
+            ),
+            (
+                "unknown command `FCALL_RO`, with args beginning with: ",
+                None,
+            ),
+            (
+                "unknown command `EVALSHA_RO`, with args beginning with: ",
+                None,
+            ),
+        ] {
+            assert_eq!(missing_feature(None, "ERR", detail), feature, "{detail}");
+        }
+    }
+
+    /// A script whose first line is `#!lua`, as Redis 6.0.9 and 6.2.5
+    /// refuse it, and one without.
+    #[test]
+    fn a_compile_error_at_the_shebang_is_missing_script_flags() {
+        static FLAGGED: Script = crate::script::new_script(
+            "flagged",
+            "lua/flagged.lua",
+            "#!lua flags=no-writes\nreturn 1",
+            "0000000000000000000000000000000000000000",
+            true,
+            false,
+        );
+        static PLAIN: Script = crate::script::new_script(
+            "plain",
+            "lua/plain.lua",
+            "return 1",
+            "0000000000000000000000000000000000000000",
+            true,
+            false,
+        );
+        let refused =
+            "Error compiling script (new function): user_script:1: unexpected symbol near '#'";
+        assert_eq!(
+            missing_feature(Some(&FLAGGED), "ERR", refused),
+            Some(ServerFeature::ScriptFlags)
+        );
+        assert_eq!(missing_feature(Some(&PLAIN), "ERR", refused), None);
+        let elsewhere =
+            "Error compiling script (new function): user_script:2: unexpected symbol near '#'";
+        assert_eq!(missing_feature(Some(&FLAGGED), "ERR", elsewhere), None);
+        assert_eq!(
+            missing_feature(
+                Some(&FLAGGED),
+                "ERR",
+                "unknown command `FCALL`, with args beginning with: "
+            ),
+            None,
+            "a script is never sent with FCALL"
+        );
     }
 
     #[test]

@@ -40,3 +40,31 @@ pub(crate) fn reserve(n: usize) -> Vec<u16> {
     }
     ports
 }
+
+/// Returns a free port `p` whose partner `p + offset` is free too, neither
+/// handed out before by this process: for a cluster node of a server that
+/// cannot be told its bus port (Redis before 7.0 listens for the cluster
+/// bus on its port plus 10000).
+pub(crate) fn reserve_with_partner(offset: u16) -> (u16, u16) {
+    let mut handed_out = HANDED_OUT.lock().unwrap_or_else(PoisonError::into_inner);
+    for _ in 0..1000 {
+        let listener = TcpListener::bind(("127.0.0.1", 0))
+            .unwrap_or_else(|e| panic!("cannot bind a TCP socket on 127.0.0.1: {e}"));
+        let port = listener
+            .local_addr()
+            .unwrap_or_else(|e| panic!("cannot read the address of a bound socket: {e}"))
+            .port();
+        let Some(partner) = port.checked_add(offset) else {
+            continue;
+        };
+        if handed_out.contains(&port) || handed_out.contains(&partner) {
+            continue;
+        }
+        if TcpListener::bind(("127.0.0.1", partner)).is_ok() {
+            handed_out.insert(port);
+            handed_out.insert(partner);
+            return (port, partner);
+        }
+    }
+    panic!("could not find a free port p on 127.0.0.1 with p + {offset} free after 1000 tries")
+}

@@ -29,6 +29,9 @@ const POLL_INTERVAL: Duration = Duration::from_millis(10);
 /// Lines of server log quoted in panic messages.
 const LOG_TAIL_LINES: usize = 40;
 
+/// How far above its port a Redis 6.x cluster node's bus listens.
+const IMPLIED_BUS_PORT_OFFSET: u16 = 10_000;
+
 /// Makes temp directory names unique within this process.
 static DIR_COUNTER: AtomicU64 = AtomicU64::new(0);
 
@@ -56,6 +59,9 @@ pub struct RedisServer {
     binary: PathBuf,
     port: u16,
     cluster_port: Option<u16>,
+    /// The executable has no `--cluster-port` (Redis before 7.0): its bus
+    /// listens on its port plus [`IMPLIED_BUS_PORT_OFFSET`].
+    bus_port_implied: bool,
     /// Arguments after the fixed ones; reused verbatim by `restart`.
     extra_args: Vec<String>,
     dir: PathBuf,
@@ -117,7 +123,13 @@ impl RedisServer {
     /// # Panics
     ///
     /// As [`start`](Self::start).
+    ///
+    /// A Redis 6.x executable has neither command (renaming one it does not
+    /// have would stop it from starting): it starts as it is.
     pub fn start_without_read_only_scripts() -> RedisServer {
+        if predates_redis_7(&redis_server_binary()) {
+            return Self::start();
+        }
         Self::start_with(Self::WITHOUT_READ_ONLY_SCRIPTS_ARGS)
     }
 
@@ -136,6 +148,8 @@ impl RedisServer {
 
     /// Starts a server whose cluster bus listens on a second free port
     /// (`--cluster-port`), chosen anew on every attempt like the main port.
+    /// Redis before 7.0 has no `--cluster-port` and listens on its port plus
+    /// 10000: for it, the main port is chosen so that both are free.
     pub(crate) fn start_cluster_node(extra_args: Vec<String>) -> RedisServer {
         Self::launch(extra_args, true)
     }
@@ -143,12 +157,14 @@ impl RedisServer {
     /// A handle with its directory created but no process and no port yet.
     fn unstarted(extra_args: Vec<String>) -> RedisServer {
         let binary = redis_server_binary();
+        let bus_port_implied = predates_redis_7(&binary);
         let dir = new_temp_dir();
         let log_path = dir.join(format!("{}.log", binary_name(&binary)));
         RedisServer {
             binary,
             port: 0,
             cluster_port: None,
+            bus_port_implied,
             extra_args,
             dir,
             log_path,
@@ -163,9 +179,15 @@ impl RedisServer {
         let began = Instant::now();
         let mut failures = Vec::new();
         for attempt in 1..=START_ATTEMPTS {
-            let chosen = ports::reserve(if with_cluster_port { 2 } else { 1 });
-            server.port = chosen[0];
-            server.cluster_port = chosen.get(1).copied();
+            if with_cluster_port && server.bus_port_implied {
+                let (port, bus) = ports::reserve_with_partner(IMPLIED_BUS_PORT_OFFSET);
+                server.port = port;
+                server.cluster_port = Some(bus);
+            } else {
+                let chosen = ports::reserve(if with_cluster_port { 2 } else { 1 });
+                server.port = chosen[0];
+                server.cluster_port = chosen.get(1).copied();
+            }
             match server.spawn_and_wait() {
                 Ok(()) => return server,
                 Err(Failure::Fatal(message)) => panic!("{message}"),
@@ -507,7 +529,7 @@ impl RedisServer {
         .map(|&s| s.to_owned())
         .collect();
         args.extend(self.extra_args.iter().cloned());
-        if let Some(cluster_port) = self.cluster_port {
+        if let Some(cluster_port) = self.cluster_port.filter(|_| !self.bus_port_implied) {
             args.extend(["--cluster-port".to_owned(), cluster_port.to_string()]);
         }
         args
@@ -726,8 +748,83 @@ fn new_temp_dir() -> PathBuf {
     dir
 }
 
+/// What each server executable said its version was, by path: asked once.
+static EXECUTABLE_VERSIONS: Mutex<BTreeMap<PathBuf, Option<(ServerFlavor, ServerVersion)>>> =
+    Mutex::new(BTreeMap::new());
+
+/// The family and version the executable `binary` prints for `--version`
+/// (`Redis server v=6.2.5 …`, `Valkey server v=9.1.2 …`), before any
+/// server of it runs; `None` when it prints neither.
+pub(crate) fn executable_version(binary: &Path) -> Option<(ServerFlavor, ServerVersion)> {
+    let mut known = EXECUTABLE_VERSIONS
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    if let Some(version) = known.get(binary) {
+        return *version;
+    }
+    let version = Command::new(binary)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .ok()
+        .and_then(|output| parse_version_line(&String::from_utf8_lossy(&output.stdout)));
+    known.insert(binary.to_path_buf(), version);
+    version
+}
+
+/// The family and version of the server executable the tests start
+/// ([`redis_server_binary`]), from its `--version` line, before any
+/// server runs: for a test that proves something only some releases have
+/// (Redis Functions, script flags, `EVALSHA_RO` came with Redis 7.0), and
+/// on the others proves the error a user gets there instead. `None` when
+/// the executable prints no version the testkit can read.
+///
+/// # Panics
+///
+/// If no server executable is installed, as [`redis_server_binary`] does.
+pub fn server_executable_version() -> Option<(ServerFlavor, ServerVersion)> {
+    executable_version(&redis_server_binary())
+}
+
+/// Reads `Redis server v=6.2.5 sha=…` or `Valkey server v=9.1.2 sha=…`.
+fn parse_version_line(line: &str) -> Option<(ServerFlavor, ServerVersion)> {
+    let flavor = if line.starts_with("Redis server ") {
+        ServerFlavor::Redis
+    } else if line.starts_with("Valkey server ") {
+        ServerFlavor::Valkey
+    } else {
+        return None;
+    };
+    let version = line
+        .split_whitespace()
+        .find_map(|word| word.strip_prefix("v="))?;
+    Some((flavor, ServerVersion::parse(version)?))
+}
+
+/// Whether `binary` is a Redis release before 7.0, which lacks
+/// `--cluster-port`, `EVALSHA_RO` and `EVAL_RO`.
+fn predates_redis_7(binary: &Path) -> bool {
+    matches!(executable_version(binary), Some((ServerFlavor::Redis, version)) if version.major < 7)
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn version_lines_name_family_and_version() {
+        assert_eq!(
+            parse_version_line(
+                "Redis server v=6.2.5 sha=00000000:0 malloc=jemalloc-5.1.0 bits=64 build=1"
+            ),
+            Some((ServerFlavor::Redis, ServerVersion::new(6, 2, 5)))
+        );
+        assert_eq!(
+            parse_version_line("Valkey server v=9.1.2 sha=00000000:1 malloc=libc bits=64 build=1"),
+            Some((ServerFlavor::Valkey, ServerVersion::new(9, 1, 2)))
+        );
+        assert_eq!(parse_version_line("KeyDB server v=6.3.4"), None);
+    }
+
     use super::*;
 
     #[test]

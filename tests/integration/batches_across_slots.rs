@@ -17,6 +17,7 @@ use redis_script_test::{RedisCluster, RedisServer, Stats};
 
 // The functions tests' library: its calls mix into batches across slots.
 use crate::functions::quota_lib;
+use crate::releases::lacks_functions;
 
 /// How a test sends its batches across slots.
 enum Via {
@@ -632,6 +633,14 @@ async fn a_standalone_server_runs_a_pipeline_across_slots_in_one_request() {
 async fn functions_scripts_and_plain_commands_mix_across_slots() {
     let cluster = RedisCluster::start(3, 0);
     let mut connection = cluster.connection().await;
+    if lacks_functions(
+        &mut connection,
+        "batches_across_slots::functions_scripts_and_plain_commands_mix_across_slots",
+    )
+    .await
+    {
+        return;
+    }
     for via in [Via::Slots, Via::nodes(&cluster.urls())] {
         flush_all(&mut connection).await;
         for primary in cluster.primaries() {

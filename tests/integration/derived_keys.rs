@@ -10,6 +10,8 @@ use redis_script::cluster::key_slot;
 use redis_script::{Error, KeyPrefixProblem, redis_library, redis_script};
 use redis_script_test::Stats;
 
+use crate::releases::lacks_functions;
+
 #[redis_script(path = "lua/derived/keys_prefix.lua", keys = 1)]
 async fn keys_prefix(prefix: &str, name: &str, value: &str) -> String;
 
@@ -114,6 +116,9 @@ async fn a_library_function_derives_keys<C: ConnectionLike + Send>(
     connection: &mut C,
     _: &dyn Stats,
 ) {
+    if lacks_functions(connection, "derived_keys::a_library_function_derives_keys").await {
+        return;
+    }
     let length = derived_queue::push_job(connection, "lib:{q}:", "1", "p")
         .await
         .expect("function with derived keys");

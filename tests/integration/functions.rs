@@ -27,6 +27,8 @@ pub(crate) mod quota_lib {
 use quota_lib::{LIBRARY, fixed_window_allow, quota_peek};
 use redis_script_tests::get;
 
+use crate::releases::{lacks_functions, lacks_functions_blocking};
+
 /// Another version of `quota_lib`: it registers neither declared function.
 const OLD_VERSION: &str = "#!lua name=quota_lib\nredis.register_function('quota_old', function(keys, args) return 0 end)\n";
 
@@ -154,6 +156,14 @@ fn allowed(count: i64) -> (String, i64) {
 #[tokio::test]
 async fn typed_calls_use_fcall_and_no_writes_calls_fcall_ro() {
     let server = RedisServer::start();
+    if lacks_functions(
+        &mut server.connection().await,
+        "functions::typed_calls_use_fcall_and_no_writes_calls_fcall_ro",
+    )
+    .await
+    {
+        return;
+    }
     let mut connection = server.connection().await;
     LIBRARY
         .deploy(&mut connection, OnConflict::Refuse)
@@ -193,6 +203,14 @@ async fn typed_calls_use_fcall_and_no_writes_calls_fcall_ro() {
 #[tokio::test]
 async fn cold_call_loads_the_library_in_its_second_round_trip() {
     let server = RedisServer::start();
+    if lacks_functions(
+        &mut server.connection().await,
+        "functions::cold_call_loads_the_library_in_its_second_round_trip",
+    )
+    .await
+    {
+        return;
+    }
     let mut connection = CountingConnection::new(server.connection().await);
     server.reset_stats();
 
@@ -243,6 +261,14 @@ async fn cold_call_loads_the_library_in_its_second_round_trip() {
 #[tokio::test]
 async fn another_version_of_the_library_is_never_replaced_by_a_call() {
     let server = RedisServer::start();
+    if lacks_functions(
+        &mut server.connection().await,
+        "functions::another_version_of_the_library_is_never_replaced_by_a_call",
+    )
+    .await
+    {
+        return;
+    }
     function_load(&server, OLD_VERSION);
     let mut connection = CountingConnection::new(server.connection().await);
     server.reset_stats();
@@ -279,6 +305,14 @@ async fn another_version_of_the_library_is_never_replaced_by_a_call() {
 #[tokio::test]
 async fn a_function_name_held_by_another_library_keeps_the_library_out() {
     let server = RedisServer::start();
+    if lacks_functions(
+        &mut server.connection().await,
+        "functions::a_function_name_held_by_another_library_keeps_the_library_out",
+    )
+    .await
+    {
+        return;
+    }
     function_load(&server, LEGACY);
     let mut connection = server.connection().await;
 
@@ -309,6 +343,14 @@ async fn a_function_name_held_by_another_library_keeps_the_library_out() {
 #[tokio::test]
 async fn function_errors_are_typed_and_point_into_the_library_file() {
     let server = RedisServer::start();
+    if lacks_functions(
+        &mut server.connection().await,
+        "functions::function_errors_are_typed_and_point_into_the_library_file",
+    )
+    .await
+    {
+        return;
+    }
     let mut connection = server.connection().await;
 
     // Returned with redis.error_reply.
@@ -385,6 +427,14 @@ async fn cross_slot_calls_are_refused_before_sending() {
 #[tokio::test]
 async fn standalone_deploy_loads_leaves_refuses_and_replaces() {
     let server = RedisServer::start();
+    if lacks_functions(
+        &mut server.connection().await,
+        "functions::standalone_deploy_loads_leaves_refuses_and_replaces",
+    )
+    .await
+    {
+        return;
+    }
     let mut connection = server.connection().await;
     server.reset_stats();
 
@@ -462,6 +512,14 @@ async fn standalone_deploy_loads_leaves_refuses_and_replaces() {
 #[tokio::test]
 async fn cluster_deploy_reports_every_primary() {
     let cluster = RedisCluster::start(3, 1);
+    if lacks_functions(
+        &mut cluster.connection().await,
+        "functions::cluster_deploy_reports_every_primary",
+    )
+    .await
+    {
+        return;
+    }
     let mut connection = cluster.connection().await;
     let primaries = cluster.primaries();
     let [current, older, without] = primaries.as_slice() else {
@@ -525,6 +583,14 @@ async fn cluster_deploy_reports_every_primary() {
 #[tokio::test]
 async fn cluster_cold_call_loads_the_library_on_the_primary_of_its_slot() {
     let cluster = RedisCluster::start(3, 1);
+    if lacks_functions(
+        &mut cluster.connection().await,
+        "functions::cluster_cold_call_loads_the_library_on_the_primary_of_its_slot",
+    )
+    .await
+    {
+        return;
+    }
     let mut connection = cluster.connection().await;
     let report = cluster::deploy(&mut connection, &[&LIBRARY], OnConflict::Refuse)
         .await
@@ -564,6 +630,14 @@ async fn cluster_cold_call_loads_the_library_on_the_primary_of_its_slot() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cluster_failover_keeps_the_library() {
     let mut cluster = RedisCluster::start(3, 1);
+    if lacks_functions(
+        &mut cluster.connection().await,
+        "functions::cluster_failover_keeps_the_library",
+    )
+    .await
+    {
+        return;
+    }
     let mut connection = cluster.connection().await;
     let report = cluster::deploy(&mut connection, &[&LIBRARY], OnConflict::Refuse)
         .await
@@ -631,6 +705,14 @@ async fn cold_batch<C: ConnectionLike>(connection: &mut C, mut batch: Batch) {
 #[tokio::test]
 async fn standalone_batches_load_each_library_once() {
     let server = RedisServer::start();
+    if lacks_functions(
+        &mut server.connection().await,
+        "functions::standalone_batches_load_each_library_once",
+    )
+    .await
+    {
+        return;
+    }
     let mut connection = server.connection().await;
     for batch in [Batch::pipeline(), Batch::transaction()] {
         function_flush(&server);
@@ -668,6 +750,14 @@ async fn standalone_batches_load_each_library_once() {
 #[tokio::test]
 async fn cluster_batches_load_each_library_once() {
     let cluster = RedisCluster::start(3, 1);
+    if lacks_functions(
+        &mut cluster.connection().await,
+        "functions::cluster_batches_load_each_library_once",
+    )
+    .await
+    {
+        return;
+    }
     let mut connection = cluster.connection().await;
     for batch in [Batch::pipeline(), Batch::transaction()] {
         for primary in cluster.primaries() {
@@ -687,6 +777,12 @@ async fn cluster_batches_load_each_library_once() {
 fn blocking_calls_batches_and_deploy() {
     let server = RedisServer::start();
     let mut connection = direct(&server);
+    if lacks_functions_blocking(
+        &mut connection,
+        "functions::blocking_calls_batches_and_deploy",
+    ) {
+        return;
+    }
     server.reset_stats();
 
     let reply = fixed_window_allow::call("quota:{b}", 5, 60)
@@ -723,6 +819,12 @@ fn blocking_calls_on_the_synchronous_cluster_connection() {
         .build()
         .expect("cluster client");
     let mut connection = client.get_connection().expect("cluster connection");
+    if lacks_functions_blocking(
+        &mut connection,
+        "functions::blocking_calls_on_the_synchronous_cluster_connection",
+    ) {
+        return;
+    }
     cluster.reset_stats();
 
     // No pipelining: FUNCTION LOAD on its own (to every primary), then FCALL.

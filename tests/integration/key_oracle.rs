@@ -25,6 +25,8 @@ use std::path::{Path, PathBuf};
 use redis_script_analysis::{Code, Signature, analyze};
 use redis_script_test::RedisServer;
 
+use crate::releases::before_redis_7;
+
 /// How many keys and arguments each call passes: more than any script of
 /// the corpora reads, so that no read of KEYS or ARGV is nil.
 const KEY_COUNT: usize = 20;
@@ -98,8 +100,11 @@ fn instrumented(source: &str) -> String {
         None => ("", source),
     };
     // The shebang keeps its line, so the body's lines move by the prelude.
+    // Redis 6.x cannot compile it: there it stays as a comment.
     let shebang = if shebang.is_empty() {
         String::new()
+    } else if before_redis_7() {
+        format!("--{shebang}\n")
     } else {
         format!("{shebang}\n")
     };

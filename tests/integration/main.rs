@@ -61,6 +61,7 @@ mod keys_as_values;
 mod keys_from_data;
 mod preload;
 mod read_only_fallback;
+mod releases;
 mod replies;
 mod reply_conversions;
 mod reply_forms;

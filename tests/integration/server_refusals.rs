@@ -6,6 +6,8 @@
 use redis_script_analysis::{Severity, Signature, Target, analyze};
 use redis_script_test::{RedisServer, ServerFlavor};
 
+use crate::releases::lacks_functions_blocking;
+
 /// `(script, what the server's error says)`: refused on every release CI
 /// runs. The checker's message quotes the server's words, but for
 /// `set_repl()`, whose server message miscounts ("requires two arguments").
@@ -262,6 +264,12 @@ fn library_errors(source: &str) -> Vec<String> {
 fn the_checker_reads_a_library_first_line_and_registrations_as_function_load_does() {
     let server = RedisServer::start();
     let mut connection = server.client().get_connection().expect("connection");
+    if lacks_functions_blocking(
+        &mut connection,
+        "server_refusals::the_checker_reads_a_library_first_line_and_registrations_as_function_load_does",
+    ) {
+        return;
+    }
     let mut load = |source: &str| {
         redis::cmd("FUNCTION")
             .arg("LOAD")

@@ -311,13 +311,28 @@ fn flags_table(flags: &ScriptFlags) -> String {
 /// `ignore_error_stats_update` is kept (the field `redis.call` sets on the
 /// error of a failed command): the server then counts that error once, for
 /// the command, and not again for the script's reply.
+///
+/// Redis before 7.0 (no `redis.REDIS_VERSION_NUM`) raises the error of a
+/// failed `redis.call` as a plain string, the command's error reply
+/// (`WRONGTYPE Operation against…`), and its own errors of a misused
+/// `redis.call` as `@user_script: <line>: <text>`. There the handler reads
+/// a string that starts with an upper-case code word as that error, code
+/// included, and the second form as an `ERR` with the text, as Redis 7.0
+/// and later read the error tables they raise for both; so a string raised
+/// with `error('CONFLICT x', 0)` keeps its code `CONFLICT` on Redis 6.x,
+/// and is `ERR CONFLICT x` on later servers.
 pub(crate) fn raised_handler() -> String {
     format!(
         "local function {RAISED}(raised) \
 local message = type(raised) == 'table' and rawget(raised, 'err') \
 if type(message) ~= 'string' and type(message) ~= 'number' then \
 local kind = type(raised) \
-if kind == 'string' or kind == 'number' then message = 'ERR ' .. raised \
+if kind == 'string' and type(redis) == 'table' and rawget(redis, 'REDIS_VERSION_NUM') == nil then \
+message = string.match(raised, '^@user_script: %d+: (.*)$') \
+if message then message = 'ERR ' .. message \
+elseif string.find(raised, '^%u[%u%d_]*$') or string.find(raised, '^%u[%u%d_]* ') then message = raised \
+else message = 'ERR ' .. raised end \
+elseif kind == 'string' or kind == 'number' then message = 'ERR ' .. raised \
 elseif kind == 'nil' or kind == 'boolean' then message = 'ERR ' .. tostring(raised) \
 else message = 'ERR unknown error' end \
 end \

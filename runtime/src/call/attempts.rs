@@ -505,10 +505,10 @@ impl Answer {
     }
 }
 
-/// `unknown command 'EVALSHA_RO', with args beginning with: …`
+/// `unknown command 'EVALSHA_RO', with args beginning with: …` (Redis 7.0
+/// and later with the command renamed away), or with backquotes around
+/// the name (Redis 6.x, which has none of the three).
 pub(super) fn names_read_only_command(message: &str) -> bool {
-    let lower = message.to_ascii_lowercase();
-    lower.starts_with("unknown command 'evalsha_ro'")
-        || lower.starts_with("unknown command 'eval_ro'")
-        || lower.starts_with("unknown command 'fcall_ro'")
+    refusal::unknown_command("ERR", message)
+        .is_some_and(|command| matches!(command.as_str(), "evalsha_ro" | "eval_ro" | "fcall_ro"))
 }

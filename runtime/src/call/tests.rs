@@ -578,6 +578,31 @@ static READ_ONLY_B: Script = crate::script::new_script(
     false,
 );
 
+static READ_ONLY_ON_REDIS_6: Script = crate::script::new_script(
+    "read_only_on_redis_6",
+    "lua/c.lua",
+    "return 2",
+    "7f923f79fe76194c868d7e1d0820de36700eb649",
+    true,
+    false,
+);
+
+/// Redis 6.x names the unknown command in backquotes.
+#[test]
+fn redis_6_wording_of_an_unknown_read_only_command_falls_back_too() {
+    let unknown = || {
+        Err(redis::RedisError::from((
+            redis::ErrorKind::Server(redis::ServerErrorKind::ResponseError),
+            "unknown command",
+            "unknown command `EVALSHA_RO`, with args beginning with: `7f92`, `1`, ".to_owned(),
+        )))
+    };
+    let call = start_call::<i64, Error>(&READ_ONLY_ON_REDIS_6, keys(&["{r}:c"]));
+    let (sent, result) = drive(&call, vec![unknown(), Ok(vec![Value::Int(2)])]);
+    assert_eq!(sent, ["EVALSHA_RO", "EVALSHA"]);
+    assert_eq!(result.map(|result| result.ok()), Some(Some(2)));
+}
+
 #[test]
 fn an_unknown_read_only_command_makes_only_its_script_fall_back() {
     let unknown = || {

@@ -10,6 +10,8 @@ use redis_script_examples::workflows::quota::{Decision, quota_lib};
 use redis_script_test::patience;
 use redis_script_test::{RedisCluster, TestDb};
 
+use crate::releases::lacks_functions;
+
 const REQUESTS: usize = 1_000;
 const LIMIT: u64 = 100;
 const WINDOW_MS: u64 = 60_000;
@@ -22,6 +24,14 @@ async fn the_function_limiter_admits_exactly_its_limit_on_a_standalone_server() 
     for _ in 0..4 {
         connections.push(db.connection().await);
     }
+    if lacks_functions(
+        &mut connections[0],
+        "workflows::quota::the_function_limiter_admits_exactly_its_limit_on_a_standalone_server",
+    )
+    .await
+    {
+        return;
+    }
     burst(&connections, "quota:{tenant-a}:api").await;
 }
 
@@ -31,6 +41,14 @@ async fn the_function_limiter_admits_exactly_its_limit_on_a_cluster() {
     let mut connections = Vec::new();
     for _ in 0..2 {
         connections.push(cluster.connection().await);
+    }
+    if lacks_functions(
+        &mut connections[0],
+        "workflows::quota::the_function_limiter_admits_exactly_its_limit_on_a_cluster",
+    )
+    .await
+    {
+        return;
     }
     burst(&connections, "quota:{tenant-b}:api").await;
 }
