@@ -53,6 +53,7 @@ mod exactly_once;
 #[cfg(feature = "json")]
 mod json;
 mod library;
+mod lua_advisories;
 mod preload;
 mod refusal;
 mod reply;
@@ -77,6 +78,7 @@ pub use exactly_once::{CallId, ExactlyOnce};
 #[cfg(feature = "json")]
 pub use json::Json;
 pub use library::Library;
+pub use lua_advisories::{LuaAdvisory, ServerFamily, ServerVersion, lua_advisories};
 pub use preload::{preload, preload_blocking};
 /// The redis-rs version the calls take connections of, for crates that
 /// would otherwise have to keep their own `redis` dependency in step.
