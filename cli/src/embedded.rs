@@ -8,10 +8,11 @@
 //! A literal is a script when it is passed to an API that takes one
 //! (`redis.NewScript`, `register_script`, `defineCommand`, `eval`, …),
 //! directly or through the constant, variable or method it is assigned
-//! to; or when its text calls `redis.call`/`redis.pcall` and parses as
-//! Lua. A literal with interpolation (`${x}`, `#{x}`, `$x`, f-strings) is
-//! built at run time and is not read. Each script keeps the host byte of
-//! every byte of its text, so that diagnostics point into the host file.
+//! to; or when its text calls `redis.call`/`redis.pcall` (or Valkey's
+//! `server.call`/`server.pcall`) and parses as Lua. A literal with
+//! interpolation (`${x}`, `#{x}`, `$x`, f-strings) is built at run time
+//! and is not read. Each script keeps the host byte of every byte of its
+//! text, so that diagnostics point into the host file.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -251,20 +252,52 @@ impl Stated {
     }
 }
 
-/// A script's text calls Redis and parses as Lua 5.1.
+/// A script's text calls the server (Redis or Valkey) and parses as Lua 5.1.
 fn looks_like_lua(text: &str) -> bool {
     calls_redis(text) && redis_script_analysis::parses_as_lua(text)
 }
 
+/// A text calls the server as a script does: `redis.call(`/`redis.pcall(`,
+/// or Valkey's spelling `server.call(`/`server.pcall(`. Host programs
+/// often hold an RPC client or a web server named `server`, and text
+/// about it (`"retry server.call(id)"`), so that spelling counts only
+/// as a whole name (not `observer.call(` or `app.server.call(`), in a
+/// text that also reads `KEYS`/`ARGV` or registers a function: what
+/// every script or library that deserves checking does.
 fn calls_redis(text: &str) -> bool {
-    [
+    const REDIS: [&str; 4] = [
         "redis.call(",
         "redis.pcall(",
         "redis.call (",
         "redis.pcall (",
-    ]
-    .iter()
-    .any(|needle| text.contains(needle))
+    ];
+    const SERVER: [&str; 4] = [
+        "server.call(",
+        "server.pcall(",
+        "server.call (",
+        "server.pcall (",
+    ];
+    REDIS.iter().any(|needle| text.contains(needle))
+        || SERVER.iter().any(|needle| contains_as_name(text, needle))
+            && (contains_as_name(text, "KEYS")
+                || contains_as_name(text, "ARGV")
+                || text.contains(".register_function("))
+}
+
+/// `needle` (which starts with a name) occurs in `text` as a name of its
+/// own: no name character, `.`, `:` or `$` just before it (not the end of
+/// a longer name, nor a member of something else), and, when it ends with
+/// a name character, none just after it (`KEYS`, not `KEYSPACE`).
+fn contains_as_name(text: &str, needle: &str) -> bool {
+    let is_name = |c: char| c.is_alphanumeric() || c == '_';
+    let ends_with_name = needle.chars().next_back().is_some_and(is_name);
+    text.match_indices(needle).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + needle.len()..].chars().next();
+        let joined_before = before.is_some_and(|c| is_name(c) || matches!(c, '.' | ':' | '$'));
+        let joined_after = ends_with_name && after.is_some_and(is_name);
+        !joined_before && !joined_after
+    })
 }
 
 /// A literal (or a concatenation of literals) of the host file.
@@ -1539,6 +1572,47 @@ mod tests {
             None
         );
         assert_eq!(keys("r.register_script(S)\n"), None);
+    }
+
+    #[test]
+    fn valkeys_server_spelling_is_a_script_call() {
+        let (texts, run_time) = found(
+            Host::Python,
+            "A = \"\"\"\nlocal n = server.call('INCR', KEYS[1])\nreturn n\n\"\"\"\nB = 'return server.pcall (\"GET\", KEYS[1])'\nC = f\"return server.call('GET', '{prefix}' .. ARGV[1])\"\n",
+        );
+        assert_eq!(
+            texts,
+            [
+                "\nlocal n = server.call('INCR', KEYS[1])\nreturn n\n",
+                "return server.pcall (\"GET\", KEYS[1])"
+            ]
+        );
+        assert_eq!(run_time, [6]);
+        let (texts, _) = found(
+            Host::JavaScript,
+            "const LIB = `#!lua name=limiter\nserver.register_function('take', function(keys, args)\n  return server.call('DECR', keys[1])\nend)`;\n",
+        );
+        assert_eq!(texts.len(), 1, "{texts:?}");
+    }
+
+    #[test]
+    fn other_texts_about_a_server_are_no_scripts() {
+        // Each parses as Lua, or is built at run time, and names
+        // `server.call` without being a script: a member of a longer
+        // name, an RPC call with no KEYS or ARGV, a key name.
+        for source in [
+            "a = 'observer.call(KEYS)'\n",
+            "a = 'app.server.call(ARGV)'\n",
+            "a = 'server.call(\"ping\")'\n",
+            "a = f'server.call({method})'\n",
+            "a = 'server.call(KEYSPACE)'\n",
+        ] {
+            let (texts, run_time) = found(Host::Python, source);
+            assert!(
+                texts.is_empty() && run_time.is_empty(),
+                "{source}: {texts:?} {run_time:?}"
+            );
+        }
     }
 
     #[test]

@@ -59,6 +59,8 @@ fn the_calls_give_the_counts() {
             "embedded/LuaScripts.php:13 1/0 script-reads [\"keys\",\"args\"]",
             "embedded/counter.tsx:3 1/0 host-call [\"args\"]",
             "embedded/extend.py:2 1/3 host-call []",
+            "embedded/glide_limiter.py:9 1/4 script-reads [\"keys\",\"args\"]",
+            "embedded/glide_limiter.py:24 1/3 script-reads [\"keys\",\"args\"]",
             "embedded/limiter.py:3 1/1 script-reads [\"keys\",\"args\"]",
             "embedded/limiter.py:12 1/0 host-call []",
             "embedded/limiter.ts:2 1/2 host-call [\"args\"]",
@@ -75,12 +77,53 @@ fn the_calls_give_the_counts() {
         serde_json::json!([
             "embedded/built.js:2",
             "embedded/built.js:3",
+            "embedded/glide_limiter.py:42",
             "embedded/limiter.ts:9"
         ])
     );
     assert_eq!(
-        report["files"][7]["embedded_in"],
+        report["files"][9]["embedded_in"],
         serde_json::json!({"path": "embedded/lock.go", "line": 7})
+    );
+}
+
+/// Scripts written with Valkey's `server.call` are found (an RPC help text
+/// naming `server.call` is not), accepted on a Valkey target, and refused
+/// on a Redis one, where `server` is no global, with `redis` as the fix.
+#[test]
+fn valkeys_server_spelling_is_found_and_checked_for_the_target() {
+    let on = |target: &str| {
+        run_in(
+            tests_directory(),
+            &["--target", target, "embedded/glide_limiter.py"],
+        )
+    };
+    let valkey = on("valkey-8.1");
+    assert_eq!(valkey.status, 0, "{}", valkey.stdout);
+    assert!(
+        valkey
+            .stdout
+            .starts_with("checked 2 scripts: no problems found\n"),
+        "{}",
+        valkey.stdout
+    );
+    let redis = on("redis-7.0");
+    assert_eq!(redis.status, 1, "{}", redis.stdout);
+    assert_eq!(
+        redis
+            .stdout
+            .matches("error[RS031]: `server` is not defined on redis-7.0")
+            .count(),
+        7,
+        "{}",
+        redis.stdout
+    );
+    assert!(
+        redis
+            .stdout
+            .contains("help: use `redis`, which every server defines"),
+        "{}",
+        redis.stdout
     );
 }
 

@@ -10,6 +10,7 @@ use crate::call::function_load;
 use crate::cluster::DeployReport;
 use crate::error::{Error, Origin};
 use crate::library::{Library, load_error};
+use crate::lua_advisories;
 use crate::refusal::{LoadRefusal, load_refusal};
 use crate::reply::render_reply;
 use crate::telemetry;
@@ -103,7 +104,15 @@ impl Library {
                         let reply = connection.req_packed_command(&command).await;
                         deployment.received(reply)
                     }
-                    Step::Done(result) => return result,
+                    Step::Done(result) => {
+                        // The server's release, for the Lua-engine
+                        // advisories; without INFO permission, no warning.
+                        let info = connection
+                            .req_packed_command(&lua_advisories::info_command())
+                            .await;
+                        lua_advisories::observe_reply(info);
+                        return result;
+                    }
                 };
             }
         };
@@ -146,7 +155,12 @@ impl Library {
                         let reply = connection.req_command(&command);
                         deployment.received(reply)
                     }
-                    Step::Done(result) => return result,
+                    Step::Done(result) => {
+                        lua_advisories::observe_reply(
+                            connection.req_command(&lua_advisories::info_command()),
+                        );
+                        return result;
+                    }
                 };
             }
         })

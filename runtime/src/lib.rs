@@ -55,6 +55,7 @@ mod guide_links;
 #[cfg(feature = "json")]
 mod json;
 mod library;
+mod lua_advisories;
 mod preload;
 mod refusal;
 mod reply;
@@ -79,6 +80,7 @@ pub use exactly_once::{CallId, ExactlyOnce};
 #[cfg(feature = "json")]
 pub use json::Json;
 pub use library::Library;
+pub use lua_advisories::{LuaAdvisory, ServerFamily, ServerVersion, lua_advisories};
 pub use preload::{preload, preload_blocking};
 /// The redis-rs version the calls take connections of, for crates that
 /// would otherwise have to keep their own `redis` dependency in step.

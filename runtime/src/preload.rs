@@ -6,6 +6,7 @@ use redis::{Pipeline, Value};
 #[cfg(feature = "cluster")]
 use crate::cluster::PreloadReport;
 use crate::error::{Error, Origin};
+use crate::lua_advisories;
 use crate::reply::render_reply;
 use crate::script::Script;
 use crate::telemetry;
@@ -51,7 +52,13 @@ where
         .req_packed_commands(&load_pipeline(scripts), 0, scripts.len())
         .await
         .map_err(preload_error)?;
-    check_replies(scripts, &replies, "the server")
+    check_replies(scripts, &replies, "the server")?;
+    // The server's release, for the Lua-engine advisories.
+    let info = connection
+        .req_packed_command(&lua_advisories::info_command())
+        .await;
+    lua_advisories::observe_reply(info);
+    Ok(())
 }
 
 /// [`preload`] on a synchronous connection, blocking the thread.
@@ -74,7 +81,9 @@ where
     let replies = connection
         .req_packed_commands(&packed, 0, scripts.len())
         .map_err(preload_error)?;
-    check_replies(scripts, &replies, "the server")
+    check_replies(scripts, &replies, "the server")?;
+    lua_advisories::observe_reply(connection.req_command(&lua_advisories::info_command()));
+    Ok(())
 }
 
 /// Loads `scripts` on every node of a Redis Cluster (primaries and

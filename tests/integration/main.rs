@@ -59,6 +59,7 @@ mod json_round_trip;
 mod key_oracle;
 mod keys_as_values;
 mod keys_from_data;
+mod lua_advisories;
 mod preload;
 mod read_only_fallback;
 mod releases;
