@@ -352,14 +352,18 @@ impl Value {
             Value::Nil | Value::Missing(_) => "nil".to_string(),
             Value::Table(_) | Value::Reply(_) | Value::Params(_) => "a table".to_string(),
             // A key name read from data may hash to any slot.
-            Value::Typed(ty)
-                if let Some(read) = &ty.read_from
-                    && (ty.kinds.intersects(Kinds::STRING) || ty.is_unknown()) =>
-            {
-                read.describe()
-            }
-            Value::Spread(table) if let Some(read) = &table.read_from => {
-                let described = read.describe();
+            Value::Typed(
+                ty @ Type {
+                    read_from: Some(read),
+                    ..
+                },
+            ) if ty.kinds.intersects(Kinds::STRING) || ty.is_unknown() => read.describe(),
+            Value::Spread(table) if table.read_from.is_some() => {
+                let described = table
+                    .read_from
+                    .as_ref()
+                    .map(|read| read.describe())
+                    .unwrap_or_default();
                 let table = described.strip_prefix("a value ").map_or_else(
                     || format!("a table holding {described}"),
                     |rest| format!("a table {rest}"),

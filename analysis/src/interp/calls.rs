@@ -1345,8 +1345,8 @@ fn library_value(global: &str, member: Option<&str>, operands: &[Operand]) -> Va
     let first = operands.first().map(|operand| &operand.value);
     match (global, member) {
         // `string.format('%s…', prefix, …)` builds a key from `prefix`.
-        ("string", Some("format")) if let Some(derivation) = formats_a_key(operands) => {
-            Value::DerivedKey(derivation)
+        ("string", Some("format")) if formats_a_key(operands).is_some() => {
+            formats_a_key(operands).map_or(Value::Unknown, Value::DerivedKey)
         }
         ("math", Some("floor" | "ceil")) => Value::Typed(Type::of(Kinds::INTEGER)),
         // `math.min(n, limit)`: the script caps a count.

@@ -126,8 +126,8 @@ impl Analyzer<'_> {
             BinOp::TwoDots(_) => match left.derivation() {
                 Some(derivation) => Value::DerivedKey(derivation),
                 // A name read from data, extended, is read from data still.
-                None if let Some(read) = left.data_read() => Value::Typed(Type {
-                    read_from: Some(read),
+                None if left.data_read().is_some() => Value::Typed(Type {
+                    read_from: left.data_read(),
                     ..Type::of(Kinds::STRING)
                 }),
                 None => Value::ComputedString(match left {

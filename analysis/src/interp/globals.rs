@@ -236,14 +236,17 @@ impl Analyzer<'_> {
                 Value::builtin(name, None)
             }
             None if self.facts.refused_globals.contains(name) => Value::Unknown,
-            None if let Some((depth, guard)) = self.protected_from
-                && self.functions_depth() > depth =>
-            {
-                let read = GuardedGlobalRead { name, span, guard };
-                self.observe(|finding, site| finding.guarded_global_read(site, &read));
-                Value::Unknown
-            }
             None => {
+                // Read inside a function called under a guard (`pcall`):
+                // the guard's finding, not a missing global.
+                let guarded = self
+                    .protected_from
+                    .filter(|&(depth, _)| self.functions_depth() > depth);
+                if let Some((_, guard)) = guarded {
+                    let read = GuardedGlobalRead { name, span, guard };
+                    self.observe(|finding, site| finding.guarded_global_read(site, &read));
+                    return Value::Unknown;
+                }
                 let mut diagnostic = self.missing_global(name, span, next_member);
                 if self.functions.iter().any(|function| function.never_called) {
                     diagnostic = diagnostic.never_run(

@@ -243,18 +243,18 @@ impl<'a> Reader<'a, '_> {
                 "description" => {
                     description = match &**value {
                         Expression::String(token) => Some(string_literal(self.map, token)),
-                        other
+                        other => {
                             if let Some(kind) =
-                                literal_kind(other).filter(|kind| *kind != "a number") =>
-                        {
-                            self.diagnostics.push(self.map.expression(other).error(
-                                Code::RegisterFunction,
-                                format!("the description is {kind}: FUNCTION LOAD fails with \"description argument given to redis.register_function must be a string\""),
-                                "describe the function in a string: `description = 'reads the counter'`",
-                            ));
+                                literal_kind(other).filter(|kind| *kind != "a number")
+                            {
+                                self.diagnostics.push(self.map.expression(other).error(
+                                    Code::RegisterFunction,
+                                    format!("the description is {kind}: FUNCTION LOAD fails with \"description argument given to redis.register_function must be a string\""),
+                                    "describe the function in a string: `description = 'reads the counter'`",
+                                ));
+                            }
                             None
                         }
-                        _ => None,
                     }
                 }
                 other => {
@@ -353,20 +353,20 @@ impl<'a> Reader<'a, '_> {
                     None
                 }
             },
-            other if let Some(kind) = literal_kind(other) => {
-                self.diagnostics.push(self.map.expression(other).error(
-                    Code::RegisterFunction,
-                    format!("the callback is {kind}: FUNCTION LOAD fails with \"{refusal}\""),
-                    "write `function(keys, args) … end`, or the name of a `local function` defined above",
-                ));
-                None
-            }
             other => {
-                self.diagnostics.push(self.map.expression(other).error(
-                    Code::UncheckedRegistration,
-                    "the callback is not a function written in this file, so it cannot be checked",
-                    "write `function(keys, args) … end`, or the name of a `local function` defined above",
-                ));
+                let diagnostic = match literal_kind(other) {
+                    Some(kind) => self.map.expression(other).error(
+                        Code::RegisterFunction,
+                        format!("the callback is {kind}: FUNCTION LOAD fails with \"{refusal}\""),
+                        "write `function(keys, args) … end`, or the name of a `local function` defined above",
+                    ),
+                    None => self.map.expression(other).error(
+                        Code::UncheckedRegistration,
+                        "the callback is not a function written in this file, so it cannot be checked",
+                        "write `function(keys, args) … end`, or the name of a `local function` defined above",
+                    ),
+                };
+                self.diagnostics.push(diagnostic);
                 None
             }
         }
