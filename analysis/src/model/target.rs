@@ -71,7 +71,7 @@ impl Release {
 
 /// A set of releases: bit `i` is `RELEASES[i]`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub struct ReleaseSet(u16);
+pub struct ReleaseSet(u32);
 
 impl ReleaseSet {
     /// Every release of the model.
@@ -80,7 +80,7 @@ impl ReleaseSet {
     pub const NONE: Self = Self(0);
 
     /// The set with these bits (generated tables only).
-    pub const fn from_bits(bits: u16) -> Self {
+    pub const fn from_bits(bits: u32) -> Self {
         Self(bits & Self::ALL.0)
     }
 
@@ -91,7 +91,7 @@ impl ReleaseSet {
 
     /// Holds `RELEASES[index]`.
     pub const fn contains(self, index: usize) -> bool {
-        index < 16 && self.0 & (1 << index) != 0
+        index < u32::BITS as usize && self.0 & (1 << index) != 0
     }
 
     pub const fn union(self, other: Self) -> Self {

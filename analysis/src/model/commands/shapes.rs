@@ -42,13 +42,16 @@ pub struct ShapeForm {
     pub categories: AclCategories,
 }
 
-/// An option a command refuses inside scripts on some releases, although
-/// the command itself runs there (`XREAD … BLOCK`).
+/// An option a command refuses on some releases, although the command
+/// itself runs there: inside scripts (`XREAD … BLOCK`), or together with
+/// another option it takes alone (`SET … NX GET` before Redis 7.0).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ScriptRefusal {
     /// The command, lower case as in the command table.
     pub command: &'static str,
     pub option: &'static str,
+    /// The other option, for a refusal of the two together.
+    pub with: Option<&'static str>,
     /// What the refusing servers reply.
     pub reply: &'static str,
     pub releases: ReleaseSet,
