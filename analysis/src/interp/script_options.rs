@@ -17,9 +17,9 @@
 //! refusal on the live servers CI has.
 
 use crate::domain::operand::{Operand, after_name};
+use crate::interp::Analyzer;
 use crate::model::argument_grammar;
 use crate::model::commands::shapes;
-use crate::interp::Analyzer;
 use crate::model::commands::shapes::{SCRIPT_REFUSALS, ScriptRefusal};
 use crate::model::target::{RELEASES, ReleaseSet};
 use crate::source::code::Code;
@@ -163,7 +163,9 @@ impl Analyzer<'_> {
                             && (older.major, older.minor) < (release.major, release.minor)
                     })
             })
-            .fold(ReleaseSet::NONE, |set, (index, _)| set.union(ReleaseSet::only(index)));
+            .fold(ReleaseSet::NONE, |set, (index, _)| {
+                set.union(ReleaseSet::only(index))
+            });
         let hint = format!(
             "make it two calls in the script (a script runs atomically), or target a release that takes both together ({})",
             accepted.describe()
