@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Generate the server model embedded in redis-script-analysis.
 
-The checker knows several server releases (Redis 7.0 to 8.6, Valkey 7.2 to
+The checker knows several server releases (Redis 6.0 to 8.10, Valkey 7.2 to
 9.1) and the command modules Redis 8 bundles (JSON, search, time series,
 probabilistic). For each release it knows every command and subcommand
 (arity, flags, key specs, since, deprecation) and the globals and library
@@ -15,6 +15,13 @@ members a script sees. This generator builds that model in three steps:
      by ``EVAL``) where a binary of that release runs here (Redis 7.0.15,
      8.0.2 and 8.6.3, Valkey 8.1.8 and 9.1.2; Redis 8.2.3 was read live where a
      binary of it ran);
+   * a release before 7.0 (Redis 6.0.9 and 6.2.5) is ``live-command``: its
+     own ``COMMAND`` (commands, arity, flags, legacy key positions, ACL
+     categories), sandbox probe and refusal probes, completed from the live
+     Redis 7.0.15 (``LEGACY_REFERENCE``, see ``read_live_command``) where
+     6.x reports nothing: key specs, subcommands, arguments and ``since``,
+     each kept where 7.0's ``COMMAND DOCS`` dates it that release or older;
+     it has no Functions, so its function sandboxes are empty;
    * otherwise the server's own command specification files
      (``src/commands/*.json``) at the pinned release tag, read from a bare
      git directory, and its sandbox allow-lists (``src/script_lua.c``);
@@ -60,7 +67,7 @@ members a script sees. This generator builds that model in three steps:
 
 3. ``--check``: without writing, verify the Rust tables are the rendering
    of the JSON model, then start the servers of ``CHECKED_LIVE`` (Redis
-   7.0.15, 8.0.2 and 8.6.3, Valkey 8.1.8 and 9.1.2) and verify the model's view of
+   6.0.9, 6.2.5, 7.0.15, 8.0.2 and 8.6.3, Valkey 8.1.8 and 9.1.2) and verify the model's view of
    those releases equals what the live servers report (``COMMAND``,
    ``COMMAND DOCS``, the ``no-writes`` probe, the sandbox probe, both
    function probes, and the value model's arguments, categories and

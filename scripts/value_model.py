@@ -16,7 +16,11 @@ Where each part of a release comes from:
   release tag for the releases read from a tag (Redis 7.2 and 7.4, Valkey
   7.2 and 8.0). A release read from neither takes the live data of the
   nearest release of its family that runs here, and says so in its
-  source: Redis 8.2 and 8.4 that of Redis 8.6.3 and Valkey 9.0 that of
+  source: Redis 6.0 and 6.2 their own live ``COMMAND`` (commands,
+  categories; they have no ``COMMAND DOCS``) with Redis 7.0.15's arguments
+  cut to what it dates that release or older (``legacy_view``), and the
+  options 7.0's ``history`` says became accepted together later, each
+  probed live (``TOGETHER_PROBES``); Redis 8.2 and 8.4 that of Redis 8.6.3 and Valkey 9.0 that of
   Valkey 9.1.2, each cut to the commands, subcommands and arguments whose
   ``since`` in ``COMMAND DOCS`` is that release or older (``as_of``), as
   the server model derives its commands; Redis 8.8 and 8.10 (newer than
