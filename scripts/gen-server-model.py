@@ -1814,12 +1814,18 @@ def collect(args: argparse.Namespace) -> dict:
     live: dict[str, dict] = {}
     kept: dict[str, str] = {}
     clis: dict[str, str] = {}
-    for name, server, tag, how in RELEASES:
-        if how != "live":
-            continue
+    def binary_of(name: str) -> str | None:
+        """The binary `--server` gives, else `scripts/ensure-server`'s for
+        a release CI checks (or for every release without --keep-stored)."""
         binary = servers.get(name)
         if binary is None and (stored is None or name in CHECKED_LIVE):
             binary = default_server(name)
+        return binary
+
+    for name, server, tag, how in RELEASES:
+        if how != "live":
+            continue
+        binary = binary_of(name)
         if binary is None:
             kept[name] = f"no --server {name}=PATH given"
             live[name] = stored_release(stored, name, kept[name])
@@ -1836,9 +1842,7 @@ def collect(args: argparse.Namespace) -> dict:
     for name, server, tag, how in RELEASES:
         if how != "live-command":
             continue
-        binary = servers.get(name)
-        if binary is None and (stored is None or name in CHECKED_LIVE):
-            binary = default_server(name)
+        binary = binary_of(name)
         if binary is None or LEGACY_REFERENCE not in clis:
             kept[name] = f"no --server {name}=PATH given" if binary is None else f"{LEGACY_REFERENCE} is kept"
             legacy[name] = stored_release(stored, name, kept[name])

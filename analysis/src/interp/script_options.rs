@@ -98,7 +98,6 @@ impl Analyzer<'_> {
             }
         }
         let shown = command.replace('|', " ").to_ascii_uppercase();
-        let target = &self.context.signature.target;
         for (operand, option, lacking) in unknown {
             let Some(span) = operands.get(operand).map(|operand| operand.span) else {
                 continue;
@@ -117,21 +116,9 @@ impl Analyzer<'_> {
                 "leave `{option}` out where the server lacks it, or target a release that takes it ({})",
                 taking.describe()
             );
-            if target.is_strict() || lacking == releases {
-                self.facts
-                    .diagnostics
-                    .push(span.error(Code::RefusedOption, message, hint));
-            } else {
-                self.facts.diagnostics.push(span.warning(
-                    Code::RefusedOption,
-                    format!(
-                        "{message}; the default target (any supported server) lets this build"
-                    ),
-                    format!(
-                        "{hint}; or set the servers you run (`REDIS_SCRIPT_TARGET` in `.cargo/config.toml`'s `[env]`)"
-                    ),
-                ));
-            }
+            let lenient =
+                format!("{message}; the default target (any supported server) lets this build");
+            self.report_refusal(span, lacking == releases, message, lenient, hint);
         }
     }
 
@@ -170,28 +157,45 @@ impl Analyzer<'_> {
             "make it two calls in the script (a script runs atomically), or target a release that takes both together ({})",
             accepted.describe()
         );
-        let target = &self.context.signature.target;
-        if target.is_strict() || refusing == releases {
-            self.facts.diagnostics.push(span.error(
-                Code::RefusedOption,
-                format!(
-                    "`{command}` takes `{with}` and `{option}` each alone on {names}, but not together: the call fails there with \"{}\"",
-                    refused.reply
-                ),
-                hint,
-            ));
+        let refusal = format!(
+            "`{command}` takes `{with}` and `{option}` each alone on {names}, but not together"
+        );
+        let fails = format!("the call fails there with \"{}\"", refused.reply);
+        self.report_refusal(
+            span,
+            refusing == releases,
+            format!("{refusal}: {fails}"),
+            format!(
+                "{refusal}: the default target (any supported server) lets this build, and {fails}"
+            ),
+            hint,
+        );
+    }
+
+    /// Reports an option refused by some servers of the target: an error
+    /// under a named target, or where `every` server of the target refuses
+    /// it; a warning under the lenient default otherwise, whose hint also
+    /// says how to name the servers.
+    fn report_refusal(
+        &mut self,
+        span: Span,
+        every: bool,
+        error: String,
+        warning: String,
+        hint: String,
+    ) {
+        let diagnostic = if self.context.signature.target.is_strict() || every {
+            span.error(Code::RefusedOption, error, hint)
         } else {
-            self.facts.diagnostics.push(span.warning(
+            span.warning(
                 Code::RefusedOption,
-                format!(
-                    "`{command}` takes `{with}` and `{option}` each alone on {names}, but not together: the default target (any supported server) lets this build, and the call fails there with \"{}\"",
-                    refused.reply
-                ),
+                warning,
                 format!(
                     "{hint}; or set the servers you run (`REDIS_SCRIPT_TARGET` in `.cargo/config.toml`'s `[env]`)"
                 ),
-            ));
-        }
+            )
+        };
+        self.facts.diagnostics.push(diagnostic);
     }
 
     /// `SELECT n` with a literal `n` outside the server's databases:
@@ -233,29 +237,15 @@ impl Analyzer<'_> {
         let command = refused.command.to_ascii_uppercase();
         let option = refused.option;
         let names = release_names(refusing);
-        let target = &self.context.signature.target;
-        let hint = "a script cannot wait: drop the option (where the servers accept it, the read does not wait either) and wait in the client";
-        if target.is_strict() || refusing == releases {
-            self.facts.diagnostics.push(span.error(
-                Code::RefusedOption,
-                format!(
-                    "`{command}` with `{option}` is refused inside scripts on {names}: the call fails with \"{}\"",
-                    refused.reply
-                ),
-                hint,
-            ));
-        } else {
-            self.facts.diagnostics.push(span.warning(
-                Code::RefusedOption,
-                format!(
-                    "`{command}` with `{option}` is refused inside scripts on {names} (the other servers accept it and do not wait): the default target (any supported server) lets this build, and the call fails there with \"{}\"",
-                    refused.reply
-                ),
-                format!(
-                    "{hint}; or set the servers you run (`REDIS_SCRIPT_TARGET` in `.cargo/config.toml`'s `[env]`)"
-                ),
-            ));
-        }
+        let refusal = format!("`{command}` with `{option}` is refused inside scripts on {names}");
+        let reply = refused.reply;
+        self.report_refusal(
+            span,
+            refusing == releases,
+            format!("{refusal}: the call fails with \"{reply}\""),
+            format!("{refusal} (the other servers accept it and do not wait): the default target (any supported server) lets this build, and the call fails there with \"{reply}\""),
+            "a script cannot wait: drop the option (where the servers accept it, the read does not wait either) and wait in the client".to_owned(),
+        );
     }
 }
 
