@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Generate the server model embedded in redis-script-analysis.
 
-The checker knows several server releases (Redis 7.0 to 8.6, Valkey 7.2 to
+The checker knows several server releases (Redis 6.0 to 8.10, Valkey 7.2 to
 9.1) and the command modules Redis 8 bundles (JSON, search, time series,
 probabilistic). For each release it knows every command and subcommand
 (arity, flags, key specs, since, deprecation) and the globals and library
@@ -15,6 +15,13 @@ members a script sees. This generator builds that model in three steps:
      by ``EVAL``) where a binary of that release runs here (Redis 7.0.15,
      8.0.2 and 8.6.3, Valkey 8.1.8 and 9.1.2; Redis 8.2.3 was read live where a
      binary of it ran);
+   * a release before 7.0 (Redis 6.0.9 and 6.2.5) is ``live-command``: its
+     own ``COMMAND`` (commands, arity, flags, legacy key positions, ACL
+     categories), sandbox probe and refusal probes, completed from the live
+     Redis 7.0.15 (``LEGACY_REFERENCE``, see ``read_live_command``) where
+     6.x reports nothing: key specs, subcommands, arguments and ``since``,
+     each kept where 7.0's ``COMMAND DOCS`` dates it that release or older;
+     it has no Functions, so its function sandboxes are empty;
    * otherwise the server's own command specification files
      (``src/commands/*.json``) at the pinned release tag, read from a bare
      git directory, and its sandbox allow-lists (``src/script_lua.c``);
@@ -60,7 +67,7 @@ members a script sees. This generator builds that model in three steps:
 
 3. ``--check``: without writing, verify the Rust tables are the rendering
    of the JSON model, then start the servers of ``CHECKED_LIVE`` (Redis
-   7.0.15, 8.0.2 and 8.6.3, Valkey 8.1.8 and 9.1.2) and verify the model's view of
+   6.0.9, 6.2.5, 7.0.15, 8.0.2 and 8.6.3, Valkey 8.1.8 and 9.1.2) and verify the model's view of
    those releases equals what the live servers report (``COMMAND``,
    ``COMMAND DOCS``, the ``no-writes`` probe, the sandbox probe, both
    function probes, and the value model's arguments, categories and
@@ -144,8 +151,13 @@ SCRIPT_NAME = "scripts/gen-server-model.py"
 # binary; `derived`: the live data of another release, filtered by `since`;
 # `documented`: the live data of an older release, with the commands and
 # subcommands it lacks that the documentation pages (`REDIS_DOCS`) date
-# this release or older.
+# this release or older; `live-command`: a running binary older than 7.0,
+# whose `COMMAND` lists the commands with arity, flags, legacy key
+# positions and ACL categories but has no key specs, no subcommands and no
+# `COMMAND DOCS`: those come from `LEGACY_REFERENCE` (`read_live_command`).
 RELEASES = [
+    ("redis-6.0", "redis", "6.0.9", "live-command"),
+    ("redis-6.2", "redis", "6.2.5", "live-command"),
     ("redis-7.0", "redis", "7.0.15", "live"),
     ("redis-7.2", "redis", "7.2.6", "spec"),
     ("redis-7.4", "redis", "7.4.1", "spec"),
@@ -165,7 +177,22 @@ RELEASES = [
 # Releases whose live server the CI check starts (and `collect` starts
 # without `--server`), each binary found by `scripts/ensure-server`
 # (`default_server`).
-CHECKED_LIVE = ["redis-7.0", "redis-8.0", "redis-8.6", "valkey-8.1", "valkey-9.1"]
+CHECKED_LIVE = ["redis-6.0", "redis-6.2", "redis-7.0", "redis-8.0", "redis-8.6", "valkey-8.1", "valkey-9.1"]
+
+# The live release whose `COMMAND` and `COMMAND DOCS` complete what a
+# `live-command` release's `COMMAND` lacks: key specs where both report the
+# same legacy key positions, subcommands and arguments (each kept when its
+# `since` is the older release or older), `since` and deprecation.
+LEGACY_REFERENCE = "redis-7.0"
+
+# Flags a 6.x `COMMAND` reports that Redis 7.0 turned into command tips
+# (`nondeterministic_output`, `nondeterministic_output_order`): no flag of
+# the model.
+TIP_FLAGS = {"random", "sort_for_script"}
+
+# Before 7.0, every script EVAL compiles stays a global function named after
+# its SHA1 (`f_<sha1>`): the probe's own scripts among them, not the sandbox.
+SCRIPT_BODY_GLOBAL = re.compile(r"f_[0-9a-f]{40}\Z")
 
 # The Redis documentation repository (`--git-dir docs=PATH`) at the commit
 # read: one page per command, whose front matter repeats the command's
@@ -778,6 +805,133 @@ def read_live(server: str, cli: str, family: str) -> dict:
         "docs": docs,
         "command_info": raw,
     }
+
+
+def read_live_command(server: str, cli: str, family: str, release: str, reference: dict) -> dict:
+    """A `live-command` release (Redis 6.x): its own `COMMAND` (the commands,
+    their arity, flags and legacy key positions, their ACL categories), the
+    EVAL sandbox and the options refused in scripts, probed live; what its
+    `COMMAND` lacks from `reference`, the live data of `LEGACY_REFERENCE`
+    (see `legacy_commands`). No Redis Functions (they came with 7.0) and no
+    `no-writes` probe (no shebang flags before 7.0)."""
+    with ThrowawayServer(server, cli) as client:
+        version = server_version(client)
+        raw = client.call("COMMAND")
+        if not isinstance(raw, list) or not raw:
+            raise GenError("COMMAND: expected a non-empty array")
+        sandbox = {
+            name: entry for name, entry in probe_sandbox(client).items() if not SCRIPT_BODY_GLOBAL.match(name)
+        }
+        script_refusals = value_model.probe_refusals(
+            lambda script: client.reply("EVAL", script, "1", "{probe}stream")[1]
+        )
+    commands, derived = legacy_commands(raw, reference, family, release_minor(release))
+    return {
+        "version": version,
+        "commands": commands,
+        "sandbox": sandbox,
+        "function_sandbox": {},
+        "load_sandbox": {},
+        "script_refusals": script_refusals,
+        "docs": None,
+        "command_info": raw,
+        "key_positions_only": derived,
+    }
+
+
+def read_live_legacy_checked(binary: str, cli: str, release: str, reference: dict) -> dict:
+    """`read_live_command` of `release` from `binary` (its version checked),
+    reporting on stderr what the reference could not complete: commands
+    whose key specs come from their legacy positions, and the commands
+    whose `since` disagrees with the release's `COMMAND`."""
+    name, server, tag, _ = next(r for r in RELEASES if r[0] == release)
+    data = read_live_command(binary, cli, server, release, reference)
+    if data["version"] != tag:
+        raise GenError(f"{release}: {binary} is {data['version']}, expected {tag}")
+    for line in legacy_report(data, reference, server, release):
+        print(f"  {line}", file=sys.stderr)
+    return data
+
+
+def legacy_report(data: dict, reference: dict, family: str, release: str) -> list[str]:
+    minor = release_minor(release)
+    have = {c["name"] for c in data["commands"]}
+    out = []
+    if data["key_positions_only"]:
+        out.append(
+            f"key specs from the legacy key positions (the reference reports others): "
+            f"{', '.join(data['key_positions_only'])}"
+        )
+    newer = [c["name"] for c in data["commands"] if version_key(c.get("since", {}).get(family, "0"))[:2] > minor]
+    if newer:
+        out.append(f"listed by {release} but dated newer by {LEGACY_REFERENCE}: {', '.join(newer)}")
+    missing = [
+        c["name"] for c in reference["commands"]
+        if c["name"] not in have and version_key(c.get("since", {}).get(family, "99"))[:2] <= minor
+    ]
+    if missing:
+        out.append(f"dated {release} or older by {LEGACY_REFERENCE} but not listed by {release}: {', '.join(missing)}")
+    unknown = [c["name"] for c in data["commands"] if c["name"] not in {r["name"] for r in reference["commands"]}]
+    if unknown:
+        out.append(f"not in {LEGACY_REFERENCE} (removed since): {', '.join(unknown)}")
+    return out
+
+
+def legacy_commands(raw: list, reference: dict, family: str, minor: tuple) -> tuple[list[dict], list[str]]:
+    """The commands of a 6.x `COMMAND` reply (entries of 7 fields: name,
+    arity, flags, first key, last key, step, ACL categories), completed from
+    the live `reference` release: a command takes the reference's key specs
+    where the reference reports the same legacy key positions and the same
+    `movablekeys`, else specs made from its own positions (the names are
+    returned: the caller reports them); the reference's subcommands whose
+    `since` is `minor` or older; and `since` and deprecation from the
+    reference's `COMMAND DOCS`."""
+    ref_commands = {c["name"]: c for c in reference["commands"]}
+    ref_positions = {str(e[0]).lower(): [int(x) for x in e[3:6]] for e in reference["command_info"]}
+    out, derived = [], []
+    for entry in raw:
+        if not isinstance(entry, list) or len(entry) < 7:
+            raise GenError(f"COMMAND: unexpected entry {entry!r:.200}")
+        name = str(entry[0]).lower()
+        flags = command_flags(name, [f for f in entry[2] if f not in TIP_FLAGS])
+        positions = [int(x) for x in entry[3:6]]
+        movable = "movablekeys" in flags
+        ref = ref_commands.get(name)
+        if ref is not None and ref_positions.get(name) == positions and movable == ("movablekeys" in ref["flags"]):
+            key_specs = ref["key_specs"]
+        else:
+            key_specs = position_key_specs(positions, movable)
+            derived.append(name)
+        subcommands = [
+            sub for sub in (ref or {}).get("subcommands", [])
+            if version_key(sub.get("since", {}).get(family, "0"))[:2] <= minor
+        ]
+        out.append({
+            "name": name,
+            "arity": int(entry[1]),
+            "flags": flags,
+            "key_specs": key_specs,
+            "subcommands": subcommands,
+        })
+    # Copies: the reference's entries stay as read.
+    out = json.loads(json.dumps(sorted(out, key=lambda c: c["name"])))
+    if reference["docs"] is not None:
+        apply_docs(out, reference["docs"], family)
+    return out, sorted(derived)
+
+
+def position_key_specs(positions: list[int], movable: bool) -> list[dict]:
+    """Key specs for legacy key positions (first, last, step; last counts
+    from the end when negative), as Redis 7.0 builds them for a command
+    without specs (`populateCommandLegacyRangeSpec`); a command whose keys
+    move gets an unknown spec beside them."""
+    first, last, step = positions
+    specs = []
+    if first > 0:
+        specs.append(index_spec(first, last - first if last >= 0 else last, step))
+    if movable:
+        specs.append(unknown_spec())
+    return specs
 
 
 # --------------------------------------------------------------------------
@@ -1659,21 +1813,43 @@ def collect(args: argparse.Namespace) -> dict:
     # (what its binary reported when it was read).
     live: dict[str, dict] = {}
     kept: dict[str, str] = {}
-    for name, server, tag, how in RELEASES:
-        if how != "live":
-            continue
+    clis: dict[str, str] = {}
+    def binary_of(name: str) -> str | None:
+        """The binary `--server` gives, else `scripts/ensure-server`'s for
+        a release CI checks (or for every release without --keep-stored)."""
         binary = servers.get(name)
         if binary is None and (stored is None or name in CHECKED_LIVE):
             binary = default_server(name)
+        return binary
+
+    for name, server, tag, how in RELEASES:
+        if how != "live":
+            continue
+        binary = binary_of(name)
         if binary is None:
             kept[name] = f"no --server {name}=PATH given"
             live[name] = stored_release(stored, name, kept[name])
             continue
         print(f"{name}: live {binary}", file=sys.stderr)
-        data = read_live(binary, cli_for(binary, server), server)
+        clis[name] = cli_for(binary, server)
+        data = read_live(binary, clis[name], server)
         if data["version"] != tag:
             raise GenError(f"{name}: {binary} is {data['version']}, expected {tag}")
         live[name] = data
+    # The releases before 7.0, completed from the live reference (kept apart
+    # from `live`: they have no Functions to compare).
+    legacy: dict[str, dict] = {}
+    for name, server, tag, how in RELEASES:
+        if how != "live-command":
+            continue
+        binary = binary_of(name)
+        if binary is None or LEGACY_REFERENCE not in clis:
+            kept[name] = f"no --server {name}=PATH given" if binary is None else f"{LEGACY_REFERENCE} is kept"
+            legacy[name] = stored_release(stored, name, kept[name])
+            continue
+        print(f"{name}: live {binary}, completed from {LEGACY_REFERENCE}", file=sys.stderr)
+        data = read_live_legacy_checked(binary, clis[LEGACY_REFERENCE], name, live[LEGACY_REFERENCE])
+        legacy[name] = data
     reference_tag = dict((n, t) for n, _, t, _ in RELEASES)[SANDBOX_REFERENCE]
     # Releases read from a tag need the reference tag's allow-lists too.
     read_tags = "redis" in git_dirs
@@ -1694,11 +1870,12 @@ def collect(args: argparse.Namespace) -> dict:
     changes = reference_function_changes(live)
     documented: list[dict] | None = None
     for name, server, tag, how in RELEASES:
-        if how == "live":
-            views[name] = live[name]["commands"]
-            sandboxes[name] = live[name]["sandbox"]
-            function_sandboxes[name] = live[name]["function_sandbox"]
-            load_sandboxes[name] = live[name]["load_sandbox"]
+        if how in ("live", "live-command"):
+            data = live[name] if how == "live" else legacy[name]
+            views[name] = data["commands"]
+            sandboxes[name] = data["sandbox"]
+            function_sandboxes[name] = data["function_sandbox"]
+            load_sandboxes[name] = data["load_sandbox"]
             continue
         if how == "spec" and not (read_tags and server in git_dirs):
             needs = sorted({"redis", server} - set(git_dirs))
@@ -1986,6 +2163,13 @@ def source_text(name: str, server: str, tag: str, how: str) -> str:
     binary = f"{server}-server {tag}"
     if how == "live":
         return f"live {binary}: COMMAND, COMMAND DOCS, no-writes probe, sandbox probe"
+    if how == "live-command":
+        reference = dict((n, t) for n, _, t, _ in RELEASES)[LEGACY_REFERENCE]
+        return (
+            f"live {binary}: COMMAND, sandbox probe; key specs (where the legacy key positions agree), "
+            f"subcommands, since and deprecation from live {server}-server {reference}, keeping what its "
+            f"COMMAND DOCS dates {name.split('-')[1]} or older (no COMMAND DOCS nor key specs before 7.0)"
+        )
     if how == "spec":
         return f"{server} tag {tag}: src/commands/*.json, sandbox allow-lists of src/script_lua.c"
     minor = name.split("-")[1]
@@ -2389,10 +2573,19 @@ def collect_values(model: dict, args: argparse.Namespace) -> dict:
     servers = dict(item.split("=", 1) for item in args.server)
     by_name = {r["name"]: r for r in model["releases"]}
     live = {}
-    for release in value_model.live_releases():
+    how_of = {n: h for n, _, _, h in RELEASES}
+    reads: dict[str, dict] = {}
+    clis: dict[str, str] = {}
+    # The reference first: the releases before 7.0 are completed from it.
+    for release in sorted(value_model.live_releases(), key=lambda r: r != LEGACY_REFERENCE):
         family = by_name[release]["server"]
         binary = servers.get(release) or default_server(release)
-        data = read_live(binary, cli_for(binary, family), family)
+        if how_of[release] == "live-command":
+            data = read_live_command(binary, clis[LEGACY_REFERENCE], family, release, reads[LEGACY_REFERENCE])
+        else:
+            clis[release] = cli_for(binary, family)
+            data = read_live(binary, clis[release], family)
+            reads[release] = data
         if data["version"] != by_name[release]["tag"]:
             raise GenError(f"{release}: {binary} is {data['version']}, the model has {by_name[release]['tag']}")
         live[release] = (data["docs"], data["command_info"], data["version"], data["script_refusals"])
@@ -2448,10 +2641,19 @@ def check(model: dict, args: argparse.Namespace) -> list[str]:
             problems.append(f"{path.relative_to(REPO)} is not the rendering of {MODEL_JSON.name}: run `{SCRIPT_NAME} render`")
     servers = dict(item.split("=", 1) for item in args.server)
     by_name = {r["name"]: r for r in model["releases"]}
-    for release in CHECKED_LIVE:
+    how_of = {n: h for n, _, _, h in RELEASES}
+    read: dict[str, dict] = {}
+    clis: dict[str, str] = {}
+    # The reference first: the releases before 7.0 are completed from it.
+    for release in sorted(CHECKED_LIVE, key=lambda r: r != LEGACY_REFERENCE):
         family = by_name[release]["server"]
         binary = servers.get(release) or default_server(release)
-        data = read_live(binary, cli_for(binary, family), family)
+        if how_of[release] == "live-command":
+            data = read_live_command(binary, clis[LEGACY_REFERENCE], family, release, read[LEGACY_REFERENCE])
+        else:
+            clis[release] = cli_for(binary, family)
+            data = read_live(binary, clis[release], family)
+            read[release] = data
         if data["version"] != by_name[release]["tag"]:
             problems.append(f"{release}: {binary} is {data['version']}, the model has {by_name[release]['tag']}")
             continue
@@ -2460,6 +2662,20 @@ def check(model: dict, args: argparse.Namespace) -> list[str]:
             f"{release}: {d}"
             for d in compare_views(stored, data["commands"], "model", f"live {data['version']}")
         ]
+        values = json.loads((REPO / value_model.VALUE_MODEL_JSON).read_text())
+        if how_of[release] == "live-command":
+            # Neither a no-writes probe nor Functions before 7.0.
+            for key in ("sandbox", "function_sandbox", "load_sandbox"):
+                if sandbox_of(model, release, key) != data[key]:
+                    problems.append(f"{release}: the {key} probe differs from the model")
+            reference = read[LEGACY_REFERENCE]
+            docs, info = value_model.legacy_view(
+                reference["docs"], reference["command_info"], data["command_info"], release.split("-")[1]
+            )
+            problems += value_model.compare_live(values, release, docs, info)
+            problems += value_model.compare_refusals(values, release, data["script_refusals"])
+            print(f"{release}: checked against live {family}-server {data['version']}", file=sys.stderr)
+            continue
         # may_replicate of script-callable commands is what the probe sees.
         live_flags = {c["name"]: c["flags"] for c in walk(data["commands"])}
         for command in walk(stored):
@@ -2481,7 +2697,6 @@ def check(model: dict, args: argparse.Namespace) -> list[str]:
         ):
             if sandbox_of(model, release, key) != data[key]:
                 problems.append(f"{release}: {probe} differs from the model")
-        values = json.loads((REPO / value_model.VALUE_MODEL_JSON).read_text())
         problems += value_model.compare_live(values, release, data["docs"], data["command_info"])
         problems += value_model.compare_refusals(values, release, data["script_refusals"])
         print(f"{release}: checked against live {family}-server {data['version']}", file=sys.stderr)

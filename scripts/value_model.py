@@ -16,7 +16,11 @@ Where each part of a release comes from:
   release tag for the releases read from a tag (Redis 7.2 and 7.4, Valkey
   7.2 and 8.0). A release read from neither takes the live data of the
   nearest release of its family that runs here, and says so in its
-  source: Redis 8.2 and 8.4 that of Redis 8.6.3 and Valkey 9.0 that of
+  source: Redis 6.0 and 6.2 their own live ``COMMAND`` (commands,
+  categories; they have no ``COMMAND DOCS``) with Redis 7.0.15's arguments
+  cut to what it dates that release or older (``legacy_view``), and the
+  options 7.0's ``history`` says became accepted together later, each
+  probed live (``TOGETHER_PROBES``); Redis 8.2 and 8.4 that of Redis 8.6.3 and Valkey 9.0 that of
   Valkey 9.1.2, each cut to the commands, subcommands and arguments whose
   ``since`` in ``COMMAND DOCS`` is that release or older (``as_of``), as
   the server model derives its commands; Redis 8.8 and 8.10 (newer than
@@ -71,10 +75,16 @@ from typing import Callable
 #   its COMMAND DOCS dates this release or older (`as_of`);
 # * `("documented", release)`: the live server of an older release, and the
 #   Redis documentation pages for what it lacks (`with_documented`);
+# * `("legacy", release)`: its own live server's COMMAND (the commands and
+#   their categories; a 6.x server has no COMMAND DOCS) with the arguments,
+#   subcommands and history of a newer live release's COMMAND DOCS, cut to
+#   what they date this release or older (`legacy_view`);
 # * `(family, tag)`: the specification files and sources at a tag.
 # Replies: `(family, tag)`, or `(family, tag, "docs")` where the Redis
 # documentation pages' `reply_schema` fills what the tag's files lack.
 SOURCES = {
+    "redis-6.0": (("legacy", "redis-7.0"), ("redis", "7.2.6")),
+    "redis-6.2": (("legacy", "redis-7.0"), ("redis", "7.2.6")),
     "redis-7.0": ("live", ("redis", "7.2.6")),
     "redis-7.2": (("redis", "7.2.6"), ("redis", "7.2.6")),
     "redis-7.4": (("redis", "7.4.1"), ("redis", "7.4.1")),
@@ -100,6 +110,8 @@ def live_releases() -> list[str]:
             out.append(release)
         elif arguments[0] in ("live", "as_of"):
             out.append(arguments[1])
+        elif arguments[0] == "legacy":
+            out += [release, arguments[1]]
     return sorted(set(out), key=list(SOURCES).index)
 
 # The categories in the order of their bits in `AclCategories`.
@@ -138,6 +150,26 @@ REFUSAL_PROBES = {
     ("xread", "BLOCK"): "return redis.pcall('XREAD', 'BLOCK', 0, 'STREAMS', KEYS[1], '$')",
     ("xreadgroup", "BLOCK"): "return redis.pcall('XREADGROUP', 'GROUP', 'g', 'c', 'BLOCK', 0, 'STREAMS', KEYS[1], '>')",
 }
+
+
+# Two options a release refuses together although it accepts each alone:
+# a newer release's COMMAND DOCS `history` says when they were allowed
+# together ("Allowed the `NX` and `GET` options to be used together").
+TOGETHER_HISTORY = re.compile(r"Allowed the `(\w+)` and `(\w+)` options to be used together")
+
+# (command, option, with) -> the live probes of such a refusal: the two
+# options together, then each alone (KEYS[1] is a key of no type). A server
+# refuses the pair when the first is refused and neither of the others.
+TOGETHER_PROBES = {
+    ("set", "GET", "NX"): (
+        "return redis.pcall('SET', KEYS[1], 'v', 'NX', 'GET')",
+        "return redis.pcall('SET', KEYS[1], 'v', 'NX')",
+        "return redis.pcall('SET', KEYS[1], 'v', 'GET')",
+    ),
+}
+
+# What a server answers a call whose options it does not take together.
+TOGETHER_REPLY = "ERR syntax error"
 
 
 class ValueModelError(Exception):
@@ -451,6 +483,34 @@ def collect(
             where = f"{binary}: COMMAND DOCS, COMMAND; {taken} (no {release} binary here)"
             refusals = probed
             refusals_where = f"probe scripts on {binary} (no {release} binary here)"
+        elif argument_source[0] == "legacy":
+            reference = argument_source[1]
+            for needed in (release, reference):
+                if needed not in live:
+                    raise ValueModelError(f"{release}: its arguments come from a live {needed} server: give one")
+            docs, info, reference_version, _ = live[reference]
+            _, legacy_info, version, probed = live[release]
+            minor = release.split("-")[1]
+            cut_docs, cut_info = legacy_view(docs, info, legacy_info, minor)
+            view = live_view(cut_docs, cut_info)
+            binary = f"live redis-server {version}"
+            where = (
+                f"{binary}: COMMAND (commands, categories), and live redis-server {reference_version}'s "
+                f"COMMAND DOCS for their arguments and subcommands, keeping those whose `since` is {minor} or "
+                f"older (no COMMAND DOCS before 7.0)"
+            )
+            together = together_from_history(cut_docs, minor)
+            missing = [item for item in together if item not in probed]
+            if missing:
+                raise ValueModelError(
+                    f"{release}: the COMMAND DOCS history of {reference_version} has options refused together "
+                    f"that the live probes of {version} did not find refused: {missing}"
+                )
+            refusals = probed
+            refusals_where = (
+                f"probe scripts on {binary} (options refused together: those the COMMAND DOCS history of "
+                f"{reference_version} allows together since after {minor}, each probed)"
+            )
         elif argument_source == "live" or argument_source[0] in ("live", "as_of"):
             server = release if argument_source == "live" else argument_source[1]
             if server not in live:
@@ -513,12 +573,13 @@ def collect(
         "commands": [{"name": name, "forms": per_command[name]} for name in sorted(per_command)],
         "script_refusals": [
             {
-                "command": command,
-                "option": option,
-                "reply": REFUSAL_REPLY.format(command=command.upper(), option=option),
-                "releases": refused[(command, option)],
+                "command": key[0],
+                "option": key[1],
+                "with": key[2] if len(key) > 2 else None,
+                "reply": TOGETHER_REPLY if len(key) > 2 else REFUSAL_REPLY.format(command=key[0].upper(), option=key[1]),
+                "releases": refused[key],
             }
-            for command, option in sorted(refused)
+            for key in sorted(refused)
         ],
     }
 
@@ -623,19 +684,76 @@ def as_of(docs: dict, info: list, minor: str) -> tuple[dict, list]:
     return cut_docs, cut_info(info)
 
 
+def legacy_view(docs: dict, info: list, legacy_info: list, minor: str) -> tuple[dict, list]:
+    """COMMAND DOCS and COMMAND for a release before 7.0 (`minor`, "6.2"),
+    whose server reports only COMMAND entries of 7 fields (`legacy_info`):
+    the newer live server's `docs` and `info` cut to that release (`as_of`),
+    kept for the commands the older server lists, each with the older
+    server's categories and the newer one's subcommands (what the server
+    model keeps of them)."""
+    cut_docs, cut_info = as_of(docs, info, minor)
+    newer = {str(entry[0]).lower(): entry for entry in cut_info}
+    names = {str(entry[0]).lower() for entry in legacy_info}
+    out_info = []
+    for entry in legacy_info:
+        name = str(entry[0]).lower()
+        subs = newer[name][9] if name in newer and len(newer[name]) > 9 else []
+        out_info.append([*entry[:7], [], [], subs])
+    out_docs = {name: doc for name, doc in cut_docs.items() if name.lower() in names}
+    return out_docs, out_info
+
+
+def together_from_history(docs: dict, minor: str) -> list[list[str]]:
+    """(command, option, with) of the options the `history` of a newer
+    server's COMMAND DOCS says were allowed together after the release
+    `minor`, where `docs` (cut to that release) has both options: that
+    release takes each alone, and refuses them together."""
+    cut = version_key(minor)[:2]
+
+    def tokens(arguments: list) -> set[str]:
+        out = set()
+        for arg in arguments or []:
+            if arg.get("token"):
+                out.add(str(arg["token"]).upper())
+            out |= tokens(arg.get("arguments"))
+        return out
+
+    found = []
+    for name, doc in sorted(docs.items()):
+        have = tokens(doc.get("arguments"))
+        for version, text in doc.get("history") or []:
+            match = TOGETHER_HISTORY.search(str(text))
+            if match and version_key(str(version))[:2] > cut and {match[1], match[2]} <= have:
+                found.append([name.lower(), match[2], match[1]])
+    unknown = [item for item in found if tuple(item) not in TOGETHER_PROBES]
+    if unknown:
+        raise ValueModelError(f"{minor}: options refused together with no live probe: {unknown}")
+    return found
+
+
 def probe_refusals(run_script: Callable[[str], str | None]) -> list[list[str]]:
-    """The (command, option) pairs a live server refuses: `run_script` runs
-    a script with one key and returns its error message, or None."""
+    """The (command, option) pairs a live server refuses in scripts, and the
+    (command, option, with) triples of options it refuses together:
+    `run_script` runs a script with one key and returns its error message,
+    or None."""
     found = []
     for (command, option), script in sorted(REFUSAL_PROBES.items()):
         error = run_script(script)
         if error is not None and f"not allowed with {option} option from scripts" in error:
             found.append([command, option])
+    for (command, option, with_option), (both, *alone) in sorted(TOGETHER_PROBES.items()):
+        error = run_script(both)
+        if error is not None and "syntax error" in error and all(run_script(one) is None for one in alone):
+            found.append([command, option, with_option])
     return found
 
 
+def refusal_key(refusal: dict) -> list[str]:
+    return [refusal["command"], refusal["option"]] + ([refusal["with"]] if refusal.get("with") else [])
+
+
 def compare_refusals(model: dict, release: str, probed: list[list[str]]) -> list[str]:
-    stored = sorted([r["command"], r["option"]] for r in model["script_refusals"] if release in r["releases"])
+    stored = sorted(refusal_key(r) for r in model["script_refusals"] if release in r["releases"])
     if stored != sorted(probed):
         return [f"{release}: options refused in scripts: model {stored}, live probes {sorted(probed)}"]
     return []
@@ -690,10 +808,11 @@ def render(model: dict, rust_str: Callable[[str], str], release_bits: Callable[[
             )
         out.append("] },")
     out.append("];")
-    out += ["", "/// Options a command refuses inside scripts, and the releases that refuse them.", "pub static SCRIPT_REFUSALS: &[ScriptRefusal] = &["]
+    out += ["", "/// Options a command refuses inside scripts, or together with another option, and the releases that refuse them.", "pub static SCRIPT_REFUSALS: &[ScriptRefusal] = &["]
     for refusal in model["script_refusals"]:
         out.append(
             f"ScriptRefusal {{ command: {rust_str(refusal['command'])}, option: {rust_str(refusal['option'])}, "
+            f"with: {'None' if refusal.get('with') is None else 'Some(' + rust_str(refusal['with']) + ')'}, "
             f"reply: {rust_str(refusal['reply'])}, releases: {release_bits(refusal['releases'])} }},"
         )
     out.append("];")

@@ -35,7 +35,8 @@ Options:
       --read-only      the scripts run with EVAL_RO or EVALSHA_RO: a write
                        command is an error, as with `#!lua flags=no-writes`
       --target <T>     the servers the scripts must run on: any (the
-                       default), a release such as redis-7.2 or valkey-9.1,
+                       default: Redis 7.0 and Valkey 7.2 on), a release
+                       such as redis-6.2, redis-7.2 or valkey-9.1,
                        with modules (redis-7.2+json), or a comma-separated
                        list; REDIS_SCRIPT_TARGET sets it too, as for the
                        attribute: in the environment, or in `[env]` of

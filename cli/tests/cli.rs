@@ -407,7 +407,16 @@ fn the_target_decides_which_commands_exist() {
     let newer = run(&["--target=redis-7.4", script]);
     assert_eq!(newer.status, 0, "{}{}", newer.stdout, newer.stderr);
 
-    let invalid = run(&["--target", "redis-6.2", script]);
+    // Redis 6.2 has no `HEXPIRE` either; 5.0 is no target at all.
+    let six = run(&["--target", "redis-6.2", script]);
+    assert_eq!(six.status, 1, "{}", six.stdout);
+    assert!(
+        six.stdout.contains("this script targets redis-6.2"),
+        "{}",
+        six.stdout
+    );
+
+    let invalid = run(&["--target", "redis-5.0", script]);
     assert_eq!(invalid.status, 2, "{}", invalid.stderr);
     assert!(invalid.stderr.contains("`--target`"), "{}", invalid.stderr);
 }

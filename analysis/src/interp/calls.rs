@@ -845,6 +845,7 @@ impl Analyzer<'_> {
         if let Some(candidate) = candidates.first() {
             let releases = releases_of(&candidates);
             self.check_groups(candidate.command.name, releases, operands, arguments, span);
+            self.check_unknown_options(candidate.command.name, releases, operands, arguments);
         }
     }
 

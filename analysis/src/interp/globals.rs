@@ -217,7 +217,18 @@ impl Analyzer<'_> {
             .global(name)
             .map(|global| sandbox::presence(global.releases, &self.context.signature.target));
         if let Some(Presence::Missing { elsewhere }) = presence {
-            let diagnostic = self.not_on_target(name, elsewhere, span);
+            // A name only the releases before Redis 7.0 define (`print`,
+            // `setfenv`), which 7.0 removed: on a target without them, the
+            // same note as for a name no server defines.
+            let removed = elsewhere
+                .releases()
+                .all(|(_, release)| release.predates_script_flags())
+                && sandbox::absent(name).is_some();
+            let diagnostic = if removed {
+                self.missing_global(name, span, next_member)
+            } else {
+                self.not_on_target(name, elsewhere, span)
+            };
             self.facts.diagnostics.push(diagnostic);
             return Value::Unknown;
         }

@@ -16,10 +16,12 @@
 //! table already refuses. `tests/integration/server_refusals.rs` checks the
 //! refusal on the live servers CI has.
 
-use crate::domain::operand::Operand;
+use crate::domain::operand::{Operand, after_name};
 use crate::interp::Analyzer;
+use crate::model::argument_grammar;
+use crate::model::commands::shapes;
 use crate::model::commands::shapes::{SCRIPT_REFUSALS, ScriptRefusal};
-use crate::model::target::ReleaseSet;
+use crate::model::target::{RELEASES, ReleaseSet};
 use crate::source::code::Code;
 use crate::source::span::Span;
 
@@ -42,25 +44,158 @@ impl Analyzer<'_> {
             .iter()
             .filter(|refused| refused.command == command)
         {
-            // Options come before `STREAMS`; what follows are keys and IDs.
-            let written = operands
-                .iter()
-                .skip(1)
-                .map(|operand| (crate::domain::operand::literal_text(operand), operand.span))
-                .take_while(|(text, _)| {
-                    !text
-                        .as_deref()
-                        .is_some_and(|text| text.eq_ignore_ascii_case("STREAMS"))
-                })
-                .find(|(text, _)| {
-                    text.as_deref()
-                        .is_some_and(|text| text.eq_ignore_ascii_case(refused.option))
-                });
-            let Some((_, span)) = written else {
+            let Some(span) = option_span(operands, refused.option) else {
                 continue;
             };
+            if let Some(with) = refused.with {
+                if option_span(operands, with).is_some() {
+                    self.refused_together(refused, with, releases, span);
+                }
+                continue;
+            }
             self.refused_option(refused, releases, span);
         }
+    }
+
+    /// Literal options of a call (of `command`, its table name, on
+    /// `releases` of the target, those whose arity accepts it) that the
+    /// grammar of some of those releases does not know at all while
+    /// another release's takes them: `SET … GET` on Redis 6.0, which
+    /// answers "ERR syntax error". See
+    /// [`argument_grammar::options_unknown_to`] for when a call is decided.
+    pub(crate) fn check_unknown_options(
+        &mut self,
+        command: &str,
+        releases: ReleaseSet,
+        operands: &[Operand],
+        arguments: &[Option<&str>],
+    ) {
+        let Some(shape) = shapes::shape(command) else {
+            return;
+        };
+        let (operands, words, spread_from) = after_name(command, operands, arguments);
+        // (operand, option) -> the releases of the target that lack it.
+        let mut unknown: Vec<(usize, &'static str, ReleaseSet)> = Vec::new();
+        for (index, _) in releases.releases() {
+            let Some(own) = shape.form_for(ReleaseSet::only(index)) else {
+                continue;
+            };
+            for other in shape.forms.iter().filter(|form| *form != own) {
+                for (operand, option) in argument_grammar::options_unknown_to(
+                    own.arguments,
+                    other.arguments,
+                    words,
+                    spread_from,
+                ) {
+                    match unknown
+                        .iter_mut()
+                        .find(|(at, name, _)| *at == operand && *name == option)
+                    {
+                        Some((_, _, lacking)) => *lacking = lacking.union(ReleaseSet::only(index)),
+                        None => unknown.push((operand, option, ReleaseSet::only(index))),
+                    }
+                }
+            }
+        }
+        let shown = command.replace('|', " ").to_ascii_uppercase();
+        for (operand, option, lacking) in unknown {
+            let Some(span) = operands.get(operand).map(|operand| operand.span) else {
+                continue;
+            };
+            let taking = shape
+                .forms
+                .iter()
+                .filter(|form| argument_grammar::has_token(form.arguments, option))
+                .fold(ReleaseSet::NONE, |set, form| set.union(form.releases));
+            let names = release_names(lacking);
+            let message = format!(
+                "`{shown}` has no `{option}` option on {names} (it takes one {}): the server there refuses the call with \"ERR syntax error\"",
+                taking.describe()
+            );
+            let hint = format!(
+                "leave `{option}` out where the server lacks it, or target a release that takes it ({})",
+                taking.describe()
+            );
+            let lenient =
+                format!("{message}; the default target (any supported server) lets this build");
+            self.report_refusal(span, lacking == releases, message, lenient, hint);
+        }
+    }
+
+    /// Two options a release takes each alone but refuses together
+    /// (`SET … NX GET` before Redis 7.0): `span` is the first's.
+    fn refused_together(
+        &mut self,
+        refused: &ScriptRefusal,
+        with: &str,
+        releases: ReleaseSet,
+        span: Span,
+    ) {
+        let refusing = releases.intersection(refused.releases);
+        if refusing.is_empty() {
+            return;
+        }
+        let command = refused.command.to_ascii_uppercase();
+        let option = refused.option;
+        let names = release_names(refusing);
+        // Where the pair is accepted, for the hint.
+        let accepted = RELEASES
+            .iter()
+            .enumerate()
+            .filter(|(index, release)| {
+                !refused.releases.contains(*index)
+                    && RELEASES.iter().enumerate().any(|(refusing_index, older)| {
+                        refused.releases.contains(refusing_index)
+                            && older.server == release.server
+                            && (older.major, older.minor) < (release.major, release.minor)
+                    })
+            })
+            .fold(ReleaseSet::NONE, |set, (index, _)| {
+                set.union(ReleaseSet::only(index))
+            });
+        let hint = format!(
+            "make it two calls in the script (a script runs atomically), or target a release that takes both together ({})",
+            accepted.describe()
+        );
+        let refusal = format!(
+            "`{command}` takes `{with}` and `{option}` each alone on {names}, but not together"
+        );
+        let fails = format!("the call fails there with \"{}\"", refused.reply);
+        self.report_refusal(
+            span,
+            refusing == releases,
+            format!("{refusal}: {fails}"),
+            format!(
+                "{refusal}: the default target (any supported server) lets this build, and {fails}"
+            ),
+            hint,
+        );
+    }
+
+    /// Reports an option refused by some servers of the target: an error
+    /// under a named target, or where `every` server of the target refuses
+    /// it; a warning under the lenient default otherwise, whose hint also
+    /// says how to name the servers.
+    fn report_refusal(
+        &mut self,
+        span: Span,
+        every: bool,
+        error: String,
+        warning: String,
+        hint: String,
+    ) {
+        let diagnostic = if self.context.signature.target.is_strict() || every {
+            span.error(Code::RefusedOption, error, hint)
+        } else {
+            span.warning(
+                Code::RefusedOption,
+                warning,
+                format!(
+                    "{hint}; or set the servers you run (`REDIS_SCRIPT_TARGET` in `.cargo/config.toml`'s `[env]`)"
+                ),
+            )
+        };
+        self.facts.diagnostics.push(diagnostic);
     }
 
     /// `SELECT n` with a literal `n` outside the server's databases:
@@ -101,34 +236,40 @@ impl Analyzer<'_> {
         }
         let command = refused.command.to_ascii_uppercase();
         let option = refused.option;
-        let names: Vec<&str> = refusing
-            .releases()
-            .map(|(_, release)| release.name)
-            .collect();
-        let target = &self.context.signature.target;
-        let hint = "a script cannot wait: drop the option (where the servers accept it, the read does not wait either) and wait in the client";
-        if target.is_strict() || refusing == releases {
-            self.facts.diagnostics.push(span.error(
-                Code::RefusedOption,
-                format!(
-                    "`{command}` with `{option}` is refused inside scripts on {}: the call fails with \"{}\"",
-                    names.join(", "),
-                    refused.reply
-                ),
-                hint,
-            ));
-        } else {
-            self.facts.diagnostics.push(span.warning(
-                Code::RefusedOption,
-                format!(
-                    "`{command}` with `{option}` is refused inside scripts on {} (the other servers accept it and do not wait): the default target (any supported server) lets this build, and the call fails there with \"{}\"",
-                    names.join(", "),
-                    refused.reply
-                ),
-                format!(
-                    "{hint}; or set the servers you run (`REDIS_SCRIPT_TARGET` in `.cargo/config.toml`'s `[env]`)"
-                ),
-            ));
-        }
+        let names = release_names(refusing);
+        let refusal = format!("`{command}` with `{option}` is refused inside scripts on {names}");
+        let reply = refused.reply;
+        self.report_refusal(
+            span,
+            refusing == releases,
+            format!("{refusal}: the call fails with \"{reply}\""),
+            format!("{refusal} (the other servers accept it and do not wait): the default target (any supported server) lets this build, and the call fails there with \"{reply}\""),
+            "a script cannot wait: drop the option (where the servers accept it, the read does not wait either) and wait in the client".to_owned(),
+        );
     }
+}
+
+/// The span of the operand (after the command name) that is the literal
+/// `option`. Options come before `STREAMS`; what follows are keys and IDs.
+fn option_span(operands: &[Operand], option: &str) -> Option<Span> {
+    operands
+        .iter()
+        .skip(1)
+        .map(|operand| (crate::domain::operand::literal_text(operand), operand.span))
+        .take_while(|(text, _)| {
+            !text
+                .as_deref()
+                .is_some_and(|text| text.eq_ignore_ascii_case("STREAMS"))
+        })
+        .find(|(text, _)| {
+            text.as_deref()
+                .is_some_and(|text| text.eq_ignore_ascii_case(option))
+        })
+        .map(|(_, span)| span)
+}
+
+/// `redis-6.0, redis-6.2`.
+fn release_names(set: ReleaseSet) -> String {
+    let names: Vec<&str> = set.releases().map(|(_, release)| release.name).collect();
+    names.join(", ")
 }

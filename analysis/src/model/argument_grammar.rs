@@ -116,15 +116,7 @@ pub(crate) fn options_given(
     if spread_from.is_some() {
         return None;
     }
-    let leading = grammar
-        .iter()
-        .take_while(|argument| {
-            !argument.optional
-                && !argument.multiple
-                && argument.token.is_none()
-                && argument.kind.is_value()
-        })
-        .count();
+    let leading = leading_values(grammar);
     let mut options = Vec::new();
     for argument in grammar.get(leading..).unwrap_or_default() {
         option_words(argument, &mut options);
@@ -142,6 +134,99 @@ pub(crate) fn options_given(
         }
     }
     Some(given)
+}
+
+/// The options of a call that one grammar (`newer`) takes and another
+/// (`older`, the same command on another release) does not know at all,
+/// each with the index of its operand: `GET` in `SET key value NX GET` on
+/// Redis 6.0. Decided only where [`options_given`] decides the call on
+/// `newer`, both grammars start with the same number of required values,
+/// and `older` takes nothing but options after them: no value of `older`
+/// can take the word instead, so its server meets an option it does not
+/// know.
+pub(crate) fn options_unknown_to(
+    older: &'static [Argument],
+    newer: &'static [Argument],
+    words: &[Option<&str>],
+    spread_from: Option<usize>,
+) -> Vec<(usize, &'static str)> {
+    let leading = leading_values(newer);
+    if leading != leading_values(older)
+        || older
+            .get(leading..)
+            .unwrap_or_default()
+            .iter()
+            .any(takes_bare_value)
+    {
+        return Vec::new();
+    }
+    let Some(given) = options_given(newer, words, spread_from) else {
+        return Vec::new();
+    };
+    let mut known = Vec::new();
+    for argument in older {
+        tokens(argument, &mut known);
+    }
+    given
+        .into_iter()
+        .filter(|token| !known.iter().any(|other| other.eq_ignore_ascii_case(token)))
+        .filter_map(|token| {
+            let operand = words
+                .iter()
+                .enumerate()
+                .skip(leading)
+                .find(|(_, word)| word.is_some_and(|word| word.eq_ignore_ascii_case(token)))?
+                .0;
+            Some((operand, token))
+        })
+        .collect()
+}
+
+/// Whether `grammar` has the word `token` anywhere (case-insensitive).
+pub(crate) fn has_token(grammar: &'static [Argument], token: &str) -> bool {
+    let mut found = Vec::new();
+    for argument in grammar {
+        tokens(argument, &mut found);
+    }
+    found.iter().any(|word| word.eq_ignore_ascii_case(token))
+}
+
+/// How many required plain values a grammar starts with (`key value` of
+/// `SET`): what comes before its options.
+fn leading_values(grammar: &[Argument]) -> usize {
+    grammar
+        .iter()
+        .take_while(|argument| {
+            !argument.optional
+                && !argument.multiple
+                && argument.token.is_none()
+                && argument.kind.is_value()
+        })
+        .count()
+}
+
+/// Whether `argument` (or a member of an untokened choice or group) is a
+/// value without a word before it, which any word can fill.
+fn takes_bare_value(argument: &Argument) -> bool {
+    match (argument.token, argument.kind) {
+        (Some(_), _) => false,
+        (None, ArgumentKind::OneOf(inner) | ArgumentKind::Block(inner)) => {
+            inner.iter().any(takes_bare_value)
+        }
+        (None, kind) => kind.is_value(),
+    }
+}
+
+/// Every word of `argument`'s grammar: its token and its members'.
+fn tokens(argument: &'static Argument, found: &mut Vec<&'static str>) {
+    if let Some(token) = argument.token {
+        found.push(token);
+    }
+    if let ArgumentKind::OneOf(inner) | ArgumentKind::Block(inner) = argument.kind {
+        for member in inner {
+            tokens(member, found);
+        }
+    }
 }
 
 /// The words that start an option of `argument` (through alternatives and

@@ -4,9 +4,13 @@
 //! one's data was read) and the command modules of [`Module`]. A [`Target`]
 //! names the servers a crate's scripts must run on:
 //!
-//! * `any` (the default): every release, with every module. A call is
-//!   accepted when some release accepts it, so the default never rejects a
-//!   script that runs on a supported server.
+//! * `any` (the default): every release from Redis 7.0 and Valkey 7.2 on,
+//!   with every module. A call is accepted when some release accepts it,
+//!   so the default never rejects a script that runs on one of them. The
+//!   releases before Redis 7.0 (`redis-6.0`, `redis-6.2`) are checked only
+//!   when named: they lack script flags, `EVAL_RO` and Functions, and their
+//!   data is partly completed from 7.0's (see [`Release::predates_script_flags`]),
+//!   so counting them in the default would only make it looser.
 //! * `redis-7.2`, `valkey-9.1`: one release. Redis 8.0 and later bundle the
 //!   four modules; other releases have none unless named:
 //!   `redis-7.2+json+search`.
@@ -58,6 +62,13 @@ impl Release {
         format!("{} {}.{}", self.server.title(), self.major, self.minor)
     }
 
+    /// A release before Redis 7.0: no `#!lua` flags, no `EVAL_RO`, no
+    /// Functions, and no key specs nor `COMMAND DOCS` (its model completes
+    /// them from Redis 7.0's). Only a named target checks for it.
+    pub fn predates_script_flags(&self) -> bool {
+        self.server == Server::Redis && self.major < 7
+    }
+
     /// Redis 8.0 and later ship the JSON, search, time series and
     /// probabilistic modules.
     pub fn bundled_modules(&self) -> ModuleSet {
@@ -71,7 +82,7 @@ impl Release {
 
 /// A set of releases: bit `i` is `RELEASES[i]`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub struct ReleaseSet(u16);
+pub struct ReleaseSet(u32);
 
 impl ReleaseSet {
     /// Every release of the model.
@@ -80,7 +91,7 @@ impl ReleaseSet {
     pub const NONE: Self = Self(0);
 
     /// The set with these bits (generated tables only).
-    pub const fn from_bits(bits: u16) -> Self {
+    pub const fn from_bits(bits: u32) -> Self {
         Self(bits & Self::ALL.0)
     }
 
@@ -91,7 +102,7 @@ impl ReleaseSet {
 
     /// Holds `RELEASES[index]`.
     pub const fn contains(self, index: usize) -> bool {
-        index < 16 && self.0 & (1 << index) != 0
+        index < u32::BITS as usize && self.0 & (1 << index) != 0
     }
 
     pub const fn union(self, other: Self) -> Self {
@@ -340,11 +351,15 @@ pub fn valid_targets() -> String {
 }
 
 impl Target {
-    /// Every release with every module, lenient: see the module docs.
+    /// Every release from Redis 7.0 and Valkey 7.2 on, with every module,
+    /// lenient: see the module docs.
     pub fn any() -> Self {
         Self {
-            platforms: (0..RELEASES.len())
-                .map(|release| Platform {
+            platforms: RELEASES
+                .iter()
+                .enumerate()
+                .filter(|(_, release)| !release.predates_script_flags())
+                .map(|(release, _)| Platform {
                     release,
                     modules: ModuleSet::ALL,
                 })
@@ -469,6 +484,8 @@ mod tests {
         assert_eq!(
             names,
             [
+                "redis-6.0",
+                "redis-6.2",
                 "redis-7.0",
                 "redis-7.2",
                 "redis-7.4",
@@ -497,6 +514,8 @@ mod tests {
                 )
             );
         }
+        assert_eq!(RELEASES[release("redis-6.0")].tag, "6.0.9");
+        assert_eq!(RELEASES[release("redis-6.2")].tag, "6.2.5");
         assert_eq!(RELEASES[release("redis-7.0")].tag, "7.0.15");
         assert_eq!(RELEASES[release("redis-8.0")].tag, "8.0.2");
         assert_eq!(RELEASES[release("valkey-8.1")].tag, "8.1.8");
@@ -512,7 +531,16 @@ mod tests {
     fn parses_targets() {
         let any = Target::parse("any").unwrap_or_default();
         assert!(!any.is_strict());
-        assert_eq!(any.platforms().len(), RELEASES.len());
+        // Every release but the two before Redis 7.0, which only a named
+        // target checks for.
+        assert_eq!(any.platforms().len(), RELEASES.len() - 2);
+        assert!(
+            any.platforms()
+                .iter()
+                .all(|platform| !platform.release().predates_script_flags())
+        );
+        let six = Target::parse("redis-6.2").unwrap_or_default();
+        assert!(six.is_strict() && six.platforms()[0].release().predates_script_flags());
         assert_eq!(Target::default(), any);
 
         let one = Target::parse(" redis-7.2 ").unwrap_or_default();
@@ -543,8 +571,8 @@ mod tests {
         for (text, message) in [
             ("", "the target is empty"),
             (
-                "redis-6.2",
-                "unknown release `redis-6.2` in target `redis-6.2`",
+                "redis-5.0",
+                "unknown release `redis-5.0` in target `redis-5.0`",
             ),
             (
                 "redis-7.2+graph",
@@ -596,7 +624,7 @@ mod tests {
             .missing_servers(),
             ["Valkey (up to 9.1)"]
         );
-        assert_eq!(ReleaseSet::ALL.describe(), "since Redis 7.0 and Valkey 7.2");
+        assert_eq!(ReleaseSet::ALL.describe(), "since Redis 6.0 and Valkey 7.2");
         assert_eq!(
             set(&["redis-7.0", "valkey-8.1", "valkey-9.0", "valkey-9.1"]).describe(),
             "on Redis 7.0 and since Valkey 8.1"

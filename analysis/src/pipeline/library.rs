@@ -67,6 +67,13 @@ fn analyze_here(
     };
     let (silenced, mut diagnostics) = allow::silenced(source, &declaration.library.allow);
     diagnostics.extend(first_line.diagnostics);
+    // A server without Functions never runs a line of it: nothing else is
+    // worth saying until the target changes.
+    if let Some(refused) = super::requirements::functions(&declaration.library.target) {
+        diagnostics.push(refused);
+        analysis.diagnostics = super::finish_diagnostics(source, diagnostics);
+        return analysis;
+    }
     match prepared.parse() {
         Ok(ast) => {
             let map = SourceMap::new(source);

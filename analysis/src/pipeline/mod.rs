@@ -3,6 +3,7 @@
 //! the findings observing it, and the diagnostics put in order.
 
 pub(crate) mod library;
+mod requirements;
 
 use crate::domain::analysis::Analysis;
 use crate::domain::signature::{self, Signature};
@@ -99,6 +100,13 @@ fn analyze_here(source: &str, prepared: &Prepared, signature: &Signature) -> Ana
     let (silenced, mut diagnostics) = allow::silenced(source, &signature.allow);
     diagnostics.extend(first_line.diagnostics);
     let flags = first_line.flags;
+    if flags.has_shebang {
+        diagnostics.extend(requirements::shebang(source, &signature.target));
+    }
+    diagnostics.extend(requirements::read_only(
+        signature.read_only,
+        &signature.target,
+    ));
     // What the declaration says against what the header documents.
     diagnostics.extend(signature::contradictions(&header, signature));
 

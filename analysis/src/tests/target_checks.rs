@@ -324,3 +324,208 @@ fn declared_commands_are_checked() {
         (vec![], true)
     );
 }
+
+/// What Redis 6.0 and 6.2 refuse, each checked live against 6.0.9 and
+/// 6.2.5 (`redis-cli EVAL`, and the generator's probes).
+mod before_seven {
+    use super::{errors, signature};
+    use crate::{DeclaredFunction, LibrarySignature, Severity, analyze, analyze_library};
+
+    const NX_GET: &str = "return redis.call('SET', KEYS[1], ARGV[1], 'NX', 'GET')";
+
+    #[test]
+    fn set_nx_get_is_refused_on_6_2_and_taken_from_7_0() {
+        assert_eq!(
+            errors(NX_GET, 1, 1, "redis-6.2"),
+            [
+                "`SET` takes `NX` and `GET` each alone on redis-6.2, but not together: the call fails there with \"ERR syntax error\""
+            ]
+        );
+        // Either option alone is fine there, and the pair from 7.0 on.
+        for source in [
+            "return redis.call('SET', KEYS[1], ARGV[1], 'GET')",
+            "return redis.call('SET', KEYS[1], ARGV[1], 'NX')",
+            "return redis.call('SET', KEYS[1], ARGV[1], 'XX', 'GET')",
+        ] {
+            assert_eq!(
+                errors(source, 1, 1, "redis-6.2"),
+                Vec::<String>::new(),
+                "{source}"
+            );
+        }
+        for target in ["redis-7.0", "valkey-7.2", "any"] {
+            let analysis = analyze(NX_GET, &signature(1, 1, target));
+            assert!(
+                analysis.diagnostics.is_empty(),
+                "{target}: {:?}",
+                analysis.diagnostics
+            );
+        }
+        // A list with a 6.x release is strict for it.
+        assert_eq!(errors(NX_GET, 1, 1, "redis-6.2,redis-7.0").len(), 1);
+    }
+
+    #[test]
+    fn the_get_option_is_refused_on_6_0() {
+        for (source, option) in [
+            ("return redis.call('SET', KEYS[1], ARGV[1], 'GET')", "GET"),
+            (
+                "return redis.call('set', KEYS[1], ARGV[1], 'pxat', 1700000000000)",
+                "PXAT",
+            ),
+        ] {
+            assert_eq!(
+                errors(source, 1, 1, "redis-6.0"),
+                [format!(
+                    "`SET` has no `{option}` option on redis-6.0 (it takes one since Redis 6.2 and Valkey 7.2): the server there refuses the call with \"ERR syntax error\""
+                )],
+                "{source}"
+            );
+            assert_eq!(
+                errors(source, 1, 1, "redis-6.2"),
+                Vec::<String>::new(),
+                "{source}"
+            );
+        }
+        // Both 6.x releases named: `GET` is unknown to one, refused with
+        // `NX` by the other.
+        assert_eq!(errors(NX_GET, 1, 1, "redis-6.0,redis-6.2").len(), 2);
+        // A value that happens to read `GET` is no option.
+        assert_eq!(
+            errors(
+                "return redis.call('SET', KEYS[1], 'GET')",
+                1,
+                0,
+                "redis-6.0"
+            ),
+            Vec::<String>::new()
+        );
+        // An option word only known at run time decides nothing.
+        assert_eq!(
+            errors(
+                "return redis.call('SET', KEYS[1], ARGV[1], ARGV[2])",
+                1,
+                2,
+                "redis-6.0"
+            ),
+            Vec::<String>::new()
+        );
+    }
+
+    #[test]
+    fn read_only_commands_and_functions_do_not_exist() {
+        assert_eq!(
+            errors("return redis.call('SORT_RO', KEYS[1])", 1, 0, "redis-6.2"),
+            ["`SORT_RO` exists since Redis 7.0 and Valkey 7.2; this crate targets redis-6.2"]
+        );
+        assert_eq!(
+            errors("return redis.call('FCALL', 'f', 0)", 0, 0, "redis-6.0"),
+            ["`FCALL` exists since Redis 7.0 and Valkey 7.2; this crate targets redis-6.0"]
+        );
+        let mut read_only = signature(1, 0, "redis-6.2");
+        read_only.read_only = true;
+        let texts: Vec<String> = analyze("return redis.call('GET', KEYS[1])", &read_only)
+            .errors()
+            .map(|d| d.text())
+            .collect();
+        assert_eq!(
+            texts,
+            [
+                "the script runs with EVAL_RO (`--read-only`), which redis-6.2 lacks: the server answers \"ERR unknown command `EVAL_RO`\" (this crate targets redis-6.2)"
+            ]
+        );
+        read_only.target = signature(0, 0, "redis-7.0").target;
+        assert_eq!(
+            analyze("return redis.call('GET', KEYS[1])", &read_only)
+                .errors()
+                .count(),
+            0
+        );
+    }
+
+    #[test]
+    fn a_library_needs_functions() {
+        let source = "#!lua name=counters\nredis.register_function('bump', function(keys, args)\n  return redis.call('INCRBY', keys[1], args[1])\nend)\n";
+        let declaration = |target: &str| LibrarySignature {
+            library: signature(0, 0, target),
+            functions: vec![DeclaredFunction {
+                name: "bump".into(),
+                signature: signature(1, 1, target),
+            }],
+        };
+        let texts: Vec<String> = analyze_library(source, &declaration("redis-6.2"))
+            .errors()
+            .map(|d| d.text())
+            .collect();
+        assert_eq!(
+            texts,
+            [
+                "redis-6.2 has no Redis Functions: `FUNCTION LOAD` and `FCALL` came with Redis 7.0, and an older server answers \"ERR unknown command\" (this crate targets redis-6.2)"
+            ]
+        );
+        for target in ["redis-7.0", "any"] {
+            assert_eq!(
+                analyze_library(source, &declaration(target))
+                    .errors()
+                    .count(),
+                0,
+                "{target}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_shebang_line_does_not_compile() {
+        for source in [
+            "#!lua flags=no-writes\nreturn redis.call('GET', KEYS[1])",
+            "#!lua\nreturn redis.call('GET', KEYS[1])",
+        ] {
+            let analysis = analyze(source, &signature(1, 0, "redis-6.0,redis-6.2"));
+            let found: Vec<(Severity, usize, usize, String)> = analysis
+                .diagnostics
+                .iter()
+                .map(|d| (d.severity, d.line, d.column, d.text()))
+                .collect();
+            assert_eq!(
+                found,
+                [(
+                    Severity::Error,
+                    1,
+                    1,
+                    "redis-6.0, redis-6.2 cannot run a script with a `#!` line: script flags came with Redis 7.0, and an older server compiles the line as Lua and fails with \"Error compiling script (new function): user_script:1: unexpected symbol near '#'\" (this crate targets redis-6.0,redis-6.2)".to_owned()
+                )],
+                "{source}"
+            );
+            assert_eq!(errors(source, 1, 0, "redis-7.0"), Vec::<String>::new());
+            assert_eq!(errors(source, 1, 0, "any"), Vec::<String>::new());
+        }
+    }
+
+    #[test]
+    fn the_6x_sandbox_is_its_own() {
+        // `redis.setresp` exists since 6.0; `redis.REDIS_VERSION` since 7.0.
+        assert_eq!(
+            errors(
+                "redis.setresp(3)\nreturn redis.call('GET', KEYS[1])",
+                1,
+                0,
+                "redis-6.0"
+            ),
+            Vec::<String>::new()
+        );
+        let version = errors("return redis.REDIS_VERSION", 0, 0, "redis-6.2");
+        assert!(
+            matches!(version.as_slice(), [message] if message.contains("REDIS_VERSION") && message.contains("redis-6.2")),
+            "{version:?}"
+        );
+        // `print` still existed before 7.0; from 7.0 it is gone.
+        assert_eq!(
+            errors("print('x')\nreturn 1", 0, 0, "redis-6.2"),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            errors("print('x')\nreturn 1", 0, 0, "redis-7.0"),
+            ["`print` is not available in Redis scripts: reading it fails at run time"]
+        );
+    }
+}

@@ -42,13 +42,16 @@ pub struct ShapeForm {
     pub categories: AclCategories,
 }
 
-/// An option a command refuses inside scripts on some releases, although
-/// the command itself runs there (`XREAD … BLOCK`).
+/// An option a command refuses on some releases, although the command
+/// itself runs there: inside scripts (`XREAD … BLOCK`), or together with
+/// another option it takes alone (`SET … NX GET` before Redis 7.0).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ScriptRefusal {
     /// The command, lower case as in the command table.
     pub command: &'static str,
     pub option: &'static str,
+    /// The other option, for a refusal of the two together.
+    pub with: Option<&'static str>,
     /// What the refusing servers reply.
     pub reply: &'static str,
     pub releases: ReleaseSet,
@@ -559,7 +562,13 @@ mod tests {
             get.map(|form| form.reply),
             Some(Reply::OneOf([Reply::BulkString, Reply::Null(_)]))
         ));
-        let expire = shape("expire").and_then(|shape| shape.form_for(ReleaseSet::ALL));
+        // Redis 7.0 added `NX`/`XX`/`GT`/`LT`: one form from 7.0 on.
+        let from_seven = crate::model::target::Target::any().releases();
+        let expire = shape("expire").and_then(|shape| shape.form_for(from_seven));
+        let before = shape("expire").and_then(|shape| {
+            shape.form_for(ReleaseSet::ALL.intersection(ReleaseSet::from_bits(0b11)))
+        });
+        assert_eq!(before.map(|form| form.arguments.len()), Some(2));
         let seconds = expire.and_then(|form| form.arguments.get(1));
         assert_eq!(
             seconds.map(|argument| argument.kind),

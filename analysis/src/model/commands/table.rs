@@ -4,6 +4,8 @@
 //! Every command the model knows, sorted by name, one entry per name with
 //! its forms (arity, flags, key specs) per set of releases. Sizes:
 //!
+//! * redis-6.0 (6.0.9): 205 commands, 97 subcommands, 40 globals
+//! * redis-6.2 (6.2.5): 224 commands, 104 subcommands, 40 globals
 //! * redis-7.0 (7.0.15): 240 commands, 126 subcommands, 35 globals
 //! * redis-7.2 (7.2.6): 241 commands, 129 subcommands, 35 globals
 //! * redis-7.4 (7.4.1): 250 commands, 129 subcommands, 36 globals
@@ -595,6 +597,11 @@ const KEYS_34: &[KeySpec] = &[KeySpec {
     },
 }];
 const KEYS_35: &[KeySpec] = &[KeySpec {
+    flags: KeySpecFlags::INCOMPLETE,
+    begin_search: BeginSearch::Unknown,
+    find_keys: FindKeys::Unknown,
+}];
+const KEYS_36: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::RO,
     begin_search: BeginSearch::Index(2),
     find_keys: FindKeys::Range {
@@ -603,7 +610,7 @@ const KEYS_35: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
-const KEYS_36: &[KeySpec] = &[KeySpec {
+const KEYS_37: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::RO.union(KeySpecFlags::ACCESS),
     begin_search: BeginSearch::Index(1),
     find_keys: FindKeys::Range {
@@ -612,7 +619,7 @@ const KEYS_36: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
-const KEYS_37: &[KeySpec] = &[
+const KEYS_38: &[KeySpec] = &[
     KeySpec {
         flags: KeySpecFlags::RW
             .union(KeySpecFlags::ACCESS)
@@ -640,7 +647,7 @@ const KEYS_37: &[KeySpec] = &[
         },
     },
 ];
-const KEYS_38: &[KeySpec] = &[KeySpec {
+const KEYS_39: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::OW.union(KeySpecFlags::UPDATE),
     begin_search: BeginSearch::Index(1),
     find_keys: FindKeys::Range {
@@ -649,7 +656,7 @@ const KEYS_38: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
-const KEYS_39: &[KeySpec] = &[KeySpec {
+const KEYS_40: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::OW.union(KeySpecFlags::UPDATE),
     begin_search: BeginSearch::Index(1),
     find_keys: FindKeys::KeyNum {
@@ -658,7 +665,7 @@ const KEYS_39: &[KeySpec] = &[KeySpec {
         key_step: 2,
     },
 }];
-const KEYS_40: &[KeySpec] = &[KeySpec {
+const KEYS_41: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::OW.union(KeySpecFlags::INSERT),
     begin_search: BeginSearch::Index(1),
     find_keys: FindKeys::Range {
@@ -667,7 +674,7 @@ const KEYS_40: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
-const KEYS_41: &[KeySpec] = &[KeySpec {
+const KEYS_42: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::RW.union(KeySpecFlags::ACCESS),
     begin_search: BeginSearch::Index(1),
     find_keys: FindKeys::Range {
@@ -676,7 +683,7 @@ const KEYS_41: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
-const KEYS_42: &[KeySpec] = &[KeySpec {
+const KEYS_43: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::RW.union(KeySpecFlags::ACCESS),
     begin_search: BeginSearch::Index(2),
     find_keys: FindKeys::Range {
@@ -685,7 +692,7 @@ const KEYS_42: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
-const KEYS_43: &[KeySpec] = &[
+const KEYS_44: &[KeySpec] = &[
     KeySpec {
         flags: KeySpecFlags::RW
             .union(KeySpecFlags::ACCESS)
@@ -707,7 +714,7 @@ const KEYS_43: &[KeySpec] = &[
         },
     },
 ];
-const KEYS_44: &[KeySpec] = &[KeySpec {
+const KEYS_45: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::OW.union(KeySpecFlags::UPDATE),
     begin_search: BeginSearch::Index(1),
     find_keys: FindKeys::Range {
@@ -716,7 +723,7 @@ const KEYS_44: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
-const KEYS_45: &[KeySpec] = &[
+const KEYS_46: &[KeySpec] = &[
     KeySpec {
         flags: KeySpecFlags::RW
             .union(KeySpecFlags::ACCESS)
@@ -738,7 +745,7 @@ const KEYS_45: &[KeySpec] = &[
         },
     },
 ];
-const KEYS_46: &[KeySpec] = &[
+const KEYS_47: &[KeySpec] = &[
     KeySpec {
         flags: KeySpecFlags::RW
             .union(KeySpecFlags::ACCESS)
@@ -760,7 +767,7 @@ const KEYS_46: &[KeySpec] = &[
         },
     },
 ];
-const KEYS_47: &[KeySpec] = &[KeySpec {
+const KEYS_48: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::RO.union(KeySpecFlags::ACCESS),
     begin_search: BeginSearch::Index(1),
     find_keys: FindKeys::KeyNum {
@@ -769,7 +776,7 @@ const KEYS_47: &[KeySpec] = &[KeySpec {
         key_step: 1,
     },
 }];
-const KEYS_48: &[KeySpec] = &[
+const KEYS_49: &[KeySpec] = &[
     KeySpec {
         flags: KeySpecFlags::OW.union(KeySpecFlags::UPDATE),
         begin_search: BeginSearch::Index(1),
@@ -789,7 +796,7 @@ const KEYS_48: &[KeySpec] = &[
         },
     },
 ];
-const KEYS_49: &[KeySpec] = &[KeySpec {
+const KEYS_50: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::OW.union(KeySpecFlags::INSERT),
     begin_search: BeginSearch::Index(1),
     find_keys: FindKeys::Range {
@@ -798,7 +805,7 @@ const KEYS_49: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
-const KEYS_50: &[KeySpec] = &[
+const KEYS_51: &[KeySpec] = &[
     KeySpec {
         flags: KeySpecFlags::RW.union(KeySpecFlags::UPDATE),
         begin_search: BeginSearch::Index(1),
@@ -818,7 +825,7 @@ const KEYS_50: &[KeySpec] = &[
         },
     },
 ];
-const KEYS_51: &[KeySpec] = &[
+const KEYS_52: &[KeySpec] = &[
     KeySpec {
         flags: KeySpecFlags::RO.union(KeySpecFlags::ACCESS),
         begin_search: BeginSearch::Index(1),
@@ -839,7 +846,7 @@ const KEYS_51: &[KeySpec] = &[
         find_keys: FindKeys::Unknown,
     },
 ];
-const KEYS_52: &[KeySpec] = &[
+const KEYS_53: &[KeySpec] = &[
     KeySpec {
         flags: KeySpecFlags::RO.union(KeySpecFlags::ACCESS),
         begin_search: BeginSearch::Index(1),
@@ -855,7 +862,7 @@ const KEYS_52: &[KeySpec] = &[
         find_keys: FindKeys::Unknown,
     },
 ];
-const KEYS_53: &[KeySpec] = &[KeySpec {
+const KEYS_54: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::NOT_KEY,
     begin_search: BeginSearch::Index(1),
     find_keys: FindKeys::Range {
@@ -864,7 +871,7 @@ const KEYS_53: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
-const KEYS_54: &[KeySpec] = &[
+const KEYS_55: &[KeySpec] = &[
     KeySpec {
         flags: KeySpecFlags::NONE,
         begin_search: BeginSearch::Index(1),
@@ -884,7 +891,7 @@ const KEYS_54: &[KeySpec] = &[
         },
     },
 ];
-const KEYS_55: &[KeySpec] = &[KeySpec {
+const KEYS_56: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::RW
         .union(KeySpecFlags::UPDATE)
         .union(KeySpecFlags::DELETE),
@@ -895,7 +902,7 @@ const KEYS_55: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
-const KEYS_56: &[KeySpec] = &[KeySpec {
+const KEYS_57: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::RW.union(KeySpecFlags::INSERT),
     begin_search: BeginSearch::Index(2),
     find_keys: FindKeys::Range {
@@ -904,7 +911,7 @@ const KEYS_56: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
-const KEYS_57: &[KeySpec] = &[KeySpec {
+const KEYS_58: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::RW.union(KeySpecFlags::DELETE),
     begin_search: BeginSearch::Index(2),
     find_keys: FindKeys::Range {
@@ -913,17 +920,8 @@ const KEYS_57: &[KeySpec] = &[KeySpec {
         limit: 0,
     },
 }];
-const KEYS_58: &[KeySpec] = &[KeySpec {
-    flags: KeySpecFlags::RW.union(KeySpecFlags::UPDATE),
-    begin_search: BeginSearch::Index(2),
-    find_keys: FindKeys::Range {
-        last_key: 0,
-        key_step: 1,
-        limit: 0,
-    },
-}];
 const KEYS_59: &[KeySpec] = &[KeySpec {
-    flags: KeySpecFlags::RO.union(KeySpecFlags::ACCESS),
+    flags: KeySpecFlags::RW.union(KeySpecFlags::UPDATE),
     begin_search: BeginSearch::Index(2),
     find_keys: FindKeys::Range {
         last_key: 0,
@@ -933,20 +931,15 @@ const KEYS_59: &[KeySpec] = &[KeySpec {
 }];
 const KEYS_60: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::RO.union(KeySpecFlags::ACCESS),
-    begin_search: BeginSearch::Keyword {
-        keyword: "STREAMS",
-        start_from: 1,
-    },
+    begin_search: BeginSearch::Index(2),
     find_keys: FindKeys::Range {
-        last_key: -1,
+        last_key: 0,
         key_step: 1,
-        limit: 2,
+        limit: 0,
     },
 }];
 const KEYS_61: &[KeySpec] = &[KeySpec {
-    flags: KeySpecFlags::RO
-        .union(KeySpecFlags::ACCESS)
-        .union(KeySpecFlags::INCOMPLETE),
+    flags: KeySpecFlags::RO.union(KeySpecFlags::ACCESS),
     begin_search: BeginSearch::Keyword {
         keyword: "STREAMS",
         start_from: 1,
@@ -958,6 +951,20 @@ const KEYS_61: &[KeySpec] = &[KeySpec {
     },
 }];
 const KEYS_62: &[KeySpec] = &[KeySpec {
+    flags: KeySpecFlags::RO
+        .union(KeySpecFlags::ACCESS)
+        .union(KeySpecFlags::INCOMPLETE),
+    begin_search: BeginSearch::Keyword {
+        keyword: "STREAMS",
+        start_from: 1,
+    },
+    find_keys: FindKeys::Range {
+        last_key: -1,
+        key_step: 1,
+        limit: 2,
+    },
+}];
+const KEYS_63: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::RO.union(KeySpecFlags::ACCESS),
     begin_search: BeginSearch::Keyword {
         keyword: "STREAMS",
@@ -969,7 +976,7 @@ const KEYS_62: &[KeySpec] = &[KeySpec {
         limit: 2,
     },
 }];
-const KEYS_63: &[KeySpec] = &[KeySpec {
+const KEYS_64: &[KeySpec] = &[KeySpec {
     flags: KeySpecFlags::RO
         .union(KeySpecFlags::ACCESS)
         .union(KeySpecFlags::INCOMPLETE),
@@ -983,7 +990,7 @@ const KEYS_63: &[KeySpec] = &[KeySpec {
         limit: 2,
     },
 }];
-const KEYS_64: &[KeySpec] = &[
+const KEYS_65: &[KeySpec] = &[
     KeySpec {
         flags: KeySpecFlags::OW.union(KeySpecFlags::UPDATE),
         begin_search: BeginSearch::Index(1),
@@ -1015,12 +1022,33 @@ pub static COMMANDS: &[CommandEntry] = &[
             module: None,
         },
         deprecation: None,
-        forms: &[Form {
-            releases: ReleaseSet::ALL,
-            arity: -2,
-            flags: CommandFlags::NONE,
-            key_specs: &[],
-        }],
+        forms: &[
+            Form {
+                releases: ReleaseSet::from_bits(0b1),
+                arity: -2,
+                flags: CommandFlags::ADMIN
+                    .union(CommandFlags::NOSCRIPT)
+                    .union(CommandFlags::LOADING)
+                    .union(CommandFlags::STALE)
+                    .union(CommandFlags::SKIP_SLOWLOG),
+                key_specs: &[],
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b10),
+                arity: -2,
+                flags: CommandFlags::ADMIN
+                    .union(CommandFlags::NOSCRIPT)
+                    .union(CommandFlags::LOADING)
+                    .union(CommandFlags::STALE),
+                key_specs: &[],
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1111111111111100),
+                arity: -2,
+                flags: CommandFlags::NONE,
+                key_specs: &[],
+            },
+        ],
         subcommands: &[
             CommandEntry {
                 name: "acl|cat",
@@ -1071,7 +1099,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::ALL,
+                    releases: ReleaseSet::from_bits(0b1111111111111100),
                     arity: -4,
                     flags: CommandFlags::ADMIN
                         .union(CommandFlags::NOSCRIPT)
@@ -1307,7 +1335,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b110000000),
+            releases: ReleaseSet::from_bits(0b11000000000),
             arity: 2,
             flags: CommandFlags::READONLY.union(CommandFlags::FAST),
             key_specs: KEYS_1,
@@ -1324,7 +1352,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b110000000),
+            releases: ReleaseSet::from_bits(0b11000000000),
             arity: -3,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
             key_specs: KEYS_2,
@@ -1341,7 +1369,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b110000000),
+            releases: ReleaseSet::from_bits(0b11000000000),
             arity: -4,
             flags: CommandFlags::WRITE,
             key_specs: KEYS_2,
@@ -1358,7 +1386,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b110000000),
+            releases: ReleaseSet::from_bits(0b11000000000),
             arity: 3,
             flags: CommandFlags::READONLY.union(CommandFlags::FAST),
             key_specs: KEYS_1,
@@ -1375,7 +1403,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b110000000),
+            releases: ReleaseSet::from_bits(0b11000000000),
             arity: 4,
             flags: CommandFlags::READONLY,
             key_specs: KEYS_1,
@@ -1392,7 +1420,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b110000000),
+            releases: ReleaseSet::from_bits(0b11000000000),
             arity: -6,
             flags: CommandFlags::READONLY,
             key_specs: KEYS_1,
@@ -1409,7 +1437,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b110000000),
+            releases: ReleaseSet::from_bits(0b11000000000),
             arity: -2,
             flags: CommandFlags::READONLY,
             key_specs: KEYS_1,
@@ -1426,7 +1454,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b110000000),
+            releases: ReleaseSet::from_bits(0b11000000000),
             arity: -3,
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
@@ -1445,7 +1473,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b110000000),
+            releases: ReleaseSet::from_bits(0b11000000000),
             arity: -3,
             flags: CommandFlags::READONLY,
             key_specs: KEYS_1,
@@ -1462,7 +1490,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b110000000),
+            releases: ReleaseSet::from_bits(0b11000000000),
             arity: 2,
             flags: CommandFlags::READONLY.union(CommandFlags::FAST),
             key_specs: KEYS_1,
@@ -1479,7 +1507,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b110000000),
+            releases: ReleaseSet::from_bits(0b11000000000),
             arity: -3,
             flags: CommandFlags::READONLY.union(CommandFlags::FAST),
             key_specs: KEYS_1,
@@ -1496,7 +1524,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b110000000),
+            releases: ReleaseSet::from_bits(0b11000000000),
             arity: -4,
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
@@ -1515,7 +1543,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b110000000),
+            releases: ReleaseSet::from_bits(0b11000000000),
             arity: 2,
             flags: CommandFlags::READONLY.union(CommandFlags::FAST),
             key_specs: KEYS_1,
@@ -1532,7 +1560,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b110000000),
+            releases: ReleaseSet::from_bits(0b11000000000),
             arity: -5,
             flags: CommandFlags::READONLY,
             key_specs: KEYS_1,
@@ -1549,7 +1577,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b110000000),
+            releases: ReleaseSet::from_bits(0b11000000000),
             arity: -4,
             flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
             key_specs: KEYS_3,
@@ -1566,7 +1594,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b110000000),
+            releases: ReleaseSet::from_bits(0b11000000000),
             arity: -4,
             flags: CommandFlags::READONLY,
             key_specs: KEYS_1,
@@ -1583,7 +1611,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b110000000),
+            releases: ReleaseSet::from_bits(0b11000000000),
             arity: 3,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
             key_specs: KEYS_3,
@@ -1600,7 +1628,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b110000000),
+            releases: ReleaseSet::from_bits(0b11000000000),
             arity: -4,
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
@@ -1635,17 +1663,41 @@ pub static COMMANDS: &[CommandEntry] = &[
             module: None,
         },
         deprecation: None,
-        forms: &[Form {
-            releases: ReleaseSet::ALL,
-            arity: -2,
-            flags: CommandFlags::NOSCRIPT
-                .union(CommandFlags::LOADING)
-                .union(CommandFlags::STALE)
-                .union(CommandFlags::FAST)
-                .union(CommandFlags::NO_AUTH)
-                .union(CommandFlags::ALLOW_BUSY),
-            key_specs: &[],
-        }],
+        forms: &[
+            Form {
+                releases: ReleaseSet::from_bits(0b1),
+                arity: -2,
+                flags: CommandFlags::NOSCRIPT
+                    .union(CommandFlags::LOADING)
+                    .union(CommandFlags::STALE)
+                    .union(CommandFlags::SKIP_MONITOR)
+                    .union(CommandFlags::SKIP_SLOWLOG)
+                    .union(CommandFlags::FAST)
+                    .union(CommandFlags::NO_AUTH),
+                key_specs: &[],
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b10),
+                arity: -2,
+                flags: CommandFlags::NOSCRIPT
+                    .union(CommandFlags::LOADING)
+                    .union(CommandFlags::STALE)
+                    .union(CommandFlags::FAST)
+                    .union(CommandFlags::NO_AUTH),
+                key_specs: &[],
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1111111111111100),
+                arity: -2,
+                flags: CommandFlags::NOSCRIPT
+                    .union(CommandFlags::LOADING)
+                    .union(CommandFlags::STALE)
+                    .union(CommandFlags::FAST)
+                    .union(CommandFlags::NO_AUTH)
+                    .union(CommandFlags::ALLOW_BUSY),
+                key_specs: &[],
+            },
+        ],
         subcommands: &[],
     },
     CommandEntry {
@@ -1658,7 +1710,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b100000000),
+            releases: ReleaseSet::from_bits(0b10000000000),
             arity: 2,
             flags: CommandFlags::NONE,
             key_specs: &[],
@@ -1674,7 +1726,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::from_bits(0b100000000),
+                    releases: ReleaseSet::from_bits(0b10000000000),
                     arity: 2,
                     flags: CommandFlags::ADMIN.union(CommandFlags::NOSCRIPT),
                     key_specs: &[],
@@ -1691,7 +1743,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::from_bits(0b100000000),
+                    releases: ReleaseSet::from_bits(0b10000000000),
                     arity: 2,
                     flags: CommandFlags::ADMIN.union(CommandFlags::NOSCRIPT),
                     key_specs: &[],
@@ -1708,7 +1760,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::from_bits(0b100000000),
+                    releases: ReleaseSet::from_bits(0b10000000000),
                     arity: 2,
                     flags: CommandFlags::LOADING.union(CommandFlags::STALE),
                     key_specs: &[],
@@ -1725,7 +1777,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::from_bits(0b100000000),
+                    releases: ReleaseSet::from_bits(0b10000000000),
                     arity: 2,
                     flags: CommandFlags::ADMIN.union(CommandFlags::STALE),
                     key_specs: &[],
@@ -1742,7 +1794,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::from_bits(0b100000000),
+                    releases: ReleaseSet::from_bits(0b10000000000),
                     arity: 2,
                     flags: CommandFlags::ADMIN.union(CommandFlags::NOSCRIPT),
                     key_specs: &[],
@@ -1759,7 +1811,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::from_bits(0b100000000),
+                    releases: ReleaseSet::from_bits(0b10000000000),
                     arity: 2,
                     flags: CommandFlags::ADMIN.union(CommandFlags::NOSCRIPT),
                     key_specs: &[],
@@ -1776,7 +1828,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::from_bits(0b100000000),
+                    releases: ReleaseSet::from_bits(0b10000000000),
                     arity: 2,
                     flags: CommandFlags::ADMIN.union(CommandFlags::STALE),
                     key_specs: &[],
@@ -1984,14 +2036,22 @@ pub static COMMANDS: &[CommandEntry] = &[
             module: None,
         },
         deprecation: None,
-        forms: &[Form {
-            releases: ReleaseSet::ALL,
-            arity: 1,
-            flags: CommandFlags::ADMIN
-                .union(CommandFlags::NOSCRIPT)
-                .union(CommandFlags::NO_ASYNC_LOADING),
-            key_specs: &[],
-        }],
+        forms: &[
+            Form {
+                releases: ReleaseSet::from_bits(0b11),
+                arity: 1,
+                flags: CommandFlags::ADMIN.union(CommandFlags::NOSCRIPT),
+                key_specs: &[],
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1111111111111100),
+                arity: 1,
+                flags: CommandFlags::ADMIN
+                    .union(CommandFlags::NOSCRIPT)
+                    .union(CommandFlags::NO_ASYNC_LOADING),
+                key_specs: &[],
+            },
+        ],
         subcommands: &[],
     },
     CommandEntry {
@@ -2003,14 +2063,22 @@ pub static COMMANDS: &[CommandEntry] = &[
             module: None,
         },
         deprecation: None,
-        forms: &[Form {
-            releases: ReleaseSet::ALL,
-            arity: -1,
-            flags: CommandFlags::ADMIN
-                .union(CommandFlags::NOSCRIPT)
-                .union(CommandFlags::NO_ASYNC_LOADING),
-            key_specs: &[],
-        }],
+        forms: &[
+            Form {
+                releases: ReleaseSet::from_bits(0b11),
+                arity: -1,
+                flags: CommandFlags::ADMIN.union(CommandFlags::NOSCRIPT),
+                key_specs: &[],
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1111111111111100),
+                arity: -1,
+                flags: CommandFlags::ADMIN
+                    .union(CommandFlags::NOSCRIPT)
+                    .union(CommandFlags::NO_ASYNC_LOADING),
+                key_specs: &[],
+            },
+        ],
         subcommands: &[],
     },
     CommandEntry {
@@ -2109,7 +2177,15 @@ pub static COMMANDS: &[CommandEntry] = &[
         deprecation: None,
         forms: &[
             Form {
-                releases: ReleaseSet::from_bits(0b1),
+                releases: ReleaseSet::from_bits(0b10),
+                arity: 6,
+                flags: CommandFlags::WRITE
+                    .union(CommandFlags::DENYOOM)
+                    .union(CommandFlags::NOSCRIPT),
+                key_specs: KEYS_7,
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b100),
                 arity: 6,
                 flags: CommandFlags::WRITE
                     .union(CommandFlags::DENYOOM)
@@ -2118,7 +2194,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 key_specs: KEYS_7,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b11111111111110),
+                releases: ReleaseSet::from_bits(0b1111111111111000),
                 arity: 6,
                 flags: CommandFlags::WRITE
                     .union(CommandFlags::DENYOOM)
@@ -2138,7 +2214,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b100000000),
+            releases: ReleaseSet::from_bits(0b10000000000),
             arity: -6,
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
@@ -2157,7 +2233,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111100),
             arity: -5,
             flags: CommandFlags::WRITE
                 .union(CommandFlags::BLOCKING)
@@ -2177,7 +2253,13 @@ pub static COMMANDS: &[CommandEntry] = &[
         deprecation: None,
         forms: &[
             Form {
-                releases: ReleaseSet::from_bits(0b1),
+                releases: ReleaseSet::from_bits(0b11),
+                arity: -3,
+                flags: CommandFlags::WRITE.union(CommandFlags::NOSCRIPT),
+                key_specs: KEYS_9,
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b100),
                 arity: -3,
                 flags: CommandFlags::WRITE
                     .union(CommandFlags::NOSCRIPT)
@@ -2185,7 +2267,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 key_specs: KEYS_9,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b11111111111110),
+                releases: ReleaseSet::from_bits(0b1111111111111000),
                 arity: -3,
                 flags: CommandFlags::WRITE.union(CommandFlags::BLOCKING),
                 key_specs: KEYS_9,
@@ -2204,7 +2286,13 @@ pub static COMMANDS: &[CommandEntry] = &[
         deprecation: None,
         forms: &[
             Form {
-                releases: ReleaseSet::from_bits(0b1),
+                releases: ReleaseSet::from_bits(0b11),
+                arity: -3,
+                flags: CommandFlags::WRITE.union(CommandFlags::NOSCRIPT),
+                key_specs: KEYS_9,
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b100),
                 arity: -3,
                 flags: CommandFlags::WRITE
                     .union(CommandFlags::NOSCRIPT)
@@ -2212,7 +2300,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 key_specs: KEYS_9,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b11111111111110),
+                releases: ReleaseSet::from_bits(0b1111111111111000),
                 arity: -3,
                 flags: CommandFlags::WRITE.union(CommandFlags::BLOCKING),
                 key_specs: KEYS_9,
@@ -2234,7 +2322,15 @@ pub static COMMANDS: &[CommandEntry] = &[
         }),
         forms: &[
             Form {
-                releases: ReleaseSet::from_bits(0b1),
+                releases: ReleaseSet::from_bits(0b11),
+                arity: 4,
+                flags: CommandFlags::WRITE
+                    .union(CommandFlags::DENYOOM)
+                    .union(CommandFlags::NOSCRIPT),
+                key_specs: KEYS_7,
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b100),
                 arity: 4,
                 flags: CommandFlags::WRITE
                     .union(CommandFlags::DENYOOM)
@@ -2243,7 +2339,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 key_specs: KEYS_7,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b11111111111110),
+                releases: ReleaseSet::from_bits(0b1111111111111000),
                 arity: 4,
                 flags: CommandFlags::WRITE
                     .union(CommandFlags::DENYOOM)
@@ -2263,7 +2359,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111100),
             arity: -5,
             flags: CommandFlags::WRITE
                 .union(CommandFlags::BLOCKING)
@@ -2283,7 +2379,15 @@ pub static COMMANDS: &[CommandEntry] = &[
         deprecation: None,
         forms: &[
             Form {
-                releases: ReleaseSet::from_bits(0b1),
+                releases: ReleaseSet::from_bits(0b11),
+                arity: -3,
+                flags: CommandFlags::WRITE
+                    .union(CommandFlags::NOSCRIPT)
+                    .union(CommandFlags::FAST),
+                key_specs: KEYS_9,
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b100),
                 arity: -3,
                 flags: CommandFlags::WRITE
                     .union(CommandFlags::NOSCRIPT)
@@ -2292,7 +2396,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 key_specs: KEYS_9,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b11111111111110),
+                releases: ReleaseSet::from_bits(0b1111111111111000),
                 arity: -3,
                 flags: CommandFlags::WRITE
                     .union(CommandFlags::BLOCKING)
@@ -2313,7 +2417,15 @@ pub static COMMANDS: &[CommandEntry] = &[
         deprecation: None,
         forms: &[
             Form {
-                releases: ReleaseSet::from_bits(0b1),
+                releases: ReleaseSet::from_bits(0b11),
+                arity: -3,
+                flags: CommandFlags::WRITE
+                    .union(CommandFlags::NOSCRIPT)
+                    .union(CommandFlags::FAST),
+                key_specs: KEYS_9,
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b100),
                 arity: -3,
                 flags: CommandFlags::WRITE
                     .union(CommandFlags::NOSCRIPT)
@@ -2322,7 +2434,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 key_specs: KEYS_9,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b11111111111110),
+                releases: ReleaseSet::from_bits(0b1111111111111000),
                 arity: -3,
                 flags: CommandFlags::WRITE
                     .union(CommandFlags::BLOCKING)
@@ -2569,12 +2681,23 @@ pub static COMMANDS: &[CommandEntry] = &[
             module: None,
         },
         deprecation: None,
-        forms: &[Form {
-            releases: ReleaseSet::ALL,
-            arity: -2,
-            flags: CommandFlags::NONE,
-            key_specs: &[],
-        }],
+        forms: &[
+            Form {
+                releases: ReleaseSet::from_bits(0b11),
+                arity: -2,
+                flags: CommandFlags::ADMIN
+                    .union(CommandFlags::NOSCRIPT)
+                    .union(CommandFlags::LOADING)
+                    .union(CommandFlags::STALE),
+                key_specs: &[],
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1111111111111100),
+                arity: -2,
+                flags: CommandFlags::NONE,
+                key_specs: &[],
+            },
+        ],
         subcommands: &[
             CommandEntry {
                 name: "client|caching",
@@ -2587,7 +2710,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 deprecation: None,
                 forms: &[
                     Form {
-                        releases: ReleaseSet::from_bits(0b111111111111),
+                        releases: ReleaseSet::from_bits(0b11111111111111),
                         arity: 3,
                         flags: CommandFlags::NOSCRIPT
                             .union(CommandFlags::LOADING)
@@ -2595,7 +2718,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b11000000000000),
+                        releases: ReleaseSet::from_bits(0b1100000000000000),
                         arity: 3,
                         flags: CommandFlags::NOSCRIPT
                             .union(CommandFlags::LOADING)
@@ -2617,7 +2740,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 deprecation: None,
                 forms: &[
                     Form {
-                        releases: ReleaseSet::from_bits(0b110000000000),
+                        releases: ReleaseSet::from_bits(0b11000000000000),
                         arity: -3,
                         flags: CommandFlags::NOSCRIPT
                             .union(CommandFlags::LOADING)
@@ -2625,7 +2748,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b11000000000000),
+                        releases: ReleaseSet::from_bits(0b1100000000000000),
                         arity: -3,
                         flags: CommandFlags::NOSCRIPT
                             .union(CommandFlags::LOADING)
@@ -2647,7 +2770,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 deprecation: None,
                 forms: &[
                     Form {
-                        releases: ReleaseSet::from_bits(0b111111111111),
+                        releases: ReleaseSet::from_bits(0b11111111111111),
                         arity: 2,
                         flags: CommandFlags::NOSCRIPT
                             .union(CommandFlags::LOADING)
@@ -2655,7 +2778,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b11000000000000),
+                        releases: ReleaseSet::from_bits(0b1100000000000000),
                         arity: 2,
                         flags: CommandFlags::NOSCRIPT
                             .union(CommandFlags::LOADING)
@@ -2677,7 +2800,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 deprecation: None,
                 forms: &[
                     Form {
-                        releases: ReleaseSet::from_bits(0b111111111111),
+                        releases: ReleaseSet::from_bits(0b11111111111111),
                         arity: 2,
                         flags: CommandFlags::NOSCRIPT
                             .union(CommandFlags::LOADING)
@@ -2685,7 +2808,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b11000000000000),
+                        releases: ReleaseSet::from_bits(0b1100000000000000),
                         arity: 2,
                         flags: CommandFlags::NOSCRIPT
                             .union(CommandFlags::LOADING)
@@ -2724,7 +2847,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 deprecation: None,
                 forms: &[
                     Form {
-                        releases: ReleaseSet::from_bits(0b111111111111),
+                        releases: ReleaseSet::from_bits(0b11111111111111),
                         arity: 2,
                         flags: CommandFlags::NOSCRIPT
                             .union(CommandFlags::LOADING)
@@ -2732,7 +2855,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b11000000000000),
+                        releases: ReleaseSet::from_bits(0b1100000000000000),
                         arity: 2,
                         flags: CommandFlags::NOSCRIPT
                             .union(CommandFlags::LOADING)
@@ -2753,7 +2876,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::from_bits(0b11100000000000),
+                    releases: ReleaseSet::from_bits(0b1110000000000000),
                     arity: 3,
                     flags: CommandFlags::NOSCRIPT
                         .union(CommandFlags::LOADING)
@@ -2772,7 +2895,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::ALL,
+                    releases: ReleaseSet::from_bits(0b1111111111111110),
                     arity: 2,
                     flags: CommandFlags::NOSCRIPT
                         .union(CommandFlags::LOADING)
@@ -2832,7 +2955,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 deprecation: None,
                 forms: &[
                     Form {
-                        releases: ReleaseSet::from_bits(0b111111111111),
+                        releases: ReleaseSet::from_bits(0b11111111111100),
                         arity: 3,
                         flags: CommandFlags::ADMIN
                             .union(CommandFlags::NOSCRIPT)
@@ -2841,7 +2964,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b11000000000000),
+                        releases: ReleaseSet::from_bits(0b1100000000000000),
                         arity: 3,
                         flags: CommandFlags::ADMIN
                             .union(CommandFlags::NOSCRIPT)
@@ -2864,7 +2987,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 deprecation: None,
                 forms: &[
                     Form {
-                        releases: ReleaseSet::from_bits(0b111111111110),
+                        releases: ReleaseSet::from_bits(0b11111111111000),
                         arity: 3,
                         flags: CommandFlags::NOSCRIPT
                             .union(CommandFlags::LOADING)
@@ -2872,7 +2995,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b11000000000000),
+                        releases: ReleaseSet::from_bits(0b1100000000000000),
                         arity: 3,
                         flags: CommandFlags::NOSCRIPT
                             .union(CommandFlags::LOADING)
@@ -2914,7 +3037,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 deprecation: None,
                 forms: &[
                     Form {
-                        releases: ReleaseSet::from_bits(0b111111111111),
+                        releases: ReleaseSet::from_bits(0b11111111111111),
                         arity: 3,
                         flags: CommandFlags::NOSCRIPT
                             .union(CommandFlags::LOADING)
@@ -2922,7 +3045,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b11000000000000),
+                        releases: ReleaseSet::from_bits(0b1100000000000000),
                         arity: 3,
                         flags: CommandFlags::NOSCRIPT
                             .union(CommandFlags::LOADING)
@@ -2945,7 +3068,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 deprecation: None,
                 forms: &[
                     Form {
-                        releases: ReleaseSet::from_bits(0b111111111110),
+                        releases: ReleaseSet::from_bits(0b11111111111000),
                         arity: 4,
                         flags: CommandFlags::NOSCRIPT
                             .union(CommandFlags::LOADING)
@@ -2953,7 +3076,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b11000000000000),
+                        releases: ReleaseSet::from_bits(0b1100000000000000),
                         arity: 4,
                         flags: CommandFlags::NOSCRIPT
                             .union(CommandFlags::LOADING)
@@ -2975,7 +3098,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 deprecation: None,
                 forms: &[
                     Form {
-                        releases: ReleaseSet::from_bits(0b111111111111),
+                        releases: ReleaseSet::from_bits(0b11111111111111),
                         arity: 3,
                         flags: CommandFlags::NOSCRIPT
                             .union(CommandFlags::LOADING)
@@ -2983,7 +3106,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b11000000000000),
+                        releases: ReleaseSet::from_bits(0b1100000000000000),
                         arity: 3,
                         flags: CommandFlags::NOSCRIPT
                             .union(CommandFlags::LOADING)
@@ -3023,7 +3146,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::ALL,
+                    releases: ReleaseSet::from_bits(0b1111111111111110),
                     arity: 2,
                     flags: CommandFlags::NOSCRIPT
                         .union(CommandFlags::LOADING)
@@ -3062,7 +3185,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::ALL,
+                    releases: ReleaseSet::from_bits(0b1111111111111110),
                     arity: 2,
                     flags: CommandFlags::ADMIN
                         .union(CommandFlags::NOSCRIPT)
@@ -3083,12 +3206,20 @@ pub static COMMANDS: &[CommandEntry] = &[
             module: None,
         },
         deprecation: None,
-        forms: &[Form {
-            releases: ReleaseSet::ALL,
-            arity: -2,
-            flags: CommandFlags::NONE,
-            key_specs: &[],
-        }],
+        forms: &[
+            Form {
+                releases: ReleaseSet::from_bits(0b11),
+                arity: -2,
+                flags: CommandFlags::ADMIN.union(CommandFlags::STALE),
+                key_specs: &[],
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1111111111111100),
+                arity: -2,
+                flags: CommandFlags::NONE,
+                key_specs: &[],
+            },
+        ],
         subcommands: &[
             CommandEntry {
                 name: "cluster|addslots",
@@ -3119,7 +3250,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::ALL,
+                    releases: ReleaseSet::from_bits(0b1111111111111100),
                     arity: -4,
                     flags: CommandFlags::ADMIN
                         .union(CommandFlags::STALE)
@@ -3157,7 +3288,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::from_bits(0b11000000000000),
+                    releases: ReleaseSet::from_bits(0b1100000000000000),
                     arity: 2,
                     flags: CommandFlags::ADMIN
                         .union(CommandFlags::STALE)
@@ -3229,7 +3360,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::ALL,
+                    releases: ReleaseSet::from_bits(0b1111111111111100),
                     arity: -4,
                     flags: CommandFlags::ADMIN
                         .union(CommandFlags::STALE)
@@ -3267,7 +3398,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::from_bits(0b11000000000000),
+                    releases: ReleaseSet::from_bits(0b1100000000000000),
                     arity: -3,
                     flags: CommandFlags::WRITE
                         .union(CommandFlags::ADMIN)
@@ -3341,7 +3472,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::from_bits(0b11000000000000),
+                    releases: ReleaseSet::from_bits(0b1100000000000000),
                     arity: 2,
                     flags: CommandFlags::ADMIN
                         .union(CommandFlags::STALE)
@@ -3378,13 +3509,13 @@ pub static COMMANDS: &[CommandEntry] = &[
                 deprecation: None,
                 forms: &[
                     Form {
-                        releases: ReleaseSet::from_bits(0b1111111111),
+                        releases: ReleaseSet::from_bits(0b111111111111),
                         arity: 2,
                         flags: CommandFlags::STALE,
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b11110000000000),
+                        releases: ReleaseSet::from_bits(0b1111000000000000),
                         arity: 2,
                         flags: CommandFlags::LOADING.union(CommandFlags::STALE),
                         key_specs: &[],
@@ -3419,7 +3550,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::ALL,
+                    releases: ReleaseSet::from_bits(0b1111111111111100),
                     arity: 2,
                     flags: CommandFlags::STALE,
                     key_specs: &[],
@@ -3455,7 +3586,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::from_bits(0b11000000000000),
+                    releases: ReleaseSet::from_bits(0b1100000000000000),
                     arity: -4,
                     flags: CommandFlags::ADMIN
                         .union(CommandFlags::STALE)
@@ -3474,7 +3605,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::from_bits(0b111100000),
+                    releases: ReleaseSet::from_bits(0b11110000000),
                     arity: -4,
                     flags: CommandFlags::ADMIN
                         .union(CommandFlags::STALE)
@@ -3494,13 +3625,13 @@ pub static COMMANDS: &[CommandEntry] = &[
                 deprecation: None,
                 forms: &[
                     Form {
-                        releases: ReleaseSet::from_bits(0b1111111111),
+                        releases: ReleaseSet::from_bits(0b111111111111),
                         arity: 2,
                         flags: CommandFlags::STALE,
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b11110000000000),
+                        releases: ReleaseSet::from_bits(0b1111000000000000),
                         arity: 2,
                         flags: CommandFlags::LOADING.union(CommandFlags::STALE),
                         key_specs: &[],
@@ -3519,13 +3650,13 @@ pub static COMMANDS: &[CommandEntry] = &[
                 deprecation: None,
                 forms: &[
                     Form {
-                        releases: ReleaseSet::from_bits(0b1111111110),
+                        releases: ReleaseSet::from_bits(0b111111111000),
                         arity: 2,
                         flags: CommandFlags::STALE,
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b11110000000000),
+                        releases: ReleaseSet::from_bits(0b1111000000000000),
                         arity: 2,
                         flags: CommandFlags::LOADING.union(CommandFlags::STALE),
                         key_specs: &[],
@@ -3544,13 +3675,13 @@ pub static COMMANDS: &[CommandEntry] = &[
                 deprecation: None,
                 forms: &[
                     Form {
-                        releases: ReleaseSet::from_bits(0b1111111111),
+                        releases: ReleaseSet::from_bits(0b111111111111),
                         arity: 2,
                         flags: CommandFlags::STALE,
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b11110000000000),
+                        releases: ReleaseSet::from_bits(0b1111000000000000),
                         arity: 2,
                         flags: CommandFlags::LOADING.union(CommandFlags::STALE),
                         key_specs: &[],
@@ -3586,7 +3717,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 deprecation: None,
                 forms: &[
                     Form {
-                        releases: ReleaseSet::from_bits(0b111111111111),
+                        releases: ReleaseSet::from_bits(0b11111111111111),
                         arity: 3,
                         flags: CommandFlags::ADMIN
                             .union(CommandFlags::STALE)
@@ -3594,7 +3725,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b11000000000000),
+                        releases: ReleaseSet::from_bits(0b1100000000000000),
                         arity: -3,
                         flags: CommandFlags::ADMIN
                             .union(CommandFlags::STALE)
@@ -3672,7 +3803,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 deprecation: None,
                 forms: &[
                     Form {
-                        releases: ReleaseSet::from_bits(0b1111111111),
+                        releases: ReleaseSet::from_bits(0b111111111111),
                         arity: -4,
                         flags: CommandFlags::ADMIN
                             .union(CommandFlags::STALE)
@@ -3680,7 +3811,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b11110000000000),
+                        releases: ReleaseSet::from_bits(0b1111000000000000),
                         arity: -4,
                         flags: CommandFlags::ADMIN
                             .union(CommandFlags::STALE)
@@ -3702,13 +3833,13 @@ pub static COMMANDS: &[CommandEntry] = &[
                 deprecation: None,
                 forms: &[
                     Form {
-                        releases: ReleaseSet::from_bits(0b1),
+                        releases: ReleaseSet::from_bits(0b100),
                         arity: 2,
                         flags: CommandFlags::STALE,
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b11111111111110),
+                        releases: ReleaseSet::from_bits(0b1111111111111000),
                         arity: 2,
                         flags: CommandFlags::LOADING.union(CommandFlags::STALE),
                         key_specs: &[],
@@ -3746,7 +3877,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::from_bits(0b11110111110000),
+                    releases: ReleaseSet::from_bits(0b1111011111000000),
                     arity: -4,
                     flags: CommandFlags::LOADING.union(CommandFlags::STALE),
                     key_specs: &[],
@@ -3767,13 +3898,13 @@ pub static COMMANDS: &[CommandEntry] = &[
                 }),
                 forms: &[
                     Form {
-                        releases: ReleaseSet::from_bits(0b1),
+                        releases: ReleaseSet::from_bits(0b111),
                         arity: 2,
                         flags: CommandFlags::STALE,
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b11111111111110),
+                        releases: ReleaseSet::from_bits(0b1111111111111000),
                         arity: 2,
                         flags: CommandFlags::LOADING.union(CommandFlags::STALE),
                         key_specs: &[],
@@ -3792,7 +3923,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 deprecation: None,
                 forms: &[
                     Form {
-                        releases: ReleaseSet::from_bits(0b111100000),
+                        releases: ReleaseSet::from_bits(0b11110000000),
                         arity: -3,
                         flags: CommandFlags::ADMIN
                             .union(CommandFlags::STALE)
@@ -3800,7 +3931,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b11000000000000),
+                        releases: ReleaseSet::from_bits(0b1100000000000000),
                         arity: -3,
                         flags: CommandFlags::ADMIN
                             .union(CommandFlags::STALE)
@@ -3823,7 +3954,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b10000000000000),
+            releases: ReleaseSet::from_bits(0b1000000000000000),
             arity: -2,
             flags: CommandFlags::READONLY,
             key_specs: KEYS_10,
@@ -3983,7 +4114,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::ALL,
+                    releases: ReleaseSet::from_bits(0b1111111111111100),
                     arity: -2,
                     flags: CommandFlags::LOADING.union(CommandFlags::STALE),
                     key_specs: &[],
@@ -4001,13 +4132,13 @@ pub static COMMANDS: &[CommandEntry] = &[
                 deprecation: None,
                 forms: &[
                     Form {
-                        releases: ReleaseSet::from_bits(0b1),
+                        releases: ReleaseSet::from_bits(0b111),
                         arity: -4,
                         flags: CommandFlags::LOADING.union(CommandFlags::STALE),
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b11111111111110),
+                        releases: ReleaseSet::from_bits(0b1111111111111000),
                         arity: -3,
                         flags: CommandFlags::LOADING.union(CommandFlags::STALE),
                         key_specs: &[],
@@ -4026,13 +4157,13 @@ pub static COMMANDS: &[CommandEntry] = &[
                 deprecation: None,
                 forms: &[
                     Form {
-                        releases: ReleaseSet::from_bits(0b1),
+                        releases: ReleaseSet::from_bits(0b100),
                         arity: -4,
                         flags: CommandFlags::LOADING.union(CommandFlags::STALE),
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b11111111111110),
+                        releases: ReleaseSet::from_bits(0b1111111111111000),
                         arity: -3,
                         flags: CommandFlags::LOADING.union(CommandFlags::STALE),
                         key_specs: &[],
@@ -4084,7 +4215,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::ALL,
+                    releases: ReleaseSet::from_bits(0b1111111111111100),
                     arity: -2,
                     flags: CommandFlags::LOADING.union(CommandFlags::STALE),
                     key_specs: &[],
@@ -4103,7 +4234,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b11100000000000),
+            releases: ReleaseSet::from_bits(0b1110000000000000),
             arity: -2,
             flags: CommandFlags::NONE,
             key_specs: &[],
@@ -4119,7 +4250,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::from_bits(0b11100000000000),
+                    releases: ReleaseSet::from_bits(0b1110000000000000),
                     arity: 4,
                     flags: CommandFlags::ADMIN
                         .union(CommandFlags::LOADING)
@@ -4138,7 +4269,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::from_bits(0b11100000000000),
+                    releases: ReleaseSet::from_bits(0b1110000000000000),
                     arity: 2,
                     flags: CommandFlags::LOADING.union(CommandFlags::STALE),
                     key_specs: &[],
@@ -4155,7 +4286,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::from_bits(0b11100000000000),
+                    releases: ReleaseSet::from_bits(0b1110000000000000),
                     arity: 3,
                     flags: CommandFlags::ADMIN
                         .union(CommandFlags::LOADING)
@@ -4174,7 +4305,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::from_bits(0b11100000000000),
+                    releases: ReleaseSet::from_bits(0b1110000000000000),
                     arity: 3,
                     flags: CommandFlags::ADMIN
                         .union(CommandFlags::LOADING)
@@ -4194,12 +4325,23 @@ pub static COMMANDS: &[CommandEntry] = &[
             module: None,
         },
         deprecation: None,
-        forms: &[Form {
-            releases: ReleaseSet::ALL,
-            arity: -2,
-            flags: CommandFlags::NONE,
-            key_specs: &[],
-        }],
+        forms: &[
+            Form {
+                releases: ReleaseSet::from_bits(0b11),
+                arity: -2,
+                flags: CommandFlags::ADMIN
+                    .union(CommandFlags::NOSCRIPT)
+                    .union(CommandFlags::LOADING)
+                    .union(CommandFlags::STALE),
+                key_specs: &[],
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1111111111111100),
+                arity: -2,
+                flags: CommandFlags::NONE,
+                key_specs: &[],
+            },
+        ],
         subcommands: &[
             CommandEntry {
                 name: "config|get",
@@ -4310,7 +4452,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111110),
             arity: -3,
             flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
             key_specs: KEYS_12,
@@ -4419,7 +4561,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b111100000),
+            releases: ReleaseSet::from_bits(0b11110000000),
             arity: -2,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
             key_specs: KEYS_15,
@@ -4436,7 +4578,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b11000000000000),
+            releases: ReleaseSet::from_bits(0b1100000000000000),
             arity: 3,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
             key_specs: KEYS_16,
@@ -4453,7 +4595,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b111100000),
+            releases: ReleaseSet::from_bits(0b11110000000),
             arity: 2,
             flags: CommandFlags::READONLY.union(CommandFlags::FAST),
             key_specs: KEYS_1,
@@ -4469,16 +4611,27 @@ pub static COMMANDS: &[CommandEntry] = &[
             module: None,
         },
         deprecation: None,
-        forms: &[Form {
-            releases: ReleaseSet::ALL,
-            arity: 1,
-            flags: CommandFlags::NOSCRIPT
-                .union(CommandFlags::LOADING)
-                .union(CommandFlags::STALE)
-                .union(CommandFlags::FAST)
-                .union(CommandFlags::ALLOW_BUSY),
-            key_specs: &[],
-        }],
+        forms: &[
+            Form {
+                releases: ReleaseSet::from_bits(0b11),
+                arity: 1,
+                flags: CommandFlags::NOSCRIPT
+                    .union(CommandFlags::LOADING)
+                    .union(CommandFlags::STALE)
+                    .union(CommandFlags::FAST),
+                key_specs: &[],
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1111111111111100),
+                arity: 1,
+                flags: CommandFlags::NOSCRIPT
+                    .union(CommandFlags::LOADING)
+                    .union(CommandFlags::STALE)
+                    .union(CommandFlags::FAST)
+                    .union(CommandFlags::ALLOW_BUSY),
+                key_specs: &[],
+            },
+        ],
         subcommands: &[],
     },
     CommandEntry {
@@ -4507,14 +4660,28 @@ pub static COMMANDS: &[CommandEntry] = &[
             module: None,
         },
         deprecation: None,
-        forms: &[Form {
-            releases: ReleaseSet::ALL,
-            arity: 2,
-            flags: CommandFlags::LOADING
-                .union(CommandFlags::STALE)
-                .union(CommandFlags::FAST),
-            key_specs: &[],
-        }],
+        forms: &[
+            Form {
+                releases: ReleaseSet::from_bits(0b1),
+                arity: 2,
+                flags: CommandFlags::READONLY.union(CommandFlags::FAST),
+                key_specs: &[],
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b10),
+                arity: 2,
+                flags: CommandFlags::FAST,
+                key_specs: &[],
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1111111111111100),
+                arity: 2,
+                flags: CommandFlags::LOADING
+                    .union(CommandFlags::STALE)
+                    .union(CommandFlags::FAST),
+                key_specs: &[],
+            },
+        ],
         subcommands: &[],
     },
     CommandEntry {
@@ -4528,7 +4695,22 @@ pub static COMMANDS: &[CommandEntry] = &[
         deprecation: None,
         forms: &[
             Form {
-                releases: ReleaseSet::from_bits(0b11100111111001),
+                releases: ReleaseSet::from_bits(0b1),
+                arity: -3,
+                flags: CommandFlags::NOSCRIPT.union(CommandFlags::MOVABLEKEYS),
+                key_specs: KEYS_17,
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b10),
+                arity: -3,
+                flags: CommandFlags::NOSCRIPT
+                    .union(CommandFlags::SKIP_MONITOR)
+                    .union(CommandFlags::MAY_REPLICATE)
+                    .union(CommandFlags::MOVABLEKEYS),
+                key_specs: KEYS_17,
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1110011111100100),
                 arity: -3,
                 flags: CommandFlags::NOSCRIPT
                     .union(CommandFlags::STALE)
@@ -4538,7 +4720,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 key_specs: KEYS_17,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b11000000110),
+                releases: ReleaseSet::from_bits(0b1100000011000),
                 arity: -3,
                 flags: CommandFlags::NOSCRIPT
                     .union(CommandFlags::STALE)
@@ -4561,7 +4743,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111100),
             arity: -3,
             flags: CommandFlags::READONLY
                 .union(CommandFlags::NOSCRIPT)
@@ -4584,7 +4766,22 @@ pub static COMMANDS: &[CommandEntry] = &[
         deprecation: None,
         forms: &[
             Form {
-                releases: ReleaseSet::from_bits(0b11100111111001),
+                releases: ReleaseSet::from_bits(0b1),
+                arity: -3,
+                flags: CommandFlags::NOSCRIPT.union(CommandFlags::MOVABLEKEYS),
+                key_specs: KEYS_17,
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b10),
+                arity: -3,
+                flags: CommandFlags::NOSCRIPT
+                    .union(CommandFlags::SKIP_MONITOR)
+                    .union(CommandFlags::MAY_REPLICATE)
+                    .union(CommandFlags::MOVABLEKEYS),
+                key_specs: KEYS_17,
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1110011111100100),
                 arity: -3,
                 flags: CommandFlags::NOSCRIPT
                     .union(CommandFlags::STALE)
@@ -4594,7 +4791,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 key_specs: KEYS_17,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b11000000110),
+                releases: ReleaseSet::from_bits(0b1100000011000),
                 arity: -3,
                 flags: CommandFlags::NOSCRIPT
                     .union(CommandFlags::STALE)
@@ -4617,7 +4814,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111100),
             arity: -3,
             flags: CommandFlags::READONLY
                 .union(CommandFlags::NOSCRIPT)
@@ -4640,7 +4837,17 @@ pub static COMMANDS: &[CommandEntry] = &[
         deprecation: None,
         forms: &[
             Form {
-                releases: ReleaseSet::from_bits(0b11111111111),
+                releases: ReleaseSet::from_bits(0b1),
+                arity: 1,
+                flags: CommandFlags::NOSCRIPT
+                    .union(CommandFlags::LOADING)
+                    .union(CommandFlags::STALE)
+                    .union(CommandFlags::SKIP_MONITOR)
+                    .union(CommandFlags::SKIP_SLOWLOG),
+                key_specs: &[],
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1111111111110),
                 arity: 1,
                 flags: CommandFlags::NOSCRIPT
                     .union(CommandFlags::LOADING)
@@ -4649,7 +4856,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 key_specs: &[],
             },
             Form {
-                releases: ReleaseSet::from_bits(0b11100000000000),
+                releases: ReleaseSet::from_bits(0b1110000000000000),
                 arity: 1,
                 flags: CommandFlags::NOSCRIPT
                     .union(CommandFlags::LOADING)
@@ -4686,12 +4893,20 @@ pub static COMMANDS: &[CommandEntry] = &[
             module: None,
         },
         deprecation: None,
-        forms: &[Form {
-            releases: ReleaseSet::ALL,
-            arity: -3,
-            flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_3,
-        }],
+        forms: &[
+            Form {
+                releases: ReleaseSet::from_bits(0b11),
+                arity: 3,
+                flags: CommandFlags::WRITE.union(CommandFlags::FAST),
+                key_specs: KEYS_3,
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1111111111111100),
+                arity: -3,
+                flags: CommandFlags::WRITE.union(CommandFlags::FAST),
+                key_specs: KEYS_3,
+            },
+        ],
         subcommands: &[],
     },
     CommandEntry {
@@ -4703,12 +4918,20 @@ pub static COMMANDS: &[CommandEntry] = &[
             module: None,
         },
         deprecation: None,
-        forms: &[Form {
-            releases: ReleaseSet::ALL,
-            arity: -3,
-            flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_3,
-        }],
+        forms: &[
+            Form {
+                releases: ReleaseSet::from_bits(0b11),
+                arity: 3,
+                flags: CommandFlags::WRITE.union(CommandFlags::FAST),
+                key_specs: KEYS_3,
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1111111111111100),
+                arity: -3,
+                flags: CommandFlags::WRITE.union(CommandFlags::FAST),
+                key_specs: KEYS_3,
+            },
+        ],
         subcommands: &[],
     },
     CommandEntry {
@@ -4721,7 +4944,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111100),
             arity: 2,
             flags: CommandFlags::READONLY.union(CommandFlags::FAST),
             key_specs: KEYS_1,
@@ -4738,7 +4961,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111110),
             arity: -1,
             flags: CommandFlags::ADMIN
                 .union(CommandFlags::NOSCRIPT)
@@ -4758,7 +4981,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         deprecation: None,
         forms: &[
             Form {
-                releases: ReleaseSet::from_bits(0b11100111111001),
+                releases: ReleaseSet::from_bits(0b1110011111100100),
                 arity: -3,
                 flags: CommandFlags::NOSCRIPT
                     .union(CommandFlags::STALE)
@@ -4768,7 +4991,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 key_specs: KEYS_17,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b11000000110),
+                releases: ReleaseSet::from_bits(0b1100000011000),
                 arity: -3,
                 flags: CommandFlags::NOSCRIPT
                     .union(CommandFlags::STALE)
@@ -4791,7 +5014,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111100),
             arity: -3,
             flags: CommandFlags::READONLY
                 .union(CommandFlags::NOSCRIPT)
@@ -5399,7 +5622,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111100),
             arity: -2,
             flags: CommandFlags::NONE,
             key_specs: &[],
@@ -5415,7 +5638,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::ALL,
+                    releases: ReleaseSet::from_bits(0b1111111111111100),
                     arity: 3,
                     flags: CommandFlags::WRITE.union(CommandFlags::NOSCRIPT),
                     key_specs: &[],
@@ -5432,7 +5655,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::ALL,
+                    releases: ReleaseSet::from_bits(0b1111111111111100),
                     arity: 2,
                     flags: CommandFlags::NOSCRIPT,
                     key_specs: &[],
@@ -5449,7 +5672,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::ALL,
+                    releases: ReleaseSet::from_bits(0b1111111111111100),
                     arity: -2,
                     flags: CommandFlags::WRITE.union(CommandFlags::NOSCRIPT),
                     key_specs: &[],
@@ -5466,7 +5689,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::ALL,
+                    releases: ReleaseSet::from_bits(0b1111111111111100),
                     arity: 2,
                     flags: CommandFlags::LOADING.union(CommandFlags::STALE),
                     key_specs: &[],
@@ -5483,7 +5706,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::ALL,
+                    releases: ReleaseSet::from_bits(0b1111111111111100),
                     arity: 2,
                     flags: CommandFlags::NOSCRIPT.union(CommandFlags::ALLOW_BUSY),
                     key_specs: &[],
@@ -5500,7 +5723,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::ALL,
+                    releases: ReleaseSet::from_bits(0b1111111111111100),
                     arity: -2,
                     flags: CommandFlags::NOSCRIPT,
                     key_specs: &[],
@@ -5517,7 +5740,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::ALL,
+                    releases: ReleaseSet::from_bits(0b1111111111111100),
                     arity: -3,
                     flags: CommandFlags::WRITE
                         .union(CommandFlags::DENYOOM)
@@ -5536,7 +5759,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::ALL,
+                    releases: ReleaseSet::from_bits(0b1111111111111100),
                     arity: -3,
                     flags: CommandFlags::WRITE
                         .union(CommandFlags::DENYOOM)
@@ -5555,7 +5778,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::ALL,
+                    releases: ReleaseSet::from_bits(0b1111111111111100),
                     arity: 2,
                     flags: CommandFlags::NOSCRIPT.union(CommandFlags::ALLOW_BUSY),
                     key_specs: &[],
@@ -5646,7 +5869,13 @@ pub static COMMANDS: &[CommandEntry] = &[
         }),
         forms: &[
             Form {
-                releases: ReleaseSet::from_bits(0b111111110111),
+                releases: ReleaseSet::from_bits(0b1),
+                arity: -6,
+                flags: CommandFlags::WRITE.union(CommandFlags::MOVABLEKEYS),
+                key_specs: KEYS_20,
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b11111111011110),
                 arity: -6,
                 flags: CommandFlags::WRITE
                     .union(CommandFlags::DENYOOM)
@@ -5654,7 +5883,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 key_specs: KEYS_20,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b1000),
+                releases: ReleaseSet::from_bits(0b100000),
                 arity: -6,
                 flags: CommandFlags::WRITE
                     .union(CommandFlags::DENYOOM)
@@ -5662,7 +5891,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 key_specs: KEYS_21,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b11000000000000),
+                releases: ReleaseSet::from_bits(0b1100000000000000),
                 arity: -6,
                 flags: CommandFlags::WRITE
                     .union(CommandFlags::DENYOOM)
@@ -5684,12 +5913,20 @@ pub static COMMANDS: &[CommandEntry] = &[
             since: "6.2.0",
             replaced_by: "`GEOSEARCH` with the `BYRADIUS` argument",
         }),
-        forms: &[Form {
-            releases: ReleaseSet::ALL,
-            arity: -6,
-            flags: CommandFlags::READONLY,
-            key_specs: KEYS_1,
-        }],
+        forms: &[
+            Form {
+                releases: ReleaseSet::from_bits(0b1),
+                arity: -6,
+                flags: CommandFlags::READONLY.union(CommandFlags::MOVABLEKEYS),
+                key_specs: KEYS_11,
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1111111111111110),
+                arity: -6,
+                flags: CommandFlags::READONLY,
+                key_specs: KEYS_1,
+            },
+        ],
         subcommands: &[],
     },
     CommandEntry {
@@ -5706,7 +5943,13 @@ pub static COMMANDS: &[CommandEntry] = &[
         }),
         forms: &[
             Form {
-                releases: ReleaseSet::from_bits(0b111111110111),
+                releases: ReleaseSet::from_bits(0b1),
+                arity: -5,
+                flags: CommandFlags::WRITE.union(CommandFlags::MOVABLEKEYS),
+                key_specs: KEYS_23,
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b11111111011110),
                 arity: -5,
                 flags: CommandFlags::WRITE
                     .union(CommandFlags::DENYOOM)
@@ -5714,7 +5957,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 key_specs: KEYS_23,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b1000),
+                releases: ReleaseSet::from_bits(0b100000),
                 arity: -5,
                 flags: CommandFlags::WRITE
                     .union(CommandFlags::DENYOOM)
@@ -5722,7 +5965,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 key_specs: KEYS_24,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b11000000000000),
+                releases: ReleaseSet::from_bits(0b1100000000000000),
                 arity: -5,
                 flags: CommandFlags::WRITE
                     .union(CommandFlags::DENYOOM)
@@ -5744,12 +5987,20 @@ pub static COMMANDS: &[CommandEntry] = &[
             since: "6.2.0",
             replaced_by: "`GEOSEARCH` with the `BYRADIUS` and `FROMMEMBER` arguments",
         }),
-        forms: &[Form {
-            releases: ReleaseSet::ALL,
-            arity: -5,
-            flags: CommandFlags::READONLY,
-            key_specs: KEYS_1,
-        }],
+        forms: &[
+            Form {
+                releases: ReleaseSet::from_bits(0b1),
+                arity: -5,
+                flags: CommandFlags::READONLY.union(CommandFlags::MOVABLEKEYS),
+                key_specs: KEYS_11,
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1111111111111110),
+                arity: -5,
+                flags: CommandFlags::READONLY,
+                key_specs: KEYS_1,
+            },
+        ],
         subcommands: &[],
     },
     CommandEntry {
@@ -5762,7 +6013,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111110),
             arity: -7,
             flags: CommandFlags::READONLY,
             key_specs: KEYS_1,
@@ -5779,7 +6030,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111110),
             arity: -8,
             flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
             key_specs: KEYS_26,
@@ -5830,7 +6081,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111110),
             arity: 2,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
             key_specs: KEYS_27,
@@ -5847,7 +6098,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111110),
             arity: -2,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
             key_specs: KEYS_13,
@@ -5919,17 +6170,41 @@ pub static COMMANDS: &[CommandEntry] = &[
             module: None,
         },
         deprecation: None,
-        forms: &[Form {
-            releases: ReleaseSet::ALL,
-            arity: -1,
-            flags: CommandFlags::NOSCRIPT
-                .union(CommandFlags::LOADING)
-                .union(CommandFlags::STALE)
-                .union(CommandFlags::FAST)
-                .union(CommandFlags::NO_AUTH)
-                .union(CommandFlags::ALLOW_BUSY),
-            key_specs: &[],
-        }],
+        forms: &[
+            Form {
+                releases: ReleaseSet::from_bits(0b1),
+                arity: -2,
+                flags: CommandFlags::NOSCRIPT
+                    .union(CommandFlags::LOADING)
+                    .union(CommandFlags::STALE)
+                    .union(CommandFlags::SKIP_MONITOR)
+                    .union(CommandFlags::SKIP_SLOWLOG)
+                    .union(CommandFlags::FAST)
+                    .union(CommandFlags::NO_AUTH),
+                key_specs: &[],
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b10),
+                arity: -1,
+                flags: CommandFlags::NOSCRIPT
+                    .union(CommandFlags::LOADING)
+                    .union(CommandFlags::STALE)
+                    .union(CommandFlags::FAST)
+                    .union(CommandFlags::NO_AUTH),
+                key_specs: &[],
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1111111111111100),
+                arity: -1,
+                flags: CommandFlags::NOSCRIPT
+                    .union(CommandFlags::LOADING)
+                    .union(CommandFlags::STALE)
+                    .union(CommandFlags::FAST)
+                    .union(CommandFlags::NO_AUTH)
+                    .union(CommandFlags::ALLOW_BUSY),
+                key_specs: &[],
+            },
+        ],
         subcommands: &[],
     },
     CommandEntry {
@@ -5960,7 +6235,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         deprecation: None,
         forms: &[
             Form {
-                releases: ReleaseSet::from_bits(0b100),
+                releases: ReleaseSet::from_bits(0b10000),
                 arity: -6,
                 flags: CommandFlags::WRITE
                     .union(CommandFlags::DENYOOM)
@@ -5968,7 +6243,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 key_specs: KEYS_3,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b11000111111000),
+                releases: ReleaseSet::from_bits(0b1100011111100000),
                 arity: -6,
                 flags: CommandFlags::WRITE.union(CommandFlags::FAST),
                 key_specs: KEYS_3,
@@ -5987,7 +6262,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         deprecation: None,
         forms: &[
             Form {
-                releases: ReleaseSet::from_bits(0b100),
+                releases: ReleaseSet::from_bits(0b10000),
                 arity: -6,
                 flags: CommandFlags::WRITE
                     .union(CommandFlags::DENYOOM)
@@ -5995,7 +6270,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 key_specs: KEYS_3,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b11000111111000),
+                releases: ReleaseSet::from_bits(0b1100011111100000),
                 arity: -6,
                 flags: CommandFlags::WRITE.union(CommandFlags::FAST),
                 key_specs: KEYS_3,
@@ -6013,7 +6288,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b11000111111100),
+            releases: ReleaseSet::from_bits(0b1100011111110000),
             arity: -5,
             flags: CommandFlags::READONLY.union(CommandFlags::FAST),
             key_specs: KEYS_1,
@@ -6064,7 +6339,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b10000111111000),
+            releases: ReleaseSet::from_bits(0b1000011111100000),
             arity: -5,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
             key_specs: KEYS_27,
@@ -6081,7 +6356,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b11000111111000),
+            releases: ReleaseSet::from_bits(0b1100011111100000),
             arity: -5,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
             key_specs: KEYS_13,
@@ -6098,7 +6373,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b100000000),
+            releases: ReleaseSet::from_bits(0b10000000000),
             arity: -2,
             flags: CommandFlags::NONE,
             key_specs: &[],
@@ -6114,7 +6389,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::from_bits(0b100000000),
+                    releases: ReleaseSet::from_bits(0b10000000000),
                     arity: 3,
                     flags: CommandFlags::NONE,
                     key_specs: &[],
@@ -6131,7 +6406,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::from_bits(0b100000000),
+                    releases: ReleaseSet::from_bits(0b10000000000),
                     arity: 2,
                     flags: CommandFlags::NONE,
                     key_specs: &[],
@@ -6148,7 +6423,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::from_bits(0b100000000),
+                    releases: ReleaseSet::from_bits(0b10000000000),
                     arity: -4,
                     flags: CommandFlags::DENYOOM,
                     key_specs: &[],
@@ -6165,7 +6440,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::from_bits(0b100000000),
+                    releases: ReleaseSet::from_bits(0b10000000000),
                     arity: -5,
                     flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
                     key_specs: KEYS_29,
@@ -6286,6 +6561,25 @@ pub static COMMANDS: &[CommandEntry] = &[
         subcommands: &[],
     },
     CommandEntry {
+        name: "host:",
+        module: None,
+        since: Since {
+            redis: None,
+            valkey: None,
+            module: None,
+        },
+        deprecation: None,
+        forms: &[Form {
+            releases: ReleaseSet::from_bits(0b11),
+            arity: -1,
+            flags: CommandFlags::READONLY
+                .union(CommandFlags::LOADING)
+                .union(CommandFlags::STALE),
+            key_specs: &[],
+        }],
+        subcommands: &[],
+    },
+    CommandEntry {
         name: "hotkeys",
         module: None,
         since: Since {
@@ -6295,7 +6589,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b111000000),
+            releases: ReleaseSet::from_bits(0b11100000000),
             arity: -2,
             flags: CommandFlags::NONE,
             key_specs: &[],
@@ -6311,7 +6605,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::from_bits(0b111000000),
+                    releases: ReleaseSet::from_bits(0b11100000000),
                     arity: 2,
                     flags: CommandFlags::ADMIN.union(CommandFlags::NOSCRIPT),
                     key_specs: &[],
@@ -6328,7 +6622,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::from_bits(0b111000000),
+                    releases: ReleaseSet::from_bits(0b11100000000),
                     arity: 2,
                     flags: CommandFlags::LOADING.union(CommandFlags::STALE),
                     key_specs: &[],
@@ -6345,7 +6639,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::from_bits(0b111000000),
+                    releases: ReleaseSet::from_bits(0b11100000000),
                     arity: 2,
                     flags: CommandFlags::ADMIN.union(CommandFlags::NOSCRIPT),
                     key_specs: &[],
@@ -6362,7 +6656,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::from_bits(0b111000000),
+                    releases: ReleaseSet::from_bits(0b11100000000),
                     arity: -2,
                     flags: CommandFlags::ADMIN.union(CommandFlags::NOSCRIPT),
                     key_specs: &[],
@@ -6379,7 +6673,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::from_bits(0b111000000),
+                    releases: ReleaseSet::from_bits(0b11100000000),
                     arity: 2,
                     flags: CommandFlags::ADMIN.union(CommandFlags::NOSCRIPT),
                     key_specs: &[],
@@ -6398,7 +6692,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b11000111111100),
+            releases: ReleaseSet::from_bits(0b1100011111110000),
             arity: -5,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
             key_specs: KEYS_3,
@@ -6416,7 +6710,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         deprecation: None,
         forms: &[
             Form {
-                releases: ReleaseSet::from_bits(0b100),
+                releases: ReleaseSet::from_bits(0b10000),
                 arity: -6,
                 flags: CommandFlags::WRITE
                     .union(CommandFlags::DENYOOM)
@@ -6424,7 +6718,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 key_specs: KEYS_3,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b11000111111000),
+                releases: ReleaseSet::from_bits(0b1100011111100000),
                 arity: -6,
                 flags: CommandFlags::WRITE.union(CommandFlags::FAST),
                 key_specs: KEYS_3,
@@ -6443,7 +6737,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         deprecation: None,
         forms: &[
             Form {
-                releases: ReleaseSet::from_bits(0b100),
+                releases: ReleaseSet::from_bits(0b10000),
                 arity: -6,
                 flags: CommandFlags::WRITE
                     .union(CommandFlags::DENYOOM)
@@ -6451,7 +6745,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 key_specs: KEYS_3,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b11000111111000),
+                releases: ReleaseSet::from_bits(0b1100011111100000),
                 arity: -6,
                 flags: CommandFlags::WRITE.union(CommandFlags::FAST),
                 key_specs: KEYS_3,
@@ -6469,7 +6763,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b11000111111100),
+            releases: ReleaseSet::from_bits(0b1100011111110000),
             arity: -5,
             flags: CommandFlags::READONLY.union(CommandFlags::FAST),
             key_specs: KEYS_1,
@@ -6486,7 +6780,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b11000111111100),
+            releases: ReleaseSet::from_bits(0b1100011111110000),
             arity: -5,
             flags: CommandFlags::READONLY.union(CommandFlags::FAST),
             key_specs: KEYS_1,
@@ -6503,7 +6797,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111110),
             arity: -2,
             flags: CommandFlags::READONLY,
             key_specs: KEYS_1,
@@ -6557,7 +6851,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         deprecation: None,
         forms: &[
             Form {
-                releases: ReleaseSet::from_bits(0b111111000),
+                releases: ReleaseSet::from_bits(0b11111100000),
                 arity: -6,
                 flags: CommandFlags::WRITE
                     .union(CommandFlags::DENYOOM)
@@ -6565,7 +6859,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 key_specs: KEYS_3,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b11000000000000),
+                releases: ReleaseSet::from_bits(0b1100000000000000),
                 arity: -6,
                 flags: CommandFlags::WRITE
                     .union(CommandFlags::DENYOOM)
@@ -6621,7 +6915,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b11000111111100),
+            releases: ReleaseSet::from_bits(0b1100011111110000),
             arity: -5,
             flags: CommandFlags::READONLY.union(CommandFlags::FAST),
             key_specs: KEYS_1,
@@ -6712,7 +7006,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b110000000),
+            releases: ReleaseSet::from_bits(0b11000000000),
             arity: -2,
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
@@ -7227,14 +7521,25 @@ pub static COMMANDS: &[CommandEntry] = &[
             module: None,
         },
         deprecation: None,
-        forms: &[Form {
-            releases: ReleaseSet::ALL,
-            arity: 1,
-            flags: CommandFlags::LOADING
-                .union(CommandFlags::STALE)
-                .union(CommandFlags::FAST),
-            key_specs: &[],
-        }],
+        forms: &[
+            Form {
+                releases: ReleaseSet::from_bits(0b1),
+                arity: 1,
+                flags: CommandFlags::READONLY
+                    .union(CommandFlags::LOADING)
+                    .union(CommandFlags::STALE)
+                    .union(CommandFlags::FAST),
+                key_specs: &[],
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1111111111111110),
+                arity: 1,
+                flags: CommandFlags::LOADING
+                    .union(CommandFlags::STALE)
+                    .union(CommandFlags::FAST),
+                key_specs: &[],
+            },
+        ],
         subcommands: &[],
     },
     CommandEntry {
@@ -7246,12 +7551,23 @@ pub static COMMANDS: &[CommandEntry] = &[
             module: None,
         },
         deprecation: None,
-        forms: &[Form {
-            releases: ReleaseSet::ALL,
-            arity: -2,
-            flags: CommandFlags::NONE,
-            key_specs: &[],
-        }],
+        forms: &[
+            Form {
+                releases: ReleaseSet::from_bits(0b11),
+                arity: -2,
+                flags: CommandFlags::ADMIN
+                    .union(CommandFlags::NOSCRIPT)
+                    .union(CommandFlags::LOADING)
+                    .union(CommandFlags::STALE),
+                key_specs: &[],
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1111111111111100),
+                arity: -2,
+                flags: CommandFlags::NONE,
+                key_specs: &[],
+            },
+        ],
         subcommands: &[
             CommandEntry {
                 name: "latency|doctor",
@@ -7320,7 +7636,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::ALL,
+                    releases: ReleaseSet::from_bits(0b1111111111111100),
                     arity: -2,
                     flags: CommandFlags::ADMIN
                         .union(CommandFlags::NOSCRIPT)
@@ -7402,7 +7718,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111100),
             arity: -3,
             flags: CommandFlags::READONLY,
             key_specs: KEYS_33,
@@ -7470,7 +7786,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111110),
             arity: 5,
             flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
             key_specs: KEYS_7,
@@ -7487,7 +7803,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b100000000),
+            releases: ReleaseSet::from_bits(0b10000000000),
             arity: -5,
             flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
             key_specs: KEYS_7,
@@ -7504,7 +7820,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111100),
             arity: -4,
             flags: CommandFlags::WRITE.union(CommandFlags::MOVABLEKEYS),
             key_specs: KEYS_34,
@@ -7537,12 +7853,20 @@ pub static COMMANDS: &[CommandEntry] = &[
             module: None,
         },
         deprecation: None,
-        forms: &[Form {
-            releases: ReleaseSet::ALL,
-            arity: -2,
-            flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_27,
-        }],
+        forms: &[
+            Form {
+                releases: ReleaseSet::from_bits(0b1),
+                arity: 2,
+                flags: CommandFlags::WRITE.union(CommandFlags::FAST),
+                key_specs: KEYS_27,
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1111111111111110),
+                arity: -2,
+                flags: CommandFlags::WRITE.union(CommandFlags::FAST),
+                key_specs: KEYS_27,
+            },
+        ],
         subcommands: &[],
     },
     CommandEntry {
@@ -7677,12 +8001,20 @@ pub static COMMANDS: &[CommandEntry] = &[
             module: None,
         },
         deprecation: None,
-        forms: &[Form {
-            releases: ReleaseSet::ALL,
-            arity: -2,
-            flags: CommandFlags::NONE,
-            key_specs: &[],
-        }],
+        forms: &[
+            Form {
+                releases: ReleaseSet::from_bits(0b11),
+                arity: -2,
+                flags: CommandFlags::READONLY.union(CommandFlags::MOVABLEKEYS),
+                key_specs: KEYS_35,
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1111111111111100),
+                arity: -2,
+                flags: CommandFlags::NONE,
+                key_specs: &[],
+            },
+        ],
         subcommands: &[
             CommandEntry {
                 name: "memory|doctor",
@@ -7729,13 +8061,13 @@ pub static COMMANDS: &[CommandEntry] = &[
                 deprecation: None,
                 forms: &[
                     Form {
-                        releases: ReleaseSet::from_bits(0b11111111111),
+                        releases: ReleaseSet::from_bits(0b1111111111111),
                         arity: 2,
                         flags: CommandFlags::NONE,
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b11100000000000),
+                        releases: ReleaseSet::from_bits(0b1110000000000000),
                         arity: 2,
                         flags: CommandFlags::LOADING,
                         key_specs: &[],
@@ -7754,13 +8086,13 @@ pub static COMMANDS: &[CommandEntry] = &[
                 deprecation: None,
                 forms: &[
                     Form {
-                        releases: ReleaseSet::from_bits(0b11111111111),
+                        releases: ReleaseSet::from_bits(0b1111111111111),
                         arity: 2,
                         flags: CommandFlags::NONE,
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b11100000000000),
+                        releases: ReleaseSet::from_bits(0b1110000000000000),
                         arity: 2,
                         flags: CommandFlags::LOADING,
                         key_specs: &[],
@@ -7798,7 +8130,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                     releases: ReleaseSet::ALL,
                     arity: -3,
                     flags: CommandFlags::READONLY,
-                    key_specs: KEYS_35,
+                    key_specs: KEYS_36,
                 }],
                 subcommands: &[],
             },
@@ -7817,7 +8149,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -2,
             flags: CommandFlags::READONLY.union(CommandFlags::FAST),
-            key_specs: KEYS_36,
+            key_specs: KEYS_37,
         }],
         subcommands: &[],
     },
@@ -7830,12 +8162,20 @@ pub static COMMANDS: &[CommandEntry] = &[
             module: None,
         },
         deprecation: None,
-        forms: &[Form {
-            releases: ReleaseSet::ALL,
-            arity: -6,
-            flags: CommandFlags::WRITE.union(CommandFlags::MOVABLEKEYS),
-            key_specs: KEYS_37,
-        }],
+        forms: &[
+            Form {
+                releases: ReleaseSet::from_bits(0b11),
+                arity: -6,
+                flags: CommandFlags::WRITE.union(CommandFlags::MOVABLEKEYS),
+                key_specs: KEYS_35,
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1111111111111100),
+                arity: -6,
+                flags: CommandFlags::WRITE.union(CommandFlags::MOVABLEKEYS),
+                key_specs: KEYS_38,
+            },
+        ],
         subcommands: &[],
     },
     CommandEntry {
@@ -7847,12 +8187,20 @@ pub static COMMANDS: &[CommandEntry] = &[
             module: None,
         },
         deprecation: None,
-        forms: &[Form {
-            releases: ReleaseSet::ALL,
-            arity: -2,
-            flags: CommandFlags::NONE,
-            key_specs: &[],
-        }],
+        forms: &[
+            Form {
+                releases: ReleaseSet::from_bits(0b11),
+                arity: -2,
+                flags: CommandFlags::ADMIN.union(CommandFlags::NOSCRIPT),
+                key_specs: &[],
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1111111111111100),
+                arity: -2,
+                flags: CommandFlags::NONE,
+                key_specs: &[],
+            },
+        ],
         subcommands: &[
             CommandEntry {
                 name: "module|help",
@@ -7917,7 +8265,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::ALL,
+                    releases: ReleaseSet::from_bits(0b1111111111111100),
                     arity: -3,
                     flags: CommandFlags::ADMIN
                         .union(CommandFlags::NOSCRIPT)
@@ -7997,7 +8345,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
-            key_specs: KEYS_38,
+            key_specs: KEYS_39,
         }],
         subcommands: &[],
     },
@@ -8011,12 +8359,12 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b10000111100000),
+            releases: ReleaseSet::from_bits(0b1000011110000000),
             arity: -4,
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::MOVABLEKEYS),
-            key_specs: KEYS_39,
+            key_specs: KEYS_40,
         }],
         subcommands: &[],
     },
@@ -8033,7 +8381,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
-            key_specs: KEYS_40,
+            key_specs: KEYS_41,
         }],
         subcommands: &[],
     },
@@ -8048,7 +8396,16 @@ pub static COMMANDS: &[CommandEntry] = &[
         deprecation: None,
         forms: &[
             Form {
-                releases: ReleaseSet::from_bits(0b1111111111),
+                releases: ReleaseSet::from_bits(0b11),
+                arity: 1,
+                flags: CommandFlags::NOSCRIPT
+                    .union(CommandFlags::LOADING)
+                    .union(CommandFlags::STALE)
+                    .union(CommandFlags::FAST),
+                key_specs: &[],
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b111111111100),
                 arity: 1,
                 flags: CommandFlags::NOSCRIPT
                     .union(CommandFlags::LOADING)
@@ -8058,7 +8415,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 key_specs: &[],
             },
             Form {
-                releases: ReleaseSet::from_bits(0b11110000000000),
+                releases: ReleaseSet::from_bits(0b1111000000000000),
                 arity: 1,
                 flags: CommandFlags::NOSCRIPT
                     .union(CommandFlags::LOADING)
@@ -8080,12 +8437,20 @@ pub static COMMANDS: &[CommandEntry] = &[
             module: None,
         },
         deprecation: None,
-        forms: &[Form {
-            releases: ReleaseSet::ALL,
-            arity: -2,
-            flags: CommandFlags::NONE,
-            key_specs: &[],
-        }],
+        forms: &[
+            Form {
+                releases: ReleaseSet::from_bits(0b11),
+                arity: -2,
+                flags: CommandFlags::READONLY,
+                key_specs: KEYS_30,
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1111111111111100),
+                arity: -2,
+                flags: CommandFlags::NONE,
+                key_specs: &[],
+            },
+        ],
         subcommands: &[
             CommandEntry {
                 name: "object|encoding",
@@ -8100,7 +8465,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                     releases: ReleaseSet::ALL,
                     arity: 3,
                     flags: CommandFlags::READONLY,
-                    key_specs: KEYS_35,
+                    key_specs: KEYS_36,
                 }],
                 subcommands: &[],
             },
@@ -8117,7 +8482,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                     releases: ReleaseSet::ALL,
                     arity: 3,
                     flags: CommandFlags::READONLY,
-                    key_specs: KEYS_35,
+                    key_specs: KEYS_36,
                 }],
                 subcommands: &[],
             },
@@ -8131,7 +8496,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::ALL,
+                    releases: ReleaseSet::from_bits(0b1111111111111110),
                     arity: 2,
                     flags: CommandFlags::LOADING.union(CommandFlags::STALE),
                     key_specs: &[],
@@ -8151,7 +8516,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                     releases: ReleaseSet::ALL,
                     arity: 3,
                     flags: CommandFlags::READONLY,
-                    key_specs: KEYS_35,
+                    key_specs: KEYS_36,
                 }],
                 subcommands: &[],
             },
@@ -8168,7 +8533,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                     releases: ReleaseSet::ALL,
                     arity: 3,
                     flags: CommandFlags::READONLY,
-                    key_specs: KEYS_35,
+                    key_specs: KEYS_36,
                 }],
                 subcommands: &[],
             },
@@ -8200,12 +8565,20 @@ pub static COMMANDS: &[CommandEntry] = &[
             module: None,
         },
         deprecation: None,
-        forms: &[Form {
-            releases: ReleaseSet::ALL,
-            arity: -3,
-            flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_3,
-        }],
+        forms: &[
+            Form {
+                releases: ReleaseSet::from_bits(0b11),
+                arity: 3,
+                flags: CommandFlags::WRITE.union(CommandFlags::FAST),
+                key_specs: KEYS_3,
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1111111111111100),
+                arity: -3,
+                flags: CommandFlags::WRITE.union(CommandFlags::FAST),
+                key_specs: KEYS_3,
+            },
+        ],
         subcommands: &[],
     },
     CommandEntry {
@@ -8217,12 +8590,20 @@ pub static COMMANDS: &[CommandEntry] = &[
             module: None,
         },
         deprecation: None,
-        forms: &[Form {
-            releases: ReleaseSet::ALL,
-            arity: -3,
-            flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_3,
-        }],
+        forms: &[
+            Form {
+                releases: ReleaseSet::from_bits(0b11),
+                arity: 3,
+                flags: CommandFlags::WRITE.union(CommandFlags::FAST),
+                key_specs: KEYS_3,
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1111111111111100),
+                arity: -3,
+                flags: CommandFlags::WRITE.union(CommandFlags::FAST),
+                key_specs: KEYS_3,
+            },
+        ],
         subcommands: &[],
     },
     CommandEntry {
@@ -8235,7 +8616,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111100),
             arity: 2,
             flags: CommandFlags::READONLY.union(CommandFlags::FAST),
             key_specs: KEYS_1,
@@ -8270,12 +8651,20 @@ pub static COMMANDS: &[CommandEntry] = &[
             module: None,
         },
         deprecation: None,
-        forms: &[Form {
-            releases: ReleaseSet::ALL,
-            arity: -2,
-            flags: CommandFlags::READONLY.union(CommandFlags::MAY_REPLICATE),
-            key_specs: KEYS_41,
-        }],
+        forms: &[
+            Form {
+                releases: ReleaseSet::from_bits(0b1),
+                arity: -2,
+                flags: CommandFlags::READONLY,
+                key_specs: KEYS_42,
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1111111111111110),
+                arity: -2,
+                flags: CommandFlags::READONLY.union(CommandFlags::MAY_REPLICATE),
+                key_specs: KEYS_42,
+            },
+        ],
         subcommands: &[],
     },
     CommandEntry {
@@ -8287,14 +8676,30 @@ pub static COMMANDS: &[CommandEntry] = &[
             module: None,
         },
         deprecation: None,
-        forms: &[Form {
-            releases: ReleaseSet::ALL,
-            arity: 3,
-            flags: CommandFlags::WRITE
-                .union(CommandFlags::DENYOOM)
-                .union(CommandFlags::ADMIN),
-            key_specs: KEYS_42,
-        }],
+        forms: &[
+            Form {
+                releases: ReleaseSet::from_bits(0b1),
+                arity: -3,
+                flags: CommandFlags::WRITE.union(CommandFlags::ADMIN),
+                key_specs: &[],
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b10),
+                arity: -3,
+                flags: CommandFlags::WRITE
+                    .union(CommandFlags::DENYOOM)
+                    .union(CommandFlags::ADMIN),
+                key_specs: KEYS_43,
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1111111111111100),
+                arity: 3,
+                flags: CommandFlags::WRITE
+                    .union(CommandFlags::DENYOOM)
+                    .union(CommandFlags::ADMIN),
+                key_specs: KEYS_43,
+            },
+        ],
         subcommands: &[],
     },
     CommandEntry {
@@ -8310,7 +8715,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -2,
             flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
-            key_specs: KEYS_43,
+            key_specs: KEYS_44,
         }],
         subcommands: &[],
     },
@@ -8340,10 +8745,37 @@ pub static COMMANDS: &[CommandEntry] = &[
             module: None,
         },
         deprecation: None,
+        forms: &[
+            Form {
+                releases: ReleaseSet::from_bits(0b11),
+                arity: -1,
+                flags: CommandFlags::STALE.union(CommandFlags::FAST),
+                key_specs: &[],
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1111111111111100),
+                arity: -1,
+                flags: CommandFlags::FAST,
+                key_specs: &[],
+            },
+        ],
+        subcommands: &[],
+    },
+    CommandEntry {
+        name: "post",
+        module: None,
+        since: Since {
+            redis: None,
+            valkey: None,
+            module: None,
+        },
+        deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b11),
             arity: -1,
-            flags: CommandFlags::FAST,
+            flags: CommandFlags::READONLY
+                .union(CommandFlags::LOADING)
+                .union(CommandFlags::STALE),
             key_specs: &[],
         }],
         subcommands: &[],
@@ -8364,7 +8796,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 4,
             flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
-            key_specs: KEYS_44,
+            key_specs: KEYS_45,
         }],
         subcommands: &[],
     },
@@ -8379,7 +8811,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         deprecation: None,
         forms: &[
             Form {
-                releases: ReleaseSet::from_bits(0b11111000011111),
+                releases: ReleaseSet::from_bits(0b1111100001111111),
                 arity: -2,
                 flags: CommandFlags::PUBSUB
                     .union(CommandFlags::NOSCRIPT)
@@ -8388,7 +8820,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 key_specs: &[],
             },
             Form {
-                releases: ReleaseSet::from_bits(0b111100000),
+                releases: ReleaseSet::from_bits(0b11110000000),
                 arity: -2,
                 flags: CommandFlags::DENYOOM
                     .union(CommandFlags::PUBSUB)
@@ -8409,15 +8841,29 @@ pub static COMMANDS: &[CommandEntry] = &[
             module: None,
         },
         deprecation: None,
-        forms: &[Form {
-            releases: ReleaseSet::ALL,
-            arity: -3,
-            flags: CommandFlags::ADMIN
-                .union(CommandFlags::NOSCRIPT)
-                .union(CommandFlags::NO_ASYNC_LOADING)
-                .union(CommandFlags::NO_MULTI),
-            key_specs: &[],
-        }],
+        forms: &[
+            Form {
+                releases: ReleaseSet::from_bits(0b1),
+                arity: 3,
+                flags: CommandFlags::ADMIN.union(CommandFlags::NOSCRIPT),
+                key_specs: &[],
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b10),
+                arity: -3,
+                flags: CommandFlags::ADMIN.union(CommandFlags::NOSCRIPT),
+                key_specs: &[],
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1111111111111100),
+                arity: -3,
+                flags: CommandFlags::ADMIN
+                    .union(CommandFlags::NOSCRIPT)
+                    .union(CommandFlags::NO_ASYNC_LOADING)
+                    .union(CommandFlags::NO_MULTI),
+                key_specs: &[],
+            },
+        ],
         subcommands: &[],
     },
     CommandEntry {
@@ -8446,16 +8892,27 @@ pub static COMMANDS: &[CommandEntry] = &[
             module: None,
         },
         deprecation: None,
-        forms: &[Form {
-            releases: ReleaseSet::ALL,
-            arity: 3,
-            flags: CommandFlags::PUBSUB
-                .union(CommandFlags::LOADING)
-                .union(CommandFlags::STALE)
-                .union(CommandFlags::FAST)
-                .union(CommandFlags::MAY_REPLICATE),
-            key_specs: &[],
-        }],
+        forms: &[
+            Form {
+                releases: ReleaseSet::from_bits(0b1),
+                arity: 3,
+                flags: CommandFlags::PUBSUB
+                    .union(CommandFlags::LOADING)
+                    .union(CommandFlags::STALE)
+                    .union(CommandFlags::FAST),
+                key_specs: &[],
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1111111111111110),
+                arity: 3,
+                flags: CommandFlags::PUBSUB
+                    .union(CommandFlags::LOADING)
+                    .union(CommandFlags::STALE)
+                    .union(CommandFlags::FAST)
+                    .union(CommandFlags::MAY_REPLICATE),
+                key_specs: &[],
+            },
+        ],
         subcommands: &[],
     },
     CommandEntry {
@@ -8467,12 +8924,22 @@ pub static COMMANDS: &[CommandEntry] = &[
             module: None,
         },
         deprecation: None,
-        forms: &[Form {
-            releases: ReleaseSet::ALL,
-            arity: -2,
-            flags: CommandFlags::NONE,
-            key_specs: &[],
-        }],
+        forms: &[
+            Form {
+                releases: ReleaseSet::from_bits(0b11),
+                arity: -2,
+                flags: CommandFlags::PUBSUB
+                    .union(CommandFlags::LOADING)
+                    .union(CommandFlags::STALE),
+                key_specs: &[],
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1111111111111100),
+                arity: -2,
+                flags: CommandFlags::NONE,
+                key_specs: &[],
+            },
+        ],
         subcommands: &[
             CommandEntry {
                 name: "pubsub|channels",
@@ -8503,7 +8970,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::ALL,
+                    releases: ReleaseSet::from_bits(0b1111111111111110),
                     arity: 2,
                     flags: CommandFlags::LOADING.union(CommandFlags::STALE),
                     key_specs: &[],
@@ -8558,7 +9025,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::ALL,
+                    releases: ReleaseSet::from_bits(0b1111111111111100),
                     arity: -2,
                     flags: CommandFlags::PUBSUB
                         .union(CommandFlags::LOADING)
@@ -8577,7 +9044,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::ALL,
+                    releases: ReleaseSet::from_bits(0b1111111111111100),
                     arity: -2,
                     flags: CommandFlags::PUBSUB
                         .union(CommandFlags::LOADING)
@@ -8621,7 +9088,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             replaced_by: "just closing the connection",
         }),
         forms: &[Form {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111100),
             arity: -1,
             flags: CommandFlags::NOSCRIPT
                 .union(CommandFlags::LOADING)
@@ -8659,14 +9126,22 @@ pub static COMMANDS: &[CommandEntry] = &[
             module: None,
         },
         deprecation: None,
-        forms: &[Form {
-            releases: ReleaseSet::ALL,
-            arity: 1,
-            flags: CommandFlags::LOADING
-                .union(CommandFlags::STALE)
-                .union(CommandFlags::FAST),
-            key_specs: &[],
-        }],
+        forms: &[
+            Form {
+                releases: ReleaseSet::from_bits(0b11),
+                arity: 1,
+                flags: CommandFlags::FAST,
+                key_specs: &[],
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1111111111111100),
+                arity: 1,
+                flags: CommandFlags::LOADING
+                    .union(CommandFlags::STALE)
+                    .union(CommandFlags::FAST),
+                key_specs: &[],
+            },
+        ],
         subcommands: &[],
     },
     CommandEntry {
@@ -8678,14 +9153,22 @@ pub static COMMANDS: &[CommandEntry] = &[
             module: None,
         },
         deprecation: None,
-        forms: &[Form {
-            releases: ReleaseSet::ALL,
-            arity: 1,
-            flags: CommandFlags::LOADING
-                .union(CommandFlags::STALE)
-                .union(CommandFlags::FAST),
-            key_specs: &[],
-        }],
+        forms: &[
+            Form {
+                releases: ReleaseSet::from_bits(0b11),
+                arity: 1,
+                flags: CommandFlags::FAST,
+                key_specs: &[],
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1111111111111100),
+                arity: 1,
+                flags: CommandFlags::LOADING
+                    .union(CommandFlags::STALE)
+                    .union(CommandFlags::FAST),
+                key_specs: &[],
+            },
+        ],
         subcommands: &[],
     },
     CommandEntry {
@@ -8701,7 +9184,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 3,
             flags: CommandFlags::WRITE,
-            key_specs: KEYS_45,
+            key_specs: KEYS_46,
         }],
         subcommands: &[],
     },
@@ -8718,7 +9201,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 3,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_46,
+            key_specs: KEYS_47,
         }],
         subcommands: &[],
     },
@@ -8731,16 +9214,27 @@ pub static COMMANDS: &[CommandEntry] = &[
             module: None,
         },
         deprecation: None,
-        forms: &[Form {
-            releases: ReleaseSet::ALL,
-            arity: -1,
-            flags: CommandFlags::ADMIN
-                .union(CommandFlags::NOSCRIPT)
-                .union(CommandFlags::LOADING)
-                .union(CommandFlags::STALE)
-                .union(CommandFlags::ALLOW_BUSY),
-            key_specs: &[],
-        }],
+        forms: &[
+            Form {
+                releases: ReleaseSet::from_bits(0b11),
+                arity: -1,
+                flags: CommandFlags::ADMIN
+                    .union(CommandFlags::NOSCRIPT)
+                    .union(CommandFlags::LOADING)
+                    .union(CommandFlags::STALE),
+                key_specs: &[],
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1111111111111100),
+                arity: -1,
+                flags: CommandFlags::ADMIN
+                    .union(CommandFlags::NOSCRIPT)
+                    .union(CommandFlags::LOADING)
+                    .union(CommandFlags::STALE)
+                    .union(CommandFlags::ALLOW_BUSY),
+                key_specs: &[],
+            },
+        ],
         subcommands: &[],
     },
     CommandEntry {
@@ -8752,15 +9246,25 @@ pub static COMMANDS: &[CommandEntry] = &[
             module: None,
         },
         deprecation: None,
-        forms: &[Form {
-            releases: ReleaseSet::ALL,
-            arity: 3,
-            flags: CommandFlags::ADMIN
-                .union(CommandFlags::NOSCRIPT)
-                .union(CommandFlags::STALE)
-                .union(CommandFlags::NO_ASYNC_LOADING),
-            key_specs: &[],
-        }],
+        forms: &[
+            Form {
+                releases: ReleaseSet::from_bits(0b11),
+                arity: 3,
+                flags: CommandFlags::ADMIN
+                    .union(CommandFlags::NOSCRIPT)
+                    .union(CommandFlags::STALE),
+                key_specs: &[],
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1111111111111100),
+                arity: 3,
+                flags: CommandFlags::ADMIN
+                    .union(CommandFlags::NOSCRIPT)
+                    .union(CommandFlags::STALE)
+                    .union(CommandFlags::NO_ASYNC_LOADING),
+                key_specs: &[],
+            },
+        ],
         subcommands: &[],
     },
     CommandEntry {
@@ -8772,17 +9276,28 @@ pub static COMMANDS: &[CommandEntry] = &[
             module: None,
         },
         deprecation: None,
-        forms: &[Form {
-            releases: ReleaseSet::ALL,
-            arity: 1,
-            flags: CommandFlags::NOSCRIPT
-                .union(CommandFlags::LOADING)
-                .union(CommandFlags::STALE)
-                .union(CommandFlags::FAST)
-                .union(CommandFlags::NO_AUTH)
-                .union(CommandFlags::ALLOW_BUSY),
-            key_specs: &[],
-        }],
+        forms: &[
+            Form {
+                releases: ReleaseSet::from_bits(0b10),
+                arity: 1,
+                flags: CommandFlags::NOSCRIPT
+                    .union(CommandFlags::LOADING)
+                    .union(CommandFlags::STALE)
+                    .union(CommandFlags::FAST),
+                key_specs: &[],
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1111111111111100),
+                arity: 1,
+                flags: CommandFlags::NOSCRIPT
+                    .union(CommandFlags::LOADING)
+                    .union(CommandFlags::STALE)
+                    .union(CommandFlags::FAST)
+                    .union(CommandFlags::NO_AUTH)
+                    .union(CommandFlags::ALLOW_BUSY),
+                key_specs: &[],
+            },
+        ],
         subcommands: &[],
     },
     CommandEntry {
@@ -8798,7 +9313,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -4,
             flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
-            key_specs: KEYS_44,
+            key_specs: KEYS_45,
         }],
         subcommands: &[],
     },
@@ -8817,7 +9332,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::ASKING),
-            key_specs: KEYS_44,
+            key_specs: KEYS_45,
         }],
         subcommands: &[],
     },
@@ -8830,15 +9345,27 @@ pub static COMMANDS: &[CommandEntry] = &[
             module: None,
         },
         deprecation: None,
-        forms: &[Form {
-            releases: ReleaseSet::ALL,
-            arity: 1,
-            flags: CommandFlags::NOSCRIPT
-                .union(CommandFlags::LOADING)
-                .union(CommandFlags::STALE)
-                .union(CommandFlags::FAST),
-            key_specs: &[],
-        }],
+        forms: &[
+            Form {
+                releases: ReleaseSet::from_bits(0b1),
+                arity: 1,
+                flags: CommandFlags::READONLY
+                    .union(CommandFlags::NOSCRIPT)
+                    .union(CommandFlags::LOADING)
+                    .union(CommandFlags::STALE)
+                    .union(CommandFlags::FAST),
+                key_specs: &[],
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1111111111111110),
+                arity: 1,
+                flags: CommandFlags::NOSCRIPT
+                    .union(CommandFlags::LOADING)
+                    .union(CommandFlags::STALE)
+                    .union(CommandFlags::FAST),
+                key_specs: &[],
+            },
+        ],
         subcommands: &[],
     },
     CommandEntry {
@@ -8850,12 +9377,20 @@ pub static COMMANDS: &[CommandEntry] = &[
             module: None,
         },
         deprecation: None,
-        forms: &[Form {
-            releases: ReleaseSet::ALL,
-            arity: -2,
-            flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_27,
-        }],
+        forms: &[
+            Form {
+                releases: ReleaseSet::from_bits(0b1),
+                arity: 2,
+                flags: CommandFlags::WRITE.union(CommandFlags::FAST),
+                key_specs: KEYS_27,
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1111111111111110),
+                arity: -2,
+                flags: CommandFlags::WRITE.union(CommandFlags::FAST),
+                key_specs: KEYS_27,
+            },
+        ],
         subcommands: &[],
     },
     CommandEntry {
@@ -8944,15 +9479,23 @@ pub static COMMANDS: &[CommandEntry] = &[
             module: None,
         },
         deprecation: None,
-        forms: &[Form {
-            releases: ReleaseSet::ALL,
-            arity: 1,
-            flags: CommandFlags::ADMIN
-                .union(CommandFlags::NOSCRIPT)
-                .union(CommandFlags::NO_ASYNC_LOADING)
-                .union(CommandFlags::NO_MULTI),
-            key_specs: &[],
-        }],
+        forms: &[
+            Form {
+                releases: ReleaseSet::from_bits(0b11),
+                arity: 1,
+                flags: CommandFlags::ADMIN.union(CommandFlags::NOSCRIPT),
+                key_specs: &[],
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1111111111111100),
+                arity: 1,
+                flags: CommandFlags::ADMIN
+                    .union(CommandFlags::NOSCRIPT)
+                    .union(CommandFlags::NO_ASYNC_LOADING)
+                    .union(CommandFlags::NO_MULTI),
+                key_specs: &[],
+            },
+        ],
         subcommands: &[],
     },
     CommandEntry {
@@ -8998,12 +9541,26 @@ pub static COMMANDS: &[CommandEntry] = &[
             module: None,
         },
         deprecation: None,
-        forms: &[Form {
-            releases: ReleaseSet::ALL,
-            arity: -2,
-            flags: CommandFlags::NONE,
-            key_specs: &[],
-        }],
+        forms: &[
+            Form {
+                releases: ReleaseSet::from_bits(0b1),
+                arity: -2,
+                flags: CommandFlags::NOSCRIPT,
+                key_specs: &[],
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b10),
+                arity: -2,
+                flags: CommandFlags::NOSCRIPT.union(CommandFlags::MAY_REPLICATE),
+                key_specs: &[],
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1111111111111100),
+                arity: -2,
+                flags: CommandFlags::NONE,
+                key_specs: &[],
+            },
+        ],
         subcommands: &[
             CommandEntry {
                 name: "script|debug",
@@ -9016,13 +9573,13 @@ pub static COMMANDS: &[CommandEntry] = &[
                 deprecation: None,
                 forms: &[
                     Form {
-                        releases: ReleaseSet::from_bits(0b111111111111),
+                        releases: ReleaseSet::from_bits(0b11111111111111),
                         arity: 3,
                         flags: CommandFlags::NOSCRIPT,
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b11000000000000),
+                        releases: ReleaseSet::from_bits(0b1100000000000000),
                         arity: -3,
                         flags: CommandFlags::NOSCRIPT,
                         key_specs: &[],
@@ -9041,13 +9598,13 @@ pub static COMMANDS: &[CommandEntry] = &[
                 deprecation: None,
                 forms: &[
                     Form {
-                        releases: ReleaseSet::from_bits(0b111111111111),
+                        releases: ReleaseSet::from_bits(0b11111111111111),
                         arity: -3,
                         flags: CommandFlags::NOSCRIPT,
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b11000000000000),
+                        releases: ReleaseSet::from_bits(0b1100000000000000),
                         arity: -3,
                         flags: CommandFlags::NOSCRIPT.union(CommandFlags::STALE),
                         key_specs: &[],
@@ -9066,13 +9623,13 @@ pub static COMMANDS: &[CommandEntry] = &[
                 deprecation: None,
                 forms: &[
                     Form {
-                        releases: ReleaseSet::from_bits(0b111111111111),
+                        releases: ReleaseSet::from_bits(0b11111111111111),
                         arity: -2,
                         flags: CommandFlags::NOSCRIPT,
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b11000000000000),
+                        releases: ReleaseSet::from_bits(0b1100000000000000),
                         arity: -2,
                         flags: CommandFlags::NOSCRIPT.union(CommandFlags::STALE),
                         key_specs: &[],
@@ -9142,13 +9699,13 @@ pub static COMMANDS: &[CommandEntry] = &[
                 deprecation: None,
                 forms: &[
                     Form {
-                        releases: ReleaseSet::from_bits(0b110000000000),
+                        releases: ReleaseSet::from_bits(0b11000000000000),
                         arity: 3,
                         flags: CommandFlags::NOSCRIPT,
                         key_specs: &[],
                     },
                     Form {
-                        releases: ReleaseSet::from_bits(0b11000000000000),
+                        releases: ReleaseSet::from_bits(0b1100000000000000),
                         arity: 3,
                         flags: CommandFlags::NOSCRIPT.union(CommandFlags::STALE),
                         key_specs: &[],
@@ -9171,7 +9728,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -2,
             flags: CommandFlags::READONLY,
-            key_specs: KEYS_36,
+            key_specs: KEYS_37,
         }],
         subcommands: &[],
     },
@@ -9185,10 +9742,10 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b100000000),
+            releases: ReleaseSet::from_bits(0b10000000000),
             arity: -3,
             flags: CommandFlags::READONLY.union(CommandFlags::MOVABLEKEYS),
-            key_specs: KEYS_47,
+            key_specs: KEYS_48,
         }],
         subcommands: &[],
     },
@@ -9205,7 +9762,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
-            key_specs: KEYS_48,
+            key_specs: KEYS_49,
         }],
         subcommands: &[],
     },
@@ -9220,7 +9777,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         deprecation: None,
         forms: &[
             Form {
-                releases: ReleaseSet::from_bits(0b111111111111),
+                releases: ReleaseSet::from_bits(0b11111111111111),
                 arity: 2,
                 flags: CommandFlags::LOADING
                     .union(CommandFlags::STALE)
@@ -9228,7 +9785,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 key_specs: &[],
             },
             Form {
-                releases: ReleaseSet::from_bits(0b11000000000000),
+                releases: ReleaseSet::from_bits(0b1100000000000000),
                 arity: 2,
                 flags: CommandFlags::LOADING
                     .union(CommandFlags::STALE)
@@ -9289,7 +9846,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 4,
             flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
-            key_specs: KEYS_44,
+            key_specs: KEYS_45,
         }],
         subcommands: &[],
     },
@@ -9311,7 +9868,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::FAST),
-            key_specs: KEYS_49,
+            key_specs: KEYS_50,
         }],
         subcommands: &[],
     },
@@ -9341,17 +9898,28 @@ pub static COMMANDS: &[CommandEntry] = &[
             module: None,
         },
         deprecation: None,
-        forms: &[Form {
-            releases: ReleaseSet::ALL,
-            arity: -1,
-            flags: CommandFlags::ADMIN
-                .union(CommandFlags::NOSCRIPT)
-                .union(CommandFlags::LOADING)
-                .union(CommandFlags::STALE)
-                .union(CommandFlags::NO_MULTI)
-                .union(CommandFlags::ALLOW_BUSY),
-            key_specs: &[],
-        }],
+        forms: &[
+            Form {
+                releases: ReleaseSet::from_bits(0b11),
+                arity: -1,
+                flags: CommandFlags::ADMIN
+                    .union(CommandFlags::NOSCRIPT)
+                    .union(CommandFlags::LOADING)
+                    .union(CommandFlags::STALE),
+                key_specs: &[],
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1111111111111100),
+                arity: -1,
+                flags: CommandFlags::ADMIN
+                    .union(CommandFlags::NOSCRIPT)
+                    .union(CommandFlags::LOADING)
+                    .union(CommandFlags::STALE)
+                    .union(CommandFlags::NO_MULTI)
+                    .union(CommandFlags::ALLOW_BUSY),
+                key_specs: &[],
+            },
+        ],
         subcommands: &[],
     },
     CommandEntry {
@@ -9367,7 +9935,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -2,
             flags: CommandFlags::READONLY,
-            key_specs: KEYS_36,
+            key_specs: KEYS_37,
         }],
         subcommands: &[],
     },
@@ -9381,10 +9949,10 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111100),
             arity: -3,
             flags: CommandFlags::READONLY.union(CommandFlags::MOVABLEKEYS),
-            key_specs: KEYS_47,
+            key_specs: KEYS_48,
         }],
         subcommands: &[],
     },
@@ -9399,16 +9967,16 @@ pub static COMMANDS: &[CommandEntry] = &[
         deprecation: None,
         forms: &[
             Form {
-                releases: ReleaseSet::from_bits(0b1000000011),
+                releases: ReleaseSet::from_bits(0b100000001111),
                 arity: -3,
                 flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
-                key_specs: KEYS_50,
+                key_specs: KEYS_51,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b11110111111100),
+                releases: ReleaseSet::from_bits(0b1111011111110000),
                 arity: -3,
                 flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
-                key_specs: KEYS_48,
+                key_specs: KEYS_49,
             },
         ],
         subcommands: &[],
@@ -9442,15 +10010,25 @@ pub static COMMANDS: &[CommandEntry] = &[
             since: "5.0.0",
             replaced_by: "`REPLICAOF`",
         }),
-        forms: &[Form {
-            releases: ReleaseSet::ALL,
-            arity: 3,
-            flags: CommandFlags::ADMIN
-                .union(CommandFlags::NOSCRIPT)
-                .union(CommandFlags::STALE)
-                .union(CommandFlags::NO_ASYNC_LOADING),
-            key_specs: &[],
-        }],
+        forms: &[
+            Form {
+                releases: ReleaseSet::from_bits(0b11),
+                arity: 3,
+                flags: CommandFlags::ADMIN
+                    .union(CommandFlags::NOSCRIPT)
+                    .union(CommandFlags::STALE),
+                key_specs: &[],
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1111111111111100),
+                arity: 3,
+                flags: CommandFlags::ADMIN
+                    .union(CommandFlags::NOSCRIPT)
+                    .union(CommandFlags::STALE)
+                    .union(CommandFlags::NO_ASYNC_LOADING),
+                key_specs: &[],
+            },
+        ],
         subcommands: &[],
     },
     CommandEntry {
@@ -9465,12 +10043,22 @@ pub static COMMANDS: &[CommandEntry] = &[
             since: "8.1.0",
             replaced_by: "`COMMANDLOG`",
         }),
-        forms: &[Form {
-            releases: ReleaseSet::ALL,
-            arity: -2,
-            flags: CommandFlags::NONE,
-            key_specs: &[],
-        }],
+        forms: &[
+            Form {
+                releases: ReleaseSet::from_bits(0b11),
+                arity: -2,
+                flags: CommandFlags::ADMIN
+                    .union(CommandFlags::LOADING)
+                    .union(CommandFlags::STALE),
+                key_specs: &[],
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1111111111111100),
+                arity: -2,
+                flags: CommandFlags::NONE,
+                key_specs: &[],
+            },
+        ],
         subcommands: &[
             CommandEntry {
                 name: "slowlog|get",
@@ -9507,7 +10095,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                     replaced_by: "`COMMANDLOG HELP`",
                 }),
                 forms: &[Form {
-                    releases: ReleaseSet::ALL,
+                    releases: ReleaseSet::from_bits(0b1111111111111110),
                     arity: 2,
                     flags: CommandFlags::LOADING.union(CommandFlags::STALE),
                     key_specs: &[],
@@ -9587,7 +10175,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111110),
             arity: -3,
             flags: CommandFlags::READONLY.union(CommandFlags::FAST),
             key_specs: KEYS_1,
@@ -9626,7 +10214,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::MOVABLEKEYS),
-            key_specs: KEYS_51,
+            key_specs: KEYS_52,
         }],
         subcommands: &[],
     },
@@ -9640,10 +10228,10 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111100),
             arity: -2,
             flags: CommandFlags::READONLY.union(CommandFlags::MOVABLEKEYS),
-            key_specs: KEYS_52,
+            key_specs: KEYS_53,
         }],
         subcommands: &[],
     },
@@ -9674,7 +10262,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111100),
             arity: 3,
             flags: CommandFlags::PUBSUB
                 .union(CommandFlags::LOADING)
@@ -9747,25 +10335,42 @@ pub static COMMANDS: &[CommandEntry] = &[
         deprecation: None,
         forms: &[
             Form {
-                releases: ReleaseSet::from_bits(0b11111000011111),
+                releases: ReleaseSet::from_bits(0b1111100001111100),
                 arity: -2,
                 flags: CommandFlags::PUBSUB
                     .union(CommandFlags::NOSCRIPT)
                     .union(CommandFlags::LOADING)
                     .union(CommandFlags::STALE),
-                key_specs: KEYS_53,
+                key_specs: KEYS_54,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b111100000),
+                releases: ReleaseSet::from_bits(0b11110000000),
                 arity: -2,
                 flags: CommandFlags::DENYOOM
                     .union(CommandFlags::PUBSUB)
                     .union(CommandFlags::NOSCRIPT)
                     .union(CommandFlags::LOADING)
                     .union(CommandFlags::STALE),
-                key_specs: KEYS_53,
+                key_specs: KEYS_54,
             },
         ],
+        subcommands: &[],
+    },
+    CommandEntry {
+        name: "stralgo",
+        module: None,
+        since: Since {
+            redis: None,
+            valkey: None,
+            module: None,
+        },
+        deprecation: None,
+        forms: &[Form {
+            releases: ReleaseSet::from_bits(0b11),
+            arity: -2,
+            flags: CommandFlags::READONLY.union(CommandFlags::MOVABLEKEYS),
+            key_specs: KEYS_35,
+        }],
         subcommands: &[],
     },
     CommandEntry {
@@ -9796,7 +10401,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         deprecation: None,
         forms: &[
             Form {
-                releases: ReleaseSet::from_bits(0b11111000011111),
+                releases: ReleaseSet::from_bits(0b1111100001111111),
                 arity: -2,
                 flags: CommandFlags::PUBSUB
                     .union(CommandFlags::NOSCRIPT)
@@ -9805,7 +10410,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 key_specs: &[],
             },
             Form {
-                releases: ReleaseSet::from_bits(0b111100000),
+                releases: ReleaseSet::from_bits(0b11110000000),
                 arity: -2,
                 flags: CommandFlags::DENYOOM
                     .union(CommandFlags::PUBSUB)
@@ -9850,7 +10455,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -2,
             flags: CommandFlags::READONLY,
-            key_specs: KEYS_36,
+            key_specs: KEYS_37,
         }],
         subcommands: &[],
     },
@@ -9864,10 +10469,10 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b100000000),
+            releases: ReleaseSet::from_bits(0b10000000000),
             arity: -3,
             flags: CommandFlags::READONLY.union(CommandFlags::MOVABLEKEYS),
-            key_specs: KEYS_47,
+            key_specs: KEYS_48,
         }],
         subcommands: &[],
     },
@@ -9884,7 +10489,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: -3,
             flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
-            key_specs: KEYS_48,
+            key_specs: KEYS_49,
         }],
         subcommands: &[],
     },
@@ -9898,13 +10503,13 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111100),
             arity: -1,
             flags: CommandFlags::PUBSUB
                 .union(CommandFlags::NOSCRIPT)
                 .union(CommandFlags::LOADING)
                 .union(CommandFlags::STALE),
-            key_specs: KEYS_53,
+            key_specs: KEYS_54,
         }],
         subcommands: &[],
     },
@@ -9934,15 +10539,23 @@ pub static COMMANDS: &[CommandEntry] = &[
             module: None,
         },
         deprecation: None,
-        forms: &[Form {
-            releases: ReleaseSet::ALL,
-            arity: 1,
-            flags: CommandFlags::ADMIN
-                .union(CommandFlags::NOSCRIPT)
-                .union(CommandFlags::NO_ASYNC_LOADING)
-                .union(CommandFlags::NO_MULTI),
-            key_specs: &[],
-        }],
+        forms: &[
+            Form {
+                releases: ReleaseSet::from_bits(0b11),
+                arity: 1,
+                flags: CommandFlags::ADMIN.union(CommandFlags::NOSCRIPT),
+                key_specs: &[],
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1111111111111100),
+                arity: 1,
+                flags: CommandFlags::ADMIN
+                    .union(CommandFlags::NOSCRIPT)
+                    .union(CommandFlags::NO_ASYNC_LOADING)
+                    .union(CommandFlags::NO_MULTI),
+                key_specs: &[],
+            },
+        ],
         subcommands: &[],
     },
     CommandEntry {
@@ -10200,14 +10813,25 @@ pub static COMMANDS: &[CommandEntry] = &[
             module: None,
         },
         deprecation: None,
-        forms: &[Form {
-            releases: ReleaseSet::ALL,
-            arity: 1,
-            flags: CommandFlags::LOADING
-                .union(CommandFlags::STALE)
-                .union(CommandFlags::FAST),
-            key_specs: &[],
-        }],
+        forms: &[
+            Form {
+                releases: ReleaseSet::from_bits(0b1),
+                arity: 1,
+                flags: CommandFlags::READONLY
+                    .union(CommandFlags::LOADING)
+                    .union(CommandFlags::STALE)
+                    .union(CommandFlags::FAST),
+                key_specs: &[],
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1111111111111110),
+                arity: 1,
+                flags: CommandFlags::LOADING
+                    .union(CommandFlags::STALE)
+                    .union(CommandFlags::FAST),
+                key_specs: &[],
+            },
+        ],
         subcommands: &[],
     },
     CommandEntry {
@@ -10365,7 +10989,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b111100000),
+            releases: ReleaseSet::from_bits(0b11110000000),
             arity: -5,
             flags: CommandFlags::WRITE,
             key_specs: &[],
@@ -10444,7 +11068,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             flags: CommandFlags::WRITE
                 .union(CommandFlags::MODULE)
                 .union(CommandFlags::FAST),
-            key_specs: KEYS_54,
+            key_specs: KEYS_55,
         }],
         subcommands: &[],
     },
@@ -10497,7 +11121,7 @@ pub static COMMANDS: &[CommandEntry] = &[
             releases: ReleaseSet::ALL,
             arity: 3,
             flags: CommandFlags::WRITE.union(CommandFlags::MODULE),
-            key_specs: KEYS_54,
+            key_specs: KEYS_55,
         }],
         subcommands: &[],
     },
@@ -10755,16 +11379,27 @@ pub static COMMANDS: &[CommandEntry] = &[
             module: None,
         },
         deprecation: None,
-        forms: &[Form {
-            releases: ReleaseSet::ALL,
-            arity: 1,
-            flags: CommandFlags::NOSCRIPT
-                .union(CommandFlags::LOADING)
-                .union(CommandFlags::STALE)
-                .union(CommandFlags::FAST)
-                .union(CommandFlags::ALLOW_BUSY),
-            key_specs: &[],
-        }],
+        forms: &[
+            Form {
+                releases: ReleaseSet::from_bits(0b11),
+                arity: 1,
+                flags: CommandFlags::NOSCRIPT
+                    .union(CommandFlags::LOADING)
+                    .union(CommandFlags::STALE)
+                    .union(CommandFlags::FAST),
+                key_specs: &[],
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1111111111111100),
+                arity: 1,
+                flags: CommandFlags::NOSCRIPT
+                    .union(CommandFlags::LOADING)
+                    .union(CommandFlags::STALE)
+                    .union(CommandFlags::FAST)
+                    .union(CommandFlags::ALLOW_BUSY),
+                key_specs: &[],
+            },
+        ],
         subcommands: &[],
     },
     CommandEntry {
@@ -10778,7 +11413,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         deprecation: None,
         forms: &[
             Form {
-                releases: ReleaseSet::from_bits(0b11000),
+                releases: ReleaseSet::from_bits(0b1100000),
                 arity: -1,
                 flags: CommandFlags::WRITE
                     .union(CommandFlags::DENYOOM)
@@ -10786,7 +11421,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 key_specs: KEYS_13,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b111100000),
+                releases: ReleaseSet::from_bits(0b11110000000),
                 arity: -5,
                 flags: CommandFlags::WRITE
                     .union(CommandFlags::DENYOOM)
@@ -10807,7 +11442,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         deprecation: None,
         forms: &[
             Form {
-                releases: ReleaseSet::from_bits(0b11000),
+                releases: ReleaseSet::from_bits(0b1100000),
                 arity: -1,
                 flags: CommandFlags::READONLY
                     .union(CommandFlags::MODULE)
@@ -10815,7 +11450,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 key_specs: KEYS_13,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b111100000),
+                releases: ReleaseSet::from_bits(0b11110000000),
                 arity: 2,
                 flags: CommandFlags::READONLY
                     .union(CommandFlags::MODULE)
@@ -10836,7 +11471,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         deprecation: None,
         forms: &[
             Form {
-                releases: ReleaseSet::from_bits(0b11000),
+                releases: ReleaseSet::from_bits(0b1100000),
                 arity: -1,
                 flags: CommandFlags::READONLY
                     .union(CommandFlags::MODULE)
@@ -10844,7 +11479,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 key_specs: KEYS_13,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b111100000),
+                releases: ReleaseSet::from_bits(0b11110000000),
                 arity: 2,
                 flags: CommandFlags::READONLY
                     .union(CommandFlags::MODULE)
@@ -10865,7 +11500,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         deprecation: None,
         forms: &[
             Form {
-                releases: ReleaseSet::from_bits(0b11000),
+                releases: ReleaseSet::from_bits(0b1100000),
                 arity: -1,
                 flags: CommandFlags::READONLY
                     .union(CommandFlags::MODULE)
@@ -10873,7 +11508,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 key_specs: KEYS_13,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b111100000),
+                releases: ReleaseSet::from_bits(0b11110000000),
                 arity: -3,
                 flags: CommandFlags::READONLY
                     .union(CommandFlags::MODULE)
@@ -10894,7 +11529,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         deprecation: None,
         forms: &[
             Form {
-                releases: ReleaseSet::from_bits(0b11000),
+                releases: ReleaseSet::from_bits(0b1100000),
                 arity: -1,
                 flags: CommandFlags::READONLY
                     .union(CommandFlags::MODULE)
@@ -10902,7 +11537,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 key_specs: KEYS_13,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b111100000),
+                releases: ReleaseSet::from_bits(0b11110000000),
                 arity: 3,
                 flags: CommandFlags::READONLY
                     .union(CommandFlags::MODULE)
@@ -10923,7 +11558,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         deprecation: None,
         forms: &[
             Form {
-                releases: ReleaseSet::from_bits(0b11000),
+                releases: ReleaseSet::from_bits(0b1100000),
                 arity: -1,
                 flags: CommandFlags::READONLY
                     .union(CommandFlags::MODULE)
@@ -10931,7 +11566,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 key_specs: KEYS_13,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b111100000),
+                releases: ReleaseSet::from_bits(0b11110000000),
                 arity: 2,
                 flags: CommandFlags::READONLY
                     .union(CommandFlags::MODULE)
@@ -10952,13 +11587,13 @@ pub static COMMANDS: &[CommandEntry] = &[
         deprecation: None,
         forms: &[
             Form {
-                releases: ReleaseSet::from_bits(0b11000),
+                releases: ReleaseSet::from_bits(0b1100000),
                 arity: -1,
                 flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
                 key_specs: KEYS_13,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b111100000),
+                releases: ReleaseSet::from_bits(0b11110000000),
                 arity: 3,
                 flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
                 key_specs: KEYS_13,
@@ -10977,7 +11612,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         deprecation: None,
         forms: &[
             Form {
-                releases: ReleaseSet::from_bits(0b11000),
+                releases: ReleaseSet::from_bits(0b1100000),
                 arity: -1,
                 flags: CommandFlags::READONLY
                     .union(CommandFlags::MODULE)
@@ -10985,7 +11620,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 key_specs: KEYS_13,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b111100000),
+                releases: ReleaseSet::from_bits(0b11110000000),
                 arity: -3,
                 flags: CommandFlags::READONLY
                     .union(CommandFlags::MODULE)
@@ -11006,13 +11641,13 @@ pub static COMMANDS: &[CommandEntry] = &[
         deprecation: None,
         forms: &[
             Form {
-                releases: ReleaseSet::from_bits(0b11000),
+                releases: ReleaseSet::from_bits(0b1100000),
                 arity: -1,
                 flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
                 key_specs: KEYS_13,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b111100000),
+                releases: ReleaseSet::from_bits(0b11110000000),
                 arity: -2,
                 flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
                 key_specs: KEYS_13,
@@ -11030,7 +11665,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b111100000),
+            releases: ReleaseSet::from_bits(0b11110000000),
             arity: -4,
             flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
             key_specs: KEYS_13,
@@ -11048,13 +11683,13 @@ pub static COMMANDS: &[CommandEntry] = &[
         deprecation: None,
         forms: &[
             Form {
-                releases: ReleaseSet::from_bits(0b11000),
+                releases: ReleaseSet::from_bits(0b1100000),
                 arity: -1,
                 flags: CommandFlags::WRITE.union(CommandFlags::MODULE),
                 key_specs: KEYS_13,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b111100000),
+                releases: ReleaseSet::from_bits(0b11110000000),
                 arity: 3,
                 flags: CommandFlags::WRITE.union(CommandFlags::MODULE),
                 key_specs: KEYS_13,
@@ -11073,7 +11708,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         deprecation: None,
         forms: &[
             Form {
-                releases: ReleaseSet::from_bits(0b11000),
+                releases: ReleaseSet::from_bits(0b1100000),
                 arity: -1,
                 flags: CommandFlags::WRITE
                     .union(CommandFlags::MODULE)
@@ -11081,7 +11716,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 key_specs: KEYS_13,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b111100000),
+                releases: ReleaseSet::from_bits(0b11110000000),
                 arity: 4,
                 flags: CommandFlags::WRITE
                     .union(CommandFlags::MODULE)
@@ -11102,13 +11737,13 @@ pub static COMMANDS: &[CommandEntry] = &[
         deprecation: None,
         forms: &[
             Form {
-                releases: ReleaseSet::from_bits(0b11000),
+                releases: ReleaseSet::from_bits(0b1100000),
                 arity: -1,
                 flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
                 key_specs: KEYS_13,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b111100000),
+                releases: ReleaseSet::from_bits(0b11110000000),
                 arity: -4,
                 flags: CommandFlags::READONLY.union(CommandFlags::MODULE),
                 key_specs: KEYS_13,
@@ -11127,19 +11762,19 @@ pub static COMMANDS: &[CommandEntry] = &[
         deprecation: None,
         forms: &[
             Form {
-                releases: ReleaseSet::from_bits(0b1),
+                releases: ReleaseSet::from_bits(0b111),
                 arity: 3,
                 flags: CommandFlags::NOSCRIPT,
                 key_specs: &[],
             },
             Form {
-                releases: ReleaseSet::from_bits(0b1000000010),
+                releases: ReleaseSet::from_bits(0b100000001000),
                 arity: 3,
                 flags: CommandFlags::NONE,
                 key_specs: &[],
             },
             Form {
-                releases: ReleaseSet::from_bits(0b11110111111100),
+                releases: ReleaseSet::from_bits(0b1111011111110000),
                 arity: 3,
                 flags: CommandFlags::BLOCKING,
                 key_specs: &[],
@@ -11158,13 +11793,13 @@ pub static COMMANDS: &[CommandEntry] = &[
         deprecation: None,
         forms: &[
             Form {
-                releases: ReleaseSet::from_bits(0b1000000010),
+                releases: ReleaseSet::from_bits(0b100000001000),
                 arity: 4,
                 flags: CommandFlags::NOSCRIPT,
                 key_specs: &[],
             },
             Form {
-                releases: ReleaseSet::from_bits(0b11110111111100),
+                releases: ReleaseSet::from_bits(0b1111011111110000),
                 arity: 4,
                 flags: CommandFlags::BLOCKING,
                 key_specs: &[],
@@ -11183,7 +11818,16 @@ pub static COMMANDS: &[CommandEntry] = &[
         deprecation: None,
         forms: &[
             Form {
-                releases: ReleaseSet::from_bits(0b1111111111),
+                releases: ReleaseSet::from_bits(0b11),
+                arity: -2,
+                flags: CommandFlags::NOSCRIPT
+                    .union(CommandFlags::LOADING)
+                    .union(CommandFlags::STALE)
+                    .union(CommandFlags::FAST),
+                key_specs: KEYS_19,
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b111111111100),
                 arity: -2,
                 flags: CommandFlags::NOSCRIPT
                     .union(CommandFlags::LOADING)
@@ -11193,7 +11837,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                 key_specs: KEYS_19,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b11110000000000),
+                releases: ReleaseSet::from_bits(0b1111000000000000),
                 arity: -2,
                 flags: CommandFlags::NOSCRIPT
                     .union(CommandFlags::LOADING)
@@ -11233,10 +11877,10 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b111110000),
+            releases: ReleaseSet::from_bits(0b11111000000),
             arity: -6,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
-            key_specs: KEYS_55,
+            key_specs: KEYS_56,
         }],
         subcommands: &[],
     },
@@ -11269,7 +11913,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111110),
             arity: -6,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
             key_specs: KEYS_2,
@@ -11286,7 +11930,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b111000000),
+            releases: ReleaseSet::from_bits(0b11100000000),
             arity: -2,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
             key_specs: KEYS_3,
@@ -11337,7 +11981,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b111110000),
+            releases: ReleaseSet::from_bits(0b11111000000),
             arity: -5,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
             key_specs: KEYS_2,
@@ -11353,12 +11997,20 @@ pub static COMMANDS: &[CommandEntry] = &[
             module: None,
         },
         deprecation: None,
-        forms: &[Form {
-            releases: ReleaseSet::ALL,
-            arity: -2,
-            flags: CommandFlags::NONE,
-            key_specs: &[],
-        }],
+        forms: &[
+            Form {
+                releases: ReleaseSet::from_bits(0b11),
+                arity: -2,
+                flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
+                key_specs: KEYS_30,
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1111111111111100),
+                arity: -2,
+                flags: CommandFlags::NONE,
+                key_specs: &[],
+            },
+        ],
         subcommands: &[
             CommandEntry {
                 name: "xgroup|create",
@@ -11373,7 +12025,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                     releases: ReleaseSet::ALL,
                     arity: -5,
                     flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
-                    key_specs: KEYS_56,
+                    key_specs: KEYS_57,
                 }],
                 subcommands: &[],
             },
@@ -11387,10 +12039,10 @@ pub static COMMANDS: &[CommandEntry] = &[
                 },
                 deprecation: None,
                 forms: &[Form {
-                    releases: ReleaseSet::ALL,
+                    releases: ReleaseSet::from_bits(0b1111111111111110),
                     arity: 5,
                     flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
-                    key_specs: KEYS_56,
+                    key_specs: KEYS_57,
                 }],
                 subcommands: &[],
             },
@@ -11407,7 +12059,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                     releases: ReleaseSet::ALL,
                     arity: 5,
                     flags: CommandFlags::WRITE,
-                    key_specs: KEYS_57,
+                    key_specs: KEYS_58,
                 }],
                 subcommands: &[],
             },
@@ -11424,7 +12076,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                     releases: ReleaseSet::ALL,
                     arity: 4,
                     flags: CommandFlags::WRITE,
-                    key_specs: KEYS_57,
+                    key_specs: KEYS_58,
                 }],
                 subcommands: &[],
             },
@@ -11458,7 +12110,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                     releases: ReleaseSet::ALL,
                     arity: -5,
                     flags: CommandFlags::WRITE,
-                    key_specs: KEYS_58,
+                    key_specs: KEYS_59,
                 }],
                 subcommands: &[],
             },
@@ -11474,7 +12126,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b111000000),
+            releases: ReleaseSet::from_bits(0b11100000000),
             arity: 5,
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
@@ -11492,12 +12144,20 @@ pub static COMMANDS: &[CommandEntry] = &[
             module: None,
         },
         deprecation: None,
-        forms: &[Form {
-            releases: ReleaseSet::ALL,
-            arity: -2,
-            flags: CommandFlags::NONE,
-            key_specs: &[],
-        }],
+        forms: &[
+            Form {
+                releases: ReleaseSet::from_bits(0b11),
+                arity: -2,
+                flags: CommandFlags::READONLY,
+                key_specs: KEYS_30,
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1111111111111100),
+                arity: -2,
+                flags: CommandFlags::NONE,
+                key_specs: &[],
+            },
+        ],
         subcommands: &[
             CommandEntry {
                 name: "xinfo|consumers",
@@ -11512,7 +12172,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                     releases: ReleaseSet::ALL,
                     arity: 4,
                     flags: CommandFlags::READONLY,
-                    key_specs: KEYS_59,
+                    key_specs: KEYS_60,
                 }],
                 subcommands: &[],
             },
@@ -11529,7 +12189,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                     releases: ReleaseSet::ALL,
                     arity: 3,
                     flags: CommandFlags::READONLY,
-                    key_specs: KEYS_59,
+                    key_specs: KEYS_60,
                 }],
                 subcommands: &[],
             },
@@ -11563,7 +12223,7 @@ pub static COMMANDS: &[CommandEntry] = &[
                     releases: ReleaseSet::ALL,
                     arity: -3,
                     flags: CommandFlags::READONLY,
-                    key_specs: KEYS_59,
+                    key_specs: KEYS_60,
                 }],
                 subcommands: &[],
             },
@@ -11596,7 +12256,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::from_bits(0b110000000),
+            releases: ReleaseSet::from_bits(0b11000000000),
             arity: -7,
             flags: CommandFlags::WRITE.union(CommandFlags::FAST),
             key_specs: KEYS_3,
@@ -11648,20 +12308,32 @@ pub static COMMANDS: &[CommandEntry] = &[
         deprecation: None,
         forms: &[
             Form {
-                releases: ReleaseSet::from_bits(0b11111111110111),
+                releases: ReleaseSet::from_bits(0b1),
                 arity: -4,
-                flags: CommandFlags::READONLY
-                    .union(CommandFlags::BLOCKING)
-                    .union(CommandFlags::MOVABLEKEYS),
-                key_specs: KEYS_60,
+                flags: CommandFlags::READONLY.union(CommandFlags::MOVABLEKEYS),
+                key_specs: KEYS_11,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b1000),
+                releases: ReleaseSet::from_bits(0b10),
+                arity: -4,
+                flags: CommandFlags::READONLY.union(CommandFlags::MOVABLEKEYS),
+                key_specs: KEYS_61,
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1111111111011100),
                 arity: -4,
                 flags: CommandFlags::READONLY
                     .union(CommandFlags::BLOCKING)
                     .union(CommandFlags::MOVABLEKEYS),
                 key_specs: KEYS_61,
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b100000),
+                arity: -4,
+                flags: CommandFlags::READONLY
+                    .union(CommandFlags::BLOCKING)
+                    .union(CommandFlags::MOVABLEKEYS),
+                key_specs: KEYS_62,
             },
         ],
         subcommands: &[],
@@ -11677,20 +12349,32 @@ pub static COMMANDS: &[CommandEntry] = &[
         deprecation: None,
         forms: &[
             Form {
-                releases: ReleaseSet::from_bits(0b11111111110111),
+                releases: ReleaseSet::from_bits(0b1),
                 arity: -7,
-                flags: CommandFlags::WRITE
-                    .union(CommandFlags::BLOCKING)
-                    .union(CommandFlags::MOVABLEKEYS),
-                key_specs: KEYS_62,
+                flags: CommandFlags::WRITE.union(CommandFlags::MOVABLEKEYS),
+                key_specs: KEYS_11,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b1000),
+                releases: ReleaseSet::from_bits(0b10),
+                arity: -7,
+                flags: CommandFlags::WRITE.union(CommandFlags::MOVABLEKEYS),
+                key_specs: KEYS_63,
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1111111111011100),
                 arity: -7,
                 flags: CommandFlags::WRITE
                     .union(CommandFlags::BLOCKING)
                     .union(CommandFlags::MOVABLEKEYS),
                 key_specs: KEYS_63,
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b100000),
+                arity: -7,
+                flags: CommandFlags::WRITE
+                    .union(CommandFlags::BLOCKING)
+                    .union(CommandFlags::MOVABLEKEYS),
+                key_specs: KEYS_64,
             },
         ],
         subcommands: &[],
@@ -11721,14 +12405,24 @@ pub static COMMANDS: &[CommandEntry] = &[
             module: None,
         },
         deprecation: None,
-        forms: &[Form {
-            releases: ReleaseSet::ALL,
-            arity: -3,
-            flags: CommandFlags::WRITE
-                .union(CommandFlags::DENYOOM)
-                .union(CommandFlags::FAST),
-            key_specs: KEYS_3,
-        }],
+        forms: &[
+            Form {
+                releases: ReleaseSet::from_bits(0b11),
+                arity: 3,
+                flags: CommandFlags::WRITE
+                    .union(CommandFlags::DENYOOM)
+                    .union(CommandFlags::FAST),
+                key_specs: KEYS_3,
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1111111111111100),
+                arity: -3,
+                flags: CommandFlags::WRITE
+                    .union(CommandFlags::DENYOOM)
+                    .union(CommandFlags::FAST),
+                key_specs: KEYS_3,
+            },
+        ],
         subcommands: &[],
     },
     CommandEntry {
@@ -11740,12 +12434,20 @@ pub static COMMANDS: &[CommandEntry] = &[
             module: None,
         },
         deprecation: None,
-        forms: &[Form {
-            releases: ReleaseSet::ALL,
-            arity: -4,
-            flags: CommandFlags::WRITE,
-            key_specs: KEYS_2,
-        }],
+        forms: &[
+            Form {
+                releases: ReleaseSet::from_bits(0b1),
+                arity: -2,
+                flags: CommandFlags::WRITE,
+                key_specs: KEYS_2,
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1111111111111110),
+                arity: -4,
+                flags: CommandFlags::WRITE,
+                key_specs: KEYS_2,
+            },
+        ],
         subcommands: &[],
     },
     CommandEntry {
@@ -11811,10 +12513,10 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111110),
             arity: -3,
             flags: CommandFlags::READONLY.union(CommandFlags::MOVABLEKEYS),
-            key_specs: KEYS_47,
+            key_specs: KEYS_48,
         }],
         subcommands: &[],
     },
@@ -11828,12 +12530,12 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111110),
             arity: -4,
             flags: CommandFlags::WRITE
                 .union(CommandFlags::DENYOOM)
                 .union(CommandFlags::MOVABLEKEYS),
-            key_specs: KEYS_64,
+            key_specs: KEYS_65,
         }],
         subcommands: &[],
     },
@@ -11866,10 +12568,10 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111110),
             arity: -3,
             flags: CommandFlags::READONLY.union(CommandFlags::MOVABLEKEYS),
-            key_specs: KEYS_47,
+            key_specs: KEYS_48,
         }],
         subcommands: &[],
     },
@@ -11883,10 +12585,10 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111100),
             arity: -3,
             flags: CommandFlags::READONLY.union(CommandFlags::MOVABLEKEYS),
-            key_specs: KEYS_47,
+            key_specs: KEYS_48,
         }],
         subcommands: &[],
     },
@@ -11899,14 +12601,24 @@ pub static COMMANDS: &[CommandEntry] = &[
             module: None,
         },
         deprecation: None,
-        forms: &[Form {
-            releases: ReleaseSet::ALL,
-            arity: -4,
-            flags: CommandFlags::WRITE
-                .union(CommandFlags::DENYOOM)
-                .union(CommandFlags::MOVABLEKEYS),
-            key_specs: KEYS_64,
-        }],
+        forms: &[
+            Form {
+                releases: ReleaseSet::from_bits(0b1),
+                arity: -4,
+                flags: CommandFlags::WRITE
+                    .union(CommandFlags::DENYOOM)
+                    .union(CommandFlags::MOVABLEKEYS),
+                key_specs: KEYS_35,
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1111111111111110),
+                arity: -4,
+                flags: CommandFlags::WRITE
+                    .union(CommandFlags::DENYOOM)
+                    .union(CommandFlags::MOVABLEKEYS),
+                key_specs: KEYS_65,
+            },
+        ],
         subcommands: &[],
     },
     CommandEntry {
@@ -11936,7 +12648,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111100),
             arity: -4,
             flags: CommandFlags::WRITE.union(CommandFlags::MOVABLEKEYS),
             key_specs: KEYS_34,
@@ -11953,7 +12665,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111110),
             arity: -3,
             flags: CommandFlags::READONLY.union(CommandFlags::FAST),
             key_specs: KEYS_1,
@@ -12004,7 +12716,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111110),
             arity: -2,
             flags: CommandFlags::READONLY,
             key_specs: KEYS_1,
@@ -12078,7 +12790,7 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111110),
             arity: -5,
             flags: CommandFlags::WRITE.union(CommandFlags::DENYOOM),
             key_specs: KEYS_26,
@@ -12096,13 +12808,13 @@ pub static COMMANDS: &[CommandEntry] = &[
         deprecation: None,
         forms: &[
             Form {
-                releases: ReleaseSet::from_bits(0b1),
+                releases: ReleaseSet::from_bits(0b111),
                 arity: 3,
                 flags: CommandFlags::READONLY.union(CommandFlags::FAST),
                 key_specs: KEYS_1,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b11111111111110),
+                releases: ReleaseSet::from_bits(0b1111111111111000),
                 arity: -3,
                 flags: CommandFlags::READONLY.union(CommandFlags::FAST),
                 key_specs: KEYS_1,
@@ -12249,13 +12961,13 @@ pub static COMMANDS: &[CommandEntry] = &[
         deprecation: None,
         forms: &[
             Form {
-                releases: ReleaseSet::from_bits(0b1),
+                releases: ReleaseSet::from_bits(0b111),
                 arity: 3,
                 flags: CommandFlags::READONLY.union(CommandFlags::FAST),
                 key_specs: KEYS_1,
             },
             Form {
-                releases: ReleaseSet::from_bits(0b11111111111110),
+                releases: ReleaseSet::from_bits(0b1111111111111000),
                 arity: -3,
                 flags: CommandFlags::READONLY.union(CommandFlags::FAST),
                 key_specs: KEYS_1,
@@ -12307,10 +13019,10 @@ pub static COMMANDS: &[CommandEntry] = &[
         },
         deprecation: None,
         forms: &[Form {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111110),
             arity: -3,
             flags: CommandFlags::READONLY.union(CommandFlags::MOVABLEKEYS),
-            key_specs: KEYS_47,
+            key_specs: KEYS_48,
         }],
         subcommands: &[],
     },
@@ -12323,14 +13035,24 @@ pub static COMMANDS: &[CommandEntry] = &[
             module: None,
         },
         deprecation: None,
-        forms: &[Form {
-            releases: ReleaseSet::ALL,
-            arity: -4,
-            flags: CommandFlags::WRITE
-                .union(CommandFlags::DENYOOM)
-                .union(CommandFlags::MOVABLEKEYS),
-            key_specs: KEYS_64,
-        }],
+        forms: &[
+            Form {
+                releases: ReleaseSet::from_bits(0b1),
+                arity: -4,
+                flags: CommandFlags::WRITE
+                    .union(CommandFlags::DENYOOM)
+                    .union(CommandFlags::MOVABLEKEYS),
+                key_specs: KEYS_35,
+            },
+            Form {
+                releases: ReleaseSet::from_bits(0b1111111111111110),
+                arity: -4,
+                flags: CommandFlags::WRITE
+                    .union(CommandFlags::DENYOOM)
+                    .union(CommandFlags::MOVABLEKEYS),
+                key_specs: KEYS_65,
+            },
+        ],
         subcommands: &[],
     },
 ];

@@ -9,6 +9,22 @@ use super::{Release, Server};
 /// Every release of the model; a [`super::ReleaseSet`] bit is an index here.
 pub static RELEASES: &[Release] = &[
     Release {
+        name: "redis-6.0",
+        server: Server::Redis,
+        major: 6,
+        minor: 0,
+        tag: "6.0.9",
+        source: "live redis-server 6.0.9: COMMAND, sandbox probe; key specs (where the legacy key positions agree), subcommands, since and deprecation from live redis-server 7.0.15, keeping what its COMMAND DOCS dates 6.0 or older (no COMMAND DOCS nor key specs before 7.0)",
+    },
+    Release {
+        name: "redis-6.2",
+        server: Server::Redis,
+        major: 6,
+        minor: 2,
+        tag: "6.2.5",
+        source: "live redis-server 6.2.5: COMMAND, sandbox probe; key specs (where the legacy key positions agree), subcommands, since and deprecation from live redis-server 7.0.15, keeping what its COMMAND DOCS dates 6.2 or older (no COMMAND DOCS nor key specs before 7.0)",
+    },
+    Release {
         name: "redis-7.0",
         server: Server::Redis,
         major: 7,

@@ -1,4 +1,4 @@
-// Compiled with REDIS_SCRIPT_TARGET=redis-6.0.
+// Compiled with REDIS_SCRIPT_TARGET=redis-5.0.
 use redis_script::redis_script;
 
 #[redis_script(path = "ui/ok.lua", keys = 1)]

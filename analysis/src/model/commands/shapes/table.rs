@@ -6,6 +6,8 @@ use crate::model::target::ReleaseSet;
 
 /// Where each release's forms were read, in the order of `RELEASES`.
 pub static SOURCES: &[&str] = &[
+    "redis-6.0: arguments and categories from live redis-server 6.0.9: COMMAND (commands, categories), and live redis-server 7.0.15's COMMAND DOCS for their arguments and subcommands, keeping those whose `since` is 6.0 or older (no COMMAND DOCS before 7.0); replies from reply_schema at redis tag 7.2.6; options refused in scripts from probe scripts on live redis-server 6.0.9 (options refused together: those the COMMAND DOCS history of 7.0.15 allows together since after 6.0, each probed)",
+    "redis-6.2: arguments and categories from live redis-server 6.2.5: COMMAND (commands, categories), and live redis-server 7.0.15's COMMAND DOCS for their arguments and subcommands, keeping those whose `since` is 6.2 or older (no COMMAND DOCS before 7.0); replies from reply_schema at redis tag 7.2.6; options refused in scripts from probe scripts on live redis-server 6.2.5 (options refused together: those the COMMAND DOCS history of 7.0.15 allows together since after 6.2, each probed)",
     "redis-7.0: arguments and categories from live redis-server 7.0.15: COMMAND DOCS, COMMAND; replies from reply_schema at redis tag 7.2.6; options refused in scripts from probe scripts on live redis-server 7.0.15",
     "redis-7.2: arguments and categories from redis tag 7.2.6: src/commands/*.json; replies from reply_schema at redis tag 7.2.6; options refused in scripts from redis tag 7.2.6: src/*.c",
     "redis-7.4: arguments and categories from redis tag 7.4.1: src/commands/*.json; replies from reply_schema at redis tag 7.4.1; options refused in scripts from redis tag 7.4.1: src/*.c",
@@ -26,18 +28,26 @@ pub static SOURCES: &[&str] = &[
 pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "acl",
-        forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
-            arguments: &[],
-            reply: &Reply::Unknown,
-            categories: AclCategories::from_bits(0x8000),
-        }],
+        forms: &[
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b11),
+                arguments: &[],
+                reply: &Reply::Unknown,
+                categories: AclCategories::from_bits(0x2a000),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1111111111111100),
+                arguments: &[],
+                reply: &Reply::Unknown,
+                categories: AclCategories::from_bits(0x8000),
+            },
+        ],
     },
     CommandShape {
         name: "acl|cat",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1),
+                releases: ReleaseSet::from_bits(0b111),
                 arguments: &[Argument {
                     name: "categoryname",
                     kind: ArgumentKind::String,
@@ -50,7 +60,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111111111110),
+                releases: ReleaseSet::from_bits(0b1111111111111000),
                 arguments: &[Argument {
                     name: "category",
                     kind: ArgumentKind::String,
@@ -83,7 +93,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "acl|dryrun",
         forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111100),
             arguments: &[
                 Argument {
                     name: "username",
@@ -307,7 +317,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "arcount",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b110000000),
+            releases: ReleaseSet::from_bits(0b11000000000),
             arguments: &[Argument {
                 name: "key",
                 kind: ArgumentKind::Key,
@@ -323,7 +333,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "ardel",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b110000000),
+            releases: ReleaseSet::from_bits(0b11000000000),
             arguments: &[
                 Argument {
                     name: "key",
@@ -349,7 +359,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "ardelrange",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b110000000),
+            releases: ReleaseSet::from_bits(0b11000000000),
             arguments: &[
                 Argument {
                     name: "key",
@@ -392,7 +402,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "arget",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b110000000),
+            releases: ReleaseSet::from_bits(0b11000000000),
             arguments: &[
                 Argument {
                     name: "key",
@@ -421,7 +431,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "argetrange",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b110000000),
+            releases: ReleaseSet::from_bits(0b11000000000),
             arguments: &[
                 Argument {
                     name: "key",
@@ -455,7 +465,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "argrep",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b110000000),
+            releases: ReleaseSet::from_bits(0b11000000000),
             arguments: &[
                 Argument {
                     name: "key",
@@ -647,7 +657,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "arinfo",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b110000000),
+            releases: ReleaseSet::from_bits(0b11000000000),
             arguments: &[
                 Argument {
                     name: "key",
@@ -676,7 +686,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "arinsert",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b110000000),
+            releases: ReleaseSet::from_bits(0b11000000000),
             arguments: &[
                 Argument {
                     name: "key",
@@ -702,7 +712,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "arlastitems",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b110000000),
+            releases: ReleaseSet::from_bits(0b11000000000),
             arguments: &[
                 Argument {
                     name: "key",
@@ -736,7 +746,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "arlen",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b110000000),
+            releases: ReleaseSet::from_bits(0b11000000000),
             arguments: &[Argument {
                 name: "key",
                 kind: ArgumentKind::Key,
@@ -752,7 +762,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "armget",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b110000000),
+            releases: ReleaseSet::from_bits(0b11000000000),
             arguments: &[
                 Argument {
                     name: "key",
@@ -778,7 +788,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "armset",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b110000000),
+            releases: ReleaseSet::from_bits(0b11000000000),
             arguments: &[
                 Argument {
                     name: "key",
@@ -821,7 +831,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "arnext",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b110000000),
+            releases: ReleaseSet::from_bits(0b11000000000),
             arguments: &[Argument {
                 name: "key",
                 kind: ArgumentKind::Key,
@@ -842,7 +852,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "arop",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b110000000),
+            releases: ReleaseSet::from_bits(0b11000000000),
             arguments: &[
                 Argument {
                     name: "key",
@@ -970,7 +980,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "arring",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b110000000),
+            releases: ReleaseSet::from_bits(0b11000000000),
             arguments: &[
                 Argument {
                     name: "key",
@@ -1004,7 +1014,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "arscan",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b110000000),
+            releases: ReleaseSet::from_bits(0b11000000000),
             arguments: &[
                 Argument {
                     name: "key",
@@ -1046,7 +1056,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "arseek",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b110000000),
+            releases: ReleaseSet::from_bits(0b11000000000),
             arguments: &[
                 Argument {
                     name: "key",
@@ -1072,7 +1082,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "arset",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b110000000),
+            releases: ReleaseSet::from_bits(0b11000000000),
             arguments: &[
                 Argument {
                     name: "key",
@@ -1105,12 +1115,20 @@ pub static SHAPES: &[CommandShape] = &[
     },
     CommandShape {
         name: "asking",
-        forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
-            arguments: &[],
-            reply: &Reply::Status(Some("OK")),
-            categories: AclCategories::from_bits(0x44000),
-        }],
+        forms: &[
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b11),
+                arguments: &[],
+                reply: &Reply::Status(Some("OK")),
+                categories: AclCategories::from_bits(0x4001),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1111111111111100),
+                arguments: &[],
+                reply: &Reply::Status(Some("OK")),
+                categories: AclCategories::from_bits(0x44000),
+            },
+        ],
     },
     CommandShape {
         name: "auth",
@@ -1141,7 +1159,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "backup",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b100000000),
+            releases: ReleaseSet::from_bits(0b10000000000),
             arguments: &[],
             reply: &Reply::Unknown,
             categories: AclCategories::from_bits(0x8000),
@@ -1150,7 +1168,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "backup|abort",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b100000000),
+            releases: ReleaseSet::from_bits(0b10000000000),
             arguments: &[],
             reply: &Reply::Unknown,
             categories: AclCategories::from_bits(0x2a000),
@@ -1159,7 +1177,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "backup|cleanup",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b100000000),
+            releases: ReleaseSet::from_bits(0b10000000000),
             arguments: &[],
             reply: &Reply::Unknown,
             categories: AclCategories::from_bits(0x2a000),
@@ -1168,7 +1186,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "backup|help",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b100000000),
+            releases: ReleaseSet::from_bits(0b10000000000),
             arguments: &[],
             reply: &Reply::Unknown,
             categories: AclCategories::from_bits(0x8000),
@@ -1177,7 +1195,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "backup|list",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b100000000),
+            releases: ReleaseSet::from_bits(0b10000000000),
             arguments: &[],
             reply: &Reply::Unknown,
             categories: AclCategories::from_bits(0x2a000),
@@ -1186,7 +1204,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "backup|seal",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b100000000),
+            releases: ReleaseSet::from_bits(0b10000000000),
             arguments: &[],
             reply: &Reply::Unknown,
             categories: AclCategories::from_bits(0x2a000),
@@ -1195,7 +1213,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "backup|start",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b100000000),
+            releases: ReleaseSet::from_bits(0b10000000000),
             arguments: &[],
             reply: &Reply::Unknown,
             categories: AclCategories::from_bits(0x2a000),
@@ -1204,7 +1222,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "backup|status",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b100000000),
+            releases: ReleaseSet::from_bits(0b10000000000),
             arguments: &[],
             reply: &Reply::Unknown,
             categories: AclCategories::from_bits(0x2a000),
@@ -1223,7 +1241,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "bgsave",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111111111),
+                releases: ReleaseSet::from_bits(0b1111111111111),
                 arguments: &[Argument {
                     name: "schedule",
                     kind: ArgumentKind::PureToken,
@@ -1239,7 +1257,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11100000000000),
+                releases: ReleaseSet::from_bits(0b1110000000000000),
                 arguments: &[Argument {
                     name: "operation",
                     kind: ArgumentKind::OneOf(&[
@@ -1277,7 +1295,47 @@ pub static SHAPES: &[CommandShape] = &[
         name: "bitcount",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1),
+                releases: ReleaseSet::from_bits(0b11),
+                arguments: &[
+                    Argument {
+                        name: "key",
+                        kind: ArgumentKind::Key,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "index",
+                        kind: ArgumentKind::Block(&[
+                            Argument {
+                                name: "start",
+                                kind: ArgumentKind::Integer,
+                                token: None,
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "end",
+                                kind: ArgumentKind::Integer,
+                                token: None,
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: None,
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                ],
+                reply: &Reply::Integer(None),
+                categories: AclCategories::from_bits(0x8102),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b100),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -1342,7 +1400,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8102),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111111110),
+                releases: ReleaseSet::from_bits(0b111111111000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -1407,7 +1465,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8102),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11110000000000),
+                releases: ReleaseSet::from_bits(0b1111000000000000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -1486,7 +1544,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "bitfield",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1),
+                releases: ReleaseSet::from_bits(0b111),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -1657,7 +1715,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8104),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111111111110),
+                releases: ReleaseSet::from_bits(0b1111111111111000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -1833,7 +1891,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "bitfield_ro",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1),
+                releases: ReleaseSet::from_bits(0b111),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -1873,7 +1931,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4102),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111111111110),
+                releases: ReleaseSet::from_bits(0b1111111111111000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -1918,7 +1976,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "bitop",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1),
+                releases: ReleaseSet::from_bits(0b111),
                 arguments: &[
                     Argument {
                         name: "operation",
@@ -1949,7 +2007,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8104),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111000001110),
+                releases: ReleaseSet::from_bits(0b1111100000111000),
                 arguments: &[
                     Argument {
                         name: "operation",
@@ -2013,7 +2071,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8104),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111110000),
+                releases: ReleaseSet::from_bits(0b11111000000),
                 arguments: &[
                     Argument {
                         name: "operation",
@@ -2114,7 +2172,62 @@ pub static SHAPES: &[CommandShape] = &[
         name: "bitpos",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1),
+                releases: ReleaseSet::from_bits(0b11),
+                arguments: &[
+                    Argument {
+                        name: "key",
+                        kind: ArgumentKind::Key,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "bit",
+                        kind: ArgumentKind::Integer,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "index",
+                        kind: ArgumentKind::Block(&[
+                            Argument {
+                                name: "start",
+                                kind: ArgumentKind::Integer,
+                                token: None,
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "end_index",
+                                kind: ArgumentKind::Block(&[Argument {
+                                    name: "end",
+                                    kind: ArgumentKind::Integer,
+                                    token: None,
+                                    optional: false,
+                                    multiple: false,
+                                    multiple_token: false,
+                                }]),
+                                token: None,
+                                optional: true,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: None,
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                ],
+                reply: &Reply::Integer(None),
+                categories: AclCategories::from_bits(0x8102),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b100),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -2196,7 +2309,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8102),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111111111110),
+                releases: ReleaseSet::from_bits(0b1111111111111000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -2282,7 +2395,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "blmove",
         forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111110),
             arguments: &[
                 Argument {
                     name: "source",
@@ -2366,7 +2479,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "blmovem",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b100000000),
+            releases: ReleaseSet::from_bits(0b10000000000),
             arguments: &[
                 Argument {
                     name: "source",
@@ -2509,7 +2622,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "blmpop",
         forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111100),
             arguments: &[
                 Argument {
                     name: "timeout",
@@ -2671,7 +2784,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "bzmpop",
         forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111100),
             arguments: &[
                 Argument {
                     name: "timeout",
@@ -2801,12 +2914,20 @@ pub static SHAPES: &[CommandShape] = &[
     },
     CommandShape {
         name: "client",
-        forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
-            arguments: &[],
-            reply: &Reply::Unknown,
-            categories: AclCategories::from_bits(0x8000),
-        }],
+        forms: &[
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b11),
+                arguments: &[],
+                reply: &Reply::Unknown,
+                categories: AclCategories::from_bits(0x6a000),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1111111111111100),
+                arguments: &[],
+                reply: &Reply::Unknown,
+                categories: AclCategories::from_bits(0x8000),
+            },
+        ],
     },
     CommandShape {
         name: "client|caching",
@@ -2844,7 +2965,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "client|capa",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b11110000000000),
+            releases: ReleaseSet::from_bits(0b1111000000000000),
             arguments: &[Argument {
                 name: "capability",
                 kind: ArgumentKind::String,
@@ -2899,7 +3020,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "client|import-source",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b11100000000000),
+            releases: ReleaseSet::from_bits(0b1110000000000000),
             arguments: &[Argument {
                 name: "enabled",
                 kind: ArgumentKind::OneOf(&[
@@ -2932,7 +3053,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "client|info",
         forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111110),
             arguments: &[],
             reply: &Reply::BulkString,
             categories: AclCategories::from_bits(0x48000),
@@ -2943,6 +3064,118 @@ pub static SHAPES: &[CommandShape] = &[
         forms: &[
             ShapeForm {
                 releases: ReleaseSet::from_bits(0b1),
+                arguments: &[Argument {
+                    name: "filter",
+                    kind: ArgumentKind::OneOf(&[
+                        Argument {
+                            name: "ip:port",
+                            kind: ArgumentKind::String,
+                            token: None,
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "new-format",
+                            kind: ArgumentKind::OneOf(&[
+                                Argument {
+                                    name: "client-id",
+                                    kind: ArgumentKind::Integer,
+                                    token: Some("ID"),
+                                    optional: true,
+                                    multiple: false,
+                                    multiple_token: false,
+                                },
+                                Argument {
+                                    name: "normal_master_slave_pubsub",
+                                    kind: ArgumentKind::OneOf(&[
+                                        Argument {
+                                            name: "normal",
+                                            kind: ArgumentKind::PureToken,
+                                            token: Some("NORMAL"),
+                                            optional: false,
+                                            multiple: false,
+                                            multiple_token: false,
+                                        },
+                                        Argument {
+                                            name: "master",
+                                            kind: ArgumentKind::PureToken,
+                                            token: Some("MASTER"),
+                                            optional: false,
+                                            multiple: false,
+                                            multiple_token: false,
+                                        },
+                                        Argument {
+                                            name: "slave",
+                                            kind: ArgumentKind::PureToken,
+                                            token: Some("SLAVE"),
+                                            optional: false,
+                                            multiple: false,
+                                            multiple_token: false,
+                                        },
+                                        Argument {
+                                            name: "replica",
+                                            kind: ArgumentKind::PureToken,
+                                            token: Some("REPLICA"),
+                                            optional: false,
+                                            multiple: false,
+                                            multiple_token: false,
+                                        },
+                                        Argument {
+                                            name: "pubsub",
+                                            kind: ArgumentKind::PureToken,
+                                            token: Some("PUBSUB"),
+                                            optional: false,
+                                            multiple: false,
+                                            multiple_token: false,
+                                        },
+                                    ]),
+                                    token: Some("TYPE"),
+                                    optional: true,
+                                    multiple: false,
+                                    multiple_token: false,
+                                },
+                                Argument {
+                                    name: "username",
+                                    kind: ArgumentKind::String,
+                                    token: Some("USER"),
+                                    optional: true,
+                                    multiple: false,
+                                    multiple_token: false,
+                                },
+                                Argument {
+                                    name: "ip:port",
+                                    kind: ArgumentKind::String,
+                                    token: Some("ADDR"),
+                                    optional: true,
+                                    multiple: false,
+                                    multiple_token: false,
+                                },
+                                Argument {
+                                    name: "yes/no",
+                                    kind: ArgumentKind::String,
+                                    token: Some("SKIPME"),
+                                    optional: true,
+                                    multiple: false,
+                                    multiple_token: false,
+                                },
+                            ]),
+                            token: None,
+                            optional: false,
+                            multiple: true,
+                            multiple_token: false,
+                        },
+                    ]),
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                }],
+                reply: &Reply::OneOf(&[Reply::Status(Some("OK")), Reply::Integer(None)]),
+                categories: AclCategories::from_bits(0x6a000),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b110),
                 arguments: &[Argument {
                     name: "filter",
                     kind: ArgumentKind::OneOf(&[
@@ -3062,7 +3295,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x6a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1000000010),
+                releases: ReleaseSet::from_bits(0b100000001000),
                 arguments: &[Argument {
                     name: "filter",
                     kind: ArgumentKind::OneOf(&[
@@ -3199,7 +3432,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x6a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b100),
+                releases: ReleaseSet::from_bits(0b10000),
                 arguments: &[Argument {
                     name: "filter",
                     kind: ArgumentKind::OneOf(&[
@@ -3344,7 +3577,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x6a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111111000),
+                releases: ReleaseSet::from_bits(0b11111100000),
                 arguments: &[Argument {
                     name: "filter",
                     kind: ArgumentKind::OneOf(&[
@@ -3489,7 +3722,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x6a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b10000000000),
+                releases: ReleaseSet::from_bits(0b1000000000000),
                 arguments: &[Argument {
                     name: "filter",
                     kind: ArgumentKind::OneOf(&[
@@ -3642,7 +3875,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x6a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b100000000000),
+                releases: ReleaseSet::from_bits(0b10000000000000),
                 arguments: &[Argument {
                     name: "filter",
                     kind: ArgumentKind::OneOf(&[
@@ -3795,7 +4028,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x6a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11000000000000),
+                releases: ReleaseSet::from_bits(0b1100000000000000),
                 arguments: &[Argument {
                     name: "filter",
                     kind: ArgumentKind::OneOf(&[
@@ -4163,6 +4396,52 @@ pub static SHAPES: &[CommandShape] = &[
         forms: &[
             ShapeForm {
                 releases: ReleaseSet::from_bits(0b1),
+                arguments: &[Argument {
+                    name: "normal_master_replica_pubsub",
+                    kind: ArgumentKind::OneOf(&[
+                        Argument {
+                            name: "normal",
+                            kind: ArgumentKind::PureToken,
+                            token: Some("NORMAL"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "master",
+                            kind: ArgumentKind::PureToken,
+                            token: Some("MASTER"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "replica",
+                            kind: ArgumentKind::PureToken,
+                            token: Some("REPLICA"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "pubsub",
+                            kind: ArgumentKind::PureToken,
+                            token: Some("PUBSUB"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                    ]),
+                    token: Some("TYPE"),
+                    optional: true,
+                    multiple: false,
+                    multiple_token: false,
+                }],
+                reply: &Reply::BulkString,
+                categories: AclCategories::from_bits(0x6a000),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b110),
                 arguments: &[
                     Argument {
                         name: "normal_master_replica_pubsub",
@@ -4225,7 +4504,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x6a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11000000110),
+                releases: ReleaseSet::from_bits(0b1100000011000),
                 arguments: &[
                     Argument {
                         name: "client-type",
@@ -4281,7 +4560,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x6a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111111000),
+                releases: ReleaseSet::from_bits(0b11111100000),
                 arguments: &[
                     Argument {
                         name: "client-type",
@@ -4337,7 +4616,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x6a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b100000000000),
+                releases: ReleaseSet::from_bits(0b10000000000000),
                 arguments: &[
                     Argument {
                         name: "client-type",
@@ -4450,7 +4729,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x6a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11000000000000),
+                releases: ReleaseSet::from_bits(0b1100000000000000),
                 arguments: &[
                     Argument {
                         name: "client-type",
@@ -4760,7 +5039,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "client|no-evict",
         forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111100),
             arguments: &[Argument {
                 name: "enabled",
                 kind: ArgumentKind::OneOf(&[
@@ -4793,7 +5072,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "client|no-touch",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b11111111111110),
+            releases: ReleaseSet::from_bits(0b1111111111111000),
             arguments: &[Argument {
                 name: "enabled",
                 kind: ArgumentKind::OneOf(&[
@@ -4825,52 +5104,67 @@ pub static SHAPES: &[CommandShape] = &[
     },
     CommandShape {
         name: "client|pause",
-        forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
-            arguments: &[
-                Argument {
+        forms: &[
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1),
+                arguments: &[Argument {
                     name: "timeout",
                     kind: ArgumentKind::Integer,
                     token: None,
                     optional: false,
                     multiple: false,
                     multiple_token: false,
-                },
-                Argument {
-                    name: "mode",
-                    kind: ArgumentKind::OneOf(&[
-                        Argument {
-                            name: "write",
-                            kind: ArgumentKind::PureToken,
-                            token: Some("WRITE"),
-                            optional: false,
-                            multiple: false,
-                            multiple_token: false,
-                        },
-                        Argument {
-                            name: "all",
-                            kind: ArgumentKind::PureToken,
-                            token: Some("ALL"),
-                            optional: false,
-                            multiple: false,
-                            multiple_token: false,
-                        },
-                    ]),
-                    token: None,
-                    optional: true,
-                    multiple: false,
-                    multiple_token: false,
-                },
-            ],
-            reply: &Reply::Status(Some("OK")),
-            categories: AclCategories::from_bits(0x6a000),
-        }],
+                }],
+                reply: &Reply::Status(Some("OK")),
+                categories: AclCategories::from_bits(0x6a000),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1111111111111110),
+                arguments: &[
+                    Argument {
+                        name: "timeout",
+                        kind: ArgumentKind::Integer,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "mode",
+                        kind: ArgumentKind::OneOf(&[
+                            Argument {
+                                name: "write",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("WRITE"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "all",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("ALL"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: None,
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                ],
+                reply: &Reply::Status(Some("OK")),
+                categories: AclCategories::from_bits(0x6a000),
+            },
+        ],
     },
     CommandShape {
         name: "client|reply",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1),
+                releases: ReleaseSet::from_bits(0b111),
                 arguments: &[Argument {
                     name: "on_off_skip",
                     kind: ArgumentKind::OneOf(&[
@@ -4908,7 +5202,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x48000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111111111110),
+                releases: ReleaseSet::from_bits(0b1111111111111000),
                 arguments: &[Argument {
                     name: "action",
                     kind: ArgumentKind::OneOf(&[
@@ -4951,7 +5245,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "client|setinfo",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11000000110),
+                releases: ReleaseSet::from_bits(0b1100000011000),
                 arguments: &[Argument {
                     name: "attr",
                     kind: ArgumentKind::OneOf(&[
@@ -4981,7 +5275,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x48000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11100111111000),
+                releases: ReleaseSet::from_bits(0b1110011111100000),
                 arguments: &[Argument {
                     name: "attr",
                     kind: ArgumentKind::OneOf(&[
@@ -5032,7 +5326,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "client|tracking",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11100111111001),
+                releases: ReleaseSet::from_bits(0b1110011111100111),
                 arguments: &[
                     Argument {
                         name: "status",
@@ -5112,7 +5406,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x48000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11000000110),
+                releases: ReleaseSet::from_bits(0b1100000011000),
                 arguments: &[
                     Argument {
                         name: "status",
@@ -5196,7 +5490,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "client|trackinginfo",
         forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111110),
             arguments: &[],
             reply: &Reply::Map {
                 key: &Reply::BulkString,
@@ -5223,7 +5517,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "client|unblock",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1),
+                releases: ReleaseSet::from_bits(0b111),
                 arguments: &[
                     Argument {
                         name: "client-id",
@@ -5263,7 +5557,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x6a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111111111110),
+                releases: ReleaseSet::from_bits(0b1111111111111000),
                 arguments: &[
                     Argument {
                         name: "client-id",
@@ -5307,7 +5601,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "client|unpause",
         forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111110),
             arguments: &[],
             reply: &Reply::Status(Some("OK")),
             categories: AclCategories::from_bits(0x6a000),
@@ -5315,17 +5609,25 @@ pub static SHAPES: &[CommandShape] = &[
     },
     CommandShape {
         name: "cluster",
-        forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
-            arguments: &[],
-            reply: &Reply::Unknown,
-            categories: AclCategories::from_bits(0x8000),
-        }],
+        forms: &[
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b11),
+                arguments: &[],
+                reply: &Reply::Unknown,
+                categories: AclCategories::from_bits(0x2a000),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1111111111111100),
+                arguments: &[],
+                reply: &Reply::Unknown,
+                categories: AclCategories::from_bits(0x8000),
+            },
+        ],
     },
     CommandShape {
         name: "clusterscan",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b10000000000000),
+            releases: ReleaseSet::from_bits(0b1000000000000000),
             arguments: &[
                 Argument {
                     name: "cursor",
@@ -5392,7 +5694,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "cluster|addslotsrange",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1),
+                releases: ReleaseSet::from_bits(0b100),
                 arguments: &[Argument {
                     name: "start-slot_end-slot",
                     kind: ArgumentKind::Block(&[
@@ -5422,7 +5724,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111111111110),
+                releases: ReleaseSet::from_bits(0b1111111111111000),
                 arguments: &[Argument {
                     name: "range",
                     kind: ArgumentKind::Block(&[
@@ -5465,7 +5767,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "cluster|cancelslotmigrations",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b11000000000000),
+            releases: ReleaseSet::from_bits(0b1100000000000000),
             arguments: &[],
             reply: &Reply::Unknown,
             categories: AclCategories::from_bits(0x2a000),
@@ -5523,7 +5825,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "cluster|delslotsrange",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1),
+                releases: ReleaseSet::from_bits(0b100),
                 arguments: &[Argument {
                     name: "start-slot_end-slot",
                     kind: ArgumentKind::Block(&[
@@ -5553,7 +5855,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111111111110),
+                releases: ReleaseSet::from_bits(0b1111111111111000),
                 arguments: &[Argument {
                     name: "range",
                     kind: ArgumentKind::Block(&[
@@ -5620,7 +5922,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "cluster|flushslot",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b11000000000000),
+            releases: ReleaseSet::from_bits(0b1100000000000000),
             arguments: &[
                 Argument {
                     name: "slot",
@@ -5714,7 +6016,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "cluster|getslotmigrations",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b11000000000000),
+            releases: ReleaseSet::from_bits(0b1100000000000000),
             arguments: &[],
             reply: &Reply::Unknown,
             categories: AclCategories::from_bits(0x2a000),
@@ -5757,7 +6059,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "cluster|links",
         forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111100),
             arguments: &[],
             reply: &Reply::Array(&Reply::Map {
                 key: &Reply::BulkString,
@@ -5775,7 +6077,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "cluster|meet",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1),
+                releases: ReleaseSet::from_bits(0b111),
                 arguments: &[
                     Argument {
                         name: "ip",
@@ -5806,7 +6108,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111111111110),
+                releases: ReleaseSet::from_bits(0b1111111111111000),
                 arguments: &[
                     Argument {
                         name: "ip",
@@ -5841,7 +6143,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "cluster|migrateslots",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b11000000000000),
+            releases: ReleaseSet::from_bits(0b1100000000000000),
             arguments: &[Argument {
                 name: "migration-group",
                 kind: ArgumentKind::Block(&[
@@ -5907,7 +6209,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "cluster|migration",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b111100000),
+            releases: ReleaseSet::from_bits(0b11110000000),
             arguments: &[Argument {
                 name: "subcommand",
                 kind: ArgumentKind::OneOf(&[
@@ -6008,7 +6310,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "cluster|myshardid",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b11111111111110),
+            releases: ReleaseSet::from_bits(0b1111111111111000),
             arguments: &[],
             reply: &Reply::BulkString,
             categories: AclCategories::from_bits(0x8000),
@@ -6043,7 +6345,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "cluster|replicate",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111111111111),
+                releases: ReleaseSet::from_bits(0b11111111111111),
                 arguments: &[Argument {
                     name: "node-id",
                     kind: ArgumentKind::String,
@@ -6056,7 +6358,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11000000000000),
+                releases: ReleaseSet::from_bits(0b1100000000000000),
                 arguments: &[Argument {
                     name: "args",
                     kind: ArgumentKind::OneOf(&[
@@ -6108,7 +6410,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "cluster|reset",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1),
+                releases: ReleaseSet::from_bits(0b111),
                 arguments: &[Argument {
                     name: "hard_soft",
                     kind: ArgumentKind::OneOf(&[
@@ -6138,7 +6440,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111111111110),
+                releases: ReleaseSet::from_bits(0b1111111111111000),
                 arguments: &[Argument {
                     name: "reset-type",
                     kind: ArgumentKind::OneOf(&[
@@ -6198,7 +6500,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "cluster|setslot",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1),
+                releases: ReleaseSet::from_bits(0b111),
                 arguments: &[
                     Argument {
                         name: "slot",
@@ -6254,7 +6556,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111111110),
+                releases: ReleaseSet::from_bits(0b111111111000),
                 arguments: &[
                     Argument {
                         name: "slot",
@@ -6310,7 +6612,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11110000000000),
+                releases: ReleaseSet::from_bits(0b1111000000000000),
                 arguments: &[
                     Argument {
                         name: "slot",
@@ -6378,7 +6680,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "cluster|shards",
         forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111100),
             arguments: &[],
             reply: &Reply::Array(&Reply::Map {
                 key: &Reply::BulkString,
@@ -6420,7 +6722,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "cluster|slot-stats",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b11110111110000),
+            releases: ReleaseSet::from_bits(0b1111011111000000),
             arguments: &[Argument {
                 name: "filter",
                 kind: ArgumentKind::OneOf(&[
@@ -6519,7 +6821,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "cluster|slots",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111111111),
+                releases: ReleaseSet::from_bits(0b111111111111),
                 arguments: &[],
                 reply: &Reply::Array(&Reply::Tuple(&[
                     Reply::Integer(None),
@@ -6537,7 +6839,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11110000000000),
+                releases: ReleaseSet::from_bits(0b1111000000000000),
                 arguments: &[],
                 reply: &Reply::Array(&Reply::Tuple(&[
                     Reply::Integer(None),
@@ -6560,7 +6862,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "cluster|syncslots",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111100000),
+                releases: ReleaseSet::from_bits(0b11110000000),
                 arguments: &[Argument {
                     name: "subcommand",
                     kind: ArgumentKind::OneOf(&[
@@ -6698,7 +7000,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11000000000000),
+                releases: ReleaseSet::from_bits(0b1100000000000000),
                 arguments: &[],
                 reply: &Reply::Unknown,
                 categories: AclCategories::from_bits(0x2a000),
@@ -6717,7 +7019,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "commandlog",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b11100000000000),
+            releases: ReleaseSet::from_bits(0b1110000000000000),
             arguments: &[],
             reply: &Reply::Unknown,
             categories: AclCategories::from_bits(0x8000),
@@ -6727,7 +7029,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "commandlog|get",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b100000000000),
+                releases: ReleaseSet::from_bits(0b10000000000000),
                 arguments: &[
                     Argument {
                         name: "count",
@@ -6775,7 +7077,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11000000000000),
+                releases: ReleaseSet::from_bits(0b1100000000000000),
                 arguments: &[
                     Argument {
                         name: "count",
@@ -6827,7 +7129,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "commandlog|help",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b11100000000000),
+            releases: ReleaseSet::from_bits(0b1110000000000000),
             arguments: &[],
             reply: &Reply::Unknown,
             categories: AclCategories::from_bits(0x8000),
@@ -6837,7 +7139,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "commandlog|len",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b100000000000),
+                releases: ReleaseSet::from_bits(0b10000000000000),
                 arguments: &[Argument {
                     name: "type",
                     kind: ArgumentKind::OneOf(&[
@@ -6875,7 +7177,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11000000000000),
+                releases: ReleaseSet::from_bits(0b1100000000000000),
                 arguments: &[Argument {
                     name: "type",
                     kind: ArgumentKind::OneOf(&[
@@ -6918,7 +7220,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "commandlog|reset",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b100000000000),
+                releases: ReleaseSet::from_bits(0b10000000000000),
                 arguments: &[Argument {
                     name: "type",
                     kind: ArgumentKind::OneOf(&[
@@ -6956,7 +7258,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11000000000000),
+                releases: ReleaseSet::from_bits(0b1100000000000000),
                 arguments: &[Argument {
                     name: "type",
                     kind: ArgumentKind::OneOf(&[
@@ -7007,7 +7309,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "command|docs",
         forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111100),
             arguments: &[Argument {
                 name: "command-name",
                 kind: ArgumentKind::String,
@@ -7030,13 +7332,13 @@ pub static SHAPES: &[CommandShape] = &[
         name: "command|getkeys",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1),
+                releases: ReleaseSet::from_bits(0b111),
                 arguments: &[],
                 reply: &Reply::Array(&Reply::BulkString),
                 categories: AclCategories::from_bits(0x48000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111111111110),
+                releases: ReleaseSet::from_bits(0b1111111111111000),
                 arguments: &[
                     Argument {
                         name: "command",
@@ -7064,7 +7366,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "command|getkeysandflags",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1),
+                releases: ReleaseSet::from_bits(0b100),
                 arguments: &[],
                 reply: &Reply::Array(&Reply::Tuple(&[
                     Reply::BulkString,
@@ -7073,7 +7375,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x48000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111111111110),
+                releases: ReleaseSet::from_bits(0b1111111111111000),
                 arguments: &[
                     Argument {
                         name: "command",
@@ -7113,7 +7415,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "command|info",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111111111),
+                releases: ReleaseSet::from_bits(0b111111111111),
                 arguments: &[Argument {
                     name: "command-name",
                     kind: ArgumentKind::String,
@@ -7181,7 +7483,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x48000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11110000000000),
+                releases: ReleaseSet::from_bits(0b1111000000000000),
                 arguments: &[Argument {
                     name: "command-name",
                     kind: ArgumentKind::String,
@@ -7253,7 +7555,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "command|list",
         forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111100),
             arguments: &[Argument {
                 name: "filterby",
                 kind: ArgumentKind::OneOf(&[
@@ -7293,18 +7595,26 @@ pub static SHAPES: &[CommandShape] = &[
     },
     CommandShape {
         name: "config",
-        forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
-            arguments: &[],
-            reply: &Reply::Unknown,
-            categories: AclCategories::from_bits(0x8000),
-        }],
+        forms: &[
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b11),
+                arguments: &[],
+                reply: &Reply::Unknown,
+                categories: AclCategories::from_bits(0x2a000),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1111111111111100),
+                arguments: &[],
+                reply: &Reply::Unknown,
+                categories: AclCategories::from_bits(0x8000),
+            },
+        ],
     },
     CommandShape {
         name: "config|get",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1),
+                releases: ReleaseSet::from_bits(0b111),
                 arguments: &[Argument {
                     name: "parameter",
                     kind: ArgumentKind::Block(&[Argument {
@@ -7327,7 +7637,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111111111110),
+                releases: ReleaseSet::from_bits(0b1111111111111000),
                 arguments: &[Argument {
                     name: "parameter",
                     kind: ArgumentKind::String,
@@ -7375,7 +7685,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "config|set",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1),
+                releases: ReleaseSet::from_bits(0b111),
                 arguments: &[Argument {
                     name: "parameter_value",
                     kind: ArgumentKind::Block(&[
@@ -7405,7 +7715,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111111111110),
+                releases: ReleaseSet::from_bits(0b1111111111111000),
                 arguments: &[Argument {
                     name: "data",
                     kind: ArgumentKind::Block(&[
@@ -7439,7 +7749,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "copy",
         forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111110),
             arguments: &[
                 Argument {
                     name: "source",
@@ -7557,7 +7867,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "delex",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b111100000),
+            releases: ReleaseSet::from_bits(0b11110000000),
             arguments: &[
                 Argument {
                     name: "key",
@@ -7616,7 +7926,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "delifeq",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b11000000000000),
+            releases: ReleaseSet::from_bits(0b1100000000000000),
             arguments: &[
                 Argument {
                     name: "key",
@@ -7642,7 +7952,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "digest",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b111100000),
+            releases: ReleaseSet::from_bits(0b11110000000),
             arguments: &[Argument {
                 name: "key",
                 kind: ArgumentKind::Key,
@@ -7682,19 +7992,34 @@ pub static SHAPES: &[CommandShape] = &[
     },
     CommandShape {
         name: "echo",
-        forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
-            arguments: &[Argument {
-                name: "message",
-                kind: ArgumentKind::String,
-                token: None,
-                optional: false,
-                multiple: false,
-                multiple_token: false,
-            }],
-            reply: &Reply::BulkString,
-            categories: AclCategories::from_bits(0x44000),
-        }],
+        forms: &[
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1),
+                arguments: &[Argument {
+                    name: "message",
+                    kind: ArgumentKind::String,
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                }],
+                reply: &Reply::BulkString,
+                categories: AclCategories::from_bits(0x44002),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1111111111111110),
+                arguments: &[Argument {
+                    name: "message",
+                    kind: ArgumentKind::String,
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                }],
+                reply: &Reply::BulkString,
+                categories: AclCategories::from_bits(0x44000),
+            },
+        ],
     },
     CommandShape {
         name: "eval",
@@ -7742,7 +8067,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "eval_ro",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11100111111001),
+                releases: ReleaseSet::from_bits(0b1110011111100100),
                 arguments: &[
                     Argument {
                         name: "script",
@@ -7781,7 +8106,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x108000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11000000110),
+                releases: ReleaseSet::from_bits(0b1100000011000),
                 arguments: &[
                     Argument {
                         name: "script",
@@ -7867,7 +8192,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "evalsha_ro",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11100111111001),
+                releases: ReleaseSet::from_bits(0b1110011111100100),
                 arguments: &[
                     Argument {
                         name: "sha1",
@@ -7906,7 +8231,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x108000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11000000110),
+                releases: ReleaseSet::from_bits(0b1100000011000),
                 arguments: &[
                     Argument {
                         name: "sha1",
@@ -7976,142 +8301,192 @@ pub static SHAPES: &[CommandShape] = &[
     },
     CommandShape {
         name: "expire",
-        forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
-            arguments: &[
-                Argument {
-                    name: "key",
-                    kind: ArgumentKind::Key,
-                    token: None,
-                    optional: false,
-                    multiple: false,
-                    multiple_token: false,
-                },
-                Argument {
-                    name: "seconds",
-                    kind: ArgumentKind::Integer,
-                    token: None,
-                    optional: false,
-                    multiple: false,
-                    multiple_token: false,
-                },
-                Argument {
-                    name: "condition",
-                    kind: ArgumentKind::OneOf(&[
-                        Argument {
-                            name: "nx",
-                            kind: ArgumentKind::PureToken,
-                            token: Some("NX"),
-                            optional: false,
-                            multiple: false,
-                            multiple_token: false,
-                        },
-                        Argument {
-                            name: "xx",
-                            kind: ArgumentKind::PureToken,
-                            token: Some("XX"),
-                            optional: false,
-                            multiple: false,
-                            multiple_token: false,
-                        },
-                        Argument {
-                            name: "gt",
-                            kind: ArgumentKind::PureToken,
-                            token: Some("GT"),
-                            optional: false,
-                            multiple: false,
-                            multiple_token: false,
-                        },
-                        Argument {
-                            name: "lt",
-                            kind: ArgumentKind::PureToken,
-                            token: Some("LT"),
-                            optional: false,
-                            multiple: false,
-                            multiple_token: false,
-                        },
-                    ]),
-                    token: None,
-                    optional: true,
-                    multiple: false,
-                    multiple_token: false,
-                },
-            ],
-            reply: &Reply::Integer(Some(&[0, 1])),
-            categories: AclCategories::from_bits(0x4005),
-        }],
+        forms: &[
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b11),
+                arguments: &[
+                    Argument {
+                        name: "key",
+                        kind: ArgumentKind::Key,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "seconds",
+                        kind: ArgumentKind::Integer,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                ],
+                reply: &Reply::Integer(Some(&[0, 1])),
+                categories: AclCategories::from_bits(0x4005),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1111111111111100),
+                arguments: &[
+                    Argument {
+                        name: "key",
+                        kind: ArgumentKind::Key,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "seconds",
+                        kind: ArgumentKind::Integer,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "condition",
+                        kind: ArgumentKind::OneOf(&[
+                            Argument {
+                                name: "nx",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("NX"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "xx",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("XX"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "gt",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("GT"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "lt",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("LT"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: None,
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                ],
+                reply: &Reply::Integer(Some(&[0, 1])),
+                categories: AclCategories::from_bits(0x4005),
+            },
+        ],
     },
     CommandShape {
         name: "expireat",
-        forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
-            arguments: &[
-                Argument {
-                    name: "key",
-                    kind: ArgumentKind::Key,
-                    token: None,
-                    optional: false,
-                    multiple: false,
-                    multiple_token: false,
-                },
-                Argument {
-                    name: "unix-time-seconds",
-                    kind: ArgumentKind::UnixTime,
-                    token: None,
-                    optional: false,
-                    multiple: false,
-                    multiple_token: false,
-                },
-                Argument {
-                    name: "condition",
-                    kind: ArgumentKind::OneOf(&[
-                        Argument {
-                            name: "nx",
-                            kind: ArgumentKind::PureToken,
-                            token: Some("NX"),
-                            optional: false,
-                            multiple: false,
-                            multiple_token: false,
-                        },
-                        Argument {
-                            name: "xx",
-                            kind: ArgumentKind::PureToken,
-                            token: Some("XX"),
-                            optional: false,
-                            multiple: false,
-                            multiple_token: false,
-                        },
-                        Argument {
-                            name: "gt",
-                            kind: ArgumentKind::PureToken,
-                            token: Some("GT"),
-                            optional: false,
-                            multiple: false,
-                            multiple_token: false,
-                        },
-                        Argument {
-                            name: "lt",
-                            kind: ArgumentKind::PureToken,
-                            token: Some("LT"),
-                            optional: false,
-                            multiple: false,
-                            multiple_token: false,
-                        },
-                    ]),
-                    token: None,
-                    optional: true,
-                    multiple: false,
-                    multiple_token: false,
-                },
-            ],
-            reply: &Reply::Integer(Some(&[0, 1])),
-            categories: AclCategories::from_bits(0x4005),
-        }],
+        forms: &[
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b11),
+                arguments: &[
+                    Argument {
+                        name: "key",
+                        kind: ArgumentKind::Key,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "unix-time-seconds",
+                        kind: ArgumentKind::UnixTime,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                ],
+                reply: &Reply::Integer(Some(&[0, 1])),
+                categories: AclCategories::from_bits(0x4005),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1111111111111100),
+                arguments: &[
+                    Argument {
+                        name: "key",
+                        kind: ArgumentKind::Key,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "unix-time-seconds",
+                        kind: ArgumentKind::UnixTime,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "condition",
+                        kind: ArgumentKind::OneOf(&[
+                            Argument {
+                                name: "nx",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("NX"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "xx",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("XX"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "gt",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("GT"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "lt",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("LT"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: None,
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                ],
+                reply: &Reply::Integer(Some(&[0, 1])),
+                categories: AclCategories::from_bits(0x4005),
+            },
+        ],
     },
     CommandShape {
         name: "expiretime",
         forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111100),
             arguments: &[Argument {
                 name: "key",
                 kind: ArgumentKind::Key,
@@ -8127,7 +8502,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "failover",
         forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111110),
             arguments: &[
                 Argument {
                     name: "target",
@@ -8186,7 +8561,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "fcall",
         forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111100),
             arguments: &[
                 Argument {
                     name: "function",
@@ -8229,7 +8604,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "fcall_ro",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11100111111001),
+                releases: ReleaseSet::from_bits(0b1110011111100100),
                 arguments: &[
                     Argument {
                         name: "function",
@@ -8268,7 +8643,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x108000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11000000110),
+                releases: ReleaseSet::from_bits(0b1100000011000),
                 arguments: &[
                     Argument {
                         name: "function",
@@ -8315,6 +8690,26 @@ pub static SHAPES: &[CommandShape] = &[
                 releases: ReleaseSet::from_bits(0b1),
                 arguments: &[Argument {
                     name: "async",
+                    kind: ArgumentKind::OneOf(&[Argument {
+                        name: "async",
+                        kind: ArgumentKind::PureToken,
+                        token: Some("ASYNC"),
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    }]),
+                    token: None,
+                    optional: true,
+                    multiple: false,
+                    multiple_token: false,
+                }],
+                reply: &Reply::Status(Some("OK")),
+                categories: AclCategories::from_bits(0x28005),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b110),
+                arguments: &[Argument {
+                    name: "async",
                     kind: ArgumentKind::OneOf(&[
                         Argument {
                             name: "async",
@@ -8342,7 +8737,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x28005),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111111111110),
+                releases: ReleaseSet::from_bits(0b1111111111111000),
                 arguments: &[Argument {
                     name: "flush-type",
                     kind: ArgumentKind::OneOf(&[
@@ -8380,6 +8775,26 @@ pub static SHAPES: &[CommandShape] = &[
                 releases: ReleaseSet::from_bits(0b1),
                 arguments: &[Argument {
                     name: "async",
+                    kind: ArgumentKind::OneOf(&[Argument {
+                        name: "async",
+                        kind: ArgumentKind::PureToken,
+                        token: Some("ASYNC"),
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    }]),
+                    token: None,
+                    optional: true,
+                    multiple: false,
+                    multiple_token: false,
+                }],
+                reply: &Reply::Status(Some("OK")),
+                categories: AclCategories::from_bits(0x28005),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b110),
+                arguments: &[Argument {
+                    name: "async",
                     kind: ArgumentKind::OneOf(&[
                         Argument {
                             name: "async",
@@ -8407,7 +8822,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x28005),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111111111110),
+                releases: ReleaseSet::from_bits(0b1111111111111000),
                 arguments: &[Argument {
                     name: "flush-type",
                     kind: ArgumentKind::OneOf(&[
@@ -8441,7 +8856,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "function",
         forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111100),
             arguments: &[],
             reply: &Reply::Unknown,
             categories: AclCategories::from_bits(0x8000),
@@ -8450,7 +8865,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "function|delete",
         forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111100),
             arguments: &[Argument {
                 name: "library-name",
                 kind: ArgumentKind::String,
@@ -8466,7 +8881,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "function|dump",
         forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111100),
             arguments: &[],
             reply: &Reply::BulkString,
             categories: AclCategories::from_bits(0x108000),
@@ -8476,7 +8891,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "function|flush",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1),
+                releases: ReleaseSet::from_bits(0b100),
                 arguments: &[Argument {
                     name: "async",
                     kind: ArgumentKind::OneOf(&[
@@ -8506,7 +8921,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x108004),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111111111110),
+                releases: ReleaseSet::from_bits(0b1111111111111000),
                 arguments: &[Argument {
                     name: "flush-type",
                     kind: ArgumentKind::OneOf(&[
@@ -8540,7 +8955,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "function|help",
         forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111100),
             arguments: &[],
             reply: &Reply::Array(&Reply::BulkString),
             categories: AclCategories::from_bits(0x108000),
@@ -8549,7 +8964,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "function|kill",
         forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111100),
             arguments: &[],
             reply: &Reply::Status(Some("OK")),
             categories: AclCategories::from_bits(0x108000),
@@ -8558,7 +8973,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "function|list",
         forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111100),
             arguments: &[
                 Argument {
                     name: "library-name-pattern",
@@ -8597,7 +9012,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "function|load",
         forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111100),
             arguments: &[
                 Argument {
                     name: "replace",
@@ -8623,7 +9038,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "function|restore",
         forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111100),
             arguments: &[
                 Argument {
                     name: "serialized-value",
@@ -8675,7 +9090,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "function|stats",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111111111),
+                releases: ReleaseSet::from_bits(0b111111111100),
                 arguments: &[],
                 reply: &Reply::Map {
                     key: &Reply::BulkString,
@@ -8701,7 +9116,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x108000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11110000000000),
+                releases: ReleaseSet::from_bits(0b1111000000000000),
                 arguments: &[],
                 reply: &Reply::Map {
                     key: &Reply::BulkString,
@@ -8733,6 +9148,54 @@ pub static SHAPES: &[CommandShape] = &[
         forms: &[
             ShapeForm {
                 releases: ReleaseSet::from_bits(0b1),
+                arguments: &[
+                    Argument {
+                        name: "key",
+                        kind: ArgumentKind::Key,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "longitude_latitude_member",
+                        kind: ArgumentKind::Block(&[
+                            Argument {
+                                name: "longitude",
+                                kind: ArgumentKind::Double,
+                                token: None,
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "latitude",
+                                kind: ArgumentKind::Double,
+                                token: None,
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "member",
+                                kind: ArgumentKind::String,
+                                token: None,
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: None,
+                        optional: false,
+                        multiple: true,
+                        multiple_token: false,
+                    },
+                ],
+                reply: &Reply::Integer(None),
+                categories: AclCategories::from_bits(0x8404),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -8813,7 +9276,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8404),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111111111110),
+                releases: ReleaseSet::from_bits(0b1111111111111000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -8899,7 +9362,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "geodist",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111111001),
+                releases: ReleaseSet::from_bits(0b11111100111),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -8974,7 +9437,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8402),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1000000110),
+                releases: ReleaseSet::from_bits(0b100000011000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -9049,7 +9512,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8402),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b10000000000),
+                releases: ReleaseSet::from_bits(0b1000000000000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -9124,7 +9587,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8402),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11100000000000),
+                releases: ReleaseSet::from_bits(0b1110000000000000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -9204,7 +9667,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "geohash",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1),
+                releases: ReleaseSet::from_bits(0b111),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -9227,7 +9690,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8402),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111111111110),
+                releases: ReleaseSet::from_bits(0b1111111111111000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -9255,7 +9718,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "geopos",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1),
+                releases: ReleaseSet::from_bits(0b111),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -9281,7 +9744,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8402),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111111111110),
+                releases: ReleaseSet::from_bits(0b1111111111111000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -9313,6 +9776,170 @@ pub static SHAPES: &[CommandShape] = &[
         forms: &[
             ShapeForm {
                 releases: ReleaseSet::from_bits(0b1),
+                arguments: &[
+                    Argument {
+                        name: "key",
+                        kind: ArgumentKind::Key,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "longitude",
+                        kind: ArgumentKind::Double,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "latitude",
+                        kind: ArgumentKind::Double,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "radius",
+                        kind: ArgumentKind::Double,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "unit",
+                        kind: ArgumentKind::OneOf(&[
+                            Argument {
+                                name: "m",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("M"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "km",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("KM"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "ft",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("FT"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "mi",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("MI"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "withcoord",
+                        kind: ArgumentKind::PureToken,
+                        token: Some("WITHCOORD"),
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "withdist",
+                        kind: ArgumentKind::PureToken,
+                        token: Some("WITHDIST"),
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "withhash",
+                        kind: ArgumentKind::PureToken,
+                        token: Some("WITHHASH"),
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "count",
+                        kind: ArgumentKind::Block(&[Argument {
+                            name: "count",
+                            kind: ArgumentKind::Integer,
+                            token: Some("COUNT"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        }]),
+                        token: None,
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "order",
+                        kind: ArgumentKind::OneOf(&[
+                            Argument {
+                                name: "asc",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("ASC"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "desc",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("DESC"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: None,
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "key",
+                        kind: ArgumentKind::Key,
+                        token: Some("STORE"),
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "key",
+                        kind: ArgumentKind::Key,
+                        token: Some("STOREDIST"),
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                ],
+                reply: &Reply::OneOf(&[
+                    Reply::Array(&Reply::BulkString),
+                    Reply::Array(&Reply::Tuple(&[Reply::BulkString])),
+                    Reply::Integer(None),
+                ]),
+                categories: AclCategories::from_bits(0x8404),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -9486,7 +10113,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8404),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11000000110),
+                releases: ReleaseSet::from_bits(0b1100000011000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -9669,7 +10296,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8404),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11100111111000),
+                releases: ReleaseSet::from_bits(0b1110011111100000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -9958,6 +10585,153 @@ pub static SHAPES: &[CommandShape] = &[
                     },
                     Argument {
                         name: "count",
+                        kind: ArgumentKind::Block(&[Argument {
+                            name: "count",
+                            kind: ArgumentKind::Integer,
+                            token: Some("COUNT"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        }]),
+                        token: None,
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "order",
+                        kind: ArgumentKind::OneOf(&[
+                            Argument {
+                                name: "asc",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("ASC"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "desc",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("DESC"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: None,
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                ],
+                reply: &Reply::OneOf(&[
+                    Reply::Array(&Reply::BulkString),
+                    Reply::Array(&Reply::Tuple(&[Reply::BulkString])),
+                ]),
+                categories: AclCategories::from_bits(0x8402),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b110),
+                arguments: &[
+                    Argument {
+                        name: "key",
+                        kind: ArgumentKind::Key,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "longitude",
+                        kind: ArgumentKind::Double,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "latitude",
+                        kind: ArgumentKind::Double,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "radius",
+                        kind: ArgumentKind::Double,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "unit",
+                        kind: ArgumentKind::OneOf(&[
+                            Argument {
+                                name: "m",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("M"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "km",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("KM"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "ft",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("FT"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "mi",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("MI"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "withcoord",
+                        kind: ArgumentKind::PureToken,
+                        token: Some("WITHCOORD"),
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "withdist",
+                        kind: ArgumentKind::PureToken,
+                        token: Some("WITHDIST"),
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "withhash",
+                        kind: ArgumentKind::PureToken,
+                        token: Some("WITHHASH"),
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "count",
                         kind: ArgumentKind::Block(&[
                             Argument {
                                 name: "count",
@@ -10014,7 +10788,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8402),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11000000110),
+                releases: ReleaseSet::from_bits(0b1100000011000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -10171,7 +10945,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8402),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11100111111000),
+                releases: ReleaseSet::from_bits(0b1110011111100000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -10333,7 +11107,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "georadiusbymember",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1),
+                releases: ReleaseSet::from_bits(0b111),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -10499,7 +11273,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8404),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11000000110),
+                releases: ReleaseSet::from_bits(0b1100000011000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -10674,7 +11448,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8404),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11100111111000),
+                releases: ReleaseSet::from_bits(0b1110011111100000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -10854,7 +11628,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "georadiusbymember_ro",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1),
+                releases: ReleaseSet::from_bits(0b111),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -11003,7 +11777,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8402),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11000000110),
+                releases: ReleaseSet::from_bits(0b1100000011000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -11152,7 +11926,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8402),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11100111111000),
+                releases: ReleaseSet::from_bits(0b1110011111100000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -11306,7 +12080,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "geosearch",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1),
+                releases: ReleaseSet::from_bits(0b110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -11573,7 +12347,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8402),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11000000110),
+                releases: ReleaseSet::from_bits(0b1100000011000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -11840,7 +12614,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8402),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b100111111000),
+                releases: ReleaseSet::from_bits(0b10011111100000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -12107,7 +12881,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8402),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11000000000000),
+                releases: ReleaseSet::from_bits(0b1100000000000000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -12421,7 +13195,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "geosearchstore",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1),
+                releases: ReleaseSet::from_bits(0b110),
                 arguments: &[
                     Argument {
                         name: "destination",
@@ -12677,7 +13451,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8404),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11000000110),
+                releases: ReleaseSet::from_bits(0b1100000011000),
                 arguments: &[
                     Argument {
                         name: "destination",
@@ -12933,7 +13707,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8404),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b100111111000),
+                releases: ReleaseSet::from_bits(0b10011111100000),
                 arguments: &[
                     Argument {
                         name: "destination",
@@ -13189,7 +13963,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8404),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11000000000000),
+                releases: ReleaseSet::from_bits(0b1100000000000000),
                 arguments: &[
                     Argument {
                         name: "destination",
@@ -13533,7 +14307,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "getdel",
         forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111110),
             arguments: &[Argument {
                 name: "key",
                 kind: ArgumentKind::Key,
@@ -13549,7 +14323,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "getex",
         forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111110),
             arguments: &[
                 Argument {
                     name: "key",
@@ -13703,7 +14477,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "hello",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1),
+                releases: ReleaseSet::from_bits(0b111),
                 arguments: &[Argument {
                     name: "arguments",
                     kind: ArgumentKind::Block(&[
@@ -13772,7 +14546,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x44000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111111111110),
+                releases: ReleaseSet::from_bits(0b1111111111111000),
                 arguments: &[Argument {
                     name: "arguments",
                     kind: ArgumentKind::Block(&[
@@ -13872,7 +14646,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "hexpire",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111111100),
+                releases: ReleaseSet::from_bits(0b11111110000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -13961,7 +14735,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4044),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11000000000000),
+                releases: ReleaseSet::from_bits(0b1100000000000000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -14055,7 +14829,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "hexpireat",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111111100),
+                releases: ReleaseSet::from_bits(0b11111110000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -14144,7 +14918,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4044),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11000000000000),
+                releases: ReleaseSet::from_bits(0b1100000000000000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -14238,7 +15012,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "hexpiretime",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111111100),
+                releases: ReleaseSet::from_bits(0b11111110000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -14278,7 +15052,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4042),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11000000000000),
+                releases: ReleaseSet::from_bits(0b1100000000000000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -14370,7 +15144,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "hgetdel",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b10000111111000),
+            releases: ReleaseSet::from_bits(0b1000011111100000),
             arguments: &[
                 Argument {
                     name: "key",
@@ -14413,7 +15187,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "hgetex",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b11000111111000),
+            releases: ReleaseSet::from_bits(0b1100011111100000),
             arguments: &[
                 Argument {
                     name: "key",
@@ -14505,7 +15279,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "himport",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b100000000),
+            releases: ReleaseSet::from_bits(0b10000000000),
             arguments: &[],
             reply: &Reply::Unknown,
             categories: AclCategories::from_bits(0x8040),
@@ -14514,7 +15288,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "himport|discard",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b100000000),
+            releases: ReleaseSet::from_bits(0b10000000000),
             arguments: &[Argument {
                 name: "fieldset-name",
                 kind: ArgumentKind::String,
@@ -14530,7 +15304,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "himport|discardall",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b100000000),
+            releases: ReleaseSet::from_bits(0b10000000000),
             arguments: &[],
             reply: &Reply::Unknown,
             categories: AclCategories::from_bits(0x8040),
@@ -14539,7 +15313,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "himport|prepare",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b100000000),
+            releases: ReleaseSet::from_bits(0b10000000000),
             arguments: &[
                 Argument {
                     name: "fieldset-name",
@@ -14565,7 +15339,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "himport|set",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b100000000),
+            releases: ReleaseSet::from_bits(0b10000000000),
             arguments: &[
                 Argument {
                     name: "key",
@@ -14726,7 +15500,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "hmset",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1),
+                releases: ReleaseSet::from_bits(0b111),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -14766,7 +15540,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4044),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111111111110),
+                releases: ReleaseSet::from_bits(0b1111111111111000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -14808,9 +15582,18 @@ pub static SHAPES: &[CommandShape] = &[
         ],
     },
     CommandShape {
+        name: "host:",
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b11),
+            arguments: &[],
+            reply: &Reply::Unknown,
+            categories: AclCategories::from_bits(0x8002),
+        }],
+    },
+    CommandShape {
         name: "hotkeys",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b111000000),
+            releases: ReleaseSet::from_bits(0b11100000000),
             arguments: &[],
             reply: &Reply::Unknown,
             categories: AclCategories::from_bits(0x8000),
@@ -14819,7 +15602,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "hotkeys|get",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b111000000),
+            releases: ReleaseSet::from_bits(0b11100000000),
             arguments: &[],
             reply: &Reply::OneOf(&[
                 Reply::Map {
@@ -14834,7 +15617,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "hotkeys|help",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b111000000),
+            releases: ReleaseSet::from_bits(0b11100000000),
             arguments: &[],
             reply: &Reply::Array(&Reply::BulkString),
             categories: AclCategories::from_bits(0x8000),
@@ -14843,7 +15626,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "hotkeys|reset",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b111000000),
+            releases: ReleaseSet::from_bits(0b11100000000),
             arguments: &[],
             reply: &Reply::Unknown,
             categories: AclCategories::from_bits(0x2a000),
@@ -14852,7 +15635,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "hotkeys|start",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b111000000),
+            releases: ReleaseSet::from_bits(0b11100000000),
             arguments: &[
                 Argument {
                     name: "metrics",
@@ -14944,7 +15727,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "hotkeys|stop",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b111000000),
+            releases: ReleaseSet::from_bits(0b11100000000),
             arguments: &[],
             reply: &Reply::Status(Some("OK")),
             categories: AclCategories::from_bits(0x2a000),
@@ -14954,7 +15737,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "hpersist",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111111100),
+                releases: ReleaseSet::from_bits(0b11111110000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -14994,7 +15777,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4044),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11000000000000),
+                releases: ReleaseSet::from_bits(0b1100000000000000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -15039,7 +15822,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "hpexpire",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111111100),
+                releases: ReleaseSet::from_bits(0b11111110000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -15128,7 +15911,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4044),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11000000000000),
+                releases: ReleaseSet::from_bits(0b1100000000000000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -15222,7 +16005,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "hpexpireat",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111111100),
+                releases: ReleaseSet::from_bits(0b11111110000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -15311,7 +16094,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4044),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11000000000000),
+                releases: ReleaseSet::from_bits(0b1100000000000000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -15405,7 +16188,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "hpexpiretime",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111111100),
+                releases: ReleaseSet::from_bits(0b11111110000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -15445,7 +16228,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4042),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11000000000000),
+                releases: ReleaseSet::from_bits(0b1100000000000000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -15490,7 +16273,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "hpttl",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111111100),
+                releases: ReleaseSet::from_bits(0b11111110000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -15530,7 +16313,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4042),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11000000000000),
+                releases: ReleaseSet::from_bits(0b1100000000000000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -15574,7 +16357,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "hrandfield",
         forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111110),
             arguments: &[
                 Argument {
                     name: "key",
@@ -15623,7 +16406,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "hscan",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1000000011),
+                releases: ReleaseSet::from_bits(0b100000001111),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -15662,7 +16445,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8042),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11110111111100),
+                releases: ReleaseSet::from_bits(0b1111011111110000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -15714,7 +16497,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "hset",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1),
+                releases: ReleaseSet::from_bits(0b111),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -15754,7 +16537,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4044),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111111111110),
+                releases: ReleaseSet::from_bits(0b1111111111111000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -15799,7 +16582,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "hsetex",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111111000),
+                releases: ReleaseSet::from_bits(0b11111100000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -15930,7 +16713,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4044),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11000000000000),
+                releases: ReleaseSet::from_bits(0b1100000000000000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -16151,7 +16934,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "httl",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111111100),
+                releases: ReleaseSet::from_bits(0b11111110000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -16191,7 +16974,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4042),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11000000000000),
+                releases: ReleaseSet::from_bits(0b1100000000000000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -16319,7 +17102,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "increx",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b110000000),
+            releases: ReleaseSet::from_bits(0b11000000000),
             arguments: &[
                 Argument {
                     name: "key",
@@ -16474,21 +17257,37 @@ pub static SHAPES: &[CommandShape] = &[
     },
     CommandShape {
         name: "lastsave",
-        forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
-            arguments: &[],
-            reply: &Reply::Integer(None),
-            categories: AclCategories::from_bits(0x26000),
-        }],
+        forms: &[
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1),
+                arguments: &[],
+                reply: &Reply::Integer(None),
+                categories: AclCategories::from_bits(0x26002),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1111111111111110),
+                arguments: &[],
+                reply: &Reply::Integer(None),
+                categories: AclCategories::from_bits(0x26000),
+            },
+        ],
     },
     CommandShape {
         name: "latency",
-        forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
-            arguments: &[],
-            reply: &Reply::Unknown,
-            categories: AclCategories::from_bits(0x8000),
-        }],
+        forms: &[
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b11),
+                arguments: &[],
+                reply: &Reply::Unknown,
+                categories: AclCategories::from_bits(0x2a000),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1111111111111100),
+                arguments: &[],
+                reply: &Reply::Unknown,
+                categories: AclCategories::from_bits(0x8000),
+            },
+        ],
     },
     CommandShape {
         name: "latency|doctor",
@@ -16528,7 +17327,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "latency|histogram",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11100111111001),
+                releases: ReleaseSet::from_bits(0b1110011111100100),
                 arguments: &[Argument {
                     name: "command",
                     kind: ArgumentKind::String,
@@ -16553,7 +17352,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11000000110),
+                releases: ReleaseSet::from_bits(0b1100000011000),
                 arguments: &[Argument {
                     name: "COMMAND",
                     kind: ArgumentKind::String,
@@ -16629,7 +17428,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "lcs",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1),
+                releases: ReleaseSet::from_bits(0b100),
                 arguments: &[
                     Argument {
                         name: "key1",
@@ -16697,7 +17496,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8082),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111111111110),
+                releases: ReleaseSet::from_bits(0b1111111111111000),
                 arguments: &[
                     Argument {
                         name: "key1",
@@ -16870,7 +17669,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "lmove",
         forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111110),
             arguments: &[
                 Argument {
                     name: "source",
@@ -16946,7 +17745,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "lmovem",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b100000000),
+            releases: ReleaseSet::from_bits(0b10000000000),
             arguments: &[
                 Argument {
                     name: "source",
@@ -17081,7 +17880,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "lmpop",
         forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111100),
             arguments: &[
                 Argument {
                     name: "numkeys",
@@ -17158,33 +17957,52 @@ pub static SHAPES: &[CommandShape] = &[
     },
     CommandShape {
         name: "lpop",
-        forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
-            arguments: &[
-                Argument {
+        forms: &[
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1),
+                arguments: &[Argument {
                     name: "key",
                     kind: ArgumentKind::Key,
                     token: None,
                     optional: false,
                     multiple: false,
                     multiple_token: false,
-                },
-                Argument {
-                    name: "count",
-                    kind: ArgumentKind::Integer,
-                    token: None,
-                    optional: true,
-                    multiple: false,
-                    multiple_token: false,
-                },
-            ],
-            reply: &Reply::OneOf(&[
-                Reply::Null("Key does not exist."),
-                Reply::BulkString,
-                Reply::Array(&Reply::BulkString),
-            ]),
-            categories: AclCategories::from_bits(0x4024),
-        }],
+                }],
+                reply: &Reply::OneOf(&[
+                    Reply::Null("Key does not exist."),
+                    Reply::BulkString,
+                    Reply::Array(&Reply::BulkString),
+                ]),
+                categories: AclCategories::from_bits(0x4024),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1111111111111110),
+                arguments: &[
+                    Argument {
+                        name: "key",
+                        kind: ArgumentKind::Key,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "count",
+                        kind: ArgumentKind::Integer,
+                        token: None,
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                ],
+                reply: &Reply::OneOf(&[
+                    Reply::Null("Key does not exist."),
+                    Reply::BulkString,
+                    Reply::Array(&Reply::BulkString),
+                ]),
+                categories: AclCategories::from_bits(0x4024),
+            },
+        ],
     },
     CommandShape {
         name: "lpos",
@@ -17430,12 +18248,20 @@ pub static SHAPES: &[CommandShape] = &[
     },
     CommandShape {
         name: "memory",
-        forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
-            arguments: &[],
-            reply: &Reply::Unknown,
-            categories: AclCategories::from_bits(0x8000),
-        }],
+        forms: &[
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b11),
+                arguments: &[],
+                reply: &Reply::Unknown,
+                categories: AclCategories::from_bits(0x8002),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1111111111111100),
+                arguments: &[],
+                reply: &Reply::Unknown,
+                categories: AclCategories::from_bits(0x8000),
+            },
+        ],
     },
     CommandShape {
         name: "memory|doctor",
@@ -17538,7 +18364,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "migrate",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1),
+                releases: ReleaseSet::from_bits(0b111),
                 arguments: &[
                     Argument {
                         name: "host",
@@ -17668,7 +18494,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x28005),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11000000110),
+                releases: ReleaseSet::from_bits(0b1100000011000),
                 arguments: &[
                     Argument {
                         name: "host",
@@ -17798,7 +18624,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x28005),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11100111111000),
+                releases: ReleaseSet::from_bits(0b1110011111100000),
                 arguments: &[
                     Argument {
                         name: "host",
@@ -17931,12 +18757,20 @@ pub static SHAPES: &[CommandShape] = &[
     },
     CommandShape {
         name: "module",
-        forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
-            arguments: &[],
-            reply: &Reply::Unknown,
-            categories: AclCategories::from_bits(0x8000),
-        }],
+        forms: &[
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b11),
+                arguments: &[],
+                reply: &Reply::Unknown,
+                categories: AclCategories::from_bits(0x2a000),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1111111111111100),
+                arguments: &[],
+                reply: &Reply::Unknown,
+                categories: AclCategories::from_bits(0x8000),
+            },
+        ],
     },
     CommandShape {
         name: "module|help",
@@ -17993,7 +18827,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "module|loadex",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1),
+                releases: ReleaseSet::from_bits(0b100),
                 arguments: &[
                     Argument {
                         name: "path",
@@ -18048,7 +18882,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111111111110),
+                releases: ReleaseSet::from_bits(0b1111111111111000),
                 arguments: &[
                     Argument {
                         name: "path",
@@ -18152,7 +18986,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "mset",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1),
+                releases: ReleaseSet::from_bits(0b111),
                 arguments: &[Argument {
                     name: "key_value",
                     kind: ArgumentKind::Block(&[
@@ -18182,7 +19016,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8084),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111111111110),
+                releases: ReleaseSet::from_bits(0b1111111111111000),
                 arguments: &[Argument {
                     name: "data",
                     kind: ArgumentKind::Block(&[
@@ -18216,7 +19050,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "msetex",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b10000111100000),
+            releases: ReleaseSet::from_bits(0b1000011110000000),
             arguments: &[
                 Argument {
                     name: "numkeys",
@@ -18334,7 +19168,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "msetnx",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1),
+                releases: ReleaseSet::from_bits(0b111),
                 arguments: &[Argument {
                     name: "key_value",
                     kind: ArgumentKind::Block(&[
@@ -18364,7 +19198,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8084),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111111111110),
+                releases: ReleaseSet::from_bits(0b1111111111111000),
                 arguments: &[Argument {
                     name: "data",
                     kind: ArgumentKind::Block(&[
@@ -18406,18 +19240,26 @@ pub static SHAPES: &[CommandShape] = &[
     },
     CommandShape {
         name: "object",
-        forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
-            arguments: &[],
-            reply: &Reply::Unknown,
-            categories: AclCategories::from_bits(0x8000),
-        }],
+        forms: &[
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b11),
+                arguments: &[],
+                reply: &Reply::Unknown,
+                categories: AclCategories::from_bits(0x8003),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1111111111111100),
+                arguments: &[],
+                reply: &Reply::Unknown,
+                categories: AclCategories::from_bits(0x8000),
+            },
+        ],
     },
     CommandShape {
         name: "object|encoding",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111111111),
+                releases: ReleaseSet::from_bits(0b111111111111),
                 arguments: &[Argument {
                     name: "key",
                     kind: ArgumentKind::Key,
@@ -18430,7 +19272,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8003),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11110000000000),
+                releases: ReleaseSet::from_bits(0b1111000000000000),
                 arguments: &[Argument {
                     name: "key",
                     kind: ArgumentKind::Key,
@@ -18463,7 +19305,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "object|help",
         forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111110),
             arguments: &[],
             reply: &Reply::Array(&Reply::BulkString),
             categories: AclCategories::from_bits(0x8001),
@@ -18519,142 +19361,192 @@ pub static SHAPES: &[CommandShape] = &[
     },
     CommandShape {
         name: "pexpire",
-        forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
-            arguments: &[
-                Argument {
-                    name: "key",
-                    kind: ArgumentKind::Key,
-                    token: None,
-                    optional: false,
-                    multiple: false,
-                    multiple_token: false,
-                },
-                Argument {
-                    name: "milliseconds",
-                    kind: ArgumentKind::Integer,
-                    token: None,
-                    optional: false,
-                    multiple: false,
-                    multiple_token: false,
-                },
-                Argument {
-                    name: "condition",
-                    kind: ArgumentKind::OneOf(&[
-                        Argument {
-                            name: "nx",
-                            kind: ArgumentKind::PureToken,
-                            token: Some("NX"),
-                            optional: false,
-                            multiple: false,
-                            multiple_token: false,
-                        },
-                        Argument {
-                            name: "xx",
-                            kind: ArgumentKind::PureToken,
-                            token: Some("XX"),
-                            optional: false,
-                            multiple: false,
-                            multiple_token: false,
-                        },
-                        Argument {
-                            name: "gt",
-                            kind: ArgumentKind::PureToken,
-                            token: Some("GT"),
-                            optional: false,
-                            multiple: false,
-                            multiple_token: false,
-                        },
-                        Argument {
-                            name: "lt",
-                            kind: ArgumentKind::PureToken,
-                            token: Some("LT"),
-                            optional: false,
-                            multiple: false,
-                            multiple_token: false,
-                        },
-                    ]),
-                    token: None,
-                    optional: true,
-                    multiple: false,
-                    multiple_token: false,
-                },
-            ],
-            reply: &Reply::Integer(Some(&[0, 1])),
-            categories: AclCategories::from_bits(0x4005),
-        }],
+        forms: &[
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b11),
+                arguments: &[
+                    Argument {
+                        name: "key",
+                        kind: ArgumentKind::Key,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "milliseconds",
+                        kind: ArgumentKind::Integer,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                ],
+                reply: &Reply::Integer(Some(&[0, 1])),
+                categories: AclCategories::from_bits(0x4005),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1111111111111100),
+                arguments: &[
+                    Argument {
+                        name: "key",
+                        kind: ArgumentKind::Key,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "milliseconds",
+                        kind: ArgumentKind::Integer,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "condition",
+                        kind: ArgumentKind::OneOf(&[
+                            Argument {
+                                name: "nx",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("NX"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "xx",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("XX"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "gt",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("GT"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "lt",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("LT"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: None,
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                ],
+                reply: &Reply::Integer(Some(&[0, 1])),
+                categories: AclCategories::from_bits(0x4005),
+            },
+        ],
     },
     CommandShape {
         name: "pexpireat",
-        forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
-            arguments: &[
-                Argument {
-                    name: "key",
-                    kind: ArgumentKind::Key,
-                    token: None,
-                    optional: false,
-                    multiple: false,
-                    multiple_token: false,
-                },
-                Argument {
-                    name: "unix-time-milliseconds",
-                    kind: ArgumentKind::UnixTime,
-                    token: None,
-                    optional: false,
-                    multiple: false,
-                    multiple_token: false,
-                },
-                Argument {
-                    name: "condition",
-                    kind: ArgumentKind::OneOf(&[
-                        Argument {
-                            name: "nx",
-                            kind: ArgumentKind::PureToken,
-                            token: Some("NX"),
-                            optional: false,
-                            multiple: false,
-                            multiple_token: false,
-                        },
-                        Argument {
-                            name: "xx",
-                            kind: ArgumentKind::PureToken,
-                            token: Some("XX"),
-                            optional: false,
-                            multiple: false,
-                            multiple_token: false,
-                        },
-                        Argument {
-                            name: "gt",
-                            kind: ArgumentKind::PureToken,
-                            token: Some("GT"),
-                            optional: false,
-                            multiple: false,
-                            multiple_token: false,
-                        },
-                        Argument {
-                            name: "lt",
-                            kind: ArgumentKind::PureToken,
-                            token: Some("LT"),
-                            optional: false,
-                            multiple: false,
-                            multiple_token: false,
-                        },
-                    ]),
-                    token: None,
-                    optional: true,
-                    multiple: false,
-                    multiple_token: false,
-                },
-            ],
-            reply: &Reply::Integer(Some(&[0, 1])),
-            categories: AclCategories::from_bits(0x4005),
-        }],
+        forms: &[
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b11),
+                arguments: &[
+                    Argument {
+                        name: "key",
+                        kind: ArgumentKind::Key,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "unix-time-milliseconds",
+                        kind: ArgumentKind::UnixTime,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                ],
+                reply: &Reply::Integer(Some(&[0, 1])),
+                categories: AclCategories::from_bits(0x4005),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1111111111111100),
+                arguments: &[
+                    Argument {
+                        name: "key",
+                        kind: ArgumentKind::Key,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "unix-time-milliseconds",
+                        kind: ArgumentKind::UnixTime,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "condition",
+                        kind: ArgumentKind::OneOf(&[
+                            Argument {
+                                name: "nx",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("NX"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "xx",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("XX"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "gt",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("GT"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "lt",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("LT"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: None,
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                ],
+                reply: &Reply::Integer(Some(&[0, 1])),
+                categories: AclCategories::from_bits(0x4005),
+            },
+        ],
     },
     CommandShape {
         name: "pexpiretime",
         forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111100),
             arguments: &[Argument {
                 name: "key",
                 kind: ArgumentKind::Key,
@@ -18711,35 +19603,60 @@ pub static SHAPES: &[CommandShape] = &[
     },
     CommandShape {
         name: "pfdebug",
-        forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
-            arguments: &[
-                Argument {
-                    name: "subcommand",
-                    kind: ArgumentKind::String,
-                    token: None,
-                    optional: false,
-                    multiple: false,
-                    multiple_token: false,
-                },
-                Argument {
-                    name: "key",
-                    kind: ArgumentKind::Key,
-                    token: None,
-                    optional: false,
-                    multiple: false,
-                    multiple_token: false,
-                },
-            ],
-            reply: &Reply::Unknown,
-            categories: AclCategories::from_bits(0x2a204),
-        }],
+        forms: &[
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1),
+                arguments: &[
+                    Argument {
+                        name: "subcommand",
+                        kind: ArgumentKind::String,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "key",
+                        kind: ArgumentKind::Key,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                ],
+                reply: &Reply::Unknown,
+                categories: AclCategories::from_bits(0x2a004),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1111111111111110),
+                arguments: &[
+                    Argument {
+                        name: "subcommand",
+                        kind: ArgumentKind::String,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "key",
+                        kind: ArgumentKind::Key,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                ],
+                reply: &Reply::Unknown,
+                categories: AclCategories::from_bits(0x2a204),
+            },
+        ],
     },
     CommandShape {
         name: "pfmerge",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1),
+                releases: ReleaseSet::from_bits(0b111),
                 arguments: &[
                     Argument {
                         name: "destkey",
@@ -18762,7 +19679,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8204),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111111111110),
+                releases: ReleaseSet::from_bits(0b1111111111111000),
                 arguments: &[
                     Argument {
                         name: "destkey",
@@ -18812,6 +19729,15 @@ pub static SHAPES: &[CommandShape] = &[
         }],
     },
     CommandShape {
+        name: "post",
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b11),
+            arguments: &[],
+            reply: &Reply::Unknown,
+            categories: AclCategories::from_bits(0x8002),
+        }],
+    },
+    CommandShape {
         name: "psetex",
         forms: &[ShapeForm {
             releases: ReleaseSet::ALL,
@@ -18849,7 +19775,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "psubscribe",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1),
+                releases: ReleaseSet::from_bits(0b111),
                 arguments: &[Argument {
                     name: "pattern",
                     kind: ArgumentKind::Block(&[Argument {
@@ -18869,7 +19795,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x9000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111111111110),
+                releases: ReleaseSet::from_bits(0b1111111111111000),
                 arguments: &[Argument {
                     name: "pattern",
                     kind: ArgumentKind::Pattern,
@@ -18953,12 +19879,20 @@ pub static SHAPES: &[CommandShape] = &[
     },
     CommandShape {
         name: "pubsub",
-        forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
-            arguments: &[],
-            reply: &Reply::Unknown,
-            categories: AclCategories::from_bits(0x8000),
-        }],
+        forms: &[
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b11),
+                arguments: &[],
+                reply: &Reply::Unknown,
+                categories: AclCategories::from_bits(0x9000),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1111111111111100),
+                arguments: &[],
+                reply: &Reply::Unknown,
+                categories: AclCategories::from_bits(0x8000),
+            },
+        ],
     },
     CommandShape {
         name: "pubsub|channels",
@@ -18979,7 +19913,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "pubsub|help",
         forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111110),
             arguments: &[],
             reply: &Reply::Array(&Reply::BulkString),
             categories: AclCategories::from_bits(0x8000),
@@ -19013,7 +19947,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "pubsub|shardchannels",
         forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111100),
             arguments: &[Argument {
                 name: "pattern",
                 kind: ArgumentKind::Pattern,
@@ -19029,7 +19963,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "pubsub|shardnumsub",
         forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111100),
             arguments: &[Argument {
                 name: "shardchannel",
                 kind: ArgumentKind::String,
@@ -19061,7 +19995,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "quit",
         forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111100),
             arguments: &[],
             reply: &Reply::Status(Some("OK")),
             categories: AclCategories::from_bits(0x44000),
@@ -19071,7 +20005,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "randomkey",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111111111),
+                releases: ReleaseSet::from_bits(0b111111111111),
                 arguments: &[],
                 reply: &Reply::OneOf(&[
                     Reply::Null("when the database is empty"),
@@ -19080,7 +20014,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8003),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11110000000000),
+                releases: ReleaseSet::from_bits(0b1111000000000000),
                 arguments: &[],
                 reply: &Reply::OneOf(&[
                     Reply::Null("When the database is empty."),
@@ -19092,21 +20026,37 @@ pub static SHAPES: &[CommandShape] = &[
     },
     CommandShape {
         name: "readonly",
-        forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
-            arguments: &[],
-            reply: &Reply::Status(Some("OK")),
-            categories: AclCategories::from_bits(0x44000),
-        }],
+        forms: &[
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b11),
+                arguments: &[],
+                reply: &Reply::Status(Some("OK")),
+                categories: AclCategories::from_bits(0x4001),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1111111111111100),
+                arguments: &[],
+                reply: &Reply::Status(Some("OK")),
+                categories: AclCategories::from_bits(0x44000),
+            },
+        ],
     },
     CommandShape {
         name: "readwrite",
-        forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
-            arguments: &[],
-            reply: &Reply::Status(Some("OK")),
-            categories: AclCategories::from_bits(0x44000),
-        }],
+        forms: &[
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b11),
+                arguments: &[],
+                reply: &Reply::Status(Some("OK")),
+                categories: AclCategories::from_bits(0x4001),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1111111111111100),
+                arguments: &[],
+                reply: &Reply::Status(Some("OK")),
+                categories: AclCategories::from_bits(0x44000),
+            },
+        ],
     },
     CommandShape {
         name: "rename",
@@ -19239,7 +20189,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "reset",
         forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111110),
             arguments: &[],
             reply: &Reply::Status(Some("RESET")),
             categories: AclCategories::from_bits(0x44000),
@@ -19379,71 +20329,162 @@ pub static SHAPES: &[CommandShape] = &[
     },
     CommandShape {
         name: "role",
-        forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
-            arguments: &[],
-            reply: &Reply::OneOf(&[
-                Reply::Tuple(&[
-                    Reply::Status(Some("master")),
-                    Reply::Integer(None),
-                    Reply::Array(&Reply::Tuple(&[
-                        Reply::BulkString,
-                        Reply::BulkString,
-                        Reply::BulkString,
-                    ])),
-                ]),
-                Reply::Tuple(&[
-                    Reply::Status(Some("slave")),
-                    Reply::BulkString,
-                    Reply::Integer(None),
-                    Reply::OneOf(&[
-                        Reply::Status(Some("handshake")),
-                        Reply::Status(Some("none")),
-                        Reply::Status(Some("connect")),
-                        Reply::Status(Some("connecting")),
-                        Reply::Status(Some("sync")),
-                        Reply::Status(Some("connected")),
-                        Reply::Status(Some("unknown")),
+        forms: &[
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1),
+                arguments: &[],
+                reply: &Reply::OneOf(&[
+                    Reply::Tuple(&[
+                        Reply::Status(Some("master")),
+                        Reply::Integer(None),
+                        Reply::Array(&Reply::Tuple(&[
+                            Reply::BulkString,
+                            Reply::BulkString,
+                            Reply::BulkString,
+                        ])),
                     ]),
-                    Reply::Integer(None),
+                    Reply::Tuple(&[
+                        Reply::Status(Some("slave")),
+                        Reply::BulkString,
+                        Reply::Integer(None),
+                        Reply::OneOf(&[
+                            Reply::Status(Some("handshake")),
+                            Reply::Status(Some("none")),
+                            Reply::Status(Some("connect")),
+                            Reply::Status(Some("connecting")),
+                            Reply::Status(Some("sync")),
+                            Reply::Status(Some("connected")),
+                            Reply::Status(Some("unknown")),
+                        ]),
+                        Reply::Integer(None),
+                    ]),
+                    Reply::Tuple(&[
+                        Reply::Status(Some("sentinel")),
+                        Reply::Array(&Reply::BulkString),
+                    ]),
                 ]),
-                Reply::Tuple(&[
-                    Reply::Status(Some("sentinel")),
-                    Reply::Array(&Reply::BulkString),
+                categories: AclCategories::from_bits(0x24002),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b10),
+                arguments: &[],
+                reply: &Reply::OneOf(&[
+                    Reply::Tuple(&[
+                        Reply::Status(Some("master")),
+                        Reply::Integer(None),
+                        Reply::Array(&Reply::Tuple(&[
+                            Reply::BulkString,
+                            Reply::BulkString,
+                            Reply::BulkString,
+                        ])),
+                    ]),
+                    Reply::Tuple(&[
+                        Reply::Status(Some("slave")),
+                        Reply::BulkString,
+                        Reply::Integer(None),
+                        Reply::OneOf(&[
+                            Reply::Status(Some("handshake")),
+                            Reply::Status(Some("none")),
+                            Reply::Status(Some("connect")),
+                            Reply::Status(Some("connecting")),
+                            Reply::Status(Some("sync")),
+                            Reply::Status(Some("connected")),
+                            Reply::Status(Some("unknown")),
+                        ]),
+                        Reply::Integer(None),
+                    ]),
+                    Reply::Tuple(&[
+                        Reply::Status(Some("sentinel")),
+                        Reply::Array(&Reply::BulkString),
+                    ]),
                 ]),
-            ]),
-            categories: AclCategories::from_bits(0x26000),
-        }],
+                categories: AclCategories::from_bits(0x24000),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1111111111111100),
+                arguments: &[],
+                reply: &Reply::OneOf(&[
+                    Reply::Tuple(&[
+                        Reply::Status(Some("master")),
+                        Reply::Integer(None),
+                        Reply::Array(&Reply::Tuple(&[
+                            Reply::BulkString,
+                            Reply::BulkString,
+                            Reply::BulkString,
+                        ])),
+                    ]),
+                    Reply::Tuple(&[
+                        Reply::Status(Some("slave")),
+                        Reply::BulkString,
+                        Reply::Integer(None),
+                        Reply::OneOf(&[
+                            Reply::Status(Some("handshake")),
+                            Reply::Status(Some("none")),
+                            Reply::Status(Some("connect")),
+                            Reply::Status(Some("connecting")),
+                            Reply::Status(Some("sync")),
+                            Reply::Status(Some("connected")),
+                            Reply::Status(Some("unknown")),
+                        ]),
+                        Reply::Integer(None),
+                    ]),
+                    Reply::Tuple(&[
+                        Reply::Status(Some("sentinel")),
+                        Reply::Array(&Reply::BulkString),
+                    ]),
+                ]),
+                categories: AclCategories::from_bits(0x26000),
+            },
+        ],
     },
     CommandShape {
         name: "rpop",
-        forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
-            arguments: &[
-                Argument {
+        forms: &[
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1),
+                arguments: &[Argument {
                     name: "key",
                     kind: ArgumentKind::Key,
                     token: None,
                     optional: false,
                     multiple: false,
                     multiple_token: false,
-                },
-                Argument {
-                    name: "count",
-                    kind: ArgumentKind::Integer,
-                    token: None,
-                    optional: true,
-                    multiple: false,
-                    multiple_token: false,
-                },
-            ],
-            reply: &Reply::OneOf(&[
-                Reply::Null("Key does not exist."),
-                Reply::BulkString,
-                Reply::Array(&Reply::BulkString),
-            ]),
-            categories: AclCategories::from_bits(0x4024),
-        }],
+                }],
+                reply: &Reply::OneOf(&[
+                    Reply::Null("Key does not exist."),
+                    Reply::BulkString,
+                    Reply::Array(&Reply::BulkString),
+                ]),
+                categories: AclCategories::from_bits(0x4024),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1111111111111110),
+                arguments: &[
+                    Argument {
+                        name: "key",
+                        kind: ArgumentKind::Key,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "count",
+                        kind: ArgumentKind::Integer,
+                        token: None,
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                ],
+                reply: &Reply::OneOf(&[
+                    Reply::Null("Key does not exist."),
+                    Reply::BulkString,
+                    Reply::Array(&Reply::BulkString),
+                ]),
+                categories: AclCategories::from_bits(0x4024),
+            },
+        ],
     },
     CommandShape {
         name: "rpoplpush",
@@ -19618,18 +20659,26 @@ pub static SHAPES: &[CommandShape] = &[
     },
     CommandShape {
         name: "script",
-        forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
-            arguments: &[],
-            reply: &Reply::Unknown,
-            categories: AclCategories::from_bits(0x8000),
-        }],
+        forms: &[
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b11),
+                arguments: &[],
+                reply: &Reply::Unknown,
+                categories: AclCategories::from_bits(0x108000),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1111111111111100),
+                arguments: &[],
+                reply: &Reply::Unknown,
+                categories: AclCategories::from_bits(0x8000),
+            },
+        ],
     },
     CommandShape {
         name: "script|debug",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111111111111),
+                releases: ReleaseSet::from_bits(0b111111111111111),
                 arguments: &[Argument {
                     name: "mode",
                     kind: ArgumentKind::OneOf(&[
@@ -19667,7 +20716,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x108000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b10000000000000),
+                releases: ReleaseSet::from_bits(0b1000000000000000),
                 arguments: &[
                     Argument {
                         name: "mode",
@@ -19737,6 +20786,12 @@ pub static SHAPES: &[CommandShape] = &[
         forms: &[
             ShapeForm {
                 releases: ReleaseSet::from_bits(0b1),
+                arguments: &[],
+                reply: &Reply::Status(Some("OK")),
+                categories: AclCategories::from_bits(0x108000),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b110),
                 arguments: &[Argument {
                     name: "async",
                     kind: ArgumentKind::OneOf(&[
@@ -19766,7 +20821,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x108000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111111111110),
+                releases: ReleaseSet::from_bits(0b1111111111111000),
                 arguments: &[Argument {
                     name: "flush-type",
                     kind: ArgumentKind::OneOf(&[
@@ -19834,7 +20889,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "script|show",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b11110000000000),
+            releases: ReleaseSet::from_bits(0b1111000000000000),
             arguments: &[Argument {
                 name: "sha1",
                 kind: ArgumentKind::String,
@@ -19866,7 +20921,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "sdiffcard",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b100000000),
+            releases: ReleaseSet::from_bits(0b10000000000),
             arguments: &[
                 Argument {
                     name: "numkeys",
@@ -19925,24 +20980,39 @@ pub static SHAPES: &[CommandShape] = &[
     },
     CommandShape {
         name: "select",
-        forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
-            arguments: &[Argument {
-                name: "index",
-                kind: ArgumentKind::Integer,
-                token: None,
-                optional: false,
-                multiple: false,
-                multiple_token: false,
-            }],
-            reply: &Reply::Status(Some("OK")),
-            categories: AclCategories::from_bits(0x44000),
-        }],
+        forms: &[
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b11),
+                arguments: &[Argument {
+                    name: "index",
+                    kind: ArgumentKind::Integer,
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                }],
+                reply: &Reply::Status(Some("OK")),
+                categories: AclCategories::from_bits(0x4001),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1111111111111100),
+                arguments: &[Argument {
+                    name: "index",
+                    kind: ArgumentKind::Integer,
+                    token: None,
+                    optional: false,
+                    multiple: false,
+                    multiple_token: false,
+                }],
+                reply: &Reply::Status(Some("OK")),
+                categories: AclCategories::from_bits(0x44000),
+            },
+        ],
     },
     CommandShape {
         name: "sentinel",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b11000000110),
+            releases: ReleaseSet::from_bits(0b1100000011000),
             arguments: &[],
             reply: &Reply::Unknown,
             categories: AclCategories::from_bits(0x2a000),
@@ -19952,7 +21022,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "sentinel|ckquorum",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1000000110),
+                releases: ReleaseSet::from_bits(0b100000011000),
                 arguments: &[Argument {
                     name: "master-name",
                     kind: ArgumentKind::String,
@@ -19965,7 +21035,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b10000000000),
+                releases: ReleaseSet::from_bits(0b1000000000000),
                 arguments: &[Argument {
                     name: "primary-name",
                     kind: ArgumentKind::String,
@@ -19982,7 +21052,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "sentinel|config",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b11000000110),
+            releases: ReleaseSet::from_bits(0b1100000011000),
             arguments: &[Argument {
                 name: "action",
                 kind: ArgumentKind::OneOf(&[
@@ -20048,7 +21118,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "sentinel|debug",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b11000000110),
+            releases: ReleaseSet::from_bits(0b1100000011000),
             arguments: &[Argument {
                 name: "data",
                 kind: ArgumentKind::Block(&[
@@ -20088,7 +21158,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "sentinel|failover",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1000000110),
+                releases: ReleaseSet::from_bits(0b100000011000),
                 arguments: &[Argument {
                     name: "master-name",
                     kind: ArgumentKind::String,
@@ -20101,7 +21171,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b10000000000),
+                releases: ReleaseSet::from_bits(0b1000000000000),
                 arguments: &[Argument {
                     name: "primary-name",
                     kind: ArgumentKind::String,
@@ -20118,7 +21188,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "sentinel|flushconfig",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b11000000110),
+            releases: ReleaseSet::from_bits(0b1100000011000),
             arguments: &[],
             reply: &Reply::Status(Some("OK")),
             categories: AclCategories::from_bits(0x2a000),
@@ -20128,7 +21198,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "sentinel|get-master-addr-by-name",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1000000110),
+                releases: ReleaseSet::from_bits(0b100000011000),
                 arguments: &[Argument {
                     name: "master-name",
                     kind: ArgumentKind::String,
@@ -20141,7 +21211,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b10000000000),
+                releases: ReleaseSet::from_bits(0b1000000000000),
                 arguments: &[Argument {
                     name: "primary-name",
                     kind: ArgumentKind::String,
@@ -20158,7 +21228,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "sentinel|get-primary-addr-by-name",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b10000000000),
+            releases: ReleaseSet::from_bits(0b1000000000000),
             arguments: &[Argument {
                 name: "primary-name",
                 kind: ArgumentKind::String,
@@ -20174,7 +21244,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "sentinel|help",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b11000000110),
+            releases: ReleaseSet::from_bits(0b1100000011000),
             arguments: &[],
             reply: &Reply::Array(&Reply::BulkString),
             categories: AclCategories::from_bits(0x8000),
@@ -20183,7 +21253,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "sentinel|info-cache",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b11000000110),
+            releases: ReleaseSet::from_bits(0b1100000011000),
             arguments: &[Argument {
                 name: "nodename",
                 kind: ArgumentKind::String,
@@ -20205,7 +21275,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "sentinel|is-master-down-by-addr",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b11000000110),
+            releases: ReleaseSet::from_bits(0b1100000011000),
             arguments: &[
                 Argument {
                     name: "ip",
@@ -20251,7 +21321,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "sentinel|is-primary-down-by-addr",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b10000000000),
+            releases: ReleaseSet::from_bits(0b1000000000000),
             arguments: &[
                 Argument {
                     name: "ip",
@@ -20298,7 +21368,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "sentinel|master",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1000000110),
+                releases: ReleaseSet::from_bits(0b100000011000),
                 arguments: &[Argument {
                     name: "master-name",
                     kind: ArgumentKind::String,
@@ -20314,7 +21384,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b10000000000),
+                releases: ReleaseSet::from_bits(0b1000000000000),
                 arguments: &[Argument {
                     name: "primary-name",
                     kind: ArgumentKind::String,
@@ -20334,7 +21404,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "sentinel|masters",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b11000000110),
+            releases: ReleaseSet::from_bits(0b1100000011000),
             arguments: &[],
             reply: &Reply::Array(&Reply::Map {
                 key: &Reply::BulkString,
@@ -20346,7 +21416,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "sentinel|monitor",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b11000000110),
+            releases: ReleaseSet::from_bits(0b1100000011000),
             arguments: &[
                 Argument {
                     name: "name",
@@ -20388,7 +21458,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "sentinel|myid",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b11000000110),
+            releases: ReleaseSet::from_bits(0b1100000011000),
             arguments: &[],
             reply: &Reply::BulkString,
             categories: AclCategories::from_bits(0x2a000),
@@ -20397,7 +21467,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "sentinel|pending-scripts",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b11000000110),
+            releases: ReleaseSet::from_bits(0b1100000011000),
             arguments: &[],
             reply: &Reply::Array(&Reply::Map {
                 key: &Reply::BulkString,
@@ -20409,7 +21479,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "sentinel|primaries",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b10000000000),
+            releases: ReleaseSet::from_bits(0b1000000000000),
             arguments: &[],
             reply: &Reply::Array(&Reply::Map {
                 key: &Reply::BulkString,
@@ -20421,7 +21491,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "sentinel|primary",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b10000000000),
+            releases: ReleaseSet::from_bits(0b1000000000000),
             arguments: &[Argument {
                 name: "primary-name",
                 kind: ArgumentKind::String,
@@ -20441,7 +21511,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "sentinel|remove",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1000000110),
+                releases: ReleaseSet::from_bits(0b100000011000),
                 arguments: &[Argument {
                     name: "master-name",
                     kind: ArgumentKind::String,
@@ -20454,7 +21524,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b10000000000),
+                releases: ReleaseSet::from_bits(0b1000000000000),
                 arguments: &[Argument {
                     name: "primary-name",
                     kind: ArgumentKind::String,
@@ -20472,7 +21542,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "sentinel|replicas",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1000000110),
+                releases: ReleaseSet::from_bits(0b100000011000),
                 arguments: &[Argument {
                     name: "master-name",
                     kind: ArgumentKind::String,
@@ -20488,7 +21558,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b10000000000),
+                releases: ReleaseSet::from_bits(0b1000000000000),
                 arguments: &[Argument {
                     name: "primary-name",
                     kind: ArgumentKind::String,
@@ -20508,7 +21578,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "sentinel|reset",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b11000000110),
+            releases: ReleaseSet::from_bits(0b1100000011000),
             arguments: &[Argument {
                 name: "pattern",
                 kind: ArgumentKind::Pattern,
@@ -20525,7 +21595,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "sentinel|sentinels",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1000000110),
+                releases: ReleaseSet::from_bits(0b100000011000),
                 arguments: &[Argument {
                     name: "master-name",
                     kind: ArgumentKind::String,
@@ -20541,7 +21611,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b10000000000),
+                releases: ReleaseSet::from_bits(0b1000000000000),
                 arguments: &[Argument {
                     name: "primary-name",
                     kind: ArgumentKind::String,
@@ -20562,7 +21632,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "sentinel|set",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1000000110),
+                releases: ReleaseSet::from_bits(0b100000011000),
                 arguments: &[
                     Argument {
                         name: "master-name",
@@ -20602,7 +21672,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b10000000000),
+                releases: ReleaseSet::from_bits(0b1000000000000),
                 arguments: &[
                     Argument {
                         name: "primary-name",
@@ -20646,7 +21716,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "sentinel|simulate-failure",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b11000000110),
+            releases: ReleaseSet::from_bits(0b1100000011000),
             arguments: &[Argument {
                 name: "mode",
                 kind: ArgumentKind::OneOf(&[
@@ -20688,7 +21758,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "sentinel|slaves",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1000000110),
+                releases: ReleaseSet::from_bits(0b100000011000),
                 arguments: &[Argument {
                     name: "master-name",
                     kind: ArgumentKind::String,
@@ -20704,7 +21774,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b10000000000),
+                releases: ReleaseSet::from_bits(0b1000000000000),
                 arguments: &[Argument {
                     name: "primary-name",
                     kind: ArgumentKind::String,
@@ -20725,7 +21795,95 @@ pub static SHAPES: &[CommandShape] = &[
         name: "set",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11000011111),
+                releases: ReleaseSet::from_bits(0b1),
+                arguments: &[
+                    Argument {
+                        name: "key",
+                        kind: ArgumentKind::Key,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "value",
+                        kind: ArgumentKind::String,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "condition",
+                        kind: ArgumentKind::OneOf(&[
+                            Argument {
+                                name: "nx",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("NX"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "xx",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("XX"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: None,
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "expiration",
+                        kind: ArgumentKind::OneOf(&[
+                            Argument {
+                                name: "seconds",
+                                kind: ArgumentKind::Integer,
+                                token: Some("EX"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "milliseconds",
+                                kind: ArgumentKind::Integer,
+                                token: Some("PX"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "keepttl",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("KEEPTTL"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: None,
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                ],
+                reply: &Reply::OneOf(&[
+                    Reply::Null(
+                        "`GET` not given: Operation was aborted (conflict with one of the `XX`/`NX` options).",
+                    ),
+                    Reply::Status(Some("OK")),
+                    Reply::Null("`GET` given: The key didn't exist before the `SET`"),
+                    Reply::BulkString,
+                ]),
+                categories: AclCategories::from_bits(0x8084),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1100001111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -20837,7 +21995,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8084),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111100000),
+                releases: ReleaseSet::from_bits(0b11110000000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -20981,7 +22139,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8084),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11100000000000),
+                releases: ReleaseSet::from_bits(0b1110000000000000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -21234,7 +22392,37 @@ pub static SHAPES: &[CommandShape] = &[
         name: "shutdown",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1),
+                releases: ReleaseSet::from_bits(0b11),
+                arguments: &[Argument {
+                    name: "nosave_save",
+                    kind: ArgumentKind::OneOf(&[
+                        Argument {
+                            name: "nosave",
+                            kind: ArgumentKind::PureToken,
+                            token: Some("NOSAVE"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                        Argument {
+                            name: "save",
+                            kind: ArgumentKind::PureToken,
+                            token: Some("SAVE"),
+                            optional: false,
+                            multiple: false,
+                            multiple_token: false,
+                        },
+                    ]),
+                    token: None,
+                    optional: true,
+                    multiple: false,
+                    multiple_token: false,
+                }],
+                reply: &Reply::Status(Some("OK")),
+                categories: AclCategories::from_bits(0x2a000),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b100),
                 arguments: &[
                     Argument {
                         name: "nosave_save",
@@ -21290,7 +22478,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111111110),
+                releases: ReleaseSet::from_bits(0b111111111000),
                 arguments: &[
                     Argument {
                         name: "save-selector",
@@ -21346,7 +22534,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b110000000000),
+                releases: ReleaseSet::from_bits(0b11000000000000),
                 arguments: &[Argument {
                     name: "abort-selector",
                     kind: ArgumentKind::OneOf(&[
@@ -21418,7 +22606,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2a000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11000000000000),
+                releases: ReleaseSet::from_bits(0b1100000000000000),
                 arguments: &[Argument {
                     name: "abort-selector",
                     kind: ArgumentKind::OneOf(&[
@@ -21526,7 +22714,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "sintercard",
         forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111100),
             arguments: &[
                 Argument {
                     name: "numkeys",
@@ -21678,12 +22866,20 @@ pub static SHAPES: &[CommandShape] = &[
     },
     CommandShape {
         name: "slowlog",
-        forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
-            arguments: &[],
-            reply: &Reply::Unknown,
-            categories: AclCategories::from_bits(0x8000),
-        }],
+        forms: &[
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b11),
+                arguments: &[],
+                reply: &Reply::Unknown,
+                categories: AclCategories::from_bits(0x2a000),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1111111111111100),
+                arguments: &[],
+                reply: &Reply::Unknown,
+                categories: AclCategories::from_bits(0x8000),
+            },
+        ],
     },
     CommandShape {
         name: "slowlog|get",
@@ -21711,7 +22907,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "slowlog|help",
         forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111110),
             arguments: &[],
             reply: &Reply::Array(&Reply::BulkString),
             categories: AclCategories::from_bits(0x8000),
@@ -21754,7 +22950,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "smismember",
         forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111110),
             arguments: &[
                 Argument {
                     name: "key",
@@ -21815,7 +23011,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "sort",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1),
+                releases: ReleaseSet::from_bits(0b111),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -21918,7 +23114,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2803c),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111111110),
+                releases: ReleaseSet::from_bits(0b111111111000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -22021,7 +23217,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2803c),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11110000000000),
+                releases: ReleaseSet::from_bits(0b1111000000000000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -22129,7 +23325,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "sort_ro",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1),
+                releases: ReleaseSet::from_bits(0b100),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -22221,7 +23417,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2803a),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111111110),
+                releases: ReleaseSet::from_bits(0b111111111000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -22313,7 +23509,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x2803a),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11110000000000),
+                releases: ReleaseSet::from_bits(0b1111000000000000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -22439,7 +23635,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "spublish",
         forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111100),
             arguments: &[
                 Argument {
                     name: "shardchannel",
@@ -22564,7 +23760,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "ssubscribe",
         forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111100),
             arguments: &[Argument {
                 name: "shardchannel",
                 kind: ArgumentKind::String,
@@ -22575,6 +23771,15 @@ pub static SHAPES: &[CommandShape] = &[
             }],
             reply: &Reply::Unknown,
             categories: AclCategories::from_bits(0x9000),
+        }],
+    },
+    CommandShape {
+        name: "stralgo",
+        forms: &[ShapeForm {
+            releases: ReleaseSet::from_bits(0b11),
+            arguments: &[],
+            reply: &Reply::Unknown,
+            categories: AclCategories::from_bits(0x8082),
         }],
     },
     CommandShape {
@@ -22662,7 +23867,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "sunioncard",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b100000000),
+            releases: ReleaseSet::from_bits(0b10000000000),
             arguments: &[
                 Argument {
                     name: "numkeys",
@@ -22730,7 +23935,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "sunsubscribe",
         forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111100),
             arguments: &[Argument {
                 name: "shardchannel",
                 kind: ArgumentKind::String,
@@ -22780,12 +23985,20 @@ pub static SHAPES: &[CommandShape] = &[
     },
     CommandShape {
         name: "time",
-        forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
-            arguments: &[],
-            reply: &Reply::Array(&Reply::BulkString),
-            categories: AclCategories::from_bits(0x4000),
-        }],
+        forms: &[
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1),
+                arguments: &[],
+                reply: &Reply::Array(&Reply::BulkString),
+                categories: AclCategories::from_bits(0x4002),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1111111111111110),
+                arguments: &[],
+                reply: &Reply::Array(&Reply::BulkString),
+                categories: AclCategories::from_bits(0x4000),
+            },
+        ],
     },
     CommandShape {
         name: "touch",
@@ -22806,7 +24019,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "trimslots",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b111100000),
+            releases: ReleaseSet::from_bits(0b11110000000),
             arguments: &[Argument {
                 name: "ranges",
                 kind: ArgumentKind::Block(&[
@@ -22930,13 +24143,13 @@ pub static SHAPES: &[CommandShape] = &[
         name: "vadd",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1000),
+                releases: ReleaseSet::from_bits(0b100000),
                 arguments: &[],
                 reply: &Reply::Unknown,
                 categories: AclCategories::from_bits(0x0),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111110000),
+                releases: ReleaseSet::from_bits(0b11111000000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -23077,13 +24290,13 @@ pub static SHAPES: &[CommandShape] = &[
         name: "vcard",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1000),
+                releases: ReleaseSet::from_bits(0b100000),
                 arguments: &[],
                 reply: &Reply::Unknown,
                 categories: AclCategories::from_bits(0x0),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111110000),
+                releases: ReleaseSet::from_bits(0b11111000000),
                 arguments: &[Argument {
                     name: "key",
                     kind: ArgumentKind::Key,
@@ -23101,13 +24314,13 @@ pub static SHAPES: &[CommandShape] = &[
         name: "vdim",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1000),
+                releases: ReleaseSet::from_bits(0b100000),
                 arguments: &[],
                 reply: &Reply::Unknown,
                 categories: AclCategories::from_bits(0x0),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111110000),
+                releases: ReleaseSet::from_bits(0b11111000000),
                 arguments: &[Argument {
                     name: "key",
                     kind: ArgumentKind::Key,
@@ -23125,13 +24338,13 @@ pub static SHAPES: &[CommandShape] = &[
         name: "vemb",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1000),
+                releases: ReleaseSet::from_bits(0b100000),
                 arguments: &[],
                 reply: &Reply::Unknown,
                 categories: AclCategories::from_bits(0x0),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111110000),
+                releases: ReleaseSet::from_bits(0b11111000000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -23167,13 +24380,13 @@ pub static SHAPES: &[CommandShape] = &[
         name: "vgetattr",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1000),
+                releases: ReleaseSet::from_bits(0b100000),
                 arguments: &[],
                 reply: &Reply::Unknown,
                 categories: AclCategories::from_bits(0x0),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111110000),
+                releases: ReleaseSet::from_bits(0b11111000000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -23201,13 +24414,13 @@ pub static SHAPES: &[CommandShape] = &[
         name: "vinfo",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1000),
+                releases: ReleaseSet::from_bits(0b100000),
                 arguments: &[],
                 reply: &Reply::Unknown,
                 categories: AclCategories::from_bits(0x0),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111110000),
+                releases: ReleaseSet::from_bits(0b11111000000),
                 arguments: &[Argument {
                     name: "key",
                     kind: ArgumentKind::Key,
@@ -23225,13 +24438,13 @@ pub static SHAPES: &[CommandShape] = &[
         name: "vismember",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1000),
+                releases: ReleaseSet::from_bits(0b100000),
                 arguments: &[],
                 reply: &Reply::Unknown,
                 categories: AclCategories::from_bits(0x0),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111110000),
+                releases: ReleaseSet::from_bits(0b11111000000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -23259,13 +24472,13 @@ pub static SHAPES: &[CommandShape] = &[
         name: "vlinks",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1000),
+                releases: ReleaseSet::from_bits(0b100000),
                 arguments: &[],
                 reply: &Reply::Unknown,
                 categories: AclCategories::from_bits(0x0),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111110000),
+                releases: ReleaseSet::from_bits(0b11111000000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -23301,13 +24514,13 @@ pub static SHAPES: &[CommandShape] = &[
         name: "vrandmember",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1000),
+                releases: ReleaseSet::from_bits(0b100000),
                 arguments: &[],
                 reply: &Reply::Unknown,
                 categories: AclCategories::from_bits(0x0),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111110000),
+                releases: ReleaseSet::from_bits(0b11111000000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -23334,7 +24547,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "vrange",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b111100000),
+            releases: ReleaseSet::from_bits(0b11110000000),
             arguments: &[
                 Argument {
                     name: "key",
@@ -23377,13 +24590,13 @@ pub static SHAPES: &[CommandShape] = &[
         name: "vrem",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1000),
+                releases: ReleaseSet::from_bits(0b100000),
                 arguments: &[],
                 reply: &Reply::Unknown,
                 categories: AclCategories::from_bits(0x0),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111110000),
+                releases: ReleaseSet::from_bits(0b11111000000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -23411,13 +24624,13 @@ pub static SHAPES: &[CommandShape] = &[
         name: "vsetattr",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1000),
+                releases: ReleaseSet::from_bits(0b100000),
                 arguments: &[],
                 reply: &Reply::Unknown,
                 categories: AclCategories::from_bits(0x0),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111110000),
+                releases: ReleaseSet::from_bits(0b11111000000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -23453,13 +24666,13 @@ pub static SHAPES: &[CommandShape] = &[
         name: "vsim",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1000),
+                releases: ReleaseSet::from_bits(0b100000),
                 arguments: &[],
                 reply: &Reply::Unknown,
                 categories: AclCategories::from_bits(0x0),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111110000),
+                releases: ReleaseSet::from_bits(0b11111000000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -23592,7 +24805,30 @@ pub static SHAPES: &[CommandShape] = &[
         name: "wait",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1000000011),
+                releases: ReleaseSet::from_bits(0b11),
+                arguments: &[
+                    Argument {
+                        name: "numreplicas",
+                        kind: ArgumentKind::Integer,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "timeout",
+                        kind: ArgumentKind::Integer,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                ],
+                reply: &Reply::Integer(None),
+                categories: AclCategories::from_bits(0x8001),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b100000001100),
                 arguments: &[
                     Argument {
                         name: "numreplicas",
@@ -23615,7 +24851,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x48000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11110111111100),
+                releases: ReleaseSet::from_bits(0b1111011111110000),
                 arguments: &[
                     Argument {
                         name: "numreplicas",
@@ -23643,7 +24879,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "waitaof",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1000000010),
+                releases: ReleaseSet::from_bits(0b100000001000),
                 arguments: &[
                     Argument {
                         name: "numlocal",
@@ -23674,7 +24910,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x48000),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11110111111100),
+                releases: ReleaseSet::from_bits(0b1111011111110000),
                 arguments: &[
                     Argument {
                         name: "numlocal",
@@ -23726,7 +24962,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "xack",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11100111111001),
+                releases: ReleaseSet::from_bits(0b1110011111100111),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -23757,7 +24993,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4804),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11000000110),
+                releases: ReleaseSet::from_bits(0b1100000011000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -23792,7 +25028,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "xackdel",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b111110000),
+            releases: ReleaseSet::from_bits(0b11111000000),
             arguments: &[
                 Argument {
                     name: "key",
@@ -23878,6 +25114,131 @@ pub static SHAPES: &[CommandShape] = &[
         forms: &[
             ShapeForm {
                 releases: ReleaseSet::from_bits(0b1),
+                arguments: &[
+                    Argument {
+                        name: "key",
+                        kind: ArgumentKind::Key,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "trim",
+                        kind: ArgumentKind::Block(&[
+                            Argument {
+                                name: "strategy",
+                                kind: ArgumentKind::OneOf(&[Argument {
+                                    name: "maxlen",
+                                    kind: ArgumentKind::PureToken,
+                                    token: Some("MAXLEN"),
+                                    optional: false,
+                                    multiple: false,
+                                    multiple_token: false,
+                                }]),
+                                token: None,
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "operator",
+                                kind: ArgumentKind::OneOf(&[
+                                    Argument {
+                                        name: "equal",
+                                        kind: ArgumentKind::PureToken,
+                                        token: Some("="),
+                                        optional: false,
+                                        multiple: false,
+                                        multiple_token: false,
+                                    },
+                                    Argument {
+                                        name: "approximately",
+                                        kind: ArgumentKind::PureToken,
+                                        token: Some("~"),
+                                        optional: false,
+                                        multiple: false,
+                                        multiple_token: false,
+                                    },
+                                ]),
+                                token: None,
+                                optional: true,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "threshold",
+                                kind: ArgumentKind::String,
+                                token: None,
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: None,
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "id_or_auto",
+                        kind: ArgumentKind::OneOf(&[
+                            Argument {
+                                name: "auto_id",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("*"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "id",
+                                kind: ArgumentKind::String,
+                                token: None,
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "field_value",
+                        kind: ArgumentKind::Block(&[
+                            Argument {
+                                name: "field",
+                                kind: ArgumentKind::String,
+                                token: None,
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "value",
+                                kind: ArgumentKind::String,
+                                token: None,
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: None,
+                        optional: false,
+                        multiple: true,
+                        multiple_token: false,
+                    },
+                ],
+                reply: &Reply::OneOf(&[
+                    Reply::BulkString,
+                    Reply::Null("The NOMKSTREAM option is given and the key doesn't exist."),
+                ]),
+                categories: AclCategories::from_bits(0x4804),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -24028,7 +25389,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4804),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111000001110),
+                releases: ReleaseSet::from_bits(0b1111100000111000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -24179,7 +25540,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4804),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111110000),
+                releases: ReleaseSet::from_bits(0b11111000000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -24434,7 +25795,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "xautoclaim",
         forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111110),
             arguments: &[
                 Argument {
                     name: "key",
@@ -24514,7 +25875,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "xcfgset",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b111000000),
+            releases: ReleaseSet::from_bits(0b11100000000),
             arguments: &[
                 Argument {
                     name: "key",
@@ -24583,7 +25944,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "xclaim",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1),
+                releases: ReleaseSet::from_bits(0b111),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -24684,7 +26045,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4804),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11000000110),
+                releases: ReleaseSet::from_bits(0b1100000011000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -24785,7 +26146,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4804),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11100111111000),
+                releases: ReleaseSet::from_bits(0b1110011111100000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -24891,7 +26252,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "xdel",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11100111111001),
+                releases: ReleaseSet::from_bits(0b1110011111100111),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -24914,7 +26275,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4804),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11000000110),
+                releases: ReleaseSet::from_bits(0b1100000011000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -24941,7 +26302,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "xdelex",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b111110000),
+            releases: ReleaseSet::from_bits(0b11111000000),
             arguments: &[
                 Argument {
                     name: "key",
@@ -25016,18 +26377,26 @@ pub static SHAPES: &[CommandShape] = &[
     },
     CommandShape {
         name: "xgroup",
-        forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
-            arguments: &[],
-            reply: &Reply::Unknown,
-            categories: AclCategories::from_bits(0x8000),
-        }],
+        forms: &[
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b11),
+                arguments: &[],
+                reply: &Reply::Unknown,
+                categories: AclCategories::from_bits(0x8804),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1111111111111100),
+                arguments: &[],
+                reply: &Reply::Unknown,
+                categories: AclCategories::from_bits(0x8000),
+            },
+        ],
     },
     CommandShape {
         name: "xgroup|create",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1),
+                releases: ReleaseSet::from_bits(0b111),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -25091,7 +26460,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8804),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1000000010),
+                releases: ReleaseSet::from_bits(0b100000001000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -25155,7 +26524,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8804),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11110111111100),
+                releases: ReleaseSet::from_bits(0b1111011111110000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -25224,7 +26593,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "xgroup|createconsumer",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1),
+                releases: ReleaseSet::from_bits(0b110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -25255,7 +26624,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8804),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111111111110),
+                releases: ReleaseSet::from_bits(0b1111111111111000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -25291,7 +26660,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "xgroup|delconsumer",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1),
+                releases: ReleaseSet::from_bits(0b111),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -25322,7 +26691,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8804),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111111111110),
+                releases: ReleaseSet::from_bits(0b1111111111111000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -25358,7 +26727,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "xgroup|destroy",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1),
+                releases: ReleaseSet::from_bits(0b111),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -25381,7 +26750,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8804),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111111111110),
+                releases: ReleaseSet::from_bits(0b1111111111111000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -25418,7 +26787,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "xgroup|setid",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1),
+                releases: ReleaseSet::from_bits(0b111),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -25474,7 +26843,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8804),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111111111110),
+                releases: ReleaseSet::from_bits(0b1111111111111000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -25534,7 +26903,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "xidmprecord",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b111000000),
+            releases: ReleaseSet::from_bits(0b11100000000),
             arguments: &[
                 Argument {
                     name: "key",
@@ -25575,18 +26944,26 @@ pub static SHAPES: &[CommandShape] = &[
     },
     CommandShape {
         name: "xinfo",
-        forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
-            arguments: &[],
-            reply: &Reply::Unknown,
-            categories: AclCategories::from_bits(0x8000),
-        }],
+        forms: &[
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b11),
+                arguments: &[],
+                reply: &Reply::Unknown,
+                categories: AclCategories::from_bits(0x8802),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1111111111111100),
+                arguments: &[],
+                reply: &Reply::Unknown,
+                categories: AclCategories::from_bits(0x8000),
+            },
+        ],
     },
     CommandShape {
         name: "xinfo|consumers",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1),
+                releases: ReleaseSet::from_bits(0b111),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -25612,7 +26989,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8802),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111111111110),
+                releases: ReleaseSet::from_bits(0b1111111111111000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -25671,7 +27048,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "xinfo|stream",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1),
+                releases: ReleaseSet::from_bits(0b111),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -25748,7 +27125,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8802),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111111111110),
+                releases: ReleaseSet::from_bits(0b1111111111111000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -25855,7 +27232,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "xnack",
         forms: &[ShapeForm {
-            releases: ReleaseSet::from_bits(0b110000000),
+            releases: ReleaseSet::from_bits(0b11000000000),
             arguments: &[
                 Argument {
                     name: "key",
@@ -25954,91 +27331,170 @@ pub static SHAPES: &[CommandShape] = &[
     },
     CommandShape {
         name: "xpending",
-        forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
-            arguments: &[
-                Argument {
-                    name: "key",
-                    kind: ArgumentKind::Key,
-                    token: None,
-                    optional: false,
-                    multiple: false,
-                    multiple_token: false,
-                },
-                Argument {
-                    name: "group",
-                    kind: ArgumentKind::String,
-                    token: None,
-                    optional: false,
-                    multiple: false,
-                    multiple_token: false,
-                },
-                Argument {
-                    name: "filters",
-                    kind: ArgumentKind::Block(&[
-                        Argument {
-                            name: "min-idle-time",
-                            kind: ArgumentKind::Integer,
-                            token: Some("IDLE"),
-                            optional: true,
-                            multiple: false,
-                            multiple_token: false,
-                        },
-                        Argument {
-                            name: "start",
-                            kind: ArgumentKind::String,
-                            token: None,
-                            optional: false,
-                            multiple: false,
-                            multiple_token: false,
-                        },
-                        Argument {
-                            name: "end",
-                            kind: ArgumentKind::String,
-                            token: None,
-                            optional: false,
-                            multiple: false,
-                            multiple_token: false,
-                        },
-                        Argument {
-                            name: "count",
-                            kind: ArgumentKind::Integer,
-                            token: None,
-                            optional: false,
-                            multiple: false,
-                            multiple_token: false,
-                        },
-                        Argument {
-                            name: "consumer",
-                            kind: ArgumentKind::String,
-                            token: None,
-                            optional: true,
-                            multiple: false,
-                            multiple_token: false,
-                        },
+        forms: &[
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1),
+                arguments: &[
+                    Argument {
+                        name: "key",
+                        kind: ArgumentKind::Key,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "group",
+                        kind: ArgumentKind::String,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "filters",
+                        kind: ArgumentKind::Block(&[
+                            Argument {
+                                name: "start",
+                                kind: ArgumentKind::String,
+                                token: None,
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "end",
+                                kind: ArgumentKind::String,
+                                token: None,
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "count",
+                                kind: ArgumentKind::Integer,
+                                token: None,
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "consumer",
+                                kind: ArgumentKind::String,
+                                token: None,
+                                optional: true,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: None,
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                ],
+                reply: &Reply::OneOf(&[
+                    Reply::Array(&Reply::Tuple(&[
+                        Reply::BulkString,
+                        Reply::BulkString,
+                        Reply::Integer(None),
+                        Reply::Integer(None),
+                    ])),
+                    Reply::Tuple(&[
+                        Reply::Integer(None),
+                        Reply::BulkString,
+                        Reply::BulkString,
+                        Reply::Array(&Reply::Tuple(&[Reply::BulkString, Reply::BulkString])),
                     ]),
-                    token: None,
-                    optional: true,
-                    multiple: false,
-                    multiple_token: false,
-                },
-            ],
-            reply: &Reply::OneOf(&[
-                Reply::Array(&Reply::Tuple(&[
-                    Reply::BulkString,
-                    Reply::BulkString,
-                    Reply::Integer(None),
-                    Reply::Integer(None),
-                ])),
-                Reply::Tuple(&[
-                    Reply::Integer(None),
-                    Reply::BulkString,
-                    Reply::BulkString,
-                    Reply::Array(&Reply::Tuple(&[Reply::BulkString, Reply::BulkString])),
                 ]),
-            ]),
-            categories: AclCategories::from_bits(0x8802),
-        }],
+                categories: AclCategories::from_bits(0x8802),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1111111111111110),
+                arguments: &[
+                    Argument {
+                        name: "key",
+                        kind: ArgumentKind::Key,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "group",
+                        kind: ArgumentKind::String,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "filters",
+                        kind: ArgumentKind::Block(&[
+                            Argument {
+                                name: "min-idle-time",
+                                kind: ArgumentKind::Integer,
+                                token: Some("IDLE"),
+                                optional: true,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "start",
+                                kind: ArgumentKind::String,
+                                token: None,
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "end",
+                                kind: ArgumentKind::String,
+                                token: None,
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "count",
+                                kind: ArgumentKind::Integer,
+                                token: None,
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "consumer",
+                                kind: ArgumentKind::String,
+                                token: None,
+                                optional: true,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: None,
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                ],
+                reply: &Reply::OneOf(&[
+                    Reply::Array(&Reply::Tuple(&[
+                        Reply::BulkString,
+                        Reply::BulkString,
+                        Reply::Integer(None),
+                        Reply::Integer(None),
+                    ])),
+                    Reply::Tuple(&[
+                        Reply::Integer(None),
+                        Reply::BulkString,
+                        Reply::BulkString,
+                        Reply::Array(&Reply::Tuple(&[Reply::BulkString, Reply::BulkString])),
+                    ]),
+                ]),
+                categories: AclCategories::from_bits(0x8802),
+            },
+        ],
     },
     CommandShape {
         name: "xrange",
@@ -26089,7 +27545,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "xread",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111001),
+                releases: ReleaseSet::from_bits(0b1111100111),
                 arguments: &[
                     Argument {
                         name: "count",
@@ -26148,7 +27604,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x18802),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1000000110),
+                releases: ReleaseSet::from_bits(0b100000011000),
                 arguments: &[
                     Argument {
                         name: "count",
@@ -26207,7 +27663,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x18802),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b100000000),
+                releases: ReleaseSet::from_bits(0b10000000000),
                 arguments: &[
                     Argument {
                         name: "count",
@@ -26282,7 +27738,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x18802),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b10000000000),
+                releases: ReleaseSet::from_bits(0b1000000000000),
                 arguments: &[
                     Argument {
                         name: "count",
@@ -26341,7 +27797,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x18802),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11100000000000),
+                releases: ReleaseSet::from_bits(0b1110000000000000),
                 arguments: &[
                     Argument {
                         name: "count",
@@ -26405,7 +27861,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "xreadgroup",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1),
+                releases: ReleaseSet::from_bits(0b111),
                 arguments: &[
                     Argument {
                         name: "group_consumer",
@@ -26495,7 +27951,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x18804),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11000000110),
+                releases: ReleaseSet::from_bits(0b1100000011000),
                 arguments: &[
                     Argument {
                         name: "group-block",
@@ -26585,7 +28041,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x18804),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11100000001000),
+                releases: ReleaseSet::from_bits(0b1110000000100000),
                 arguments: &[
                     Argument {
                         name: "group-block",
@@ -26675,7 +28131,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x18804),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11110000),
+                releases: ReleaseSet::from_bits(0b1111000000),
                 arguments: &[
                     Argument {
                         name: "group-block",
@@ -26773,7 +28229,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x18804),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b100000000),
+                releases: ReleaseSet::from_bits(0b10000000000),
                 arguments: &[
                     Argument {
                         name: "group-block",
@@ -26937,7 +28393,30 @@ pub static SHAPES: &[CommandShape] = &[
         name: "xsetid",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1),
+                releases: ReleaseSet::from_bits(0b11),
+                arguments: &[
+                    Argument {
+                        name: "key",
+                        kind: ArgumentKind::Key,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "last-id",
+                        kind: ArgumentKind::String,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                ],
+                reply: &Reply::Status(Some("OK")),
+                categories: AclCategories::from_bits(0x4804),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b100),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -26976,7 +28455,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4804),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111111111110),
+                releases: ReleaseSet::from_bits(0b1111111111111000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -27020,7 +28499,79 @@ pub static SHAPES: &[CommandShape] = &[
         name: "xtrim",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111000001111),
+                releases: ReleaseSet::from_bits(0b1),
+                arguments: &[
+                    Argument {
+                        name: "key",
+                        kind: ArgumentKind::Key,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "trim",
+                        kind: ArgumentKind::Block(&[
+                            Argument {
+                                name: "strategy",
+                                kind: ArgumentKind::OneOf(&[Argument {
+                                    name: "maxlen",
+                                    kind: ArgumentKind::PureToken,
+                                    token: Some("MAXLEN"),
+                                    optional: false,
+                                    multiple: false,
+                                    multiple_token: false,
+                                }]),
+                                token: None,
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "operator",
+                                kind: ArgumentKind::OneOf(&[
+                                    Argument {
+                                        name: "equal",
+                                        kind: ArgumentKind::PureToken,
+                                        token: Some("="),
+                                        optional: false,
+                                        multiple: false,
+                                        multiple_token: false,
+                                    },
+                                    Argument {
+                                        name: "approximately",
+                                        kind: ArgumentKind::PureToken,
+                                        token: Some("~"),
+                                        optional: false,
+                                        multiple: false,
+                                        multiple_token: false,
+                                    },
+                                ]),
+                                token: None,
+                                optional: true,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "threshold",
+                                kind: ArgumentKind::String,
+                                token: None,
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                ],
+                reply: &Reply::Integer(None),
+                categories: AclCategories::from_bits(0x8804),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b1111100000111110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -27110,7 +28661,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8804),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b111110000),
+                releases: ReleaseSet::from_bits(0b11111000000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -27274,6 +28825,93 @@ pub static SHAPES: &[CommandShape] = &[
                         multiple_token: false,
                     },
                     Argument {
+                        name: "change",
+                        kind: ArgumentKind::PureToken,
+                        token: Some("CH"),
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "increment",
+                        kind: ArgumentKind::PureToken,
+                        token: Some("INCR"),
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "score_member",
+                        kind: ArgumentKind::Block(&[
+                            Argument {
+                                name: "score",
+                                kind: ArgumentKind::Double,
+                                token: None,
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "member",
+                                kind: ArgumentKind::String,
+                                token: None,
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: None,
+                        optional: false,
+                        multiple: true,
+                        multiple_token: false,
+                    },
+                ],
+                reply: &Reply::OneOf(&[
+                    Reply::Null(
+                        "Operation was aborted (conflict with one of the `XX`/`NX`/`LT`/`GT` options).",
+                    ),
+                    Reply::Integer(None),
+                    Reply::Double,
+                ]),
+                categories: AclCategories::from_bits(0x4014),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b110),
+                arguments: &[
+                    Argument {
+                        name: "key",
+                        kind: ArgumentKind::Key,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "condition",
+                        kind: ArgumentKind::OneOf(&[
+                            Argument {
+                                name: "nx",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("NX"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                            Argument {
+                                name: "xx",
+                                kind: ArgumentKind::PureToken,
+                                token: Some("XX"),
+                                optional: false,
+                                multiple: false,
+                                multiple_token: false,
+                            },
+                        ]),
+                        token: None,
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
                         name: "comparison",
                         kind: ArgumentKind::OneOf(&[
                             Argument {
@@ -27350,7 +28988,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4014),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111111111110),
+                releases: ReleaseSet::from_bits(0b1111111111111000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -27516,7 +29154,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "zdiff",
         forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111110),
             arguments: &[
                 Argument {
                     name: "numkeys",
@@ -27553,7 +29191,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "zdiffstore",
         forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111110),
             arguments: &[
                 Argument {
                     name: "destination",
@@ -27621,7 +29259,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "zinter",
         forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111110),
             arguments: &[
                 Argument {
                     name: "numkeys",
@@ -27699,7 +29337,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "zintercard",
         forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111100),
             arguments: &[
                 Argument {
                     name: "numkeys",
@@ -27842,7 +29480,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "zmpop",
         forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111100),
             arguments: &[
                 Argument {
                     name: "numkeys",
@@ -27907,7 +29545,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "zmscore",
         forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111110),
             arguments: &[
                 Argument {
                     name: "key",
@@ -27994,7 +29632,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "zrandmember",
         forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111110),
             arguments: &[
                 Argument {
                     name: "key",
@@ -28044,6 +29682,48 @@ pub static SHAPES: &[CommandShape] = &[
         forms: &[
             ShapeForm {
                 releases: ReleaseSet::from_bits(0b1),
+                arguments: &[
+                    Argument {
+                        name: "key",
+                        kind: ArgumentKind::Key,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "start",
+                        kind: ArgumentKind::String,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "stop",
+                        kind: ArgumentKind::String,
+                        token: None,
+                        optional: false,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                    Argument {
+                        name: "withscores",
+                        kind: ArgumentKind::PureToken,
+                        token: Some("WITHSCORES"),
+                        optional: true,
+                        multiple: false,
+                        multiple_token: false,
+                    },
+                ],
+                reply: &Reply::OneOf(&[
+                    Reply::Array(&Reply::BulkString),
+                    Reply::FlatPairs(&[Reply::BulkString, Reply::Double]),
+                ]),
+                categories: AclCategories::from_bits(0x8012),
+            },
+            ShapeForm {
+                releases: ReleaseSet::from_bits(0b110),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -28143,7 +29823,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8012),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111111111110),
+                releases: ReleaseSet::from_bits(0b1111111111111000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -28248,7 +29928,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "zrangebylex",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1),
+                releases: ReleaseSet::from_bits(0b111),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -28304,7 +29984,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8012),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111111111110),
+                releases: ReleaseSet::from_bits(0b1111111111111000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -28365,7 +30045,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "zrangebyscore",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1),
+                releases: ReleaseSet::from_bits(0b111),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -28432,7 +30112,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8012),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111111111110),
+                releases: ReleaseSet::from_bits(0b1111111111111000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -28504,7 +30184,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "zrangestore",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1),
+                releases: ReleaseSet::from_bits(0b110),
                 arguments: &[
                     Argument {
                         name: "dst",
@@ -28601,7 +30281,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8014),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111111111110),
+                releases: ReleaseSet::from_bits(0b1111111111111000),
                 arguments: &[
                     Argument {
                         name: "dst",
@@ -28703,7 +30383,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "zrank",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1),
+                releases: ReleaseSet::from_bits(0b111),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -28732,7 +30412,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4012),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111111111110),
+                releases: ReleaseSet::from_bits(0b1111111111111000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -28947,7 +30627,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "zrevrangebylex",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1),
+                releases: ReleaseSet::from_bits(0b111),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -29003,7 +30683,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8012),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111111111110),
+                releases: ReleaseSet::from_bits(0b1111111111111000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -29064,7 +30744,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "zrevrangebyscore",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1),
+                releases: ReleaseSet::from_bits(0b111),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -29131,7 +30811,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8012),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111111111110),
+                releases: ReleaseSet::from_bits(0b1111111111111000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -29203,7 +30883,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "zrevrank",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1),
+                releases: ReleaseSet::from_bits(0b111),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -29232,7 +30912,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x4012),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11111111111110),
+                releases: ReleaseSet::from_bits(0b1111111111111000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -29274,7 +30954,7 @@ pub static SHAPES: &[CommandShape] = &[
         name: "zscan",
         forms: &[
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b1111111111),
+                releases: ReleaseSet::from_bits(0b111111111111),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -29313,7 +30993,7 @@ pub static SHAPES: &[CommandShape] = &[
                 categories: AclCategories::from_bits(0x8012),
             },
             ShapeForm {
-                releases: ReleaseSet::from_bits(0b11110000000000),
+                releases: ReleaseSet::from_bits(0b1111000000000000),
                 arguments: &[
                     Argument {
                         name: "key",
@@ -29393,7 +31073,7 @@ pub static SHAPES: &[CommandShape] = &[
     CommandShape {
         name: "zunion",
         forms: &[ShapeForm {
-            releases: ReleaseSet::ALL,
+            releases: ReleaseSet::from_bits(0b1111111111111110),
             arguments: &[
                 Argument {
                     name: "numkeys",
@@ -29545,18 +31225,27 @@ pub static SHAPES: &[CommandShape] = &[
     },
 ];
 
-/// Options a command refuses inside scripts, and the releases that refuse them.
+/// Options a command refuses inside scripts, or together with another option, and the releases that refuse them.
 pub static SCRIPT_REFUSALS: &[ScriptRefusal] = &[
+    ScriptRefusal {
+        command: "set",
+        option: "GET",
+        with: Some("NX"),
+        reply: "ERR syntax error",
+        releases: ReleaseSet::from_bits(0b10),
+    },
     ScriptRefusal {
         command: "xread",
         option: "BLOCK",
+        with: None,
         reply: "XREAD command is not allowed with BLOCK option from scripts",
-        releases: ReleaseSet::from_bits(0b1000000011),
+        releases: ReleaseSet::from_bits(0b100000001111),
     },
     ScriptRefusal {
         command: "xreadgroup",
         option: "BLOCK",
+        with: None,
         reply: "XREADGROUP command is not allowed with BLOCK option from scripts",
-        releases: ReleaseSet::from_bits(0b1000000011),
+        releases: ReleaseSet::from_bits(0b100000001111),
     },
 ];
