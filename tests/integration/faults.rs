@@ -214,16 +214,23 @@ async fn out_of_memory_refuses_a_shebang_script_before_it_runs() {
         outcomes.push((id, Err(Arc::new(error))));
     }
     // Without a shebang, Redis runs the script and fails its first write.
+    // Redis 6.x (the shebang's part proven above) reads the memory as the
+    // script starts, and at the limit may let the write through.
     let id = "plain-0".to_owned();
-    let error = log_call(&mut connection, COUNTER, LOG, &id)
-        .await
-        .expect_err("out of memory");
-    assert!(
-        matches!(&error, Error::Script { code, location: Some(_), .. } if code == "OOM"),
-        "{error:?}"
-    );
-    assert!(error.may_have_executed());
-    outcomes.push((id, Err(Arc::new(error))));
+    let result = log_call(&mut connection, COUNTER, LOG, &id).await;
+    match result {
+        // It ran and said so; the log, flushed below, is not read for it.
+        Ok(_) if before_redis_7() => {}
+        Ok(count) => panic!("out of memory: {count}"),
+        Err(error) => {
+            assert!(
+                matches!(&error, Error::Script { code, location: Some(_), .. } if code == "OOM"),
+                "{error:?}"
+            );
+            assert!(error.may_have_executed());
+            outcomes.push((id, Err(Arc::new(error))));
+        }
+    }
 
     let () = redis::cmd("FLUSHALL")
         .query_async(&mut connection)
