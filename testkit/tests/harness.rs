@@ -60,7 +60,13 @@ async fn standalone_server_answers_and_is_gone_after_drop() {
         .await
         .unwrap();
     let calls = server.command_calls();
-    assert_eq!(calls.get("script|load"), Some(&1), "{calls:?}");
+    // Redis 6.x counts a command's subcommands under the command.
+    let load = if server.flavor() == ServerFlavor::Redis && server.version().major < 7 {
+        "script"
+    } else {
+        "script|load"
+    };
+    assert_eq!(calls.get(load), Some(&1), "{calls:?}");
     assert_eq!(server.calls("EVALSHA"), 1);
     assert_eq!(server.calls("never-called"), 0);
     server.script_flush();
