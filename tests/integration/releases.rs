@@ -90,6 +90,21 @@ pub(crate) async fn lacks_functions<C: ConnectionLike + Send>(
         Err(error) => Err(error),
     };
     assert_unsupported("a pipeline's call", batched, functions);
+    // In a transaction the library's FUNCTION LOAD is an unknown command
+    // inside MULTI: the server refuses the whole transaction.
+    let mut transaction = Batch::transaction();
+    let handle = transaction
+        .add(quota_lib::fixed_window_allow::call(UNTOUCHED, 5, 60))
+        .expect("a call joins a transaction");
+    let refused = match transaction.run(connection).await {
+        Ok(mut replies) => replies.take(handle),
+        Err(error) => Err(error),
+    };
+    assert!(
+        matches!(&refused, Err(error) if error.code() == Some("EXECABORT") && !error.may_have_executed()),
+        "a transaction's call on {}: {refused:?}",
+        release()
+    );
     let deployed = quota_lib::LIBRARY
         .deploy(connection, OnConflict::Refuse)
         .await;
