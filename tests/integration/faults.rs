@@ -20,7 +20,7 @@ use crate::fault_kit::{
     cluster_connection, during_pause, key_served_elsewhere, kill_and_restart, kill_primary_of_slot,
     manual_failover_under_load, without_client_retries,
 };
-use crate::releases::before_redis_7;
+use crate::releases::{before_redis_6_2, before_redis_7};
 
 /// The counter every test script increments.
 const COUNTER: &str = "{t}:n";
@@ -862,10 +862,12 @@ async fn slot_migration_under_load(
         ended_ok, TASKS,
         "calls succeed after the migration: {tally:?}"
     );
+    // Redis 6.0 does not count refused calls.
     assert!(
-        source_stats
-            .get("evalsha")
-            .is_some_and(|stat| stat.rejected_calls > 0),
+        before_redis_6_2()
+            || source_stats
+                .get("evalsha")
+                .is_some_and(|stat| stat.rejected_calls > 0),
         "calls were redirected during the migration: {source_stats:?}"
     );
     (tally, importing, target_stats)
