@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use redis_script_codes::EXECABORT;
 use redis_script_codes::marks::{self, ScriptEnding};
 
 use crate::refusal;
@@ -544,6 +545,9 @@ impl Error {
     /// server's or the script's), a timeout, or a connection failure.
     pub(crate) fn from_failure(origin: Origin, source: redis::RedisError) -> Self {
         let operation = origin.name;
+        if source.code() == Some(EXECABORT) && source.detail().is_none() {
+            return Self::aborted_transaction(origin, source);
+        }
         if let Some(code) = source.code() {
             return Self::from_reply_text(origin, code, source.detail().unwrap_or_default());
         }
@@ -554,6 +558,45 @@ impl Error {
             operation,
             may_have_executed: !source.is_connection_refusal(),
             source,
+        }
+    }
+
+    /// A transaction the server discarded at `EXEC` (`EXECABORT`: nothing
+    /// of it ran), which redis-rs reports with the refusals of its queued
+    /// commands instead of the server's text: the first refusal that names
+    /// a feature the server lacks (a library's `FUNCTION LOAD` or `FCALL`
+    /// on Redis 6.x) is [`Error::Unsupported`], anything else a refusal
+    /// naming the first queued command's.
+    #[cold]
+    fn aborted_transaction(origin: Origin, source: redis::RedisError) -> Self {
+        let operation = origin.name;
+        let queued = source
+            .into_server_errors()
+            .unwrap_or_else(|| Vec::new().into());
+        let refusals = queued
+            .iter()
+            .map(|(_, error)| (error.code(), error.details().unwrap_or_default()));
+        let mut first = None;
+        for (code, detail) in refusals {
+            if let Some(feature) = refusal::missing_feature(origin.script, code, detail) {
+                return Self::Unsupported {
+                    operation,
+                    feature,
+                    refusal: format!("{EXECABORT}, as the transaction queued {code} {detail}"),
+                };
+            }
+            first.get_or_insert((code, detail));
+        }
+        let message = match first {
+            Some((code, detail)) => {
+                format!("Transaction discarded because of previous errors: {code} {detail}")
+            }
+            None => "Transaction discarded because of previous errors".to_owned(),
+        };
+        Self::Refused {
+            operation,
+            code: EXECABORT.to_owned(),
+            message,
         }
     }
 

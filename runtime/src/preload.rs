@@ -7,6 +7,7 @@ use redis::{Pipeline, Value};
 use crate::cluster::PreloadReport;
 use crate::error::{Error, Origin};
 use crate::lua_advisories;
+use crate::refusal;
 use crate::reply::render_reply;
 use crate::script::Script;
 use crate::telemetry;
@@ -190,6 +191,16 @@ fn check_reply(script: &'static Script, reply: Option<&Value>, node: &str) -> Re
         Value::BulkString(bytes) => bytes.as_slice(),
         Value::SimpleString(text) => text.as_bytes(),
         Value::ServerError(error) => {
+            let (code, detail) = (error.code(), error.details().unwrap_or_default());
+            // A `#!lua` line that Redis 6.x cannot compile: the script's
+            // calls would end the same way.
+            if let Some(feature) = refusal::missing_feature(Some(script), code, detail) {
+                return Err(Error::Unsupported {
+                    operation: script.name(),
+                    feature,
+                    refusal: format!("{code} {detail}"),
+                });
+            }
             return Err(Error::from_server(Origin::label(script.name()), error));
         }
         _ => b"",

@@ -65,7 +65,8 @@ pub fn parse_commandstats(text: &str) -> BTreeMap<String, CommandStat> {
 /// [`RedisCluster::primaries`] to count client commands only.
 pub trait Stats {
     /// `INFO commandstats` as `command => calls`, e.g. `"evalsha" => 1`.
-    /// Subcommands keep Redis's spelling: `"script|load"`, `"config|resetstat"`.
+    /// Subcommands keep Redis's spelling: `"script|load"`, `"config|resetstat"`;
+    /// Redis 6.x counts them under their command (`"script"`).
     /// Commands never called since the last reset are absent.
     ///
     /// # Panics

@@ -11,7 +11,7 @@ use redis_script_analysis::acl::AclRules;
 use redis_script_analysis::{Header, LibrarySignature, Signature, analyze, analyze_library};
 use redis_script_test::RedisServer;
 
-use crate::releases::before_redis_7;
+use crate::releases::{before_redis_6_2, before_redis_7};
 
 /// One call: what the administrator stores first, then the keys and the
 /// arguments, and for a library the function (and whether it is called
@@ -463,6 +463,13 @@ fn the_guide_s_application_user_runs_as_written() {
 
     let server = RedisServer::start();
     let mut administrator = server.client().get_connection().expect("connection");
+    let mut words = words;
+    if before_redis_6_2() {
+        // Redis 6.0 has no channel rules: it refuses `resetchannels`.
+        let reply = query(&mut administrator, redis::cmd(words[0]).arg(&words[1..]));
+        assert!(matches!(reply, Value::ServerError(_)), "{line}: {reply:?}");
+        words.retain(|word| *word != "resetchannels");
+    }
     let reply = query(&mut administrator, redis::cmd(words[0]).arg(&words[1..]));
     assert_eq!(reply, Value::Okay, "{line}");
     let sha1: String = redis::cmd("SCRIPT")

@@ -125,13 +125,13 @@ impl Traffic {
     }
 }
 
-/// `CLIENT PAUSE <ms> ALL` on `node`; the connection that sent it.
+/// `CLIENT PAUSE <ms>` (every client) on `node`; the connection that sent it.
 pub async fn client_pause(node: &RedisServer, ms: u64) -> MultiplexedConnection {
     let mut direct = node.connection().await;
+    // Every client (no mode: Redis 6.0 takes none).
     let () = redis::cmd("CLIENT")
         .arg("PAUSE")
         .arg(ms)
-        .arg("ALL")
         .query_async(&mut direct)
         .await
         .expect("CLIENT PAUSE");

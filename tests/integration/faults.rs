@@ -20,7 +20,7 @@ use crate::fault_kit::{
     cluster_connection, during_pause, key_served_elsewhere, kill_and_restart, kill_primary_of_slot,
     manual_failover_under_load, without_client_retries,
 };
-use crate::releases::before_redis_7;
+use crate::releases::{before_redis_6_2, before_redis_7};
 
 /// The counter every test script increments.
 const COUNTER: &str = "{t}:n";
@@ -214,16 +214,23 @@ async fn out_of_memory_refuses_a_shebang_script_before_it_runs() {
         outcomes.push((id, Err(Arc::new(error))));
     }
     // Without a shebang, Redis runs the script and fails its first write.
+    // Redis 6.x (the shebang's part proven above) reads the memory as the
+    // script starts, and at the limit may let the write through.
     let id = "plain-0".to_owned();
-    let error = log_call(&mut connection, COUNTER, LOG, &id)
-        .await
-        .expect_err("out of memory");
-    assert!(
-        matches!(&error, Error::Script { code, location: Some(_), .. } if code == "OOM"),
-        "{error:?}"
-    );
-    assert!(error.may_have_executed());
-    outcomes.push((id, Err(Arc::new(error))));
+    let result = log_call(&mut connection, COUNTER, LOG, &id).await;
+    match result {
+        // It ran and said so; the log, flushed below, is not read for it.
+        Ok(_) if before_redis_7() => {}
+        Ok(count) => panic!("out of memory: {count}"),
+        Err(error) => {
+            assert!(
+                matches!(&error, Error::Script { code, location: Some(_), .. } if code == "OOM"),
+                "{error:?}"
+            );
+            assert!(error.may_have_executed());
+            outcomes.push((id, Err(Arc::new(error))));
+        }
+    }
 
     let () = redis::cmd("FLUSHALL")
         .query_async(&mut connection)
@@ -855,13 +862,21 @@ async fn slot_migration_under_load(
         ended_ok, TASKS,
         "calls succeed after the migration: {tally:?}"
     );
+    // Redis 6.0 does not count refused calls.
     assert!(
-        source_stats
-            .get("evalsha")
-            .is_some_and(|stat| stat.rejected_calls > 0),
+        before_redis_6_2()
+            || source_stats
+                .get("evalsha")
+                .is_some_and(|stat| stat.rejected_calls > 0),
         "calls were redirected during the migration: {source_stats:?}"
     );
     (tally, importing, target_stats)
+}
+
+/// Whether `EVALSHA` answered `NOSCRIPT` at least once: a failed call, which
+/// Redis 6.0 counts among its calls (it counts no failed calls apart).
+fn answered_noscript(stat: &CommandStat) -> bool {
+    stat.failed_calls > 0 || (before_redis_6_2() && stat.calls > 0)
 }
 
 /// The recommended client (`retries(0)`): the runtime sends refused calls
@@ -883,9 +898,7 @@ async fn slot_migration_under_load_with_runtime_retries_runs_every_call_once() {
         "no call reached the importing node: {importing:?}"
     );
     assert!(
-        target
-            .get("evalsha")
-            .is_some_and(|stat| stat.failed_calls > 0)
+        target.get("evalsha").is_some_and(answered_noscript)
             && target.get("eval").is_some_and(|stat| stat.calls > 0),
         "NOSCRIPT on the target, then EVAL: {target:?}"
     );
@@ -937,9 +950,7 @@ async fn slot_migration_under_load_with_client_redirects_runs_every_call_once() 
     );
     assert!(
         importing.get("asking").is_some_and(|stat| stat.calls > 0)
-            && importing
-                .get("evalsha")
-                .is_some_and(|stat| stat.failed_calls > 0)
+            && importing.get("evalsha").is_some_and(answered_noscript)
             && importing.get("eval").is_some_and(|stat| stat.calls > 0),
         "ASKING, NOSCRIPT on the importing node, then EVAL: {importing:?}"
     );
