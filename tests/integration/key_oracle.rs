@@ -548,9 +548,17 @@ fn every_key_a_script_touches_outside_keys_is_reported() {
     );
     assert!(mutants.missed.is_empty(), "{:#?}", mutants.missed);
     // Most mutants reach their read with the data it needs (not those of a
-    // branch the seeded data does not take, or of a key only counted).
+    // branch the seeded data does not take, or of a key only counted). Redis
+    // 6.0 lacks options some scripts use before their reads (`SET … GET`,
+    // `ZADD … GT`), so fewer get there: 384 of 770, where later releases
+    // reach half.
+    let reaching_share = if crate::releases::before_redis_6_2() {
+        0.45
+    } else {
+        0.5
+    };
     assert!(
-        mutants.made >= 500 && mutants.touching * 2 >= mutants.made,
+        mutants.made >= 500 && mutants.touching as f64 >= reaching_share * mutants.made as f64,
         "only {} of {} mutants touched a key read from data",
         mutants.touching,
         mutants.made

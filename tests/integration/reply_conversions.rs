@@ -6,6 +6,8 @@
 use redis_script_analysis::reply_lua_types;
 use redis_script_test::RedisServer;
 
+use crate::server_refusals::{checker_errors, target_of};
+
 /// One rule: the command the model types, the keys the setup creates, the
 /// expression the script evaluates, and what the script sees (its Lua
 /// type, and the one field a converted table carries, if any).
@@ -182,6 +184,8 @@ fn every_conversion_rule_is_what_the_server_does_and_what_the_analysis_says() {
     let server = RedisServer::start();
     let mut connection = server.client().get_connection().expect("connection");
     let release = release(&mut connection);
+    let target = target_of(&server);
+    let mut lacking = Vec::new();
     for rule in RULES {
         let () = redis::cmd("FLUSHALL")
             .query(&mut connection)
@@ -192,12 +196,26 @@ fn every_conversion_rule_is_what_the_server_does_and_what_the_analysis_says() {
                 .query(&mut connection)
                 .expect("setup");
         }
-        let (seen_type, seen_field): (String, String) = redis::cmd("EVAL")
+        let seen: redis::RedisResult<(String, String)> = redis::cmd("EVAL")
             .arg(script(rule.expression, rule.resp3))
             .arg(1)
             .arg("k")
-            .query(&mut connection)
-            .unwrap_or_else(|error| panic!("{}: {error}", rule.name));
+            .query(&mut connection);
+        let (seen_type, seen_field) = match seen {
+            Ok(seen) => seen,
+            // A form the release lacks (`LPOP`'s count before Redis 6.2):
+            // the checker, targeting that release, refuses it as well.
+            Err(error) => {
+                let source = format!("return {}", rule.expression);
+                assert!(
+                    !checker_errors(&source, &target).is_empty(),
+                    "{}: {release} refused it ({error}), the checker under {target:?} did not",
+                    rule.name
+                );
+                lacking.push(rule.name);
+                continue;
+            }
+        };
         assert_eq!(
             (seen_type.as_str(), seen_field.as_str()),
             rule.sees,
@@ -215,6 +233,14 @@ fn every_conversion_rule_is_what_the_server_does_and_what_the_analysis_says() {
             "{} on {release}: the script saw a {seen_type}, the analysis says {predicted:?}",
             rule.name
         );
+    }
+    // Every rule but the forms a release lacks ran there.
+    assert!(
+        lacking.len() <= 1,
+        "{release} lacks the forms of {lacking:?}: the rules must be rewritten for it"
+    );
+    if !lacking.is_empty() {
+        println!("{release} lacks the forms of {lacking:?}: checked refused by both");
     }
 }
 
