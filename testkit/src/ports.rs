@@ -27,12 +27,7 @@ pub(crate) fn reserve(n: usize) -> Vec<u16> {
             tries <= 1000,
             "could not find {n} free ports on 127.0.0.1 after 1000 tries"
         );
-        let listener = TcpListener::bind(("127.0.0.1", 0))
-            .unwrap_or_else(|e| panic!("cannot bind a TCP socket on 127.0.0.1: {e}"));
-        let port = listener
-            .local_addr()
-            .unwrap_or_else(|e| panic!("cannot read the address of a bound socket: {e}"))
-            .port();
+        let (listener, port) = bind_free_port();
         listeners.push(listener);
         if handed_out.insert(port) {
             ports.push(port);
@@ -48,12 +43,9 @@ pub(crate) fn reserve(n: usize) -> Vec<u16> {
 pub(crate) fn reserve_with_partner(offset: u16) -> (u16, u16) {
     let mut handed_out = HANDED_OUT.lock().unwrap_or_else(PoisonError::into_inner);
     for _ in 0..1000 {
-        let listener = TcpListener::bind(("127.0.0.1", 0))
-            .unwrap_or_else(|e| panic!("cannot bind a TCP socket on 127.0.0.1: {e}"));
-        let port = listener
-            .local_addr()
-            .unwrap_or_else(|e| panic!("cannot read the address of a bound socket: {e}"))
-            .port();
+        // Held while the partner is tried, so the kernel cannot hand the
+        // port to the partner's bind.
+        let (_held, port) = bind_free_port();
         let Some(partner) = port.checked_add(offset) else {
             continue;
         };
@@ -67,4 +59,15 @@ pub(crate) fn reserve_with_partner(offset: u16) -> (u16, u16) {
         }
     }
     panic!("could not find a free port p on 127.0.0.1 with p + {offset} free after 1000 tries")
+}
+
+/// A listener on a port of 127.0.0.1 the kernel picked, and that port.
+fn bind_free_port() -> (TcpListener, u16) {
+    let listener = TcpListener::bind(("127.0.0.1", 0))
+        .unwrap_or_else(|e| panic!("cannot bind a TCP socket on 127.0.0.1: {e}"));
+    let port = listener
+        .local_addr()
+        .unwrap_or_else(|e| panic!("cannot read the address of a bound socket: {e}"))
+        .port();
+    (listener, port)
 }

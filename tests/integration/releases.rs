@@ -97,26 +97,12 @@ pub(crate) async fn lacks_functions<C: ConnectionLike + Send>(
             functions,
         );
     }
-    let mut batch = Batch::pipeline();
-    let handle = batch
-        .add(quota_lib::fixed_window_allow::call(UNTOUCHED, 5, 60))
-        .expect("a call joins a pipeline");
-    let batched = match batch.run(connection).await {
-        Ok(mut replies) => replies.take(handle),
-        Err(error) => Err(error),
-    };
+    let batched = one_call_in(Batch::pipeline(), connection).await;
     assert_unsupported("a pipeline's call", batched, functions);
     // In a transaction the library's FUNCTION LOAD is an unknown command
     // inside MULTI: the server discards the whole transaction, which names
     // the lack.
-    let mut transaction = Batch::transaction();
-    let handle = transaction
-        .add(quota_lib::fixed_window_allow::call(UNTOUCHED, 5, 60))
-        .expect("a call joins a transaction");
-    let refused = match transaction.run(connection).await {
-        Ok(mut replies) => replies.take(handle),
-        Err(error) => Err(error),
-    };
+    let refused = one_call_in(Batch::transaction(), connection).await;
     assert_unsupported("a transaction's call", refused, functions);
     let deployed = quota_lib::LIBRARY
         .deploy(connection, OnConflict::Refuse)
@@ -130,6 +116,21 @@ pub(crate) async fn lacks_functions<C: ConnectionLike + Send>(
     assert!(!exists, "no function ran");
     ends_here(test, "Redis Functions");
     true
+}
+
+/// The outcome of a call of a library function, alone in `batch` run on
+/// `connection`.
+async fn one_call_in<C: ConnectionLike + Send>(
+    mut batch: Batch,
+    connection: &mut C,
+) -> Result<(String, i64), Error> {
+    let handle = batch
+        .add(quota_lib::fixed_window_allow::call(UNTOUCHED, 5, 60))
+        .expect("a call joins the batch");
+    match batch.run(connection).await {
+        Ok(mut replies) => replies.take(handle),
+        Err(error) => Err(error),
+    }
 }
 
 /// [`lacks_functions`] on a synchronous connection: a call and a deploy.
