@@ -30,7 +30,7 @@ use crate::script::Script;
 /// | [`FunctionNameTaken`](Error::FunctionNameTaken) | another library registers a function of the same name, so the library could not be loaded | `false` |
 /// | [`LoadFailed`](Error::LoadFailed) | `FUNCTION LOAD` of the function's library failed | `false` |
 /// | [`NotDeployed`](Error::NotDeployed) | the script (or the function's library) is not loaded, and the call may not load it: it was asked not to ([`Invocation::without_loading`](crate::Invocation::without_loading)), or the server refused the load (`NOPERM`) | `false` |
-/// | [`Unsupported`](Error::Unsupported) | the server lacks what the call needs, which a later release added: Redis Functions, or the `#!lua` line of script flags (both Redis 7.0) | `false` |
+/// | [`Unsupported`](Error::Unsupported) | the server lacks what the call needs: Redis Functions or the `#!lua` line of script flags (both Redis 7.0), or a Lua engine at all (a Valkey 9.1 without its Lua module) | `false` |
 /// | [`ScriptCacheLost`](Error::ScriptCacheLost) | a pipeline's `EVALSHA` found the server's script cache without the script (flushed, restarted, failed over), and later commands of the pipeline had run, so it was not sent again | `false` |
 /// | [`ForeignHandle`](Error::ForeignHandle) | a batch handle was read from another batch's replies | `true` |
 ///
@@ -755,6 +755,10 @@ pub enum ServerFeature {
     /// `#!lua`), which a server without them reads as Lua and cannot
     /// compile.
     ScriptFlags,
+    /// A Lua engine at all: Valkey 9.1 runs Lua as a module an operator can
+    /// unload (`MODULE UNLOAD lua`) or build without, and then answers
+    /// every script and library with "no scripting engine".
+    LuaEngine,
 }
 
 impl ServerFeature {
@@ -768,6 +772,9 @@ impl ServerFeature {
             Self::ScriptFlags => {
                 "script flags came with Redis 7.0 and Valkey 7.2: remove the `#!lua` line to run the script on Redis 6.x"
             }
+            Self::LuaEngine => {
+                "since Valkey 9.1 Lua is a module the server may run without: load it (`MODULE LOAD` of the Lua module, or `loadmodule` in the configuration)"
+            }
         }
     }
 }
@@ -777,6 +784,7 @@ impl fmt::Display for ServerFeature {
         f.write_str(match self {
             Self::Functions => "Redis Functions (`FUNCTION LOAD`, `FCALL`)",
             Self::ScriptFlags => "script flags (its first line is `#!lua …`)",
+            Self::LuaEngine => "a Lua scripting engine",
         })
     }
 }

@@ -179,6 +179,17 @@ pub(crate) fn load_error(
         },
         // `OOM`, `READONLY`, `BUSY`, `NOPERM`…: refusals like any other,
         // retried as `RetryRefusals` says.
+        // A Valkey without its Lua engine: no library of this crate loads.
+        LoadRefusal::Other
+            if crate::refusal::missing_feature(None, code, detail)
+                == Some(crate::ServerFeature::LuaEngine) =>
+        {
+            crate::Error::Unsupported {
+                operation: script,
+                feature: crate::ServerFeature::LuaEngine,
+                refusal: format!("{code} {detail}"),
+            }
+        }
         LoadRefusal::Other if is_refusal(code, detail) => crate::Error::Refused {
             operation: script,
             code: code.to_owned(),

@@ -39,6 +39,9 @@ pub(crate) fn missing_feature(
     code: &str,
     detail: &str,
 ) -> Option<ServerFeature> {
+    if code == "ERR" && names_no_lua_engine(detail) {
+        return Some(ServerFeature::LuaEngine);
+    }
     match script {
         Some(script) if !script.is_function() => {
             let compile_error_at_shebang = code == "ERR"
@@ -52,6 +55,22 @@ pub(crate) fn missing_feature(
             .filter(|command| command == "fcall" || command == "function")
             .map(|_| ServerFeature::Functions),
     }
+}
+
+/// Whether an `ERR` reply says the server has no Lua engine: Valkey 9.1
+/// without its Lua module answers `EVAL` and `SCRIPT LOAD` with "Could not
+/// find scripting engine 'lua'", and `FUNCTION LOAD` with "Engine 'lua' not
+/// found" (read live).
+fn names_no_lua_engine(detail: &str) -> bool {
+    let engine = detail
+        .strip_prefix("Could not find scripting engine '")
+        .and_then(|rest| rest.strip_suffix('\''))
+        .or_else(|| {
+            detail
+                .strip_prefix("Engine '")
+                .and_then(|rest| rest.strip_suffix("' not found"))
+        });
+    engine.is_some_and(|engine| engine.eq_ignore_ascii_case("lua"))
 }
 
 /// Whether a `NOPERM` refusal's text names the command `command` (lower
@@ -235,6 +254,34 @@ mod tests {
             ),
             None,
             "a script is never sent with FCALL"
+        );
+    }
+
+    /// As Valkey 9.1.2 answers after `MODULE UNLOAD lua`, for a script and
+    /// for a library; another engine's name is a library's own mistake.
+    #[test]
+    fn a_server_without_its_lua_engine_is_told_apart() {
+        for detail in [
+            "Could not find scripting engine 'lua'",
+            "Engine 'lua' not found",
+            "Engine 'LUA' not found",
+        ] {
+            assert_eq!(
+                missing_feature(None, "ERR", detail),
+                Some(ServerFeature::LuaEngine),
+                "{detail}"
+            );
+        }
+        for detail in [
+            "Engine 'js' not found",
+            "Could not find scripting engine 'js'",
+            "Engine 'lua' not found here",
+        ] {
+            assert_eq!(missing_feature(None, "ERR", detail), None, "{detail}");
+        }
+        assert_eq!(
+            missing_feature(None, "NOPERM", "Engine 'lua' not found"),
+            None
         );
     }
 

@@ -60,6 +60,7 @@ mod key_oracle;
 mod keys_as_values;
 mod keys_from_data;
 mod lua_advisories;
+mod lua_engine;
 mod preload;
 mod read_only_fallback;
 mod releases;
