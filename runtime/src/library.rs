@@ -177,29 +177,27 @@ pub(crate) fn load_error(
             library: library.name(),
             function: function.to_owned(),
         },
-        // `OOM`, `READONLY`, `BUSY`, `NOPERM`…: refusals like any other,
-        // retried as `RetryRefusals` says.
-        // A Valkey without its Lua engine: no library of this crate loads.
-        LoadRefusal::Other
-            if crate::refusal::missing_feature(None, code, detail)
-                == Some(crate::ServerFeature::LuaEngine) =>
-        {
-            crate::Error::Unsupported {
+        // A server without what the library needs (a Lua engine, Functions):
+        // the same reading as every other reply, nothing ran.
+        LoadRefusal::Other => match crate::refusal::missing_feature(None, code, detail) {
+            Some(feature) => crate::Error::Unsupported {
                 operation: script,
-                feature: crate::ServerFeature::LuaEngine,
+                feature,
                 refusal: format!("{code} {detail}"),
-            }
-        }
-        LoadRefusal::Other if is_refusal(code, detail) => crate::Error::Refused {
-            operation: script,
-            code: code.to_owned(),
-            message: detail.to_owned(),
-        },
-        LoadRefusal::Other => crate::Error::LoadFailed {
-            operation: script,
-            library: library.name(),
-            code: code.to_owned(),
-            message: detail.to_owned(),
+            },
+            // `OOM`, `READONLY`, `BUSY`, `NOPERM`…: refusals like any other,
+            // retried as `RetryRefusals` says.
+            None if is_refusal(code, detail) => crate::Error::Refused {
+                operation: script,
+                code: code.to_owned(),
+                message: detail.to_owned(),
+            },
+            None => crate::Error::LoadFailed {
+                operation: script,
+                library: library.name(),
+                code: code.to_owned(),
+                message: detail.to_owned(),
+            },
         },
     }
 }
