@@ -14,8 +14,8 @@ use syn::spanned::Spanned as _;
 
 use crate::errors::Errors;
 pub use library::{LibraryDeclaration, LibraryParseFailure, ModuleShell};
-pub use options::Options;
 use options::parse_options;
+pub use options::{Options, ReadFrom};
 use signature::parse_signature;
 pub use signature::{FunctionSignature, Param};
 
@@ -93,7 +93,7 @@ impl Declaration {
 }
 
 /// Every argument `#[redis_script]` takes.
-const SCRIPT_ARGUMENTS: [&str; 9] = [
+const SCRIPT_ARGUMENTS: [&str; 10] = [
     "path",
     "keys",
     "returns",
@@ -102,22 +102,24 @@ const SCRIPT_ARGUMENTS: [&str; 9] = [
     "allow_unused",
     "dynamic_keys",
     "exactly_once",
+    "read_from",
     "allow",
 ];
 
 /// Every argument `#[function]` takes.
-const FUNCTION_ARGUMENTS: [&str; 6] = [
+const FUNCTION_ARGUMENTS: [&str; 7] = [
     "keys",
     "name",
     "returns",
     "errors",
     "allow_unused",
     "dynamic_keys",
+    "read_from",
 ];
 
-const SCRIPT_FORM: &str = "expected `#[redis_script(path = \"lua/script.lua\", keys = N)]`, optionally with `returns = Type`, `errors = Type`, `target = \"redis-7.2\"`, `allow_unused`, `dynamic_keys`, `exactly_once` and `allow(finding, …)`";
+const SCRIPT_FORM: &str = "expected `#[redis_script(path = \"lua/script.lua\", keys = N)]`, optionally with `returns = Type`, `errors = Type`, `target = \"redis-7.2\"`, `allow_unused`, `dynamic_keys`, `exactly_once`, `read_from = \"prefer_replica\"` and `allow(finding, …)`";
 
-const FUNCTION_FORM: &str = "expected `#[function(keys = N)]`, optionally with `name = \"registered_name\"`, `returns = Type`, `errors = Type`, `allow_unused` and `dynamic_keys`";
+const FUNCTION_FORM: &str = "expected `#[function(keys = N)]`, optionally with `name = \"registered_name\"`, `returns = Type`, `errors = Type`, `allow_unused`, `dynamic_keys` and `read_from = \"prefer_replica\"`";
 
 /// `returns = T` fills in a missing `-> T`; when both are written they
 /// must name the same type.

@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 use crate::contract::{self, ContractCheck};
 use crate::errors::Errors;
 use crate::parse::{
-    Declaration, LibraryDeclaration, Model, SignatureBuilder, library_signature, registered_name,
-    script_target,
+    Declaration, LibraryDeclaration, Model, ReadFrom, SignatureBuilder, library_signature,
+    registered_name, script_target,
 };
 use redis_script_analysis as lua;
 
@@ -158,6 +158,43 @@ fn model_options(
     (model, declared_commands_path)
 }
 
+/// The error for `read_from = "…"` asking replicas to run what may write
+/// (`problem` says what, and what to do); `None` when the policy is
+/// allowed.
+fn replica_reads_refusal(
+    read_from: Option<(ReadFrom, proc_macro2::Span)>,
+    read_only: bool,
+    problem: impl FnOnce() -> String,
+) -> Option<syn::Error> {
+    let (read_from, span) = read_from?;
+    if read_from == ReadFrom::Primary || read_only {
+        return None;
+    }
+    Some(syn::Error::new(
+        span,
+        format!(
+            "`read_from = \"{}\"` sends the calls to replicas, which refuse writes: {}",
+            read_from.written(),
+            problem(),
+        ),
+    ))
+}
+
+/// Why a script may not run on replicas, and what to do.
+fn script_writes(review: &lua::Review, exactly_once: bool, relative: &str) -> String {
+    const HINT: &str = "remove `read_from` (the calls then run on the primary), or move the reads into a script of their own";
+    if exactly_once {
+        return format!("`exactly_once` records each call in a key; {HINT}");
+    }
+    match review.commands.iter().find(|command| command.writes) {
+        Some(command) => format!(
+            "this script may write, it calls `{}` at `{relative}:{}`; {HINT}",
+            command.name, command.line
+        ),
+        None => format!("this script may write, it calls a command chosen at run time; {HINT}"),
+    }
+}
+
 /// A declaration that failed its checks: the errors, and the warnings the
 /// script has besides, which a failing build shows as well (fixing the
 /// errors should not uncover them one build later).
@@ -210,6 +247,16 @@ pub fn check(declaration: &Declaration) -> Result<CheckedScript, Failed> {
             once.span,
             format!("{reason} (`{relative}`)"),
         ));
+    }
+    if let Some(problem) = replica_reads_refusal(
+        declaration.options.read_from,
+        analysis.read_only && declaration.options.exactly_once.is_none(),
+        || {
+            let exactly_once = declaration.options.exactly_once.is_some();
+            script_writes(&analysis.review, exactly_once, relative)
+        },
+    ) {
+        errors.push(problem);
     }
     if let Err(errors) = errors.finish() {
         return Err(Failed {
@@ -434,6 +481,17 @@ pub fn check_library(declaration: &LibraryDeclaration) -> Result<CheckedLibrary,
             )
             .into());
         };
+        if let Some(problem) = replica_reads_refusal(
+            function.options.read_from,
+            registered.read_only,
+            || {
+                format!(
+                    "a replica runs only functions registered with the `no-writes` flag (called with FCALL_RO), and `{name}` of `{relative}` is registered without it; add `flags = {{ 'no-writes' }}` to its `redis.register_function` table if it writes nothing, or remove `read_from`"
+                )
+            },
+        ) {
+            return Err(problem.into());
+        }
         checked.push(CheckedFunction {
             called_as: sent.function_name(&name),
             registered_name: name,

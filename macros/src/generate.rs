@@ -146,6 +146,13 @@ fn typed_call(
         let every_key = key_prefixes.every_key;
         quote! { #private::with_key_prefixes(#script_expr, &[#(#positions),*], #every_key) }
     };
+    let script_expr = match declaration.options.read_from {
+        Some((read_from, _)) => {
+            let variant = Ident::new(read_from.variant(), Span::call_site());
+            quote! { #private::with_read_from(#script_expr, #private::ReadFrom::#variant) }
+        }
+        None => script_expr,
+    };
     let script_const = quote! {
         #[doc = #script_doc]
         pub const SCRIPT: #private::Script = #script_expr;

@@ -18,6 +18,7 @@ use tracing::Instrument as _;
 use crate::error::{Error, truncate_for_display};
 use crate::exactly_once::{CallId, ExactlyOnce};
 use crate::library::Library;
+use crate::replicas::{self, ReadFrom};
 use crate::retry::RetryRefusals;
 use crate::script::Script;
 use crate::shape::Shape;
@@ -347,6 +348,8 @@ struct Options {
     /// A cache miss may load the script (`EVAL`) or the library
     /// (`FUNCTION LOAD`).
     loads: bool,
+    /// Where the call reads, when it says.
+    read_from: Option<ReadFrom>,
 }
 
 impl Default for Options {
@@ -355,6 +358,7 @@ impl Default for Options {
             retry_refusals: None,
             deadline: DEFAULT_DEADLINE,
             loads: true,
+            read_from: None,
         }
     }
 }
@@ -376,6 +380,7 @@ impl<T, E> std::fmt::Debug for Invocation<T, E> {
             .field("retry_refusals", &self.options.retry_refusals)
             .field("deadline", &self.options.deadline)
             .field("loads", &self.options.loads)
+            .field("read_from", &self.options.read_from)
             .finish()
     }
 }
@@ -451,6 +456,33 @@ impl<T, E> Call<T, E> {
     /// ```
     pub fn without_loading(self) -> Invocation<T, E> {
         Invocation::of(self).without_loading()
+    }
+
+    /// Where the call reads: on the primary, or on a replica of a connection
+    /// that has them ([`Replicas`](crate::Replicas)), overriding the
+    /// script's `read_from` and the connection's own policy. A policy that
+    /// reads replicas is only for a script that writes nothing (sent as
+    /// `EVALSHA_RO`) or a `no-writes` function: for any other call the call
+    /// ends with [`Error::NotReadOnly`] before anything is sent.
+    /// [`ReadFrom::Primary`] sends the call without `_RO`, so that it reads
+    /// the primary on any connection: read your own writes with it.
+    ///
+    /// ```no_run
+    /// # async fn demo(replicas: &mut redis_script::Replicas) -> Result<(), redis_script::Error> {
+    /// use redis_script::{ReadFrom, redis_script};
+    ///
+    /// #[redis_script(path = "../lua/versioned_get.lua", keys = 1)]
+    /// async fn versioned_get(document: &str) -> Option<(u64, String)>;
+    ///
+    /// // A report that may lag: never on the primary.
+    /// let document = versioned_get::call("profile:{7}")
+    ///     .read_from(ReadFrom::ReplicaOnly)
+    ///     .invoke(replicas)
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn read_from(self, read_from: ReadFrom) -> Invocation<T, E> {
+        Invocation::of(self).read_from(read_from)
     }
 
     /// Lets the call go when a prefix the script builds keys from has no
@@ -581,7 +613,7 @@ impl<T, E> Call<T, E> {
     }
 
     /// [`Self::eval_command`] with its name, for telemetry.
-    fn cold_command(&self) -> (&'static str, Cmd) {
+    pub(super) fn cold_command(&self) -> (&'static str, Cmd) {
         if self.script.is_function() {
             return ("FCALL", self.plain_fcall());
         }
@@ -591,7 +623,7 @@ impl<T, E> Call<T, E> {
 
     /// The first command without the `_RO` variants, for servers that lack
     /// them.
-    fn without_read_only_commands(&self) -> (&'static str, Cmd) {
+    pub(super) fn without_read_only_commands(&self) -> (&'static str, Cmd) {
         if self.script.is_function() {
             ("FCALL", self.plain_fcall())
         } else {
@@ -758,7 +790,15 @@ impl<T: FromRedisValue, E: From<Error>> Call<T, E> {
             loop {
                 next = match next {
                     Next::Send(command) => {
-                        let reply = connection.req_packed_command(&command).await;
+                        let reply = match attempts.replica_read() {
+                            None => connection.req_packed_command(&command).await,
+                            Some(read_from) => {
+                                replicas::sending_with(read_from, || {
+                                    connection.req_packed_command(&command)
+                                })
+                                .await
+                            }
+                        };
                         attempts.received(reply)
                     }
                     Next::SendPipeline(pipeline) => {
@@ -887,6 +927,12 @@ impl<T, E> Invocation<T, E> {
     /// See [`Call::deadline`].
     pub fn deadline(mut self, deadline: Duration) -> Self {
         self.options.deadline = deadline;
+        self
+    }
+
+    /// See [`Call::read_from`].
+    pub fn read_from(mut self, read_from: ReadFrom) -> Self {
+        self.options.read_from = Some(read_from);
         self
     }
 

@@ -31,6 +31,7 @@ use crate::script::Script;
 /// | [`LoadFailed`](Error::LoadFailed) | `FUNCTION LOAD` of the function's library failed | `false` |
 /// | [`NotDeployed`](Error::NotDeployed) | the script (or the function's library) is not loaded, and the call may not load it: it was asked not to ([`Invocation::without_loading`](crate::Invocation::without_loading)), or the server refused the load (`NOPERM`) | `false` |
 /// | [`Unsupported`](Error::Unsupported) | the server lacks what the call needs: Redis Functions or the `#!lua` line of script flags (both Redis 7.0), or a Lua engine at all (a Valkey 9.1 without its Lua module) | `false` |
+/// | [`NotReadOnly`](Error::NotReadOnly) | a replica was asked to run a script that may write ([`ReadFrom`](crate::ReadFrom)); nothing was sent | `false` |
 /// | [`ScriptCacheLost`](Error::ScriptCacheLost) | a pipeline's `EVALSHA` found the server's script cache without the script (flushed, restarted, failed over), and later commands of the pipeline had run, so it was not sent again | `false` |
 /// | [`ForeignHandle`](Error::ForeignHandle) | a batch handle was read from another batch's replies | `true` |
 ///
@@ -346,6 +347,24 @@ pub enum Error {
         refusal: String,
     },
 
+    /// A call was asked to read from a replica
+    /// ([`ReadFrom::PreferReplica`](crate::ReadFrom::PreferReplica) or
+    /// [`ReadFrom::ReplicaOnly`](crate::ReadFrom::ReplicaOnly)), and its
+    /// script may write: a replica refuses writes, and a write there would
+    /// never reach the primary. Nothing was sent. Only a script the
+    /// analysis proves read-only (sent as `EVALSHA_RO`) or a function
+    /// declaring `no-writes` (`FCALL_RO`) may run on a replica.
+    #[error(
+        "`{operation}` may write, so it runs on the primary only: ReadFrom::{read_from:?} is for scripts that write nothing and `no-writes` functions; nothing was sent"
+    )]
+    #[non_exhaustive]
+    NotReadOnly {
+        /// The script's or function's name.
+        operation: &'static str,
+        /// The read policy the call was given.
+        read_from: crate::ReadFrom,
+    },
+
     /// A call of a [`Batch::pipeline`](crate::Batch::pipeline) went as
     /// `EVALSHA` and the server answered `NOSCRIPT`: its script cache lost
     /// the script (a `SCRIPT FLUSH`, a restart or a failover), during the
@@ -620,6 +639,7 @@ impl Error {
             | Self::LoadFailed { operation, .. }
             | Self::NotDeployed { operation, .. }
             | Self::Unsupported { operation, .. }
+            | Self::NotReadOnly { operation, .. }
             | Self::ScriptCacheLost { operation, .. } => operation,
             Self::ForeignHandle { .. } | Self::BatchAcrossSlots { .. } => "batch",
         }
@@ -658,6 +678,7 @@ impl Error {
             | Self::LoadFailed { .. }
             | Self::NotDeployed { .. }
             | Self::Unsupported { .. }
+            | Self::NotReadOnly { .. }
             | Self::ScriptCacheLost { .. } => false,
             Self::Connection {
                 may_have_executed, ..
@@ -697,7 +718,7 @@ impl Error {
 
     /// The variant's name in snake case (`refused`, `script`,
     /// `connection`, `timeout`, `decode`, `cross_slot`, `key_prefix`, `argument`, `library_conflict`,
-    /// `function_name_taken`, `load_failed`, `not_deployed`, `unsupported`, `script_cache_lost`,
+    /// `function_name_taken`, `load_failed`, `not_deployed`, `unsupported`, `not_read_only`, `script_cache_lost`,
     /// `foreign_handle`, `batch_across_slots`):
     /// the `error.type`
     /// of a call's span and the `kind` label of its error metric.
@@ -717,6 +738,7 @@ impl Error {
             Self::LoadFailed { .. } => "load_failed",
             Self::NotDeployed { .. } => "not_deployed",
             Self::Unsupported { .. } => "unsupported",
+            Self::NotReadOnly { .. } => "not_read_only",
             Self::ScriptCacheLost { .. } => "script_cache_lost",
             Self::ForeignHandle { .. } => "foreign_handle",
         }

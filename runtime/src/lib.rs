@@ -58,6 +58,7 @@ mod library;
 mod lua_advisories;
 mod preload;
 mod refusal;
+mod replicas;
 mod reply;
 mod retry;
 mod script;
@@ -92,6 +93,7 @@ pub use redis_script_macros::ScriptError;
 #[doc = include_str!("doc/script_reply.md")]
 pub use redis_script_macros::ScriptReply;
 pub use redis_script_macros::{redis_library, redis_script};
+pub use replicas::{ReadFrom, Replicas};
 pub use retry::RetryRefusals;
 pub use script::Script;
 pub use script_error::{Failure, ScriptError};
@@ -172,7 +174,9 @@ pub mod __private_v3 {
     };
     pub use crate::exactly_once::exactly_once;
     pub use crate::library::new_library;
-    pub use crate::script::{new_function, new_script, with_exactly_once, with_key_prefixes};
+    pub use crate::script::{
+        new_function, new_script, with_exactly_once, with_key_prefixes, with_read_from,
+    };
     pub use crate::shape::checks::{
         CheckMessage, NoReplyShape, ShapeProbe, accepts_array, accepts_bare, accepts_field_values,
         accepts_single_value, accepts_table, accepts_tag, array_mismatch, array_shape,
@@ -185,6 +189,8 @@ pub mod __private_v3 {
         json_use_problem,
     };
     pub use crate::shape::{JsonField, JsonObject, JsonShape, JsonType, Shape, Written};
-    pub use crate::{Call, CallId, Error, Failure, Library, ReplyShape, Script, ScriptError};
+    pub use crate::{
+        Call, CallId, Error, Failure, Library, ReadFrom, ReplyShape, Script, ScriptError,
+    };
     pub use redis;
 }

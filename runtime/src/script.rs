@@ -2,6 +2,7 @@
 
 use crate::exactly_once::ExactlyOnce;
 use crate::library::Library;
+use crate::replicas::ReadFrom;
 
 /// One Lua script embedded in the binary by `#[redis_script]`, or one
 /// function of a library embedded by `#[redis_library]`.
@@ -25,6 +26,8 @@ pub struct Script {
     kind: Kind,
     exactly_once: Option<ExactlyOnce>,
     key_prefixes: KeyPrefixes,
+    /// `read_from = "…"` of the attribute: where its calls read.
+    read_from: Option<ReadFrom>,
 }
 
 /// The KEYS elements a script builds other keys from by appending to
@@ -75,6 +78,7 @@ pub const fn new_script(
             keys: &[],
             every_key: false,
         },
+        read_from: None,
     }
 }
 
@@ -106,6 +110,7 @@ pub const fn new_function(
             keys: &[],
             every_key: false,
         },
+        read_from: None,
     }
 }
 
@@ -116,6 +121,13 @@ pub const fn new_function(
 pub const fn with_exactly_once(mut script: Script, exactly_once: ExactlyOnce) -> Script {
     script.exactly_once = Some(exactly_once);
     script.read_only = false;
+    script
+}
+
+/// Used by generated code only: the attribute's `read_from`. The macro
+/// refuses a policy that reads replicas for a script that may write.
+pub const fn with_read_from(mut script: Script, read_from: ReadFrom) -> Script {
+    script.read_from = Some(read_from);
     script
 }
 
@@ -235,6 +247,13 @@ impl Script {
     /// `FCALL_RO`.
     pub const fn is_read_only(&self) -> bool {
         self.read_only
+    }
+
+    /// Where its calls read, as the attribute says (`read_from = "…"`):
+    /// `None` leaves it to the connection. A call may say otherwise
+    /// ([`Call::read_from`](crate::Call::read_from)).
+    pub const fn read_from(&self) -> Option<ReadFrom> {
+        self.read_from
     }
 
     /// True when the script declares `#!lua flags=allow-cross-slot-keys`,

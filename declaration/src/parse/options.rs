@@ -37,8 +37,46 @@ pub struct Options {
     pub registered_name: Option<LitStr>,
     /// `exactly_once` or `exactly_once(ttl_secs = N, prefix = "…", retries = N)`.
     pub exactly_once: Option<ExactlyOnceOptions>,
+    /// `read_from = "primary" | "prefer_replica" | "replica_only"`: where
+    /// the calls read, and the word's span for errors about it.
+    pub read_from: Option<(ReadFrom, Span)>,
     /// `allow(name, …)`: value findings silenced for the whole script.
     pub allow: Vec<String>,
+}
+
+/// The values of `read_from = "…"`, named as `redis_script::ReadFrom`'s
+/// variants.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadFrom {
+    Primary,
+    PreferReplica,
+    ReplicaOnly,
+}
+
+impl ReadFrom {
+    /// Every value, as written in the attribute.
+    pub const WRITTEN: [(&'static str, ReadFrom); 3] = [
+        ("primary", ReadFrom::Primary),
+        ("prefer_replica", ReadFrom::PreferReplica),
+        ("replica_only", ReadFrom::ReplicaOnly),
+    ];
+
+    /// The value as written in the attribute.
+    pub fn written(self) -> &'static str {
+        Self::WRITTEN
+            .iter()
+            .find(|(_, value)| *value == self)
+            .map_or("", |(text, _)| text)
+    }
+
+    /// The name of `redis_script::ReadFrom`'s variant.
+    pub fn variant(self) -> &'static str {
+        match self {
+            ReadFrom::Primary => "Primary",
+            ReadFrom::PreferReplica => "PreferReplica",
+            ReadFrom::ReplicaOnly => "ReplicaOnly",
+        }
+    }
 }
 
 /// The settings of `exactly_once(…)`, each `None` when left to the default.
@@ -90,6 +128,7 @@ pub(super) fn parse_options(
     let mut registered_name: Attr<LitStr> = Attr::argument("name");
     let mut exactly_once: Attr<ExactlyOnceOptions> = Attr::argument("exactly_once");
     let mut allow: Attr<Vec<String>> = Attr::argument("allow");
+    let mut read_from: Attr<(ReadFrom, Span)> = Attr::argument("read_from");
     // Arguments already reported (misspelt, or of the wrong form): not
     // reported again as missing.
     let mut reported: Vec<&str> = Vec::new();
@@ -176,6 +215,19 @@ pub(super) fn parse_options(
                 let options = parse_exactly_once(&meta, errors)?;
                 exactly_once.set(at, options, errors);
             }
+            "read_from" => {
+                let literal: LitStr = meta.value()?.parse()?;
+                let text = literal.value();
+                match ReadFrom::WRITTEN.iter().find(|(written, _)| *written == text) {
+                    Some((_, value)) => read_from.set(at, (*value, at), errors),
+                    None => errors.push(syn::Error::new(
+                        literal.span(),
+                        format!(
+                            "`read_from = \"{text}\"` is not a read policy: write \"primary\", \"prefer_replica\" or \"replica_only\""
+                        ),
+                    )),
+                }
+            }
             "allow" => {
                 let names = parse_allow(&meta, errors)?;
                 allow.set(at, names, errors);
@@ -241,6 +293,7 @@ pub(super) fn parse_options(
         target: target.get(),
         registered_name: registered_name.get(),
         exactly_once: exactly_once.get(),
+        read_from: read_from.get(),
     })
 }
 

@@ -14,6 +14,7 @@ use super::{
 use crate::error::{Error, Origin};
 use crate::library::{Library, load_error};
 use crate::refusal;
+use crate::replicas::ReadFrom;
 use crate::reply::render_reply;
 use crate::retry::backoff;
 use crate::script::Script;
@@ -48,6 +49,9 @@ pub(super) struct Attempts<'c, T, E> {
     stage: Stage,
     /// A read-only call may still be sent again after a dropped connection.
     connection_retry: bool,
+    /// Where the call reads: its own policy, else its script's; `None`
+    /// leaves it to the connection.
+    read_from: Option<ReadFrom>,
     refusal_retries: u32,
     /// How many times an exactly-once call may be sent again after a
     /// failed connection or a timeout (0 for any other call), and how many
@@ -94,6 +98,7 @@ impl<'c, T: FromRedisValue, E> Attempts<'c, T, E> {
             options,
             stage: Stage::First,
             connection_retry: call.script.is_read_only() && reconnects == Reconnects::Maybe,
+            read_from: options.read_from.or(call.script.read_from()),
             refusal_retries: 0,
             failure_retry_limit: match (call.script.exactly_once(), &call.call_id, reconnects) {
                 (Some(once), Some(_), Reconnects::Maybe) => once.retries(),
@@ -115,6 +120,10 @@ impl<'c, T: FromRedisValue, E> Attempts<'c, T, E> {
             .call
             .check_arguments()
             .and_then(|()| self.call.check_slots())
+            .and_then(|()| {
+                self.read_from
+                    .map_or(Ok(()), |read| read.check(self.call.script))
+            })
         {
             return self.done(Err(error));
         }
@@ -123,7 +132,26 @@ impl<'c, T: FromRedisValue, E> Attempts<'c, T, E> {
 
     pub(super) fn send_again(&mut self) -> Next<T> {
         self.stage = Stage::First;
+        if self.read_from == Some(ReadFrom::Primary) {
+            // Without `_RO`, every connection sends it to the primary.
+            return self.send(self.call.without_read_only_commands());
+        }
         self.send(self.call.first_command())
+    }
+
+    /// `EVAL` with the body, after `NOSCRIPT`: `EVAL_RO` for a read-only
+    /// script, unless the call reads on the primary.
+    fn cold_command(&self) -> (&'static str, Cmd) {
+        if self.read_from == Some(ReadFrom::Primary) && !self.call.script.is_function() {
+            return ("EVAL", self.call.plain_eval());
+        }
+        self.call.cold_command()
+    }
+
+    /// The policy a connection reading replicas must follow for this call,
+    /// when the call or its script asks for a replica.
+    pub(super) fn replica_read(&self) -> Option<ReadFrom> {
+        self.read_from.filter(|read| read.reads_replicas())
     }
 
     /// Sends `command`, named `name` in telemetry.
@@ -218,7 +246,7 @@ impl<'c, T: FromRedisValue, E> Attempts<'c, T, E> {
                 return self.finish(Err(not_deployed(call.script, None)));
             }
             (Stage::First | Stage::FirstWithoutReadOnly, Answer::NoScript) => {
-                (Stage::Eval, call.cold_command())
+                (Stage::Eval, self.cold_command())
             }
             // A user who may call scripts but not load them.
             (Stage::Eval | Stage::EvalWithoutReadOnly, Answer::Failed(error))

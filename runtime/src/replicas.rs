@@ -1,0 +1,340 @@
+//! Reads on replicas: where a call that writes nothing may run, and a
+//! connection to a primary and its replicas that sends it there.
+//!
+//! Only this crate can move script calls to replicas safely: the analysis
+//! proves a script writes nothing, and such a script is sent as
+//! `EVALSHA_RO` (a `no-writes` function as `FCALL_RO`). Those commands are
+//! the reads; every other command is a write and goes to the primary.
+
+use std::cell::Cell;
+use std::io;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use redis::aio::ConnectionLike;
+use redis::{Cmd, RedisError, RedisFuture, RedisResult, Value};
+
+use crate::error::Error;
+use crate::script::Script;
+
+/// Where a call that writes nothing runs: on the primary, or on a replica.
+///
+/// Set per connection ([`Replicas::new`]; on a Redis Cluster, the client's
+/// read routing strategy), per script (`#[redis_script(…, read_from =
+/// "prefer_replica")]`) or per call ([`Call::read_from`](crate::Call::read_from)),
+/// the narrower setting winning. A replica may lag behind its primary: a
+/// read there can miss a write the same caller just made. Read your own
+/// writes with [`ReadFrom::Primary`].
+///
+/// Only a script the analysis proves read-only (sent as `EVALSHA_RO`) or
+/// a function declaring the `no-writes` flag (`FCALL_RO`) may be sent to a
+/// replica: asking it of another call is a build error where the attribute
+/// says it, and [`Error::NotReadOnly`] before anything is sent otherwise.
+///
+/// ```no_run
+/// # async fn demo(replicas: &mut redis_script::Replicas) -> Result<(), redis_script::Error> {
+/// use redis_script::{ReadFrom, redis_script};
+///
+/// #[redis_script(path = "../lua/versioned_get.lua", keys = 1)]
+/// async fn versioned_get(document: &str) -> Option<(u64, String)>;
+///
+/// // Right after this caller's own write: read it on the primary.
+/// let document = versioned_get::call("profile:{7}")
+///     .read_from(ReadFrom::Primary)
+///     .invoke(replicas)
+///     .await?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ReadFrom {
+    /// The primary, always. For a call, the command is sent without its
+    /// `_RO` form, so that every connection sends it to the primary,
+    /// redis-rs's cluster connection with a replica read strategy included.
+    Primary,
+    /// A replica; the primary when no replica is given, or when the
+    /// replica is unreachable, still loading its data (`LOADING`), or has
+    /// lost its link to the primary and serves no stale data
+    /// (`MASTERDOWN`).
+    PreferReplica,
+    /// A replica, and never the primary: each replica is tried once, in
+    /// turn, while they are unreachable, `LOADING` or `MASTERDOWN`; then
+    /// the call fails with the last replica's answer (a refusal that
+    /// [`RetryRefusals`](crate::RetryRefusals) may retry, or a connection
+    /// error). Without replicas, it fails with [`Error::Connection`]:
+    /// nothing was sent.
+    ReplicaOnly,
+}
+
+impl ReadFrom {
+    /// Whether a call with this policy may run on a replica.
+    pub const fn reads_replicas(self) -> bool {
+        !matches!(self, ReadFrom::Primary)
+    }
+
+    /// `Err(Error::NotReadOnly)` when `script` may write and this policy
+    /// asks for a replica.
+    pub(crate) fn check(self, script: &'static Script) -> Result<(), Error> {
+        if self.reads_replicas() && !script.is_read_only() {
+            return Err(Error::NotReadOnly {
+                operation: script.name(),
+                read_from: self,
+            });
+        }
+        Ok(())
+    }
+}
+
+thread_local! {
+    /// The read policy of the call whose command is being handed to a
+    /// connection. `ConnectionLike` carries nothing but the command, so a
+    /// call's own policy reaches [`Replicas`] here; it is read while the
+    /// connection makes the request's future, never across an `.await`.
+    static CALL_READ_FROM: Cell<Option<ReadFrom>> = const { Cell::new(None) };
+}
+
+/// Runs `send` (which hands a command to a connection) with the call's
+/// read policy visible to [`Replicas`].
+pub(crate) fn sending_with<R>(read_from: ReadFrom, send: impl FnOnce() -> R) -> R {
+    /// Restores the outer value also when `send` unwinds.
+    struct Restore(Option<ReadFrom>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            CALL_READ_FROM.set(self.0);
+        }
+    }
+    let _restore = Restore(CALL_READ_FROM.replace(Some(read_from)));
+    send()
+}
+
+/// A primary and its replicas, as one connection: the reads of
+/// read-only scripts and `no-writes` functions (`EVALSHA_RO`, `EVAL_RO`,
+/// `FCALL_RO`) go to the replicas as its [`ReadFrom`] says, taking them
+/// in turn; every other command, pipelines included, goes to the primary.
+///
+/// `C` is any async connection: redis-rs's `ConnectionManager` reconnects
+/// by itself after a node restarts, a `MultiplexedConnection` does not.
+/// Clones share the turn.
+///
+/// Each replica keeps its own script cache. A replica that lacks a script
+/// answers `NOSCRIPT`, and the call sends `EVAL_RO`, which a replica runs
+/// and caches, with the same promises as on a primary;
+/// [`Replicas::preload`] loads scripts on every node at start-up. A
+/// library is loaded on the primary ([`Library::deploy`](crate::Library::deploy)
+/// sends `FUNCTION LOAD` there), and replication brings it to the
+/// replicas; until then a replica answers that the function is not found,
+/// and the call loads the library and runs once on the primary.
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+/// use redis_script::{ReadFrom, Replicas, redis_script};
+///
+/// #[redis_script(path = "../lua/versioned_get.lua", keys = 1)]
+/// async fn versioned_get(document: &str) -> Option<(u64, String)>;
+///
+/// let primary = redis::Client::open("redis://10.0.0.1/")?;
+/// let replica = redis::Client::open("redis://10.0.0.2/")?;
+/// let mut connection = Replicas::new(
+///     primary.get_multiplexed_async_connection().await?,
+///     vec![replica.get_multiplexed_async_connection().await?],
+///     ReadFrom::PreferReplica,
+/// );
+/// // Read-only: sent as EVALSHA_RO, to the replica.
+/// let document = versioned_get(&mut connection, "profile:{7}").await?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct Replicas<C = redis::aio::MultiplexedConnection> {
+    primary: C,
+    replicas: Vec<C>,
+    read_from: ReadFrom,
+    /// The replica that takes the next read.
+    turn: Arc<AtomicUsize>,
+}
+
+impl<C> Replicas<C> {
+    /// A primary and its replicas; reads go where `read_from` says, unless
+    /// a call or its script says otherwise.
+    pub fn new(primary: C, replicas: Vec<C>, read_from: ReadFrom) -> Self {
+        Self {
+            primary,
+            replicas,
+            read_from,
+            turn: Arc::new(AtomicUsize::new(0)),
+        }
+    }
+
+    /// Where reads go unless a call or its script says otherwise.
+    pub fn read_from(&self) -> ReadFrom {
+        self.read_from
+    }
+
+    /// The connection to the primary.
+    pub fn primary(&mut self) -> &mut C {
+        &mut self.primary
+    }
+
+    /// The connections to the replicas.
+    pub fn replicas(&mut self) -> &mut [C] {
+        &mut self.replicas
+    }
+}
+
+impl<C: ConnectionLike + Send> Replicas<C> {
+    /// Loads `scripts` on the primary and on every replica (each has its
+    /// own script cache; `SCRIPT LOAD` is allowed on a replica), as
+    /// [`preload`](crate::preload) does on one server. Every node is tried;
+    /// the first error is returned.
+    pub async fn preload(&mut self, scripts: &[&'static Script]) -> Result<(), Error> {
+        let mut first_error = None;
+        for node in std::iter::once(&mut self.primary).chain(self.replicas.iter_mut()) {
+            if let Err(error) = crate::preload(node, scripts).await {
+                first_error.get_or_insert(error);
+            }
+        }
+        first_error.map_or(Ok(()), Err)
+    }
+}
+
+impl<C: ConnectionLike + Send> ConnectionLike for Replicas<C> {
+    fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
+        let read_from = if is_read(cmd) {
+            CALL_READ_FROM.get().unwrap_or(self.read_from)
+        } else {
+            ReadFrom::Primary
+        };
+        let replica_count = self.replicas.len();
+        if read_from == ReadFrom::Primary
+            || read_from == ReadFrom::PreferReplica && replica_count == 0
+        {
+            return self.primary.req_packed_command(cmd);
+        }
+        let first = self.turn.fetch_add(1, Ordering::Relaxed);
+        let Self {
+            primary, replicas, ..
+        } = self;
+        Box::pin(async move {
+            let tries = match read_from {
+                ReadFrom::ReplicaOnly => replica_count,
+                _ => 1,
+            };
+            let mut last = None;
+            for offset in 0..tries {
+                let index = first.wrapping_add(offset) % replica_count;
+                let Some(replica) = replicas.get_mut(index) else {
+                    break;
+                };
+                let reply = replica.req_packed_command(cmd).await;
+                if !replica_unavailable(&reply) {
+                    return reply;
+                }
+                last = Some(reply);
+            }
+            match (read_from, last) {
+                (ReadFrom::PreferReplica, _) => primary.req_packed_command(cmd).await,
+                (_, Some(reply)) => reply,
+                (_, None) => Err(no_replica()),
+            }
+        })
+    }
+
+    /// Pipelines go to the primary: a batch sends its calls there as a
+    /// whole, and a function's cold path loads its library with the call.
+    fn req_packed_commands<'a>(
+        &'a mut self,
+        pipeline: &'a redis::Pipeline,
+        offset: usize,
+        count: usize,
+    ) -> RedisFuture<'a, Vec<Value>> {
+        self.primary.req_packed_commands(pipeline, offset, count)
+    }
+
+    fn get_db(&self) -> i64 {
+        self.primary.get_db()
+    }
+}
+
+/// Whether `cmd` is a read a replica may serve: a read-only script's or a
+/// `no-writes` function's call.
+fn is_read(cmd: &Cmd) -> bool {
+    let Some(redis::Arg::Simple(name)) = cmd.args_iter().next() else {
+        return false;
+    };
+    [&b"EVALSHA_RO"[..], b"EVAL_RO", b"FCALL_RO"]
+        .iter()
+        .any(|read| name.eq_ignore_ascii_case(read))
+}
+
+/// Whether a replica's answer says it cannot serve reads now, so another
+/// node may be asked: it is unreachable, still loading its data, or lost
+/// its primary. A read that failed there is safe to send again: it wrote
+/// nothing.
+fn replica_unavailable(reply: &RedisResult<Value>) -> bool {
+    let code = match reply {
+        Ok(Value::ServerError(error)) => error.code(),
+        Ok(_) => return false,
+        Err(error) if error.code().is_some() => error.code().unwrap_or_default(),
+        Err(error) => {
+            return error.is_io_error() || error.is_connection_dropped() || error.is_timeout();
+        }
+    };
+    matches!(code, "LOADING" | "MASTERDOWN")
+}
+
+/// A call that may run only on a replica, on a connection without one.
+/// A connection refusal: nothing was sent.
+fn no_replica() -> RedisError {
+    RedisError::from(io::Error::new(
+        io::ErrorKind::ConnectionRefused,
+        "no replica to read from (ReadFrom::ReplicaOnly), and the call may not run on the primary",
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_read_only_script_commands_are_reads() {
+        for (name, read) in [
+            ("EVALSHA_RO", true),
+            ("evalsha_ro", true),
+            ("EVAL_RO", true),
+            ("FCALL_RO", true),
+            ("EVALSHA", false),
+            ("FCALL", false),
+            ("GET", false),
+            ("SCRIPT", false),
+        ] {
+            let mut command = redis::cmd(name);
+            command.arg("x");
+            assert_eq!(is_read(&command), read, "{name}");
+        }
+    }
+
+    #[test]
+    fn loading_masterdown_and_lost_connections_pass_to_another_node() {
+        let refusal = |text: &str| Ok(crate::test_support::server_error(text));
+        assert!(replica_unavailable(&refusal(
+            "LOADING Redis is loading the dataset in memory"
+        )));
+        assert!(replica_unavailable(&refusal(
+            "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'."
+        )));
+        assert!(!replica_unavailable(&refusal(
+            "NOSCRIPT No matching script. Please use EVAL."
+        )));
+        assert!(!replica_unavailable(&Ok(Value::Int(1))));
+        let dropped = RedisError::from(io::Error::new(io::ErrorKind::BrokenPipe, "gone"));
+        assert!(replica_unavailable(&Err(dropped)));
+        assert!(no_replica().is_connection_refusal());
+    }
+
+    #[test]
+    fn a_call_policy_is_visible_only_while_its_command_is_handed_over() {
+        assert_eq!(CALL_READ_FROM.get(), None);
+        let seen = sending_with(ReadFrom::ReplicaOnly, || CALL_READ_FROM.get());
+        assert_eq!(seen, Some(ReadFrom::ReplicaOnly));
+        assert_eq!(CALL_READ_FROM.get(), None);
+    }
+}
