@@ -148,8 +148,12 @@ pub struct Replicas<C = redis::aio::MultiplexedConnection> {
     primary: C,
     replicas: Vec<C>,
     read_from: ReadFrom,
-    /// The replica that takes the next read.
+    /// The replica that takes the next call's read, shared by clones.
     turn: Arc<AtomicUsize>,
+    /// The replica this handle read from last. A call's `EVAL_RO` after
+    /// `NOSCRIPT` goes there, so that the replica which lacked the script
+    /// caches it; a handle serves one call at a time (`&mut self`).
+    last_replica: Option<usize>,
 }
 
 impl<C> Replicas<C> {
@@ -161,6 +165,7 @@ impl<C> Replicas<C> {
             replicas,
             read_from,
             turn: Arc::new(AtomicUsize::new(0)),
+            last_replica: None,
         }
     }
 
@@ -209,9 +214,15 @@ impl<C: ConnectionLike + Send> ConnectionLike for Replicas<C> {
         {
             return self.primary.req_packed_command(cmd);
         }
-        let first = self.turn.fetch_add(1, Ordering::Relaxed);
+        let first = match self.last_replica {
+            Some(last) if is_cold_read(cmd) => last,
+            _ => self.turn.fetch_add(1, Ordering::Relaxed),
+        };
         let Self {
-            primary, replicas, ..
+            primary,
+            replicas,
+            last_replica,
+            ..
         } = self;
         Box::pin(async move {
             let tries = match read_from {
@@ -226,6 +237,7 @@ impl<C: ConnectionLike + Send> ConnectionLike for Replicas<C> {
                 };
                 let reply = replica.req_packed_command(cmd).await;
                 if !replica_unavailable(&reply) {
+                    *last_replica = Some(index);
                     return reply;
                 }
                 last = Some(reply);
@@ -263,6 +275,11 @@ fn is_read(cmd: &Cmd) -> bool {
     [&b"EVALSHA_RO"[..], b"EVAL_RO", b"FCALL_RO"]
         .iter()
         .any(|read| name.eq_ignore_ascii_case(read))
+}
+
+/// Whether `cmd` is a call's cold path, `EVAL_RO` with the body.
+fn is_cold_read(cmd: &Cmd) -> bool {
+    matches!(cmd.args_iter().next(), Some(redis::Arg::Simple(name)) if name.eq_ignore_ascii_case(b"EVAL_RO"))
 }
 
 /// Whether a replica's answer says it cannot serve reads now, so another

@@ -64,6 +64,7 @@ mod lua_engine;
 mod preload;
 mod read_only_fallback;
 mod releases;
+mod replicas;
 mod replies;
 mod reply_conversions;
 mod reply_forms;

@@ -1,0 +1,406 @@
+//! Reads on replicas: a primary and two replicas (`--replicaof`, no
+//! cluster), read through [`Replicas`], and a 3-primary cluster with a
+//! replica each, read through redis-rs's replica read strategy. Where each
+//! call ran is read from every node's `INFO commandstats`.
+//!
+//! Redis 6.x has no `EVALSHA_RO`: there a read-only script falls back to
+//! `EVALSHA`, which is a write to every router, so its reads stay on the
+//! primary. The tests prove that on 6.x instead of the replica counts.
+
+use std::time::Duration;
+
+use redis::aio::MultiplexedConnection;
+use redis_script::{Error, ReadFrom, Replicas, redis_script};
+use redis_script_test::{RedisServer, ReplicatedServers, Stats};
+
+use crate::releases::before_redis_7;
+
+/// A read-only script: sent as `EVALSHA_RO`.
+#[redis_script(path = "../lua/versioned_get.lua", keys = 1)]
+async fn versioned_get(document: &str) -> Option<(u64, String)>;
+
+/// The same script, declared to read on replicas only.
+mod on_replicas {
+    use redis_script::redis_script;
+
+    #[redis_script(
+        path = "../lua/versioned_get.lua",
+        keys = 1,
+        read_from = "replica_only"
+    )]
+    pub async fn versioned_get(document: &str) -> Option<(u64, String)>;
+}
+
+/// A script that writes: `expected` is `""` to create, else the version
+/// read; replies `("ADDED", 1)` or `("UPDATED", version)`.
+#[redis_script(path = "../lua/versioned_set.lua", keys = 1)]
+async fn versioned_set(document: &str, body: &str, expected: &str, ttl_ms: u64) -> (String, i64);
+
+const DOCUMENT: &str = "profile:{replicas}";
+
+/// The script reads of a server: the commands a read-only script runs as.
+fn script_reads(server: &RedisServer) -> u64 {
+    ["evalsha_ro", "eval_ro", "fcall_ro"]
+        .iter()
+        .map(|command| server.calls(command))
+        .sum()
+}
+
+/// The script calls of a server that may write.
+fn script_writes(server: &RedisServer) -> u64 {
+    ["evalsha", "eval", "fcall"]
+        .iter()
+        .map(|command| server.calls(command))
+        .sum()
+}
+
+/// Connections to the primary and to each replica, read as `read_from` says.
+async fn connect(servers: &ReplicatedServers, read_from: ReadFrom) -> Replicas {
+    let mut replicas = Vec::new();
+    for replica in servers.replicas() {
+        replicas.push(replica.connection().await);
+    }
+    Replicas::new(servers.primary().connection().await, replicas, read_from)
+}
+
+fn reset_stats(servers: &ReplicatedServers) {
+    servers.primary().reset_stats();
+    for replica in servers.replicas() {
+        replica.reset_stats();
+    }
+}
+
+/// Writes the document (version 1) and waits until the replicas have it.
+async fn write_document(servers: &ReplicatedServers, connection: &mut Replicas) {
+    let (_, version) = versioned_set(connection, DOCUMENT, "{\"name\":\"ada\"}", "", 0)
+        .await
+        .expect("the write runs on the primary");
+    assert_eq!(version, 1);
+    servers.wait_until_synced();
+}
+
+#[tokio::test]
+async fn read_only_calls_run_on_replicas_and_writes_on_the_primary() {
+    let servers = ReplicatedServers::start(2);
+    let mut connection = connect(&servers, ReadFrom::PreferReplica).await;
+    write_document(&servers, &mut connection).await;
+    reset_stats(&servers);
+    for _ in 0..10 {
+        let read = versioned_get(&mut connection, DOCUMENT)
+            .await
+            .expect("the read succeeds");
+        assert_eq!(read, Some((1, "{\"name\":\"ada\"}".to_owned())));
+    }
+    let primary = servers.primary();
+    if before_redis_7() {
+        // EVALSHA_RO is unknown on the replica: the call goes on as EVALSHA,
+        // which every router sends to the primary.
+        assert_eq!(script_reads(primary), 0);
+        assert!(
+            script_writes(primary) >= 10,
+            "{:?}",
+            primary.command_calls()
+        );
+    } else {
+        assert_eq!(
+            (script_reads(primary), script_writes(primary)),
+            (0, 0),
+            "no read reaches the primary: {:?}",
+            primary.command_calls()
+        );
+        for replica in servers.replicas() {
+            // Taken in turn: five reads each, the first after NOSCRIPT,
+            // whose EVAL_RO goes to the replica that lacked the script.
+            assert_eq!(
+                replica.calls("evalsha_ro"),
+                5,
+                "{:?}",
+                replica.command_calls()
+            );
+            assert_eq!(replica.calls("eval_ro"), 1, "{:?}", replica.command_calls());
+        }
+    }
+    reset_stats(&servers);
+    for expected in 1..=5_i64 {
+        let (_, version) = versioned_set(&mut connection, DOCUMENT, "{}", &expected.to_string(), 0)
+            .await
+            .expect("the write runs on the primary");
+        assert_eq!(version, expected + 1);
+    }
+    assert_eq!(
+        primary.calls("evalsha") + primary.calls("eval"),
+        5,
+        "warm: loaded by the first write"
+    );
+    for replica in servers.replicas() {
+        assert_eq!(
+            script_writes(replica) + script_reads(replica),
+            0,
+            "a writing script never reaches a replica: {:?}",
+            replica.command_calls()
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_call_or_its_script_says_where_it_reads() {
+    let servers = ReplicatedServers::start(1);
+    let mut connection = connect(&servers, ReadFrom::Primary).await;
+    write_document(&servers, &mut connection).await;
+    let (primary, replica) = (servers.primary(), &servers.replicas()[0]);
+
+    // The connection's policy: the primary, as EVALSHA_RO.
+    reset_stats(&servers);
+    versioned_get(&mut connection, DOCUMENT)
+        .await
+        .expect("read");
+    assert_eq!(script_reads(replica), 0, "{:?}", replica.command_calls());
+
+    // Read your own write: `Primary` sends it without `_RO`.
+    reset_stats(&servers);
+    let mut on_replicas = connect(&servers, ReadFrom::ReplicaOnly).await;
+    let (_, version) = versioned_set(&mut on_replicas, DOCUMENT, "{\"v\":2}", "1", 0)
+        .await
+        .expect("write");
+    let read = versioned_get::call(DOCUMENT)
+        .read_from(ReadFrom::Primary)
+        .invoke(&mut on_replicas)
+        .await
+        .expect("read on the primary");
+    assert_eq!(read.map(|(version, _)| version as i64), Some(version));
+    assert_eq!(primary.calls("evalsha_ro") + primary.calls("eval_ro"), 0);
+    assert!(
+        primary.calls("evalsha") >= 2,
+        "{:?}",
+        primary.command_calls()
+    );
+    assert_eq!(script_reads(replica) + script_writes(replica), 0);
+    servers.wait_until_synced();
+
+    // A call's `ReplicaOnly`, and a script's `read_from`, on a connection
+    // that reads the primary.
+    reset_stats(&servers);
+    versioned_get::call(DOCUMENT)
+        .read_from(ReadFrom::ReplicaOnly)
+        .invoke(&mut connection)
+        .await
+        .expect("read on the replica");
+    on_replicas::versioned_get(&mut connection, DOCUMENT)
+        .await
+        .expect("read on the replica");
+    assert_eq!(
+        on_replicas::versioned_get::SCRIPT.read_from(),
+        Some(ReadFrom::ReplicaOnly)
+    );
+    if before_redis_7() {
+        assert_eq!(script_reads(replica), 0);
+    } else {
+        assert_eq!(script_reads(primary) + script_writes(primary), 0);
+        assert!(script_reads(replica) >= 2, "{:?}", replica.command_calls());
+    }
+
+    // A writing script asked to read a replica: nothing is sent.
+    reset_stats(&servers);
+    for read_from in [ReadFrom::PreferReplica, ReadFrom::ReplicaOnly] {
+        let refused = versioned_set::call(DOCUMENT, "{}", "9", 0)
+            .read_from(read_from)
+            .invoke(&mut connection)
+            .await;
+        match refused {
+            Err(error @ Error::NotReadOnly { .. }) => {
+                assert!(!error.may_have_executed(), "{error}");
+                assert!(error.to_string().contains("versioned_set"), "{error}");
+            }
+            other => panic!("{read_from:?}: {other:?}"),
+        }
+    }
+    assert_eq!(script_writes(primary) + script_reads(primary), 0);
+    assert_eq!(script_writes(replica) + script_reads(replica), 0);
+}
+
+#[tokio::test]
+async fn replica_only_without_a_replica_sends_nothing() {
+    let server = RedisServer::start();
+    let mut connection: Replicas<MultiplexedConnection> =
+        Replicas::new(server.connection().await, Vec::new(), ReadFrom::ReplicaOnly);
+    server.reset_stats();
+    match versioned_get(&mut connection, DOCUMENT).await {
+        Err(error @ Error::Connection { .. }) => {
+            assert!(!error.may_have_executed(), "{error}");
+            assert!(error.to_string().contains("no replica"), "{error}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(script_reads(&server) + script_writes(&server), 0);
+    // `PreferReplica` reads the primary when there is no replica.
+    let read = versioned_get::call(DOCUMENT)
+        .read_from(ReadFrom::PreferReplica)
+        .invoke(&mut connection)
+        .await
+        .expect("read on the primary");
+    assert_eq!(read, None);
+}
+
+#[tokio::test]
+async fn preload_loads_the_scripts_on_every_node() {
+    let servers = ReplicatedServers::start(2);
+    let mut connection = connect(&servers, ReadFrom::PreferReplica).await;
+    connection
+        .preload(&[&versioned_get::SCRIPT, &versioned_set::SCRIPT])
+        .await
+        .expect("preload");
+    let sha1 = versioned_get::SCRIPT.sha1();
+    for server in std::iter::once(servers.primary()).chain(servers.replicas()) {
+        let mut direct = server.connection().await;
+        let exists: Vec<bool> = redis::cmd("SCRIPT")
+            .arg("EXISTS")
+            .arg(sha1)
+            .query_async(&mut direct)
+            .await
+            .expect("SCRIPT EXISTS");
+        assert_eq!(exists, vec![true], "on {}", server.port());
+    }
+    reset_stats(&servers);
+    for _ in 0..4 {
+        versioned_get(&mut connection, DOCUMENT)
+            .await
+            .expect("read");
+    }
+    for replica in servers.replicas() {
+        assert_eq!(
+            replica.calls("eval_ro") + replica.calls("eval"),
+            0,
+            "warm from the start"
+        );
+    }
+}
+
+#[tokio::test]
+async fn scripts_flushed_on_the_replicas_under_load_fail_no_call() {
+    let servers = ReplicatedServers::start(2);
+    let mut connection = connect(&servers, ReadFrom::ReplicaOnly).await;
+    write_document(&servers, &mut connection).await;
+    let readers: Vec<_> = (0..4)
+        .map(|_| {
+            let mut connection = connection.clone();
+            tokio::spawn(async move {
+                let mut failures = Vec::new();
+                for _ in 0..150 {
+                    match versioned_get(&mut connection, DOCUMENT).await {
+                        Ok(Some((1, _))) => {}
+                        other => failures.push(format!("{other:?}")),
+                    }
+                }
+                failures
+            })
+        })
+        .collect();
+    let mut flushes = 0;
+    while !readers.iter().all(tokio::task::JoinHandle::is_finished) && flushes < 400 {
+        for replica in servers.replicas() {
+            replica.script_flush();
+        }
+        flushes += 1;
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    for reader in readers {
+        let failures = reader.await.expect("the reader ends");
+        assert!(
+            failures.is_empty(),
+            "{} failed: {failures:?}",
+            failures.len()
+        );
+    }
+    assert!(flushes > 0);
+}
+
+#[tokio::test]
+async fn reads_pass_over_a_stopped_replica_and_one_that_lost_its_primary() {
+    let mut servers = ReplicatedServers::start(2);
+    let mut prefer = connect(&servers, ReadFrom::PreferReplica).await;
+    write_document(&servers, &mut prefer).await;
+    let mut only = connect(&servers, ReadFrom::ReplicaOnly).await;
+    servers.replica_mut(0).stop();
+    for _ in 0..4 {
+        let read = versioned_get(&mut prefer, DOCUMENT)
+            .await
+            .expect("prefer replica");
+        assert_eq!(read.map(|(version, _)| version), Some(1));
+        let read = versioned_get(&mut only, DOCUMENT)
+            .await
+            .expect("the other replica");
+        assert_eq!(read.map(|(version, _)| version), Some(1));
+    }
+
+    // The remaining replica loses its primary and serves no stale data:
+    // MASTERDOWN. `PreferReplica` reads the primary; `ReplicaOnly` fails
+    // with the replica's refusal, nothing ran.
+    let closed = RedisServer::start();
+    let closed_port = closed.port().to_string();
+    drop(closed);
+    let replica = &servers.replicas()[1];
+    let mut admin = replica.connection().await;
+    let () = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("replica-serve-stale-data")
+        .arg("no")
+        .query_async(&mut admin)
+        .await
+        .expect("CONFIG SET");
+    let () = redis::cmd("REPLICAOF")
+        .arg("127.0.0.1")
+        .arg(&closed_port)
+        .query_async(&mut admin)
+        .await
+        .expect("REPLICAOF");
+    let read = versioned_get(&mut prefer, DOCUMENT)
+        .await
+        .expect("the primary");
+    assert_eq!(read.map(|(version, _)| version), Some(1));
+    if before_redis_7() {
+        // There the read went to the primary from the start.
+        return;
+    }
+    match versioned_get(&mut only, DOCUMENT).await {
+        Err(error @ Error::Refused { .. }) => {
+            assert_eq!(error.code(), Some("MASTERDOWN"), "{error}");
+            assert!(!error.may_have_executed());
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_library_deploys_on_the_primary_and_its_no_writes_functions_run_on_replicas() {
+    use crate::functions::quota_lib;
+
+    let servers = ReplicatedServers::start(1);
+    let mut connection = connect(&servers, ReadFrom::PreferReplica).await;
+    if crate::releases::lacks_functions(&mut connection, "library on replicas").await {
+        return;
+    }
+    quota_lib::LIBRARY
+        .deploy(&mut connection, redis_script::OnConflict::Refuse)
+        .await
+        .expect("deploy");
+    servers.wait_until_synced();
+    reset_stats(&servers);
+    let key = "quota:{replicas}";
+    let peeked = quota_lib::quota_peek(&mut connection, &[key])
+        .await
+        .expect("peek");
+    assert_eq!(peeked.len(), 1);
+    let (primary, replica) = (servers.primary(), &servers.replicas()[0]);
+    assert_eq!(
+        replica.calls("fcall_ro"),
+        1,
+        "{:?}",
+        replica.command_calls()
+    );
+    assert_eq!(primary.calls("fcall_ro") + primary.calls("fcall"), 0);
+    quota_lib::fixed_window_allow(&mut connection, key, 5, 60_000)
+        .await
+        .expect("a writing function runs on the primary");
+    assert_eq!(primary.calls("fcall"), 1, "{:?}", primary.command_calls());
+    assert_eq!(replica.calls("fcall"), 0);
+}
