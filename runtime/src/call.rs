@@ -792,8 +792,8 @@ impl<T: FromRedisValue, E: From<Error>> Call<T, E> {
                     Next::Send(command) => {
                         let reply = match attempts.replica_read() {
                             None => connection.req_packed_command(&command).await,
-                            Some(read_from) => {
-                                replicas::sending_with(read_from, || {
+                            Some(read) => {
+                                replicas::sending_with(read, || {
                                     connection.req_packed_command(&command)
                                 })
                                 .await

@@ -85,25 +85,37 @@ impl ReadFrom {
     }
 }
 
-thread_local! {
-    /// The read policy of the call whose command is being handed to a
-    /// connection. `ConnectionLike` carries nothing but the command, so a
-    /// call's own policy reaches [`Replicas`] here; it is read while the
-    /// connection makes the request's future, never across an `.await`.
-    static CALL_READ_FROM: Cell<Option<ReadFrom>> = const { Cell::new(None) };
+/// What a call tells the connection about the command it hands over: a
+/// read-only script's call, to route as the connection's own policy says
+/// or as the call's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CallRead {
+    /// The call has no policy of its own.
+    AsConnectionSays,
+    /// The call's (or its script's) policy.
+    From(ReadFrom),
 }
 
-/// Runs `send` (which hands a command to a connection) with the call's
-/// read policy visible to [`Replicas`].
-pub(crate) fn sending_with<R>(read_from: ReadFrom, send: impl FnOnce() -> R) -> R {
+thread_local! {
+    /// The read-only call whose command is being handed to a connection.
+    /// `ConnectionLike` carries nothing but the command, and a read-only
+    /// script may be sent without `_RO` (on Redis 6.x, which lacks it), so
+    /// this is how [`Replicas`] knows a read; it is read while the
+    /// connection makes the request's future, never across an `.await`.
+    static CALL_READ: Cell<Option<CallRead>> = const { Cell::new(None) };
+}
+
+/// Runs `send` (which hands a command to a connection) with the read-only
+/// call visible to [`Replicas`].
+pub(crate) fn sending_with<R>(read: CallRead, send: impl FnOnce() -> R) -> R {
     /// Restores the outer value also when `send` unwinds.
-    struct Restore(Option<ReadFrom>);
+    struct Restore(Option<CallRead>);
     impl Drop for Restore {
         fn drop(&mut self) {
-            CALL_READ_FROM.set(self.0);
+            CALL_READ.set(self.0);
         }
     }
-    let _restore = Restore(CALL_READ_FROM.replace(Some(read_from)));
+    let _restore = Restore(CALL_READ.replace(Some(read)));
     send()
 }
 
@@ -203,10 +215,12 @@ impl<C: ConnectionLike + Send> Replicas<C> {
 
 impl<C: ConnectionLike + Send> ConnectionLike for Replicas<C> {
     fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
-        let read_from = if is_read(cmd) {
-            CALL_READ_FROM.get().unwrap_or(self.read_from)
-        } else {
-            ReadFrom::Primary
+        let read_from = match CALL_READ.get() {
+            Some(CallRead::From(read_from)) => read_from,
+            Some(CallRead::AsConnectionSays) => self.read_from,
+            // A command sent by hand: `EVALSHA_RO` is a read.
+            None if is_read(cmd) => self.read_from,
+            None => ReadFrom::Primary,
         };
         let replica_count = self.replicas.len();
         if read_from == ReadFrom::Primary
@@ -277,9 +291,14 @@ fn is_read(cmd: &Cmd) -> bool {
         .any(|read| name.eq_ignore_ascii_case(read))
 }
 
-/// Whether `cmd` is a call's cold path, `EVAL_RO` with the body.
+/// Whether `cmd` is a read's cold path: `EVAL_RO` (or, where the server
+/// lacks it, `EVAL`) with the body.
 fn is_cold_read(cmd: &Cmd) -> bool {
-    matches!(cmd.args_iter().next(), Some(redis::Arg::Simple(name)) if name.eq_ignore_ascii_case(b"EVAL_RO"))
+    matches!(
+        cmd.args_iter().next(),
+        Some(redis::Arg::Simple(name))
+            if name.eq_ignore_ascii_case(b"EVAL_RO") || name.eq_ignore_ascii_case(b"EVAL")
+    )
 }
 
 /// Whether a replica's answer says it cannot serve reads now, so another
@@ -349,9 +368,10 @@ mod tests {
 
     #[test]
     fn a_call_policy_is_visible_only_while_its_command_is_handed_over() {
-        assert_eq!(CALL_READ_FROM.get(), None);
-        let seen = sending_with(ReadFrom::ReplicaOnly, || CALL_READ_FROM.get());
-        assert_eq!(seen, Some(ReadFrom::ReplicaOnly));
-        assert_eq!(CALL_READ_FROM.get(), None);
+        assert_eq!(CALL_READ.get(), None);
+        let read = CallRead::From(ReadFrom::ReplicaOnly);
+        let seen = sending_with(read, || CALL_READ.get());
+        assert_eq!(seen, Some(read));
+        assert_eq!(CALL_READ.get(), None);
     }
 }

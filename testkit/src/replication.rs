@@ -41,7 +41,8 @@ impl ReplicatedServers {
     /// As [`RedisServer::start`]; also when a replica has not synced in
     /// time, with its `INFO replication`.
     pub fn start(replicas: usize) -> ReplicatedServers {
-        let primary = RedisServer::start();
+        // Diskless syncs otherwise wait 5 s (Redis 7.0 on) for more replicas.
+        let primary = RedisServer::start_with(&["--repl-diskless-sync-delay", "0"]);
         let port = primary.port().to_string();
         let replicas = (0..replicas)
             .map(|_| RedisServer::start_with(&["--replicaof", "127.0.0.1", &port]))

@@ -14,7 +14,7 @@ use super::{
 use crate::error::{Error, Origin};
 use crate::library::{Library, load_error};
 use crate::refusal;
-use crate::replicas::ReadFrom;
+use crate::replicas::{CallRead, ReadFrom};
 use crate::reply::render_reply;
 use crate::retry::backoff;
 use crate::script::Script;
@@ -148,10 +148,17 @@ impl<'c, T: FromRedisValue, E> Attempts<'c, T, E> {
         self.call.cold_command()
     }
 
-    /// The policy a connection reading replicas must follow for this call,
-    /// when the call or its script asks for a replica.
-    pub(super) fn replica_read(&self) -> Option<ReadFrom> {
-        self.read_from.filter(|read| read.reads_replicas())
+    /// What a connection reading replicas learns of this call: `None`
+    /// when it may write or must read the primary.
+    pub(super) fn replica_read(&self) -> Option<CallRead> {
+        if !self.call.script.is_read_only() {
+            return None;
+        }
+        match self.read_from {
+            None => Some(CallRead::AsConnectionSays),
+            Some(ReadFrom::Primary) => None,
+            Some(read_from) => Some(CallRead::From(read_from)),
+        }
     }
 
     /// Sends `command`, named `name` in telemetry.
