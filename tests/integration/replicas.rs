@@ -397,3 +397,85 @@ async fn a_library_deploys_on_the_primary_and_its_no_writes_functions_run_on_rep
     assert_eq!(primary.calls("fcall"), 1, "{:?}", primary.command_calls());
     assert_eq!(replica.calls("fcall"), 0);
 }
+
+/// A cluster read through redis-rs's own replica routing: its client sends
+/// `READONLY` to the replicas and routes the `_RO` commands there. A call
+/// that reads the primary is sent without `_RO`, which redis-rs routes as
+/// a write. On Redis 6.x, whose scripts go without `_RO`, every call runs
+/// on a primary.
+#[tokio::test]
+async fn a_cluster_reads_on_its_replicas_through_the_client_read_strategy() {
+    use redis_script_test::{RedisCluster, patience};
+
+    let cluster = RedisCluster::start(3, 1);
+    let client = patience::cluster_builder(cluster.urls())
+        .read_routing_strategy(redis::cluster_read_routing::RoundRobinReplicaStrategy::default())
+        .build()
+        .expect("cluster client");
+    let mut connection = client
+        .get_async_connection()
+        .await
+        .expect("cluster connection");
+    let documents: Vec<String> = (0..24).map(|i| format!("profile:{{{i}}}")).collect();
+    for document in &documents {
+        let (_, version) = versioned_set(&mut connection, document, "{}", "", 0)
+            .await
+            .expect("the write runs on a primary");
+        assert_eq!(version, 1);
+    }
+    cluster.wait_until_healthy();
+    let sum = |nodes: &[&RedisServer]| nodes.iter().map(|node| script_calls(node)).sum::<u64>();
+    let mut replicas_read = false;
+    // The replicas apply the writes asynchronously: read until each
+    // document is there, a bounded number of times.
+    for _ in 0..50 {
+        cluster.reset_stats();
+        let mut all_found = true;
+        for document in &documents {
+            let read = versioned_get(&mut connection, document)
+                .await
+                .expect("read");
+            all_found &= read.is_some();
+        }
+        let (primaries, replicas) = (cluster.primaries(), cluster.replicas());
+        if before_redis_7() {
+            assert_eq!(sum(&replicas), 0, "6.x reads stay on the primaries");
+            assert!(sum(&primaries) >= 24);
+        } else {
+            assert_eq!(sum(&primaries), 0, "no read reaches a primary");
+            assert!(replicas.iter().all(|replica| script_calls(replica) > 0));
+            replicas_read = true;
+        }
+        if all_found {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(replicas_read, !before_redis_7());
+
+    // Reading the primary, and writing: never a replica.
+    cluster.reset_stats();
+    for document in &documents {
+        let read = versioned_get::call(document)
+            .read_from(ReadFrom::Primary)
+            .invoke(&mut connection)
+            .await
+            .expect("read on the primary");
+        assert_eq!(read.map(|(version, _)| version), Some(1));
+        versioned_set(&mut connection, document, "{}", "1", 0)
+            .await
+            .expect("write");
+    }
+    for replica in cluster.replicas() {
+        assert_eq!(script_calls(replica), 0, "{:?}", replica.command_calls());
+    }
+    let primaries = cluster.primaries();
+    assert_eq!(
+        primaries
+            .iter()
+            .map(|node| node.calls("evalsha_ro"))
+            .sum::<u64>(),
+        0
+    );
+    assert!(sum(&primaries) >= 48);
+}
