@@ -793,10 +793,8 @@ impl<T: FromRedisValue, E: From<Error>> Call<T, E> {
                         let reply = match attempts.replica_read() {
                             None => connection.req_packed_command(&command).await,
                             Some(read) => {
-                                replicas::sending_with(read, || {
-                                    connection.req_packed_command(&command)
-                                })
-                                .await
+                                replicas::reading(read, || connection.req_packed_command(&command))
+                                    .await
                             }
                         };
                         attempts.received(reply)

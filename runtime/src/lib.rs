@@ -63,6 +63,8 @@ mod reply;
 mod retry;
 mod script;
 mod script_error;
+#[cfg(feature = "sentinel")]
+pub mod sentinel;
 pub mod shape;
 mod slot;
 pub mod telemetry;

@@ -7,9 +7,12 @@
 //! the reads; every other command is a write and goes to the primary.
 
 use std::cell::Cell;
+use std::future::Future;
 use std::io;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::task::{Context, Poll};
 
 use redis::aio::ConnectionLike;
 use redis::{Cmd, RedisError, RedisFuture, RedisResult, Value};
@@ -97,18 +100,19 @@ pub(crate) enum CallRead {
 }
 
 thread_local! {
-    /// The read-only call whose command is being handed to a connection.
+    /// The read-only call whose request is being made or polled.
     /// `ConnectionLike` carries nothing but the command, and a read-only
     /// script may be sent without `_RO` (on Redis 6.x, which lacks it), so
-    /// this is how [`Replicas`] knows a read; it is read while the
-    /// connection makes the request's future, never across an `.await`.
+    /// this is how [`Replicas`] knows a read. It is set on the thread that
+    /// makes the request and around each poll of it ([`Reading`]), so a
+    /// connection wrapped in another that calls [`Replicas`] only once
+    /// polled still sees it.
     static CALL_READ: Cell<Option<CallRead>> = const { Cell::new(None) };
 }
 
-/// Runs `send` (which hands a command to a connection) with the read-only
-/// call visible to [`Replicas`].
-pub(crate) fn sending_with<R>(read: CallRead, send: impl FnOnce() -> R) -> R {
-    /// Restores the outer value also when `send` unwinds.
+/// Runs `f` with `read` visible to [`Replicas`].
+fn with_call_read<R>(read: CallRead, f: impl FnOnce() -> R) -> R {
+    /// Restores the outer value also when `f` unwinds.
     struct Restore(Option<CallRead>);
     impl Drop for Restore {
         fn drop(&mut self) {
@@ -116,7 +120,35 @@ pub(crate) fn sending_with<R>(read: CallRead, send: impl FnOnce() -> R) -> R {
         }
     }
     let _restore = Restore(CALL_READ.replace(Some(read)));
-    send()
+    f()
+}
+
+/// Makes the request `send` returns as the read-only call `read`: the
+/// call is visible to [`Replicas`] while the request is made and each time
+/// it is polled.
+pub(crate) fn reading<F: Future>(read: CallRead, send: impl FnOnce() -> F) -> Reading<F> {
+    Reading {
+        read,
+        request: with_call_read(read, send),
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// A request of a read-only call (see [`reading`]).
+    pub(crate) struct Reading<F> {
+        read: CallRead,
+        #[pin]
+        request: F,
+    }
+}
+
+impl<F: Future> Future for Reading<F> {
+    type Output = F::Output;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let this = self.project();
+        with_call_read(*this.read, || this.request.poll(cx))
+    }
 }
 
 /// A primary and its replicas, as one connection: the reads of
@@ -367,11 +399,22 @@ mod tests {
     }
 
     #[test]
-    fn a_call_policy_is_visible_only_while_its_command_is_handed_over() {
+    fn a_call_is_visible_while_its_request_is_made_and_polled() {
         assert_eq!(CALL_READ.get(), None);
         let read = CallRead::From(ReadFrom::ReplicaOnly);
-        let seen = sending_with(read, || CALL_READ.get());
-        assert_eq!(seen, Some(read));
+        let mut made = None;
+        // A request that reads the call only when polled, as a connection
+        // wrapped in an `async move` block does.
+        let request = reading(read, || {
+            made = CALL_READ.get();
+            std::future::poll_fn(|_| Poll::Ready(CALL_READ.get()))
+        });
+        assert_eq!(made, Some(read));
+        assert_eq!(CALL_READ.get(), None);
+        let mut request = std::pin::pin!(request);
+        let waker = std::task::Waker::noop();
+        let polled = request.as_mut().poll(&mut Context::from_waker(waker));
+        assert_eq!(polled, Poll::Ready(Some(read)));
         assert_eq!(CALL_READ.get(), None);
     }
 }

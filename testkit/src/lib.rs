@@ -191,7 +191,7 @@ pub use counting::CountingConnection;
 pub use database::{DATABASES_VARIABLE, SERVER_URL_VARIABLE, SHARED_DATABASES, TestDb};
 pub use identity::ServerVersion;
 pub use namespace::TestCluster;
-pub use replication::ReplicatedServers;
+pub use replication::{ReplicatedServers, SentinelDeployment};
 pub use server::{RedisServer, server_executable_version};
 pub use state::{Data, Entry, State, Ttl};
 pub use stats::{CommandStat, Stats, parse_commandstats};

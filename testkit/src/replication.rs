@@ -105,3 +105,211 @@ impl ReplicatedServers {
         }
     }
 }
+
+/// How long a forced failover may take to settle.
+const FAILOVER_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A primary, its replicas and the sentinels that monitor them as
+/// [`SentinelDeployment::SERVICE`] (`redis-server --sentinel`, or
+/// `valkey-server --sentinel`), with a quorum of a majority. Every process
+/// stops when this is dropped.
+///
+/// ```no_run
+/// use redis_script_test::SentinelDeployment;
+///
+/// let deployment = SentinelDeployment::start(2, 3);
+/// let before = deployment.primary().port();
+/// let after = deployment.fail_over();
+/// assert_ne!(before, after);
+/// ```
+#[derive(Debug)]
+pub struct SentinelDeployment {
+    /// The data nodes; the first was the primary at the start.
+    nodes: Vec<RedisServer>,
+    sentinels: Vec<RedisServer>,
+}
+
+impl SentinelDeployment {
+    /// The name the sentinels monitor the primary under.
+    pub const SERVICE: &'static str = "mymaster";
+
+    /// Starts a primary with `replicas` replicas, then `sentinels`
+    /// sentinels, and waits until every sentinel knows every replica.
+    ///
+    /// # Panics
+    ///
+    /// As [`ReplicatedServers::start`]; also when a sentinel has not found
+    /// the replicas within 30 s (scaled).
+    pub fn start(replicas: usize, sentinels: usize) -> SentinelDeployment {
+        let servers = ReplicatedServers::start(replicas);
+        let quorum = sentinels / 2 + 1;
+        let config = format!(
+            "sentinel monitor {service} 127.0.0.1 {port} {quorum}\n\
+             sentinel down-after-milliseconds {service} 1000\n\
+             sentinel failover-timeout {service} 5000\n\
+             sentinel parallel-syncs {service} {replicas}\n",
+            service = Self::SERVICE,
+            port = servers.primary.port(),
+            replicas = replicas.max(1),
+        );
+        let sentinels = (0..sentinels)
+            .map(|_| RedisServer::start_sentinel(config.clone()))
+            .collect();
+        let ReplicatedServers { primary, replicas } = servers;
+        let deployment = SentinelDeployment {
+            nodes: std::iter::once(primary).chain(replicas).collect(),
+            sentinels,
+        };
+        let expected = deployment.nodes.len() - 1;
+        // A sentinel promotes only a replica it has read `INFO` from
+        // lately and reaches (else `SENTINEL FAILOVER` answers
+        // `NOGOODSLAVE`).
+        deployment.wait_for("every sentinel to reach every replica", |sentinel| {
+            let replicas: Vec<std::collections::HashMap<String, String>> = admin::query(
+                sentinel,
+                redis::cmd("SENTINEL").arg("REPLICAS").arg(Self::SERVICE),
+            )?;
+            let good = (replicas.iter())
+                .filter(|replica| {
+                    let field = |name: &str| replica.get(name).map(String::as_str);
+                    field("flags") == Some("slave")
+                        && field("master-link-status") == Some("ok")
+                        && field("info-refresh")
+                            .and_then(|ms| ms.parse::<u64>().ok())
+                            .is_some_and(|ms| ms < 5_000)
+                })
+                .count();
+            (good == expected)
+                .then_some(())
+                .ok_or_else(|| format!("reaches {good} of {expected} replicas: {replicas:?}"))
+        });
+        deployment
+    }
+
+    /// The sentinels' URLs, for a Sentinel client.
+    pub fn sentinel_urls(&self) -> Vec<String> {
+        self.sentinels.iter().map(RedisServer::url).collect()
+    }
+
+    /// The sentinels.
+    pub fn sentinels(&self) -> &[RedisServer] {
+        &self.sentinels
+    }
+
+    /// The data nodes: the primary and the replicas, in the order started.
+    pub fn nodes(&self) -> &[RedisServer] {
+        &self.nodes
+    }
+
+    /// The node the first sentinel names as the primary now.
+    ///
+    /// # Panics
+    ///
+    /// When the sentinel does not answer, or names a node not of this
+    /// deployment.
+    pub fn primary(&self) -> &RedisServer {
+        let port = self
+            .named_primary(self.sentinels[0].port())
+            .unwrap_or_else(|problem| panic!("{problem}"));
+        self.node(port)
+    }
+
+    /// The replicas now: every running data node but the primary.
+    ///
+    /// # Panics
+    ///
+    /// As [`SentinelDeployment::primary`].
+    pub fn replicas(&self) -> Vec<&RedisServer> {
+        let primary = self.primary().port();
+        (self.nodes.iter())
+            .filter(|node| node.is_running() && node.port() != primary)
+            .collect()
+    }
+
+    /// Forces a failover (`SENTINEL FAILOVER`, which needs no agreement)
+    /// and waits until every sentinel names the new primary, it says it
+    /// is one, and every other running node replicates from it with its
+    /// link up. Returns the new primary's port.
+    ///
+    /// # Panics
+    ///
+    /// When the sentinel refuses, or the failover has not settled within
+    /// 30 s (scaled).
+    pub fn fail_over(&self) -> u16 {
+        let before = self.primary().port();
+        let () = admin::query_or_panic(
+            self.sentinels[0].port(),
+            redis::cmd("SENTINEL").arg("FAILOVER").arg(Self::SERVICE),
+        );
+        self.wait_for("the failover to settle", |sentinel| {
+            let port = self.named_primary(sentinel)?;
+            if port == before {
+                return Err(format!("still names {port}"));
+            }
+            let role = admin::info(port, "replication")?;
+            if role.get("role").map(String::as_str) != Some("master") {
+                return Err(format!("names {port}, which is not a primary yet"));
+            }
+            for node in self.nodes.iter().filter(|node| node.is_running()) {
+                if node.port() == port {
+                    continue;
+                }
+                let info = admin::info(node.port(), "replication")?;
+                let field = |name: &str| info.get(name).map(String::as_str);
+                if field("master_port") != Some(&port.to_string())
+                    || field("master_link_status") != Some("up")
+                {
+                    return Err(format!(
+                        "{} replicates {:?} (link {:?})",
+                        node.port(),
+                        field("master_port"),
+                        field("master_link_status")
+                    ));
+                }
+            }
+            Ok(())
+        });
+        self.primary().port()
+    }
+
+    /// The port `sentinel` names as the primary.
+    fn named_primary(&self, sentinel: u16) -> Result<u16, String> {
+        let (_host, port): (String, u16) = admin::query(
+            sentinel,
+            redis::cmd("SENTINEL")
+                .arg("GET-MASTER-ADDR-BY-NAME")
+                .arg(Self::SERVICE),
+        )?;
+        Ok(port)
+    }
+
+    fn node(&self, port: u16) -> &RedisServer {
+        (self.nodes.iter())
+            .find(|node| node.port() == port)
+            .unwrap_or_else(|| panic!("the sentinels name {port}, not a node of this deployment"))
+    }
+
+    /// Waits until `ready` holds on every running sentinel (by port).
+    fn wait_for(&self, what: &str, mut ready: impl FnMut(u16) -> Result<(), String>) {
+        let began = Instant::now();
+        loop {
+            let problems: Vec<String> = (self.sentinels.iter())
+                .filter(|sentinel| sentinel.is_running())
+                .filter_map(|sentinel| {
+                    ready(sentinel.port())
+                        .err()
+                        .map(|problem| format!("sentinel {}: {problem}", sentinel.port()))
+                })
+                .collect();
+            if problems.is_empty() {
+                return;
+            }
+            assert!(
+                began.elapsed() < scaled(FAILOVER_TIMEOUT),
+                "waited {:?} for {what}: {problems:#?}",
+                scaled(FAILOVER_TIMEOUT)
+            );
+            sleep(POLL_INTERVAL);
+        }
+    }
+}

@@ -64,6 +64,10 @@ pub struct RedisServer {
     bus_port_implied: bool,
     /// Arguments after the fixed ones; reused verbatim by `restart`.
     extra_args: Vec<String>,
+    /// A sentinel's configuration (`sentinel monitor …`): the process runs
+    /// as a sentinel, from `sentinel.conf` in its directory, which it
+    /// rewrites as it learns the deployment.
+    sentinel_config: Option<String>,
     dir: PathBuf,
     log_path: PathBuf,
     /// What `INFO server` said on the last successful start.
@@ -154,6 +158,15 @@ impl RedisServer {
         Self::launch(extra_args, true)
     }
 
+    /// Starts a sentinel (`--sentinel`) with `config` as its configuration
+    /// file, e.g. `sentinel monitor mymaster 127.0.0.1 6379 2`.
+    pub(crate) fn start_sentinel(config: String) -> RedisServer {
+        let mut server = Self::unstarted(Vec::new());
+        server.sentinel_config = Some(config);
+        server.start_on_free_port(false);
+        server
+    }
+
     /// A handle with its directory created but no process and no port yet.
     fn unstarted(extra_args: Vec<String>) -> RedisServer {
         let binary = redis_server_binary();
@@ -166,6 +179,7 @@ impl RedisServer {
             cluster_port: None,
             bus_port_implied,
             extra_args,
+            sentinel_config: None,
             dir,
             log_path,
             identity: None,
@@ -176,6 +190,12 @@ impl RedisServer {
 
     fn launch(extra_args: Vec<String>, with_cluster_port: bool) -> RedisServer {
         let mut server = Self::unstarted(extra_args);
+        server.start_on_free_port(with_cluster_port);
+        server
+    }
+
+    fn start_on_free_port(&mut self, with_cluster_port: bool) {
+        let server = self;
         let began = Instant::now();
         let mut failures = Vec::new();
         for attempt in 1..=START_ATTEMPTS {
@@ -189,7 +209,7 @@ impl RedisServer {
                 server.cluster_port = chosen.get(1).copied();
             }
             match server.spawn_and_wait() {
-                Ok(()) => return server,
+                Ok(()) => return,
                 Err(Failure::Fatal(message)) => panic!("{message}"),
                 Err(Failure::Retry(message)) => {
                     failures.push(format!(
@@ -508,30 +528,42 @@ impl RedisServer {
 
     /// The full argument list passed to the server executable.
     fn args(&self) -> Vec<String> {
-        let mut args: Vec<String> = [
-            "--port",
-            &self.port.to_string(),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            "--dir",
-            &self.dir.to_string_lossy(),
-            "--daemonize",
-            "no",
-            "--protected-mode",
-            "no",
-        ]
-        .iter()
-        .map(|&s| s.to_owned())
-        .collect();
+        let sentinel = self.sentinel_config.as_ref().map(|_| {
+            [
+                self.sentinel_config_path().to_string_lossy().into_owned(),
+                "--sentinel".to_owned(),
+            ]
+        });
+        let mut args: Vec<String> = sentinel.into_iter().flatten().collect();
+        args.extend(
+            [
+                "--port",
+                &self.port.to_string(),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                &self.dir.to_string_lossy(),
+                "--daemonize",
+                "no",
+                "--protected-mode",
+                "no",
+            ]
+            .iter()
+            .map(|&s| s.to_owned()),
+        );
         args.extend(self.extra_args.iter().cloned());
         if let Some(cluster_port) = self.cluster_port.filter(|_| !self.bus_port_implied) {
             args.extend(["--cluster-port".to_owned(), cluster_port.to_string()]);
         }
         args
+    }
+
+    fn sentinel_config_path(&self) -> PathBuf {
+        self.dir.join("sentinel.conf")
     }
 
     /// The command line, shell-quoted enough to be pasted, for messages.
@@ -550,6 +582,15 @@ impl RedisServer {
 
     /// Spawns the process on `self.port` and waits until it answers.
     fn spawn_and_wait(&mut self) -> Result<(), Failure> {
+        if let Some(config) = &self.sentinel_config {
+            // Kept across restarts: the sentinel rewrites it with what it
+            // learned.
+            let path = self.sentinel_config_path();
+            if !path.exists() {
+                std::fs::write(&path, config)
+                    .map_err(|e| Failure::Fatal(format!("cannot write {}: {e}", path.display())))?;
+            }
+        }
         let command_line = self.command_line();
         let (stdout, stderr, log_offset) = self.open_log(&command_line).map_err(|e| {
             Failure::Fatal(format!("cannot write {}: {e}", self.log_path.display()))

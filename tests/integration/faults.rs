@@ -23,12 +23,12 @@ use crate::fault_kit::{
 use crate::releases::{before_redis_6_2, before_redis_7};
 
 /// The counter every test script increments.
-const COUNTER: &str = "{t}:n";
+pub(crate) const COUNTER: &str = "{t}:n";
 /// The execution log: call id => executions.
-const LOG: &str = "{t}:log";
+pub(crate) const LOG: &str = "{t}:log";
 
 /// What one caller was told, by call id.
-type Outcome = (String, Result<(), Arc<Error>>);
+pub(crate) type Outcome = (String, Result<(), Arc<Error>>);
 /// What each caller was told.
 type Outcomes = Vec<Outcome>;
 
@@ -43,12 +43,12 @@ impl Called for Outcome {
 }
 
 /// One caller's outcome, for [`Outcomes`].
-fn outcome<T>(result: Result<T, Error>) -> Result<(), Arc<Error>> {
+pub(crate) fn outcome<T>(result: Result<T, Error>) -> Result<(), Arc<Error>> {
     result.map(|_| ()).map_err(Arc::new)
 }
 
 /// The execution log, read after the run.
-async fn executions<C: ConnectionLike>(connection: &mut C) -> Ledger {
+pub(crate) async fn executions<C: ConnectionLike>(connection: &mut C) -> Ledger {
     Ledger::read(connection, LOG, None).await
 }
 

@@ -71,6 +71,7 @@ mod reply_forms;
 mod reply_metatables;
 mod restricted_users;
 mod sent_arguments;
+mod sentinel;
 mod server_refusals;
 mod servers;
 mod single_command;
