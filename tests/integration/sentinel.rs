@@ -10,13 +10,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use redis_script::sentinel::SentinelConnection;
-use redis_script::{Invocation, ReadFrom, Replicas};
+use redis_script::{Batch, Invocation, OnConflict, ReadFrom, Replicas};
 use redis_script_test::{SentinelDeployment, Stats, patience};
-use redis_script_tests::faults::{log_call, read_log};
+use redis_script_tests::faults::{log_call, log_call_once, read_log};
 
 use crate::fault_kit::{Load, RETRY_REFUSALS, Tally};
 use crate::faults::{COUNTER, LOG, Outcome, executions, outcome};
-use crate::releases::before_redis_7;
+use crate::functions::quota_lib;
+use crate::releases::{before_redis_7, lacks_functions};
 
 /// The deadline of each call of the load.
 const DEADLINE: Duration = Duration::from_secs(5);
@@ -75,6 +76,40 @@ async fn calls_through_the_sentinels_read_on_a_replica_and_write_on_the_primary(
         .sum();
     assert!(reads >= 1, "the reads ran on a replica");
     assert_eq!(primary.calls("evalsha_ro"), 0);
+
+    // A batch goes to the primary as a whole.
+    let mut batch = Batch::pipeline();
+    let first = batch.add(log_call::call(COUNTER, LOG, "d")).expect("add");
+    let second = batch.add(log_call::call(COUNTER, LOG, "e")).expect("add");
+    let mut replies = batch.run(&mut connection).await.expect("batch");
+    let counts: (i64, i64) = (
+        replies.take(first).expect("reply"),
+        replies.take(second).expect("reply"),
+    );
+    assert_eq!(counts, (4, 5));
+
+    // An exactly-once call, sent twice: it runs once.
+    let call = log_call_once::call(COUNTER, LOG, "{t}:first", "f");
+    let once = call.invoke(&mut connection).await.expect("exactly once");
+    let again = call.invoke(&mut connection).await.expect("replayed");
+    assert_eq!((once, again), (6, 6));
+    let log = executions(&mut deployment.primary().connection().await).await;
+    assert_eq!(log.runs.get("f"), Some(&1));
+
+    // A library deploys on the primary, and reaches the replicas.
+    if lacks_functions(&mut connection, "deploy through the sentinels").await {
+        return;
+    }
+    quota_lib::LIBRARY
+        .deploy(&mut connection, OnConflict::Refuse)
+        .await
+        .expect("deploy on the primary");
+    // Whether or not the replica has the library yet (without it, the
+    // call loads it and runs on the primary), the call succeeds.
+    let peeked = quota_lib::quota_peek(&mut connection, &["quota:{sentinel}"])
+        .await
+        .expect("a no-writes function");
+    assert_eq!(peeked.len(), 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
