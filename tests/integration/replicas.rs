@@ -479,3 +479,153 @@ async fn a_cluster_reads_on_its_replicas_through_the_client_read_strategy() {
     );
     assert!(sum(&primaries) >= 48);
 }
+
+/// The cluster client of `cluster` that reads on replicas.
+async fn replica_reading_cluster_connection(
+    cluster: &redis_script_test::RedisCluster,
+) -> redis::cluster_async::ClusterConnection {
+    redis_script_test::patience::cluster_builder(cluster.urls())
+        .read_routing_strategy(redis::cluster_read_routing::RoundRobinReplicaStrategy::default())
+        .build()
+        .expect("cluster client")
+        .get_async_connection()
+        .await
+        .expect("cluster connection")
+}
+
+/// Writes `count` documents across the cluster's slots; their keys.
+async fn write_documents<C: redis::aio::ConnectionLike + Send>(
+    connection: &mut C,
+    count: usize,
+) -> Vec<String> {
+    let documents: Vec<String> = (0..count).map(|i| format!("profile:{{{i}}}")).collect();
+    for document in &documents {
+        versioned_set(connection, document, "{}", "", 0)
+            .await
+            .expect("the write runs on a primary");
+    }
+    documents
+}
+
+/// Readers of `documents` on clones of `connection`, each call with
+/// `deadline`; the slowest call's time is kept in `slowest_ms`.
+fn read_load<C>(
+    connection: &C,
+    documents: Vec<String>,
+    deadline: Duration,
+    slowest_ms: std::sync::Arc<std::sync::atomic::AtomicU64>,
+) -> crate::fault_kit::Load<crate::faults::Outcome>
+where
+    C: redis::aio::ConnectionLike + Clone + Send + 'static,
+{
+    let documents = std::sync::Arc::new(documents);
+    crate::fault_kit::Load::start(
+        connection,
+        4,
+        Duration::from_millis(5),
+        move |mut connection, id| {
+            let (documents, slowest_ms) = (documents.clone(), slowest_ms.clone());
+            async move {
+                let round: usize = id
+                    .rsplit('-')
+                    .next()
+                    .and_then(|round| round.parse().ok())
+                    .unwrap_or(0);
+                let document = &documents[round % documents.len()];
+                let started = std::time::Instant::now();
+                let result = versioned_get::call(document)
+                    .deadline(deadline)
+                    .invoke(&mut connection)
+                    .await;
+                let elapsed = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+                slowest_ms.fetch_max(elapsed, std::sync::atomic::Ordering::Relaxed);
+                (id, crate::faults::outcome(result))
+            }
+        },
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cluster_reads_survive_script_flushes_on_the_replicas() {
+    use redis_script_test::RedisCluster;
+
+    let cluster = RedisCluster::start(3, 1);
+    let mut connection = replica_reading_cluster_connection(&cluster).await;
+    let documents = write_documents(&mut connection, 12).await;
+    cluster.wait_until_healthy();
+    let slowest = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let load = read_load(&connection, documents, Duration::from_secs(5), slowest);
+    load.until_every_task_succeeds("the reads run").await;
+    for _ in 0..100 {
+        for replica in cluster.replicas() {
+            replica.script_flush();
+        }
+        // Pacing: flushes between the reads.
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let (outcomes, _) = load.stop().await;
+    let failed: Vec<_> = outcomes
+        .iter()
+        .filter(|(_, result)| result.is_err())
+        .collect();
+    assert!(
+        failed.is_empty(),
+        "{} of {} failed: {failed:?}",
+        failed.len(),
+        outcomes.len()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cluster_reads_end_by_their_deadline_when_a_replica_dies_and_a_primary_fails_over() {
+    use redis_script_test::RedisCluster;
+
+    let mut cluster = RedisCluster::start(3, 1);
+    let mut connection = replica_reading_cluster_connection(&cluster).await;
+    let documents = write_documents(&mut connection, 12).await;
+    cluster.wait_until_healthy();
+    let deadline = Duration::from_secs(3);
+    let slowest_ms = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let load = read_load(&connection, documents, deadline, slowest_ms.clone());
+    load.until_every_task_succeeds("the reads run").await;
+
+    // A replica dies: the reads of its slots go elsewhere, or fail by
+    // their deadline, and succeed again.
+    let dead = cluster.replicas()[0].port();
+    let index = (cluster.nodes().iter())
+        .position(|node| node.port() == dead)
+        .expect("the replica is a node");
+    // redis-rs's cluster connection sends the reads of its slots elsewhere
+    // (to the primary) itself: no send fails.
+    tokio::task::block_in_place(|| cluster.node_mut(index).stop());
+    load.until_every_task_succeeds("the reads run with a replica down")
+        .await;
+
+    // A primary whose replica lives fails over.
+    let alive = (cluster.replicas().into_iter())
+        .find_map(|replica| replica.info("replication").get("master_port").cloned())
+        .and_then(|port| port.parse::<u16>().ok())
+        .expect("a primary with a live replica");
+    let slot = (0..16384_u16)
+        .find(|slot| cluster.node_for_slot(*slot).port() == alive)
+        .expect("a slot of that primary");
+    tokio::task::block_in_place(|| cluster.fail_over_slot(slot));
+    load.until_every_task_succeeds("the reads run after the failover")
+        .await;
+
+    let (outcomes, ended_ok) = load.stop().await;
+    let failed = outcomes
+        .iter()
+        .filter(|(_, result)| result.is_err())
+        .count();
+    let slowest = Duration::from_millis(slowest_ms.load(std::sync::atomic::Ordering::Relaxed));
+    eprintln!(
+        "replicas::cluster_reads_under_faults: calls={} failed={failed} slowest={slowest:?}",
+        outcomes.len()
+    );
+    assert_eq!(ended_ok, 4, "every reader's last call succeeded");
+    assert!(
+        slowest <= deadline + Duration::from_secs(1),
+        "every read ends by its deadline: the slowest took {slowest:?}"
+    );
+}
