@@ -2,7 +2,11 @@
 //! the sentinels after a failover.
 
 use std::io;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::time::Duration;
+
+use futures_util::StreamExt as _;
 
 use redis::aio::{ConnectionLike, MultiplexedConnection};
 use redis::sentinel::{SentinelClient, SentinelNodeConnectionInfo, SentinelServerType};
@@ -18,9 +22,10 @@ use redis::{
 /// primary.
 ///
 /// The node is asked of the sentinels when the connection is first used,
-/// and again after the node stopped answering (a dropped connection, a
-/// timeout) or, for the primary, after it answered `READONLY` (it was
-/// demoted by a failover). The call that met the failure ends with its
+/// and again after the sentinels announce a failover (`+switch-master`,
+/// which a task listens for while the connection lives), after the node
+/// stopped answering (a dropped connection, a timeout) or, for the
+/// primary, after it answered `READONLY` (it was demoted). The call that met the failure ends with its
 /// error, which says truthfully whether the script may have run; the next
 /// call goes to the node the sentinels name then. A refusal such as
 /// `READONLY` means the script did not run, so
@@ -76,6 +81,8 @@ struct Shared {
     role: Role,
     config: AsyncConnectionConfig,
     current: Mutex<Current>,
+    /// Whether the task that listens for failovers was started.
+    listening: AtomicBool,
 }
 
 /// The connection to the node the sentinels named last, if it still works.
@@ -132,6 +139,7 @@ impl SentinelConnection {
                 role: shared.role,
                 config,
                 current: Mutex::new(Current::default()),
+                listening: AtomicBool::new(false),
             }),
         }
     }
@@ -153,6 +161,7 @@ impl SentinelConnection {
             role,
             config: AsyncConnectionConfig::new(),
             current: Mutex::new(Current::default()),
+            listening: AtomicBool::new(false),
         };
         // The same checks the sentinels' client makes, once, now.
         shared.client()?;
@@ -182,7 +191,10 @@ impl Shared {
 
     /// The connection to the node, asking the sentinels for it when there
     /// is none; its generation.
-    async fn connection(&self) -> RedisResult<(MultiplexedConnection, u64)> {
+    async fn connection(self: &Arc<Self>) -> RedisResult<(MultiplexedConnection, u64)> {
+        if !self.listening.swap(true, Ordering::Relaxed) {
+            tokio::spawn(listen_for_failovers(Arc::downgrade(self)));
+        }
         {
             let current = self.current();
             if let Some(connection) = &current.connection {
@@ -221,6 +233,11 @@ impl Shared {
         }
     }
 
+    /// Drops the connection: the next command asks the sentinels again.
+    fn forget(&self) {
+        self.current().connection = None;
+    }
+
     /// No node could be reached: nothing was sent, so the error is a
     /// connection refusal.
     fn unreachable(&self, error: &RedisError) -> RedisError {
@@ -235,6 +252,63 @@ impl Shared {
                 self.service
             ),
         ))
+    }
+}
+
+/// How often the listener checks that a connection still needs it, and
+/// waits before it subscribes again after a sentinel failed it.
+const LISTENER_PERIOD: Duration = Duration::from_secs(1);
+
+/// Listens on the sentinels, one at a time, for `+switch-master` of the
+/// connection's service, and drops its connection when one comes: writes
+/// then go to the new primary at once, not to the old one, which goes on
+/// taking writes (lost when it resyncs) until the sentinels demote it.
+/// Ends once every handle of the connection is dropped.
+async fn listen_for_failovers(shared: Weak<Shared>) {
+    let Some((sentinels, service)) = shared
+        .upgrade()
+        .map(|shared| (shared.sentinels.clone(), shared.service.clone()))
+    else {
+        return;
+    };
+    let mut turn = 0_usize;
+    while shared.strong_count() > 0 {
+        let sentinel = sentinels[turn % sentinels.len().max(1)].clone();
+        turn = turn.wrapping_add(1);
+        if let Ok(client) = redis::Client::open(sentinel)
+            && let Ok(mut subscription) = client.get_async_pubsub().await
+            && subscription.subscribe("+switch-master").await.is_ok()
+        {
+            let mut announcements = subscription.on_message();
+            loop {
+                let next = announcements.next();
+                let tick = tokio::time::sleep(LISTENER_PERIOD);
+                tokio::pin!(next, tick);
+                let announcement = match futures_util::future::select(next, tick).await {
+                    futures_util::future::Either::Left((announcement, _)) => announcement,
+                    futures_util::future::Either::Right(((), _)) => {
+                        if shared.strong_count() == 0 {
+                            return;
+                        }
+                        continue;
+                    }
+                };
+                let Some(announcement) = announcement else {
+                    // The sentinel went away: subscribe to another one.
+                    break;
+                };
+                let Some(shared) = shared.upgrade() else {
+                    return;
+                };
+                // "<service> <old ip> <old port> <new ip> <new port>"
+                let payload: String = announcement.get_payload().unwrap_or_default();
+                if payload.split(' ').next() == Some(shared.service.as_str()) {
+                    tracing::info!(service = %service, announcement = %payload, "Sentinel failover: the connection is asked of the sentinels again");
+                    shared.forget();
+                }
+            }
+        }
+        tokio::time::sleep(LISTENER_PERIOD).await;
     }
 }
 

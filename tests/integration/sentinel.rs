@@ -158,7 +158,9 @@ async fn a_forced_failover_under_reads_and_writes_keeps_every_promise() {
     load.until_every_task_succeeds("the load runs before the failover")
         .await;
     let before = deployment.primary().port();
+    let failing_over = Instant::now();
     let after = tokio::task::block_in_place(|| deployment.fail_over());
+    let failover_took = failing_over.elapsed();
     assert_ne!(before, after);
     load.until_every_task_succeeds("calls succeed after the failover")
         .await;
@@ -171,7 +173,7 @@ async fn a_forced_failover_under_reads_and_writes_keeps_every_promise() {
     tally.print(
         "sentinel_failover",
         &format!(
-            " reads={} failed_reads={}",
+            " failover_took={failover_took:.1?} reads={} failed_reads={}",
             reads.len(),
             reads.iter().filter(|(_, result)| result.is_err()).count()
         ),
