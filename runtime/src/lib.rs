@@ -154,8 +154,13 @@ pub mod guide {
     #[doc = include_str!("doc/guide/least_privilege.md")]
     pub mod least_privilege {}
 
+    #[doc = include_str!("doc/guide/intra_doc_links.md")]
     #[doc = include_str!("doc/guide/servers.md")]
     pub mod servers {}
+
+    #[doc = include_str!("doc/guide/intra_doc_links.md")]
+    #[doc = include_str!("doc/guide/replicas.md")]
+    pub mod replicas {}
 }
 
 /// Items used by the code `#[redis_script]` and the derives generate. Not a
