@@ -364,7 +364,8 @@ async fn cold_and_warm(
     let mut warm = Vec::new();
     for workload in Workload::ALL {
         eprintln!("{}: sequential…", workload.label());
-        let sequential = measure::sequential(connection, workload, plan).await?;
+        let sequential =
+            measure::sequential(&mut variants::ways(connection, workload), plan).await?;
         let external = external_row(redis_benchmark, &target.url, workload, 1, plan).await;
         push_rows(
             &mut warm,
@@ -376,7 +377,8 @@ async fn cold_and_warm(
         );
 
         eprintln!("{}: {} concurrent tasks…", workload.label(), options.tasks);
-        let concurrent = measure::concurrent(connection, workload, plan, options.tasks).await?;
+        let concurrent =
+            measure::concurrent(&variants::ways(connection, workload), plan, options.tasks).await?;
         let external =
             external_row(redis_benchmark, &target.url, workload, options.tasks, plan).await;
         push_rows(
