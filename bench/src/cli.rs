@@ -21,6 +21,8 @@ pub struct Options {
     /// Run the client on tokio's current-thread runtime instead of the
     /// multi-thread one.
     pub current_thread: bool,
+    /// Only the table of reads on a cluster's replicas.
+    pub only_replicas: bool,
 }
 
 impl Default for Options {
@@ -33,6 +35,7 @@ impl Default for Options {
             encode_iterations: 1_000_000,
             flush_scripts: false,
             current_thread: false,
+            only_replicas: false,
         }
     }
 }
@@ -53,16 +56,24 @@ Flags:
   --encode-iterations N  iterations of the client-side encoding measurement
                          (default 1000000)
   --flush-scripts        with REDIS_URL: allow SCRIPT FLUSH and CONFIG RESETSTAT
-                         on that server for the cold-call counts (a throwaway
-                         server is always flushed)
+                         on that server for the cold-call counts; with
+                         REDIS_CLUSTER_URL: allow CONFIG RESETSTAT on every
+                         node for the replica counts (a throwaway server or
+                         cluster always is)
   --current-thread       run the client on tokio's current-thread runtime
                          (default: multi-thread, one worker per core)
+  --only-replicas        only the table of reads on a cluster's replicas
+                         (with --calls, --warmup, --tasks, --rounds)
   -h, --help             this text
 
 Environment:
   REDIS_URL              a standalone server to use; without it a throwaway
                          redis-server is started on a free loopback port and
                          stopped on exit
+  REDIS_CLUSTER_URL      a node of a cluster with replicas, for the replica
+                         table; without it a throwaway cluster of 3
+                         primaries with 1 replica each is started on loopback
+                         and stopped when the table is done
   REDIS_BENCHMARK        the redis-benchmark binary (default: from PATH)
 
 Results go to stdout as Markdown; progress goes to stderr.
@@ -96,6 +107,10 @@ pub fn parse(arguments: impl IntoIterator<Item = String>) -> Result<Request, Str
             }
             "--current-thread" => {
                 options.current_thread = true;
+                continue;
+            }
+            "--only-replicas" => {
+                options.only_replicas = true;
                 continue;
             }
             "--telemetry-rows" => {

@@ -22,6 +22,7 @@ mod external;
 mod functions;
 mod instrumentation;
 mod measure;
+mod replicas;
 mod report;
 mod server_time;
 mod variants;
@@ -112,11 +113,39 @@ fn run(options: &cli::Options) -> Result<(), BoxError> {
         )
     };
     let runtime = builder.enable_all().build()?;
+    let plan = Plan {
+        calls: options.calls,
+        warmup: options.warmup,
+        rounds: options.rounds,
+    };
+    if options.only_replicas {
+        let replicas = replica_measurements(&runtime, options, plan);
+        runtime.shutdown_background();
+        println!("## redis-script benchmark: reads on replicas\n");
+        println!(
+            "- machine: {cores} cores, {}, {}, load average {} at start\n\
+             - client: build profile {}, {runtime_label}, response timeout {} s\n",
+            Facts::cpu_model(),
+            Facts::kernel(),
+            Facts::load(),
+            Facts::profile(),
+            RESPONSE_TIMEOUT.as_secs()
+        );
+        print_replicas(&replicas?, options);
+        return Ok(());
+    }
     let target = Target::from_env();
     let network = runtime.block_on(network_measurements(options, &target, cores, runtime_label));
-    runtime.shutdown_background();
+    // The standalone server is stopped before the cluster starts: they
+    // would share the same 2 cores for nothing.
     drop(target);
+    let replicas = match network {
+        Ok(_) => replica_measurements(&runtime, options, plan),
+        Err(_) => Ok(Err("not run".to_owned())),
+    };
+    runtime.shutdown_background();
     let network = network?;
+    let replicas = replicas?;
 
     eprintln!(
         "encoding: {} iterations per row…",
@@ -189,6 +218,7 @@ fn run(options: &cli::Options) -> Result<(), BoxError> {
         "\nRound trips are counted client-side (requests handed to the connection; a pipeline is one). \
          A failed call is the server's NOSCRIPT reply.\n"
     );
+    print_replicas(&replicas, options);
     println!(
         "### Client-side cost of one call, no network ({} iterations)\n",
         options.encode_iterations
@@ -226,6 +256,61 @@ fn run(options: &cli::Options) -> Result<(), BoxError> {
          pending) and the call's span with no subscriber."
     );
     Ok(())
+}
+
+/// The replica table, or why it was skipped; `Err` when it failed.
+fn replica_measurements(
+    runtime: &tokio::runtime::Runtime,
+    options: &cli::Options,
+    plan: Plan,
+) -> Result<Result<replicas::ReplicaTable, String>, BoxError> {
+    let target = match replicas::Target::from_env(options.flush_scripts) {
+        Ok(target) => target,
+        Err(reason) => return Ok(Err(reason)),
+    };
+    let table = runtime.block_on(replicas::measure(&target, plan, options.tasks))?;
+    Ok(Ok(table))
+}
+
+fn print_replicas(table: &Result<replicas::ReplicaTable, String>, options: &cli::Options) {
+    println!(
+        "### A read-only script on {} primaries with {} replica each\n",
+        replicas::PRIMARIES,
+        replicas::REPLICAS_PER_PRIMARY
+    );
+    let table = match table {
+        Ok(table) => table,
+        Err(reason) => {
+            println!("{reason}\n");
+            return;
+        }
+    };
+    print!("{}", report::replica_table(table));
+    println!(
+        "\n`lua/versioned_get.lua` (`EVALSHA_RO`) through the generated function on a redis-rs \
+         cluster connection, over {} documents with a hash tag each (so on every primary's \
+         slots), written first; the replicas had applied the writes before the reads. \
+         \"prefer replica\": the client built with `read_routing_strategy(\
+         RoundRobinReplicaStrategy::default())`; \"primary only\": the default client. \
+         Cluster: redis-server {}, {}. {} measured calls per row after {} warm-up calls, \
+         in {} rounds, the two clients taking turns; {} tasks share one cluster connection \
+         in the concurrent rows. \
+         Node columns: the calls each node ran as `evalsha_ro` + `eval_ro` (`INFO \
+         commandstats`, `CONFIG RESETSTAT` before each client's share of a round), and any \
+         `evalsha`/`eval`; `replica N` follows `primary N`, and `primary 1` serves the lowest \
+         slots.\n",
+        replicas::DOCUMENTS,
+        table.redis_version,
+        if table.throwaway {
+            "a throwaway cluster on 127.0.0.1 started by this run, on the same machine as the client"
+        } else {
+            "REDIS_CLUSTER_URL"
+        },
+        options.calls,
+        options.warmup,
+        options.rounds,
+        options.tasks,
+    );
 }
 
 struct Network {
@@ -364,7 +449,8 @@ async fn cold_and_warm(
     let mut warm = Vec::new();
     for workload in Workload::ALL {
         eprintln!("{}: sequential…", workload.label());
-        let sequential = measure::sequential(connection, workload, plan).await?;
+        let sequential =
+            measure::sequential(&mut variants::ways(connection, workload), plan).await?;
         let external = external_row(redis_benchmark, &target.url, workload, 1, plan).await;
         push_rows(
             &mut warm,
@@ -376,7 +462,8 @@ async fn cold_and_warm(
         );
 
         eprintln!("{}: {} concurrent tasks…", workload.label(), options.tasks);
-        let concurrent = measure::concurrent(connection, workload, plan, options.tasks).await?;
+        let concurrent =
+            measure::concurrent(&variants::ways(connection, workload), plan, options.tasks).await?;
         let external =
             external_row(redis_benchmark, &target.url, workload, options.tasks, plan).await;
         push_rows(

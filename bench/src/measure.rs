@@ -1,13 +1,12 @@
-//! Latency and throughput of the client variants, sequential and concurrent.
+//! Latency and throughput of ways of making a call, sequential and
+//! concurrent, the ways taking turns.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use redis::aio::MultiplexedConnection;
 use tokio::sync::Barrier;
 
 use crate::BoxError;
-use crate::variants::{Variant, Workload, call_once};
 
 /// Latency percentiles and throughput of one row.
 #[derive(Debug, Clone, Copy)]
@@ -78,8 +77,8 @@ fn nanos(duration: Duration) -> u64 {
     u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX)
 }
 
-/// How the measured calls of every variant are split: `rounds` rounds, each
-/// giving every variant its share in turn, the order rotating each round.
+/// How the measured calls of every way are split: `rounds` rounds, each
+/// giving every way its share in turn, the order rotating each round.
 #[derive(Debug, Clone, Copy)]
 pub struct Plan {
     pub calls: usize,
@@ -93,93 +92,93 @@ impl Plan {
         base + usize::from(round < self.calls % self.rounds)
     }
 
-    fn order(&self, round: usize) -> impl Iterator<Item = (usize, Variant)> {
-        let n = Variant::ALL.len();
-        (0..n).map(move |i| {
-            let index = (round + i) % n;
-            (index, Variant::ALL[index])
-        })
+    /// The indices of `ways` ways in the order they go in `round`.
+    fn order(&self, round: usize, ways: usize) -> impl Iterator<Item = usize> {
+        (0..ways).map(move |i| (round + i) % ways)
     }
 }
 
-/// One connection, one call in flight: each variant of `workload`, with
-/// the returned samples in the order of [`Variant::ALL`].
-pub async fn sequential(
-    connection: &mut MultiplexedConnection,
-    workload: Workload,
+/// One way of making a call: a row measured in turns with the others.
+/// Clones share the way's connection; each concurrent task takes one.
+pub trait Way: Clone + Send + 'static {
+    /// The call numbered `n` within one share (unique across its tasks),
+    /// so that a way may spread its calls over keys.
+    fn call(&mut self, n: usize) -> impl Future<Output = Result<(), BoxError>> + Send;
+}
+
+/// `plan.rounds` rounds in which each of `ways` ways runs its share of
+/// `plan.calls` through `share(index, calls)`, the order rotating each
+/// round so that drift (CPU frequency, server state) is shared. The
+/// samples come back in the order of the indices.
+///
+/// `share` may do unmeasured work around the calls it times, e.g. reset
+/// and read server counters, so that they count one way's calls alone.
+pub async fn in_turns(
     plan: Plan,
-) -> Result<Vec<Summary>, BoxError> {
-    for variant in Variant::ALL {
-        sequential_calls(connection, workload, variant, plan.warmup).await?;
-    }
-    let mut samples: Vec<Samples> = Variant::ALL
-        .iter()
+    ways: usize,
+    mut share: impl AsyncFnMut(usize, usize) -> Result<Samples, BoxError>,
+) -> Result<Vec<Samples>, BoxError> {
+    let mut samples: Vec<Samples> = (0..ways)
         .map(|_| Samples::with_capacity(plan.calls))
         .collect();
     for round in 0..plan.rounds {
-        for (index, variant) in plan.order(round) {
-            let measured =
-                sequential_calls(connection, workload, variant, plan.round_calls(round)).await?;
+        for index in plan.order(round, ways) {
+            let measured = share(index, plan.round_calls(round)).await?;
             samples[index].extend(measured);
         }
     }
+    Ok(samples)
+}
+
+/// One call in flight: `plan.warmup` calls of each way, then the measured
+/// calls in turns; summaries in the order of `ways`.
+pub async fn sequential<W: Way>(ways: &mut [W], plan: Plan) -> Result<Vec<Summary>, BoxError> {
+    for way in ways.iter_mut() {
+        sequential_calls(way, plan.warmup).await?;
+    }
+    let samples = in_turns(plan, ways.len(), async |index, calls| {
+        sequential_calls(&mut ways[index], calls).await
+    })
+    .await?;
     Ok(samples.into_iter().map(Samples::summarize).collect())
 }
 
-async fn sequential_calls(
-    connection: &mut MultiplexedConnection,
-    workload: Workload,
-    variant: Variant,
-    calls: usize,
-) -> Result<Samples, BoxError> {
+/// `calls` calls back to back on `way`.
+pub async fn sequential_calls<W: Way>(way: &mut W, calls: usize) -> Result<Samples, BoxError> {
     let mut samples = Samples::with_capacity(calls);
     let began = Instant::now();
-    for _ in 0..calls {
+    for n in 0..calls {
         let start = Instant::now();
-        call_once(connection, workload, variant).await?;
+        way.call(n).await?;
         samples.latencies_ns.push(nanos(start.elapsed()));
     }
     samples.wall = began.elapsed();
     Ok(samples)
 }
 
-/// `tasks` tasks sharing one multiplexed connection (each holds a clone of
-/// the handle; redis-rs writes their commands to one socket).
-pub async fn concurrent(
-    connection: &MultiplexedConnection,
-    workload: Workload,
+/// `tasks` tasks per way, each with a clone of it (for a redis-rs
+/// connection, a handle of the same connection: its commands go to one
+/// socket): `plan.warmup` calls of each way, then the measured calls in
+/// turns; summaries in the order of `ways`.
+pub async fn concurrent<W: Way>(
+    ways: &[W],
     plan: Plan,
     tasks: usize,
 ) -> Result<Vec<Summary>, BoxError> {
-    for variant in Variant::ALL {
-        concurrent_calls(connection, workload, variant, plan.warmup, tasks).await?;
+    for way in ways {
+        concurrent_calls(way, plan.warmup, tasks).await?;
     }
-    let mut samples: Vec<Samples> = Variant::ALL
-        .iter()
-        .map(|_| Samples::with_capacity(plan.calls))
-        .collect();
-    for round in 0..plan.rounds {
-        for (index, variant) in plan.order(round) {
-            let measured = concurrent_calls(
-                connection,
-                workload,
-                variant,
-                plan.round_calls(round),
-                tasks,
-            )
-            .await?;
-            samples[index].extend(measured);
-        }
-    }
+    let samples = in_turns(plan, ways.len(), async |index, calls| {
+        concurrent_calls(&ways[index], calls, tasks).await
+    })
+    .await?;
     Ok(samples.into_iter().map(Samples::summarize).collect())
 }
 
 /// `calls` calls spread over `tasks` tasks that start together; the wall
 /// time runs from the first task's start to the last task's end.
-async fn concurrent_calls(
-    connection: &MultiplexedConnection,
-    workload: Workload,
-    variant: Variant,
+pub async fn concurrent_calls<W: Way>(
+    way: &W,
     calls: usize,
     tasks: usize,
 ) -> Result<Samples, BoxError> {
@@ -188,15 +187,15 @@ async fn concurrent_calls(
     let mut handles = Vec::with_capacity(tasks);
     for task in 0..tasks {
         let share = calls / tasks + usize::from(task < calls % tasks);
-        let mut connection = connection.clone();
+        let mut way = way.clone();
         let barrier = Arc::clone(&barrier);
         handles.push(tokio::spawn(async move {
             barrier.wait().await;
             let began = Instant::now();
             let mut latencies = Vec::with_capacity(share);
-            for _ in 0..share {
+            for i in 0..share {
                 let start = Instant::now();
-                call_once(&mut connection, workload, variant).await?;
+                way.call(task + i * tasks).await?;
                 latencies.push(nanos(start.elapsed()));
             }
             Ok::<_, BoxError>((began, Instant::now(), latencies))
@@ -239,15 +238,7 @@ mod tests {
         };
         let total: usize = (0..plan.rounds).map(|r| plan.round_calls(r)).sum();
         assert_eq!(total, 10);
-        let first: Vec<Variant> = plan.order(1).map(|(_, v)| v).collect();
-        assert_eq!(
-            first,
-            vec![
-                Variant::HandWritten,
-                Variant::RedisRsScript,
-                Variant::HandWrittenWithTimer,
-                Variant::Generated
-            ]
-        );
+        let second: Vec<usize> = plan.order(1, 4).collect();
+        assert_eq!(second, vec![1, 2, 3, 0]);
     }
 }

@@ -293,3 +293,37 @@ pub fn encode_table(rows: &[EncodeRow]) -> String {
     }
     out
 }
+
+/// Markdown for the reads on replicas: one column per node.
+pub fn replica_table(table: &crate::replicas::ReplicaTable) -> String {
+    let mut out = format!(
+        "| read from | in flight | calls/s | p50 µs | p99 µs | {} |\n| --- | --- | ---: | ---: | ---: |{}\n",
+        table.nodes.join(" | "),
+        " ---: |".repeat(table.nodes.len())
+    );
+    for row in &table.rows {
+        let cells: Vec<String> = row.calls.iter().map(|calls| node_cell(*calls)).collect();
+        let _ = writeln!(
+            out,
+            "| {} | {} | {:.0} | {:.1} | {:.1} | {} |",
+            row.read_from,
+            row.in_flight,
+            row.summary.calls_per_second,
+            row.summary.p50_us,
+            row.summary.p99_us,
+            cells.join(" | "),
+        );
+    }
+    out
+}
+
+fn node_cell(calls: crate::replicas::NodeCalls) -> String {
+    let mut cell = calls.read_only.to_string();
+    if calls.read_write > 0 {
+        let _ = write!(cell, " + {} `evalsha`/`eval`", calls.read_write);
+    }
+    if calls.failed > 0 {
+        let _ = write!(cell, " ({} failed)", calls.failed);
+    }
+    cell
+}

@@ -141,6 +141,33 @@ impl Variant {
     }
 }
 
+/// `workload` through one variant, on a handle of the shared connection:
+/// the unit the warm rows measure.
+#[derive(Clone)]
+pub struct VariantWay {
+    connection: MultiplexedConnection,
+    workload: Workload,
+    variant: Variant,
+}
+
+impl crate::measure::Way for VariantWay {
+    async fn call(&mut self, _n: usize) -> Result<(), BoxError> {
+        call_once(&mut self.connection, self.workload, self.variant).await
+    }
+}
+
+/// Every variant of `workload`, in the order of [`Variant::ALL`].
+pub fn ways(connection: &MultiplexedConnection, workload: Workload) -> Vec<VariantWay> {
+    Variant::ALL
+        .into_iter()
+        .map(|variant| VariantWay {
+            connection: connection.clone(),
+            workload,
+            variant,
+        })
+        .collect()
+}
+
 /// One call of `workload` through `variant`; the reply is checked (so a
 /// variant cannot look fast by failing) and dropped.
 pub async fn call_once(
