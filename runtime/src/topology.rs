@@ -63,12 +63,15 @@ pub(crate) async fn slot_map(
 /// A node, as `CLUSTER SLOTS` and redirections name it.
 pub(crate) type Address = (String, u16);
 
-/// Which primary serves each slot, as `CLUSTER SLOTS` listed them.
+/// Which primary serves each slot, and its replicas, as `CLUSTER SLOTS`
+/// listed them.
 pub(crate) struct SlotMap {
     /// `(first slot, last slot, node)`, by first slot.
     ranges: Vec<(u16, u16, usize)>,
     /// Each primary once, however many ranges it serves.
     nodes: Vec<Address>,
+    /// Per primary (by its place in `nodes`), its replicas.
+    replicas: Vec<Vec<Address>>,
 }
 
 impl SlotMap {
@@ -78,6 +81,7 @@ impl SlotMap {
         let mut map = SlotMap {
             ranges: Vec::new(),
             nodes: Vec::new(),
+            replicas: Vec::new(),
         };
         let Value::Array(ranges) = topology else {
             return map;
@@ -102,9 +106,17 @@ impl SlotMap {
                 Some(node) => node,
                 None => {
                     map.nodes.push(address);
+                    map.replicas.push(Vec::new());
                     map.nodes.len() - 1
                 }
             };
+            if let Some(known) = map.replicas.get_mut(node) {
+                for replica in fields.iter().skip(3).filter_map(node_address) {
+                    if !known.contains(&replica) {
+                        known.push(replica);
+                    }
+                }
+            }
             map.ranges.push((start, end, node));
         }
         map.ranges.sort_unstable();
@@ -113,12 +125,21 @@ impl SlotMap {
 
     /// The primary of `slot`, if any serves it.
     pub(crate) fn node_of(&self, slot: u16) -> Option<&Address> {
+        self.nodes.get(self.primary_index(slot)?)
+    }
+
+    /// The replicas of the primary of `slot` (none when no primary serves
+    /// it).
+    pub(crate) fn replicas_of(&self, slot: u16) -> &[Address] {
+        self.primary_index(slot)
+            .and_then(|node| self.replicas.get(node))
+            .map_or(&[], Vec::as_slice)
+    }
+
+    fn primary_index(&self, slot: u16) -> Option<usize> {
         let after = self.ranges.partition_point(|(start, _, _)| *start <= slot);
         let (_, end, node) = self.ranges.get(after.checked_sub(1)?)?;
-        if slot > *end {
-            return None;
-        }
-        self.nodes.get(*node)
+        (slot <= *end).then_some(*node)
     }
 
     /// Every primary, once each, in the order listed.
@@ -204,5 +225,32 @@ mod tests {
         assert_eq!(map.node_of(100), None);
         assert_eq!(map.node_of(199), None);
         assert_eq!(SlotMap::from_cluster_slots(&Value::Nil).node_of(5), None);
+    }
+
+    #[test]
+    fn the_slot_map_finds_each_slot_s_replicas() {
+        let node = |port: u16| ("127.0.0.1".to_owned(), port);
+        let with_replicas = |start: i64, end: i64, port: u16, replicas: &[u16]| {
+            let Value::Array(mut fields) = range(start, end, port) else {
+                unreachable!("a range is an array");
+            };
+            for replica in replicas {
+                let Value::Array(replica_fields) = range(0, 0, *replica) else {
+                    unreachable!("a range is an array");
+                };
+                fields.extend(replica_fields.into_iter().skip(2));
+            }
+            Value::Array(fields)
+        };
+        let map = SlotMap::from_cluster_slots(&Value::Array(vec![
+            with_replicas(0, 99, 7000, &[7003, 7004]),
+            with_replicas(100, 199, 7001, &[]),
+            with_replicas(200, 299, 7000, &[7003]),
+        ]));
+        assert_eq!(map.replicas_of(5), [node(7003), node(7004)]);
+        assert_eq!(map.replicas_of(250), [node(7003), node(7004)]);
+        assert!(map.replicas_of(150).is_empty());
+        assert!(map.replicas_of(300).is_empty());
+        assert_eq!(map.nodes(), [node(7000), node(7001)]);
     }
 }

@@ -629,3 +629,106 @@ async fn cluster_reads_end_by_their_deadline_when_a_replica_dies_and_a_primary_f
         "every read ends by its deadline: the slowest took {slowest:?}"
     );
 }
+
+/// `cluster::NodeConnections` reading replicas: each slot's transaction of
+/// read-only calls goes to a replica of its primary (batches send plain
+/// `EVALSHA`, which a replica runs for a script that writes nothing), a
+/// transaction with a write to the primary; a dead replica's slots go to
+/// their primary under `PreferReplica`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn node_connections_send_read_only_transactions_to_replicas() {
+    use redis_script::Batch;
+    use redis_script::cluster::NodeConnections;
+    use redis_script_test::RedisCluster;
+
+    let mut cluster = RedisCluster::start(3, 1);
+    let mut connection = cluster.connection().await;
+    let documents = write_documents(&mut connection, 12).await;
+    cluster.wait_until_healthy();
+    let seed = cluster.urls()[0].clone();
+    let nodes = NodeConnections::new(seed.as_str())
+        .expect("settings")
+        .read_from(ReadFrom::PreferReplica);
+    let reads = |documents: &[String]| {
+        let mut batch = Batch::pipeline();
+        let handles: Vec<_> = (documents.iter())
+            .map(|document| batch.add(versioned_get::call(document)).expect("add"))
+            .collect();
+        (batch, handles)
+    };
+    let sum = |nodes: &[&RedisServer]| nodes.iter().map(|node| script_calls(node)).sum::<u64>();
+
+    // The replicas apply the writes asynchronously: read until all are there.
+    let mut found = 0;
+    for _ in 0..50 {
+        cluster.reset_stats();
+        let (batch, handles) = reads(&documents);
+        let mut replies = nodes.run_batch(&batch).await.expect("a batch of reads");
+        found = 0;
+        for handle in handles {
+            found += usize::from(replies.take(handle).expect("reply").is_some());
+        }
+        assert_eq!(sum(&cluster.primaries()), 0, "no read reaches a primary");
+        assert!(
+            cluster
+                .replicas()
+                .iter()
+                .all(|replica| script_calls(replica) > 0)
+        );
+        if found == documents.len() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(found, documents.len());
+
+    // A write in the batch: its slot's transaction goes to the primary.
+    cluster.reset_stats();
+    let (mut batch, _) = reads(&documents);
+    let write = batch
+        .add(versioned_set::call(&documents[0], "{}", "1", 0))
+        .expect("add");
+    let mut replies = nodes.run_batch(&batch).await.expect("a batch");
+    let (_, version) = replies.take(write).expect("the write ran");
+    assert_eq!(version, 2);
+    let primaries = sum(&cluster.primaries());
+    assert!(
+        primaries >= 1,
+        "the written slot's calls ran on its primary"
+    );
+    assert!(
+        primaries < documents.len() as u64,
+        "the other slots read replicas"
+    );
+
+    // A dead replica: its slots are read on their primary.
+    let dead = cluster.replicas()[0].port();
+    let index = (cluster.nodes().iter())
+        .position(|node| node.port() == dead)
+        .expect("the replica is a node");
+    cluster.node_mut(index).stop();
+    for _ in 0..3 {
+        let (batch, handles) = reads(&documents);
+        let mut replies = nodes.run_batch(&batch).await.expect("a batch of reads");
+        for handle in handles {
+            assert!(replies.take(handle).expect("reply").is_some());
+        }
+    }
+    // Only replicas: the dead replica's slots fail, saying nothing ran.
+    let only = NodeConnections::new(seed.as_str())
+        .expect("settings")
+        .read_from(ReadFrom::ReplicaOnly);
+    let (batch, handles) = reads(&documents);
+    let mut replies = only.run_batch(&batch).await.expect("the batch ends");
+    let mut failed = 0;
+    for handle in handles {
+        if let Err(error) = replies.take(handle) {
+            assert!(!error.may_have_executed(), "{error}");
+            failed += 1;
+        }
+    }
+    assert!(
+        failed > 0,
+        "the dead replica's slots fail under ReplicaOnly"
+    );
+}

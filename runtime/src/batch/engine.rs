@@ -41,6 +41,7 @@ use super::Outcome;
 use super::transactions::{Group, replies_of};
 use super::{Batch, Replies, SentBefore};
 use crate::call::{FAILURE_RETRY_FIRST_DELAY, FAILURE_RETRY_MAX_DELAY};
+use crate::replicas::ReadFrom;
 use crate::topology::{Address, SlotMap};
 
 /// How many times a slot's transaction is sent again after the node refused
@@ -148,6 +149,8 @@ struct Part {
     bare: bool,
     /// Sent as `EVALSHA`s only (see [`Group::by_sha1`]).
     by_sha1: bool,
+    /// Sent to a replica.
+    on_replica: bool,
 }
 
 impl Part {
@@ -226,6 +229,8 @@ pub(super) struct Engine<'b> {
     map_asked: bool,
     /// What the answers so far ask of the next round.
     follow_up: FollowUp,
+    /// Where read-only transactions go, on connections of the batch's own.
+    reads: ReadFrom,
 }
 
 /// Where one slot is in its sending.
@@ -250,6 +255,9 @@ struct SlotState {
     noscripts: u32,
     /// Whether a send of the current transaction may have run.
     sent_before: SentBefore,
+    /// A replica could not serve the current transaction: it goes to the
+    /// primary ([`ReadFrom::PreferReplica`]).
+    on_primary: bool,
 }
 
 /// What an answer asks of the next round.
@@ -284,6 +292,7 @@ impl SlotState {
         self.redirects = 0;
         self.failures = 0;
         self.noscripts = 0;
+        self.on_primary = false;
     }
 
     /// The node refused the transaction (`count` commands) whole for
@@ -345,6 +354,23 @@ impl SlotState {
         follow_up
     }
 
+    /// No replica serves `slot`, and the transaction may run only on one ([`ReadFrom::ReplicaOnly`]): again once the
+    /// slot map is read again, a few times; then it fails, nothing sent.
+    fn no_replica(&mut self, slot: u16) -> FollowUp {
+        let mut follow_up = FollowUp::default();
+        if self.redirects < REDIRECTED_RETRIES {
+            follow_up.map_is_stale = true;
+            follow_up.wait_at_least(self.redirects);
+            self.redirects += 1;
+        } else {
+            self.finish(Err(redis::RedisError::from(std::io::Error::new(
+                std::io::ErrorKind::ConnectionRefused,
+                format!("no replica serves slot {slot} (ReadFrom::ReplicaOnly)"),
+            ))));
+        }
+        follow_up
+    }
+
     /// The slot map names no node for the transaction (`count` commands).
     fn unserved(&mut self, count: usize) -> FollowUp {
         let mut follow_up = FollowUp::default();
@@ -379,7 +405,16 @@ impl<'b> Engine<'b> {
             map_failures: 0,
             map_asked: false,
             follow_up: FollowUp::default(),
+            reads: ReadFrom::Primary,
         }
+    }
+
+    /// Sends the transactions of nothing but read-only calls where
+    /// `reads` says, on connections of the batch's own (the cluster
+    /// connection routes by its own read strategy).
+    pub(super) fn reading(mut self, reads: ReadFrom) -> Self {
+        self.reads = reads;
+        self
     }
 
     /// What to do next. Every request of a [`Step::Send`] must be answered
@@ -476,8 +511,28 @@ impl<'b> Engine<'b> {
             };
             let asking = state.ask.is_some();
             let named = state.ask.take().or_else(|| state.moved.clone());
+            let replica = match (&named, group.slot, self.map.as_deref()) {
+                (None, Some(key_slot), Some(map))
+                    if per_node
+                        && group.read_only
+                        && self.reads.reads_replicas()
+                        && !state.on_primary =>
+                {
+                    let replicas = map.replicas_of(key_slot);
+                    match replicas.get(slot % replicas.len().max(1)) {
+                        Some(replica) => Some(replica.clone()),
+                        None if self.reads == ReadFrom::ReplicaOnly => {
+                            self.follow_up.merge(state.no_replica(key_slot));
+                            continue;
+                        }
+                        None => None,
+                    }
+                }
+                _ => None,
+            };
+            let on_replica = replica.is_some();
             let Some((destination, node)) =
-                destination(per_node, self.map.as_deref(), named, group.slot)
+                destination(per_node, self.map.as_deref(), named.or(replica), group.slot)
             else {
                 self.follow_up.merge(state.unserved(group.len()));
                 continue;
@@ -521,6 +576,7 @@ impl<'b> Engine<'b> {
                 asking,
                 bare: per_node && group.len() == 1,
                 by_sha1,
+                on_replica,
             };
             let shared = requests
                 .iter_mut()
@@ -560,6 +616,11 @@ impl<'b> Engine<'b> {
                     let Some(state) = self.states.get_mut(part.slot) else {
                         continue;
                     };
+                    if part.on_replica && self.reads == ReadFrom::PreferReplica {
+                        // Its calls only read: sent again, to the primary.
+                        state.on_primary = true;
+                        continue;
+                    }
                     let retries = self
                         .slots
                         .get(part.slot)
@@ -595,6 +656,14 @@ impl<'b> Engine<'b> {
             let Some(group) = transactions.get(state.current) else {
                 continue;
             };
+            if part.on_replica
+                && self.reads == ReadFrom::PreferReplica
+                && answer.as_ref().is_ok_and(Answered::replica_unavailable)
+            {
+                // Nothing ran: again, on the primary.
+                state.on_primary = true;
+                continue;
+            }
             match answer {
                 Ok(Answered::Ran(values)) => {
                     let not_found = matches!(
@@ -649,6 +718,19 @@ enum Answered {
     /// Refused whole for another reason (nothing ran): each command's
     /// reason (its own error while queued, or the abort).
     Refused(Vec<Value>),
+}
+
+impl Answered {
+    /// The replica refused it whole because it cannot serve reads now: it
+    /// is loading its data, or lost its primary and serves no stale data.
+    fn replica_unavailable(&self) -> bool {
+        let unavailable = |value: &Value| matches!(value, Value::ServerError(error) if matches!(error.code(), "LOADING" | "MASTERDOWN"));
+        match self {
+            Answered::Refused(values) => values.iter().any(unavailable),
+            Answered::Ran(values) => values.len() == 1 && values.iter().all(unavailable),
+            Answered::Redirected(_) => false,
+        }
+    }
 }
 
 /// Reads one transaction's replies (`MULTI`'s, one per command, `EXEC`'s)

@@ -17,6 +17,7 @@ use redis::{ConnectionAddr, ConnectionInfo, IntoConnectionInfo, Value};
 use super::engine::{Connections, Destination, Engine, NodeScripts, Request, Step, lock};
 use super::{BATCH, Batch, Replies};
 use crate::error::{Error, Origin};
+use crate::replicas::ReadFrom;
 use crate::topology::{Address, SlotMap};
 
 /// Connections of their own to a cluster's primaries, through which a
@@ -59,6 +60,8 @@ pub struct NodeConnections {
     /// The slot map the last batch read, until a redirection or a failure
     /// says it is out of date.
     slot_map: Mutex<Option<Arc<SlotMap>>>,
+    /// Where the transactions of read-only calls go.
+    read_from: ReadFrom,
 }
 
 impl std::fmt::Debug for NodeConnections {
@@ -102,7 +105,45 @@ impl NodeConnections {
             open: Mutex::new(HashMap::new()),
             scripts: Mutex::new(NodeScripts::default()),
             slot_map: Mutex::new(None),
+            read_from: ReadFrom::Primary,
         })
+    }
+
+    /// Sends each slot's transaction of nothing but read-only calls (of
+    /// scripts sent as `EVALSHA_RO` elsewhere, and `no-writes` functions)
+    /// where `read_from` says: to a replica of the slot's primary (its
+    /// replicas taken in turn, slot by slot), on connections that send
+    /// `READONLY` first. A transaction with a write, or a library's load,
+    /// goes to the primary.
+    ///
+    /// Under [`ReadFrom::PreferReplica`] a transaction the replica cannot
+    /// serve (it is unreachable, `LOADING` or `MASTERDOWN`; nothing of it
+    /// ran, or it only read) goes again to the primary; under
+    /// [`ReadFrom::ReplicaOnly`] it ends with the replica's answer, and a
+    /// slot without a replica with a connection error (nothing sent). A
+    /// replica may lag behind its primary.
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), redis_script::Error> {
+    /// use redis_script::{Batch, ReadFrom, cluster, redis_script};
+    ///
+    /// #[redis_script(path = "../lua/versioned_get.lua", keys = 1)]
+    /// async fn versioned_get(document: &str) -> Option<(u64, String)>;
+    ///
+    /// let nodes = cluster::NodeConnections::new("redis://127.0.0.1:7000")?
+    ///     .read_from(ReadFrom::PreferReplica);
+    /// let mut batch = Batch::pipeline();
+    /// let first = batch.add(versioned_get::call("profile:{1}"))?;
+    /// let second = batch.add(versioned_get::call("profile:{2}"))?;
+    /// let mut replies = nodes.run_batch(&batch).await?;
+    /// let documents = (replies.take(first)?, replies.take(second)?);
+    /// # let _ = documents;
+    /// # Ok(()) }
+    /// ```
+    #[must_use]
+    pub fn read_from(mut self, read_from: ReadFrom) -> Self {
+        self.read_from = read_from;
+        self
     }
 
     /// Runs `batch` on the cluster: a pipeline in one request per primary,
@@ -129,7 +170,8 @@ impl NodeConnections {
     /// run ends by the batch's deadline.
     pub async fn run_batch(&self, batch: &Batch) -> Result<Replies, Error> {
         let known = lock(&self.slot_map).clone();
-        let engine = Engine::new(Connections::PerNode(&self.scripts), batch, known);
+        let engine =
+            Engine::new(Connections::PerNode(&self.scripts), batch, known).reading(self.read_from);
         batch.run_across_slots(self.send(engine)).await
     }
 
@@ -250,9 +292,14 @@ impl NodeConnections {
         };
         // The batch's deadline bounds every request: no timeout of its own.
         let config = redis::AsyncConnectionConfig::new().set_response_timeout(None);
-        let connection = redis::Client::open(self.settings.clone().set_addr(addr))?
+        let mut connection = redis::Client::open(self.settings.clone().set_addr(addr))?
             .get_multiplexed_async_connection_with_config(&config)
             .await?;
+        if self.read_from.reads_replicas() {
+            // A replica serves reads of its primary's slots only after
+            // `READONLY`; a primary ignores it.
+            let () = redis::cmd("READONLY").query_async(&mut connection).await?;
+        }
         lock(&self.open).insert(address.clone(), connection.clone());
         Ok(connection)
     }

@@ -47,6 +47,9 @@ pub(super) struct Group {
     /// the script (every call runs) or does not (none does: `NOSCRIPT` to
     /// each), so it may go as `EVALSHA`s only, and again with the body.
     pub(super) by_sha1: Option<&'static str>,
+    /// It holds nothing but calls of read-only scripts and `no-writes`
+    /// functions (no library load): a replica may run it.
+    pub(super) read_only: bool,
 }
 
 impl Group {
@@ -176,12 +179,17 @@ impl Batch {
             [sha1] if one_script => Some(*sha1),
             _ => None,
         };
+        let read_only = sent.iter().all(|sent| !matches!(sent, Sent::Load(_)))
+            && indices.iter().all(|index| {
+                matches!(self.entries.get(*index), Some(Entry::Script(script)) if script.is_read_only())
+            });
         Group {
             slot,
             sent,
             failure_retries,
             bodies: bodies_sent,
             by_sha1,
+            read_only,
         }
     }
 }

@@ -796,3 +796,113 @@ fn the_redirections_name_their_node_and_an_unserved_slot_reads_as_one() {
         Duration::from_secs(1)
     );
 }
+
+/// A script that writes nothing, sent as `EVALSHA_RO` on its own.
+static READ: Script = crate::script::new_script(
+    "read",
+    "lua/read.lua",
+    "return 1",
+    "rrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrr",
+    true,
+    false,
+);
+
+/// The replica of each primary of [`slot_map`]: its port plus 100.
+fn slot_map_with_replicas() -> Arc<SlotMap> {
+    let with_replica = |start: i64, end: i64, port: u16| {
+        let Value::Array(mut fields) = slot_range(start, end, port) else {
+            unreachable!("a range is an array");
+        };
+        let Value::Array(replica) = slot_range(0, 0, port + 100) else {
+            unreachable!("a range is an array");
+        };
+        fields.extend(replica.into_iter().skip(2));
+        Value::Array(fields)
+    };
+    Arc::new(SlotMap::from_cluster_slots(&Value::Array(vec![
+        with_replica(0, 5460, FIRST),
+        with_replica(5461, 10922, SECOND),
+        with_replica(10923, 16383, THIRD),
+    ])))
+}
+
+#[test]
+fn read_only_transactions_go_to_a_replica_and_writes_to_the_primary() {
+    let (batch, handles) = batch_of(&[(&READ, key_on(FIRST, 0)), (&APPEND, key_on(SECOND, 0))]);
+    let scripts = Mutex::new(NodeScripts::default());
+    let mut engine = Engine::new(
+        Connections::PerNode(&scripts),
+        &batch,
+        Some(slot_map_with_replicas()),
+    )
+    .reading(ReadFrom::PreferReplica);
+    let requests = send(&mut engine);
+    let destinations: Vec<_> = requests.iter().map(|r| r.destination.clone()).collect();
+    assert_eq!(
+        destinations,
+        [
+            Destination::Node(node(FIRST + 100)),
+            Destination::Node(node(SECOND))
+        ]
+    );
+    answer(&mut engine, &requests, |_| Reply::Ran);
+    assert_eq!(outcomes(engine, handles), [Ok(1), Ok(1)]);
+}
+
+#[test]
+fn prefer_replica_reads_the_primary_when_the_replica_cannot_serve() {
+    for failure in ["LOADING", "MASTERDOWN", "dropped"] {
+        let (batch, handles) = batch_of(&[(&READ, key_on(FIRST, 0))]);
+        let scripts = Mutex::new(NodeScripts::default());
+        let mut engine = Engine::new(
+            Connections::PerNode(&scripts),
+            &batch,
+            Some(slot_map_with_replicas()),
+        )
+        .reading(ReadFrom::PreferReplica);
+        let requests = send(&mut engine);
+        assert_eq!(
+            requests[0].destination,
+            Destination::Node(node(FIRST + 100))
+        );
+        match failure {
+            "dropped" => {
+                engine.answered(
+                    &requests[0],
+                    Err(io_failure(io::ErrorKind::ConnectionReset)),
+                );
+            }
+            code => answer(&mut engine, &requests, |_| {
+                Reply::Refused(if code == "LOADING" {
+                    "LOADING Redis is loading the dataset in memory"
+                } else {
+                    "MASTERDOWN Link with MASTER is down"
+                })
+            }),
+        }
+        let requests = send(&mut engine);
+        assert_eq!(
+            requests[0].destination,
+            Destination::Node(node(FIRST)),
+            "{failure}"
+        );
+        answer(&mut engine, &requests, |_| Reply::Ran);
+        assert_eq!(outcomes(engine, handles), [Ok(1)], "{failure}");
+    }
+}
+
+#[test]
+fn replica_only_without_a_replica_fails_having_sent_nothing() {
+    let (batch, handles) = batch_of(&[(&READ, key_on(FIRST, 0))]);
+    let scripts = Mutex::new(NodeScripts::default());
+    let mut engine = Engine::new(Connections::PerNode(&scripts), &batch, Some(slot_map(true)))
+        .reading(ReadFrom::ReplicaOnly);
+    for _ in 0..REDIRECTED_RETRIES {
+        // No replica in the map: read it again, after a wait.
+        let step = engine.next();
+        assert!(matches!(step, Step::Wait(_)), "{step:?}");
+        expect(&mut engine, "read the slot map");
+        engine.slot_map_read(Ok(slot_map(true)));
+    }
+    assert_eq!(outcomes(engine, handles), [Err(("connection", false))]);
+}
