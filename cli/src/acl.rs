@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use redis_script_analysis::acl::AclRules;
+use redis_script_analysis::acl::{AclRules, KeyRule};
 use redis_script_analysis::{Header, Severity};
 
 use crate::check::{CheckRun, CheckedFile};
@@ -19,7 +19,7 @@ pub fn rules(outcome: &CheckRun) -> String {
     );
     let several = outcome.scripts.len() > 1;
     let mut commands = AclRules::default();
-    let mut keys: Vec<String> = Vec::new();
+    let mut keys: Vec<(KeyRule, &str)> = Vec::new();
     let mut everything_known = true;
     for script in &outcome.scripts {
         let _ = writeln!(out, "\n# {}", script.path);
@@ -31,6 +31,14 @@ pub fn rules(outcome: &CheckRun) -> String {
             );
             continue;
         };
+        if script.library && rules.before_redis_7 {
+            everything_known = false;
+            let _ = writeln!(
+                out,
+                "#   no rules: the target has a release before Redis 7.0, which has no Redis Functions to call"
+            );
+            continue;
+        }
         if script.count(Severity::Error) > 0 {
             let _ = writeln!(
                 out,
@@ -41,15 +49,13 @@ pub fn rules(outcome: &CheckRun) -> String {
         let _ = writeln!(out, "{}", rules.render(""));
         commands.merge(&AclRules {
             commands: rules.commands.clone(),
+            before_redis_7: rules.before_redis_7,
             ..AclRules::default()
         });
         // Each file's KEYS are its own: the combined line names them by
         // file.
         for rule in &rules.keys {
-            let rendered = rule.render(short_name(&script.path));
-            if !keys.contains(&rendered) {
-                keys.push(rendered);
-            }
+            keys.push((*rule, short_name(&script.path)));
         }
     }
     if several {
@@ -64,9 +70,20 @@ pub fn rules(outcome: &CheckRun) -> String {
             }
         );
         let mut line = commands.render("");
-        for key in &keys {
-            line.push(' ');
-            line.push_str(key);
+        let mut rendered: Vec<String> = Vec::new();
+        for (mut rule, scope) in keys {
+            // One user on one server: a file for Redis 6.x makes the whole
+            // line take the form 6.x reads.
+            if commands.before_redis_7 {
+                rule.read = true;
+                rule.write = true;
+            }
+            let key = rule.render(scope);
+            if !rendered.contains(&key) {
+                line.push(' ');
+                line.push_str(&key);
+                rendered.push(key);
+            }
         }
         let _ = writeln!(out, "{line}");
     }

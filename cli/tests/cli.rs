@@ -592,6 +592,57 @@ fn the_acl_rules_read_well() {
     assert_eq!(lines.count(), 17);
 }
 
+/// `--acl` for a Redis 6.x target writes rules those releases take: `~`
+/// for every key, `EVALSHA` for every call, and none for a library, which
+/// nothing calls there; other targets keep the Redis 7.0 form.
+#[test]
+fn the_acl_rules_of_a_redis_6_target_are_the_ones_it_takes() {
+    let paths = ["lua", "tests/lua/acl/read_job.lua"];
+    for target in ["redis-6.0", "redis-6.2", "redis-6.2,redis-7.0"] {
+        let mut arguments = vec!["--acl", "--target", target];
+        arguments.extend(paths);
+        let rules = run_in(&workspace(), &arguments);
+        let lines: Vec<&str> = rules
+            .stdout
+            .lines()
+            .filter(|line| line.starts_with('+'))
+            .collect();
+        // One line per script and one for all of them: the library has
+        // none.
+        assert_eq!(lines.len(), 15, "{target}: {}", rules.stdout);
+        for line in &lines {
+            for word in line.split(' ') {
+                assert!(
+                    !word.starts_with('%') && !word.ends_with("_ro") && !word.starts_with("+fcall"),
+                    "{target}: `{word}` in {line}"
+                );
+            }
+        }
+        for expected in [
+            "+evalsha +hmget ~<KEYS[1]>",
+            "+evalsha +hget +incr ~<KEYS[1]> ~<ARGV[1]>*",
+        ] {
+            assert!(lines.contains(&expected), "{target}: {}", rules.stdout);
+        }
+        assert!(
+            rules.stdout.contains(
+                "# lua/quota_lib.lua\n#   no rules: the target has a release before Redis 7.0, which has no Redis Functions to call\n"
+            ),
+            "{target}: {}",
+            rules.stdout
+        );
+    }
+    let mut arguments = vec!["--acl", "--target", "redis-7.0"];
+    arguments.extend(paths);
+    let rules = run_in(&workspace(), &arguments);
+    assert!(
+        rules.stdout.contains("\n+evalsha_ro +hmget %R~<KEYS[1]>\n")
+            && rules.stdout.contains("\n+fcall +fcall_ro "),
+        "{}",
+        rules.stdout
+    );
+}
+
 /// `--explain` prints the long explanation of every code, found by its
 /// code in any case or by its name; `all` lists them; anything else is a
 /// usage error with the nearest code.
