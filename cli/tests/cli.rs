@@ -537,6 +537,30 @@ fn the_review_report_reads_well() {
     }
 }
 
+/// `--report` opens with what the Lua engine of the target's releases is
+/// exposed to, from the advisory table, and says nothing of a release the
+/// table knows nothing of.
+#[test]
+fn the_review_report_names_the_lua_engine_advisories_of_the_target() {
+    let report = run_in(
+        &workspace(),
+        &["--report", "--target", "redis-6.2", "lua/release_lock.lua"],
+    );
+    assert_eq!(report.status, 0, "{}", report.stderr);
+    assert!(
+        report.stdout.starts_with(
+            "# Script review\n\n1 file checked by redis-script-check.\n\nLua engine (target `redis-6.2`): redis-6.2 releases before 6.2.20 are exposed to CVE-2025-49844, CVE-2025-46817, CVE-2025-46818 and CVE-2025-46819. See the guide's safety page, \"Known Lua-engine vulnerabilities\".\n\n## `lua/release_lock.lua`\n"
+        ),
+        "{}",
+        report.stdout
+    );
+    let newest = run_in(
+        &workspace(),
+        &["--report", "--target", "redis-8.8", "lua/release_lock.lua"],
+    );
+    assert!(!newest.stdout.contains("Lua engine"), "{}", newest.stdout);
+}
+
 /// Each script of the project's library opens its review with what its
 /// header's first line says, a line reading `Rate limiter: …` included.
 #[test]
