@@ -17,16 +17,31 @@ pub use redis_script_codes::lua_advisories::{
 /// per process however many connections deploy to it.
 static WARNED: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
+/// What `INFO server` said of a server, for the reports of preloads and
+/// deploys.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Seen {
+    /// The release; `None` when the reply named none (or there was no
+    /// reply).
+    pub(crate) server: Option<ServerVersion>,
+    /// The known Lua-engine vulnerabilities of that release.
+    pub(crate) advisories: Vec<LuaAdvisory>,
+}
+
 /// Reads an `INFO server` reply and, the first time this process sees the
 /// server (its `run_id`), logs a `tracing` warning naming the Lua-engine
-/// vulnerabilities its release is exposed to. Returns them, warned or not.
-pub(crate) fn observe(info: &str) -> Vec<LuaAdvisory> {
+/// vulnerabilities its release is exposed to. Returns the release and
+/// them, warned or not.
+pub(crate) fn observe(info: &str) -> Seen {
     let Some(version) = ServerVersion::from_info(info) else {
-        return Vec::new();
+        return Seen::default();
     };
     let exposed = lua_advisories(version);
     if exposed.is_empty() {
-        return exposed;
+        return Seen {
+            server: Some(version),
+            advisories: exposed,
+        };
     }
     let run_id = info
         .lines()
@@ -58,23 +73,32 @@ pub(crate) fn observe(info: &str) -> Vec<LuaAdvisory> {
             ids.join(", ")
         );
     }
-    exposed
+    Seen {
+        server: Some(version),
+        advisories: exposed,
+    }
 }
 
 /// [`observe`] on the reply to [`info_command`]. An error (a user without
-/// permission for `INFO`, a lost connection) only means no warning: the
-/// work that asked has already succeeded.
-pub(crate) fn observe_reply(reply: redis::RedisResult<redis::Value>) {
-    let text = match reply {
-        Ok(redis::Value::BulkString(bytes)) => String::from_utf8(bytes).ok(),
-        Ok(redis::Value::VerbatimString { text, .. } | redis::Value::SimpleString(text)) => {
-            Some(text)
+/// permission for `INFO`, a lost connection) only means no warning and
+/// nothing seen: the work that asked has already succeeded.
+pub(crate) fn observe_reply(reply: redis::RedisResult<redis::Value>) -> Seen {
+    match reply {
+        Ok(value) => observe_value(&value),
+        Err(_) => Seen::default(),
+    }
+}
+
+/// [`observe`] on one reply value (an error reply sees nothing).
+pub(crate) fn observe_value(value: &redis::Value) -> Seen {
+    let text = match value {
+        redis::Value::BulkString(bytes) => std::str::from_utf8(bytes).ok(),
+        redis::Value::VerbatimString { text, .. } | redis::Value::SimpleString(text) => {
+            Some(text.as_str())
         }
         _ => None,
     };
-    if let Some(info) = text {
-        observe(&info);
-    }
+    text.map(observe).unwrap_or_default()
 }
 
 /// `INFO server`, whose reply names the release.
@@ -92,7 +116,14 @@ mod tests {
     fn a_server_is_named_once() {
         let info = "redis_version:8.0.2\r\nrun_id:a_server_is_named_once\r\n";
         let first = observe(info);
-        assert_eq!(first.len(), 5);
+        assert_eq!(first.advisories.len(), 5);
+        assert_eq!(
+            first.server,
+            Some(ServerVersion {
+                family: ServerFamily::Redis,
+                release: (8, 0, 2)
+            })
+        );
         assert!(
             WARNED
                 .lock()
@@ -103,5 +134,15 @@ mod tests {
             first,
             "the advisories are returned each time"
         );
+    }
+
+    #[test]
+    fn a_refused_or_unreadable_info_sees_nothing() {
+        let refused = crate::test_support::server_error("NOPERM no permissions to run 'info'");
+        assert_eq!(observe_value(&refused), Seen::default());
+        assert_eq!(observe_value(&redis::Value::Nil), Seen::default());
+        let fixed = redis::Value::BulkString(b"redis_version:8.6.3\r\n".to_vec());
+        let seen = observe_value(&fixed);
+        assert!(seen.server.is_some() && seen.advisories.is_empty());
     }
 }
