@@ -4,6 +4,7 @@
 use std::fmt::Write as _;
 
 use redis_script_analysis::acl::{AclRules, KeyRule};
+use redis_script_analysis::target::Server;
 use redis_script_analysis::{Header, Severity};
 
 use crate::check::{CheckRun, CheckedFile};
@@ -11,11 +12,23 @@ use crate::check::{CheckRun, CheckedFile};
 /// Each file's rules with what its placeholders stand for, then the rules
 /// of every file on one line.
 pub fn rules(outcome: &CheckRun) -> String {
-    let mut out = String::from(
+    // Redis 6.0 has no channel rules: it refuses `resetchannels`, and
+    // grants no channel to start with.
+    let channels = if outcome.scripts.iter().any(|script| {
+        script.target.platforms().iter().any(|platform| {
+            let release = platform.release();
+            release.server == Server::Redis && (release.major, release.minor) < (6, 2)
+        })
+    }) {
+        ""
+    } else {
+        " resetchannels"
+    };
+    let mut out = format!(
         "# The ACL rules each script and library needs, as `ACL SETUSER <user>`\n\
          # takes them after the user name. Replace each <…> with the key pattern\n\
          # your application passes there; a user made for this starts from\n\
-         # nothing: ACL SETUSER app on >password resetkeys resetchannels -@all <rules>\n",
+         # nothing: ACL SETUSER app on >password resetkeys{channels} -@all <rules>\n",
     );
     let several = outcome.scripts.len() > 1;
     let mut commands = AclRules::default();

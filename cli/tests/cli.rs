@@ -655,6 +655,13 @@ fn the_acl_rules_of_a_redis_6_target_are_the_ones_it_takes() {
             "{target}: {}",
             rules.stdout
         );
+        // Redis 6.0 refuses `resetchannels` (channel rules came with 6.2).
+        let reset = if target == "redis-6.0" {
+            "resetkeys -@all"
+        } else {
+            "resetkeys resetchannels -@all"
+        };
+        assert!(rules.stdout.contains(reset), "{target}: {}", rules.stdout);
     }
     let mut arguments = vec!["--acl", "--target", "redis-7.0"];
     arguments.extend(paths);
