@@ -3,7 +3,8 @@
 
 use std::fmt::Write as _;
 
-use redis_script_analysis::acl::AclRules;
+use redis_script_analysis::acl::{AclRules, KeyRule};
+use redis_script_analysis::target::Server;
 use redis_script_analysis::{Header, Severity};
 
 use crate::check::{CheckRun, CheckedFile};
@@ -11,15 +12,27 @@ use crate::check::{CheckRun, CheckedFile};
 /// Each file's rules with what its placeholders stand for, then the rules
 /// of every file on one line.
 pub fn rules(outcome: &CheckRun) -> String {
-    let mut out = String::from(
+    // Redis 6.0 has no channel rules: it refuses `resetchannels`, and
+    // grants no channel to start with.
+    let channels = if outcome.scripts.iter().any(|script| {
+        script.target.platforms().iter().any(|platform| {
+            let release = platform.release();
+            release.server == Server::Redis && (release.major, release.minor) < (6, 2)
+        })
+    }) {
+        ""
+    } else {
+        " resetchannels"
+    };
+    let mut out = format!(
         "# The ACL rules each script and library needs, as `ACL SETUSER <user>`\n\
          # takes them after the user name. Replace each <…> with the key pattern\n\
          # your application passes there; a user made for this starts from\n\
-         # nothing: ACL SETUSER app on >password resetkeys resetchannels -@all <rules>\n",
+         # nothing: ACL SETUSER app on >password resetkeys{channels} -@all <rules>\n",
     );
     let several = outcome.scripts.len() > 1;
     let mut commands = AclRules::default();
-    let mut keys: Vec<String> = Vec::new();
+    let mut keys: Vec<(KeyRule, &str)> = Vec::new();
     let mut everything_known = true;
     for script in &outcome.scripts {
         let _ = writeln!(out, "\n# {}", script.path);
@@ -31,6 +44,14 @@ pub fn rules(outcome: &CheckRun) -> String {
             );
             continue;
         };
+        if script.library && rules.before_redis_7 {
+            everything_known = false;
+            let _ = writeln!(
+                out,
+                "#   no rules: the target has a release before Redis 7.0, which has no Redis Functions to call"
+            );
+            continue;
+        }
         if script.count(Severity::Error) > 0 {
             let _ = writeln!(
                 out,
@@ -41,15 +62,13 @@ pub fn rules(outcome: &CheckRun) -> String {
         let _ = writeln!(out, "{}", rules.render(""));
         commands.merge(&AclRules {
             commands: rules.commands.clone(),
+            before_redis_7: rules.before_redis_7,
             ..AclRules::default()
         });
         // Each file's KEYS are its own: the combined line names them by
         // file.
         for rule in &rules.keys {
-            let rendered = rule.render(short_name(&script.path));
-            if !keys.contains(&rendered) {
-                keys.push(rendered);
-            }
+            keys.push((*rule, short_name(&script.path)));
         }
     }
     if several {
@@ -64,9 +83,20 @@ pub fn rules(outcome: &CheckRun) -> String {
             }
         );
         let mut line = commands.render("");
-        for key in &keys {
-            line.push(' ');
-            line.push_str(key);
+        let mut rendered: Vec<String> = Vec::new();
+        for (mut rule, scope) in keys {
+            // One user on one server: a file for Redis 6.x makes the whole
+            // line take the form 6.x reads.
+            if commands.before_redis_7 {
+                rule.read = true;
+                rule.write = true;
+            }
+            let key = rule.render(scope);
+            if !rendered.contains(&key) {
+                line.push(' ');
+                line.push_str(&key);
+                rendered.push(key);
+            }
         }
         let _ = writeln!(out, "{line}");
     }

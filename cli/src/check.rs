@@ -31,6 +31,8 @@ pub struct CheckedFile {
     pub signature: Option<Signature>,
     /// A function library (`#!lua name=…`) rather than a script.
     pub library: bool,
+    /// The servers it was checked for.
+    pub target: analysis::Target,
     pub diagnostics: Vec<Located>,
     /// What the analysis proved of a script, for `--report`; `None` for a
     /// library and for a script whose parameters are not declared.
@@ -559,6 +561,7 @@ fn check(script: Assembled, options: &ScriptOptions) -> CheckedFile {
         includes,
         signature,
         library,
+        target: options.model.target.clone(),
         diagnostics: located,
         facts,
         acl,
@@ -705,6 +708,7 @@ fn check_embedded(
             path: host_path.to_owned(),
             source: host_source.to_owned(),
         }],
+        target: signature.target.clone(),
         signature: Some(signature),
         library: false,
         diagnostics,

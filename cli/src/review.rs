@@ -3,8 +3,10 @@
 
 use std::fmt::Write as _;
 
+use redis_script_analysis::target::{Release, Server};
 use redis_script_analysis::text::plural;
-use redis_script_analysis::{LoopBound, ReturnShape, Severity, ValueKind};
+use redis_script_analysis::{LoopBound, ReturnShape, Severity, Target, ValueKind};
+use redis_script_codes::lua_advisories::{BranchExposure, ServerFamily, branch_advisories};
 
 use crate::check::{CheckRun, CheckedFile, Facts};
 
@@ -16,6 +18,17 @@ pub fn markdown(outcome: &CheckRun) -> String {
         "# Script review\n\n{} checked by redis-script-check.",
         plural(outcome.scripts.len() + outcome.unreadable.len(), "file")
     );
+    // Scripts checked for the same servers share one statement of what
+    // those servers' Lua engine is exposed to.
+    let mut targets: Vec<&Target> = Vec::new();
+    for script in &outcome.scripts {
+        if !targets.contains(&&script.target) {
+            targets.push(&script.target);
+        }
+    }
+    for target in targets {
+        out.push_str(&lua_engine(target));
+    }
     for script in &outcome.scripts {
         section(&mut out, script);
     }
@@ -27,6 +40,88 @@ pub fn markdown(outcome: &CheckRun) -> String {
         );
     }
     out
+}
+
+/// What the Lua engine of the target's releases is exposed to, by the
+/// advisory table (`redis-script-codes`, the guide's safety page): a
+/// paragraph naming, per release line, the advisories some patch release
+/// of it is exposed to and the release that fixes each. Empty when the
+/// table names none for any of them.
+fn lua_engine(target: &Target) -> String {
+    let lines: Vec<String> = target
+        .platforms()
+        .iter()
+        .filter_map(|platform| release_exposure(platform.release()))
+        .collect();
+    let see = "the guide's safety page, \"Known Lua-engine vulnerabilities\"";
+    match lines.as_slice() {
+        [] => String::new(),
+        [one] => format!("\nLua engine (target `{target}`): {one}. See {see}.\n"),
+        several => {
+            let mut out = format!("\nLua engine (target `{target}`; see {see}):\n\n");
+            for line in several {
+                let _ = writeln!(out, "- {line}");
+            }
+            out
+        }
+    }
+}
+
+/// `redis-7.2 releases before 7.2.11 are exposed to CVE-…`, or `None` when
+/// the table names no advisory for the release's branch.
+fn release_exposure(release: &Release) -> Option<String> {
+    let family = match release.server {
+        Server::Redis => ServerFamily::Redis,
+        Server::Valkey => ServerFamily::Valkey,
+    };
+    let (major, minor) = (u32::from(release.major), u32::from(release.minor));
+    // Advisories with the same releases exposed read as one clause.
+    let mut groups: Vec<(BranchExposure, Vec<&'static str>)> = Vec::new();
+    for (advisory, exposure) in branch_advisories(family, (major, minor)) {
+        match groups.iter_mut().find(|(seen, _)| *seen == exposure) {
+            Some((_, ids)) => ids.push(advisory.id),
+            None => groups.push((exposure, vec![advisory.id])),
+        }
+    }
+    let name = release.name;
+    let clauses: Vec<String> = groups
+        .iter()
+        .enumerate()
+        .filter_map(|(index, (exposure, ids))| {
+            let ids = and_list(ids);
+            // `None`: every release of the branch.
+            let (which, fixed) = match *exposure {
+                BranchExposure::Every => {
+                    (None, format!(", which no {major}.{minor} release fixes"))
+                }
+                BranchExposure::Before(patch) => (
+                    Some(format!("releases before {major}.{minor}.{patch}")),
+                    String::new(),
+                ),
+                BranchExposure::Through(patch) => (
+                    Some(format!("releases up to {major}.{minor}.{patch}")),
+                    ", which none of them fixes (the sources cover no later release)".to_owned(),
+                ),
+                _ => return None,
+            };
+            Some(match (index, which) {
+                (0, None) => format!("every {name} release is exposed to {ids}{fixed}"),
+                (0, Some(which)) => format!("{name} {which} are exposed to {ids}{fixed}"),
+                (_, None) => format!("every release to {ids}{fixed}"),
+                (_, Some(which)) => format!("{which} to {ids}{fixed}"),
+            })
+        })
+        .collect();
+    (!clauses.is_empty()).then(|| clauses.join("; "))
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn and_list(items: &[&str]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => (*one).to_owned(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
 }
 
 fn section(out: &mut String, script: &CheckedFile) {
@@ -391,6 +486,60 @@ fn lines_list(lines: &[usize]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn lua_engine_of(target: &str) -> String {
+        match Target::parse(target) {
+            Ok(target) => lua_engine(&target),
+            Err(error) => panic!("{target}: {error}"),
+        }
+    }
+
+    const QUARTET: &str = "CVE-2025-49844, CVE-2025-46817, CVE-2025-46818 and CVE-2025-46819";
+
+    #[test]
+    fn the_lua_engine_line_names_each_advisory_with_its_fixed_release() {
+        assert_eq!(
+            lua_engine_of("redis-7.0"),
+            "\nLua engine (target `redis-7.0`): every redis-7.0 release is exposed to CVE-2025-49844, CVE-2025-46817, CVE-2025-46818, CVE-2025-46819 and CVE-2026-23631, which no 7.0 release fixes. See the guide's safety page, \"Known Lua-engine vulnerabilities\".\n"
+        );
+        assert_eq!(
+            lua_engine_of("redis-6.2"),
+            format!(
+                "\nLua engine (target `redis-6.2`): redis-6.2 releases before 6.2.20 are exposed to {QUARTET}. See the guide's safety page, \"Known Lua-engine vulnerabilities\".\n"
+            )
+        );
+        // A branch fixed at one patch for some advisories and not known to
+        // be fixed for another.
+        assert!(lua_engine_of("redis-8.0").contains(&format!(
+            "redis-8.0 releases before 8.0.4 are exposed to {QUARTET}; releases up to 8.0.6 to CVE-2026-23631, which none of them fixes (the sources cover no later release)."
+        )));
+        assert!(
+            lua_engine_of("valkey-9.1")
+                .contains("valkey-9.1 releases before 9.1.2 are exposed to GHSA-fq2f-crmw-q97r.")
+        );
+    }
+
+    #[test]
+    fn a_target_of_several_releases_lists_those_the_table_names() {
+        let both = lua_engine_of("redis-7.2,redis-8.8,valkey-8.1");
+        assert_eq!(
+            both,
+            format!(
+                "\nLua engine (target `redis-7.2,redis-8.8,valkey-8.1`; see the guide's safety page, \"Known Lua-engine vulnerabilities\"):\n\n- redis-7.2 releases before 7.2.11 are exposed to {QUARTET}\n- valkey-8.1 releases before 8.1.4 are exposed to {QUARTET}\n"
+            )
+        );
+        // The default is every release from Redis 7.0 and Valkey 7.2 on;
+        // Valkey 9.0 has no entry, the table knowing no exposed release.
+        let any = lua_engine_of("any");
+        assert_eq!(any.matches("\n- ").count(), 11, "{any}");
+        assert!(!any.contains("redis-6.") && !any.contains("valkey-9.0"));
+    }
+
+    #[test]
+    fn a_release_the_table_knows_nothing_of_says_nothing() {
+        assert_eq!(lua_engine_of("redis-8.8"), "");
+        assert_eq!(lua_engine_of("redis-8.10,valkey-9.0"), "");
+    }
 
     fn doc(lines: &[&str]) -> Vec<String> {
         lines.iter().map(|line| (*line).to_owned()).collect()

@@ -537,6 +537,30 @@ fn the_review_report_reads_well() {
     }
 }
 
+/// `--report` opens with what the Lua engine of the target's releases is
+/// exposed to, from the advisory table, and says nothing of a release the
+/// table knows nothing of.
+#[test]
+fn the_review_report_names_the_lua_engine_advisories_of_the_target() {
+    let report = run_in(
+        &workspace(),
+        &["--report", "--target", "redis-6.2", "lua/release_lock.lua"],
+    );
+    assert_eq!(report.status, 0, "{}", report.stderr);
+    assert!(
+        report.stdout.starts_with(
+            "# Script review\n\n1 file checked by redis-script-check.\n\nLua engine (target `redis-6.2`): redis-6.2 releases before 6.2.20 are exposed to CVE-2025-49844, CVE-2025-46817, CVE-2025-46818 and CVE-2025-46819. See the guide's safety page, \"Known Lua-engine vulnerabilities\".\n\n## `lua/release_lock.lua`\n"
+        ),
+        "{}",
+        report.stdout
+    );
+    let newest = run_in(
+        &workspace(),
+        &["--report", "--target", "redis-8.8", "lua/release_lock.lua"],
+    );
+    assert!(!newest.stdout.contains("Lua engine"), "{}", newest.stdout);
+}
+
 /// Each script of the project's library opens its review with what its
 /// header's first line says, a line reading `Rate limiter: …` included.
 #[test]
@@ -590,6 +614,64 @@ fn the_acl_rules_read_well() {
     // A line of rules per file, and one for all of them.
     let lines = rules.stdout.lines().filter(|line| line.starts_with('+'));
     assert_eq!(lines.count(), 17);
+}
+
+/// `--acl` for a Redis 6.x target writes rules those releases take: `~`
+/// for every key, `EVALSHA` for every call, and none for a library, which
+/// nothing calls there; other targets keep the Redis 7.0 form.
+#[test]
+fn the_acl_rules_of_a_redis_6_target_are_the_ones_it_takes() {
+    let paths = ["lua", "tests/lua/acl/read_job.lua"];
+    for target in ["redis-6.0", "redis-6.2", "redis-6.2,redis-7.0"] {
+        let mut arguments = vec!["--acl", "--target", target];
+        arguments.extend(paths);
+        let rules = run_in(&workspace(), &arguments);
+        let lines: Vec<&str> = rules
+            .stdout
+            .lines()
+            .filter(|line| line.starts_with('+'))
+            .collect();
+        // One line per script and one for all of them: the library has
+        // none.
+        assert_eq!(lines.len(), 15, "{target}: {}", rules.stdout);
+        for line in &lines {
+            for word in line.split(' ') {
+                assert!(
+                    !word.starts_with('%') && !word.ends_with("_ro") && !word.starts_with("+fcall"),
+                    "{target}: `{word}` in {line}"
+                );
+            }
+        }
+        for expected in [
+            "+evalsha +hmget ~<KEYS[1]>",
+            "+evalsha +hget +incr ~<KEYS[1]> ~<ARGV[1]>*",
+        ] {
+            assert!(lines.contains(&expected), "{target}: {}", rules.stdout);
+        }
+        assert!(
+            rules.stdout.contains(
+                "# lua/quota_lib.lua\n#   no rules: the target has a release before Redis 7.0, which has no Redis Functions to call\n"
+            ),
+            "{target}: {}",
+            rules.stdout
+        );
+        // Redis 6.0 refuses `resetchannels` (channel rules came with 6.2).
+        let reset = if target == "redis-6.0" {
+            "resetkeys -@all"
+        } else {
+            "resetkeys resetchannels -@all"
+        };
+        assert!(rules.stdout.contains(reset), "{target}: {}", rules.stdout);
+    }
+    let mut arguments = vec!["--acl", "--target", "redis-7.0"];
+    arguments.extend(paths);
+    let rules = run_in(&workspace(), &arguments);
+    assert!(
+        rules.stdout.contains("\n+evalsha_ro +hmget %R~<KEYS[1]>\n")
+            && rules.stdout.contains("\n+fcall +fcall_ro "),
+        "{}",
+        rules.stdout
+    );
 }
 
 /// `--explain` prints the long explanation of every code, found by its

@@ -1,8 +1,9 @@
 //! Redis error codes, as `redis-script` reads them, and the other rules
 //! its crates must share: the codes the server answers with on its own and
 //! what each means ([`server`]), how the source sent marks a script's
-//! errors ([`marks`]), the "did you mean" policy ([`suggest`]) and the
-//! layout of an exactly-once call ([`once`]).
+//! errors ([`marks`]), the "did you mean" policy ([`suggest`]), the
+//! layout of an exactly-once call ([`once`]) and the known vulnerabilities
+//! of the servers' Lua engine per release ([`lua_advisories`]).
 //!
 //! An error reply is a code followed by a message: `CONFLICT expected 3
 //! found 4`. A script returns one with `redis.error_reply('CONFLICT …')` or
@@ -27,6 +28,7 @@
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
+pub mod lua_advisories;
 pub mod marks;
 pub mod once;
 pub mod server;

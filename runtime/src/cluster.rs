@@ -29,7 +29,7 @@ pub use crate::preload::preload_cluster as preload;
 pub use crate::slot::{SLOT_COUNT, key_slot};
 
 #[cfg(feature = "cluster")]
-use crate::{Deployed, Error};
+use crate::{Deployed, Error, LuaAdvisory, ServerVersion};
 
 /// What [`preload`] or [`deploy`] did: one outcome per node and script
 /// (preload, on every node) or per primary and library (deploy), in the
@@ -43,6 +43,10 @@ use crate::{Deployed, Error};
 /// for failed in report.failed() {
 ///     eprintln!("{} on {}: {:?}", failed.name, failed.address, failed.outcome);
 /// }
+/// for node in report.exposed() {
+///     let ids: Vec<&str> = node.advisories.iter().map(|advisory| advisory.id).collect();
+///     eprintln!("{} runs {:?}, exposed to {}", node.address, node.server, ids.join(", "));
+/// }
 /// # }
 /// ```
 #[cfg(feature = "cluster")]
@@ -51,6 +55,27 @@ use crate::{Deployed, Error};
 pub struct Report<T> {
     /// Every node's outcome for every script or library.
     pub outcomes: Vec<NodeOutcome<T>>,
+    /// The release of each node that answered `INFO server` after the
+    /// work, with the known vulnerabilities of its Lua engine, in the
+    /// order of `outcomes`. A node that could not be reached, or refused
+    /// `INFO` (a user without permission for it), has no entry: that is
+    /// never an error.
+    pub servers: Vec<NodeServer>,
+}
+
+/// What one node said of its release, in a [`Report`].
+#[cfg(feature = "cluster")]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct NodeServer {
+    /// `host:port`, as `CLUSTER SLOTS` names the node.
+    pub address: String,
+    /// Its release, as `INFO server` names it.
+    pub server: ServerVersion,
+    /// The known Lua-engine vulnerabilities of that release, by the table
+    /// of [`lua_advisories`](crate::lua_advisories); empty when the table
+    /// knows of none.
+    pub advisories: Vec<LuaAdvisory>,
 }
 
 /// What [`preload`] did: `Ok(())` where a node loaded a script with the
@@ -102,5 +127,30 @@ impl<T> Report<T> {
             .iter()
             .find(|node| node.address == address && node.name == name)
             .map(|node| &node.outcome)
+    }
+
+    /// The release of the node at `address` (`host:port`) and its Lua
+    /// engine's advisories; `None` when it did not say.
+    pub fn server(&self, address: &str) -> Option<&NodeServer> {
+        self.servers.iter().find(|node| node.address == address)
+    }
+
+    /// The nodes whose release is exposed to a known Lua-engine
+    /// vulnerability.
+    pub fn exposed(&self) -> impl Iterator<Item = &NodeServer> {
+        self.servers
+            .iter()
+            .filter(|node| !node.advisories.is_empty())
+    }
+
+    /// Records what `INFO server` said of the node at `address`.
+    pub(crate) fn saw(&mut self, address: &str, seen: crate::lua_advisories::Seen) {
+        if let Some(server) = seen.server {
+            self.servers.push(NodeServer {
+                address: address.to_owned(),
+                server,
+                advisories: seen.advisories,
+            });
+        }
     }
 }

@@ -10,7 +10,7 @@ use crate::call::function_load;
 use crate::cluster::DeployReport;
 use crate::error::{Error, Origin};
 use crate::library::{Library, load_error};
-use crate::lua_advisories;
+use crate::lua_advisories::{self, LuaAdvisory, ServerVersion};
 use crate::refusal::{LoadRefusal, load_refusal};
 use crate::reply::render_reply;
 use crate::telemetry;
@@ -43,6 +43,38 @@ pub enum Deployed {
     },
 }
 
+/// What [`Library::deploy`] did on one server, and what it learned of the
+/// server afterwards: its release and the known vulnerabilities of its Lua
+/// engine.
+///
+/// The deploy reads them with `INFO server` once it is done. A user
+/// without permission for `INFO` (or a reply that names no release) leaves
+/// `server` at `None` and `advisories` empty: the deploy itself succeeded,
+/// and that is never an error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Deployment {
+    /// Loaded, unchanged or replaced.
+    pub deployed: Deployed,
+    /// The server's release, as `INFO server` names it.
+    pub server: Option<ServerVersion>,
+    /// The known Lua-engine vulnerabilities of that release, by the table
+    /// of [`lua_advisories`](crate::lua_advisories) (the guide's safety
+    /// page); empty when the table knows of none. The first preload or
+    /// deploy to each server also logs them as a `tracing` warning.
+    pub advisories: Vec<LuaAdvisory>,
+}
+
+impl Deployment {
+    fn new(deployed: Deployed, seen: lua_advisories::Seen) -> Self {
+        Deployment {
+            deployed,
+            server: seen.server,
+            advisories: seen.advisories,
+        }
+    }
+}
+
 impl Library {
     /// Installs the library on the server behind `connection`, comparing
     /// the code it holds (`FUNCTION LIST LIBRARYNAME … WITHCODE`) with this
@@ -54,6 +86,10 @@ impl Library {
     ///   [`Error::LibraryConflict`] with both SHA1s; with
     ///   [`OnConflict::Replace`], `FUNCTION LOAD REPLACE` and
     ///   [`Deployed::Replaced`].
+    ///
+    /// The [`Deployment`] says which, with the server's release and the
+    /// known vulnerabilities of its Lua engine, read with `INFO server`
+    /// after the deploy.
     ///
     /// One round trip when the library is there, two otherwise. A library
     /// that another library's function names keep out fails with
@@ -78,7 +114,7 @@ impl Library {
     /// use redis_script::{Error, OnConflict};
     ///
     /// match quota_lib::LIBRARY.deploy(connection, OnConflict::Refuse).await {
-    ///     Ok(deployed) => println!("quota_lib: {deployed:?}"),
+    ///     Ok(deployment) => println!("quota_lib: {:?}", deployment.deployed),
     ///     Err(Error::LibraryConflict { deployed_sha1, .. }) => {
     ///         eprintln!("another quota_lib ({deployed_sha1:?}) is loaded; not replacing it");
     ///     }
@@ -90,13 +126,13 @@ impl Library {
         &self,
         connection: &mut C,
         on_conflict: OnConflict,
-    ) -> Result<Deployed, Error>
+    ) -> Result<Deployment, Error>
     where
         C: ConnectionLike + ?Sized,
     {
         let span = telemetry::admin_span("FUNCTION LOAD", self.name(), 1);
         let deploys = async move {
-            let mut deployment = Deployment::new(self, on_conflict, None);
+            let mut deployment = DeploySteps::new(self, on_conflict, None);
             let mut step = deployment.start();
             loop {
                 step = match step {
@@ -110,8 +146,8 @@ impl Library {
                         let info = connection
                             .req_packed_command(&lua_advisories::info_command())
                             .await;
-                        lua_advisories::observe_reply(info);
-                        return result;
+                        let seen = lua_advisories::observe_reply(info);
+                        return result.map(|deployed| Deployment::new(deployed, seen));
                     }
                 };
             }
@@ -134,20 +170,21 @@ impl Library {
     ///
     /// let client = redis::Client::open("redis://127.0.0.1/")?;
     /// let mut connection = client.get_connection()?;
-    /// let deployed = quota_lib::LIBRARY.deploy_blocking(&mut connection, OnConflict::Replace)?;
+    /// let deployment = quota_lib::LIBRARY.deploy_blocking(&mut connection, OnConflict::Replace)?;
+    /// println!("quota_lib: {:?} on {:?}", deployment.deployed, deployment.server);
     /// # Ok(()) }
     /// ```
     pub fn deploy_blocking<C>(
         &self,
         connection: &mut C,
         on_conflict: OnConflict,
-    ) -> Result<Deployed, Error>
+    ) -> Result<Deployment, Error>
     where
         C: redis::ConnectionLike + ?Sized,
     {
         let span = telemetry::admin_span("FUNCTION LOAD", self.name(), 1);
         telemetry::traced_blocking(span, || {
-            let mut deployment = Deployment::new(self, on_conflict, None);
+            let mut deployment = DeploySteps::new(self, on_conflict, None);
             let mut step = deployment.start();
             loop {
                 step = match step {
@@ -156,10 +193,9 @@ impl Library {
                         deployment.received(reply)
                     }
                     Step::Done(result) => {
-                        lua_advisories::observe_reply(
-                            connection.req_command(&lua_advisories::info_command()),
-                        );
-                        return result;
+                        let info = connection.req_command(&lua_advisories::info_command());
+                        let seen = lua_advisories::observe_reply(info);
+                        return result.map(|deployed| Deployment::new(deployed, seen));
                     }
                 };
             }
@@ -225,20 +261,23 @@ async fn deploy_on_every_primary(
     let primaries = cluster_nodes(connection, DEPLOY, Nodes::Primaries).await?;
     let mut report = DeployReport {
         outcomes: Vec::with_capacity(primaries.len() * libraries.len()),
+        servers: Vec::with_capacity(primaries.len()),
     };
     for (host, port) in primaries {
         let address = format!("{host}:{port}");
+        let node = || {
+            RoutingInfo::SingleNode(SingleNodeRoutingInfo::ByAddress {
+                host: host.clone(),
+                port,
+            })
+        };
         for library in libraries {
-            let mut deployment = Deployment::new(library, on_conflict, Some(&address));
+            let mut deployment = DeploySteps::new(library, on_conflict, Some(&address));
             let mut step = deployment.start();
             let outcome = loop {
                 step = match step {
                     Step::Send(command) => {
-                        let route = RoutingInfo::SingleNode(SingleNodeRoutingInfo::ByAddress {
-                            host: host.clone(),
-                            port,
-                        });
-                        let reply = connection.route_command(command, route).await;
+                        let reply = connection.route_command(command, node()).await;
                         deployment.received(reply)
                     }
                     Step::Done(outcome) => break outcome,
@@ -250,6 +289,14 @@ async fn deploy_on_every_primary(
                 outcome,
             });
         }
+        // The primary's release, for the Lua-engine advisories; without
+        // INFO permission, or unreachable, it has no entry.
+        if !libraries.is_empty() {
+            let info = connection
+                .route_command(lua_advisories::info_command(), node())
+                .await;
+            report.saw(&address, lua_advisories::observe_reply(info));
+        }
     }
     Ok(report)
 }
@@ -260,7 +307,7 @@ const DEPLOY: &str = "deploy";
 
 /// The steps of one deploy of one library on one server, apart from their
 /// I/O: list, then load (or replace) when needed.
-struct Deployment<'d> {
+struct DeploySteps<'d> {
     library: &'d Library,
     on_conflict: OnConflict,
     /// `host:port`, when deploying on one node of a cluster.
@@ -283,7 +330,7 @@ enum Step {
     Done(Result<Deployed, Error>),
 }
 
-impl<'d> Deployment<'d> {
+impl<'d> DeploySteps<'d> {
     fn new(library: &'d Library, on_conflict: OnConflict, node: Option<&'d str>) -> Self {
         Self {
             library,
@@ -557,7 +604,7 @@ mod tests {
 
     #[test]
     fn absent_is_loaded_identical_is_left_alone() {
-        let mut deployment = Deployment::new(&LIBRARY, OnConflict::Refuse, None);
+        let mut deployment = DeploySteps::new(&LIBRARY, OnConflict::Refuse, None);
         let step = deployment.start();
         assert_eq!(
             sent(&step),
@@ -570,7 +617,7 @@ mod tests {
             Some(Deployed::Loaded)
         );
 
-        let mut deployment = Deployment::new(&LIBRARY, OnConflict::Replace, None);
+        let mut deployment = DeploySteps::new(&LIBRARY, OnConflict::Replace, None);
         deployment.start();
         let identical = Value::Array(vec![listed("quota_lib", LIBRARY.source())]);
         assert_eq!(
@@ -584,7 +631,7 @@ mod tests {
         let other = Value::Array(vec![listed("quota_lib", "old code")]);
         let old_sha1 = sha1_smol::Sha1::from("old code").digest().to_string();
 
-        let mut deployment = Deployment::new(&LIBRARY, OnConflict::Refuse, Some("10.0.0.1:6379"));
+        let mut deployment = DeploySteps::new(&LIBRARY, OnConflict::Refuse, Some("10.0.0.1:6379"));
         deployment.start();
         match done(deployment.received(Ok(other.clone()))) {
             Err(error @ Error::LibraryConflict { .. }) => {
@@ -609,7 +656,7 @@ mod tests {
             other => panic!("expected a conflict, got {other:?}"),
         }
 
-        let mut deployment = Deployment::new(&LIBRARY, OnConflict::Replace, None);
+        let mut deployment = DeploySteps::new(&LIBRARY, OnConflict::Replace, None);
         deployment.start();
         let step = deployment.received(Ok(other));
         assert_eq!(
@@ -626,7 +673,7 @@ mod tests {
 
     #[test]
     fn a_load_that_finds_the_library_lists_once_more() {
-        let mut deployment = Deployment::new(&LIBRARY, OnConflict::Refuse, None);
+        let mut deployment = DeploySteps::new(&LIBRARY, OnConflict::Refuse, None);
         deployment.start();
         deployment.received(Ok(Value::Array(vec![])));
         // Loaded by someone else between LIST and LOAD: look again.
@@ -639,7 +686,7 @@ mod tests {
         );
 
         // A function name held by another library.
-        let mut deployment = Deployment::new(&LIBRARY, OnConflict::Refuse, None);
+        let mut deployment = DeploySteps::new(&LIBRARY, OnConflict::Refuse, None);
         deployment.start();
         deployment.received(Ok(Value::Array(vec![])));
         match done(deployment.received(Ok(server_error("ERR Function f already exists")))) {

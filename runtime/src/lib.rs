@@ -77,14 +77,14 @@ mod topology;
 pub use batch::{Batch, KnownScripts};
 pub use call::{Call, DEFAULT_DEADLINE, Invocation};
 pub use checked::AsyncConnection;
-pub use deploy::{Deployed, OnConflict};
+pub use deploy::{Deployed, Deployment, OnConflict};
 pub use error::{ArgumentProblem, Error, KeyPrefixProblem, ScriptLocation, ServerFeature};
 pub use exactly_once::{CallId, ExactlyOnce};
 #[cfg(feature = "json")]
 pub use json::Json;
 pub use library::Library;
 pub use lua_advisories::{LuaAdvisory, ServerFamily, ServerVersion, lua_advisories};
-pub use preload::{preload, preload_blocking};
+pub use preload::{Preloaded, preload, preload_blocking};
 /// The redis-rs version the calls take connections of, for crates that
 /// would otherwise have to keep their own `redis` dependency in step.
 pub use redis;

@@ -23,7 +23,7 @@
 /// # async fn demo(connection: &mut redis::aio::MultiplexedConnection) -> Result<(), redis_script::Error> {
 /// use redis_script::{Deployed, OnConflict};
 ///
-/// match quota_lib::LIBRARY.deploy(connection, OnConflict::Refuse).await? {
+/// match quota_lib::LIBRARY.deploy(connection, OnConflict::Refuse).await?.deployed {
 ///     Deployed::Loaded => println!("loaded {}", quota_lib::LIBRARY.name()),
 ///     Deployed::Unchanged => {}
 ///     Deployed::Replaced { previous_sha1 } => println!("replaced {previous_sha1}"),

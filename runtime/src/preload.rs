@@ -6,7 +6,7 @@ use redis::{Pipeline, Value};
 #[cfg(feature = "cluster")]
 use crate::cluster::PreloadReport;
 use crate::error::{Error, Origin};
-use crate::lua_advisories;
+use crate::lua_advisories::{self, LuaAdvisory, ServerVersion};
 use crate::refusal;
 use crate::reply::render_reply;
 use crate::script::Script;
@@ -14,6 +14,34 @@ use crate::telemetry;
 
 /// Label used in errors that concern the preload as a whole.
 const PRELOAD: &str = "preload";
+
+/// What [`preload`] learned of the server after loading the scripts: its
+/// release and the known vulnerabilities of its Lua engine.
+///
+/// The preload reads them with `INFO server` once the scripts are loaded.
+/// A user without permission for `INFO` (or a reply that names no release)
+/// leaves `server` at `None` and `advisories` empty: the preload itself
+/// succeeded, and that is never an error.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Preloaded {
+    /// The server's release, as `INFO server` names it.
+    pub server: Option<ServerVersion>,
+    /// The known Lua-engine vulnerabilities of that release, by the table
+    /// of [`lua_advisories`](crate::lua_advisories) (the guide's safety
+    /// page); empty when the table knows of none. The first preload or
+    /// deploy to each server also logs them as a `tracing` warning.
+    pub advisories: Vec<LuaAdvisory>,
+}
+
+impl From<lua_advisories::Seen> for Preloaded {
+    fn from(seen: lua_advisories::Seen) -> Self {
+        Preloaded {
+            server: seen.server,
+            advisories: seen.advisories,
+        }
+    }
+}
 
 /// Loads `scripts` into the server's script cache with `SCRIPT LOAD`, all
 /// in one round trip, and checks that the server computed the SHA1 each
@@ -24,6 +52,10 @@ const PRELOAD: &str = "preload";
 /// first request after start-up. On a cluster use
 /// [`cluster::preload`](crate::cluster::preload), which loads on every node.
 ///
+/// Then it reads the server's release with `INFO server` and reports it
+/// with the known vulnerabilities of its Lua engine ([`Preloaded`]). An
+/// empty list of scripts sends nothing and reports no server.
+///
 /// ```no_run
 /// # async fn demo(connection: &mut redis::aio::MultiplexedConnection) -> Result<(), redis_script::Error> {
 /// use redis_script::{preload, redis_script};
@@ -31,10 +63,13 @@ const PRELOAD: &str = "preload";
 /// #[redis_script(path = "../lua/release_lock.lua", keys = 1)]
 /// async fn release_lock(lock: &str, token: &str) -> i64;
 ///
-/// preload(connection, &[&release_lock::SCRIPT]).await?;
+/// let preloaded = preload(connection, &[&release_lock::SCRIPT]).await?;
+/// for advisory in &preloaded.advisories {
+///     eprintln!("the server's Lua engine is exposed to {}: {}", advisory.id, advisory.summary);
+/// }
 /// # Ok(()) }
 /// ```
-pub async fn preload<C>(connection: &mut C, scripts: &[&'static Script]) -> Result<(), Error>
+pub async fn preload<C>(connection: &mut C, scripts: &[&'static Script]) -> Result<Preloaded, Error>
 where
     C: ConnectionLike + ?Sized,
 {
@@ -42,12 +77,15 @@ where
     telemetry::traced(span, load_scripts(connection, scripts)).await
 }
 
-async fn load_scripts<C>(connection: &mut C, scripts: &[&'static Script]) -> Result<(), Error>
+async fn load_scripts<C>(
+    connection: &mut C,
+    scripts: &[&'static Script],
+) -> Result<Preloaded, Error>
 where
     C: ConnectionLike + ?Sized,
 {
     if scripts.is_empty() {
-        return Ok(());
+        return Ok(Preloaded::default());
     }
     let replies: Vec<Value> = connection
         .req_packed_commands(&load_pipeline(scripts), 0, scripts.len())
@@ -58,12 +96,14 @@ where
     let info = connection
         .req_packed_command(&lua_advisories::info_command())
         .await;
-    lua_advisories::observe_reply(info);
-    Ok(())
+    Ok(lua_advisories::observe_reply(info).into())
 }
 
 /// [`preload`] on a synchronous connection, blocking the thread.
-pub fn preload_blocking<C>(connection: &mut C, scripts: &[&'static Script]) -> Result<(), Error>
+pub fn preload_blocking<C>(
+    connection: &mut C,
+    scripts: &[&'static Script],
+) -> Result<Preloaded, Error>
 where
     C: redis::ConnectionLike + ?Sized,
 {
@@ -71,20 +111,23 @@ where
     telemetry::traced_blocking(span, || load_scripts_blocking(connection, scripts))
 }
 
-fn load_scripts_blocking<C>(connection: &mut C, scripts: &[&'static Script]) -> Result<(), Error>
+fn load_scripts_blocking<C>(
+    connection: &mut C,
+    scripts: &[&'static Script],
+) -> Result<Preloaded, Error>
 where
     C: redis::ConnectionLike + ?Sized,
 {
     if scripts.is_empty() {
-        return Ok(());
+        return Ok(Preloaded::default());
     }
     let packed = load_pipeline(scripts).get_packed_pipeline();
     let replies = connection
         .req_packed_commands(&packed, 0, scripts.len())
         .map_err(preload_error)?;
     check_replies(scripts, &replies, "the server")?;
-    lua_advisories::observe_reply(connection.req_command(&lua_advisories::info_command()));
-    Ok(())
+    let info = connection.req_command(&lua_advisories::info_command());
+    Ok(lua_advisories::observe_reply(info).into())
 }
 
 /// Loads `scripts` on every node of a Redis Cluster (primaries and
@@ -130,17 +173,26 @@ async fn load_scripts_on_every_node(
     let nodes = cluster_nodes(connection, PRELOAD, Nodes::All).await?;
     let mut report = PreloadReport {
         outcomes: Vec::with_capacity(nodes.len() * scripts.len()),
+        servers: Vec::with_capacity(nodes.len()),
     };
     if scripts.is_empty() {
         return Ok(report);
     }
-    let pipeline = load_pipeline(scripts);
+    // The node's release, for the Lua-engine advisories, in the same round
+    // trip: the pipeline ignores errors, so a refused INFO costs nothing.
+    let mut pipeline = load_pipeline(scripts);
+    pipeline.add_command(lua_advisories::info_command());
     for (host, port) in nodes {
         let address = format!("{host}:{port}");
         let route = SingleNodeRoutingInfo::ByAddress { host, port };
         let replies = connection
-            .route_pipeline(pipeline.clone(), 0, scripts.len(), route)
+            .route_pipeline(pipeline.clone(), 0, scripts.len() + 1, route)
             .await;
+        if let Ok(replies) = &replies
+            && let Some(info) = replies.get(scripts.len())
+        {
+            report.saw(&address, lua_advisories::observe_value(info));
+        }
         for (index, script) in scripts.iter().enumerate() {
             let outcome = match &replies {
                 Ok(replies) => check_reply(script, replies.get(index), &address),

@@ -232,16 +232,24 @@ impl<C> Replicas<C> {
 impl<C: ConnectionLike + Send> Replicas<C> {
     /// Loads `scripts` on the primary and on every replica (each has its
     /// own script cache; `SCRIPT LOAD` is allowed on a replica), as
-    /// [`preload`](crate::preload) does on one server. Every node is tried;
-    /// the first error is returned.
-    pub async fn preload(&mut self, scripts: &[&'static Script]) -> Result<(), Error> {
+    /// [`preload`](crate::preload) does on one server: each node's report,
+    /// the primary's first, then the replicas' in order. Every node is
+    /// tried; the first error is returned.
+    pub async fn preload(
+        &mut self,
+        scripts: &[&'static Script],
+    ) -> Result<Vec<crate::Preloaded>, Error> {
+        let mut reports = Vec::with_capacity(1 + self.replicas.len());
         let mut first_error = None;
         for node in std::iter::once(&mut self.primary).chain(self.replicas.iter_mut()) {
-            if let Err(error) = crate::preload(node, scripts).await {
-                first_error.get_or_insert(error);
+            match crate::preload(node, scripts).await {
+                Ok(report) => reports.push(report),
+                Err(error) => {
+                    first_error.get_or_insert(error);
+                }
             }
         }
-        first_error.map_or(Ok(()), Err)
+        first_error.map_or(Ok(reports), Err)
     }
 }
 

@@ -425,7 +425,7 @@ async fn a_function_cannot_forge_a_refusal_and_others_see_the_file() {
         .deploy(&mut connection, OnConflict::Refuse)
         .await
         .expect("deploy");
-    assert_eq!(deployed, Deployed::Loaded);
+    assert_eq!(deployed.deployed, Deployed::Loaded);
     type MakeFunction = fn(&str, &str) -> Call<Value, Error>;
     let functions: [(&str, MakeFunction, Ends); 2] = [
         ("forge_reply", forged_lib::forge_reply::call, Ends::Returned),

@@ -442,14 +442,16 @@ async fn standalone_deploy_loads_leaves_refuses_and_replaces() {
         LIBRARY
             .deploy(&mut connection, OnConflict::Refuse)
             .await
-            .ok(),
+            .ok()
+            .map(|deployment| deployment.deployed),
         Some(Deployed::Loaded)
     );
     assert_eq!(
         LIBRARY
             .deploy(&mut connection, OnConflict::Refuse)
             .await
-            .ok(),
+            .ok()
+            .map(|deployment| deployment.deployed),
         Some(Deployed::Unchanged)
     );
     assert_eq!(
@@ -494,7 +496,8 @@ async fn standalone_deploy_loads_leaves_refuses_and_replaces() {
         LIBRARY
             .deploy(&mut connection, OnConflict::Replace)
             .await
-            .ok(),
+            .ok()
+            .map(|deployment| deployment.deployed),
         Some(Deployed::Replaced {
             previous_sha1: old_sha1
         })
@@ -798,7 +801,8 @@ fn blocking_calls_batches_and_deploy() {
     assert_eq!(
         LIBRARY
             .deploy_blocking(&mut connection, OnConflict::Refuse)
-            .ok(),
+            .ok()
+            .map(|deployment| deployment.deployed),
         Some(Deployed::Unchanged)
     );
 

@@ -242,10 +242,20 @@ async fn replica_only_without_a_replica_sends_nothing() {
 async fn preload_loads_the_scripts_on_every_node() {
     let servers = ReplicatedServers::start(2);
     let mut connection = connect(&servers, ReadFrom::PreferReplica).await;
-    connection
+    let reports = connection
         .preload(&[&versioned_get::SCRIPT, &versioned_set::SCRIPT])
         .await
         .expect("preload");
+    // One report per node, each naming its release.
+    assert_eq!(reports.len(), 3);
+    let release = servers.primary().version();
+    for report in &reports {
+        let server = report.server.expect("INFO server names the release");
+        assert_eq!(
+            server.release,
+            (release.major, release.minor, release.patch)
+        );
+    }
     let sha1 = versioned_get::SCRIPT.sha1();
     for server in std::iter::once(servers.primary()).chain(servers.replicas()) {
         let mut direct = server.connection().await;

@@ -131,6 +131,19 @@ const NEWER_COMMANDS: &[&str] = &[
     "return redis.call('DIGEST', KEYS[1])",
 ];
 
+/// Calls of options newer releases added to a command (Redis 6.2 added
+/// `GT`/`LT` to `ZADD`, `GET` and `PXAT` to `SET`), and the same calls
+/// without them, which every release runs.
+const NEWER_OPTIONS: &[&str] = &[
+    "return redis.call('ZADD', KEYS[1], 'GT', 1, 'm')",
+    "return redis.call('ZADD', KEYS[1], 'lt', 'CH', 1, 'm')",
+    "return redis.call('SET', KEYS[1], 'v', 'GET')",
+    "return redis.call('SET', KEYS[1], 'v', 'PXAT', 4102444800000)",
+    "return redis.call('ZADD', KEYS[1], 'CH', 1, 'm')",
+    "return redis.call('ZADD', KEYS[1], 1, 'GT')",
+    "return redis.call('SET', KEYS[1], 'v', 'NX')",
+];
+
 /// The live server's release, as a target of the checker.
 pub(crate) fn target_of(server: &RedisServer) -> Target {
     let version = server.version();
@@ -274,6 +287,43 @@ fn newer_commands_are_refused_exactly_where_the_release_lacks_them() {
     }
     // No release has them all (DELIFEQ is Valkey's, DELEX Redis').
     assert!(ran < NEWER_COMMANDS.len(), "{ran} ran");
+}
+
+/// The checker, targeting the live server's release, says a call passes
+/// an option the release does not have exactly where the server refuses
+/// the call (Redis 6.0: "ERR syntax error", or a word read as a score
+/// that is not a number), and accepts it where the server runs it.
+#[test]
+fn newer_options_are_refused_exactly_where_the_release_lacks_them() {
+    let server = RedisServer::start();
+    let target = target_of(&server);
+    let mut connection = server.client().get_connection().expect("connection");
+    let mut refused = 0;
+    for source in NEWER_OPTIONS {
+        let answer = server_error(&mut connection, source);
+        let errors = checker_errors(source, &target);
+        match answer {
+            Some(answer) => {
+                assert!(
+                    answer.contains("syntax error") || answer.contains("not a valid float"),
+                    "{source}: {answer}"
+                );
+                assert!(
+                    errors.len() == 1 && errors[0].contains("option on"),
+                    "{source}: the server said {answer}, the checker {errors:?} under {target:?}"
+                );
+                refused += 1;
+            }
+            None => assert_eq!(errors, Vec::<String>::new(), "{source} under {target:?}"),
+        }
+    }
+    // Redis 6.0 lacks the four newer options; every later release has them.
+    let expected = if target.to_string() == "redis-6.0" {
+        4
+    } else {
+        0
+    };
+    assert_eq!(refused, expected, "under {target:?}");
 }
 
 #[test]

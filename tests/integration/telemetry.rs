@@ -77,12 +77,7 @@ impl Spans {
     /// first reached by another test's thread while no subscriber listened
     /// could be cached as silent for good.
     fn capture() -> Self {
-        static INSTALLED: OnceLock<()> = OnceLock::new();
-        INSTALLED.get_or_init(|| {
-            let subscriber = tracing_subscriber::registry().with(CaptureLayer);
-            tracing::subscriber::set_global_default(subscriber)
-                .expect("no other subscriber in this binary");
-        });
+        install();
         let spans = Spans::default();
         CAPTURING.with(|capturing| *capturing.borrow_mut() = Some(spans.clone()));
         spans
@@ -93,8 +88,58 @@ impl Spans {
     }
 }
 
-/// Keeps each closed span in the [`Spans`] of the thread that closes it.
+/// The binary's one subscriber, [`CaptureLayer`], installed once.
+fn install() {
+    static INSTALLED: OnceLock<()> = OnceLock::new();
+    INSTALLED.get_or_init(|| {
+        let subscriber = tracing_subscriber::registry().with(CaptureLayer);
+        tracing::subscriber::set_global_default(subscriber)
+            .expect("no other subscriber in this binary");
+    });
+}
+
+/// The messages of the warnings logged on one test's thread.
+#[derive(Clone, Default)]
+pub(crate) struct Warnings(Arc<Mutex<Vec<String>>>);
+
+thread_local! {
+    static WARNINGS: std::cell::RefCell<Option<Warnings>> = const { std::cell::RefCell::new(None) };
+}
+
+impl Warnings {
+    /// Captures the warnings this thread logs from now on, through the
+    /// binary's global subscriber (see [`Spans::capture`] for why not a
+    /// thread's default).
+    pub(crate) fn capture() -> Self {
+        install();
+        let warnings = Warnings::default();
+        WARNINGS.with(|capturing| *capturing.borrow_mut() = Some(warnings.clone()));
+        warnings
+    }
+
+    /// The messages captured so far.
+    pub(crate) fn taken(&self) -> Vec<String> {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+}
+
+/// Keeps each closed span in the [`Spans`] of the thread that closes it,
+/// and each warning in its [`Warnings`].
 struct CaptureLayer;
+
+/// An event's message.
+struct Message(String);
+
+impl Visit for Message {
+    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+        if field.name() == "message" {
+            self.0 = format!("{value:?}");
+        }
+    }
+}
 
 struct Fields(BTreeMap<String, String>);
 
@@ -126,6 +171,23 @@ where
         {
             values.record(fields);
         }
+    }
+
+    fn on_event(&self, event: &tracing::Event<'_>, _: Context<'_, S>) {
+        if *event.metadata().level() != tracing::Level::WARN {
+            return;
+        }
+        WARNINGS.with(|capturing| {
+            if let Some(warnings) = &*capturing.borrow() {
+                let mut message = Message(String::new());
+                event.record(&mut message);
+                warnings
+                    .0
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .push(message.0);
+            }
+        });
     }
 
     fn on_close(&self, id: Id, context: Context<'_, S>) {
@@ -436,7 +498,10 @@ async fn preloads_deploys_and_blocking_calls_have_spans_too() {
     if without_functions {
         assert_unsupported("deploy", deployed, redis_script::ServerFeature::Functions);
     } else {
-        assert_eq!(deployed.expect("deploy"), redis_script::Deployed::Loaded);
+        assert_eq!(
+            deployed.expect("deploy").deployed,
+            redis_script::Deployed::Loaded
+        );
     }
     let mut blocking = server.client().get_connection().expect("connection");
     let moved = telemetry_preloaded::call("{p}:source", "{p}:destination", 0)

@@ -11,6 +11,14 @@
 //! takes the KEYS: `EVALSHA` and `FCALL` need both permissions on each,
 //! `EVALSHA_RO` and `FCALL_RO` read permission only.
 //!
+//! Redis 6.0 and 6.2 have ACLs but none of those three: no selectors by
+//! access, no `EVALSHA_RO` and no Functions, and `ACL SETUSER` refuses a
+//! rule naming them. For a target with one of them the rules are written
+//! as those releases take them: `~pattern` (both permissions) for every
+//! key and `EVALSHA` for every call, which is what the runtime sends there
+//! once `EVALSHA_RO` proved unknown; a library gets no rules, since
+//! nothing can call it there.
+//!
 //! Only the caller knows the keys: a rule names each one by a placeholder
 //! (`<KEYS[1]>`, `<ARGV[2]>*` for keys built by appending to a prefix
 //! argument) that the deployer replaces with the pattern the application
@@ -33,6 +41,8 @@ use crate::domain::analysis::Analysis;
 use crate::domain::library::{LibraryAnalysis, LibrarySignature};
 use crate::domain::review::{Review, TakenKey};
 use crate::domain::signature::Signature;
+use crate::model::commands;
+use crate::model::target::Target;
 
 /// The ACL rules one script, one library or several of them need.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -45,6 +55,10 @@ pub struct AclRules {
     /// The commands that take a key no pattern bounds (read from data or
     /// computed at run time), with the line of their first call.
     pub unbounded: Vec<(String, usize)>,
+    /// Written for a target with a release before Redis 7.0 (see the
+    /// module docs): every key rule grants both permissions, the calls are
+    /// `EVALSHA`/`EVAL`, and a library has no rules.
+    pub before_redis_7: bool,
 }
 
 /// A key pattern and the permissions the calls need on it.
@@ -119,7 +133,8 @@ impl KeyRule {
 impl AclRules {
     /// The rules for calling a script with the signature it was analyzed
     /// with: `EVALSHA_RO` when it writes nothing (as the runtime sends
-    /// it), `EVALSHA` otherwise.
+    /// it), `EVALSHA` otherwise; in the form every release of the
+    /// signature's target takes.
     pub fn of_script(analysis: &Analysis, signature: &Signature) -> AclRules {
         let mut rules = AclRules::default();
         let call = if analysis.read_only {
@@ -130,15 +145,23 @@ impl AclRules {
         rules.called_with(call, signature, analysis.read_only);
         rules.add_review(&analysis.review, signature, analysis.read_only);
         rules.absorb_passed_keys();
+        if lacks_redis_7_rules(&signature.target) {
+            rules.write_for_redis_6();
+        }
         rules
     }
 
     /// The rules for calling every function a library registers, each
     /// with `FCALL_RO` when registered `no-writes`, `FCALL` otherwise.
     /// The KEYS of every function are the same placeholders: a function's
-    /// `KEYS[1]` is whatever its caller passes first.
+    /// `KEYS[1]` is whatever its caller passes first. None for a target
+    /// with a release before Redis 7.0, which has no Functions.
     pub fn of_library(analysis: &LibraryAnalysis, library: &LibrarySignature) -> AclRules {
         let mut rules = AclRules::default();
+        if lacks_redis_7_rules(&library.library.target) {
+            rules.write_for_redis_6();
+            return rules;
+        }
         for function in &analysis.functions {
             let call = if function.read_only {
                 "fcall_ro"
@@ -156,7 +179,8 @@ impl AclRules {
         rules
     }
 
-    /// Every rule of `self` and of `other`.
+    /// Every rule of `self` and of `other`, in the Redis 6.x form when
+    /// either is.
     pub fn merge(&mut self, other: &AclRules) {
         self.commands.extend(other.commands.iter().cloned());
         for rule in &other.keys {
@@ -166,6 +190,30 @@ impl AclRules {
             if !self.unbounded.contains(site) {
                 self.unbounded.push(site.clone());
             }
+        }
+        // Rules for one user on one server: when either side is for 6.x,
+        // the other's `_RO` calls and one-permission keys must be too.
+        if self.before_redis_7 || other.before_redis_7 {
+            self.write_for_redis_6();
+        }
+    }
+
+    /// The same rules as Redis 6.0 and 6.2 take them: both permissions on
+    /// every key (they have no `%R~`/`%W~`), `EVALSHA` for `EVALSHA_RO`
+    /// and `EVAL` for `EVAL_RO` (unknown there, so the runtime goes on
+    /// with the plain form), and no `FCALL`/`FCALL_RO` (no Functions).
+    pub fn write_for_redis_6(&mut self) {
+        self.before_redis_7 = true;
+        for (read_only, plain) in [("evalsha_ro", "evalsha"), ("eval_ro", "eval")] {
+            if self.commands.remove(read_only) {
+                self.commands.insert(plain.to_owned());
+            }
+        }
+        self.commands.remove("fcall");
+        self.commands.remove("fcall_ro");
+        for rule in &mut self.keys {
+            rule.read = true;
+            rule.write = true;
         }
     }
 
@@ -268,6 +316,12 @@ impl AclRules {
     }
 
     fn key(&mut self, pattern: KeyPattern, read: bool, write: bool) {
+        // Redis 6.x grants a key pattern whole.
+        let (read, write) = if self.before_redis_7 {
+            (true, true)
+        } else {
+            (read, write)
+        };
         match self.keys.iter_mut().find(|rule| rule.pattern == pattern) {
             Some(rule) => {
                 rule.read |= read;
@@ -280,6 +334,17 @@ impl AclRules {
             }),
         }
     }
+}
+
+/// Whether some release of `target` lacks the ACL rules Redis 7.0 added:
+/// selectors by access, `EVALSHA_RO` and `FCALL` came together, so the
+/// command table's `EVALSHA_RO` tells which releases have them.
+fn lacks_redis_7_rules(target: &Target) -> bool {
+    let read_only_call = commands::lookup("evalsha_ro");
+    target
+        .platforms()
+        .iter()
+        .any(|platform| read_only_call.is_none_or(|entry| entry.on(platform.release).is_none()))
 }
 
 #[cfg(test)]
@@ -405,6 +470,84 @@ mod tests {
         };
         let found = AclRules::of_library(&analyze_library(source, &declared), &declared);
         assert_eq!(found.render(""), "+fcall +fcall_ro +get +incr ~<KEYS[1]>");
+    }
+
+    fn on(target: &str, signature: Signature) -> Signature {
+        match Target::parse(target) {
+            Ok(target) => Signature {
+                target,
+                ..signature
+            },
+            Err(error) => panic!("{target}: {error}"),
+        }
+    }
+
+    #[test]
+    fn redis_6_targets_get_rules_redis_6_takes() {
+        let reads = "return redis.call('GET', KEYS[1])";
+        let prefix = Signature {
+            key_prefix_args: [1].into(),
+            ..signature(1, 2)
+        };
+        let builds =
+            "redis.call('INCR', KEYS[1])\nreturn redis.call('SADD', ARGV[1] .. 'done', ARGV[2])";
+        for target in [
+            "redis-6.0",
+            "redis-6.2",
+            "redis-6.2,redis-7.0",
+            "redis-7.2,redis-6.0",
+        ] {
+            let found = AclRules::of_script(
+                &analyze(reads, &on(target, signature(1, 0))),
+                &on(target, signature(1, 0)),
+            );
+            assert!(found.before_redis_7, "{target}");
+            assert_eq!(found.render(""), "+evalsha +get ~<KEYS[1]>", "{target}");
+            assert_eq!(
+                rules(builds, &on(target, prefix.clone())),
+                "+evalsha +incr +sadd ~<KEYS[1]> ~<ARGV[1]>*",
+                "{target}"
+            );
+        }
+        // Every release from 7.0 on, and the default, take the selectors.
+        for target in ["redis-7.0", "redis-8.6", "valkey-7.2", "valkey-9.1", "any"] {
+            assert_eq!(
+                rules(reads, &on(target, signature(1, 0))),
+                "+evalsha_ro +get %R~<KEYS[1]>",
+                "{target}"
+            );
+            assert_eq!(
+                rules(builds, &on(target, prefix.clone())),
+                "+evalsha +incr +sadd ~<KEYS[1]> %W~<ARGV[1]>*",
+                "{target}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_library_has_no_rules_where_there_are_no_functions() {
+        let source = "#!lua name=lib\nredis.register_function{function_name = 'peek', callback = function(keys) return redis.call('GET', keys[1]) end, flags = {'no-writes'}}";
+        let on_6 = LibrarySignature {
+            library: on("redis-6.2", Signature::default()),
+            ..LibrarySignature::default()
+        };
+        let found = AclRules::of_library(&analyze_library(source, &on_6), &on_6);
+        assert!(found.before_redis_7);
+        assert_eq!(found.render(""), "");
+    }
+
+    #[test]
+    fn rules_merged_with_redis_6_ones_are_written_for_redis_6() {
+        let reads = "return redis.call('GET', KEYS[1])";
+        let newer = AclRules::of_script(&analyze(reads, &signature(1, 0)), &signature(1, 0));
+        let older = on("redis-6.0", signature(1, 0));
+        let older = AclRules::of_script(&analyze(reads, &older), &older);
+        let mut merged = newer.clone();
+        merged.merge(&older);
+        assert_eq!(merged.render(""), "+evalsha +get ~<KEYS[1]>");
+        let mut merged = older;
+        merged.merge(&newer);
+        assert_eq!(merged.render(""), "+evalsha +get ~<KEYS[1]>");
     }
 
     #[test]

@@ -844,8 +844,12 @@ impl Analyzer<'_> {
         self.check_keys(&candidates, operands, arguments, strict, true);
         if let Some(candidate) = candidates.first() {
             let releases = releases_of(&candidates);
-            self.check_groups(candidate.command.name, releases, operands, arguments, span);
-            self.check_unknown_options(candidate.command.name, releases, operands, arguments);
+            let name = candidate.command.name;
+            // An option word a release does not know, read there as a
+            // value, breaks the count of values too: the option says why.
+            if !self.check_unknown_options(name, releases, operands, arguments) {
+                self.check_groups(name, releases, operands, arguments, span);
+            }
         }
     }
 

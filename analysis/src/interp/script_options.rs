@@ -61,44 +61,63 @@ impl Analyzer<'_> {
     /// `releases` of the target, those whose arity accepts it) that the
     /// grammar of some of those releases does not know at all while
     /// another release's takes them: `SET … GET` on Redis 6.0, which
-    /// answers "ERR syntax error". See
-    /// [`argument_grammar::options_unknown_to`] for when a call is decided.
+    /// answers "ERR syntax error", and `ZADD key GT 1 m` there, which
+    /// reads `GT` as a score. See [`argument_grammar::options_unknown_to`]
+    /// and [`argument_grammar::options_misread_by`] for when a call is
+    /// decided. Whether it reported one: the call's other errors (a count
+    /// of values broken by the misread word) follow from it.
     pub(crate) fn check_unknown_options(
         &mut self,
         command: &str,
         releases: ReleaseSet,
         operands: &[Operand],
         arguments: &[Option<&str>],
-    ) {
+    ) -> bool {
         let Some(shape) = shapes::shape(command) else {
-            return;
+            return false;
         };
         let (operands, words, spread_from) = after_name(command, operands, arguments);
-        // (operand, option) -> the releases of the target that lack it.
-        let mut unknown: Vec<(usize, &'static str, ReleaseSet)> = Vec::new();
+        // (operand, option, the value the lacking release takes it for, if
+        // it reads it as one) -> the releases of the target that lack it.
+        type Unknown = (usize, &'static str, Option<&'static str>, ReleaseSet);
+        let mut unknown: Vec<Unknown> = Vec::new();
         for (index, _) in releases.releases() {
             let Some(own) = shape.form_for(ReleaseSet::only(index)) else {
                 continue;
             };
             for other in shape.forms.iter().filter(|form| *form != own) {
-                for (operand, option) in argument_grammar::options_unknown_to(
+                let unknown_here = argument_grammar::options_unknown_to(
                     own.arguments,
                     other.arguments,
                     words,
                     spread_from,
-                ) {
+                )
+                .into_iter()
+                .map(|(operand, option)| (operand, option, None));
+                let misread = argument_grammar::options_misread_by(
+                    own.arguments,
+                    other.arguments,
+                    words,
+                    spread_from,
+                )
+                .into_iter()
+                .map(|(operand, option, value)| (operand, option, Some(value)));
+                for (operand, option, value) in unknown_here.chain(misread) {
                     match unknown
                         .iter_mut()
-                        .find(|(at, name, _)| *at == operand && *name == option)
+                        .find(|(at, name, _, _)| *at == operand && *name == option)
                     {
-                        Some((_, _, lacking)) => *lacking = lacking.union(ReleaseSet::only(index)),
-                        None => unknown.push((operand, option, ReleaseSet::only(index))),
+                        Some((_, _, _, lacking)) => {
+                            *lacking = lacking.union(ReleaseSet::only(index));
+                        }
+                        None => unknown.push((operand, option, value, ReleaseSet::only(index))),
                     }
                 }
             }
         }
         let shown = command.replace('|', " ").to_ascii_uppercase();
-        for (operand, option, lacking) in unknown {
+        let reported = !unknown.is_empty();
+        for (operand, option, value, lacking) in unknown {
             let Some(span) = operands.get(operand).map(|operand| operand.span) else {
                 continue;
             };
@@ -108,8 +127,12 @@ impl Analyzer<'_> {
                 .filter(|form| argument_grammar::has_token(form.arguments, option))
                 .fold(ReleaseSet::NONE, |set, form| set.union(form.releases));
             let names = release_names(lacking);
+            let refusal = match value {
+                None => "refuses the call with \"ERR syntax error\"".to_owned(),
+                Some(value) => format!("takes the word for a `{value}` and refuses the call"),
+            };
             let message = format!(
-                "`{shown}` has no `{option}` option on {names} (it takes one {}): the server there refuses the call with \"ERR syntax error\"",
+                "`{shown}` has no `{option}` option on {names} (it takes one {}): the server there {refusal}",
                 taking.describe()
             );
             let hint = format!(
@@ -120,6 +143,7 @@ impl Analyzer<'_> {
                 format!("{message}; the default target (any supported server) lets this build");
             self.report_refusal(span, lacking == releases, message, lenient, hint);
         }
+        reported
     }
 
     /// Two options a release takes each alone but refuses together

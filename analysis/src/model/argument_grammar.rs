@@ -35,6 +35,7 @@ pub(crate) fn place(
         words: words.get(..end).unwrap_or_default(),
         next: 0,
         placed: Vec::new(),
+        tokens: Vec::new(),
         broken: None,
     };
     matcher.sequence(grammar);
@@ -96,6 +97,7 @@ pub(crate) fn broken_groups(
         words,
         next: 0,
         placed: Vec::new(),
+        tokens: Vec::new(),
         broken: None,
     };
     matcher.sequence(grammar);
@@ -182,6 +184,60 @@ pub(crate) fn options_unknown_to(
         .collect()
 }
 
+/// The option words of a call that one grammar (`newer`) places as
+/// options and another (`older`, the same command on another release) does
+/// not know at all, where `older` then takes the word for a value and the
+/// call cannot run: the value is a number the word is not, or the count
+/// of trailing groups it leaves is no whole number of them. Each with the
+/// index of its operand and the name of the value `older` takes it for:
+/// `GT` in `ZADD key GT 1 m` on Redis 6.0, which reads the word as a
+/// `score` and answers "ERR syntax error". Only what both matchers place
+/// for certain is decided.
+pub(crate) fn options_misread_by(
+    older: &'static [Argument],
+    newer: &'static [Argument],
+    words: &[Option<&str>],
+    spread_from: Option<usize>,
+) -> Vec<(usize, &'static str, &'static str)> {
+    let end = spread_from.unwrap_or(words.len()).min(words.len());
+    let mut newer_reading = Matcher {
+        words: words.get(..end).unwrap_or_default(),
+        next: 0,
+        placed: Vec::new(),
+        tokens: Vec::new(),
+        broken: None,
+    };
+    newer_reading.sequence(newer);
+    let unknown: Vec<(usize, &'static str)> = newer_reading
+        .tokens
+        .into_iter()
+        .filter(|(_, token)| !has_token(older, token))
+        .collect();
+    if unknown.is_empty() {
+        return Vec::new();
+    }
+    // Broken by the misreading, not whichever grammar reads the call.
+    let broken = broken_groups(older, words, spread_from).is_some()
+        && broken_groups(newer, words, spread_from).is_none();
+    let older_reading = place(older, words, spread_from);
+    unknown
+        .into_iter()
+        .filter_map(|(operand, token)| {
+            let taken_for = older_reading
+                .iter()
+                .find(|placed| placed.operand == operand)?
+                .argument;
+            let word = words.get(operand).copied().flatten()?;
+            let not_a_number = match taken_for.kind {
+                ArgumentKind::Double => word.parse::<f64>().is_err(),
+                ArgumentKind::Integer | ArgumentKind::UnixTime => word.parse::<i64>().is_err(),
+                _ => false,
+            };
+            (broken || not_a_number).then_some((operand, token, taken_for.name))
+        })
+        .collect()
+}
+
 /// Whether `grammar` has the word `token` anywhere (case-insensitive).
 pub(crate) fn has_token(grammar: &'static [Argument], token: &str) -> bool {
     let mut found = Vec::new();
@@ -252,6 +308,8 @@ struct Matcher<'w> {
     words: &'w [Option<&'w str>],
     next: usize,
     placed: Vec<Placed>,
+    /// The option words met, each with its operand.
+    tokens: Vec<(usize, &'static str)>,
     /// Set when the trailing groups get a count of operands that is no
     /// whole number of groups.
     broken: Option<BrokenGroups>,
@@ -360,7 +418,10 @@ impl Matcher<'_> {
     fn one(&mut self, argument: &'static Argument) -> Step {
         if let Some(token) = argument.token {
             match self.word() {
-                Some(Some(word)) if word.eq_ignore_ascii_case(token) => self.next += 1,
+                Some(Some(word)) if word.eq_ignore_ascii_case(token) => {
+                    self.tokens.push((self.next, token));
+                    self.next += 1;
+                }
                 _ => return Step::Stop,
             }
             if argument.kind == ArgumentKind::PureToken {

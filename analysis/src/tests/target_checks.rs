@@ -412,6 +412,76 @@ mod before_seven {
         );
     }
 
+    /// Redis 6.0's `ZADD` has no `GT`/`LT` (6.2 added them): it reads the
+    /// word as a score, and refuses the call ("ERR syntax error" for an odd
+    /// count of values, "ERR value is not a valid float" otherwise). The
+    /// checker names the option, not the count it breaks.
+    #[test]
+    fn zadd_has_no_gt_on_6_0() {
+        let gt = "`ZADD` has no `GT` option on redis-6.0 (it takes one since Redis 6.2 and Valkey 7.2): the server there takes the word for a `score` and refuses the call";
+        for (source, args) in [
+            ("return redis.call('ZADD', KEYS[1], 'GT', 1, 'm')", 0),
+            (
+                "return redis.call('ZADD', KEYS[1], 'gt', 'CH', ARGV[1], 'm')",
+                1,
+            ),
+            (
+                "return redis.call('zadd', KEYS[1], 'XX', 'GT', ARGV[1], ARGV[1])",
+                1,
+            ),
+        ] {
+            assert_eq!(errors(source, 1, args, "redis-6.0"), [gt], "{source}");
+            for target in ["redis-6.2", "redis-7.0", "valkey-7.2", "any"] {
+                assert_eq!(
+                    errors(source, 1, args, target),
+                    Vec::<String>::new(),
+                    "{source} under {target}"
+                );
+            }
+        }
+        assert_eq!(
+            errors(
+                "return redis.call('ZADD', KEYS[1], 'LT', 1, 'm')",
+                1,
+                0,
+                "redis-6.0"
+            ),
+            [gt.replace("`GT`", "`LT`")]
+        );
+        // A member that reads `GT`, and an option word known only at run
+        // time, are no option.
+        for (source, args) in [
+            ("return redis.call('ZADD', KEYS[1], 1, 'GT')", 0),
+            ("return redis.call('ZADD', KEYS[1], ARGV[1], 1, 'm')", 1),
+        ] {
+            assert_eq!(
+                errors(source, 1, args, "redis-6.0"),
+                Vec::<String>::new(),
+                "{source}"
+            );
+        }
+        // Three values after `GT`: a broken count where `GT` is an option,
+        // four values whose first is no score on 6.0.
+        let broken = "return redis.call('ZADD', KEYS[1], 'GT', 1, 'm', 2)";
+        assert_eq!(errors(broken, 1, 0, "redis-6.0"), [gt]);
+        let counted = errors(broken, 1, 0, "redis-6.2");
+        assert!(
+            counted.len() == 1 && counted[0].contains("in groups of 2"),
+            "{counted:?}"
+        );
+        // Both 6.x releases named: 6.0 lacks it, and so the list does.
+        assert_eq!(
+            errors(
+                "return redis.call('ZADD', KEYS[1], 'GT', 1, 'm')",
+                1,
+                0,
+                "redis-6.0,redis-6.2"
+            )
+            .len(),
+            1
+        );
+    }
+
     #[test]
     fn read_only_commands_and_functions_do_not_exist() {
         assert_eq!(

@@ -23,7 +23,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     let first = library.deploy(connection, OnConflict::Refuse).await?;
     let again = library.deploy(connection, OnConflict::Refuse).await?;
-    println!("deploy: {first:?}; deploy again: {again:?}");
+    println!(
+        "deploy: {:?}; deploy again: {:?}",
+        first.deployed, again.deployed
+    );
 
     let counter = "quota:{demo-tenant}:api";
     let () = redis::cmd("DEL")
