@@ -3,8 +3,8 @@
 //!
 //! Only this crate can move script calls to replicas safely: the analysis
 //! proves a script writes nothing, and such a script is sent as
-//! `EVALSHA_RO` (a `no-writes` function as `FCALL_RO`). Those commands are
-//! the reads; every other command is a write and goes to the primary.
+//! `EVALSHA_RO` (a `no-writes` function as `FCALL_RO`). The calls of those
+//! are the reads; every other command is a write and goes to the primary.
 
 use std::cell::Cell;
 use std::future::Future;
@@ -151,10 +151,13 @@ impl<F: Future> Future for Reading<F> {
     }
 }
 
-/// A primary and its replicas, as one connection: the reads of
-/// read-only scripts and `no-writes` functions (`EVALSHA_RO`, `EVAL_RO`,
-/// `FCALL_RO`) go to the replicas as its [`ReadFrom`] says, taking them
-/// in turn; every other command, pipelines included, goes to the primary.
+/// A primary and its replicas, as one connection: the calls of read-only
+/// scripts and `no-writes` functions go to the replicas as its
+/// [`ReadFrom`] says (or the call's own), taking them in turn; every other
+/// command, pipelines included, goes to the primary. A call tells it that
+/// it reads, also through a connection that wraps it, and also on Redis
+/// 6.x, where a read-only script is sent without `_RO`; a command sent by
+/// hand reads when it is `EVALSHA_RO`, `EVAL_RO` or `FCALL_RO`.
 ///
 /// `C` is any async connection: redis-rs's `ConnectionManager` reconnects
 /// by itself after a node restarts, a `MultiplexedConnection` does not.

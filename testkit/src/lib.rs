@@ -17,6 +17,10 @@
 //! * [`RedisServer`] and [`RedisCluster`]: a standalone server, or a
 //!   cluster of primaries and replicas, to stop, restart, freeze
 //!   (`SIGSTOP`) and fail over; [`Stats`] reads `INFO commandstats`.
+//! * [`ReplicatedServers`] and [`SentinelDeployment`]: a primary with
+//!   replicas (`--replicaof`), and the same watched by sentinels
+//!   (`--sentinel`), to read on replicas and to force a failover
+//!   (`SENTINEL FAILOVER`).
 //!
 //! No server outlives its test: dropping a handle kills the server (also
 //! while a panicking test unwinds), and a watchdog kills it when the test

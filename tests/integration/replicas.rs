@@ -406,6 +406,31 @@ async fn a_library_deploys_on_the_primary_and_its_no_writes_functions_run_on_rep
         .expect("a writing function runs on the primary");
     assert_eq!(primary.calls("fcall"), 1, "{:?}", primary.command_calls());
     assert_eq!(replica.calls("fcall"), 0);
+
+    // A function declared to read on replicas, on a connection that reads
+    // the primary.
+    let mut on_primary = connect(&servers, ReadFrom::Primary).await;
+    reset_stats(&servers);
+    quota_on_replicas::quota_peek(&mut on_primary, &[key])
+        .await
+        .expect("peek on the replica");
+    assert_eq!(
+        replica.calls("fcall_ro"),
+        1,
+        "{:?}",
+        replica.command_calls()
+    );
+    assert_eq!(primary.calls("fcall_ro") + primary.calls("fcall"), 0);
+}
+
+/// The test library's `no-writes` function, declared to read on replicas.
+#[redis_script::redis_library(path = "lua/functions/quota_lib.lua")]
+mod quota_on_replicas {
+    #[function(keys = 1)]
+    pub async fn fixed_window_allow(key: &str, limit: u32, window: u64) -> (String, i64);
+
+    #[function(keys = 1, read_from = "replica_only")]
+    pub async fn quota_peek(windows: &[&str]) -> Vec<i64>;
 }
 
 /// A cluster read through redis-rs's own replica routing: its client sends
