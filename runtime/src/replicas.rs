@@ -357,6 +357,13 @@ fn replica_unavailable(reply: &RedisResult<Value>) -> bool {
             return error.is_io_error() || error.is_connection_dropped() || error.is_timeout();
         }
     };
+    serves_no_reads(code)
+}
+
+/// Whether a replica's refusal `code` says it serves no reads now: it is
+/// loading its data (`LOADING`), or lost its primary and serves no stale
+/// data (`MASTERDOWN`). Nothing ran.
+pub(crate) fn serves_no_reads(code: &str) -> bool {
     matches!(code, "LOADING" | "MASTERDOWN")
 }
 

@@ -41,7 +41,7 @@ use super::Outcome;
 use super::transactions::{Group, replies_of};
 use super::{Batch, Replies, SentBefore};
 use crate::call::{FAILURE_RETRY_FIRST_DELAY, FAILURE_RETRY_MAX_DELAY};
-use crate::replicas::ReadFrom;
+use crate::replicas::{ReadFrom, serves_no_reads};
 use crate::topology::{Address, SlotMap};
 
 /// How many times a slot's transaction is sent again after the node refused
@@ -354,32 +354,33 @@ impl SlotState {
         follow_up
     }
 
-    /// No replica serves `slot`, and the transaction may run only on one ([`ReadFrom::ReplicaOnly`]): again once the
-    /// slot map is read again, a few times; then it fails, nothing sent.
+    /// No replica serves `slot`, and the transaction may run only on one
+    /// ([`ReadFrom::ReplicaOnly`]): it fails, nothing sent, unless the
+    /// slot map read again names one.
     fn no_replica(&mut self, slot: u16) -> FollowUp {
-        let mut follow_up = FollowUp::default();
-        if self.redirects < REDIRECTED_RETRIES {
-            follow_up.map_is_stale = true;
-            follow_up.wait_at_least(self.redirects);
-            self.redirects += 1;
-        } else {
-            self.finish(Err(redis::RedisError::from(std::io::Error::new(
+        self.again_after_the_slot_map(|| {
+            Err(redis::RedisError::from(std::io::Error::new(
                 std::io::ErrorKind::ConnectionRefused,
                 format!("no replica serves slot {slot} (ReadFrom::ReplicaOnly)"),
-            ))));
-        }
-        follow_up
+            )))
+        })
     }
 
     /// The slot map names no node for the transaction (`count` commands).
     fn unserved(&mut self, count: usize) -> FollowUp {
+        self.again_after_the_slot_map(|| Ok(vec![unserved(); count]))
+    }
+
+    /// The transaction has nowhere to go: again once the slot map is read
+    /// again, after a wait, a few times; then it ends as `ended` says.
+    fn again_after_the_slot_map(&mut self, ended: impl FnOnce() -> Outcome) -> FollowUp {
         let mut follow_up = FollowUp::default();
         if self.redirects < REDIRECTED_RETRIES {
             follow_up.map_is_stale = true;
             follow_up.wait_at_least(self.redirects);
             self.redirects += 1;
         } else {
-            self.finish(Ok(vec![unserved(); count]));
+            self.finish(ended());
         }
         follow_up
     }
