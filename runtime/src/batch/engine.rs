@@ -725,7 +725,7 @@ impl Answered {
     /// The replica refused it whole because it cannot serve reads now: it
     /// is loading its data, or lost its primary and serves no stale data.
     fn replica_unavailable(&self) -> bool {
-        let unavailable = |value: &Value| matches!(value, Value::ServerError(error) if matches!(error.code(), "LOADING" | "MASTERDOWN"));
+        let unavailable = |value: &Value| matches!(value, Value::ServerError(error) if serves_no_reads(error.code()));
         match self {
             Answered::Refused(values) => values.iter().any(unavailable),
             Answered::Ran(values) => values.len() == 1 && values.iter().all(unavailable),
