@@ -157,6 +157,34 @@ def before_redis_7(family: str, version: tuple[int, ...]) -> bool:
     return family == "Redis" and version[0] < 7
 
 
+def free_port(with_partner=None) -> int:
+    """A loopback port free now; with `with_partner`, one whose port plus
+    that offset is a port and free too.
+
+    >>> 0 < free_port() < 65536
+    True
+    >>> port = free_port(with_partner=10000)
+    >>> port + 10000 < 65536
+    True
+    """
+    for _ in range(1000):
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        if with_partner is None:
+            return port
+        partner = port + with_partner
+        if partner > 65535:
+            continue
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", partner))
+            except OSError:
+                continue
+        return port
+    raise SystemExit(f"no free loopback port whose port + {with_partner} is free too")
+
+
 class Server:
     """A throwaway server on a free loopback port: standalone, or a cluster
     of one node that owns every slot (a command whose keys hash to several
@@ -167,24 +195,27 @@ class Server:
         self.directory = tempfile.mkdtemp(prefix="shipped-")
         # A port found free may be taken before the server binds it: try
         # another one.
-        for _ in range(3):
+        for _ in range(10):
             if self.start(binary, cluster):
                 break
         else:
+            log = self.log_tail()
             shutil.rmtree(self.directory, ignore_errors=True)
-            raise SystemExit(f"{binary} did not start")
+            raise SystemExit(f"{binary} did not start; its last log lines:\n{log}")
 
     def start(self, binary: str, cluster: bool) -> bool:
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            self.port = probe.getsockname()[1]
+        # Before Redis 7.0 a cluster node's bus listens on its port plus
+        # 10000, which must be a port too, and free.
+        implied_bus = cluster and before_redis_7(self.family, self.version)
+        self.port = free_port(with_partner=10000 if implied_bus else None)
         # A script may run 5 s before the server answers others with BUSY.
         busy = "--lua-time-limit" if before_redis_7(self.family, self.version) else "--busy-reply-threshold"
         command = [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
                    "--appendonly", "no", "--dir", self.directory, busy, "5000"]
         if cluster:
             command += ["--cluster-enabled", "yes", "--cluster-config-file", f"nodes-{self.port}.conf"]
-        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        with open(os.path.join(self.directory, "server.log"), "ab") as log:
+            self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
         for _ in range(750):
             if self.process.poll() is not None:
                 return self.give_up()
@@ -218,6 +249,14 @@ class Server:
         except OSError:
             return self.give_up()
         return True
+
+    def log_tail(self, lines: int = 20) -> str:
+        """The last lines the server wrote, over every try."""
+        try:
+            with open(os.path.join(self.directory, "server.log"), errors="replace") as log:
+                return "".join(log.readlines()[-lines:])
+        except OSError:
+            return "(no log)"
 
     def give_up(self) -> bool:
         """Stops a server that did not start as this one, for another try."""
