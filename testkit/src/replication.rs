@@ -106,8 +106,9 @@ impl ReplicatedServers {
     }
 }
 
-/// How long a forced failover may take to settle.
-const FAILOVER_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long a forced failover may take to settle: the sentinels demote
+/// the old primary only when they next read its `INFO`, every 10 s.
+const FAILOVER_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// A primary, its replicas and the sentinels that monitor them as
 /// [`SentinelDeployment::SERVICE`] (`redis-server --sentinel`, or
@@ -139,7 +140,7 @@ impl SentinelDeployment {
     /// # Panics
     ///
     /// As [`ReplicatedServers::start`]; also when a sentinel has not found
-    /// the replicas within 30 s (scaled).
+    /// the replicas within 60 s (scaled).
     pub fn start(replicas: usize, sentinels: usize) -> SentinelDeployment {
         let servers = ReplicatedServers::start(replicas);
         let quorum = sentinels / 2 + 1;
@@ -231,10 +232,13 @@ impl SentinelDeployment {
     /// is one, and every other running node replicates from it with its
     /// link up. Returns the new primary's port.
     ///
+    /// That takes about 10 to 20 s: the sentinels demote the old primary
+    /// when they next read its `INFO`.
+    ///
     /// # Panics
     ///
     /// When the sentinel refuses, or the failover has not settled within
-    /// 30 s (scaled).
+    /// 60 s (scaled).
     pub fn fail_over(&self) -> u16 {
         let before = self.primary().port();
         let () = admin::query_or_panic(
