@@ -5,6 +5,9 @@ use redis_script::redis_library;
 mod quota_lib {
     #[function(keys = 1, read_from = "prefer_replica")]
     async fn fixed_window_allow(counter: &str, limit: u64, window_ms: u64) -> redis::Value;
+
+    #[function(keys = 1)]
+    async fn quota_peek(counter: &str) -> Option<u64>;
 }
 
 fn main() {}
