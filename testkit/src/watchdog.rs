@@ -12,8 +12,12 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
 /// The script the watchdog shell runs: `$1` is the server's pid, `$2` its
-/// directory. `read` ends only when the pipe closes.
-const WATCH: &str = "read -r _; kill -9 \"$1\" 2>/dev/null; rm -rf \"$2\"";
+/// directory. `read` ends only when the pipe closes. It ignores the
+/// signals that end a process group (a harness stopping its tests with
+/// `SIGTERM`): the server may outlive a `SIGTERM` of its own, as one
+/// running a script that cannot be killed does, so the watchdog must
+/// outlive the test process to kill it.
+const WATCH: &str = "trap '' TERM INT HUP; read -r _; kill -9 \"$1\" 2>/dev/null; rm -rf \"$2\"";
 
 /// A shell watching the test process on behalf of one server process.
 #[derive(Debug)]
