@@ -144,9 +144,14 @@ impl SentinelDeployment {
     pub fn start(replicas: usize, sentinels: usize) -> SentinelDeployment {
         let servers = ReplicatedServers::start(replicas);
         let quorum = sentinels / 2 + 1;
+        // A node that does not answer for this long counts as down: long,
+        // so that a busy machine does not start a failover of its own or
+        // keep clients off a slow replica. `fail_over` needs no
+        // agreement.
+        let down_after = scaled(Duration::from_secs(30)).as_millis();
         let config = format!(
             "sentinel monitor {service} 127.0.0.1 {port} {quorum}\n\
-             sentinel down-after-milliseconds {service} 1000\n\
+             sentinel down-after-milliseconds {service} {down_after}\n\
              sentinel failover-timeout {service} 5000\n\
              sentinel parallel-syncs {service} {replicas}\n",
             service = Self::SERVICE,

@@ -74,7 +74,10 @@ async fn calls_through_the_sentinels_read_on_a_replica_and_write_on_the_primary(
             })
         })
         .sum();
-    assert!(reads >= 1, "the reads ran on a replica");
+    let calls: Vec<_> = (deployment.nodes().iter())
+        .map(|node| (node.port(), node.command_calls()))
+        .collect();
+    assert!(reads >= 1, "the reads ran on a replica: {calls:?}");
     assert_eq!(primary.calls("evalsha_ro"), 0);
 
     // A batch goes to the primary as a whole.
