@@ -354,10 +354,16 @@ fn replica_unavailable(reply: &RedisResult<Value>) -> bool {
         Ok(_) => return false,
         Err(error) if error.code().is_some() => error.code().unwrap_or_default(),
         Err(error) => {
-            return error.is_io_error() || error.is_connection_dropped() || error.is_timeout();
+            return unreachable(error);
         }
     };
     serves_no_reads(code)
+}
+
+/// Whether `error` says the node did not answer: the connection failed,
+/// dropped or timed out.
+pub(crate) fn unreachable(error: &RedisError) -> bool {
+    error.is_io_error() || error.is_connection_dropped() || error.is_timeout()
 }
 
 /// Whether a replica's refusal `code` says it serves no reads now: it is

@@ -221,7 +221,7 @@ impl Shared {
             Ok(code) => self.role == Role::Primary && code == Some("READONLY"),
             Err(error) => match error.code() {
                 Some(code) => self.role == Role::Primary && code == "READONLY",
-                None => error.is_io_error() || error.is_connection_dropped() || error.is_timeout(),
+                None => crate::replicas::unreachable(error),
             },
         };
         if !lost {

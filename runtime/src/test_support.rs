@@ -62,13 +62,26 @@ pub(crate) fn server_error(text: &str) -> Value {
 /// 127.0.0.1 on `port`.
 #[cfg(feature = "cluster")]
 pub(crate) fn slot_range(start: i64, end: i64, port: u16) -> Value {
-    Value::Array(vec![
-        Value::Int(start),
-        Value::Int(end),
+    slot_range_with_replicas(start, end, port, &[])
+}
+
+/// [`slot_range`] with replicas at 127.0.0.1 on `replicas`.
+#[cfg(feature = "cluster")]
+pub(crate) fn slot_range_with_replicas(start: i64, end: i64, port: u16, replicas: &[u16]) -> Value {
+    let node = |port: u16| {
         Value::Array(vec![
             Value::BulkString(b"127.0.0.1".to_vec()),
             Value::Int(i64::from(port)),
             Value::BulkString(b"id".to_vec()),
-        ]),
-    ])
+        ])
+    };
+    let nodes = std::iter::once(port)
+        .chain(replicas.iter().copied())
+        .map(node);
+    Value::Array(
+        [Value::Int(start), Value::Int(end)]
+            .into_iter()
+            .chain(nodes)
+            .collect(),
+    )
 }

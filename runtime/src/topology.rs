@@ -230,18 +230,7 @@ mod tests {
     #[test]
     fn the_slot_map_finds_each_slot_s_replicas() {
         let node = |port: u16| ("127.0.0.1".to_owned(), port);
-        let with_replicas = |start: i64, end: i64, port: u16, replicas: &[u16]| {
-            let Value::Array(mut fields) = range(start, end, port) else {
-                unreachable!("a range is an array");
-            };
-            for replica in replicas {
-                let Value::Array(replica_fields) = range(0, 0, *replica) else {
-                    unreachable!("a range is an array");
-                };
-                fields.extend(replica_fields.into_iter().skip(2));
-            }
-            Value::Array(fields)
-        };
+        let with_replicas = crate::test_support::slot_range_with_replicas;
         let map = SlotMap::from_cluster_slots(&Value::Array(vec![
             with_replicas(0, 99, 7000, &[7003, 7004]),
             with_replicas(100, 199, 7001, &[]),

@@ -809,15 +809,8 @@ static READ: Script = crate::script::new_script(
 
 /// The replica of each primary of [`slot_map`]: its port plus 100.
 fn slot_map_with_replicas() -> Arc<SlotMap> {
-    let with_replica = |start: i64, end: i64, port: u16| {
-        let Value::Array(mut fields) = slot_range(start, end, port) else {
-            unreachable!("a range is an array");
-        };
-        let Value::Array(replica) = slot_range(0, 0, port + 100) else {
-            unreachable!("a range is an array");
-        };
-        fields.extend(replica.into_iter().skip(2));
-        Value::Array(fields)
+    let with_replica = |start, end, port: u16| {
+        crate::test_support::slot_range_with_replicas(start, end, port, &[port + 100])
     };
     Arc::new(SlotMap::from_cluster_slots(&Value::Array(vec![
         with_replica(0, 5460, FIRST),
